@@ -1,0 +1,41 @@
+# Thin wrapper over CMake so that two commands do everything on a fresh
+# Debian machine:  `make demo` (set up, build, run the main job) and
+# `make test` (set up, build, run the test suite).
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup build demo test test-asan format format-check bench clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: setup $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/zepsim show model llama-7b --gpu a800-80g --dp 128
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The same tests under AddressSanitizer and UBSan (CI runs this too).
+test-asan: setup
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZS_SANITIZE=ON -DZS_WITH_HW=OFF $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+format: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) --target format
+
+format-check: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) --target format-check
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

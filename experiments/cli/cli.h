@@ -1,0 +1,36 @@
+/* Shared pieces of the zepsim command-line front end: the command
+ * signature, error printing, and the loaders for the options every command
+ * shares (--model, --cluster, --nodes, --format). Only code under
+ * experiments/cli prints to the terminal and chooses exit codes. */
+#ifndef ZS_CLI_H
+#define ZS_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "zs_err.h"
+#include "zs_table.h"
+
+/* A command gets argv with argv[0] = the command name and returns the
+ * process exit status (0 ok, 1 runtime failure, 2 bad usage or input). */
+typedef int (*zs_cmd_fn)(int argc, char **argv);
+
+#define ZS_CMD(name, fn, summary) int fn(int argc, char **argv);
+#include "commands.def"
+#undef ZS_CMD
+
+/* Prints e to stderr and returns its exit status. */
+int zs_cli_fail(const zs_err *e);
+/* Reports a usage error for cmd ("zepsim: what: zepsim CMD: see zepsim CMD --help") and returns 2.
+ */
+int zs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Resets getopt so a command can parse its own argv. */
+void zs_cli_reset_getopt(void);
+/* Parses a positive integer option value; on error fills e (ZS_EUSAGE). */
+int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e);
+int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
+                        zs_err *e);
+/* Handles getopt's '?' and ':' results uniformly. */
+int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
+
+#endif

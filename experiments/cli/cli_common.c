@@ -1,0 +1,66 @@
+/* Shared pieces of the command-line front end: see cli.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int zs_cli_fail(const zs_err *e)
+{
+    zs_err_print(stderr, e);
+    return zs_err_exit_code(e->code);
+}
+
+int zs_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "zepsim: %s: zepsim %s: see `zepsim %s --help`\n", buf, cmd, cmd);
+    return 2;
+}
+
+void zs_cli_reset_getopt(void)
+{
+    optind = 0; /* glibc: 0 fully reinitialises getopt's state */
+    opterr = 0;
+}
+
+int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    char fix[128];
+    snprintf(fix, sizeof fix, "give an integer in [%ld, %ld]", min, max);
+    if (errno || end == s || *end || v < min || v > max)
+        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad value '%s'", s);
+    *out = v;
+    return ZS_OK;
+}
+
+int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
+                        zs_err *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    char fix[128];
+    snprintf(fix, sizeof fix, "give a number in [%g, %g]", min, max);
+    if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad value '%s'", s);
+    *out = v;
+    return ZS_OK;
+}
+
+int zs_cli_bad_option(const char *cmd, int c, char **argv)
+{
+    if (c == ':')
+        return zs_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    if (optopt)
+        return zs_cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    return zs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}

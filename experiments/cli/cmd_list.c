@@ -1,0 +1,68 @@
+/* `zepsim list models|gpus|clusters`: the built-in presets. */
+#include <string.h>
+
+#include "cli.h"
+#include "zs_cluster.h"
+#include "zs_model.h"
+#include "zs_presets.h"
+
+int zs_cmd_list(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    zs_err e;
+    zs_err_clear(&e);
+    zs_format fmt = ZS_FMT_TABLE;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            puts("usage: zepsim list models|gpus|clusters [--format table|csv|json]\n\n"
+                 "Lists the built-in presets (models/presets/*.json in the source tree).");
+            return 0;
+        }
+        if (c != 'f')
+            return zs_cli_bad_option("list", c, argv);
+        if (zs_format_parse(optarg, &fmt, &e))
+            return zs_cli_fail(&e);
+    }
+    if (argc - optind != 1)
+        return zs_cli_usage_error("list", "expected one of models, gpus, clusters");
+    const char *what = argv[optind];
+    const char *kind = strcmp(what, "models") == 0     ? "model"
+                       : strcmp(what, "gpus") == 0     ? "gpu"
+                       : strcmp(what, "clusters") == 0 ? "cluster"
+                                                       : NULL;
+    if (!kind)
+        return zs_cli_usage_error("list", "unknown list '%s' (use models, gpus or clusters)", what);
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "name", 0);
+    zs_table_col(t, "summary", 0);
+    char name[128];
+    int rc = ZS_OK;
+    for (size_t i = 0; rc == ZS_OK && zs_preset_name(kind, i, name, sizeof name); i++) {
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", name);
+        if (strcmp(kind, "model") == 0) {
+            zs_model m;
+            if ((rc = zs_model_load(name, &m, &e)) == ZS_OK)
+                zs_table_set(t, 1, "%.2fB params, %d layers, h=%d, %d/%d heads%s",
+                             zs_model_params(&m) / 1e9, m.layers, m.hidden, m.heads, m.kv_heads,
+                             m.experts ? ", MoE" : "");
+        } else if (strcmp(kind, "gpu") == 0) {
+            zs_gpu g;
+            if ((rc = zs_gpu_load(name, &g, &e)) == ZS_OK)
+                zs_table_set(t, 1, "%.0f TFLOP/s bf16, %.0f GiB, %.0f GB/s HBM", g.peak_tflops,
+                             g.mem_gib, g.hbm_gbs);
+        } else {
+            zs_cluster cl;
+            if ((rc = zs_cluster_load(name, 0, &cl, &e)) == ZS_OK)
+                zs_table_set(t, 1, "%d nodes x %d %s, %d x %.0f Gb/s NICs per node", cl.nodes,
+                             cl.gpus_per_node, cl.gpu.name, cl.nics_per_node, cl.nic_gbps);
+        }
+    }
+    if (rc == ZS_OK)
+        zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    return rc ? zs_cli_fail(&e) : 0;
+}

@@ -1,0 +1,53 @@
+/* Memory per GPU: see zs_memory.h. */
+#include "zs_memory.h"
+
+zs_mem_cfg zs_mem_cfg_default(void)
+{
+    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0};
+    return c;
+}
+
+double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc)
+{
+    double b = m->dtype_bytes, h = m->hidden;
+    if (rc == ZS_RECOMPUTE_FULL)
+        return b * h; /* the layer input; sequence parallelism shards it too */
+    double ad = (double)m->heads * m->head_dim, kvd = (double)m->kv_heads * m->head_dim;
+    double f = zs_model_is_moe(m) ? (double)m->top_k * m->expert_ffn : m->ffn;
+    /* Saved for backward: two norm inputs, the residual, QKV input, Q/K/V,
+     * attention output and O-proj input, MLP input, gate and up outputs and
+     * the SwiGLU product; log-sum-exp per head is negligible. With tensor +
+     * sequence parallelism every term is sharded by tp. */
+    double per = b * (5 * h + (ad + 2 * kvd) + 2 * ad + 3 * f);
+    return per / tp;
+}
+
+int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
+                             zs_mem_breakdown *out, zs_err *e)
+{
+    if (cfg->tp < 1 || cfg->pp < 1 || cfg->dp < 1 || cfg->zero_stage < 0 || cfg->zero_stage > 3)
+        return zs_err_set(e, ZS_EINPUT, "memory config",
+                          "use tp, pp, dp >= 1 and a ZeRO stage of 0 to 3",
+                          "bad memory configuration (tp=%d pp=%d dp=%d zero=%d)", cfg->tp, cfg->pp,
+                          cfg->dp, cfg->zero_stage);
+    double params = zs_model_params(m) / ((double)cfg->tp * cfg->pp);
+    double w = params * m->dtype_bytes, gr = params * 4.0, opt = params * 12.0;
+    if (cfg->zero_stage >= 1)
+        opt /= cfg->dp;
+    if (cfg->zero_stage >= 2)
+        gr /= cfg->dp;
+    if (cfg->zero_stage >= 3)
+        w /= cfg->dp;
+    zs_mem_breakdown b;
+    b.weights = w;
+    b.grads = gr;
+    b.optimizer = opt;
+    b.static_bytes = w + gr + opt;
+    int layers = (m->layers + cfg->pp - 1) / cfg->pp;
+    b.act_per_token = layers * zs_mem_act_per_token_layer(m, cfg->tp, cfg->recompute);
+    b.capacity = (g->mem_gib - cfg->reserve_gib) * 1073741824.0;
+    double free_bytes = b.capacity - b.static_bytes;
+    b.max_tokens = free_bytes > 0 ? (long)(free_bytes / b.act_per_token) : 0;
+    *out = b;
+    return ZS_OK;
+}

@@ -1,0 +1,41 @@
+# End to end: help, version, unknown command/option, show/list, bad files.
+. "$(dirname "$0")/lib.sh"
+
+expect_rc help 0 "$ZEPSIM" --help && expect_out help "show"
+expect_rc no-args 2 "$ZEPSIM"
+expect_rc version 0 "$ZEPSIM" --version && expect_out version "zepsim [0-9]+\.[0-9]+"
+expect_rc unknown-command 2 "$ZEPSIM" frobnicate && expect_out unknown-command "unknown command 'frobnicate'"
+expect_rc show-help 0 "$ZEPSIM" show --help && expect_out show-help "usage: zepsim show"
+expect_rc show-bad-option 2 "$ZEPSIM" show --frob model llama-7b
+expect_rc show-missing-value 2 "$ZEPSIM" show model llama-7b --nodes
+expect_rc show-bad-nodes 2 "$ZEPSIM" show cluster cluster-a --nodes 0
+expect_rc show-bad-kind 2 "$ZEPSIM" show planet earth
+
+expect_rc cluster-a-2 0 "$ZEPSIM" show cluster cluster-a --nodes 2
+expect_out cluster-a-2-gpus "total_gpus +16"
+expect_out cluster-a-2-nics "total_nics +8"
+expect_out cluster-a-2-map "^1 +3 +3 +14,15"
+
+expect_rc model-json 0 "$ZEPSIM" show model llama-7b --format json
+expect_out model-json '"key": "params", "value": "6\.738e\+09"'
+expect_rc model-csv 0 "$ZEPSIM" show model llama-7b --format csv && expect_out model-csv "^key,value,unit"
+expect_rc bad-format 2 "$ZEPSIM" show model llama-7b --format xml
+
+for what in models gpus clusters; do
+  expect_rc "list-$what" 0 "$ZEPSIM" list "$what"
+done
+expect_out list-clusters "cluster-a"
+
+expect_rc missing-file 2 "$ZEPSIM" show model /nonexistent/m.json
+expect_out missing-file "cannot open file: /nonexistent/m.json"
+expect_rc unknown-preset 2 "$ZEPSIM" show model gpt-5 && expect_out unknown-preset "llama-7b"
+
+printf '{\n  "name": "broken",\n  "layers": 32\n  "hidden": 4096\n}\n' >"$TMP/broken.json"
+expect_rc malformed-model 2 "$ZEPSIM" show model "$TMP/broken.json"
+expect_out malformed-model "broken.json:4:[0-9]+"
+
+printf '{"name": "x", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 32,\n "head_dim": 128, "ffn": 11008, "vocab": 32000, "layer": 2}\n' >"$TMP/typo.json"
+expect_rc typo-key 2 "$ZEPSIM" show model "$TMP/typo.json"
+expect_out typo-key "unknown key 'layer': .*typo.json:2:[0-9]+"
+
+finish
