@@ -1,5 +1,5 @@
 # End to end: help, version, unknown command/option, show/list, bad files.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 expect_rc help 0 "$ZEPSIM" --help && expect_out help "show"
 expect_rc no-args 2 "$ZEPSIM"

@@ -1,0 +1,176 @@
+/* Backend results: see zs_result.h. */
+#include "zs_result.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+zs_result *zs_result_new(int nranks, int nnics)
+{
+    zs_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->nranks = nranks;
+    r->nnics = nnics;
+    r->ranks = calloc((size_t)(nranks > 0 ? nranks : 1), sizeof *r->ranks);
+    r->nic_bytes = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
+    r->nic_busy = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
+    r->slowest_rank = -1;
+    if (!r->ranks || !r->nic_bytes || !r->nic_busy) {
+        zs_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void zs_result_free(zs_result *r)
+{
+    if (!r)
+        return;
+    free(r->ranks);
+    free(r->nic_bytes);
+    free(r->nic_busy);
+    free(r);
+}
+
+void zs_result_note(zs_result *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->notes);
+    if (len && len + 2 < sizeof r->notes) {
+        memcpy(r->notes + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    va_end(ap);
+}
+
+void zs_result_finish(zs_result *r)
+{
+    r->iter_time = 0;
+    r->slowest_rank = -1;
+    r->ops_executed = 0;
+    for (int i = 0; i < r->nranks; i++) {
+        r->ops_executed += r->ranks[i].ops;
+        if (r->ranks[i].end > r->iter_time) {
+            r->iter_time = r->ranks[i].end;
+            r->slowest_rank = i;
+        }
+    }
+    if (r->slowest_rank < 0)
+        return;
+    /* "Slowest" is the rank that finishes last; say what dominated its time. */
+    const zs_rank_result *s = &r->ranks[r->slowest_rank];
+    double mean_c = 0;
+    for (int i = 0; i < r->nranks; i++)
+        mean_c += r->ranks[i].compute;
+    mean_c /= r->nranks;
+    const char *why;
+    if (s->compute >= s->exposed_comm && s->compute >= s->idle)
+        why = "compute-bound";
+    else if (s->exposed_comm >= s->idle)
+        why = "communication-bound (exposed communication)";
+    else
+        why = "waiting on other ranks (idle)";
+    snprintf(r->slowest_why, sizeof r->slowest_why,
+             "%s: compute %.3f ms (mean over ranks %.3f ms), exposed comm %.3f ms, idle %.3f ms",
+             why, s->compute * 1e3, mean_c * 1e3, s->exposed_comm * 1e3, s->idle * 1e3);
+}
+
+void zs_rank_acct_change(zs_rank_acct *a, zs_rank_result *r, double now, int dcompute, int dcomm)
+{
+    double dt = now - a->last;
+    if (dt > 0) {
+        if (a->computing > 0)
+            r->compute += dt;
+        else if (a->comm > 0)
+            r->exposed_comm += dt;
+        else
+            r->idle += dt;
+        if (a->comm > 0)
+            r->comm += dt;
+        a->last = now;
+    }
+    a->computing += dcompute;
+    a->comm += dcomm;
+}
+
+void zs_rank_acct_close(zs_rank_acct *a, zs_rank_result *r, double end)
+{
+    zs_rank_acct_change(a, r, end, 0, 0);
+}
+
+static void kv(zs_table *t, const char *key, const char *fmt, double v, const char *unit)
+{
+    zs_table_row(t);
+    zs_table_set(t, 0, "%s", key);
+    zs_table_set(t, 1, fmt, v);
+    zs_table_set(t, 2, "%s", unit);
+}
+
+void zs_result_summary(const zs_result *r, zs_table *t)
+{
+    double sc = 0, se = 0, si = 0, mc = 0, me = 0, mi = 0;
+    for (int i = 0; i < r->nranks; i++) {
+        const zs_rank_result *x = &r->ranks[i];
+        sc += x->compute;
+        se += x->exposed_comm;
+        si += x->idle;
+        if (x->compute > mc)
+            mc = x->compute;
+        if (x->exposed_comm > me)
+            me = x->exposed_comm;
+        if (x->idle > mi)
+            mi = x->idle;
+    }
+    int n = r->nranks > 0 ? r->nranks : 1;
+    kv(t, "iteration_time", "%.3f", r->iter_time * 1e3, "ms");
+    if (r->tokens > 0 && r->iter_time > 0)
+        kv(t, "tokens_per_s", "%.0f", r->tokens / r->iter_time, "tokens/s");
+    if (r->model_flops > 0 && r->peak_flops > 0 && r->iter_time > 0)
+        kv(t, "mfu", "%.1f", 100.0 * r->model_flops / (r->iter_time * r->peak_flops), "%");
+    kv(t, "compute_mean", "%.3f", sc / n * 1e3, "ms");
+    kv(t, "compute_max", "%.3f", mc * 1e3, "ms");
+    kv(t, "exposed_comm_mean", "%.3f", se / n * 1e3, "ms");
+    kv(t, "exposed_comm_max", "%.3f", me * 1e3, "ms");
+    kv(t, "idle_mean", "%.3f", si / n * 1e3, "ms");
+    kv(t, "idle_max", "%.3f", mi * 1e3, "ms");
+    if (r->iter_time > 0)
+        kv(t, "exposed_comm_share", "%.1f", 100.0 * se / n / r->iter_time, "% of iteration");
+    for (int c = 0; c < ZS_LINK_NCLASSES; c++) {
+        char key[64];
+        snprintf(key, sizeof key, "bytes_%s", zs_link_class_name(c));
+        kv(t, key, "%.3f", r->link_bytes[c] / 1e9, "GB");
+    }
+    double maxu = 0;
+    for (int i = 0; i < r->nnics; i++)
+        if (r->iter_time > 0 && r->nic_busy[i] / r->iter_time > maxu)
+            maxu = r->nic_busy[i] / r->iter_time;
+    if (r->nnics > 0)
+        kv(t, "max_nic_utilisation", "%.1f", 100.0 * maxu, "% busy");
+    kv(t, "ops_executed", "%.0f", (double)r->ops_executed, "");
+    kv(t, "slowest_rank", "%.0f", (double)r->slowest_rank, "");
+    zs_table_row(t);
+    zs_table_set(t, 0, "slowest_rank_why");
+    zs_table_set(t, 1, "%s", r->slowest_why);
+    if (r->notes[0]) {
+        zs_table_row(t);
+        zs_table_set(t, 0, "notes");
+        zs_table_set(t, 1, "%s", r->notes);
+    }
+}
+
+void zs_result_ranks(const zs_result *r, zs_table *t)
+{
+    for (int i = 0; i < r->nranks; i++) {
+        const zs_rank_result *x = &r->ranks[i];
+        zs_table_row(t);
+        zs_table_set(t, 0, "%d", i);
+        zs_table_set(t, 1, "%.3f", x->compute * 1e3);
+        zs_table_set(t, 2, "%.3f", x->exposed_comm * 1e3);
+        zs_table_set(t, 3, "%.3f", x->idle * 1e3);
+        zs_table_set(t, 4, "%.3f", x->comm * 1e3);
+        zs_table_set(t, 5, "%.3f", x->end * 1e3);
+    }
+}

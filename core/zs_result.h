@@ -1,0 +1,75 @@
+/* The result structure every backend (analytic, SimGrid, hardware) fills,
+ * so results compare field by field and op by op.
+ *
+ * Per rank, wall time up to the iteration's end splits into exactly three
+ * parts: compute (a compute op is running), exposed communication (a
+ * communication op is running and no compute op is) and idle (neither).
+ * Backends keep that split with zs_rank_acct as ops start and end, in O(1)
+ * per event. Depends on zs_cluster (link classes) and zs_table. */
+#ifndef ZS_RESULT_H
+#define ZS_RESULT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "zs_cluster.h"
+#include "zs_err.h"
+#include "zs_table.h"
+
+typedef struct zs_rank_result {
+    double compute;      /* seconds with a compute op running */
+    double exposed_comm; /* seconds with comm running and no compute */
+    double idle;         /* seconds with neither (waiting on a peer) */
+    double comm;         /* seconds with a comm op running (overlapped or not) */
+    double end;          /* when the rank's last op finished */
+    int64_t ops;         /* ops executed (unrolled) */
+} zs_rank_result;
+
+typedef struct zs_result {
+    char backend[32]; /* "analytic", "simgrid", "hw" */
+    char notes[1024]; /* approximations the backend made, shown to the user */
+    double iter_time; /* seconds: the last rank's end */
+    int nranks;
+    zs_rank_result *ranks;
+    double link_bytes[ZS_LINK_NCLASSES]; /* bytes carried per link class */
+    double link_busy[ZS_LINK_NCLASSES];  /* summed busy seconds over links of the class */
+    int nnics;         /* nodes * nics_per_node; NIC id = node * nics_per_node + k */
+    double *nic_bytes; /* bytes sent + received through each NIC */
+    double *nic_busy;  /* seconds each NIC carried traffic */
+    int slowest_rank;
+    char slowest_why[256];
+    int64_t ops_executed;
+    double wall_seconds; /* host time the backend took */
+    /* Filled by the caller for throughput and MFU. */
+    double tokens;      /* tokens trained in the iteration */
+    double model_flops; /* useful FLOPs of the iteration (fwd + bwd, no recompute, no padding) */
+    double peak_flops;  /* sum over GPUs of the peak, FLOP/s */
+} zs_result;
+
+zs_result *zs_result_new(int nranks, int nnics);
+void zs_result_free(zs_result *r);
+/* Appends a note ("; "-separated). */
+void zs_result_note(zs_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets iter_time and the slowest rank (with a sentence on why) from ranks[]. */
+void zs_result_finish(zs_result *r);
+
+/* Per-rank accounting of compute / exposed comm / idle. */
+typedef struct zs_rank_acct {
+    double last;   /* time of the last change */
+    int computing; /* compute ops running */
+    int comm;      /* comm ops running */
+} zs_rank_acct;
+
+/* Call at every start (+1) or end (-1) of an op on the rank, with the
+ * current time; `dcompute` and `dcomm` are the changes in running ops. */
+void zs_rank_acct_change(zs_rank_acct *a, zs_rank_result *r, double now, int dcompute, int dcomm);
+/* Closes the accounting at the iteration's end (idle until `end`). */
+void zs_rank_acct_close(zs_rank_acct *a, zs_rank_result *r, double end);
+
+/* Summary as key/value rows: iteration time, tokens/s, MFU, mean and max
+ * compute/exposed/idle, bytes per link class, max NIC utilisation. */
+void zs_result_summary(const zs_result *r, zs_table *t);
+/* Per-rank rows: rank, compute, exposed, idle, comm, end. */
+void zs_result_ranks(const zs_result *r, zs_table *t);
+
+#endif

@@ -1,0 +1,245 @@
+/* The schedule IR: the one interface between planners and backends.
+ *
+ * A schedule holds, for every rank (GPU), an ordered program of ops on named
+ * streams (0 = compute, 1 = comm, more if a planner wants them). Ops on one
+ * stream of one rank run in program order; ops on different streams run
+ * concurrently, ordered only by explicit dependencies on earlier ops of the
+ * same rank. Ranks synchronise only through communication:
+ *   - the k-th SEND from rank a to rank b with tag t (in a's unrolled program
+ *     order) matches the k-th RECV on b from a with tag t; the transfer
+ *     starts when both are issued and both complete when it ends;
+ *   - the k-th COLL op on group g of every member forms one collective.
+ * A cross-rank dependency is therefore a message (a zero-byte one is fine).
+ *
+ * Layers repeat: a rank's program is a list of segments, each a run of ops
+ * executed `repeat` times in a row (e.g. one layer's forward, repeat 32).
+ * Backends unroll; nothing stores 32 copies. A dependency names an earlier
+ * op of the same rank by index: inside the same segment it means the same
+ * iteration of that segment, in an earlier segment its last iteration.
+ *
+ * Compute ops carry their predicted duration (from the cost model); the
+ * hardware backend ignores it and measures. The plan part (documents and
+ * token placement per layout) is what the validator checks coverage
+ * against. Depends on zs_cost (attention blocks, collective kinds) only. */
+#ifndef ZS_SCHEDULE_H
+#define ZS_SCHEDULE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "zs_cost.h"
+#include "zs_err.h"
+
+#define ZS_MAX_STREAMS    4
+#define ZS_STREAM_COMPUTE 0
+#define ZS_STREAM_COMM    1
+
+typedef enum zs_op_kind {
+    ZS_OP_COMPUTE = 0,
+    ZS_OP_SEND,
+    ZS_OP_RECV,
+    ZS_OP_COLL,
+    ZS_OP_MARKER,
+    ZS_OP_NKINDS
+} zs_op_kind;
+
+typedef enum zs_compute_kind {
+    ZS_CK_ATTN_FWD = 0, /* attention forward over a block list */
+    ZS_CK_ATTN_BWD,     /* attention backward over a block list */
+    ZS_CK_GEMM,         /* m x n x k (QKV, O, MLP, experts, LM head) */
+    ZS_CK_ELEMWISE,     /* memory bound: norms, SwiGLU, residual, merges */
+    ZS_CK_NKINDS
+} zs_compute_kind;
+
+typedef enum zs_marker_kind {
+    ZS_MARK_LAYER = 0,  /* value = layer index (first of a repeated run) */
+    ZS_MARK_PHASE,      /* value = a zs_phase */
+    ZS_MARK_MICROBATCH, /* value = micro-batch index */
+    ZS_MARK_NKINDS
+} zs_marker_kind;
+
+typedef enum zs_phase {
+    ZS_PHASE_FORWARD = 0,
+    ZS_PHASE_BACKWARD,
+    ZS_PHASE_GRAD_SYNC,
+    ZS_PHASE_OPTIMIZER,
+    ZS_PHASE_NPHASES
+} zs_phase;
+
+typedef struct zs_op {
+    uint8_t kind;   /* zs_op_kind */
+    uint8_t stream; /* < schedule->nstreams */
+    uint16_t label; /* index into schedule->labels ("qkv", "ring-kv", ...) */
+    int32_t ndeps;  /* dependencies: rank->deps[dep0 .. dep0+ndeps) */
+    int64_t dep0;
+    double duration; /* predicted seconds (compute ops; 0 otherwise) */
+    union {
+        struct {
+            uint8_t ck;      /* zs_compute_kind */
+            int16_t heads;   /* attention: query heads computed on this GPU */
+            int32_t nblocks; /* attention: schedule->blocks[block0 ..) */
+            int64_t block0;
+            double m, n, k; /* GEMM shape */
+            double bytes;   /* elementwise: HBM bytes moved */
+        } compute;
+        struct {
+            int32_t peer; /* the other rank */
+            int32_t tag;  /* matches sends to receives with the same tag */
+            double bytes;
+        } p2p;
+        struct {
+            int32_t group; /* schedule->groups[group] */
+            uint8_t ck;    /* zs_coll_kind */
+            double bytes;  /* per-rank buffer, as in zs_cost_ops.collective */
+        } coll;
+        struct {
+            uint8_t mk; /* zs_marker_kind */
+            int32_t value;
+        } marker;
+    } u;
+} zs_op;
+
+/* A run of a rank's ops [op0, op0 + nops) executed `repeat` times. */
+typedef struct zs_segment {
+    int64_t op0;
+    int32_t nops;
+    int32_t repeat;
+} zs_segment;
+
+typedef struct zs_rank_prog {
+    zs_op *ops;
+    int64_t nops, ops_cap;
+    int32_t *deps; /* op indices of this rank */
+    int64_t ndeps, deps_cap;
+    zs_segment *segs;
+    int32_t nsegs, segs_cap;
+} zs_rank_prog;
+
+/* A communication group for collectives: sorted, distinct ranks. */
+typedef struct zs_group {
+    int32_t n;
+    int32_t *ranks;
+} zs_group;
+
+/* Where a piece of a document lives. Layout: attention or linear modules.
+ * rank: the representative rank (first rank of its TP group, pipeline
+ * stage 0); tokens are replicated across TP ranks and pipeline stages. */
+typedef enum zs_layout { ZS_LAYOUT_ATTN = 0, ZS_LAYOUT_LINEAR = 1 } zs_layout;
+
+typedef struct zs_piece {
+    int32_t doc;
+    int32_t t0, t1; /* token range [t0, t1) of the document */
+    int32_t rank;
+    uint8_t layout; /* zs_layout */
+    int16_t micro;  /* micro-batch index (0 without pipelining) */
+} zs_piece;
+
+/* Parallel layout: rank = ((dp * pp_deg + pp) * cp_deg + cp) * tp_deg + tp,
+ * i.e. TP innermost (inside a node), then CP, then PP, then DP. */
+typedef struct zs_layout_dims {
+    int tp, cp, pp, dp;
+} zs_layout_dims;
+
+typedef struct zs_schedule {
+    /* Provenance and shape, printed with every result. */
+    char method[64];
+    char model[64];
+    char cluster[64];
+    char cost_desc[256];
+    zs_layout_dims dims;
+    int nranks;
+    int layers; /* transformer layers of the model */
+    int micro_batches;
+
+    int nstreams;
+    char stream_names[ZS_MAX_STREAMS][16];
+
+    zs_rank_prog *ranks; /* nranks programs */
+
+    zs_attn_block *blocks; /* shared pool referenced by attention ops */
+    int64_t nblocks, blocks_cap;
+
+    zs_group *groups;
+    int32_t ngroups, groups_cap;
+
+    char **labels;
+    int32_t nlabels, labels_cap;
+
+    /* The plan: the batch's documents and where their tokens live. */
+    int32_t ndocs;
+    int32_t *doc_len;
+    zs_piece *pieces;
+    int64_t npieces, pieces_cap;
+} zs_schedule;
+
+/* ---- building (planners) ------------------------------------------------ */
+
+/* A schedule of nranks ranks with streams "compute" and "comm". */
+zs_schedule *zs_schedule_new(int nranks);
+void zs_schedule_free(zs_schedule *s);
+
+/* Adds a stream name; returns its index or a negative status. */
+int zs_schedule_add_stream(zs_schedule *s, const char *name);
+/* Interns a label; returns its index or a negative status. */
+int zs_schedule_label(zs_schedule *s, const char *name);
+/* Adds (or finds an equal) group; ranks need not be sorted. Returns its index or < 0. */
+int zs_schedule_group(zs_schedule *s, const int *ranks, int n);
+/* Sets the documents of the batch (copied). */
+int zs_schedule_set_docs(zs_schedule *s, const int32_t *len, int32_t ndocs);
+int zs_schedule_add_piece(zs_schedule *s, int32_t doc, int32_t t0, int32_t t1, int32_t rank,
+                          zs_layout layout, int micro);
+
+/* Starts a new segment on a rank (repeat >= 1); ops appended to the rank
+ * go into its last segment. A rank with no segment gets one (repeat 1) on
+ * its first op. */
+int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat);
+
+/* Appends ops; each returns the op index in the rank (>= 0) or a negative
+ * status. deps: indices of earlier ops of the same rank (may be NULL). */
+int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, int backward,
+                      const zs_attn_block *b, int nblocks, int heads, double duration,
+                      const int64_t *deps, int ndeps);
+int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, double m, double n,
+                      double k, double duration, const int64_t *deps, int ndeps);
+int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *label, double bytes,
+                             double duration, const int64_t *deps, int ndeps);
+int64_t zs_sched_send(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,
+                      double bytes, const int64_t *deps, int ndeps);
+int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,
+                      double bytes, const int64_t *deps, int ndeps);
+int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, int group,
+                      zs_coll_kind kind, double bytes, const int64_t *deps, int ndeps);
+int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value);
+
+/* ---- reading (backends, reports) ----------------------------------------- */
+
+static inline const zs_op *zs_schedule_op(const zs_schedule *s, int rank, int64_t i)
+{
+    return &s->ranks[rank].ops[i];
+}
+static inline const int32_t *zs_schedule_deps(const zs_schedule *s, int rank, const zs_op *op)
+{
+    return s->ranks[rank].deps + op->dep0;
+}
+/* Ops of one rank after unrolling the repeats. */
+int64_t zs_schedule_unrolled_ops(const zs_schedule *s, int rank);
+/* All ops stored / unrolled, and bytes of memory held by the schedule. */
+int64_t zs_schedule_total_ops(const zs_schedule *s);
+int64_t zs_schedule_total_unrolled(const zs_schedule *s);
+size_t zs_schedule_memory(const zs_schedule *s);
+
+const char *zs_op_kind_name(int k);
+const char *zs_compute_kind_name(int k);
+const char *zs_phase_name(int p);
+/* One line describing op i of a rank ("r3 #17 comm send ring-kv peer=4 tag=2 bytes=...") */
+void zs_op_print(FILE *f, const zs_schedule *s, int rank, int64_t i);
+
+/* ---- dump and reload (zepsim plan --dump, zepsim run PLAN) --------------- */
+
+/* Writes a readable, diffable JSON document (one op per line). */
+int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e);
+int zs_schedule_dump_file(const zs_schedule *s, const char *path, zs_err *e);
+/* Reads a dump back; malformed files are ZS_EINPUT errors naming file:line. */
+int zs_schedule_load_file(const char *path, zs_schedule **out, zs_err *e);
+
+#endif

@@ -1,0 +1,104 @@
+/* The cost-model interface: predicted seconds for every op a schedule can
+ * hold. Planners price their decisions through it and stamp each compute op
+ * with its predicted duration; the analytic backend and the SimGrid backend
+ * execute with it. The analytical model (zs_cost_analytic.c) needs no data;
+ * a calibrated model (fitted from measurements, `--calib FILE`) implements
+ * the same ops, so swapping one for the other touches no planner.
+ *
+ * Attention geometry is expressed in document token positions so that the
+ * cost (tile padding, causal masking) and the plan validator (coverage of
+ * the causal triangle) see the same thing. Depends on zs_model, zs_cluster. */
+#ifndef ZS_COST_H
+#define ZS_COST_H
+
+#include <stdint.h>
+
+#include "zs_cluster.h"
+#include "zs_err.h"
+#include "zs_model.h"
+
+/* One attention block: queries [q0, q1) against keys/values [k0, k1) of one
+ * document. The causal mask always applies: query q attends key k iff
+ * k <= q. A block entirely below the diagonal is "full", one crossing it is
+ * "causal"; a block entirely above it computes nothing and is a bug. */
+typedef struct zs_attn_block {
+    int32_t doc; /* document index in the global batch */
+    int32_t q0, q1;
+    int32_t k0, k1;
+} zs_attn_block;
+
+/* Number of (q, k) pairs with k <= q inside the block. */
+int64_t zs_attn_block_pairs(const zs_attn_block *b);
+
+/* Collective kinds shared by the IR and the cost models. */
+typedef enum zs_coll_kind {
+    ZS_COLL_ALLGATHER = 0,
+    ZS_COLL_REDUCESCATTER,
+    ZS_COLL_ALLREDUCE,
+    ZS_COLL_ALLTOALL,
+    ZS_COLL_NKINDS
+} zs_coll_kind;
+
+const char *zs_coll_kind_name(int k);
+
+typedef struct zs_cost zs_cost;
+
+typedef struct zs_cost_ops {
+    const char *name; /* "analytic", "calibrated" */
+    /* Attention forward (backward=0) or backward (1) over n blocks, with
+     * `heads` query heads on this GPU (model heads / tp for TP, fewer for
+     * head-parallel methods). One kernel launch handles all blocks. */
+    double (*attn)(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward);
+    /* One GEMM of m x k by k x n (forward; backward costs 2 GEMMs of the
+     * same size and is priced by the caller as two calls). */
+    double (*gemm)(const zs_cost *c, double m, double n, double k);
+    /* A memory-bound op moving `bytes` through HBM (norms, SwiGLU, residual). */
+    double (*elementwise)(const zs_cost *c, double bytes);
+    /* Uncontended time of a point-to-point transfer on the default path. */
+    double (*p2p)(const zs_cost *c, int src_rank, int dst_rank, double bytes);
+    /* Uncontended time of a collective over `n` ranks listed in `ranks`,
+     * `bytes` being each rank's buffer (input for all-gather and all-to-all,
+     * output for reduce-scatter, the whole buffer for all-reduce). */
+    double (*collective)(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
+                         double bytes);
+    void (*free)(zs_cost *c);
+} zs_cost_ops;
+
+struct zs_cost {
+    const zs_cost_ops *ops;
+    zs_model model;
+    zs_cluster cluster;
+    char desc[256]; /* printed in every result: which model, which calibration */
+    void *impl;     /* owned by the implementation */
+};
+
+/* The analytical model: FLOPs and bytes with shape-dependent efficiency.
+ * Returns NULL when out of memory. Free with zs_cost_free. */
+zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *c);
+void zs_cost_free(zs_cost *c);
+
+/* Convenience wrappers (no NULL checks: c must be valid). */
+static inline double zs_cost_attn(const zs_cost *c, const zs_attn_block *b, int n, int heads,
+                                  int backward)
+{
+    return c->ops->attn(c, b, n, heads, backward);
+}
+static inline double zs_cost_gemm(const zs_cost *c, double m, double n, double k)
+{
+    return c->ops->gemm(c, m, n, k);
+}
+static inline double zs_cost_elementwise(const zs_cost *c, double bytes)
+{
+    return c->ops->elementwise(c, bytes);
+}
+static inline double zs_cost_p2p(const zs_cost *c, int src, int dst, double bytes)
+{
+    return c->ops->p2p(c, src, dst, bytes);
+}
+static inline double zs_cost_collective(const zs_cost *c, zs_coll_kind k, const int *ranks, int n,
+                                        double bytes)
+{
+    return c->ops->collective(c, k, ranks, n, bytes);
+}
+
+#endif
