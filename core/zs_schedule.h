@@ -10,6 +10,11 @@
  *     starts when both are issued and both complete when it ends;
  *   - the k-th COLL op on group g of every member forms one collective.
  * A cross-rank dependency is therefore a message (a zero-byte one is fine).
+ * Consecutive SEND/RECV ops on one stream form a group that is issued at
+ * once (NCCL group semantics: a ring step's send and receive run together,
+ * so rings cannot deadlock); the stream moves on when all of them are done.
+ * A COLL op holds its stream until the collective completes. An op starts
+ * when it is first on its stream and its dependencies have completed.
  *
  * Layers repeat: a rank's program is a list of segments, each a run of ops
  * executed `repeat` times in a row (e.g. one layer's forward, repeat 32).
@@ -66,11 +71,16 @@ typedef enum zs_phase {
     ZS_PHASE_NPHASES
 } zs_phase;
 
+/* Op flags. A recomputed op repeats work already counted once (activation
+ * recomputation): it costs time but is not new coverage of the plan. */
+#define ZS_OPF_RECOMPUTE 1u
+
 typedef struct zs_op {
     uint8_t kind;   /* zs_op_kind */
     uint8_t stream; /* < schedule->nstreams */
     uint16_t label; /* index into schedule->labels ("qkv", "ring-kv", ...) */
-    int32_t ndeps;  /* dependencies: rank->deps[dep0 .. dep0+ndeps) */
+    uint16_t flags; /* ZS_OPF_* */
+    int16_t ndeps;  /* dependencies: rank->deps[dep0 .. dep0+ndeps) */
     int64_t dep0;
     double duration; /* predicted seconds (compute ops; 0 otherwise) */
     union {
@@ -149,6 +159,7 @@ typedef struct zs_schedule {
     zs_layout_dims dims;
     int nranks;
     int layers; /* transformer layers of the model */
+    int heads;  /* query heads of the model (attention coverage is counted in heads) */
     int micro_batches;
 
     int nstreams;
@@ -164,6 +175,7 @@ typedef struct zs_schedule {
 
     char **labels;
     int32_t nlabels, labels_cap;
+    int32_t label_hint; /* last label looked up (builder speed-up) */
 
     /* The plan: the batch's documents and where their tokens live. */
     int32_t ndocs;
@@ -199,6 +211,11 @@ int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat);
 int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, int backward,
                       const zs_attn_block *b, int nblocks, int heads, double duration,
                       const int64_t *deps, int ndeps);
+/* Internal (the dump reader and planners that share block lists): an
+ * attention op over blocks already in the pool [block0, block0+nblocks). */
+int64_t zs__sched_attn_ref(zs_schedule *s, int rank, int stream, const char *label, int backward,
+                           int64_t block0, int nblocks, int heads, double duration,
+                           const int64_t *deps, int ndeps);
 int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, double m, double n,
                       double k, double duration, const int64_t *deps, int ndeps);
 int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *label, double bytes,
@@ -210,6 +227,8 @@ int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, i
 int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, int group,
                       zs_coll_kind kind, double bytes, const int64_t *deps, int ndeps);
 int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value);
+/* Sets flags on ops [from, rank's op count) of a rank (e.g. a recomputed run). */
+void zs_schedule_flag_ops(zs_schedule *s, int rank, int64_t from, unsigned flags);
 
 /* ---- reading (backends, reports) ----------------------------------------- */
 

@@ -1,0 +1,587 @@
+/* The analytic backend: see zs_analytic.h.
+ *
+ * The loop, in phases:
+ *   1. every rank tries to start the next op of each of its streams;
+ *   2. the earliest pending completion is popped (ties broken by insertion
+ *      order, so runs are deterministic);
+ *   3. the completed item is retired: when a stream's whole item (a compute
+ *      op, a p2p group, a collective) is done, its ops count as completed
+ *      and the rank's streams try to start again, which may post sends and
+ *      receives that complete matching ones on other ranks.
+ * A run ends when no completion is pending; a rank with work left then is
+ * stuck, which is how deadlocks are found. */
+#include "zs_analytic.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct ev {
+    double t;
+    int64_t seq;
+    int32_t rank;
+    int8_t stream;
+    int8_t comm; /* 1: a transfer or collective, 0: compute */
+} ev;
+
+typedef struct stream_st {
+    int32_t seg, iter;
+    int64_t pos;   /* op index of the current (or next) op */
+    int64_t first; /* current item: ops [first, last] of this stream */
+    int64_t last;
+    int pending; /* completions still expected for the current item */
+    int busy;
+    int finished;
+} stream_st;
+
+typedef struct rank_st {
+    stream_st st[ZS_MAX_STREAMS];
+    int32_t *done;   /* completed iterations per op */
+    int32_t *seg_of; /* segment of each op */
+    zs_rank_acct acct;
+} rank_st;
+
+typedef struct post {
+    int32_t rank;
+    int8_t stream;
+    double bytes;
+} post;
+
+typedef struct fifo {
+    post *v;
+    int64_t head, n, cap;
+} fifo;
+
+typedef struct pkey {
+    int32_t src, dst, tag, used;
+    fifo sends, recvs;
+} pkey;
+
+typedef struct coll_st {
+    int32_t arrived;
+    double bytes;
+    int kind;
+    post *who; /* n slots */
+} coll_st;
+
+typedef struct ex {
+    const zs_schedule *s;
+    const zs_cost *cost;
+    int dry;
+    rank_st *r;
+    ev *heap;
+    int64_t nheap, capheap, seq;
+    pkey *keys;
+    int64_t nkeys_cap, nkeys;
+    coll_st *colls;
+    double now;
+    zs_result *res;
+    zs_err *e;
+    int failed;
+} ex;
+
+/* ---- event heap --------------------------------------------------------- */
+
+static int ev_less(const ev *a, const ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int push(ex *x, double t, int rank, int stream, int comm)
+{
+    if (x->nheap == x->capheap) {
+        int64_t nc = x->capheap ? x->capheap * 2 : 1024;
+        ev *h = realloc(x->heap, sizeof(ev) * (size_t)nc);
+        if (!h)
+            return ZS_ENOMEM;
+        x->heap = h;
+        x->capheap = nc;
+    }
+    ev v = {t, x->seq++, rank, (int8_t)stream, (int8_t)comm};
+    int64_t i = x->nheap++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (!ev_less(&v, &x->heap[p]))
+            break;
+        x->heap[i] = x->heap[p];
+        i = p;
+    }
+    x->heap[i] = v;
+    return ZS_OK;
+}
+
+static ev pop(ex *x)
+{
+    ev top = x->heap[0], last = x->heap[--x->nheap];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= x->nheap)
+            break;
+        if (c + 1 < x->nheap && ev_less(&x->heap[c + 1], &x->heap[c]))
+            c++;
+        if (!ev_less(&x->heap[c], &last))
+            break;
+        x->heap[i] = x->heap[c];
+        i = c;
+    }
+    if (x->nheap > 0)
+        x->heap[i] = last;
+    return top;
+}
+
+/* ---- p2p matching table (open addressing on (src, dst, tag)) ------------ */
+
+static uint64_t key_hash(int32_t a, int32_t b, int32_t c)
+{
+    uint64_t h = 1469598103934665603ULL;
+    h = (h ^ (uint32_t)a) * 1099511628211ULL;
+    h = (h ^ (uint32_t)b) * 1099511628211ULL;
+    h = (h ^ (uint32_t)c) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int keys_grow(ex *x);
+
+static pkey *key_get(ex *x, int32_t src, int32_t dst, int32_t tag)
+{
+    if (x->nkeys * 2 >= x->nkeys_cap && keys_grow(x))
+        return NULL;
+    uint64_t m = (uint64_t)x->nkeys_cap - 1;
+    for (uint64_t i = key_hash(src, dst, tag) & m;; i = (i + 1) & m) {
+        pkey *k = &x->keys[i];
+        if (!k->used) {
+            memset(k, 0, sizeof *k);
+            k->used = 1;
+            k->src = src;
+            k->dst = dst;
+            k->tag = tag;
+            x->nkeys++;
+            return k;
+        }
+        if (k->src == src && k->dst == dst && k->tag == tag)
+            return k;
+    }
+}
+
+static int keys_grow(ex *x)
+{
+    int64_t nc = x->nkeys_cap ? x->nkeys_cap * 2 : 1024;
+    pkey *old = x->keys;
+    int64_t oc = x->nkeys_cap;
+    x->keys = calloc((size_t)nc, sizeof(pkey));
+    if (!x->keys) {
+        x->keys = old;
+        return ZS_ENOMEM;
+    }
+    x->nkeys_cap = nc;
+    x->nkeys = 0;
+    for (int64_t i = 0; i < oc; i++) {
+        if (!old[i].used)
+            continue;
+        uint64_t m = (uint64_t)nc - 1;
+        for (uint64_t j = key_hash(old[i].src, old[i].dst, old[i].tag) & m;; j = (j + 1) & m)
+            if (!x->keys[j].used) {
+                x->keys[j] = old[i];
+                x->nkeys++;
+                break;
+            }
+    }
+    free(old);
+    return ZS_OK;
+}
+
+static int fifo_push(fifo *f, post p)
+{
+    if (f->head > 0 && f->head == f->n) {
+        f->head = f->n = 0; /* drained: reuse from the start */
+    }
+    if (f->n == f->cap) {
+        int64_t nc = f->cap ? f->cap * 2 : 4;
+        post *v = realloc(f->v, sizeof(post) * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        f->v = v;
+        f->cap = nc;
+    }
+    f->v[f->n++] = p;
+    return ZS_OK;
+}
+
+/* ---- accounting ---------------------------------------------------------- */
+
+static void acct(ex *x, int rank, int dcompute, int dcomm)
+{
+    if (!x->dry)
+        zs_rank_acct_change(&x->r[rank].acct, &x->res->ranks[rank], x->now, dcompute, dcomm);
+}
+
+static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
+{
+    const zs_cluster *c = &x->cost->cluster;
+    zs_result *res = x->res;
+    if (zs_cluster_node_of(c, src) == zs_cluster_node_of(c, dst)) {
+        res->link_bytes[ZS_LINK_NVLINK] += 2 * bytes; /* up-link and down-link */
+        return;
+    }
+    res->link_bytes[ZS_LINK_PCIE] += 4 * bytes; /* GPU->switch->NIC on both ends */
+    res->link_bytes[ZS_LINK_NIC] += 2 * bytes;
+    res->link_bytes[ZS_LINK_FABRIC] += 2 * bytes;
+    double bw = zs_cluster_link_bw(c, ZS_LINK_NIC);
+    int ns = zs_cluster_node_of(c, src) * c->nics_per_node + zs_cluster_nic_of(c, src);
+    int nd = zs_cluster_node_of(c, dst) * c->nics_per_node + zs_cluster_nic_of(c, dst);
+    res->nic_bytes[ns] += bytes;
+    res->nic_bytes[nd] += bytes;
+    res->nic_busy[ns] += bytes / bw;
+    res->nic_busy[nd] += bytes / bw;
+}
+
+/* Bytes each member sends in a ring implementation of the collective. */
+static double coll_sent(int kind, int n, double bytes)
+{
+    switch (kind) {
+    case ZS_COLL_ALLGATHER:
+    case ZS_COLL_REDUCESCATTER:
+        return (n - 1) * bytes;
+    case ZS_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n * bytes;
+    default:
+        return (double)(n - 1) / n * bytes;
+    }
+}
+
+static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes)
+{
+    const zs_cluster *c = &x->cost->cluster;
+    double sent = coll_sent(kind, g->n, bytes);
+    /* In a ring over the sorted members, an edge crosses nodes when its two
+     * ends sit on different nodes. */
+    for (int i = 0; i < g->n; i++) {
+        int a = g->ranks[i], b = g->ranks[(i + 1) % g->n];
+        if (g->n == 1)
+            break;
+        if (zs_cluster_node_of(c, a) == zs_cluster_node_of(c, b)) {
+            x->res->link_bytes[ZS_LINK_NVLINK] += 2 * sent;
+        } else {
+            count_p2p_bytes(x, a, b, sent);
+        }
+    }
+}
+
+/* ---- streams -------------------------------------------------------------- */
+
+static int deps_ok(ex *x, int rank, int64_t i, int32_t seg, int32_t iter)
+{
+    const zs_schedule *s = x->s;
+    const zs_op *op = &s->ranks[rank].ops[i];
+    const int32_t *d = zs_schedule_deps(s, rank, op);
+    const rank_st *r = &x->r[rank];
+    for (int k = 0; k < op->ndeps; k++) {
+        int32_t ds = r->seg_of[d[k]];
+        int32_t need = ds == seg ? iter + 1 : s->ranks[rank].segs[ds].repeat;
+        if (r->done[d[k]] < need)
+            return 0;
+    }
+    return 1;
+}
+
+/* Moves the cursor of stream `st` to its next op at or after pos; marks the
+ * stream finished at the end of the program. */
+static void seek(const zs_schedule *s, int rank, int stream, stream_st *c)
+{
+    const zs_rank_prog *p = &s->ranks[rank];
+    while (c->seg < p->nsegs) {
+        const zs_segment *g = &p->segs[c->seg];
+        for (; c->pos < g->op0 + g->nops; c->pos++)
+            if (p->ops[c->pos].stream == stream)
+                return;
+        if (++c->iter < g->repeat) {
+            c->pos = g->op0;
+        } else {
+            c->seg++;
+            c->iter = 0;
+            c->pos = c->seg < p->nsegs ? p->segs[c->seg].op0 : 0;
+        }
+    }
+    c->finished = 1;
+}
+
+static int is_p2p(const zs_op *op)
+{
+    return op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
+}
+
+static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
+{
+    char buf[512] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    if (f) {
+        zs_op_print(f, x->s, rank, i);
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+    x->failed = 1;
+    return zs_err_set(x->e, code, buf, "check the planner that produced this schedule", "%s", what);
+}
+
+static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
+{
+    int send = op->kind == ZS_OP_SEND;
+    int src = send ? rank : op->u.p2p.peer, dst = send ? op->u.p2p.peer : rank;
+    pkey *k = key_get(x, src, dst, op->u.p2p.tag);
+    if (!k)
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
+    post me = {rank, (int8_t)stream, op->u.p2p.bytes};
+    if (other->head == other->n)
+        return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
+                                   : ZS_OK;
+    post peer = other->v[other->head++];
+    if (peer.bytes != me.bytes)
+        return fail_at(x, ZS_EINVALID, rank, i, "send and receive sizes differ");
+    double t = x->dry ? 0 : zs_cost_p2p(x->cost, src, dst, me.bytes);
+    if (!x->dry)
+        count_p2p_bytes(x, src, dst, me.bytes);
+    acct(x, rank, 0, 1);
+    acct(x, peer.rank, 0, 1);
+    if (push(x, x->now + t, rank, stream, 1) || push(x, x->now + t, peer.rank, peer.stream, 1))
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    return ZS_OK;
+}
+
+static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
+{
+    const zs_group *g = &x->s->groups[op->u.coll.group];
+    coll_st *c = &x->colls[op->u.coll.group];
+    int member = 0;
+    for (int k = 0; k < g->n; k++)
+        member |= g->ranks[k] == rank;
+    if (!member)
+        return fail_at(x, ZS_EINVALID, rank, i, "rank is not a member of the collective's group");
+    if (c->arrived == 0) {
+        c->bytes = op->u.coll.bytes;
+        c->kind = op->u.coll.ck;
+    } else if (c->bytes != op->u.coll.bytes || c->kind != op->u.coll.ck) {
+        return fail_at(x, ZS_EINVALID, rank, i,
+                       "members of a collective disagree on its kind or size");
+    }
+    c->who[c->arrived++] = (post){rank, (int8_t)stream, op->u.coll.bytes};
+    if (c->arrived < g->n)
+        return ZS_OK;
+    double t = 0;
+    if (!x->dry) {
+        int *ranks = malloc(sizeof(int) * (size_t)g->n);
+        if (!ranks)
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        for (int k = 0; k < g->n; k++)
+            ranks[k] = g->ranks[k];
+        t = zs_cost_collective(x->cost, (zs_coll_kind)c->kind, ranks, g->n, c->bytes);
+        free(ranks);
+        count_coll_bytes(x, g, c->kind, c->bytes);
+    }
+    for (int k = 0; k < g->n; k++) {
+        acct(x, c->who[k].rank, 0, 1);
+        if (push(x, x->now + t, c->who[k].rank, c->who[k].stream, 1))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    c->arrived = 0;
+    return ZS_OK;
+}
+
+/* Tries to start the next item on a stream; returns an error status only. */
+static int try_start(ex *x, int rank, int stream)
+{
+    const zs_schedule *s = x->s;
+    stream_st *c = &x->r[rank].st[stream];
+    const zs_rank_prog *p = &s->ranks[rank];
+    while (!c->busy && !c->finished) {
+        seek(s, rank, stream, c);
+        if (c->finished)
+            return ZS_OK;
+        const zs_op *op = &p->ops[c->pos];
+        if (!deps_ok(x, rank, c->pos, c->seg, c->iter))
+            return ZS_OK;
+        if (op->kind == ZS_OP_MARKER) {
+            x->r[rank].done[c->pos]++;
+            x->res->ranks[rank].ops++;
+            c->pos++;
+            continue;
+        }
+        c->first = c->last = c->pos;
+        if (is_p2p(op)) {
+            /* A run of consecutive p2p ops of this stream is one group: it
+             * is issued only when every member's dependencies are met. */
+            const zs_segment *g = &p->segs[c->seg];
+            int64_t j = c->pos + 1;
+            for (; j < g->op0 + g->nops; j++) {
+                const zs_op *o2 = &p->ops[j];
+                if (o2->stream != stream)
+                    continue;
+                if (!is_p2p(o2))
+                    break;
+                if (!deps_ok(x, rank, j, c->seg, c->iter))
+                    return ZS_OK;
+                c->last = j;
+            }
+            c->busy = 1;
+            c->pending = 0;
+            for (int64_t k = c->first; k <= c->last; k++) {
+                const zs_op *o2 = &p->ops[k];
+                if (o2->stream != stream)
+                    continue;
+                c->pending++;
+                int rc = post_p2p(x, rank, stream, o2, k);
+                if (rc)
+                    return rc;
+            }
+            return ZS_OK;
+        }
+        c->busy = 1;
+        c->pending = 1;
+        if (op->kind == ZS_OP_COLL)
+            return post_coll(x, rank, stream, op, c->pos);
+        acct(x, rank, 1, 0);
+        if (push(x, x->now + (x->dry ? 0 : op->duration), rank, stream, 0))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        return ZS_OK;
+    }
+    return ZS_OK;
+}
+
+static int try_rank(ex *x, int rank)
+{
+    for (int st = 0; st < x->s->nstreams; st++) {
+        int rc = try_start(x, rank, st);
+        if (rc)
+            return rc;
+    }
+    return ZS_OK;
+}
+
+static int retire(ex *x, const ev *v)
+{
+    rank_st *r = &x->r[v->rank];
+    stream_st *c = &r->st[v->stream];
+    acct(x, v->rank, v->comm ? 0 : -1, v->comm ? -1 : 0);
+    if (--c->pending > 0)
+        return ZS_OK;
+    const zs_rank_prog *p = &x->s->ranks[v->rank];
+    for (int64_t k = c->first; k <= c->last; k++)
+        if (p->ops[k].stream == v->stream) {
+            r->done[k]++;
+            x->res->ranks[v->rank].ops++;
+        }
+    x->res->ranks[v->rank].end = x->now;
+    c->pos = c->last + 1;
+    c->busy = 0;
+    return try_rank(x, v->rank);
+}
+
+static void ex_free(ex *x)
+{
+    for (int i = 0; x->r && i < x->s->nranks; i++) {
+        free(x->r[i].done);
+        free(x->r[i].seg_of);
+    }
+    free(x->r);
+    free(x->heap);
+    for (int64_t i = 0; i < x->nkeys_cap; i++)
+        if (x->keys[i].used) {
+            free(x->keys[i].sends.v);
+            free(x->keys[i].recvs.v);
+        }
+    free(x->keys);
+    for (int32_t g = 0; x->colls && g < x->s->ngroups; g++)
+        free(x->colls[g].who);
+    free(x->colls);
+}
+
+static int setup(ex *x)
+{
+    const zs_schedule *s = x->s;
+    x->r = calloc((size_t)s->nranks, sizeof(rank_st));
+    x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
+    if (!x->r || !x->colls)
+        return ZS_ENOMEM;
+    for (int32_t g = 0; g < s->ngroups; g++)
+        if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
+            return ZS_ENOMEM;
+    for (int rk = 0; rk < s->nranks; rk++) {
+        const zs_rank_prog *p = &s->ranks[rk];
+        rank_st *r = &x->r[rk];
+        size_t n = (size_t)(p->nops > 0 ? p->nops : 1);
+        r->done = calloc(n, sizeof(int32_t));
+        r->seg_of = malloc(n * sizeof(int32_t));
+        if (!r->done || !r->seg_of)
+            return ZS_ENOMEM;
+        for (int32_t g = 0; g < p->nsegs; g++)
+            for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
+                r->seg_of[i] = g;
+        for (int st = 0; st < s->nstreams; st++)
+            r->st[st].pos = p->nsegs > 0 ? p->segs[0].op0 : 0;
+    }
+    return ZS_OK;
+}
+
+int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic_opts *o,
+                    zs_result **out, zs_err *e)
+{
+    clock_t t0 = clock();
+    const zs_cluster *cl = cost ? &cost->cluster : NULL;
+    int dry = o && o->dry;
+    if (!dry && !cost)
+        return zs_err_set(e, ZS_EINVALID, "analytic backend", NULL, "a cost model is required");
+    if (cl && zs_cluster_gpus(cl) < s->nranks)
+        return zs_err_set(e, ZS_EINPUT, s->cluster,
+                          "use a cluster with at least as many GPUs as the schedule has ranks",
+                          "the schedule has %d ranks but the cluster has %d GPUs", s->nranks,
+                          zs_cluster_gpus(cl));
+    ex x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.cost = cost;
+    x.dry = dry;
+    x.e = e;
+    x.res = zs_result_new(s->nranks, cl ? cl->nodes * cl->nics_per_node : 0);
+    int rc = x.res ? setup(&x) : ZS_ENOMEM;
+    if (rc) {
+        ex_free(&x);
+        zs_result_free(x.res);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the analytic run");
+    }
+    snprintf(x.res->backend, sizeof x.res->backend, "analytic");
+    for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
+        rc = try_rank(&x, rk);
+    while (rc == ZS_OK && x.nheap > 0) {
+        ev v = pop(&x);
+        x.now = v.t;
+        rc = retire(&x, &v);
+    }
+    if (rc == ZS_OK) {
+        for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
+            for (int st = 0; st < s->nstreams; st++) {
+                stream_st *c = &x.r[rk].st[st];
+                if (!c->finished) {
+                    rc = fail_at(&x, ZS_EINVALID, rk, c->pos,
+                                 "the schedule cannot finish: this op waits forever (a message "
+                                 "or collective peer that never comes, or a cycle)");
+                    break;
+                }
+            }
+    }
+    if (rc) {
+        ex_free(&x);
+        zs_result_free(x.res);
+        return rc;
+    }
+    for (int rk = 0; rk < s->nranks; rk++)
+        if (!dry)
+            zs_rank_acct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
+    zs_result_finish(x.res);
+    zs_result_note(x.res, "no contention: each transfer alone on its path, collectives by the "
+                          "cost model; NIC busy = bytes / line rate");
+    x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    ex_free(&x);
+    *out = x.res;
+    return ZS_OK;
+}

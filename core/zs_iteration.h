@@ -1,0 +1,76 @@
+/* Shared schedule building for one training iteration: everything a planner
+ * needs besides attention. A planner says how many tokens each slot holds
+ * for the linear modules in each micro-batch and supplies an attention
+ * emitter; the builder lays out the whole iteration:
+ *   - per layer, forward and backward (backward GEMMs cost two GEMMs of the
+ *     forward's size; attention backward is priced by the cost model), with
+ *     RMSNorm/SwiGLU/residual as memory-bound ops, optional full
+ *     recomputation (the layer's forward runs again before its backward);
+ *   - tensor parallelism with sequence parallelism: all-gather before and
+ *     reduce-scatter after the attention and MLP blocks over the TP group,
+ *     GEMMs and heads divided by tp;
+ *   - MoE layers: router, expert-parallel dispatch and combine all-to-all
+ *     over the ranks of a node, expert GEMMs under a seeded per-step load
+ *     imbalance;
+ *   - pipeline parallelism: stages of consecutive layers, activation and
+ *     gradient send/recv between stages, 1F1B over micro-batches of unequal
+ *     cost;
+ *   - data-parallel gradient synchronisation per layer on the comm stream,
+ *     overlapping the next layer's backward (all-reduce, or reduce-scatter
+ *     with ZeRO >= 2), then the optimizer step (and the ZeRO-3 weight
+ *     all-gather is folded into the step's cost as an approximation);
+ *   - the embedding and LM head on the first and last stage.
+ * Planners think in slots: slot = dp * cp_degree + cp, one per TP group of
+ * a stage. The builder writes TP rank 0 of every group and copies the
+ * programs to the other TP ranks at the end. Depends on the schedule IR, the
+ * cost model and the memory configuration. */
+#ifndef ZS_ITERATION_H
+#define ZS_ITERATION_H
+
+#include <stdint.h>
+
+#include "zs_cost.h"
+#include "zs_memory.h"
+#include "zs_schedule.h"
+
+typedef struct zs_iter zs_iter;
+
+typedef struct zs_iter_spec {
+    zs_layout_dims dims;
+    int micro_batches;
+    /* tokens each slot holds for the linear modules, [micro * nslots + slot] */
+    const int64_t *linear_tokens;
+    zs_recompute recompute;
+    int zero_stage;
+    uint64_t seed; /* MoE load imbalance */
+    /* Appends the attention of `micro` (forward or backward) for every slot
+     * of `stage`: each slot's ops start after zs_iter_entry(it, slot) and
+     * the emitter reports the op that ends them with zs_iter_set_exit. */
+    int (*emit_attn)(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e);
+    void *arg;
+} zs_iter_spec;
+
+/* Builds the whole iteration into s (whose docs and pieces the planner
+ * sets). s->dims, layers, heads, micro_batches are filled from spec. */
+int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, zs_err *e);
+
+/* ---- for attention emitters ---------------------------------------------- */
+
+zs_schedule *zs_iter_schedule(zs_iter *it);
+const zs_cost *zs_iter_cost(zs_iter *it);
+int zs_iter_nslots(const zs_iter *it);
+/* The rank (TP rank 0) of a slot in a stage. */
+int zs_iter_rank(const zs_iter *it, int stage, int slot);
+/* Query heads and KV heads per GPU (divided by tp). */
+int zs_iter_heads(const zs_iter *it);
+int zs_iter_kv_heads(const zs_iter *it);
+/* The op the slot's attention must follow (QKV done, or O-proj grad done). */
+int64_t zs_iter_entry(const zs_iter *it, int slot);
+void zs_iter_set_exit(zs_iter *it, int slot, int64_t op);
+/* A fresh tag for a message class (unique within the schedule). */
+int zs_iter_tag(zs_iter *it);
+
+/* Layer index of a rank's first layer in its stage. */
+int zs_iter_stage_first_layer(const zs_iter *it, int stage);
+
+#endif

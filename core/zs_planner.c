@@ -1,0 +1,134 @@
+/* The planner registry and the planning driver: see zs_planner.h. */
+#include "zs_planner.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "zs_validate.h"
+
+#define ZS_PLANNER(sym) extern const zs_planner_ops sym;
+#include "zs_planners.def"
+#undef ZS_PLANNER
+
+static const zs_planner_ops *const registry[] = {
+#define ZS_PLANNER(sym) &sym,
+#include "zs_planners.def"
+#undef ZS_PLANNER
+};
+
+int zs_planner_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const zs_planner_ops *zs_planner_at(int i)
+{
+    return i >= 0 && i < zs_planner_count() ? registry[i] : NULL;
+}
+
+const zs_planner_ops *zs_planner_find(const char *name)
+{
+    for (int i = 0; i < zs_planner_count(); i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+void zs_plan_report_note(zs_plan_report *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->notes);
+    if (len && len + 2 < sizeof r->notes) {
+        memcpy(r->notes + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    va_end(ap);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Imbalance figures every method reports, from the plan's pieces and the
+ * attention ops' blocks. */
+static void imbalance(const zs_schedule *s, zs_plan_report *rep)
+{
+    double maxw = 0, sumw = 0, maxt = 0, sumt = 0;
+    int n = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        double w = 0;
+        for (int32_t g = 0; g < p->nsegs; g++)
+            for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+                const zs_op *op = &p->ops[i];
+                if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
+                    (op->flags & ZS_OPF_RECOMPUTE))
+                    continue;
+                for (int j = 0; j < op->u.compute.nblocks; j++)
+                    w += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) *
+                         op->u.compute.heads * p->segs[g].repeat;
+            }
+        if (w > maxw)
+            maxw = w;
+        sumw += w;
+        n++;
+    }
+    rep->attn_imbalance = sumw > 0 ? maxw / (sumw / n) : 1.0;
+    int64_t *tok = calloc((size_t)s->nranks * 2, sizeof(int64_t));
+    if (tok) {
+        for (int64_t i = 0; i < s->npieces; i++)
+            tok[(size_t)s->pieces[i].rank * 2 + s->pieces[i].layout] +=
+                s->pieces[i].t1 - s->pieces[i].t0;
+        int holders = 0;
+        for (int r = 0; r < s->nranks; r++) {
+            if (tok[2 * r] > rep->max_attn_tokens)
+                rep->max_attn_tokens = tok[2 * r];
+            if (tok[2 * r + 1] > rep->max_linear_tokens)
+                rep->max_linear_tokens = tok[2 * r + 1];
+            if (r % (s->dims.tp) == 0 && zs_rank_stage(s, r) == 0) {
+                holders++;
+                sumt += (double)tok[2 * r + 1];
+                if (tok[2 * r + 1] > maxt)
+                    maxt = (double)tok[2 * r + 1];
+            }
+        }
+        rep->linear_imbalance = sumt > 0 ? maxt / (sumt / holders) : 1.0;
+        free(tok);
+    }
+}
+
+int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batch *batch,
+                  int validate, zs_schedule **out, zs_plan_report *rep, zs_err *e)
+{
+    memset(rep, 0, sizeof *rep);
+    if (batch->ndocs < 1)
+        return zs_err_set(e, ZS_EINPUT, "batch", "use a longer trace or a larger budget",
+                          "the global batch holds no document");
+    zs_schedule *s = NULL;
+    double t0 = now_s();
+    int rc = p->plan(ctx, batch, &s, rep, e);
+    rep->plan_seconds = now_s() - t0;
+    if (rc == ZS_OK)
+        rc = zs_opts_check_used(ctx->opts, p->name, e);
+    if (rc == ZS_OK) {
+        snprintf(s->method, sizeof s->method, "%s", p->name);
+        rep->dims = s->dims;
+        imbalance(s, rep);
+    }
+    if (rc == ZS_OK && validate) {
+        zs_validate_opts vo = {0, 0};
+        rc = zs_validate(s, &vo, e);
+    }
+    if (rc) {
+        zs_schedule_free(s);
+        return rc;
+    }
+    *out = s;
+    return ZS_OK;
+}

@@ -1,0 +1,570 @@
+/* Schedule dump and reload: a JSON document written one op per line so that
+ * two dumps diff line by line, read back with jansson so that any valid
+ * JSON (reformatted by a user, say) loads too. See zs_schedule.h. */
+#include "zs_schedule.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ZS_DUMP_VERSION 1
+
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void put_deps(FILE *f, const zs_schedule *s, int rank, const zs_op *op)
+{
+    if (op->ndeps == 0)
+        return;
+    const int32_t *d = zs_schedule_deps(s, rank, op);
+    fputs(", \"deps\": [", f);
+    for (int i = 0; i < op->ndeps; i++)
+        fprintf(f, "%s%d", i ? ", " : "", d[i]);
+    fputc(']', f);
+}
+
+int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e)
+{
+    fprintf(f, "{\"zepsim_schedule\": %d,\n", ZS_DUMP_VERSION);
+    fputs(" \"method\": ", f);
+    put_str(f, s->method);
+    fputs(", \"model\": ", f);
+    put_str(f, s->model);
+    fputs(", \"cluster\": ", f);
+    put_str(f, s->cluster);
+    fputs(",\n \"cost\": ", f);
+    put_str(f, s->cost_desc);
+    fprintf(f, ",\n \"dims\": {\"tp\": %d, \"cp\": %d, \"pp\": %d, \"dp\": %d},\n", s->dims.tp,
+            s->dims.cp, s->dims.pp, s->dims.dp);
+    fprintf(f, " \"nranks\": %d, \"layers\": %d, \"heads\": %d, \"micro_batches\": %d,\n",
+            s->nranks, s->layers, s->heads, s->micro_batches);
+    fputs(" \"streams\": [", f);
+    for (int i = 0; i < s->nstreams; i++) {
+        fputs(i ? ", " : "", f);
+        put_str(f, s->stream_names[i]);
+    }
+    fputs("],\n \"labels\": [", f);
+    for (int32_t i = 0; i < s->nlabels; i++) {
+        fputs(i ? ", " : "", f);
+        put_str(f, s->labels[i]);
+    }
+    fputs("],\n \"groups\": [", f);
+    for (int32_t g = 0; g < s->ngroups; g++) {
+        fputs(g ? ",\n  [" : "\n  [", f);
+        for (int i = 0; i < s->groups[g].n; i++)
+            fprintf(f, "%s%d", i ? ", " : "", s->groups[g].ranks[i]);
+        fputc(']', f);
+    }
+    fputs("],\n \"docs\": [", f);
+    for (int32_t d = 0; d < s->ndocs; d++)
+        fprintf(f, "%s%d", d ? ", " : "", s->doc_len[d]);
+    fputs("],\n \"pieces\": [", f);
+    for (int64_t i = 0; i < s->npieces; i++) {
+        const zs_piece *p = &s->pieces[i];
+        fprintf(f, "%s[%d, %d, %d, %d, %d, %d]", i ? ",\n  " : "\n  ", p->doc, p->t0, p->t1,
+                p->rank, p->layout, p->micro);
+    }
+    fputs("],\n \"blocks\": [", f);
+    for (int64_t i = 0; i < s->nblocks; i++) {
+        const zs_attn_block *b = &s->blocks[i];
+        fprintf(f, "%s[%d, %d, %d, %d, %d]", i ? ",\n  " : "\n  ", b->doc, b->q0, b->q1, b->k0,
+                b->k1);
+    }
+    fputs("],\n \"ranks\": [", f);
+    for (int r = 0; r < s->nranks; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        fprintf(f, "%s{\"rank\": %d, \"segments\": [", r ? ",\n " : "\n ", r);
+        for (int32_t i = 0; i < p->nsegs; i++)
+            fprintf(f, "%s[%lld, %d, %d]", i ? ", " : "", (long long)p->segs[i].op0,
+                    p->segs[i].nops, p->segs[i].repeat);
+        fputs("],\n  \"ops\": [", f);
+        for (int64_t i = 0; i < p->nops; i++) {
+            const zs_op *op = &p->ops[i];
+            fputs(i ? ",\n   {" : "\n   {", f);
+            fputs("\"op\": ", f);
+            put_str(f, op->kind == ZS_OP_COMPUTE ? zs_compute_kind_name(op->u.compute.ck)
+                                                 : zs_op_kind_name(op->kind));
+            fprintf(f, ", \"stream\": %d, \"label\": %d", op->stream, op->label);
+            switch (op->kind) {
+            case ZS_OP_COMPUTE:
+                fprintf(f, ", \"t\": %.17g", op->duration);
+                if (op->u.compute.ck <= ZS_CK_ATTN_BWD)
+                    fprintf(f, ", \"heads\": %d, \"blocks\": [%lld, %d]", op->u.compute.heads,
+                            (long long)op->u.compute.block0, op->u.compute.nblocks);
+                else if (op->u.compute.ck == ZS_CK_GEMM)
+                    fprintf(f, ", \"mnk\": [%.17g, %.17g, %.17g]", op->u.compute.m, op->u.compute.n,
+                            op->u.compute.k);
+                else
+                    fprintf(f, ", \"bytes\": %.17g", op->u.compute.bytes);
+                break;
+            case ZS_OP_SEND:
+            case ZS_OP_RECV:
+                fprintf(f, ", \"peer\": %d, \"tag\": %d, \"bytes\": %.17g", op->u.p2p.peer,
+                        op->u.p2p.tag, op->u.p2p.bytes);
+                break;
+            case ZS_OP_COLL:
+                fprintf(f, ", \"kind\": \"%s\", \"group\": %d, \"bytes\": %.17g",
+                        zs_coll_kind_name(op->u.coll.ck), op->u.coll.group, op->u.coll.bytes);
+                break;
+            case ZS_OP_MARKER:
+                fprintf(f, ", \"marker\": %d, \"value\": %d", op->u.marker.mk, op->u.marker.value);
+                break;
+            }
+            if (op->flags)
+                fprintf(f, ", \"flags\": %u", (unsigned)op->flags);
+            put_deps(f, s, r, op);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}\n", f);
+    if (ferror(f))
+        return zs_err_set(e, ZS_EIO, "schedule dump", "check free disk space",
+                          "write error while dumping the schedule");
+    return ZS_OK;
+}
+
+int zs_schedule_dump_file(const zs_schedule *s, const char *path, zs_err *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return zs_err_set(e, ZS_EIO, path, "check that the folder exists and is writable",
+                          "cannot create file");
+    int rc = zs_schedule_dump(s, f, e);
+    if (fclose(f) != 0 && rc == ZS_OK)
+        rc = zs_err_set(e, ZS_EIO, path, "check free disk space", "write error");
+    return rc;
+}
+
+/* ---- reader ---------------------------------------------------------------- */
+
+typedef struct rd {
+    const char *path;
+    zs_err *e;
+} rd;
+
+static int bad(rd *r, const char *where, const char *fmt, const char *detail)
+{
+    char w[600];
+    snprintf(w, sizeof w, "%s: %s", r->path, where);
+    return zs_err_set(r->e, ZS_EINPUT, w,
+                      "the file must be a schedule written by `zepsim plan --dump`", fmt, detail);
+}
+
+static int get_int(rd *r, json_t *o, const char *key, long min, long max, long *out,
+                   const char *where)
+{
+    json_t *v = json_object_get(o, key);
+    char w[600];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    if (!json_is_integer(v))
+        return bad(r, w, "%s: missing or not an integer", key);
+    long x = (long)json_integer_value(v);
+    if (x < min || x > max)
+        return bad(r, w, "%s: out of range", key);
+    *out = x;
+    return ZS_OK;
+}
+
+static int get_num(rd *r, json_t *o, const char *key, double *out, const char *where)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v)) {
+        char w[600];
+        snprintf(w, sizeof w, "%s.%s", where, key);
+        return bad(r, w, "%s: missing or not a number", key);
+    }
+    *out = json_number_value(v);
+    if (*out < 0) {
+        char w[600];
+        snprintf(w, sizeof w, "%s.%s", where, key);
+        return bad(r, w, "%s: negative", key);
+    }
+    return ZS_OK;
+}
+
+static int get_str(rd *r, json_t *o, const char *key, char *buf, size_t n)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v))
+        return bad(r, key, "%s: missing or not a string", key);
+    snprintf(buf, n, "%s", json_string_value(v));
+    return ZS_OK;
+}
+
+/* An array of n integers (all in [min, max]) into out. */
+static int int_tuple(rd *r, json_t *a, int n, long min, long max, long *out, const char *where)
+{
+    if (!json_is_array(a) || (int)json_array_size(a) != n)
+        return bad(r, where, "%s: expected an array of the right length", "tuple");
+    for (int i = 0; i < n; i++) {
+        json_t *v = json_array_get(a, (size_t)i);
+        if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+            return bad(r, where, "%s: bad integer in tuple", "tuple");
+        out[i] = (long)json_integer_value(v);
+    }
+    return ZS_OK;
+}
+
+static int parse_kind(const char *name, int *kind, int *ck)
+{
+    for (int k = 0; k < ZS_CK_NKINDS; k++)
+        if (strcmp(name, zs_compute_kind_name(k)) == 0) {
+            *kind = ZS_OP_COMPUTE;
+            *ck = k;
+            return 1;
+        }
+    for (int k = ZS_OP_SEND; k < ZS_OP_NKINDS; k++)
+        if (strcmp(name, zs_op_kind_name(k)) == 0) {
+            *kind = k;
+            *ck = 0;
+            return 1;
+        }
+    return 0;
+}
+
+static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
+{
+    char where[128];
+    snprintf(where, sizeof where, "rank %d op %lld", rank, (long long)idx);
+    json_t *kv = json_object_get(o, "op");
+    int kind, ck;
+    if (!json_is_string(kv) || !parse_kind(json_string_value(kv), &kind, &ck))
+        return bad(r, where, "%s: unknown or missing op kind", "op");
+    long stream, label;
+    int rc;
+    if ((rc = get_int(r, o, "stream", 0, s->nstreams - 1, &stream, where)) ||
+        (rc = get_int(r, o, "label", 0, s->nlabels - 1, &label, where)))
+        return rc;
+    int64_t deps[64];
+    int ndeps = 0;
+    json_t *dv = json_object_get(o, "deps");
+    if (dv) {
+        if (!json_is_array(dv) || json_array_size(dv) > 64)
+            return bad(r, where, "%s: must be an array of at most 64 op indices", "deps");
+        for (size_t i = 0; i < json_array_size(dv); i++) {
+            json_t *d = json_array_get(dv, i);
+            if (!json_is_integer(d) || json_integer_value(d) < 0 || json_integer_value(d) >= idx)
+                return bad(r, where, "%s: must name earlier ops of the same rank", "deps");
+            deps[ndeps++] = json_integer_value(d);
+        }
+    }
+    const char *lab = s->labels[label];
+    int64_t got = -1;
+    double t = 0, bytes = 0;
+    long v[5];
+    switch (kind) {
+    case ZS_OP_COMPUTE:
+        if ((rc = get_num(r, o, "t", &t, where)))
+            return rc;
+        if (ck <= ZS_CK_ATTN_BWD) {
+            long heads;
+            if ((rc = get_int(r, o, "heads", 1, 32767, &heads, where)) ||
+                (rc = int_tuple(r, json_object_get(o, "blocks"), 2, 0, INT32_MAX, v, where)))
+                return rc;
+            if (v[1] < 1 || v[0] + v[1] > s->nblocks)
+                return bad(r, where, "%s: block range outside the block list", "blocks");
+            got = zs__sched_attn_ref(s, rank, (int)stream, lab, ck == ZS_CK_ATTN_BWD, v[0],
+                                     (int)v[1], (int)heads, t, deps, ndeps);
+        } else if (ck == ZS_CK_GEMM) {
+            json_t *a = json_object_get(o, "mnk");
+            if (!json_is_array(a) || json_array_size(a) != 3)
+                return bad(r, where, "%s: expected [m, n, k]", "mnk");
+            double mnk[3];
+            for (int i = 0; i < 3; i++) {
+                json_t *x = json_array_get(a, (size_t)i);
+                if (!json_is_number(x) || json_number_value(x) < 0)
+                    return bad(r, where, "%s: expected non-negative numbers", "mnk");
+                mnk[i] = json_number_value(x);
+            }
+            got = zs_sched_gemm(s, rank, (int)stream, lab, mnk[0], mnk[1], mnk[2], t, deps, ndeps);
+        } else {
+            if ((rc = get_num(r, o, "bytes", &bytes, where)))
+                return rc;
+            got = zs_sched_elementwise(s, rank, (int)stream, lab, bytes, t, deps, ndeps);
+        }
+        break;
+    case ZS_OP_SEND:
+    case ZS_OP_RECV: {
+        long peer, tag;
+        if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
+            (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
+            (rc = get_num(r, o, "bytes", &bytes, where)))
+            return rc;
+        if (peer == rank)
+            return bad(r, where, "%s: a rank cannot send to itself", "peer");
+        got =
+            kind == ZS_OP_SEND
+                ? zs_sched_send(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps)
+                : zs_sched_recv(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps);
+        break;
+    }
+    case ZS_OP_COLL: {
+        long group;
+        char kname[32];
+        int ckind = -1;
+        if ((rc = get_int(r, o, "group", 0, s->ngroups - 1, &group, where)) ||
+            (rc = get_num(r, o, "bytes", &bytes, where)) ||
+            (rc = get_str(r, o, "kind", kname, sizeof kname)))
+            return rc;
+        for (int k = 0; k < ZS_COLL_NKINDS; k++)
+            if (strcmp(kname, zs_coll_kind_name(k)) == 0)
+                ckind = k;
+        if (ckind < 0)
+            return bad(r, where, "%s: unknown collective kind", "kind");
+        got = zs_sched_coll(s, rank, (int)stream, lab, (int)group, (zs_coll_kind)ckind, bytes, deps,
+                            ndeps);
+        break;
+    }
+    case ZS_OP_MARKER: {
+        long mk, value;
+        if ((rc = get_int(r, o, "marker", 0, ZS_MARK_NKINDS - 1, &mk, where)) ||
+            (rc = get_int(r, o, "value", INT32_MIN, INT32_MAX, &value, where)))
+            return rc;
+        got = zs_sched_marker(s, rank, (zs_marker_kind)mk, (int)value);
+        break;
+    }
+    }
+    if (got == ZS_ENOMEM)
+        return zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory reading the schedule");
+    if (got != idx)
+        return bad(r, where, "%s: inconsistent op", "op");
+    json_t *fl = json_object_get(o, "flags");
+    if (fl) {
+        if (!json_is_integer(fl) || json_integer_value(fl) < 0 || json_integer_value(fl) > 65535)
+            return bad(r, where, "%s: must be a small non-negative integer", "flags");
+        s->ranks[rank].ops[idx].flags = (uint16_t)json_integer_value(fl);
+    }
+    return ZS_OK;
+}
+
+static int read_doc(rd *r, json_t *root, zs_schedule **out)
+{
+    long v[6];
+    int rc;
+    if (!json_is_object(root) || !json_is_integer(json_object_get(root, "zepsim_schedule")))
+        return bad(r, "top level", "%s: not a zepsim schedule dump", "zepsim_schedule");
+    if (json_integer_value(json_object_get(root, "zepsim_schedule")) != ZS_DUMP_VERSION)
+        return bad(r, "zepsim_schedule", "%s: unsupported dump version", "version");
+    long nranks, layers, micro, heads;
+    if ((rc = get_int(r, root, "nranks", 1, 1 << 20, &nranks, "top")) ||
+        (rc = get_int(r, root, "layers", 1, 1 << 16, &layers, "top")) ||
+        (rc = get_int(r, root, "heads", 1, 32767, &heads, "top")) ||
+        (rc = get_int(r, root, "micro_batches", 1, 1 << 20, &micro, "top")))
+        return rc;
+    zs_schedule *s = zs_schedule_new((int)nranks);
+    if (!s)
+        return zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
+    s->layers = (int)layers;
+    s->heads = (int)heads;
+    s->micro_batches = (int)micro;
+    if ((rc = get_str(r, root, "method", s->method, sizeof s->method)) ||
+        (rc = get_str(r, root, "model", s->model, sizeof s->model)) ||
+        (rc = get_str(r, root, "cluster", s->cluster, sizeof s->cluster)) ||
+        (rc = get_str(r, root, "cost", s->cost_desc, sizeof s->cost_desc)))
+        goto fail;
+    json_t *dims = json_object_get(root, "dims");
+    long tp, cp, pp, dp;
+    if (!json_is_object(dims)) {
+        rc = bad(r, "dims", "%s: missing", "dims");
+        goto fail;
+    }
+    if ((rc = get_int(r, dims, "tp", 1, nranks, &tp, "dims")) ||
+        (rc = get_int(r, dims, "cp", 1, nranks, &cp, "dims")) ||
+        (rc = get_int(r, dims, "pp", 1, nranks, &pp, "dims")) ||
+        (rc = get_int(r, dims, "dp", 1, nranks, &dp, "dims")))
+        goto fail;
+    s->dims = (zs_layout_dims){(int)tp, (int)cp, (int)pp, (int)dp};
+    json_t *a = json_object_get(root, "streams");
+    if (!json_is_array(a) || json_array_size(a) < 2 || json_array_size(a) > ZS_MAX_STREAMS) {
+        rc = bad(r, "streams", "%s: expected 2 to 4 stream names", "streams");
+        goto fail;
+    }
+    s->nstreams = 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *n = json_array_get(a, i);
+        if (!json_is_string(n) || zs_schedule_add_stream(s, json_string_value(n)) < 0) {
+            rc = bad(r, "streams", "%s: bad stream name", "streams");
+            goto fail;
+        }
+    }
+    a = json_object_get(root, "labels");
+    if (!json_is_array(a)) {
+        rc = bad(r, "labels", "%s: missing", "labels");
+        goto fail;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *n = json_array_get(a, i);
+        if (!json_is_string(n) || zs_schedule_label(s, json_string_value(n)) != (int)i) {
+            rc = bad(r, "labels", "%s: labels must be distinct strings", "labels");
+            goto fail;
+        }
+    }
+    a = json_object_get(root, "groups");
+    if (!json_is_array(a)) {
+        rc = bad(r, "groups", "%s: missing", "groups");
+        goto fail;
+    }
+    for (size_t g = 0; g < json_array_size(a); g++) {
+        json_t *ga = json_array_get(a, g);
+        int n = json_is_array(ga) ? (int)json_array_size(ga) : 0;
+        int *ranks = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+        int okg = n > 0 && ranks;
+        for (int i = 0; okg && i < n; i++) {
+            json_t *x = json_array_get(ga, (size_t)i);
+            okg =
+                json_is_integer(x) && json_integer_value(x) >= 0 && json_integer_value(x) < nranks;
+            if (okg)
+                ranks[i] = (int)json_integer_value(x);
+        }
+        int got = okg ? zs_schedule_group(s, ranks, n) : -1;
+        free(ranks);
+        if (got != (int)g) {
+            char w[64];
+            snprintf(w, sizeof w, "groups[%zu]", g);
+            rc =
+                bad(r, w, "%s: a group is a list of distinct ranks, groups are distinct", "groups");
+            goto fail;
+        }
+    }
+    a = json_object_get(root, "docs");
+    if (!json_is_array(a)) {
+        rc = bad(r, "docs", "%s: missing", "docs");
+        goto fail;
+    }
+    int32_t nd = (int32_t)json_array_size(a);
+    int32_t *len = malloc(sizeof(int32_t) * (size_t)(nd > 0 ? nd : 1));
+    if (!len) {
+        rc = zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
+        goto fail;
+    }
+    for (int32_t d = 0; d < nd; d++) {
+        json_t *x = json_array_get(a, (size_t)d);
+        if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > INT32_MAX) {
+            free(len);
+            char w[64];
+            snprintf(w, sizeof w, "docs[%d]", d);
+            rc = bad(r, w, "%s: document lengths are positive integers", "docs");
+            goto fail;
+        }
+        len[d] = (int32_t)json_integer_value(x);
+    }
+    rc = zs_schedule_set_docs(s, len, nd);
+    free(len);
+    if (rc)
+        goto fail;
+    a = json_object_get(root, "pieces");
+    if (!json_is_array(a)) {
+        rc = bad(r, "pieces", "%s: missing", "pieces");
+        goto fail;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        char w[64];
+        snprintf(w, sizeof w, "pieces[%zu]", i);
+        if ((rc = int_tuple(r, json_array_get(a, i), 6, 0, INT32_MAX, v, w)))
+            goto fail;
+        if (v[0] >= nd || v[3] >= nranks || v[4] > 1 || v[5] > 32767) {
+            rc = bad(r, w, "%s: doc, rank, layout or micro-batch out of range", "piece");
+            goto fail;
+        }
+        if ((rc = zs_schedule_add_piece(s, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2],
+                                        (int32_t)v[3], (zs_layout)v[4], (int)v[5])))
+            goto fail;
+    }
+    a = json_object_get(root, "blocks");
+    if (!json_is_array(a)) {
+        rc = bad(r, "blocks", "%s: missing", "blocks");
+        goto fail;
+    }
+    size_t nb = json_array_size(a);
+    s->blocks = malloc(sizeof(zs_attn_block) * (nb > 0 ? nb : 1));
+    s->blocks_cap = (int64_t)(nb > 0 ? nb : 1);
+    if (!s->blocks) {
+        rc = zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        char w[64];
+        snprintf(w, sizeof w, "blocks[%zu]", i);
+        if ((rc = int_tuple(r, json_array_get(a, i), 5, 0, INT32_MAX, v, w)))
+            goto fail;
+        if (v[0] >= nd) {
+            rc = bad(r, w, "%s: document index out of range", "block");
+            goto fail;
+        }
+        s->blocks[i] = (zs_attn_block){(int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3],
+                                       (int32_t)v[4]};
+    }
+    s->nblocks = (int64_t)nb;
+    a = json_object_get(root, "ranks");
+    if (!json_is_array(a) || (long)json_array_size(a) != nranks) {
+        rc = bad(r, "ranks", "%s: expected one entry per rank", "ranks");
+        goto fail;
+    }
+    for (int rk = 0; rk < nranks; rk++) {
+        json_t *ro = json_array_get(a, (size_t)rk);
+        json_t *segs = json_object_get(ro, "segments"), *ops = json_object_get(ro, "ops");
+        char w[64];
+        snprintf(w, sizeof w, "ranks[%d]", rk);
+        if (!json_is_array(segs) || !json_is_array(ops)) {
+            rc = bad(r, w, "%s: needs segments and ops", "rank");
+            goto fail;
+        }
+        int64_t next = 0;
+        for (size_t si = 0; si < json_array_size(segs); si++) {
+            if ((rc = int_tuple(r, json_array_get(segs, si), 3, 0, INT32_MAX, v, w)))
+                goto fail;
+            if (v[0] != next || v[2] < 1 || v[0] + v[1] > (long)json_array_size(ops)) {
+                rc = bad(r, w, "%s: segments must tile the ops in order", "segments");
+                goto fail;
+            }
+            if ((rc = zs_schedule_begin_segment(s, rk, (int)v[2])))
+                goto fail;
+            for (long i = v[0]; i < v[0] + v[1]; i++)
+                if ((rc = read_op(r, s, rk, i, json_array_get(ops, (size_t)i))))
+                    goto fail;
+            next = v[0] + v[1];
+        }
+        if (next != (int64_t)json_array_size(ops)) {
+            rc = bad(r, w, "%s: ops outside any segment", "segments");
+            goto fail;
+        }
+    }
+    *out = s;
+    return ZS_OK;
+fail:
+    zs_schedule_free(s);
+    return rc ? rc : ZS_EINPUT;
+}
+
+int zs_schedule_load_file(const char *path, zs_schedule **out, zs_err *e)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        char where[600];
+        if (je.line > 0)
+            snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
+        else
+            snprintf(where, sizeof where, "%s", path);
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "check the path; the file must be a dump from `zepsim plan --dump`",
+                          "cannot read schedule (%s)", je.text);
+    }
+    rd r = {path, e};
+    int rc = read_doc(&r, root, out);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,503 @@
+/* The plan validator: see zs_validate.h. */
+#include "zs_validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_analytic.h"
+
+int zs_rank_stage(const zs_schedule *s, int rank)
+{
+    return (rank / (s->dims.tp * s->dims.cp)) % s->dims.pp;
+}
+
+int zs_stage_layers(const zs_schedule *s, int stage)
+{
+    return s->layers / s->dims.pp + (stage < s->layers % s->dims.pp ? 1 : 0);
+}
+
+/* Messages carry up to three integers; unused ones are ignored by printf. */
+static int fail(zs_err *e, const char *where, const char *fmt, long long a, long long b,
+                long long c)
+{
+    return zs_err_set(e, ZS_EINVALID, where, "this is a planner bug: report it with the plan dump",
+                      fmt, a, b, c);
+}
+
+/* ---- token placement -------------------------------------------------------- */
+
+static const zs_piece *g_pieces; /* qsort has no context argument */
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const zs_piece *x = &g_pieces[*(const int64_t *)a], *y = &g_pieces[*(const int64_t *)b];
+    if (x->layout != y->layout)
+        return x->layout - y->layout;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return *(const int64_t *)a < *(const int64_t *)b ? -1 : 1;
+}
+
+static int check_pieces(const zs_schedule *s, zs_err *e)
+{
+    static const char *lname[] = {"attention", "linear modules"};
+    int64_t n = s->npieces;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!idx)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        const zs_piece *p = &s->pieces[i];
+        if (p->doc < 0 || p->doc >= s->ndocs || p->t0 < 0 || p->t1 <= p->t0 ||
+            p->t1 > s->doc_len[p->doc] || p->rank < 0 || p->rank >= s->nranks || p->layout > 1) {
+            free(idx);
+            char w[128];
+            snprintf(w, sizeof w, "piece %lld (rank %d)", (long long)i, p->rank);
+            return fail(e, w, "document %lld: bad token range [%lld, %lld) in the plan", p->doc,
+                        p->t0, p->t1);
+        }
+        idx[i] = i;
+    }
+    g_pieces = s->pieces;
+    qsort(idx, (size_t)n, sizeof *idx, cmp_piece);
+    int64_t k = 0;
+    int rc = ZS_OK;
+    for (int layout = 0; layout < 2 && rc == ZS_OK; layout++) {
+        for (int32_t d = 0; d < s->ndocs && rc == ZS_OK; d++) {
+            int32_t next = 0;
+            char w[160];
+            while (k < n && s->pieces[idx[k]].layout == layout && s->pieces[idx[k]].doc == d) {
+                const zs_piece *p = &s->pieces[idx[k]];
+                snprintf(w, sizeof w, "rank %d, document %d (%s)", p->rank, d, lname[layout]);
+                if (p->t0 > next) {
+                    rc = fail(e, w, "tokens [%lld, %lld) of document %lld are not placed", next,
+                              p->t0, d);
+                    break;
+                }
+                if (p->t0 < next) {
+                    rc = fail(e, w, "tokens [%lld, %lld) of document %lld are placed twice", p->t0,
+                              next < p->t1 ? next : p->t1, d);
+                    break;
+                }
+                next = p->t1;
+                k++;
+            }
+            if (rc == ZS_OK && next != s->doc_len[d]) {
+                snprintf(w, sizeof w, "document %d (%s)", d, lname[layout]);
+                rc = fail(e, w, "tokens [%lld, %lld) of document %lld are not placed", next,
+                          s->doc_len[d], d);
+            }
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+/* ---- attention coverage ------------------------------------------------------- */
+
+typedef struct cov {
+    zs_attn_block b;
+    int64_t w; /* heads x repeat */
+    int32_t rank;
+    int64_t op;
+} cov;
+
+typedef struct kev {
+    int32_t k;
+    int64_t dw;
+} kev;
+
+static int cmp_cov(const void *a, const void *b)
+{
+    const cov *x = a, *y = b;
+    if (x->b.doc != y->b.doc)
+        return x->b.doc < y->b.doc ? -1 : 1;
+    if (x->b.q0 != y->b.q0)
+        return x->b.q0 < y->b.q0 ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->op < y->op ? -1 : (x->op > y->op);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_kev(const void *a, const void *b)
+{
+    const kev *x = a, *y = b;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+static int where_op(char *w, size_t n, const cov *c, const char *what)
+{
+    return snprintf(w, n, "rank %d op %lld, document %d (%s)", c->rank, (long long)c->op, c->b.doc,
+                    what);
+}
+
+/* Checks one document's blocks [c, c+n) against multiplicity m. */
+static int check_doc(const cov *c, int64_t n, int64_t m, int32_t len, const char *what, zs_err *e)
+{
+    char w[200];
+    int32_t *qb = malloc(sizeof(int32_t) * (size_t)(2 * n + 2));
+    kev *ev = malloc(sizeof(kev) * (size_t)(2 * n + 1));
+    if (!qb || !ev) {
+        free(qb);
+        free(ev);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    int rc = ZS_OK;
+    int64_t nq = 0;
+    qb[nq++] = 0;
+    qb[nq++] = len;
+    for (int64_t i = 0; i < n && rc == ZS_OK; i++) {
+        const zs_attn_block *b = &c[i].b;
+        where_op(w, sizeof w, &c[i], what);
+        if (b->q0 < 0 || b->q1 <= b->q0 || b->q1 > len || b->k0 < 0 || b->k1 <= b->k0 ||
+            b->k1 > len)
+            rc = fail(e, w, "block q[%lld,%lld) k[.., %lld) is outside the document", b->q0, b->q1,
+                      b->k1);
+        else if (b->k0 > b->q1 - 1)
+            rc = fail(e, w, "block q[%lld,%lld) k[%lld,..) lies above the causal diagonal", b->q0,
+                      b->q1, b->k0);
+        qb[nq++] = b->q0;
+        qb[nq++] = b->q1;
+    }
+    if (rc == ZS_OK) {
+        qsort(qb, (size_t)nq, sizeof *qb, cmp_i32);
+        int64_t u = 0;
+        for (int64_t i = 0; i < nq; i++)
+            if (u == 0 || qb[i] != qb[u - 1])
+                qb[u++] = qb[i];
+        nq = u;
+    }
+    /* Blocks are sorted by q0: those covering [a, b) start at or before a. */
+    for (int64_t iv = 0; rc == ZS_OK && iv + 1 < nq; iv++) {
+        int32_t a = qb[iv], bq = qb[iv + 1];
+        int64_t ne = 0;
+        const cov *first = NULL;
+        for (int64_t i = 0; i < n && c[i].b.q0 <= a; i++)
+            if (c[i].b.q1 >= bq) {
+                ev[ne++] = (kev){c[i].b.k0, c[i].w};
+                ev[ne++] = (kev){c[i].b.k1, -c[i].w};
+                if (!first)
+                    first = &c[i];
+            }
+        /* Query bq-1 needs keys [0, bq) each exactly m times. */
+        qsort(ev, (size_t)ne, sizeof *ev, cmp_kev);
+        int64_t cover = 0;
+        int32_t pos = 0;
+        int64_t j = 0;
+        while (pos < bq) {
+            while (j < ne && ev[j].k <= pos)
+                cover += ev[j++].dw;
+            int32_t until = j < ne && ev[j].k < bq ? ev[j].k : bq;
+            if (cover != m) {
+                if (first)
+                    where_op(w, sizeof w, first, what);
+                else
+                    snprintf(w, sizeof w, "document %d (%s)", c[0].b.doc, what);
+                rc = zs_err_set(e, ZS_EINVALID, w,
+                                "this is a planner bug: report it with the plan dump",
+                                "queries [%d, %d) x keys [%d, %d) are computed %lld times, "
+                                "expected %lld (heads x layers)",
+                                a, bq, pos, until, (long long)cover, (long long)m);
+                break;
+            }
+            pos = until;
+        }
+    }
+    free(qb);
+    free(ev);
+    return rc;
+}
+
+static int check_coverage(const zs_schedule *s, int stage, int backward, zs_err *e)
+{
+    const char *what = backward ? "attention backward" : "attention forward";
+    int64_t n = 0, cap = 1024;
+    cov *c = malloc(sizeof(cov) * (size_t)cap);
+    if (!c)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int ck = backward ? ZS_CK_ATTN_BWD : ZS_CK_ATTN_FWD;
+    for (int r = 0; r < s->nranks; r++) {
+        if (zs_rank_stage(s, r) != stage)
+            continue;
+        const zs_rank_prog *p = &s->ranks[r];
+        for (int32_t g = 0; g < p->nsegs; g++) {
+            for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+                const zs_op *op = &p->ops[i];
+                if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ck ||
+                    (op->flags & ZS_OPF_RECOMPUTE))
+                    continue;
+                for (int j = 0; j < op->u.compute.nblocks; j++) {
+                    if (n == cap) {
+                        cov *nc = realloc(c, sizeof(cov) * (size_t)(cap *= 2));
+                        if (!nc) {
+                            free(c);
+                            return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+                        }
+                        c = nc;
+                    }
+                    c[n].b = s->blocks[op->u.compute.block0 + j];
+                    c[n].w = (int64_t)op->u.compute.heads * p->segs[g].repeat;
+                    c[n].rank = r;
+                    c[n].op = i;
+                    if (c[n].b.doc < 0 || c[n].b.doc >= s->ndocs) {
+                        char w[200];
+                        where_op(w, sizeof w, &c[n], what);
+                        long long bad_doc = c[n].b.doc;
+                        free(c);
+                        return fail(e, w, "block names document %lld of %lld", bad_doc, s->ndocs,
+                                    0);
+                    }
+                    n++;
+                }
+            }
+        }
+    }
+    qsort(c, (size_t)n, sizeof *c, cmp_cov);
+    int64_t m = (int64_t)s->heads * zs_stage_layers(s, stage);
+    int rc = ZS_OK;
+    int64_t i = 0;
+    for (int32_t d = 0; d < s->ndocs && rc == ZS_OK; d++) {
+        int64_t j = i;
+        while (j < n && c[j].b.doc == d)
+            j++;
+        if (j == i) {
+            char w[128];
+            snprintf(w, sizeof w, "document %d, pipeline stage %d (%s)", d, stage, what);
+            rc = fail(e, w, "document %lld has no attention blocks (%lld tokens)", d, s->doc_len[d],
+                      0);
+        } else {
+            rc = check_doc(c + i, j - i, m, s->doc_len[d], what, e);
+        }
+        i = j;
+    }
+    free(c);
+    return rc;
+}
+
+/* ---- messages and collectives -------------------------------------------------- */
+
+typedef struct msg {
+    int32_t a, b, tag; /* src, dst, tag for p2p; group, rank, kind for collectives */
+    int64_t order;
+    double bytes;
+    int32_t rank;
+    int64_t op;
+} msg;
+
+static int cmp_msg(const void *x, const void *y)
+{
+    const msg *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    if (p->tag != q->tag)
+        return p->tag < q->tag ? -1 : 1;
+    return (p->order > q->order) - (p->order < q->order);
+}
+
+typedef struct msgs {
+    msg *v;
+    int64_t n, cap;
+} msgs;
+
+static int msgs_push(msgs *m, msg x)
+{
+    if (m->n == m->cap) {
+        int64_t nc = m->cap ? m->cap * 2 : 1024;
+        msg *v = realloc(m->v, sizeof(msg) * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        m->v = v;
+        m->cap = nc;
+    }
+    m->v[m->n++] = x;
+    return ZS_OK;
+}
+
+static int op_where(char *w, size_t n, int rank, int64_t op)
+{
+    return snprintf(w, n, "rank %d op %lld", rank, (long long)op);
+}
+
+static int check_messages(const zs_schedule *s, zs_err *e)
+{
+    msgs sends = {0}, recvs = {0}, colls = {0};
+    int rc = ZS_OK;
+    for (int r = 0; r < s->nranks && rc == ZS_OK; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        int64_t order = 0;
+        for (int32_t g = 0; g < p->nsegs && rc == ZS_OK; g++)
+            for (int32_t it = 0; it < p->segs[g].repeat && rc == ZS_OK; it++)
+                for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+                    const zs_op *op = &p->ops[i];
+                    order++;
+                    if (op->kind == ZS_OP_SEND)
+                        rc = msgs_push(&sends, (msg){r, op->u.p2p.peer, op->u.p2p.tag, order,
+                                                     op->u.p2p.bytes, r, i});
+                    else if (op->kind == ZS_OP_RECV)
+                        rc = msgs_push(&recvs, (msg){op->u.p2p.peer, r, op->u.p2p.tag, order,
+                                                     op->u.p2p.bytes, r, i});
+                    else if (op->kind == ZS_OP_COLL)
+                        rc = msgs_push(&colls, (msg){op->u.coll.group, r, op->u.coll.ck, order,
+                                                     op->u.coll.bytes, r, i});
+                    if (rc)
+                        break;
+                }
+    }
+    if (rc) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    qsort(sends.v, (size_t)sends.n, sizeof(msg), cmp_msg);
+    qsort(recvs.v, (size_t)recvs.n, sizeof(msg), cmp_msg);
+    char w[128];
+    int64_t i = 0, j = 0;
+    while (i < sends.n || j < recvs.n) {
+        const msg *a = i < sends.n ? &sends.v[i] : NULL, *b = j < recvs.n ? &recvs.v[j] : NULL;
+        int c = !a   ? 1
+                : !b ? -1
+                     : (a->a != b->a       ? (a->a < b->a ? -1 : 1)
+                        : a->b != b->b     ? (a->b < b->b ? -1 : 1)
+                        : a->tag != b->tag ? (a->tag < b->tag ? -1 : 1)
+                                           : 0);
+        if (c < 0) {
+            op_where(w, sizeof w, a->rank, a->op);
+            rc =
+                fail(e, w, "send to rank %lld (tag %lld) has no matching receive", a->b, a->tag, 0);
+            goto out;
+        }
+        if (c > 0) {
+            op_where(w, sizeof w, b->rank, b->op);
+            rc = fail(e, w, "receive from rank %lld (tag %lld) has no matching send", b->a, b->tag,
+                      0);
+            goto out;
+        }
+        if (a->bytes != b->bytes) {
+            op_where(w, sizeof w, b->rank, b->op);
+            rc = zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the dump",
+                            "receive of %.0f bytes from rank %d matches a send of %.0f bytes",
+                            b->bytes, b->a, a->bytes);
+            goto out;
+        }
+        i++;
+        j++;
+    }
+    /* Collectives: sorted by (group, rank, order); each member's sequence must
+     * equal the first member's. */
+    qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
+    for (int64_t k = 0; k < colls.n;) {
+        int32_t g = colls.v[k].a;
+        const zs_group *grp = &s->groups[g];
+        int64_t start = k, first_len = -1;
+        int members = 0;
+        while (k < colls.n && colls.v[k].a == g) {
+            int32_t r = colls.v[k].b;
+            int64_t rs = k;
+            while (k < colls.n && colls.v[k].a == g && colls.v[k].b == r)
+                k++;
+            int member = 0;
+            for (int x = 0; x < grp->n; x++)
+                member |= grp->ranks[x] == r;
+            op_where(w, sizeof w, r, colls.v[rs].op);
+            if (!member) {
+                rc = fail(e, w, "rank %lld runs a collective on group %lld it is not in", r, g, 0);
+                goto out;
+            }
+            members++;
+            int64_t len = k - rs;
+            if (first_len < 0) {
+                first_len = len;
+                continue;
+            }
+            if (len != first_len) {
+                rc = fail(e, w,
+                          "rank %lld runs %lld collectives on group %lld, other members a "
+                          "different number",
+                          r, len, g);
+                goto out;
+            }
+            for (int64_t x = 0; x < len; x++) {
+                const msg *p = &colls.v[start + x], *q = &colls.v[rs + x];
+                if (p->tag != q->tag || p->bytes != q->bytes) {
+                    op_where(w, sizeof w, r, q->op);
+                    rc = fail(e, w,
+                              "collective %lld on group %lld differs in kind or size from "
+                              "rank %lld's",
+                              x, g, p->b);
+                    goto out;
+                }
+            }
+        }
+        if (members != grp->n) {
+            snprintf(w, sizeof w, "group %d", g);
+            rc = fail(e, w, "only %lld of the %lld members of group %lld run its collectives",
+                      members, grp->n, g);
+            goto out;
+        }
+    }
+out:
+    free(sends.v);
+    free(recvs.v);
+    free(colls.v);
+    return rc;
+}
+
+/* ---- memory --------------------------------------------------------------------- */
+
+static int check_memory(const zs_schedule *s, long max_tokens, zs_err *e)
+{
+    int micro = s->micro_batches > 0 ? s->micro_batches : 1;
+    size_t n = (size_t)s->nranks * (size_t)micro * 2;
+    int64_t *tok = calloc(n, sizeof(int64_t));
+    if (!tok)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int64_t i = 0; i < s->npieces; i++) {
+        const zs_piece *p = &s->pieces[i];
+        int mb = p->micro < micro ? p->micro : micro - 1;
+        tok[((size_t)p->rank * micro + mb) * 2 + p->layout] += p->t1 - p->t0;
+    }
+    int rc = ZS_OK;
+    for (size_t i = 0; i < n; i++)
+        if (tok[i] > max_tokens) {
+            char w[128];
+            snprintf(w, sizeof w, "rank %zu", i / 2 / micro);
+            rc = zs_err_set(e, ZS_EINVALID, w,
+                            "use more GPUs, a smaller batch, recomputation or a method that "
+                            "splits long documents",
+                            "%lld tokens for the %s exceed the %ld that fit in GPU memory",
+                            (long long)tok[i], i % 2 ? "linear modules" : "attention", max_tokens);
+            break;
+        }
+    free(tok);
+    return rc;
+}
+
+int zs_validate(const zs_schedule *s, const zs_validate_opts *o, zs_err *e)
+{
+    if (s->dims.tp * s->dims.cp * s->dims.pp * s->dims.dp != s->nranks)
+        return fail(e, "schedule", "layout tp x cp x pp x dp = %lld does not match %lld ranks",
+                    (long long)s->dims.tp * s->dims.cp * s->dims.pp * s->dims.dp, s->nranks, 0);
+    int rc = check_pieces(s, e);
+    for (int st = 0; rc == ZS_OK && st < s->dims.pp; st++)
+        for (int bwd = 0; rc == ZS_OK && bwd < 2; bwd++)
+            rc = check_coverage(s, st, bwd, e);
+    if (rc == ZS_OK)
+        rc = check_messages(s, e);
+    if (rc == ZS_OK && o && o->max_tokens_per_rank > 0)
+        rc = check_memory(s, o->max_tokens_per_rank, e);
+    if (rc == ZS_OK && !(o && o->skip_dry_run)) {
+        zs_analytic_opts ao = {1};
+        zs_result *r = NULL;
+        rc = zs_analytic_run(s, NULL, &ao, &r, e);
+        zs_result_free(r);
+    }
+    return rc;
+}

@@ -1,0 +1,226 @@
+/* Property tests of the plan validator: random batches planned by the
+ * `local` planner always validate; deliberately broken copies (a dropped
+ * token, a duplicated block, an unmatched send, a wrong byte count) are
+ * always rejected with a message naming rank, op or document. */
+#include <stdlib.h>
+
+#include "zs_analytic.h"
+#include "zs_planner.h"
+#include "zs_test.h"
+#include "zs_validate.h"
+
+extern const zs_planner_ops zs_planner_local;
+
+typedef struct env {
+    zs_model m;
+    zs_cluster c;
+    zs_cost *cost;
+    zs_opts opts;
+    zs_plan_ctx ctx;
+} env;
+
+static void env_init(env *v, const char *model, int nodes)
+{
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load(model, &v->m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("cluster-a", nodes, &v->c, &e), &e);
+    v->cost = zs_cost_analytic_new(&v->m, &v->c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v->cost);
+    zs_opts_init(&v->opts);
+    v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
+}
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
+{
+    zs_batch *b = zs_batch_new(ndocs);
+    uint64_t x = seed * 2654435761ULL + 1;
+    for (int i = 0; i < ndocs; i++)
+        zs_batch_push(b, 1 + (int32_t)(rng_next(&x) % (uint64_t)maxlen), i);
+    return b;
+}
+
+static zs_schedule *plan(env *v, const zs_batch *b)
+{
+    zs_schedule *s = NULL;
+    zs_plan_report rep;
+    zs_err e;
+    ZS_ASSERT_OK(zs_plan_batch(&zs_planner_local, &v->ctx, b, 1, &s, &rep, &e), &e);
+    return s;
+}
+
+static void expect_invalid(zs_schedule *s, const char *needle)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_validate_opts vo = {0, 0};
+    int rc = zs_validate(s, &vo, &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINVALID);
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s | %s", e.what, e.where);
+    ZS_ASSERT_STR_CONTAINS(msg, needle);
+}
+
+static void test_local_hand_checked(void)
+{
+    env v;
+    env_init(&v, "llama-550m", 1);
+    zs_batch *b = zs_batch_from_lengths((int32_t[]){100, 4000, 30, 4000, 20}, 5);
+    zs_schedule *s = plan(&v, b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ZS_ASSERT_INT_EQ(s->nranks, 8);
+    ZS_ASSERT_INT_EQ(s->dims.dp, 8);
+    /* Longest first, ties by index: doc 1 -> rank 0, doc 3 -> rank 1, then
+     * 100, 30, 20 to ranks 2, 3, 4. */
+    int want[5] = {2, 0, 3, 1, 4};
+    for (int64_t i = 0; i < s->npieces; i++)
+        ZS_ASSERT_INT_EQ(s->pieces[i].rank, want[s->pieces[i].doc]);
+    /* One attention forward op per busy rank per layer: 4000^2-ish blocks. */
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r->slowest_rank == 0 || r->slowest_rank == 1, 1);
+    CU_ASSERT(r->ranks[7].idle > r->ranks[0].idle); /* rank 7 holds nothing */
+    /* No attention communication: only the gradient all-reduce moves bytes. */
+    CU_ASSERT(r->link_bytes[ZS_LINK_NIC] == 0);
+    zs_result_free(r);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+static void test_random_plans_validate(void)
+{
+    env v;
+    env_init(&v, "llama-550m", 2);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        zs_batch *b = random_batch(seed, 10 + (int)(seed * 7 % 60), 8000);
+        zs_schedule *s = plan(&v, b);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        zs_batch_free(b);
+        zs_schedule_free(s);
+    }
+    zs_cost_free(v.cost);
+}
+
+static void test_tensor_parallel_validates(void)
+{
+    env v;
+    env_init(&v, "llama-7b", 2);
+    zs_opts_parse(&v.opts, "tp=4", NULL);
+    v.ctx.mem.zero_stage = 1;
+    zs_batch *b = random_batch(99, 20, 6000);
+    zs_schedule *s = plan(&v, b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ZS_ASSERT_INT_EQ(s->dims.tp, 4);
+    /* Every TP rank runs the same number of ops as its group's rank 0. */
+    ZS_ASSERT_INT_EQ(s->ranks[3].nops, s->ranks[0].nops);
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
+    CU_ASSERT(r->iter_time > 0);
+    zs_result_free(r);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+static void test_broken_copies_rejected(void)
+{
+    env v;
+    env_init(&v, "llama-550m", 2);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        zs_batch *b = random_batch(seed + 100, 30, 5000);
+        uint64_t x = seed;
+
+        /* A dropped token: one piece loses its last token. */
+        zs_schedule *s = plan(&v, b);
+        int64_t k = (int64_t)(rng_next(&x) % (uint64_t)s->npieces);
+        while (s->pieces[k].t1 - s->pieces[k].t0 < 2)
+            k = (k + 1) % s->npieces;
+        s->pieces[k].t1--;
+        expect_invalid(s, "not placed");
+        zs_schedule_free(s);
+
+        /* A duplicated block: rank r computes one of its blocks again. */
+        s = plan(&v, b);
+        int r = (int)(rng_next(&x) % 16), found = 0;
+        for (int64_t i = 0; i < s->ranks[r].nops && !found; i++) {
+            const zs_op *op = &s->ranks[r].ops[i];
+            if (op->kind == ZS_OP_COMPUTE && op->u.compute.ck == ZS_CK_ATTN_FWD) {
+                zs_attn_block blk = s->blocks[op->u.compute.block0];
+                zs_sched_attn(s, r, 0, "dup", 0, &blk, 1, op->u.compute.heads, 0, NULL, 0);
+                found = 1;
+            }
+        }
+        if (found)
+            expect_invalid(s, "computed");
+        zs_schedule_free(s);
+
+        /* An unmatched send. */
+        s = plan(&v, b);
+        zs_sched_send(s, 3, 1, "stray", 9, 424242, 1e6, NULL, 0);
+        expect_invalid(s, "no matching receive");
+        zs_schedule_free(s);
+
+        /* A receive whose size differs from its send. */
+        s = plan(&v, b);
+        zs_sched_send(s, 2, 1, "x", 5, 777, 1e6, NULL, 0);
+        zs_sched_recv(s, 5, 1, "x", 2, 777, 2e6, NULL, 0);
+        expect_invalid(s, "bytes");
+        zs_schedule_free(s);
+
+        /* A collective one member skips. */
+        s = plan(&v, b);
+        int g = zs_schedule_group(s, (int[]){0, 1}, 2);
+        zs_sched_coll(s, 0, 1, "lonely", g, ZS_COLL_ALLREDUCE, 10, NULL, 0);
+        expect_invalid(s, "members");
+        zs_schedule_free(s);
+        zs_batch_free(b);
+    }
+    zs_cost_free(v.cost);
+}
+
+static void test_too_long_document(void)
+{
+    env v;
+    env_init(&v, "llama-7b", 1);
+    zs_batch *b = zs_batch_from_lengths((int32_t[]){1000, 2000000}, 2);
+    zs_schedule *s = NULL;
+    zs_plan_report rep;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_plan_batch(&zs_planner_local, &v.ctx, b, 1, &s, &rep, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "document 1");
+    ZS_ASSERT_STR_CONTAINS(e.fix, "split_long");
+    zs_opts_parse(&v.opts, "split_long=1", NULL);
+    v.ctx.mem.recompute = ZS_RECOMPUTE_FULL;
+    v.ctx.mem.zero_stage = 3;
+    zs_batch *b2 = zs_batch_from_lengths((int32_t[]){1000, 300000}, 2);
+    ZS_ASSERT_OK(zs_plan_batch(&zs_planner_local, &v.ctx, b2, 1, &s, &rep, &e), &e);
+    ZS_ASSERT_STR_CONTAINS(rep.notes, "split_long");
+    CU_ASSERT(s->ndocs > 2);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_batch_free(b2);
+    zs_cost_free(v.cost);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case cases[] = {
+        {"local_hand_checked", test_local_hand_checked},
+        {"random_plans_validate", test_random_plans_validate},
+        {"tensor_parallel_validates", test_tensor_parallel_validates},
+        {"broken_copies_rejected", test_broken_copies_rejected},
+        {"too_long_document", test_too_long_document},
+        {NULL, NULL}};
+    static const zs_test_suite suites[] = {{"validator", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
