@@ -4,10 +4,10 @@
  *   1. every rank tries to start the next op of each of its streams;
  *   2. the earliest pending completion is popped (ties broken by insertion
  *      order, so runs are deterministic);
- *   3. the completed item is retired: when a stream's whole item (a compute
- *      op, a p2p group, a collective) is done, its ops count as completed
- *      and the rank's streams try to start again, which may post sends and
- *      receives that complete matching ones on other ranks.
+ *   3. the completed op is retired (a compute op or collective frees its
+ *      stream; a send or receive only lowers the stream's count of
+ *      transfers in flight) and the rank's streams try to issue again,
+ *      which may post sends and receives matching ones on other ranks.
  * A run ends when no completion is pending; a rank with work left then is
  * stuck, which is how deadlocks are found. */
 #include "zs_analytic.h"
@@ -19,6 +19,7 @@
 typedef struct ev {
     double t;
     int64_t seq;
+    int64_t op; /* the op that completes */
     int32_t rank;
     int8_t stream;
     int8_t comm; /* 1: a transfer or collective, 0: compute */
@@ -26,12 +27,11 @@ typedef struct ev {
 
 typedef struct stream_st {
     int32_t seg, iter;
-    int64_t pos;   /* op index of the current (or next) op */
-    int64_t first; /* current item: ops [first, last] of this stream */
-    int64_t last;
-    int pending; /* completions still expected for the current item */
-    int busy;
-    int finished;
+    int64_t pos;     /* op index of the next op to issue */
+    int64_t cur;     /* the blocking op running (compute or collective) */
+    int p2p_pending; /* issued sends/receives not yet complete */
+    int busy;        /* a blocking op is running */
+    int finished;    /* every op has been issued */
 } stream_st;
 
 typedef struct rank_st {
@@ -44,6 +44,7 @@ typedef struct rank_st {
 typedef struct post {
     int32_t rank;
     int8_t stream;
+    int64_t op;
     double bytes;
 } post;
 
@@ -87,7 +88,7 @@ static int ev_less(const ev *a, const ev *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int push(ex *x, double t, int rank, int stream, int comm)
+static int push(ex *x, double t, int rank, int stream, int64_t op, int comm)
 {
     if (x->nheap == x->capheap) {
         int64_t nc = x->capheap ? x->capheap * 2 : 1024;
@@ -97,7 +98,7 @@ static int push(ex *x, double t, int rank, int stream, int comm)
         x->heap = h;
         x->capheap = nc;
     }
-    ev v = {t, x->seq++, rank, (int8_t)stream, (int8_t)comm};
+    ev v = {t, x->seq++, op, rank, (int8_t)stream, (int8_t)comm};
     int64_t i = x->nheap++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -332,7 +333,7 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     if (!k)
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
-    post me = {rank, (int8_t)stream, op->u.p2p.bytes};
+    post me = {rank, (int8_t)stream, i, op->u.p2p.bytes};
     if (other->head == other->n)
         return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                    : ZS_OK;
@@ -344,7 +345,8 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
         count_p2p_bytes(x, src, dst, me.bytes);
     acct(x, rank, 0, 1);
     acct(x, peer.rank, 0, 1);
-    if (push(x, x->now + t, rank, stream, 1) || push(x, x->now + t, peer.rank, peer.stream, 1))
+    if (push(x, x->now + t, rank, stream, i, 1) ||
+        push(x, x->now + t, peer.rank, peer.stream, peer.op, 1))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     return ZS_OK;
 }
@@ -365,7 +367,7 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
         return fail_at(x, ZS_EINVALID, rank, i,
                        "members of a collective disagree on its kind or size");
     }
-    c->who[c->arrived++] = (post){rank, (int8_t)stream, op->u.coll.bytes};
+    c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->u.coll.bytes};
     if (c->arrived < g->n)
         return ZS_OK;
     double t = 0;
@@ -381,14 +383,14 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     }
     for (int k = 0; k < g->n; k++) {
         acct(x, c->who[k].rank, 0, 1);
-        if (push(x, x->now + t, c->who[k].rank, c->who[k].stream, 1))
+        if (push(x, x->now + t, c->who[k].rank, c->who[k].stream, c->who[k].op, 1))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     c->arrived = 0;
     return ZS_OK;
 }
 
-/* Tries to start the next item on a stream; returns an error status only. */
+/* Issues what the stream can issue now; returns an error status only. */
 static int try_start(ex *x, int rank, int stream)
 {
     const zs_schedule *s = x->s;
@@ -401,47 +403,29 @@ static int try_start(ex *x, int rank, int stream)
         const zs_op *op = &p->ops[c->pos];
         if (!deps_ok(x, rank, c->pos, c->seg, c->iter))
             return ZS_OK;
+        if (is_p2p(op)) {
+            /* Sends and receives are issued without holding the stream. */
+            c->p2p_pending++;
+            int64_t i = c->pos++;
+            int rc = post_p2p(x, rank, stream, op, i);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (c->p2p_pending > 0)
+            return ZS_OK; /* everything else waits for the stream's transfers */
         if (op->kind == ZS_OP_MARKER) {
             x->r[rank].done[c->pos]++;
             x->res->ranks[rank].ops++;
             c->pos++;
             continue;
         }
-        c->first = c->last = c->pos;
-        if (is_p2p(op)) {
-            /* A run of consecutive p2p ops of this stream is one group: it
-             * is issued only when every member's dependencies are met. */
-            const zs_segment *g = &p->segs[c->seg];
-            int64_t j = c->pos + 1;
-            for (; j < g->op0 + g->nops; j++) {
-                const zs_op *o2 = &p->ops[j];
-                if (o2->stream != stream)
-                    continue;
-                if (!is_p2p(o2))
-                    break;
-                if (!deps_ok(x, rank, j, c->seg, c->iter))
-                    return ZS_OK;
-                c->last = j;
-            }
-            c->busy = 1;
-            c->pending = 0;
-            for (int64_t k = c->first; k <= c->last; k++) {
-                const zs_op *o2 = &p->ops[k];
-                if (o2->stream != stream)
-                    continue;
-                c->pending++;
-                int rc = post_p2p(x, rank, stream, o2, k);
-                if (rc)
-                    return rc;
-            }
-            return ZS_OK;
-        }
         c->busy = 1;
-        c->pending = 1;
+        c->cur = c->pos++;
         if (op->kind == ZS_OP_COLL)
-            return post_coll(x, rank, stream, op, c->pos);
+            return post_coll(x, rank, stream, op, c->cur);
         acct(x, rank, 1, 0);
-        if (push(x, x->now + (x->dry ? 0 : op->duration), rank, stream, 0))
+        if (push(x, x->now + (x->dry ? 0 : op->duration), rank, stream, c->cur, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
     }
@@ -462,18 +446,15 @@ static int retire(ex *x, const ev *v)
 {
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
+    const zs_op *op = &x->s->ranks[v->rank].ops[v->op];
     acct(x, v->rank, v->comm ? 0 : -1, v->comm ? -1 : 0);
-    if (--c->pending > 0)
-        return ZS_OK;
-    const zs_rank_prog *p = &x->s->ranks[v->rank];
-    for (int64_t k = c->first; k <= c->last; k++)
-        if (p->ops[k].stream == v->stream) {
-            r->done[k]++;
-            x->res->ranks[v->rank].ops++;
-        }
+    r->done[v->op]++;
+    x->res->ranks[v->rank].ops++;
     x->res->ranks[v->rank].end = x->now;
-    c->pos = c->last + 1;
-    c->busy = 0;
+    if (is_p2p(op))
+        c->p2p_pending--;
+    else
+        c->busy = 0;
     return try_rank(x, v->rank);
 }
 
@@ -561,10 +542,25 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
             for (int st = 0; st < s->nstreams; st++) {
                 stream_st *c = &x.r[rk].st[st];
-                if (!c->finished) {
-                    rc = fail_at(&x, ZS_EINVALID, rk, c->pos,
+                if (c->busy || (!c->finished && c->p2p_pending == 0)) {
+                    rc = fail_at(&x, ZS_EINVALID, rk, c->busy ? c->cur : c->pos,
                                  "the schedule cannot finish: this op waits forever (a message "
                                  "or collective peer that never comes, or a cycle)");
+                    break;
+                }
+                if (c->p2p_pending > 0 || !c->finished) {
+                    /* Find an issued transfer that never completed. */
+                    const zs_rank_prog *p = &s->ranks[rk];
+                    int64_t stuck = 0;
+                    for (int64_t i = 0; i < p->nops; i++)
+                        if (p->ops[i].stream == st && is_p2p(&p->ops[i]) &&
+                            x.r[rk].done[i] < p->segs[x.r[rk].seg_of[i]].repeat) {
+                            stuck = i;
+                            break;
+                        }
+                    rc = fail_at(&x, ZS_EINVALID, rk, stuck,
+                                 "the schedule cannot finish: this transfer never completes (a "
+                                 "message peer that never comes, or a cycle)");
                     break;
                 }
             }

@@ -22,6 +22,8 @@ struct zs_iter {
     int64_t *entry, *exit;
     int next_tag;
     int tag_act, tag_grad;
+    int pp_stream; /* pipeline sends and receives: off the compute stream so
+                    * a stage can post the next receive while its send waits */
     double *moe_load; /* per rank: expert load factor (mean 1) */
     int *tp_group;    /* per slot-rank: the TP group's id (leader ranks only) */
     zs_err *e;
@@ -39,6 +41,12 @@ int zs_iter_nslots(const zs_iter *it)
 {
     return it->nslots;
 }
+int zs_slot_rank(const zs_layout_dims *d, int stage, int slot)
+{
+    int dp = slot / d->cp, cp = slot % d->cp;
+    return ((dp * d->pp + stage) * d->cp + cp) * d->tp;
+}
+
 int zs_iter_rank(const zs_iter *it, int stage, int slot)
 {
     int dp = slot / it->cp, cp = slot % it->cp;
@@ -432,11 +440,13 @@ static int chunk(zs_iter *it, body *b, chain *ch)
              * the neighbouring stage. */
             int peer = zs_iter_rank(it, b->backward ? stage + 1 : stage - 1, sl);
             int64_t deps[1] = {c->last};
-            int64_t op = zs_sched_recv(
-                it->s, c->rank, ZS_STREAM_COMPUTE, b->backward ? "pp-recv-grad" : "pp-recv-act",
-                peer, b->backward ? it->tag_grad : it->tag_act, Tl * h * by, deps, c->last >= 0);
+            int64_t op = zs_sched_recv(it->s, c->rank, it->pp_stream,
+                                       b->backward ? "pp-recv-grad" : "pp-recv-act", peer,
+                                       b->backward ? it->tag_grad : it->tag_act, Tl * h * by,
+                                       NULL, 0);
+            (void)deps;
             if ((rc = chk(it, op, "pipeline receive")) == ZS_OK)
-                c->last = op;
+                c->last = op; /* the chunk's first compute op waits for it */
         }
     }
     if (rc)
@@ -481,11 +491,11 @@ static int chunk(zs_iter *it, body *b, chain *ch)
         } else {
             int peer = zs_iter_rank(it, b->backward ? stage - 1 : stage + 1, sl);
             int64_t deps[1] = {c->last};
-            int64_t op = zs_sched_send(
-                it->s, c->rank, ZS_STREAM_COMPUTE, b->backward ? "pp-send-grad" : "pp-send-act",
-                peer, b->backward ? it->tag_grad : it->tag_act, Tl * h * by, deps, c->last >= 0);
-            if ((rc = chk(it, op, "pipeline send")) == ZS_OK)
-                c->last = op;
+            int64_t op = zs_sched_send(it->s, c->rank, it->pp_stream,
+                                       b->backward ? "pp-send-grad" : "pp-send-act", peer,
+                                       b->backward ? it->tag_grad : it->tag_act, Tl * h * by,
+                                       deps, c->last >= 0);
+            rc = chk(it, op, "pipeline send");
         }
     }
     return rc;
@@ -768,6 +778,12 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
     if (!it.entry || !it.exit || !it.moe_load || !it.tp_group) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     } else {
+        it.pp_stream = ZS_STREAM_COMM;
+        rc = ZS_OK;
+        if (d->pp > 1 && (it.pp_stream = zs_schedule_add_stream(s, "pp")) < 0)
+            rc = zs_err_set(e, ZS_EINVALID, "iteration builder",
+                            "use at most 3 streams of your own with pipelining",
+                            "no room for the pipeline stream");
         s->dims = *d;
         s->layers = m->layers;
         s->heads = m->heads;
@@ -775,7 +791,8 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
         snprintf(s->model, sizeof s->model, "%s", m->name);
         snprintf(s->cluster, sizeof s->cluster, "%s", cost->cluster.name);
         snprintf(s->cost_desc, sizeof s->cost_desc, "%s", cost->desc);
-        rc = build(&it);
+        if (rc == ZS_OK)
+            rc = build(&it);
     }
     free(it.entry);
     free(it.exit);

@@ -54,6 +54,10 @@ typedef struct zs_iter_spec {
  * sets). s->dims, layers, heads, micro_batches are filled from spec. */
 int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, zs_err *e);
 
+/* The rank (TP rank 0) of a slot in a stage, for a layout (also usable
+ * before the builder runs, e.g. to place the plan's pieces). */
+int zs_slot_rank(const zs_layout_dims *d, int stage, int slot);
+
 /* ---- for attention emitters ---------------------------------------------- */
 
 zs_schedule *zs_iter_schedule(zs_iter *it);

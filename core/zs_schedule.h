@@ -10,11 +10,14 @@
  *     starts when both are issued and both complete when it ends;
  *   - the k-th COLL op on group g of every member forms one collective.
  * A cross-rank dependency is therefore a message (a zero-byte one is fine).
- * Consecutive SEND/RECV ops on one stream form a group that is issued at
- * once (NCCL group semantics: a ring step's send and receive run together,
- * so rings cannot deadlock); the stream moves on when all of them are done.
- * A COLL op holds its stream until the collective completes. An op starts
- * when it is first on its stream and its dependencies have completed.
+ * SEND and RECV ops do not hold their stream: a stream issues them in
+ * order as soon as each one's dependencies have completed and moves on
+ * (like NCCL calls inside a group: a ring step's send and receive run
+ * together, so rings cannot deadlock). Any other op waits until every
+ * earlier op of its stream, sends and receives included, has completed,
+ * and until its dependencies have. A COLL op holds its stream until the
+ * collective completes. A dependency on a SEND/RECV waits for the transfer
+ * to complete.
  *
  * Layers repeat: a rank's program is a list of segments, each a run of ops
  * executed `repeat` times in a row (e.g. one layer's forward, repeat 32).

@@ -32,6 +32,7 @@ void zs_batch_free(zs_batch *b)
         return;
     free(b->len);
     free(b->source);
+    free(b->micro_of);
     free((batch_impl *)b);
 }
 

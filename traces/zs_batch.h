@@ -13,6 +13,12 @@ typedef struct zs_batch {
     int64_t *source; /* index of each document in its trace (-1 when synthetic) */
     int64_t tokens;  /* sum of len */
     int32_t index;   /* which batch of the run (0-based) */
+    /* Optional micro-batch assignment set by a packer (WLB-LLM's, or a
+     * fixed-length repacking): document d belongs to micro-batch
+     * micro_of[d] in [0, nmicro); documents are ordered by micro-batch.
+     * NULL (nmicro 0) when the batch is not packed. Freed with the batch. */
+    int32_t *micro_of;
+    int32_t nmicro;
 } zs_batch;
 
 /* An empty batch with room for cap documents; NULL when out of memory. */

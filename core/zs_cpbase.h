@@ -1,0 +1,88 @@
+/* Shared setup of the context-parallel baselines (te-cp, llama-cp,
+ * hybrid-dp, ulysses, usp), so that every one of them sees the same batch
+ * split the same way and differs only in how a CP group runs attention.
+ *
+ * Layout: tp x cp x dp with pp = 1; a CP group is cp consecutive TP groups
+ * (so CP fills a node before it crosses one), DP runs across CP groups.
+ * The global batch is split over the DP groups by a balanced greedy:
+ * documents longest first (ties by batch index) to the group with the
+ * fewest tokens that still has room, where "room" is the method's own
+ * per-GPU footprint of the document against the memory model's capacity.
+ * Internal to the baseline planners (zs__ names). Depends on the planner
+ * interface, the iteration builder and the memory model. */
+#ifndef ZS_CPBASE_H
+#define ZS_CPBASE_H
+
+#include "zs_iteration.h"
+#include "zs_planner.h"
+
+/* Upper bound on the tokens one GPU of a CP group of cp GPUs holds when the
+ * group takes a document of len tokens (padding included). */
+typedef int64_t (*zs__cpb_footprint_fn)(int32_t len, int cp);
+
+typedef struct zs__cpb {
+    int tp, cp, dp, nslots, nranks;
+    zs_mem_cfg mc;
+    long cap; /* tokens one GPU can hold (memory model) */
+    int32_t ndocs;
+    const int32_t *len; /* borrowed from the batch */
+    int32_t *gdocs;     /* documents of group g: gdocs[gstart[g] .. gstart[g+1]), batch order */
+    int *gstart;        /* dp + 1 entries */
+    int64_t *gtokens;   /* tokens per group */
+} zs__cpb;
+
+/* Reads the options tp and cp (cp_default, capped at the number of TP
+ * groups when it is the default), checks the layout, computes the token
+ * capacity and splits the batch. Errors name the option or the document. */
+int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, long cp_default,
+                 zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e);
+void zs__cpb_free(zs__cpb *c);
+
+/* Slot of CP rank k of DP group g, and the rank (TP rank 0) of a slot. */
+static inline int zs__cpb_slot(const zs__cpb *c, int g, int k)
+{
+    return g * c->cp + k;
+}
+static inline int zs__cpb_rank(const zs__cpb *c, int slot)
+{
+    return slot * c->tp;
+}
+
+/* Footprints: zigzag chunks of a document padded to a multiple of 2cp, and
+ * an even share (ceil(len / cp)). */
+int64_t zs__cpb_fp_zigzag(int32_t len, int cp);
+int64_t zs__cpb_fp_even(int32_t len, int cp);
+
+/* Bytes of K and V (or dK and dV) of n tokens in one layer on one GPU. */
+double zs__cpb_kv_bytes(const zs_model *m, int tp, int64_t tokens);
+
+/* Adds the layout note every baseline reports. */
+void zs__cpb_note(const zs__cpb *c, zs_plan_report *rep, const char *method_layout);
+
+/* Error for a CP group whose GPU would hold more tokens than fit. */
+int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e);
+
+/* A new schedule for the layout with the batch's documents set and an
+ * extra stream "cp" for the method's attention communication (real systems
+ * run CP traffic on its own stream, so it never queues behind the
+ * data-parallel gradient collectives). */
+int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e);
+
+/* Places tokens [t0, t1) of a document on a slot for attention and for the
+ * linear modules alike (these baselines do not remap). */
+int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int32_t t1, int slot,
+                  zs_err *e);
+
+/* Appends one attention op over whole documents (local attention, no
+ * communication) with `heads` query heads (0: the iteration's) to a slot's
+ * rank after dep; returns the op, dep when there is nothing to compute, or
+ * a negative status. */
+int64_t zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
+                           int backward, int64_t dep);
+
+/* Runs the iteration builder with one micro-batch, pp = 1 and the given
+ * linear tokens per slot. */
+int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
+                  int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e);
+
+#endif

@@ -1,0 +1,572 @@
+/* Shared lowering of the 4D methods: see zs_plan4d.h.
+ *
+ * Per packed sequence the shards of both shardings are built up front
+ * (token ranges per slot, attention blocks per slot and ring step), priced
+ * with the cost model (kernel latency of the slowest slot per step, tile
+ * padding included), and the chosen one is kept; the attention emitter then
+ * replays it for every stage, micro-batch and direction. */
+#include "zs_plan4d.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_iteration.h"
+
+/* WLB-LLM's Table 1: (model, context, GPUs) -> (TP, CP, PP, DP). */
+static const struct {
+    const char *model;
+    int32_t ctx;
+    int gpus, tp, cp, pp, dp;
+} table1[] = {
+    {"llama-550m", 65536, 32, 2, 2, 4, 2},   {"llama-550m", 131072, 32, 2, 4, 4, 1},
+    {"llama-7b", 65536, 32, 4, 2, 4, 1},     {"llama-7b", 131072, 64, 8, 2, 4, 1},
+    {"llama-30b", 65536, 64, 8, 2, 4, 1},    {"llama-30b", 131072, 128, 8, 4, 4, 1},
+    {"llama3-70b", 65536, 256, 16, 4, 4, 1}, {"llama3-70b", 131072, 256, 16, 4, 4, 1},
+};
+
+int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e)
+{
+    memset(o, 0, sizeof *o);
+    o->method = method;
+    long window, micro, tp, cp, pp;
+    int rc = zs_opts_int(ctx->opts, "window", 131072, 1, INT32_MAX / 4, &window, e);
+    if (!rc)
+        rc = zs_opts_int(ctx->opts, "micro", 0, 0, 4096, &micro, e);
+    if (rc)
+        return rc;
+    int gpus = zs_cluster_gpus(ctx->cluster), gpn = ctx->cluster->gpus_per_node;
+    long dtp = gpn < 8 ? gpn : 8, dcp = 2, dpp = 4;
+    for (size_t i = 0; i < sizeof table1 / sizeof table1[0]; i++)
+        if (strcmp(table1[i].model, ctx->model->name) == 0 && table1[i].ctx == window &&
+            table1[i].gpus == gpus && table1[i].tp <= gpn) {
+            dtp = table1[i].tp;
+            dcp = table1[i].cp;
+            dpp = table1[i].pp;
+        }
+    rc = zs_opts_int(ctx->opts, "tp", dtp, 1, 64, &tp, e);
+    if (!rc)
+        rc = zs_opts_int(ctx->opts, "cp", dcp, 1, 1024, &cp, e);
+    if (!rc)
+        rc = zs_opts_int(ctx->opts, "pp", dpp, 1, 256, &pp, e);
+    if (rc)
+        return rc;
+    if (gpn % tp != 0)
+        return zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
+                          "tp=%ld does not divide %d GPUs per node", tp, gpn);
+    if (gpus % (tp * cp * pp) != 0)
+        return zs_err_set(e, ZS_EINPUT, "tp x cp x pp",
+                          "choose tp, cp and pp whose product divides the GPU count",
+                          "tp=%ld x cp=%ld x pp=%ld = %ld does not divide %d GPUs", tp, cp, pp,
+                          tp * cp * pp, gpus);
+    if (pp > ctx->model->layers)
+        return zs_err_set(e, ZS_EINPUT, "pp", "use at most one pipeline stage per layer",
+                          "pp=%ld exceeds the model's %d layers", pp, ctx->model->layers);
+    o->dims = (zs_layout_dims){(int)tp, (int)cp, (int)pp, gpus / (int)(tp * cp * pp)};
+    o->window = (int32_t)window;
+    o->micro = (int)micro;
+    zs_mem_cfg mc = ctx->mem;
+    mc.tp = (int)tp;
+    mc.pp = (int)pp;
+    mc.dp = o->dims.dp * (int)cp; /* optimizer state is sharded over DP x CP */
+    zs_mem_breakdown mb;
+    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
+        return rc;
+    if (mb.max_tokens < 1)
+        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
+                          "use more pipeline stages, ZeRO sharding or recomputation",
+                          "the model's weights and optimizer state alone do not fit one GPU");
+    o->max_tokens = mb.max_tokens;
+    return ZS_OK;
+}
+
+/* A document longer than the window cannot be one context window's worth
+ * of a packed sequence. */
+int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e)
+{
+    for (int32_t d = 0; d < b->ndocs; d++)
+        if (b->len[d] > window) {
+            char w[64];
+            snprintf(w, sizeof w, "document %d of the batch", d);
+            return zs_err_set(e, ZS_EINPUT, w,
+                              "raise --opt window=, or cut documents at the window (--long split)",
+                              "a document of %d tokens is longer than the context window of %d",
+                              b->len[d], window);
+        }
+    return ZS_OK;
+}
+
+double zs__4d_doc_cost_fn(void *arg, int32_t len)
+{
+    const zs__4d_doc_cost *c = arg;
+    const zs_model *m = c->ctx->model;
+    int tp = c->o->dims.tp, cp = c->o->dims.cp;
+    zs_attn_block b = {0, 0, len, 0, len};
+    double attn = zs_cost_attn(c->ctx->cost, &b, 1, m->heads / tp, 0) / cp;
+    double lin =
+        zs_cost_gemm(c->ctx->cost, (double)len / cp,
+                     zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / tp, m->hidden);
+    return attn + lin;
+}
+
+/* ---- shards --------------------------------------------------------------------- */
+
+typedef struct range {
+    int32_t doc, t0, t1;
+} range;
+
+typedef struct shard {
+    int g, mode;
+    range *rg;
+    int64_t nrg, *rg0;  /* slot i: rg[rg0[i] .. rg0[i+1]) */
+    zs_attn_block *blk; /* slot i, step j: blk[bk0[i*g+j] .. bk0[i*g+j+1]) */
+    int64_t nblk, cblk, *bk0;
+    int64_t *kv_tokens; /* per slot: tokens of its KV shard (padding included) */
+    int64_t *tokens;    /* per slot: tokens of the plan */
+    double lat_fwd, lat_bwd;
+} shard;
+
+static void shard_free(shard *s)
+{
+    free(s->rg);
+    free(s->rg0);
+    free(s->blk);
+    free(s->bk0);
+    free(s->kv_tokens);
+    free(s->tokens);
+    memset(s, 0, sizeof *s);
+}
+
+static int push_range(shard *s, int64_t *cap, int32_t doc, int32_t t0, int32_t t1)
+{
+    if (t1 <= t0)
+        return ZS_OK;
+    if (s->nrg == *cap) {
+        int64_t nc = *cap ? *cap * 2 : 64;
+        range *v = realloc(s->rg, sizeof *v * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        s->rg = v;
+        *cap = nc;
+    }
+    s->rg[s->nrg++] = (range){doc, t0, t1};
+    return ZS_OK;
+}
+
+static int push_block(shard *s, zs_attn_block b)
+{
+    if (s->nblk == s->cblk) {
+        int64_t nc = s->cblk ? s->cblk * 2 : 64;
+        zs_attn_block *v = realloc(s->blk, sizeof *v * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        s->blk = v;
+        s->cblk = nc;
+    }
+    s->blk[s->nblk++] = b;
+    return ZS_OK;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const range *x = a, *y = b;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    return x->t0 < y->t0 ? -1 : (x->t0 > y->t0);
+}
+
+/* Token range of chunk c of 2g chunks of a document (per-document
+ * sharding: remainder tokens one each to the first chunks). */
+static void doc_chunk(int32_t len, int g, int c, int32_t *t0, int32_t *t1)
+{
+    int32_t base = len / (2 * g), rem = len % (2 * g);
+    *t0 = c * base + (c < rem ? c : rem);
+    *t1 = *t0 + base + (c < rem);
+}
+
+/* Builds the shard of one packed sequence (docs[0..n) in order) over g
+ * slots. */
+static int shard_build(shard *s, int g, int mode, const int32_t *docs, int32_t n,
+                       const int32_t *len, const zs_cost *cost, int heads)
+{
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    s->mode = mode;
+    s->rg0 = calloc((size_t)g + 1, sizeof(int64_t));
+    s->bk0 = calloc((size_t)g * g + 1, sizeof(int64_t));
+    s->kv_tokens = calloc((size_t)g, sizeof(int64_t));
+    s->tokens = calloc((size_t)g, sizeof(int64_t));
+    if (!s->rg0 || !s->bk0 || !s->kv_tokens || !s->tokens)
+        return ZS_ENOMEM;
+    int64_t cap = 0, S = 0;
+    for (int32_t k = 0; k < n; k++)
+        S += len[docs[k]];
+    int64_t c = (S + 2 * g - 1) / (2 * g); /* per-sequence chunk (padded) */
+    for (int i = 0; i < g; i++) {
+        s->rg0[i] = s->nrg;
+        int ch[2] = {i, 2 * g - 1 - i};
+        for (int h = 0; h < 2; h++) {
+            if (mode == ZS__SHARD_SEQ) {
+                int64_t lo = ch[h] * c, hi = lo + c, off = 0;
+                for (int32_t k = 0; k < n; k++) {
+                    int32_t d = docs[k];
+                    int64_t a = lo > off ? lo : off, b = hi < off + len[d] ? hi : off + len[d];
+                    if (a < b && push_range(s, &cap, d, (int32_t)(a - off), (int32_t)(b - off)))
+                        return ZS_ENOMEM;
+                    off += len[d];
+                }
+                s->kv_tokens[i] += c;
+            } else
+                for (int32_t k = 0; k < n; k++) {
+                    int32_t t0, t1;
+                    doc_chunk(len[docs[k]], g, ch[h], &t0, &t1);
+                    if (push_range(s, &cap, docs[k], t0, t1))
+                        return ZS_ENOMEM;
+                    s->kv_tokens[i] += t1 - t0;
+                }
+        }
+        s->rg0[i + 1] = s->nrg;
+        qsort(s->rg + s->rg0[i], (size_t)(s->nrg - s->rg0[i]), sizeof(range), cmp_range);
+        for (int64_t r = s->rg0[i]; r < s->nrg; r++)
+            s->tokens[i] += s->rg[r].t1 - s->rg[r].t0;
+    }
+    /* Blocks: slot i's queries against the KV of slot i-j at step j, every
+     * pair of ranges of one document with at least one causal pair. */
+    for (int i = 0; i < g; i++)
+        for (int j = 0; j < g; j++) {
+            s->bk0[i * g + j] = s->nblk;
+            int src = (i - j + g) % g;
+            int64_t k0 = s->rg0[src], k1 = s->rg0[src + 1];
+            for (int64_t q = s->rg0[i]; q < s->rg0[i + 1]; q++) {
+                const range *Q = &s->rg[q];
+                int64_t lo = k0, hi = k1; /* first KV range with doc >= Q->doc */
+                while (lo < hi) {
+                    int64_t mid = (lo + hi) / 2;
+                    if (s->rg[mid].doc < Q->doc)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (int64_t k = lo; k < k1 && s->rg[k].doc == Q->doc; k++) {
+                    const range *K = &s->rg[k];
+                    if (K->t0 >= Q->t1)
+                        break;
+                    zs_attn_block b = {Q->doc, Q->t0, Q->t1, K->t0, K->t1 < Q->t1 ? K->t1 : Q->t1};
+                    if (push_block(s, b))
+                        return ZS_ENOMEM;
+                }
+            }
+        }
+    s->bk0[g * g] = s->nblk;
+    for (int j = 0; j < g; j++) {
+        double mf = 0, mb = 0;
+        for (int i = 0; i < g; i++) {
+            int64_t b0 = s->bk0[i * g + j], nb = s->bk0[i * g + j + 1] - b0;
+            if (nb == 0)
+                continue;
+            double f = zs_cost_attn(cost, s->blk + b0, (int)nb, heads, 0);
+            double b = zs_cost_attn(cost, s->blk + b0, (int)nb, heads, 1);
+            mf = f > mf ? f : mf;
+            mb = b > mb ? b : mb;
+        }
+        s->lat_fwd += mf;
+        s->lat_bwd += mb;
+    }
+    return ZS_OK;
+}
+
+/* ---- the emitter ------------------------------------------------------------------ */
+
+typedef struct lower {
+    const zs__4d *o;
+    int nseq, micro, stream;
+    shard *sh;                 /* per sequence (g = 0: empty) */
+    double kv_bytes_per_token; /* K and V, per GPU */
+    int64_t *last, *ready, *nready, *dkv;
+} lower;
+
+static int oom(zs_err *e)
+{
+    return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+}
+
+static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int backward, zs_err *e)
+{
+    zs_schedule *S = zs_iter_schedule(it);
+    const zs_cost *cost = zs_iter_cost(it);
+    int g = s->g, heads = zs_iter_heads(it);
+    int tag_kv = g > 1 ? zs_iter_tag(it) : 0, tag_dkv = g > 1 && backward ? zs_iter_tag(it) : 0;
+    double kvb = L->kv_bytes_per_token * (double)zs_iter_kv_heads(it);
+    for (int i = 0; i < g; i++)
+        L->last[i] = L->ready[i] = zs_iter_entry(it, base + i);
+    for (int j = 0; j < g; j++) {
+        for (int i = 0; i < g && j < g - 1; i++) {
+            int r = zs_iter_rank(it, stage, base + i);
+            int nx = zs_iter_rank(it, stage, base + (i + 1) % g);
+            int pv = zs_iter_rank(it, stage, base + (i - 1 + g) % g);
+            int64_t dep[1] = {L->ready[i]};
+            int64_t a = zs_sched_send(S, r, L->stream, "cp-kv", nx, tag_kv,
+                                      kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
+            int64_t b = zs_sched_recv(S, r, L->stream, "cp-kv", pv, tag_kv,
+                                      kvb * (double)s->kv_tokens[(i - 1 - j + 2 * g) % g], dep, 1);
+            if (a < 0 || b < 0)
+                return oom(e);
+            L->nready[i] = b;
+        }
+        for (int i = 0; i < g; i++) {
+            int r = zs_iter_rank(it, stage, base + i);
+            int64_t b0 = s->bk0[i * g + j], nb = s->bk0[i * g + j + 1] - b0;
+            if (nb > 0) {
+                int64_t dep[2] = {L->last[i], L->ready[i]};
+                double t = zs_cost_attn(cost, s->blk + b0, (int)nb, heads, backward);
+                int64_t op = zs_sched_attn(
+                    S, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
+                    s->blk + b0, (int)nb, heads, t, dep, dep[1] == dep[0] ? 1 : 2);
+                if (op < 0)
+                    return oom(e);
+                L->last[i] = op;
+            }
+            if (backward && g > 1) {
+                /* The dK/dV accumulated for the KV held at this step goes on
+                 * with it; after the last step it reaches its owner. */
+                int nx = zs_iter_rank(it, stage, base + (i + 1) % g);
+                int pv = zs_iter_rank(it, stage, base + (i - 1 + g) % g);
+                int64_t dep[1] = {L->last[i]};
+                int64_t a = zs_sched_send(S, r, L->stream, "cp-dkv", nx, tag_dkv,
+                                          kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
+                int64_t b =
+                    zs_sched_recv(S, r, L->stream, "cp-dkv", pv, tag_dkv,
+                                  kvb * (double)s->kv_tokens[(i - 1 - j + 2 * g) % g], dep, 1);
+                if (a < 0 || b < 0)
+                    return oom(e);
+                L->dkv[i] = b;
+            }
+        }
+        for (int i = 0; i < g && j < g - 1; i++)
+            L->ready[i] = L->nready[i];
+    }
+    for (int i = 0; i < g; i++) {
+        int64_t exit = L->last[i];
+        if (backward && g > 1) {
+            /* Adding the returned dK/dV to the local one (read two, write one). */
+            int r = zs_iter_rank(it, stage, base + i);
+            double by = 3 * kvb * (double)s->kv_tokens[i];
+            int64_t dep[2] = {L->last[i], L->dkv[i]};
+            exit = zs_sched_elementwise(S, r, ZS_STREAM_COMPUTE, "cp-dkv-add", by,
+                                        zs_cost_elementwise(cost, by), dep, 2);
+            if (exit < 0)
+                return oom(e);
+        }
+        zs_iter_set_exit(it, base + i, exit);
+    }
+    return ZS_OK;
+}
+
+static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
+{
+    lower *L = arg;
+    int cp = L->o->dims.cp;
+    for (int d = 0; d < L->o->dims.dp; d++) {
+        int k = d * L->micro + micro;
+        if (k >= L->nseq || L->sh[k].g == 0) {
+            for (int i = 0; i < cp; i++)
+                zs_iter_set_exit(it, d * cp + i, zs_iter_entry(it, d * cp + i));
+            continue;
+        }
+        int rc = ring(L, it, stage, d * cp, &L->sh[k], backward, e);
+        if (rc)
+            return rc;
+    }
+    return ZS_OK;
+}
+
+/* ---- lowering ------------------------------------------------------------------- */
+
+static int cmp_i64_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x > y ? -1 : (x < y);
+}
+
+int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, const int32_t *seq_of,
+                 int32_t nseq, zs__shard shard_mode, zs_schedule **out, zs_plan_report *rep,
+                 zs_err *e)
+{
+    const zs_layout_dims *D = &o->dims;
+    int g = D->cp, heads = ctx->model->heads / D->tp;
+    int micro = o->micro > 0 ? o->micro : (nseq + D->dp - 1) / D->dp;
+    if (micro < 1)
+        micro = 1;
+    if (nseq > micro * D->dp)
+        return zs_err_set(e, ZS_EINPUT, "micro", "raise micro, or give the planner a smaller batch",
+                          "the packing needs %d micro-batches but micro=%d x dp=%d holds %d", nseq,
+                          micro, D->dp, micro * D->dp);
+    int nslots = D->dp * D->cp;
+    lower L = {o, nseq, micro, 0, NULL, 0, NULL, NULL, NULL, NULL};
+    int32_t *docs = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
+    int32_t *ndoc = calloc((size_t)nseq + 1, sizeof(int32_t));
+    int32_t *first = calloc((size_t)nseq + 2, sizeof(int32_t));
+    int64_t *lin = calloc((size_t)micro * nslots, sizeof(int64_t));
+    int64_t *per = calloc((size_t)micro, sizeof(int64_t));
+    double *lat = calloc((size_t)nseq + 1, sizeof(double));
+    L.sh = calloc((size_t)nseq + 1, sizeof(shard));
+    L.last = malloc(sizeof(int64_t) * 4 * (size_t)g);
+    zs_schedule *S = zs_schedule_new(zs_cluster_gpus(ctx->cluster));
+    int rc = ZS_OK;
+    if (!docs || !ndoc || !first || !lin || !per || !lat || !L.sh || !L.last || !S) {
+        rc = oom(e);
+        goto done;
+    }
+    L.ready = L.last + g;
+    L.nready = L.last + 2 * g;
+    L.dkv = L.last + 3 * g;
+    /* Documents grouped by sequence, batch order inside. */
+    for (int32_t d = 0; d < b->ndocs; d++) {
+        if (seq_of[d] < 0 || seq_of[d] >= nseq) {
+            rc = zs_err_set(e, ZS_EINVALID, o->method, NULL,
+                            "document %d has no micro-batch (%d of %d)", d, seq_of[d], nseq);
+            goto done;
+        }
+        ndoc[seq_of[d]]++;
+    }
+    for (int32_t k = 0; k < nseq; k++)
+        first[k + 1] = first[k] + ndoc[k];
+    memset(ndoc, 0, sizeof(int32_t) * (size_t)nseq);
+    for (int32_t d = 0; d < b->ndocs; d++)
+        docs[first[seq_of[d]] + ndoc[seq_of[d]]++] = d;
+    /* Shards: both shardings per sequence, then the choice. */
+    double tot[2] = {0, 0};
+    shard *alt = calloc((size_t)nseq + 1, sizeof(shard));
+    if (!alt) {
+        rc = oom(e);
+        goto done;
+    }
+    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
+        if (ndoc[k] == 0)
+            continue;
+        if (shard_build(&L.sh[k], g, ZS__SHARD_SEQ, docs + first[k], ndoc[k], b->len, ctx->cost,
+                        heads) ||
+            shard_build(&alt[k], g, ZS__SHARD_DOC, docs + first[k], ndoc[k], b->len, ctx->cost,
+                        heads))
+            rc = oom(e);
+        tot[0] += L.sh[k].lat_fwd + L.sh[k].lat_bwd;
+        tot[1] += alt[k].lat_fwd + alt[k].lat_bwd;
+    }
+    int ndocmode = 0, nused = 0;
+    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
+        if (ndoc[k] == 0)
+            continue;
+        nused++;
+        int use_doc = shard_mode == ZS__SHARD_DOC ||
+                      (shard_mode == ZS__SHARD_STATIC && tot[1] < tot[0]) ||
+                      (shard_mode == ZS__SHARD_ADAPTIVE &&
+                       alt[k].lat_fwd + alt[k].lat_bwd < L.sh[k].lat_fwd + L.sh[k].lat_bwd);
+        if (use_doc) {
+            shard t = L.sh[k];
+            L.sh[k] = alt[k];
+            alt[k] = t;
+            ndocmode++;
+        }
+        shard_free(&alt[k]);
+    }
+    for (int32_t k = 0; k < nseq; k++)
+        shard_free(&alt[k]);
+    free(alt);
+    if (rc)
+        goto done;
+    /* Plan pieces, linear tokens, memory, predicted forward latency. */
+    if ((rc = zs_schedule_set_docs(S, b->len, b->ndocs))) {
+        rc = oom(e);
+        goto done;
+    }
+    double lin_n = zs_model_linear_flops_per_token(ctx->model) / (2.0 * ctx->model->hidden) / D->tp;
+    double lat_sum = 0, lat_max = 0;
+    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
+        const shard *s = &L.sh[k];
+        if (s->g == 0)
+            continue;
+        int dp = k / micro, m = k % micro;
+        int64_t maxtok = 0;
+        for (int i = 0; i < g && rc == ZS_OK; i++) {
+            int slot = dp * g + i, rank = zs_slot_rank(D, 0, slot);
+            lin[(size_t)m * nslots + slot] = s->tokens[i];
+            maxtok = s->tokens[i] > maxtok ? s->tokens[i] : maxtok;
+            for (int64_t r = s->rg0[i]; r < s->rg0[i + 1] && rc == ZS_OK; r++)
+                if (zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
+                                          ZS_LAYOUT_ATTN, m) ||
+                    zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
+                                          ZS_LAYOUT_LINEAR, m))
+                    rc = oom(e);
+        }
+        lat[k] = s->lat_fwd + zs_cost_gemm(ctx->cost, (double)maxtok, lin_n, ctx->model->hidden);
+        lat_sum += lat[k];
+        lat_max = lat[k] > lat_max ? lat[k] : lat_max;
+    }
+    if (rc)
+        goto done;
+    /* 1F1B keeps up to min(pp, micro) micro-batches' activations on the
+     * first stage: the largest ones must fit together. */
+    int inflight = D->pp < micro ? D->pp : micro;
+    for (int slot = 0; slot < nslots; slot++) {
+        for (int m = 0; m < micro; m++)
+            per[m] = lin[(size_t)m * nslots + slot];
+        qsort(per, (size_t)micro, sizeof(int64_t), cmp_i64_desc);
+        int64_t sum = 0;
+        for (int m = 0; m < inflight; m++)
+            sum += per[m];
+        if (sum > o->max_tokens) {
+            int32_t worst = (slot / g) * micro;
+            for (int32_t q = worst; q < (slot / g + 1) * micro && q < nseq; q++)
+                if (L.sh[q].g &&
+                    (!L.sh[worst].g || L.sh[q].tokens[slot % g] > L.sh[worst].tokens[slot % g]))
+                    worst = q;
+            char w[96];
+            snprintf(w, sizeof w, "micro-batch %d (document %d first)", worst,
+                     ndoc[worst] ? docs[first[worst]] : -1);
+            rc = zs_err_set(e, ZS_EINPUT, w,
+                            "use a smaller window or smax, more CP, recomputation or ZeRO",
+                            "%lld tokens of %d in-flight micro-batches on one GPU exceed the %ld "
+                            "that fit in its memory",
+                            (long long)sum, inflight, o->max_tokens);
+            goto done;
+        }
+    }
+    L.stream = zs_schedule_add_stream(S, "cp");
+    if (L.stream < 0) {
+        rc = zs_err_set(e, ZS_EINVALID, o->method, NULL, "no stream left for the CP ring");
+        goto done;
+    }
+    L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
+    zs_iter_spec spec = {*D,        micro, lin, ctx->mem.recompute, ctx->mem.zero_stage,
+                         ctx->seed, emit,  &L};
+    if ((rc = zs_iter_build(S, ctx->cost, &spec, e)))
+        goto done;
+    zs_plan_report_note(rep, "4D layout tp=%d cp=%d pp=%d dp=%d, %d micro-batches per DP rank",
+                        D->tp, D->cp, D->pp, D->dp, micro);
+    const char *how = shard_mode == ZS__SHARD_SEQ        ? "per-sequence"
+                      : shard_mode == ZS__SHARD_DOC      ? "per-document"
+                      : shard_mode == ZS__SHARD_ADAPTIVE ? "adaptive per micro-batch"
+                                                         : "one static choice";
+    zs_plan_report_note(rep, "CP sharding %s: per-document in %d of %d micro-batches", how,
+                        ndocmode, nused);
+    zs_plan_report_note(rep,
+                        "imbalance degree %.3f (largest predicted micro-batch forward latency x "
+                        "%d / total)",
+                        lat_sum > 0 ? lat_max * (micro * D->dp) / lat_sum : 1.0, micro * D->dp);
+done:
+    for (int32_t k = 0; L.sh && k < nseq; k++)
+        shard_free(&L.sh[k]);
+    free(L.sh);
+    free(L.last);
+    free(docs);
+    free(ndoc);
+    free(first);
+    free(lin);
+    free(per);
+    free(lat);
+    if (rc) {
+        zs_schedule_free(S);
+        return rc;
+    }
+    *out = S;
+    return ZS_OK;
+}

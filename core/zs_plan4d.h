@@ -1,0 +1,61 @@
+/* Shared lowering of the 4D-parallel methods (plain-4d, fixed-4d, wlb-llm):
+ * documents already packed into micro-batches (one packed sequence per CP
+ * group and micro-batch) become a whole-iteration schedule with TP, CP
+ * rings, PP 1F1B stages and DP. The methods differ only in how they pack
+ * and in how each micro-batch is sharded over its CP group:
+ *   - per-sequence: the packed sequence is padded to a multiple of 2 CP and
+ *     cut into 2 CP zigzag chunks regardless of document boundaries (slot i
+ *     holds chunks i and 2CP-1-i);
+ *   - per-document: every document is cut into 2 CP zigzag chunks of
+ *     floor(len / 2CP) tokens, the remainder dealt one token each to the
+ *     first chunks (no padding).
+ * Both run the same ring (CP-1 KV steps forward; backward moves KV ahead
+ * and the accumulated dK/dV behind, then returns each dK/dV to its owner)
+ * on a stream of their own, so the adaptive choice compares like with like.
+ * Internal to core (zs__ names). Depends on the planner interface, the
+ * iteration builder and the cost model. */
+#ifndef ZS_PLAN4D_H
+#define ZS_PLAN4D_H
+
+#include "zs_planner.h"
+
+typedef enum zs__shard {
+    ZS__SHARD_SEQ = 0,      /* per-sequence, every micro-batch */
+    ZS__SHARD_DOC = 1,      /* per-document, every micro-batch */
+    ZS__SHARD_ADAPTIVE = 2, /* per micro-batch, the faster by predicted kernel latency */
+    ZS__SHARD_STATIC = 3    /* one for the whole batch, the faster in total */
+} zs__shard;
+
+/* Options every 4D method reads: tp, cp, pp, window, micro. */
+typedef struct zs__4d {
+    zs_layout_dims dims;
+    int32_t window; /* context window (tokens of one packed sequence for the loader) */
+    int micro;      /* micro-batches per DP rank; 0: from the packing */
+    const char *method;
+    long max_tokens; /* tokens per GPU that fit (all in-flight micro-batches) */
+} zs__4d;
+
+/* Reads tp, cp, pp, window, micro (defaults from WLB-LLM's Table 1 when the
+ * model, window and GPU count match a row, else tp = min(8, GPUs per node),
+ * cp = 2, pp = 4) and the memory capacity. */
+int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e);
+
+/* ZS_EINPUT naming the first document longer than the window. */
+int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e);
+
+/* Predicted forward cost of one whole document split over a CP group:
+ * attention plus linear modules (the W_a + W_l the packers balance). */
+typedef struct zs__4d_doc_cost {
+    const zs_plan_ctx *ctx;
+    const zs__4d *o;
+} zs__4d_doc_cost;
+double zs__4d_doc_cost_fn(void *arg, int32_t len);
+
+/* Lowers a packing: document d of the batch goes to packed sequence
+ * seq_of[d] in [0, nseq); sequence k runs on DP rank k / micro as its
+ * micro-batch k % micro (micro = o->micro, or ceil(nseq / dp) when 0).
+ * Writes the plan's notes (sharding decisions, imbalance degree). */
+int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, const int32_t *seq_of,
+                 int32_t nseq, zs__shard shard, zs_schedule **out, zs_plan_report *rep, zs_err *e);
+
+#endif

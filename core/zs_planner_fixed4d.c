@@ -1,0 +1,72 @@
+/* The `fixed-4d` planner: WLB-LLM's second baseline. Documents are
+ * repacked greedily into fixed-length (context-window) micro-batches,
+ * longest first into the micro-batch with the least predicted work that
+ * has room (zs_pack_fixed), and one static CP sharding is used for the
+ * whole batch: per-sequence or per-document, whichever the cost model
+ * predicts faster in total.
+ *
+ * The planner sees one batch, so it repacks inside it (repack_window=1).
+ * Repacking over a window of k batches belongs to the batcher:
+ * zs_pack_fixed_window (traces/zs_wlb_pack.h) turns k loader batches into
+ * k packed batches, whose packing (zs_batch.micro_of) this planner keeps;
+ * asking for repack_window > 1 on an unpacked batch is an error that says
+ * so. Options: tp, cp, pp, window, micro (zs_plan4d.h), repack_window. */
+#include <stdlib.h>
+
+#include "zs_plan4d.h"
+#include "zs_wlb_pack.h"
+
+static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
+                zs_err *e)
+{
+    zs__4d o;
+    long rw;
+    int rc = zs__4d_options(ctx, "fixed-4d", &o, e);
+    if (!rc)
+        rc = zs_opts_int(ctx->opts, "repack_window", 1, 1, 1024, &rw, e);
+    if (rc)
+        return rc;
+    if (b->micro_of) {
+        zs_plan_report_note(rep, "packing from the batch (%d micro-batches)", b->nmicro);
+        return zs__4d_lower(ctx, b, &o, b->micro_of, b->nmicro, ZS__SHARD_STATIC, out, rep, e);
+    }
+    if (rw > 1)
+        return zs_err_set(e, ZS_EINPUT, "repack_window",
+                          "repack at the batcher with zs_pack_fixed_window, or use repack_window=1",
+                          "the planner sees one batch; repacking over %ld batches needs the "
+                          "batches packed before planning",
+                          rw);
+    if ((rc = zs__4d_check_window(b, o.window, e)))
+        return rc;
+    int32_t *seq = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
+    if (!seq)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    /* As many micro-batches as loader order needs (like for like with
+     * plain-4d), or micro x dp when given. */
+    int32_t n = o.micro > 0 ? o.micro * o.dims.dp : zs_pack_plain(b->len, b->ndocs, o.window, seq);
+    zs__4d_doc_cost dc = {ctx, &o};
+    zs_pack_cost cost = {zs__4d_doc_cost_fn, &dc};
+    int32_t used = n;
+    rc = zs_pack_fixed(b->len, b->ndocs, o.window, n, cost, seq, &used, e);
+    if (!rc) {
+        zs_plan_report_note(rep,
+                            "fixed-length greedy repacking into %d sequences of at most %d "
+                            "tokens",
+                            used, o.window);
+        if (used > n)
+            zs_plan_report_note(rep, "%d more sequences than the %d planned were needed", used - n,
+                                n);
+        rc = zs__4d_lower(ctx, b, &o, seq, used, ZS__SHARD_STATIC, out, rep, e);
+    }
+    free(seq);
+    return rc;
+}
+
+const zs_planner_ops zs_planner_fixed4d = {
+    "fixed-4d", "4D parallel, fixed-length greedy repacking, one static CP sharding (the faster)",
+    "tp=N, cp=N, pp=N (defaults: WLB-LLM's Table 1 when model, window and GPU count match, "
+    "else tp=min(8, GPUs per node), cp=2, pp=4); window=N (default 131072): context window; "
+    "micro=N (default: as many as loader order needs): micro-batches per DP rank; "
+    "repack_window=N (default 1): batches repacked together (> 1 needs a batch packed by "
+    "zs_pack_fixed_window)",
+    plan};

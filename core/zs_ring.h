@@ -1,0 +1,78 @@
+/* Ring attention over a group of slots, shared by every method that uses
+ * context-parallel rings (TE CP, Hybrid DP, USP, WLB-LLM, Zeppelin).
+ *
+ * Each document of the ring is cut into 2g zigzag chunks over a ring of g
+ * slots: slot i holds query and KV chunks i and 2g-1-i. In step j
+ * (0 <= j < g) slot i computes its queries against the KV chunks first held
+ * by slot (i - j) mod g (causal: chunk pairs above the diagonal are
+ * skipped, the diagonal pair is a causal block), while the KV it holds
+ * moves on to slot i+1 (send and receive issued together, overlapping the
+ * step's compute). Backward mirrors forward: KV and the accumulated dK/dV
+ * travel together, and a last step returns each dK/dV to its owner.
+ *
+ * Chunking: ZS_RING_PAD pads every document to a multiple of 2g (TE CP:
+ * padded tokens cost compute and bytes but are not tokens of the plan);
+ * ZS_RING_EXACT cuts chunks of floor(len/2g) and deals the remainder
+ * tokens one each to the first chunks (WLB-LLM's per-document sharding).
+ *
+ * The emitter appends ops to the ranks of the ring's slots in the stage
+ * being built, after each slot's `dep` op, and returns in `dep` the last op
+ * of each slot, so several rings and local work can be chained on a rank.
+ * Transfers go through a hook, so a planner can route them (Zeppelin's
+ * routing layer); the default hook is a direct send/receive pair.
+ * Depends on the schedule IR, the iteration builder and the cost model. */
+#ifndef ZS_RING_H
+#define ZS_RING_H
+
+#include "zs_iteration.h"
+
+typedef enum zs_ring_chunking { ZS_RING_PAD = 0, ZS_RING_EXACT = 1 } zs_ring_chunking;
+
+/* Appends the ops that move `bytes` from rank src to rank dst (the same
+ * tag on both sides); the transfer may start after src_dep on src and
+ * dst_dep on dst (-1: no dependency). Returns in *src_op / *dst_op the op
+ * on each side that completes it (the receiver's is what the next compute
+ * waits for). All transfers of one ring step are emitted before the
+ * step's compute, with the same `group_id`, so a hook can issue them as one
+ * NCCL group. */
+typedef int (*zs_ring_xfer_fn)(void *arg, zs_iter *it, int src, int dst, int stream, int tag,
+                               double bytes, int64_t src_dep, int64_t dst_dep, int64_t *src_op,
+                               int64_t *dst_op, zs_err *e);
+
+typedef struct zs_ring_spec {
+    int g;              /* ring size (>= 1; g = 1 is plain local attention) */
+    const int *slots;   /* g slots in ring order */
+    int ndocs;
+    const int32_t *docs; /* document indices in the schedule */
+    zs_ring_chunking chunking;
+    int comm_stream;    /* stream for the ring's transfers (ZS_STREAM_COMM or another) */
+    const char *label;  /* e.g. "ring" (ops become "ring-attn-fwd", "ring-kv", ...) */
+    zs_ring_xfer_fn xfer; /* NULL: direct send/recv */
+    void *xfer_arg;
+} zs_ring_spec;
+
+/* Emits the ring's attention (forward, or backward when backward=1) for
+ * stage `stage`. dep[k] (in/out) is the last op of slot slots[k]'s chain. */
+int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, int64_t *dep,
+                 zs_err *e);
+/* The same ring computing `heads` query heads and moving `kv_heads` KV
+ * heads per GPU instead of the iteration's (0: the iteration's): for
+ * head-parallel x ring methods (USP), one ring per head subset. */
+int zs_ring_emit_heads(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
+                       int backward, int64_t *dep, zs_err *e);
+
+/* Token range of chunk c (0 <= c < 2g) of a document of len tokens. */
+void zs_ring_chunk(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1);
+
+/* Adds the plan's attention pieces for the ring's documents (slot k holds
+ * chunks k and 2g-1-k of each document) on the ranks of stage 0; the
+ * schedule's documents must be set. */
+int zs_ring_add_pieces(zs_schedule *s, const zs_layout_dims *dims, const zs_ring_spec *rs,
+                       int micro, zs_err *e);
+
+/* KV bytes slot slots[k] holds and sends per forward ring step (padded
+ * for ZS_RING_PAD), with kv_heads KV heads per GPU. */
+double zs_ring_step_bytes(const zs_schedule *s, const zs_model *m, int kv_heads,
+                          const zs_ring_spec *rs, int k);
+
+#endif

@@ -1,0 +1,132 @@
+/* Planning-time measurement for Zeppelin: see zs_zeppelin_bench.h. */
+#include "zs_zeppelin_bench.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "zs_lengen.h"
+#include "zs_planner.h"
+#include "zs_zeppelin_cost.h"
+#include "zs_zeppelin_part.h"
+#include "zs_zeppelin_remap.h"
+
+extern const zs_planner_ops zs_planner_zeppelin;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* 32K tokens per GPU need full recomputation on 80 GB GPUs. */
+static zs_mem_cfg bench_mem(void)
+{
+    zs_mem_cfg mc = zs_mem_cfg_default();
+    mc.recompute = ZS_RECOMPUTE_FULL;
+    return mc;
+}
+
+/* The planner's decisions without the schedule (same calls, same order). */
+static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_model *m, const zs_batch *b,
+                  zs_mem_cfg mc, int count[4], zs_err *e)
+{
+    int G = cl->gpus_per_node, S = cl->nodes * G;
+    mc.dp = S;
+    zs_mem_breakdown mb;
+    int rc = zs_mem_breakdown_compute(m, &cl->gpu, &mc, &mb, e);
+    if (rc)
+        return rc;
+    int k = zs_zep_default_k(cl, 1);
+    double chunk = zs_zep_default_chunk(cl);
+    zs_zep_thresholds th;
+    if ((rc = zs_zep_thresholds_compute(cost, 1, k, chunk, &th, e)))
+        return rc;
+    double *w = malloc(sizeof(double) * (size_t)b->ndocs);
+    if (!w)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int32_t d = 0; d < b->ndocs; d++) {
+        zs_attn_block blk = {d, 0, b->len[d], 0, b->len[d]};
+        w[d] = zs_cost_attn(cost, &blk, 1, th.heads, 0);
+    }
+    zs_zep_part_in in = {cl->nodes, G,        mb.max_tokens, th.m_intra, th.m_inter,
+                         1,         b->ndocs, b->len,        w};
+    zs_zep_part *p = NULL;
+    zs_zep_remap *rm = NULL;
+    rc = zs_zep_partition(&in, &p, e);
+    if (!rc)
+        rc = zs_zep_remap_plan(p->tokens, S, G, 1, 4, &rm, e);
+    if (!rc)
+        for (int c = 0; c < 4; c++)
+            count[c] = p->count[c];
+    zs_zep_remap_free(rm);
+    zs_zep_part_free(p);
+    free(w);
+    return rc;
+}
+
+int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const char *trace,
+                           int64_t tokens, uint64_t seed, const char *opts, int reps,
+                           zs_zep_bench *out, zs_err *e)
+{
+    zs_model m;
+    zs_cluster cl;
+    int rc = zs_model_load(model, &m, e);
+    if (!rc)
+        rc = zs_cluster_load(cluster, nodes, &cl, e);
+    if (rc)
+        return rc;
+    zs_lengen *g = NULL;
+    if ((rc = zs_lengen_new(trace, seed, &g, e)))
+        return rc;
+    zs_batch *b = zs_batch_new(1024);
+    zs_cost *cost = zs_cost_analytic_new(&m, &cl);
+    if (!b || !cost) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    while (b->tokens < tokens && !rc) {
+        int32_t len = zs_lengen_next(g);
+        if (b->tokens + len > tokens)
+            len = (int32_t)(tokens - b->tokens); /* the batch budget cuts the last document */
+        rc = zs_batch_push(b, len, -1);
+    }
+    if (rc) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    zs_zep_bench r = {0};
+    r.gpus = zs_cluster_gpus(&cl);
+    r.docs = b->ndocs;
+    r.tokens = b->tokens;
+    r.decide_s = r.plan_s = 1e30;
+    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc; i++) {
+        double t0 = now_s();
+        rc = decide(cost, &cl, &m, b, bench_mem(), r.count, e);
+        double t = now_s() - t0;
+        if (t < r.decide_s)
+            r.decide_s = t;
+    }
+    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc; i++) {
+        zs_opts o;
+        zs_opts_init(&o);
+        if (opts && *opts && (rc = zs_opts_parse(&o, opts, e)))
+            break;
+        zs_plan_ctx ctx = {&m, &cl, cost, bench_mem(), &o, seed};
+        zs_schedule *s = NULL;
+        zs_plan_report rep;
+        if ((rc = zs_plan_batch(&zs_planner_zeppelin, &ctx, b, 0, &s, &rep, e)))
+            break;
+        if (rep.plan_seconds < r.plan_s)
+            r.plan_s = rep.plan_seconds;
+        r.ops = zs_schedule_total_ops(s);
+        zs_schedule_free(s);
+    }
+    if (!rc)
+        *out = r;
+out:
+    zs_cost_free(cost);
+    zs_batch_free(b);
+    zs_lengen_free(g);
+    return rc;
+}

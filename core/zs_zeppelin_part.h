@@ -1,0 +1,67 @@
+/* Zeppelin's hierarchical sequence partitioning (SYSTEM.md 5.1,
+ * Algorithms 1 and 2): decides for every document of a global batch whether
+ * it stays whole on one GPU (local), is split over GPUs of one node
+ * (intra-node ring) or over GPUs of several nodes (inter-node ring), and
+ * which GPUs hold it. Works on slots (one per TP group; slots_per_node per
+ * node, node-major) and a token capacity per slot from the memory model.
+ * Pure placement: no schedule, no cost model (the caller passes each
+ * document's attention cost). Depends on zs_err only. */
+#ifndef ZS_ZEPPELIN_PART_H
+#define ZS_ZEPPELIN_PART_H
+
+#include <stdint.h>
+
+#include "zs_err.h"
+
+typedef enum zs_zep_class {
+    ZS_ZEP_LOCAL = 0, /* whole on one slot */
+    ZS_ZEP_INTRA = 1, /* ring over slots of one node */
+    ZS_ZEP_INTER = 2, /* ring over slots of several nodes */
+    ZS_ZEP_GLOBAL = 3 /* hier=0: the one ring over every slot */
+} zs_zep_class;
+
+const char *zs_zep_class_name(int c);
+
+typedef struct zs_zep_part_in {
+    int nodes, slots_per_node;
+    int64_t cap;             /* tokens per slot (memory model) */
+    double m_intra, m_inter; /* crossovers, tokens per slot */
+    int hier;                /* 0: every document longer than m_intra joins one global ring */
+    int32_t ndocs;
+    const int32_t *len;
+    const double *w; /* attention cost of each whole document (any unit) */
+} zs_zep_part_in;
+
+/* One ring group: slots in ring order (slot k holds zigzag chunks k and
+ * 2g-1-k of each document, exact chunking). */
+typedef struct zs_zep_ring {
+    int cls; /* zs_zep_class */
+    int g;
+    int *slots;
+    int ndocs;
+    int32_t *docs;
+} zs_zep_ring;
+
+typedef struct zs_zep_part {
+    int nslots, nodes, slots_per_node;
+    int32_t ndocs;
+    int8_t *cls;      /* per document */
+    int32_t *ring_of; /* per document: ring index, -1 when local */
+    int32_t *slot_of; /* per document: slot when local, -1 otherwise */
+    int nrings;
+    zs_zep_ring *rings; /* inter-node rings first, then intra-node, in placement order */
+    int64_t *tokens;    /* per slot: attention-layout tokens */
+    double *load;       /* per slot: attention cost charged */
+    int count[4];       /* documents per class */
+} zs_zep_part;
+
+/* Places the batch. A document no placement can hold (memory) is a
+ * ZS_EINPUT error naming it. *out is new (free with zs_zep_part_free). */
+int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e);
+void zs_zep_part_free(zs_zep_part *p);
+
+/* Tokens slot k of a ring of g slots holds of a document of len tokens
+ * (chunks k and 2g-1-k, exact chunking). */
+int64_t zs_zep_ring_share(int32_t len, int g, int k);
+
+#endif

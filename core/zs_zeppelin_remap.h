@@ -1,0 +1,38 @@
+/* Zeppelin's remapping layer: the attention layout leaves slot r with t_r
+ * tokens; the linear modules want T/R each. The plan is a min-cost
+ * transportation problem from surplus slots to deficit slots with a
+ * two-level cost (a token moved inside a node costs c_intra, across nodes
+ * c_inter > c_intra). For that cost matrix the greedy "match inside each
+ * node first, then across nodes" is optimal: every node must export (or
+ * import) exactly its net surplus, which fixes the inter-node volume at its
+ * minimum, and everything else moves inside nodes. Which slots get the
+ * T mod R extra tokens: those with the largest attention share (ties: lower
+ * slot), so fewer tokens move. Depends on zs_err only. */
+#ifndef ZS_ZEPPELIN_REMAP_H
+#define ZS_ZEPPELIN_REMAP_H
+
+#include <stdint.h>
+
+#include "zs_err.h"
+
+typedef struct zs_zep_flow {
+    int32_t from, to; /* slots: attention holder -> linear holder */
+    int64_t tokens;
+} zs_zep_flow;
+
+typedef struct zs_zep_remap {
+    int nslots;
+    int64_t *target; /* per slot: tokens for the linear modules */
+    int nflows;
+    zs_zep_flow *flows; /* grouped by `from` in slot order, then by `to` */
+    int64_t intra_tokens, inter_tokens;
+    double cost; /* sum of tokens x pair cost */
+} zs_zep_remap;
+
+/* attn[r]: tokens slot r holds for attention. Slots are node-major with
+ * slots_per_node per node. *out is new (free with zs_zep_remap_free). */
+int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
+                      double c_inter, zs_zep_remap **out, zs_err *e);
+void zs_zep_remap_free(zs_zep_remap *m);
+
+#endif

@@ -1,0 +1,63 @@
+/* Zeppelin's routing layer: an inter-node transfer of n bytes from GPU a
+ * (node A) to GPU b (node B) is split into k slices; slice i goes over
+ * NVLink to proxy p_i of node A, through p_i's NIC to the GPU q_i of node B
+ * on the same rail (same local index), and over NVLink to b. Slices are cut
+ * into chunks so that scatter, network and gather pipeline. The k NICs are
+ * the least-loaded ones of the source node in planned bytes of the current
+ * phase (one attention pass), so the whole phase is balanced, not each
+ * transfer alone. A proxy that is the source (or a gather GPU that is the
+ * destination) skips its NVLink hop.
+ *
+ * Schedule shape: the source's sends and the destination's receives go on
+ * the ring's stream (so they join the ring step's send/receive group);
+ * proxies and gather GPUs forward on a dedicated stream ("route"): receive
+ * chunk c, then send chunk c together with receiving chunk c+1, the groups
+ * separated by zero-cost sync ops, so relayed traffic never waits behind a
+ * proxy's own ring and cannot deadlock against it. Every routed transfer
+ * gets a fresh tag shared by its hops.
+ * Depends on the schedule IR, the iteration builder and the cluster. */
+#ifndef ZS_ZEPPELIN_ROUTE_H
+#define ZS_ZEPPELIN_ROUTE_H
+
+#include "zs_iteration.h"
+
+#define ZS_ZEP_MAX_K 16
+
+typedef struct zs_zep_route zs_zep_route;
+
+/* The path of one transfer. */
+typedef struct zs_zep_path {
+    int k;                      /* slices (1 and direct: not routed) */
+    int direct;                 /* 1: one plain send/receive (same node, or routing off) */
+    int proxy[ZS_ZEP_MAX_K];    /* source-node GPU whose NIC carries slice i */
+    int peer[ZS_ZEP_MAX_K];     /* destination-node GPU on the same rail */
+    int nic[ZS_ZEP_MAX_K];      /* NIC index (inside the node) of slice i */
+    double slice[ZS_ZEP_MAX_K]; /* bytes of slice i */
+    int nchunks[ZS_ZEP_MAX_K];  /* chunks of slice i */
+    double chunk;               /* chunk size (the last chunk of a slice may be smaller) */
+} zs_zep_path;
+
+/* k NICs per transfer (1: routing off, every transfer direct); chunk in
+ * bytes; tp: proxies are TP rank 0 of their group; route_stream: the
+ * schedule stream proxies forward on. NULL when out of memory. */
+zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk, int route_stream);
+void zs_zep_route_free(zs_zep_route *r);
+/* Starts a new phase: planned NIC bytes back to zero. */
+void zs_zep_route_phase(zs_zep_route *r);
+/* Chooses the path of a transfer and charges its bytes to the NICs. */
+void zs_zep_route_plan(zs_zep_route *r, int src, int dst, double bytes, zs_zep_path *p);
+/* Planned bytes through NIC `nic` of `node` in the current phase (sent + received). */
+double zs_zep_route_nic_bytes(const zs_zep_route *r, int node, int nic);
+/* Transfers routed / sent direct across nodes since creation. */
+void zs_zep_route_counts(const zs_zep_route *r, long *routed, long *direct);
+
+/* The zs_ring_xfer_fn hook (arg: a zs_zep_route). */
+int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
+                      int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
+                      zs_err *e);
+
+/* Appends a zero-cost op on `stream` of `rank` (after deps): it separates
+ * send/receive groups that must not be issued together. */
+int64_t zs_zep_sync(zs_schedule *s, int rank, int stream, const int64_t *deps, int ndeps);
+
+#endif

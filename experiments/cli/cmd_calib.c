@@ -1,0 +1,97 @@
+/* `zepsim calib fit FILES... -o OUT.json [--model M]`: fits the cost curves
+ * to measurements and writes a calibration file; `zepsim calib show FILE`
+ * prints one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_calib.h"
+
+static const char calib_help[] =
+    "usage: zepsim calib fit FILES... -o OUT.json [--model M]\n"
+    "       zepsim calib show FILE.json\n"
+    "\n"
+    "fit: reads nccl-tests logs, kernel latency CSVs, Megatron layer-op TSVs and\n"
+    "zepsim-measurements JSON files (docs/validation.md), fits one curve per op\n"
+    "class with GSL least squares and writes a versioned calibration file with\n"
+    "the source files' SHA-256 and the fit residuals. Slots without data stay\n"
+    "analytic.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   calibration file to write (required for fit)\n"
+    "  --model M           model shape of layer-op TSV rows (default: those rows\n"
+    "                      are not fitted, the TSV does not name its model)\n";
+
+int zs_cmd_calib(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL, *model = NULL;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(calib_help, stdout);
+            return 0;
+        case 'o':
+            out = optarg;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        default:
+            return zs_cli_bad_option("calib", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return zs_cli_usage_error("calib", "expected a subcommand (fit or show)");
+    const char *sub = argv[optind++];
+    zs_err e;
+    zs_err_clear(&e);
+    if (strcmp(sub, "show") == 0) {
+        if (argc - optind != 1)
+            return zs_cli_usage_error("calib", "calib show takes one calibration file");
+        zs_calib *cal = NULL;
+        if (zs_calib_load(argv[optind], &cal, &e))
+            return zs_cli_fail(&e);
+        zs_calib_print(stdout, cal);
+        zs_calib_free(cal);
+        return 0;
+    }
+    if (strcmp(sub, "fit") != 0)
+        return zs_cli_usage_error("calib", "unknown subcommand '%s' (use fit or show)", sub);
+    if (!out)
+        return zs_cli_usage_error("calib", "calib fit needs -o OUT.json");
+    if (optind >= argc)
+        return zs_cli_usage_error("calib", "calib fit needs at least one measurement file");
+    zs_model m;
+    if (model && zs_model_load(model, &m, &e))
+        return zs_cli_fail(&e);
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    int rc = ZS_OK;
+    for (int i = optind; i < argc && rc == ZS_OK; i++)
+        rc = zs_meas_read(&s, argv[i], &e);
+    zs_calib *cal = NULL;
+    zs_fit_opts fo = {model ? &m : NULL, NULL, NULL};
+    if (rc == ZS_OK)
+        rc = zs_calib_fit(&s, &fo, &cal, &e);
+    if (rc == ZS_OK)
+        rc = zs_calib_save(cal, out, &e);
+    if (rc == ZS_OK) {
+        printf("read %zu points from %zu files; wrote %s\n", s.n, s.nfiles, out);
+        zs_calib_print(stdout, cal);
+        if (!model)
+            for (size_t i = 0; i < s.n; i++)
+                if (strncmp(s.v[i].op, "layer:", 6) == 0) {
+                    printf("note: layer-op rows were not fitted (give --model for their shape)\n");
+                    break;
+                }
+    }
+    zs_calib_free(cal);
+    zs_meas_set_clear(&s);
+    return rc ? zs_cli_fail(&e) : 0;
+}

@@ -1,0 +1,505 @@
+/* `zepsim trace stats|gen|batches|presets`: summarise a trace (a file or a
+ * generator preset), write generated lengths to a file the readers accept,
+ * show how the batcher cuts a trace into global batches, and list the
+ * presets with the statistics they reproduce. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "zs_batcher.h"
+#include "zs_lengen.h"
+#include "zs_trace_src.h"
+#include "zs_trace_stats.h"
+
+static const char trace_help[] =
+    "usage: zepsim trace stats SOURCE [options]\n"
+    "       zepsim trace gen SPEC --n N [--seed S] [--out FILE] [options]\n"
+    "       zepsim trace batches SOURCE (--budget T | --ranks R --tokens-per-rank T) [options]\n"
+    "       zepsim trace presets\n"
+    "\n"
+    "SOURCE is a trace file (.lengths/.len/.txt: one length per line with '#' comments;\n"
+    ".csv: a length column; .json: an array of integers; '-' reads stdin) or a generator:\n"
+    "a preset (see `zepsim trace presets`), fixed:N, uniform:A-B, lognormal:MU,SIGMA[,MAX]\n"
+    "or mix:SPEC=W,SPEC=W (W: shares of tokens).\n"
+    "\n"
+    "  stats    count, mean, percentiles, max, and the share of documents, tokens and\n"
+    "           attention work (sum of d^2) above 4K, 8K, 32K, 64K and 128K (K = 1024)\n"
+    "  gen      draw N lengths from a generator and write them (stdout or --out)\n"
+    "  batches  cut the trace into global batches of a token budget (greedy, in order;\n"
+    "           a document that does not fit is carried whole to the next batch)\n"
+    "\n"
+    "options:\n"
+    "  --n N                 documents to draw (stats: default all of a file, 100000 for\n"
+    "                        a generator; gen: required) or batches to build (default 8)\n"
+    "  --seed S              generator seed (default 1)\n"
+    "  --window N            context window in tokens (batches: at most the budget)\n"
+    "  --long truncate|split what happens to documents longer than the window\n"
+    "                        (default truncate; batches: split)\n"
+    "  --trace-format F      auto|lines|csv|json for a trace file or --out (default auto)\n"
+    "  --column C            CSV length column: header name or 1-based number\n"
+    "  --above LIST          stats thresholds in tokens, e.g. 8000,16384 (default\n"
+    "                        4096,8192,32768,65536,131072)\n"
+    "  --out FILE            gen: write here (format by extension) instead of stdout\n"
+    "  --budget T            batches: tokens per global batch\n"
+    "  --ranks R --tokens-per-rank T   batches: budget = R x T\n"
+    "  --cycle               batches: restart a file when it runs out\n"
+    "  --timing              stats: print read and summary times to stderr\n"
+    "  --format table|csv|json  output format (default table)\n";
+
+typedef struct trace_args {
+    long n;
+    int n_set;
+    uint64_t seed;
+    zs_trace_src_cfg src;
+    int long_set;
+    const char *out;
+    int64_t th[ZS_TRACE_STATS_MAX_TH];
+    int nth;
+    long budget, ranks, per_rank;
+    int cycle, timing;
+    zs_format fmt;
+} trace_args;
+
+/* "1,234,567" in tables; plain digits in machine formats. */
+static void num(char *buf, size_t n, double v, zs_format fmt, int decimals)
+{
+    if (fmt != ZS_FMT_TABLE) {
+        snprintf(buf, n, "%.*f", decimals, v);
+        return;
+    }
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.0f", v < 0 ? -v : v);
+    size_t len = strlen(raw), o = 0;
+    if (v < 0 && o + 1 < n)
+        buf[o++] = '-';
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+}
+
+static void kv(zs_table *t, zs_format fmt, const char *key, const char *value, const char *unit)
+{
+    zs_table_row(t);
+    zs_table_set(t, 0, "%s", key);
+    if (fmt == ZS_FMT_TABLE) {
+        zs_table_set(t, 1, "%s%s%s", value, unit && *unit ? " " : "", unit ? unit : "");
+    } else {
+        zs_table_set(t, 1, "%s", value);
+        zs_table_set(t, 2, "%s", unit ? unit : "");
+    }
+}
+
+static void kvnum(zs_table *t, zs_format fmt, const char *key, double v, int dec, const char *unit)
+{
+    char b[64];
+    num(b, sizeof b, v, fmt, dec);
+    kv(t, fmt, key, b, unit);
+}
+
+static zs_table *kv_table(zs_format fmt)
+{
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "key", 0);
+    zs_table_col(t, "value", 0);
+    if (fmt != ZS_FMT_TABLE)
+        zs_table_col(t, "unit", 0);
+    return t;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int parse_above(const char *s, trace_args *a, zs_err *e)
+{
+    a->nth = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 1 || (*end && *end != ',') || a->nth == ZS_TRACE_STATS_MAX_TH)
+            return zs_err_set(e, ZS_EUSAGE, "--above",
+                              "give up to 16 comma-separated token counts, e.g. 8192,32768",
+                              "bad threshold list '%s'", s);
+        a->th[a->nth++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (!a->nth)
+        return zs_err_set(e, ZS_EUSAGE, "--above", "give comma-separated token counts",
+                          "empty threshold list");
+    return ZS_OK;
+}
+
+static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
+{
+    if (a->n_set)
+        a->src.read.max_docs = a->n;
+    double t0 = now();
+    zs_trace_src *src;
+    int rc = zs_trace_src_open(spec, &a->src, &src, e);
+    if (rc)
+        return rc;
+    double t1 = now();
+    zs_trace *t = NULL;
+    long n = a->n_set ? a->n : zs_trace_src_size(src) >= 0 ? 0 : 100000;
+    rc = zs_trace_src_collect(src, n, &t, e);
+    zs_trace_stats st;
+    if (rc == ZS_OK)
+        rc = zs_trace_stats_compute(t->len, t->n, a->th, a->nth, &st, e);
+    double t2 = now();
+    if (rc == ZS_OK) {
+        zs_format fmt = a->fmt;
+        zs_table *k = kv_table(fmt);
+        char note[256];
+        kv(k, fmt, "source", zs_trace_src_describe(src), "");
+        zs_trace_src_window_note(src, note, sizeof note);
+        kv(k, fmt, "window", note, "");
+        kvnum(k, fmt, "docs", (double)st.n, 0, "");
+        kvnum(k, fmt, "tokens", (double)st.tokens, 0, "");
+        kvnum(k, fmt, "mean", st.mean, 2, "tokens");
+        kvnum(k, fmt, "min", st.min, 0, "tokens");
+        kvnum(k, fmt, "p10", st.p10, 1, "tokens");
+        kvnum(k, fmt, "median", st.median, 1, "tokens");
+        kvnum(k, fmt, "p90", st.p90, 1, "tokens");
+        kvnum(k, fmt, "p95", st.p95, 1, "tokens");
+        kvnum(k, fmt, "p99", st.p99, 1, "tokens");
+        kvnum(k, fmt, "p99.9", st.p999, 1, "tokens");
+        kvnum(k, fmt, "max", st.max, 0, "tokens");
+        char aw[64];
+        snprintf(aw, sizeof aw, "%.6g", st.attn_work);
+        kv(k, fmt, "attention_work", aw, "tokens^2 (sum of d^2)");
+        zs_table *tl = zs_table_new("Documents longer than each threshold (K = 1024 tokens), "
+                                    "as shares of documents, tokens and attention work:");
+        zs_table_col(tl, "above", 0);
+        zs_table_col(tl, "tokens", 1);
+        zs_table_col(tl, "docs", 1);
+        zs_table_col(tl, "docs_%", 1);
+        zs_table_col(tl, "tokens_%", 1);
+        zs_table_col(tl, "attn_%", 1);
+        for (int i = 0; i < st.nth; i++) {
+            char lab[32], b[64];
+            zs_trace_threshold_label(st.tail[i].above, lab, sizeof lab);
+            zs_table_row(tl);
+            zs_table_set(tl, 0, "%s", lab);
+            num(b, sizeof b, (double)st.tail[i].above, fmt, 0);
+            zs_table_set(tl, 1, "%s", b);
+            num(b, sizeof b, (double)st.tail[i].docs, fmt, 0);
+            zs_table_set(tl, 2, "%s", b);
+            zs_table_set(tl, 3, "%.3f", 100 * st.tail[i].doc_share);
+            zs_table_set(tl, 4, "%.2f", 100 * st.tail[i].token_share);
+            zs_table_set(tl, 5, "%.2f", 100 * st.tail[i].attn_share);
+        }
+        zs_table_print(k, stdout, fmt);
+        if (fmt == ZS_FMT_TABLE)
+            fputc('\n', stdout);
+        zs_table_print(tl, stdout, fmt);
+        zs_table_free(k);
+        zs_table_free(tl);
+        if (a->timing)
+            fprintf(stderr, "zepsim: timing: read %lld lengths in %.3f s, statistics in %.3f s\n",
+                    (long long)t->n, t1 - t0, t2 - t1);
+    }
+    zs_trace_free(t);
+    zs_trace_src_free(src);
+    return rc;
+}
+
+static int cmd_gen(const char *spec, trace_args *a, zs_err *e)
+{
+    if (!a->n_set)
+        return zs_err_set(e, ZS_EUSAGE, "--n", "give the number of documents with --n N",
+                          "trace gen needs --n");
+    if (!zs_lengen_is_spec(spec))
+        return zs_err_set(e, ZS_EUSAGE, spec,
+                          "give a preset (zepsim trace presets), fixed:N, uniform:A-B, "
+                          "lognormal:MU,SIGMA or mix:...",
+                          "not a generator");
+    zs_trace_src *src;
+    int rc = zs_trace_src_open(spec, &a->src, &src, e);
+    if (rc)
+        return rc;
+    zs_trace *t = NULL;
+    rc = zs_trace_src_collect(src, a->n, &t, e);
+    if (rc == ZS_OK) {
+        zs_trace_format f = a->src.read.format;
+        if (f == ZS_TRACE_FMT_AUTO && a->out)
+            f = zs_trace_format_from_path(a->out);
+        char note[256], comment[1400];
+        zs_trace_src_window_note(src, note, sizeof note);
+        snprintf(comment, sizeof comment,
+                 "Document lengths (tokens), one per line: zepsim trace gen %s --n %ld --seed "
+                 "%llu\n%s\nwindow: %s",
+                 spec, a->n, (unsigned long long)a->seed, zs_trace_src_describe(src), note);
+        FILE *f_out = a->out ? fopen(a->out, "wb") : stdout;
+        if (!f_out) {
+            rc = zs_err_set(e, ZS_EIO, a->out, "check that the folder exists and is writable",
+                            "cannot write the trace file");
+        } else {
+            rc = zs_trace_write(t, f_out, f, comment, e);
+            if (a->out && fclose(f_out) != 0 && rc == ZS_OK)
+                rc = zs_err_set(e, ZS_EIO, a->out, "check the disk space",
+                                "cannot write the trace file");
+        }
+    }
+    zs_trace_free(t);
+    zs_trace_src_free(src);
+    return rc;
+}
+
+static int cmd_batches(const char *spec, trace_args *a, zs_err *e)
+{
+    int64_t budget = a->budget;
+    if (!budget && a->ranks && a->per_rank)
+        budget = (int64_t)a->ranks * a->per_rank;
+    if (!budget)
+        return zs_err_set(e, ZS_EUSAGE, "--budget",
+                          "give --budget TOKENS, or --ranks R and --tokens-per-rank T",
+                          "trace batches needs a token budget");
+    zs_trace_src *src;
+    int rc = zs_trace_src_open(spec, &a->src, &src, e);
+    if (rc)
+        return rc;
+    zs_batcher_cfg bc = {budget, a->src.window, a->long_set ? a->src.policy : ZS_LONG_SPLIT,
+                         a->cycle};
+    zs_batcher *b = NULL;
+    if ((rc = zs_batcher_greedy_new(src, &bc, &b, e))) {
+        zs_trace_src_free(src);
+        return rc;
+    }
+    zs_format fmt = a->fmt;
+    zs_table *t = zs_table_new("Global batches (greedy, in trace order):");
+    const char *cols[] = {"batch",    "docs",   "tokens",  "fill_%",
+                          "shortest", "median", "longest", "attn_top_%"};
+    for (int i = 0; i < 8; i++)
+        zs_table_col(t, cols[i], 1);
+    long want = a->n_set ? a->n : 8;
+    for (long i = 0; i < want && rc == ZS_OK; i++) {
+        zs_batch *bt;
+        if ((rc = zs_batcher_next(b, &bt, e)) || !bt)
+            break;
+        zs_trace_stats st;
+        if ((rc = zs_trace_stats_compute(bt->len, bt->ndocs, NULL, 0, &st, e)) == ZS_OK) {
+            double top = (double)st.max * st.max;
+            char c[6][64];
+            num(c[0], 64, (double)bt->ndocs, fmt, 0);
+            num(c[1], 64, (double)bt->tokens, fmt, 0);
+            num(c[2], 64, st.min, fmt, 0);
+            num(c[3], 64, st.median, fmt, 1);
+            num(c[4], 64, st.max, fmt, 0);
+            zs_table_row(t);
+            zs_table_set(t, 0, "%d", bt->index);
+            zs_table_set(t, 1, "%s", c[0]);
+            zs_table_set(t, 2, "%s", c[1]);
+            zs_table_set(t, 3, "%.2f", 100.0 * (double)bt->tokens / (double)budget);
+            zs_table_set(t, 4, "%s", c[2]);
+            zs_table_set(t, 5, "%s", c[3]);
+            zs_table_set(t, 6, "%s", c[4]);
+            zs_table_set(t, 7, "%.2f", 100.0 * top / st.attn_work);
+        }
+        zs_batch_free(bt);
+    }
+    if (rc == ZS_OK) {
+        const zs_batcher_counts *c = zs_batcher_counts_get(b);
+        const zs_trace_src_counts *sc = zs_trace_src_counts_get(src);
+        zs_table *k = kv_table(fmt);
+        char note[256];
+        kv(k, fmt, "source", zs_trace_src_describe(src), "");
+        kv(k, fmt, "batcher", b->ops->name, "");
+        kvnum(k, fmt, "budget", (double)budget, 0, "tokens per global batch");
+        zs_trace_src_window_note(src, note, sizeof note);
+        kv(k, fmt, "window", note, "");
+        kvnum(k, fmt, "batches", (double)c->batches, 0, "");
+        kvnum(k, fmt, "docs", (double)c->docs, 0, "");
+        kvnum(k, fmt, "tokens", (double)c->tokens, 0, "");
+        kvnum(k, fmt, "budget_unused", (double)c->budget_unused, 0, "tokens");
+        kvnum(k, fmt, "docs_carried", (double)c->docs_carried, 0,
+              "documents moved whole to the next batch");
+        kvnum(k, fmt, "tokens_carried", (double)c->tokens_carried, 0, "tokens");
+        kvnum(k, fmt, "tokens_dropped", (double)sc->tokens_dropped, 0, "tokens (truncation)");
+        kvnum(k, fmt, "epochs_restarted", (double)c->epochs, 0, "");
+        if (c->batches < want)
+            kv(k, fmt, "note", "the trace ran out before --n batches (use --cycle to restart it)",
+               "");
+        zs_table_print(k, stdout, fmt);
+        if (fmt == ZS_FMT_TABLE)
+            fputc('\n', stdout);
+        zs_table_print(t, stdout, fmt);
+        zs_table_free(k);
+    }
+    zs_table_free(t);
+    zs_batcher_free(b);
+    zs_trace_src_free(src);
+    return rc;
+}
+
+static int cmd_presets(zs_format fmt)
+{
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "preset", 0);
+    zs_table_col(t, "model", 0);
+    zs_table_col(t, "matches", 0);
+    zs_table_col(t, "assumes", 0);
+    for (int i = 0; zs_lengen_preset_at(i); i++) {
+        const zs_lengen_preset_info *p = zs_lengen_preset_at(i);
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", p->name);
+        zs_table_set(t, 1, "%s", p->model);
+        zs_table_set(t, 2, "%s", p->matches);
+        zs_table_set(t, 3, "%s", p->assumes);
+    }
+    zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    return 0;
+}
+
+int zs_cmd_trace(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"n", required_argument, 0, 'n'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"window", required_argument, 0, 'w'},
+                                         {"long", required_argument, 0, 'l'},
+                                         {"trace-format", required_argument, 0, 'F'},
+                                         {"column", required_argument, 0, 'c'},
+                                         {"above", required_argument, 0, 'a'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"budget", required_argument, 0, 'b'},
+                                         {"ranks", required_argument, 0, 'r'},
+                                         {"tokens-per-rank", required_argument, 0, 't'},
+                                         {"cycle", no_argument, 0, 'C'},
+                                         {"timing", no_argument, 0, 'T'},
+                                         {0, 0, 0, 0}};
+    zs_err e;
+    zs_err_clear(&e);
+    trace_args a;
+    memset(&a, 0, sizeof a);
+    a.seed = 1;
+    /* Which options each subcommand accepts, so none is silently ignored. */
+    char given[32] = "";
+    size_t ng = 0;
+    long v;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = ZS_OK;
+        if (c != 'h' && c != ':' && c != '?' && ng + 1 < sizeof given && !strchr(given, c)) {
+            given[ng++] = (char)c;
+            given[ng] = '\0';
+        }
+        switch (c) {
+        case 'h':
+            fputs(trace_help, stdout);
+            return 0;
+        case 'f':
+            rc = zs_format_parse(optarg, &a.fmt, &e);
+            break;
+        case 'n':
+            rc = zs_cli_parse_int("--n", optarg, 1, 1L << 34, &a.n, &e);
+            a.n_set = 1;
+            break;
+        case 's':
+            rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &v, &e);
+            a.seed = (uint64_t)v;
+            break;
+        case 'w':
+            rc = zs_cli_parse_int("--window", optarg, 1, ZS_TRACE_MAX_LEN, &v, &e);
+            a.src.window = (int32_t)v;
+            break;
+        case 'l':
+            rc = zs_long_policy_parse(optarg, &a.src.policy, &e);
+            a.long_set = 1;
+            break;
+        case 'F':
+            rc = zs_trace_format_parse(optarg, &a.src.read.format, &e);
+            break;
+        case 'c':
+            a.src.read.column = optarg;
+            break;
+        case 'a':
+            rc = parse_above(optarg, &a, &e);
+            break;
+        case 'o':
+            a.out = optarg;
+            break;
+        case 'b':
+            rc = zs_cli_parse_int("--budget", optarg, 1, 1L << 40, &a.budget, &e);
+            break;
+        case 'r':
+            rc = zs_cli_parse_int("--ranks", optarg, 1, 1 << 20, &a.ranks, &e);
+            break;
+        case 't':
+            rc = zs_cli_parse_int("--tokens-per-rank", optarg, 1, 1L << 30, &a.per_rank, &e);
+            break;
+        case 'C':
+            a.cycle = 1;
+            break;
+        case 'T':
+            a.timing = 1;
+            break;
+        default:
+            return zs_cli_bad_option("trace", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    a.src.seed = a.seed;
+    if (optind >= argc)
+        return zs_cli_usage_error("trace", "expected stats, gen, batches or presets");
+    const char *sub = argv[optind];
+    static const struct {
+        const char *name, *allowed;
+        int nargs;
+    } subs[] = {{"stats", "fnswlFcaT", 1},
+                {"gen", "fnswlFo", 1},
+                {"batches", "fnswlFcbrtC", 1},
+                {"presets", "f", 0}};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(sub, subs[i].name) == 0)
+            k = i;
+    if (k < 0)
+        return zs_cli_usage_error("trace",
+                                  "unknown subcommand '%s' (use stats, gen, batches or "
+                                  "presets)",
+                                  sub);
+    for (size_t i = 0; i < ng; i++)
+        if (!strchr(subs[k].allowed, given[i])) {
+            const char *name = "?";
+            for (const struct option *o = opts; o->name; o++)
+                if (o->val == given[i])
+                    name = o->name;
+            return zs_cli_usage_error("trace", "option '--%s' does not apply to trace %s", name,
+                                      sub);
+        }
+    if (argc - optind - 1 != subs[k].nargs)
+        return zs_cli_usage_error("trace", "trace %s takes %s", sub,
+                                  subs[k].nargs ? "one SOURCE" : "no arguments");
+    if (a.long_set && a.src.policy != ZS_LONG_KEEP && !a.src.window && k != 2)
+        return zs_cli_usage_error("trace", "--long needs --window N");
+    if ((a.ranks != 0) != (a.per_rank != 0) || (a.budget && a.ranks))
+        return zs_cli_usage_error("trace",
+                                  "give either --budget or both --ranks and --tokens-per-rank");
+    int rc;
+    switch (k) {
+    case 0:
+        rc = cmd_stats(argv[optind + 1], &a, &e);
+        break;
+    case 1:
+        rc = cmd_gen(argv[optind + 1], &a, &e);
+        break;
+    case 2:
+        rc = cmd_batches(argv[optind + 1], &a, &e);
+        break;
+    default:
+        return cmd_presets(a.fmt);
+    }
+    return rc ? zs_cli_fail(&e) : 0;
+}

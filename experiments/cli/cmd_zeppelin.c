@@ -1,0 +1,146 @@
+/* `zepsim zeppelin thresholds --model M --cluster C [--nodes N]`: Zeppelin's
+ * cost crossovers (m_intra, m_inter) with the reasoning behind them: the
+ * compute and the transfer of one ring step at each crossover. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_cost.h"
+#include "zs_zeppelin_cost.h"
+#include "zs_zeppelin_route.h"
+
+static const char zep_help[] =
+    "usage: zepsim zeppelin thresholds --model M --cluster C [options]\n"
+    "\n"
+    "Prints Zeppelin's cost crossovers from the analytical cost model: the tokens\n"
+    "per GPU above which one ring step's attention (at the kernel's saturated\n"
+    "rate) hides the transfer of its KV shard, over NVLink (m_intra) and over\n"
+    "the network through one NIC (m_inter; and, for information, routed over k\n"
+    "NICs). The planner splits a document inside a node at >= 2 x m_intra and\n"
+    "across nodes at >= m_inter x GPUs per node (when it outweighs a node).\n"
+    "\n"
+    "options:\n"
+    "  --model M                model preset or JSON file (required)\n"
+    "  --cluster C              cluster preset or JSON file (required)\n"
+    "  --nodes N                number of nodes (default: the preset's)\n"
+    "  --tp N                   tensor-parallel degree (default 1)\n"
+    "  --k N                    NICs per routed transfer (default: from bandwidths)\n"
+    "  --format table|csv|json  output format (default table)\n";
+
+static void row(zs_table *t, const char *key, const char *fmt, double v, const char *why)
+{
+    zs_table_row(t);
+    zs_table_set(t, 0, "%s", key);
+    zs_table_set(t, 1, fmt, v);
+    zs_table_set(t, 2, "%s", why);
+}
+
+int zs_cmd_zeppelin(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},        {"format", required_argument, 0, 'f'},
+        {"model", required_argument, 0, 'm'}, {"cluster", required_argument, 0, 'c'},
+        {"nodes", required_argument, 0, 'n'}, {"tp", required_argument, 0, 't'},
+        {"k", required_argument, 0, 'k'},     {0, 0, 0, 0}};
+    zs_err e;
+    zs_err_clear(&e);
+    zs_format fmt = ZS_FMT_TABLE;
+    long nodes = 0, tp = 1, k = 0;
+    const char *model = NULL, *cluster = NULL;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = ZS_OK;
+        switch (c) {
+        case 'h':
+            fputs(zep_help, stdout);
+            return 0;
+        case 'f':
+            rc = zs_format_parse(optarg, &fmt, &e);
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'c':
+            cluster = optarg;
+            break;
+        case 'n':
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
+            break;
+        case 't':
+            rc = zs_cli_parse_int("--tp", optarg, 1, 64, &tp, &e);
+            break;
+        case 'k':
+            rc = zs_cli_parse_int("--k", optarg, 1, ZS_ZEP_MAX_K, &k, &e);
+            break;
+        default:
+            return zs_cli_bad_option("zeppelin", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    if (argc - optind != 1 || strcmp(argv[optind], "thresholds") != 0)
+        return zs_cli_usage_error("zeppelin", "expected the subcommand 'thresholds'");
+    if (!model || !cluster)
+        return zs_cli_usage_error("zeppelin", "--model and --cluster are required");
+    zs_model m;
+    zs_cluster cl;
+    int rc = zs_model_load(model, &m, &e);
+    if (!rc)
+        rc = zs_cluster_load(cluster, (int)nodes, &cl, &e);
+    if (rc)
+        return zs_cli_fail(&e);
+    if (cl.gpus_per_node % tp != 0 || m.heads % tp != 0) {
+        zs_err_set(
+            &e, ZS_EUSAGE, "--tp", "use a TP degree that divides the GPUs of a node and the heads",
+            "tp=%ld does not fit %d GPUs per node / %d heads", tp, cl.gpus_per_node, m.heads);
+        return zs_cli_fail(&e);
+    }
+    zs_cost *cost = zs_cost_analytic_new(&m, &cl);
+    if (!cost) {
+        zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        return zs_cli_fail(&e);
+    }
+    if (k == 0)
+        k = zs_zep_default_k(&cl, (int)tp);
+    double chunk = zs_zep_default_chunk(&cl);
+    zs_zep_thresholds th;
+    if ((rc = zs_zep_thresholds_compute(cost, (int)tp, (int)k, chunk, &th, &e))) {
+        zs_cost_free(cost);
+        return zs_cli_fail(&e);
+    }
+    char title[256];
+    snprintf(title, sizeof title, "Zeppelin crossovers: %s on %s (%d GPUs/node, tp=%ld), cost: %s",
+             m.name, cl.name, cl.gpus_per_node, tp, cost->desc);
+    zs_table *t = zs_table_new(fmt == ZS_FMT_TABLE ? title : NULL);
+    zs_table_col(t, "key", 0);
+    zs_table_col(t, "value", 1);
+    zs_table_col(t, "reasoning", 0);
+    char why[256];
+    snprintf(why, sizeof why, "tokens/GPU: NVLink ring step compute = transfer%s",
+             th.intra_always ? " (compute hides it at every length)" : "");
+    row(t, "m_intra", "%.0f", th.m_intra, why);
+    row(t, "m_intra_step_compute_us", "%.1f", th.intra_compute_s * 1e6,
+        "attention of the step (m^2/2 pairs, saturated rate)");
+    row(t, "m_intra_step_transfer_us", "%.1f", th.intra_xfer_s * 1e6,
+        "KV shard of m tokens over NVLink");
+    row(t, "m_inter", "%.0f", th.m_inter, "tokens/GPU: network ring step through one NIC");
+    row(t, "m_inter_step_compute_us", "%.1f", th.inter_compute_s * 1e6, "attention of the step");
+    row(t, "m_inter_step_transfer_us", "%.1f", th.inter_xfer_s * 1e6,
+        "KV shard of m tokens through one NIC");
+    snprintf(why, sizeof why, "tokens/GPU: the same spread over k=%d NICs by routing", th.k);
+    row(t, "m_inter_routed", "%.0f", th.m_inter_routed, why);
+    row(t, "m_inter_routed_step_transfer_us", "%.1f", th.routed_xfer_s * 1e6,
+        "slices over k NICs, pipelined NVLink scatter/gather");
+    row(t, "routing_k", "%.0f", th.k, "NICs one GPU's NVLink can feed, capped by the node's");
+    row(t, "routing_chunk_kib", "%.0f", th.chunk_bytes / 1024,
+        "10x the bytes a NIC moves in one network latency");
+    row(t, "split_intra_at", "%.0f", 2 * th.m_intra,
+        "document tokens: a 2-GPU ring hides its transfers");
+    row(t, "split_inter_at", "%.0f", th.m_inter * cl.gpus_per_node / tp,
+        "document tokens: m_inter x GPUs per node");
+    zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    zs_cost_free(cost);
+    return 0;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# zepsim hardware backend: the one prepared check for a machine with a GPU
+# (issue 9). Configures and builds, checks every CUDA kernel against the CPU
+# reference, runs the GPU tests and a single-GPU schedule of local sequences
+# (the "local" planner's plan, dumped by tests/test_gpu_run), then the
+# calibration microbenchmarks; all within 8 minutes.
+#
+#   OUT=/path/to/out hw/scripts/device-check.sh      (default OUT=./out)
+#
+# Writes to $OUT: summary.txt (the figures for docs/hw-backend results),
+# gpu.txt, <step>.log for every step, measurements.json (the calibration
+# measurement file, docs/validation.md schema) and timeline-local.json
+# (Chrome trace of the single-GPU run). Exit status: 0 when every step
+# passed, 1 otherwise (the summary says which step failed).
+set -u
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-./out}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+BUILD=${BUILD:-$SRC/build-device}
+JOBS=${JOBS:-16}
+BUDGET=${BUDGET:-480} # seconds for the whole script (8 minutes)
+T0=$(date +%s)
+FAILED=""
+: >"$OUT/summary.txt"
+
+say() { echo "$*" | tee -a "$OUT/summary.txt"; }
+elapsed() { echo $(($(date +%s) - T0)); }
+# step NAME LIMIT_S CMD...: runs CMD with the smaller of LIMIT_S and what is
+# left of the budget, output in $OUT/NAME.log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((BUDGET - $(elapsed)))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -le 5 ]; then
+    say "[$(elapsed)s] $name: SKIPPED (time budget of ${BUDGET}s spent)"
+    FAILED="$FAILED $name"
+    return 1
+  fi
+  timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    say "[$(elapsed)s] $name: ok"
+  else
+    if [ "$rc" -eq 124 ]; then
+      say "[$(elapsed)s] $name: TIMED OUT after ${limit}s"
+    else
+      say "[$(elapsed)s] $name: FAILED (exit $rc), see $OUT/$name.log"
+    fi
+    tail -n 15 "$OUT/$name.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    FAILED="$FAILED $name"
+  fi
+  return $rc
+}
+
+say "zepsim device check, $(date -u +%Y-%m-%dT%H:%M:%SZ), source $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv >"$OUT/gpu.txt" 2>&1
+  say "GPU (nvidia-smi): $(sed -n 2p "$OUT/gpu.txt")"
+  say "GPUs visible: $(($(wc -l <"$OUT/gpu.txt") - 1))"
+else
+  say "nvidia-smi not found"
+fi
+say "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
+missing=""
+for p in simgrid gsl jansson sqlite3 cunit; do pkg-config --exists "$p" || missing="$missing $p"; done
+[ -n "$missing" ] && say "missing build dependencies (pkg-config):$missing -- the configure step will fail"
+
+step configure 120 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release || { say "stop: configure failed"; exit 1; }
+grep -q "building the CUDA/NCCL backend" "$OUT/configure.log" || say "WARNING: CMake did not find CUDA/NCCL; the backend is not built"
+step build 300 cmake --build "$BUILD" -j"$JOBS" || { say "stop: build failed"; exit 1; }
+say "compiler warnings in build.log: $(grep -ciE 'warning' "$OUT/build.log")"
+step devices 60 "$BUILD/zepsim" hw devices && sed -n '2,$p' "$OUT/devices.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+step check 120 "$BUILD/zepsim" hw check
+grep -E "^(ok|FAIL)" "$OUT/check.log" | sed 's/^/  /' >>"$OUT/summary.txt"
+step gpu-tests 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure
+grep -E "local plan on one GPU" "$OUT/gpu-tests.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+PLAN="$BUILD/tests/tmp/test_gpu_run/local-plan.json"
+if [ -f "$PLAN" ]; then
+  step run-local 120 "$BUILD/zepsim" hw run "$PLAN" --iters 3 --timeline "$OUT/timeline-local.json" &&
+    grep -E "iteration_time|compute_max|idle_max|notes" "$OUT/run-local.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+else
+  say "run-local: SKIPPED (no plan dumped by test_gpu_run)"
+  FAILED="$FAILED run-local"
+fi
+step bench 240 "$BUILD/zepsim" hw bench --model llama-7b --model llama3-8b --max-tokens 16384 --reps 5 \
+  --out "$OUT/measurements.json"
+grep -E "attn causal|TFLOP/s; cuBLASLt" "$OUT/bench.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+say "cuDNN fused attention: not timed by this build (follow-up, docs/hw-backend.md); ratio to cuDNN: n/a"
+say "total: $(elapsed)s of ${BUDGET}s"
+if [ -n "$FAILED" ]; then
+  say "RESULT: FAILED steps:$FAILED"
+  exit 1
+fi
+say "RESULT: all steps passed"
+exit 0

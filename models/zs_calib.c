@@ -1,0 +1,427 @@
+/* The calibration object: which measurements feed which curve, the fit of
+ * every covered slot, the versioned JSON file with provenance and
+ * residuals, and the accessors the cost model and the SimGrid platform
+ * use. See zs_calib.h and docs/validation.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_calib_internal.h"
+#include "zs_config.h"
+
+static const char *const slot_names[ZS_CAL_NSLOTS] = {
+    "attn_fwd", "attn_bwd",   "gemm",       "elementwise",    "p2p_nvlink", "p2p_pcie",
+    "p2p_nic",  "p2p_fabric", "all-gather", "reduce-scatter", "all-reduce", "all-to-all"};
+
+const char *zs_calib_slot_name(int s)
+{
+    return s >= 0 && s < ZS_CAL_NSLOTS ? slot_names[s] : "?";
+}
+
+int zs_calib_slot_parse(const char *name)
+{
+    for (int i = 0; i < ZS_CAL_NSLOTS; i++)
+        if (strcmp(name, slot_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static double min3(double a, double b, double c)
+{
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+/* nccl-tests "size" -> the per-rank bytes zs_cost_ops.collective takes
+ * (all-to-all's size is the whole exchange, n per-rank buffers). */
+static double coll_rank_bytes(zs_coll_kind k, int n, double size)
+{
+    return k == ZS_COLL_ALLREDUCE ? size : size / n;
+}
+
+int zs__meas_point(const zs_meas *m, const zs_model *lm, zs__fit_pt *out)
+{
+    memset(out, 0, sizeof *out);
+    out->t = m->seconds;
+    out->steps = 1;
+    out->m = m;
+    int s = zs_calib_slot_parse(m->op);
+    if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+        if (m->seq_len < 1 || m->heads < 1 || m->head_dim < 1)
+            return -1;
+        zs_attn_block b = {0, 0, m->seq_len, 0, m->seq_len};
+        out->work = 4.0 * m->heads * m->head_dim * (double)zs__attn_tile_pairs(&b, 1) *
+                    (s == ZS_CAL_ATTN_BWD ? 2.5 : 1.0);
+        out->x = out->work;
+        return s;
+    }
+    if (s == ZS_CAL_GEMM) {
+        out->work = 2.0 * m->m * m->n * m->k;
+        out->x = min3(m->m, m->n, m->k);
+        return out->work > 0 ? s : -1;
+    }
+    if (s == ZS_CAL_ELEMENTWISE || (s >= ZS_CAL_LINK_NVLINK && s <= ZS_CAL_LINK_FABRIC)) {
+        out->work = out->x = m->bytes;
+        return m->bytes > 0 ? s : -1;
+    }
+    if (s >= ZS_CAL_COLL_AG && s <= ZS_CAL_COLL_A2A) {
+        zs_coll_kind k = (zs_coll_kind)(s - ZS_CAL_COLL_AG);
+        if (m->gpus < 2 || m->bytes <= 0)
+            return -1;
+        double b = coll_rank_bytes(k, m->gpus, m->bytes);
+        zs__coll_bus(k, m->gpus, b, &out->work, &out->steps);
+        out->x = zs__coll_size(k, m->gpus, b);
+        return s;
+    }
+    /* Megatron layer ops: only with a model, only without TP (with TP the
+     * measured times include the TP communication). */
+    if (strncmp(m->op, "layer:", 6) != 0 || !lm || m->tp != 1 || m->tokens <= 0)
+        return -1;
+    const char *op = m->op + 6;
+    double t = m->tokens, h = lm->hidden, ad = (double)lm->heads * lm->head_dim;
+    double kvd = 2.0 * lm->kv_heads * lm->head_dim;
+    if (strcmp(op, "qkv") == 0) {
+        out->work = 2 * t * h * (ad + kvd);
+        out->x = min3(t, h, ad + kvd);
+        return ZS_CAL_GEMM;
+    }
+    if (strcmp(op, "linear_proj") == 0) {
+        out->work = 2 * t * ad * h;
+        out->x = min3(t, ad, h);
+        return ZS_CAL_GEMM;
+    }
+    if (strcmp(op, "mlp") == 0) { /* three GEMMs (gate, up, down) */
+        out->work = 2 * t * 3 * h * lm->ffn;
+        out->x = min3(t, h, lm->ffn);
+        out->steps = 3;
+        return ZS_CAL_GEMM;
+    }
+    if (strstr(op, "bda")) { /* bias-dropout-add: read input and residual, write */
+        out->work = out->x = 3 * t * h * lm->dtype_bytes;
+        return ZS_CAL_ELEMENTWISE;
+    }
+    return -1;
+}
+
+zs_calib *zs_calib_new(void)
+{
+    zs_calib *c = calloc(1, sizeof *c);
+    if (c)
+        c->version = ZS_CALIB_VERSION;
+    return c;
+}
+
+void zs_calib_free(zs_calib *c)
+{
+    if (!c)
+        return;
+    free(c->files);
+    free(c->resid);
+    free(c);
+}
+
+static int add_resid(zs_calib *c, int slot, const zs__fit_pt *p, const zs_curve *cv)
+{
+    zs__resid *r = realloc(c->resid, (c->nresid + 1) * sizeof *r);
+    if (!r)
+        return ZS_ENOMEM;
+    c->resid = r;
+    r += c->nresid++;
+    r->slot = slot;
+    snprintf(r->source, sizeof r->source, "%s", p->m->source);
+    r->x = p->x;
+    r->measured = p->t;
+    r->predicted = zs_curve_time(cv, p->steps, p->work, p->x);
+    return ZS_OK;
+}
+
+int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_err *e)
+{
+    zs_calib *c = zs_calib_new();
+    zs__fit_pt *pt = malloc((s->n ? s->n : 1) * sizeof *pt);
+    int *slot = malloc((s->n ? s->n : 1) * sizeof *slot);
+    if (!c || !pt || !slot) {
+        zs_calib_free(c);
+        free(pt);
+        free(slot);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory fitting");
+    }
+    snprintf(c->gpu, sizeof c->gpu, "%s", s->gpu);
+    int rc = ZS_OK, any = 0;
+    if (s->nfiles) {
+        c->files = calloc(s->nfiles, sizeof *c->files);
+        if (!c->files)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        else
+            memcpy(c->files, s->files, s->nfiles * sizeof *c->files);
+        c->nfiles = c->files ? s->nfiles : 0;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        zs__fit_pt p;
+        slot[i] = zs__meas_point(&s->v[i], o ? o->model : NULL, &p);
+        if (slot[i] >= 0 && o && o->exclude && o->exclude(&s->v[i], o->exclude_arg))
+            slot[i] = -1;
+        pt[i] = p;
+    }
+    for (int sl = 0; sl < ZS_CAL_NSLOTS && rc == ZS_OK; sl++) {
+        zs__fit_pt *sel = malloc((s->n ? s->n : 1) * sizeof *sel);
+        if (!sel) {
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory fitting");
+            break;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (slot[i] == sl)
+                sel[n++] = pt[i];
+        int mask[4] = {1, 1, 1, 1};
+        double fixed[4] = {0, 0, 0, 1};
+        if (sl == ZS_CAL_ELEMENTWISE || n < 6) {
+            mask[2] = mask[3] = 0; /* too little data for a size effect: latency-bandwidth */
+        }
+        if (sl >= ZS_CAL_COLL_AG && sl <= ZS_CAL_COLL_A2A) {
+            /* Collectives: bus bytes over a bus bandwidth that follows the
+             * total size (nccl-tests' busbw is nearly independent of the GPU
+             * count at equal size). A per-step latency would be confounded
+             * with the size effect when the data has one GPU count, and the
+             * 8 MB+ sizes measured are far above the latency regime. */
+            mask[0] = 0;
+            fixed[0] = 0;
+        }
+        if (n > 0 && zs__fit_curve(sel, n, mask, fixed, &c->curve[sl])) {
+            any = 1;
+            for (size_t i = 0; i < n && rc == ZS_OK; i++)
+                if (add_resid(c, sl, &sel[i], &c->curve[sl]))
+                    rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        }
+        free(sel);
+    }
+    free(pt);
+    free(slot);
+    if (rc == ZS_OK && !any)
+        rc = zs_err_set(e, ZS_EINPUT, s->nfiles ? s->files[0].path : NULL,
+                        "give nccl-tests logs, attention latency CSVs, or a layer-op TSV with "
+                        "--model",
+                        "no measurement could be fitted");
+    if (rc) {
+        zs_calib_free(c);
+        return rc;
+    }
+    *out = c;
+    return ZS_OK;
+}
+
+const zs_curve *zs_calib_curve(const zs_calib *c, zs_calib_slot s)
+{
+    if (!c || s < 0 || s >= ZS_CAL_NSLOTS || !c->curve[s].fitted)
+        return NULL;
+    return &c->curve[s];
+}
+
+int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double *bw_Bps)
+{
+    if (!c || lc < 0 || lc >= ZS_LINK_NCLASSES)
+        return 0;
+    const zs_curve *cv = zs_calib_curve(c, (zs_calib_slot)(ZS_CAL_LINK_NVLINK + lc));
+    /* No NVLink p2p data: an intra-node all-gather ring is one NVLink
+     * transfer per step, so its per-step latency and bus bandwidth are the
+     * link's. */
+    if (!cv && lc == ZS_LINK_NVLINK)
+        cv = zs_calib_curve(c, ZS_CAL_COLL_AG);
+    if (!cv)
+        return 0;
+    *latency_s = cv->t0;
+    *bw_Bps = cv->rmax;
+    return 1;
+}
+
+void zs_calib_merge(zs_calib *dst, const zs_calib *src)
+{
+    for (int s = 0; s < ZS_CAL_NSLOTS; s++)
+        if (!dst->curve[s].fitted && src->curve[s].fitted)
+            dst->curve[s] = src->curve[s];
+    if (!dst->gpu[0])
+        snprintf(dst->gpu, sizeof dst->gpu, "%s", src->gpu);
+}
+
+const char *zs_calib_gpu(const zs_calib *c)
+{
+    return c ? c->gpu : "";
+}
+
+/* ---- the file ---------------------------------------------------------------------- */
+int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
+{
+    json_t *root = json_object(), *src = json_array(), *curves = json_object();
+    json_object_set_new(root, "format", json_string("zepsim-calibration"));
+    json_object_set_new(root, "version", json_integer(c->version));
+    json_object_set_new(root, "gpu", json_string(c->gpu));
+    json_object_set_new(root, "curve",
+                        json_string("seconds = steps*t0 + work/rmax * (1 + (half/x)^p)"));
+    for (size_t i = 0; i < c->nfiles; i++) {
+        json_t *f = json_object();
+        json_object_set_new(f, "path", json_string(c->files[i].path));
+        json_object_set_new(f, "sha256", json_string(c->files[i].sha256));
+        json_object_set_new(f, "points", json_integer(c->files[i].points));
+        json_array_append_new(src, f);
+    }
+    json_object_set_new(root, "sources", src);
+    for (int s = 0; s < ZS_CAL_NSLOTS; s++) {
+        const zs_curve *cv = &c->curve[s];
+        if (!cv->fitted)
+            continue;
+        json_t *o = json_object(), *res = json_array();
+        json_object_set_new(o, "t0", json_real(cv->t0));
+        json_object_set_new(o, "rmax", json_real(cv->rmax));
+        json_object_set_new(o, "half", json_real(cv->half));
+        json_object_set_new(o, "p", json_real(cv->p));
+        json_object_set_new(o, "points", json_integer(cv->npoints));
+        json_object_set_new(o, "rms_rel", json_real(cv->rms_rel));
+        json_object_set_new(o, "max_rel", json_real(cv->max_rel));
+        for (size_t i = 0; i < c->nresid; i++) {
+            const zs__resid *r = &c->resid[i];
+            if (r->slot != s)
+                continue;
+            json_t *x = json_object();
+            json_object_set_new(x, "source", json_string(r->source));
+            json_object_set_new(x, "x", json_real(r->x));
+            json_object_set_new(x, "measured", json_real(r->measured));
+            json_object_set_new(x, "predicted", json_real(r->predicted));
+            json_object_set_new(x, "rel", json_real((r->predicted - r->measured) / r->measured));
+            json_array_append_new(res, x);
+        }
+        json_object_set_new(o, "residuals", res);
+        json_object_set_new(curves, slot_names[s], o);
+    }
+    json_object_set_new(root, "curves", curves);
+    int rc =
+        json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    if (rc)
+        return zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
+                          "cannot write calibration file");
+    return ZS_OK;
+}
+
+static int num(const zs_json_doc *doc, json_t *o, const char *parent, const char *key, int req,
+               double *out, zs_err *e)
+{
+    json_t *v = json_object_get(o, key);
+    char where[600];
+    if (!v && !req)
+        return ZS_OK;
+    zs_json_where(doc, parent, key, where, sizeof where);
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+        return zs_err_set(e, ZS_EINPUT, v ? where : doc->source,
+                          "regenerate the file with `zepsim calib fit`",
+                          "curve '%s': '%s' must be a non-negative number", parent, key);
+    *out = json_number_value(v);
+    return ZS_OK;
+}
+
+int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
+{
+    zs_json_doc *doc = NULL;
+    int rc = zs_json_doc_load_file(path, &doc, e);
+    if (rc)
+        return rc;
+    zs_calib *c = zs_calib_new();
+    if (!c) {
+        zs_json_doc_free(doc);
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory");
+    }
+    json_t *fmt = json_object_get(doc->root, "format"),
+           *ver = json_object_get(doc->root, "version");
+    json_t *curves = json_object_get(doc->root, "curves"), *gpu = json_object_get(doc->root, "gpu");
+    char where[600];
+    if (!json_is_string(fmt) || strcmp(json_string_value(fmt), "zepsim-calibration") != 0 ||
+        !json_is_object(curves)) {
+        rc = zs_err_set(e, ZS_EINPUT, path, "write one with `zepsim calib fit FILES -o OUT.json`",
+                        "not a zepsim calibration file");
+    } else if (!json_is_integer(ver) || json_integer_value(ver) < 1 ||
+               json_integer_value(ver) > ZS_CALIB_VERSION) {
+        zs_json_where(doc, NULL, "version", where, sizeof where);
+        rc = zs_err_set(e, ZS_EINPUT, where, "refit with this zepsim version",
+                        "unsupported calibration version (this build reads 1..%d)",
+                        ZS_CALIB_VERSION);
+    }
+    if (!rc && json_is_string(gpu))
+        snprintf(c->gpu, sizeof c->gpu, "%s", json_string_value(gpu));
+    const char *key;
+    json_t *o;
+    json_object_foreach(curves, key, o)
+    {
+        if (rc)
+            break;
+        int s = zs_calib_slot_parse(key);
+        zs_json_where(doc, "curves", key, where, sizeof where);
+        if (s < 0) {
+            rc = zs_err_set(e, ZS_EINPUT, where, "curve names are those zepsim calib fit writes",
+                            "unknown curve '%s'", key);
+            break;
+        }
+        if (!json_is_object(o)) {
+            rc = zs_err_set(e, ZS_EINPUT, where, "a curve is an object", "bad curve '%s'", key);
+            break;
+        }
+        zs_curve *cv = &c->curve[s];
+        double np = 0;
+        if ((rc = num(doc, o, key, "t0", 1, &cv->t0, e)) ||
+            (rc = num(doc, o, key, "rmax", 1, &cv->rmax, e)) ||
+            (rc = num(doc, o, key, "half", 1, &cv->half, e)) ||
+            (rc = num(doc, o, key, "p", 1, &cv->p, e)) ||
+            (rc = num(doc, o, key, "points", 0, &np, e)) ||
+            (rc = num(doc, o, key, "rms_rel", 0, &cv->rms_rel, e)) ||
+            (rc = num(doc, o, key, "max_rel", 0, &cv->max_rel, e)))
+            break;
+        if (cv->rmax <= 0) {
+            rc = zs_err_set(e, ZS_EINPUT, where, "rmax is a rate and must be positive",
+                            "curve '%s' has rmax 0", key);
+            break;
+        }
+        cv->npoints = (int)np;
+        cv->fitted = 1;
+    }
+    json_t *src = json_object_get(doc->root, "sources"), *f;
+    size_t i;
+    if (!rc && json_is_array(src) && json_array_size(src) > 0) {
+        c->files = calloc(json_array_size(src), sizeof *c->files);
+        if (!c->files)
+            rc = zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory");
+        json_array_foreach(src, i, f)
+        {
+            if (rc)
+                break;
+            json_t *p = json_object_get(f, "path"), *h = json_object_get(f, "sha256");
+            snprintf(c->files[i].path, sizeof c->files[i].path, "%s",
+                     json_is_string(p) ? json_string_value(p) : "");
+            snprintf(c->files[i].sha256, sizeof c->files[i].sha256, "%s",
+                     json_is_string(h) ? json_string_value(h) : "");
+            c->nfiles = i + 1;
+        }
+    }
+    zs_json_doc_free(doc);
+    if (rc) {
+        zs_calib_free(c);
+        return rc;
+    }
+    *out = c;
+    return ZS_OK;
+}
+
+void zs_calib_print(FILE *f, const zs_calib *c)
+{
+    fprintf(f, "calibration v%d, measured on %s\n", c->version, c->gpu[0] ? c->gpu : "(unknown)");
+    for (size_t i = 0; i < c->nfiles; i++)
+        fprintf(f, "  source %s (sha256 %.16s..., %d points)\n", c->files[i].path,
+                c->files[i].sha256, c->files[i].points);
+    for (int s = 0; s < ZS_CAL_NSLOTS; s++) {
+        const zs_curve *cv = &c->curve[s];
+        if (!cv->fitted)
+            continue;
+        fprintf(f,
+                "  %-14s t0 %9.3f us  rmax %10.4g /s  half %10.4g  p %5.3f  (%d points, rms "
+                "%.2f%%, max %.2f%%)\n",
+                slot_names[s], cv->t0 * 1e6, cv->rmax, cv->half, cv->p, cv->npoints,
+                100 * cv->rms_rel, 100 * cv->max_rel);
+    }
+}

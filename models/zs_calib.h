@@ -1,0 +1,169 @@
+/* Calibration: measurements in (nccl-tests logs, kernel latency CSV/TSV
+ * files, the hardware backend's JSON measurement files), fitted curves out
+ * (GSL least squares), kept in a versioned JSON calibration file with its
+ * provenance, and a calibrated cost model built from it. Every cost model
+ * (analytic or calibrated) prices ops with the same saturating curve
+ * (zs_curve), so calibration replaces parameters, never formulas.
+ *
+ * Depends on zs_cost, zs_model, zs_cluster, GSL and jansson; never on a
+ * backend. The SimGrid backend reads link figures through zs_calib_link. */
+#ifndef ZS_CALIB_H
+#define ZS_CALIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "zs_cluster.h"
+#include "zs_cost.h"
+#include "zs_err.h"
+#include "zs_model.h"
+
+#define ZS_CALIB_VERSION 1
+/* Query/key tile of the attention kernels we model (FlashAttention-2/3,
+ * cuDNN): work is counted in whole 128 x 128 tiles. */
+#define ZS_ATTN_TILE 128
+
+/* ---- the shared curve ------------------------------------------------------
+ * time(W, x) = steps * t0 + W / rmax * (1 + (half / x)^p)
+ *   W: work (FLOPs, bytes, bus bytes); rmax: the asymptotic rate (FLOP/s,
+ *   bytes/s); x: the size that drives efficiency (the work itself, GEMM
+ *   tokens, message bytes); half: the size where the achieved rate is
+ *   rmax/2 (0: no size effect); t0: fixed cost per launch or per step. */
+typedef struct zs_curve {
+    double t0, rmax, half, p;
+    int fitted; /* 1: from measurements; 0: an assumption */
+    int npoints;
+    double rms_rel, max_rel; /* fit residuals (relative), when fitted */
+} zs_curve;
+
+double zs_curve_time(const zs_curve *c, double steps, double work, double x);
+
+/* Curve slots a calibration may hold. Collectives are intra-node (the
+ * nccl-tests data we have is); groups spanning nodes stay analytic. */
+typedef enum zs_calib_slot {
+    ZS_CAL_ATTN_FWD = 0,
+    ZS_CAL_ATTN_BWD,
+    ZS_CAL_GEMM,
+    ZS_CAL_ELEMENTWISE,
+    ZS_CAL_LINK_NVLINK, /* p2p, link classes in zs_link_class order */
+    ZS_CAL_LINK_PCIE,
+    ZS_CAL_LINK_NIC,
+    ZS_CAL_LINK_FABRIC,
+    ZS_CAL_COLL_AG, /* collectives, zs_coll_kind order, intra-node */
+    ZS_CAL_COLL_RS,
+    ZS_CAL_COLL_AR,
+    ZS_CAL_COLL_A2A,
+    ZS_CAL_NSLOTS
+} zs_calib_slot;
+
+const char *zs_calib_slot_name(int s);
+/* Slot index of a name, or -1. */
+int zs_calib_slot_parse(const char *name);
+
+/* ---- measurements ----------------------------------------------------------- */
+typedef struct zs_meas {
+    char op[32];  /* a slot name (attn_fwd, gemm, all-gather, p2p_nvlink...) or
+                     "layer:<name>" for a Megatron layer op */
+    int gpus;     /* GPUs taking part (collectives), 1 for kernels */
+    double bytes; /* collectives: nccl-tests "size" (total buffer); p2p: bytes */
+    int seq_len;  /* attention: tokens of one causal document */
+    int heads, kv_heads, head_dim;
+    double m, n, k;   /* GEMM shape (m = tokens) */
+    int tp, cp;       /* layer ops: parallel degrees of the measurement */
+    double tokens;    /* layer ops: tokens per GPU */
+    double seconds;   /* measured */
+    char source[256]; /* file:line of the measurement */
+} zs_meas;
+
+typedef struct zs_meas_set {
+    zs_meas *v;
+    size_t n, cap;
+    char gpu[64]; /* device named by the files ("" when unknown or mixed) */
+    /* provenance: every file read, with its SHA-256 */
+    struct {
+        char path[512];
+        char sha256[65];
+        int points;
+    } * files;
+    size_t nfiles;
+} zs_meas_set;
+
+void zs_meas_set_init(zs_meas_set *s);
+void zs_meas_set_clear(zs_meas_set *s);
+/* Reads one file, detecting its format (nccl-tests log, CSV, TSV, JSON
+ * measurement file), and appends its points. Bad or truncated files fail
+ * with file:line and leave s unchanged. */
+int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e);
+int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e);
+/* Writes a measurement file in the documented JSON schema (docs/validation.md). */
+int zs_meas_write_json(const zs_meas_set *s, const char *path, zs_err *e);
+
+/* SHA-256 of a file as 64 lowercase hex digits. */
+int zs_sha256_file(const char *path, char out[65], zs_err *e);
+void zs_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* ---- calibration --------------------------------------------------------------- */
+typedef struct zs_calib zs_calib;
+
+/* Fit options. model describes the layer ops of Megatron TSVs (NULL: those
+ * points are imported but not fitted). A hold-out predicate excludes points
+ * from the fit (NULL: fit on everything). */
+typedef struct zs_fit_opts {
+    const zs_model *model;
+    int (*exclude)(const zs_meas *m, void *arg);
+    void *exclude_arg;
+} zs_fit_opts;
+
+/* Fits every slot the measurements cover; slots without data stay analytic. */
+int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_err *e);
+zs_calib *zs_calib_new(void);
+void zs_calib_free(zs_calib *c);
+int zs_calib_save(const zs_calib *c, const char *path, zs_err *e);
+int zs_calib_load(const char *path, zs_calib **out, zs_err *e);
+
+/* The curve of a slot; NULL when the calibration does not fit it. */
+const zs_curve *zs_calib_curve(const zs_calib *c, zs_calib_slot s);
+/* Link figures for the SimGrid platform: latency (s) and asymptotic
+ * bandwidth (bytes/s) of one link class. Returns 1 when the calibration
+ * fits that class (outputs set), 0 when it does not (outputs untouched:
+ * keep the cluster description's figures). */
+int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double *bw_Bps);
+/* GPU the calibration data was measured on ("" when unknown). */
+const char *zs_calib_gpu(const zs_calib *c);
+/* Copies into dst every slot that src fits and dst does not. */
+void zs_calib_merge(zs_calib *dst, const zs_calib *src);
+/* Prints the fitted curves and their residuals (a human summary). */
+void zs_calib_print(FILE *f, const zs_calib *c);
+
+/* A cost model using the calibration's curves where they exist and the
+ * analytic ones elsewhere; desc lists which. calib is copied. */
+zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const zs_calib *calib);
+
+/* Predicted seconds of one measurement point under a cost model (the model
+ * shape of the point, not c->model, is used for kernels). Returns ZS_EINPUT
+ * for points the model cannot price (e.g. layer ops without a model). */
+int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *layer_model,
+                     double *seconds, zs_err *e);
+
+/* ---- internals shared by the cost models --------------------------------------- */
+/* Pairs the kernel computes: whole 128-query tiles against whole key tiles
+ * up to the diagonal (see zs_cost.c). */
+int64_t zs__attn_tile_pairs(const zs_attn_block *b, int n);
+int64_t zs__attn_pairs(const zs_attn_block *b, int n);
+/* The analytic curves for a model and cluster (assumptions, documented in
+ * docs/cost-model.md). */
+void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS]);
+/* Builds a cost model from explicit curves (slot curves with rmax == 0 for
+ * links and collectives mean "the cluster's bottleneck bandwidth"). */
+zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
+                             const zs_curve curves[ZS_CAL_NSLOTS], const char *desc);
+/* Bus bytes and steps of a ring collective on n ranks with `bytes` per rank
+ * as zs_cost_ops.collective defines it (used by sim/zs_sim.c too). */
+void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps);
+/* Its total size as nccl-tests reports it: the size that drives efficiency
+ * (NCCL pipelines all steps, so the achieved bus bandwidth follows the
+ * whole buffer, not one step). */
+double zs__coll_size(zs_coll_kind k, int n, double bytes);
+
+#endif

@@ -1,0 +1,118 @@
+/* The calibrated cost model: the analytic model's curves with every slot
+ * the calibration fits replaced by its fitted curve, and predictions of
+ * single measurement points through the cost model's own ops (so the
+ * validation exercises the code planners use). See zs_calib.h. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_calib_internal.h"
+
+/* "NVIDIA H200" / "H200" vs the preset "h200": compare letters and
+ * digits without case, the measured name containing the preset's. */
+static int same_gpu(const char *measured, const char *preset)
+{
+    char a[128], b[128];
+    size_t na = 0, nb = 0;
+    for (const char *p = measured; *p && na < sizeof a - 1; p++)
+        if (isalnum((unsigned char)*p))
+            a[na++] = (char)tolower((unsigned char)*p);
+    for (const char *p = preset; *p && nb < sizeof b - 1; p++)
+        if (isalnum((unsigned char)*p))
+            b[nb++] = (char)tolower((unsigned char)*p);
+    a[na] = b[nb] = '\0';
+    if (!na)
+        return 1; /* unknown: nothing to warn about */
+    /* "h100sxm" preset vs "h100" measured: compare the shorter prefix */
+    size_t k = na < nb ? na : nb;
+    return strncmp(a, b, k) == 0 || strstr(a, b) != NULL;
+}
+
+zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const zs_calib *calib)
+{
+    zs_curve cv[ZS_CAL_NSLOTS];
+    zs__cost_analytic_curves(cl, cv);
+    char desc[256], fitted[200] = "";
+    size_t o = 0;
+    for (int s = 0; s < ZS_CAL_NSLOTS; s++) {
+        const zs_curve *c = zs_calib_curve(calib, (zs_calib_slot)s);
+        if (!c)
+            continue;
+        cv[s] = *c;
+        if (o < sizeof fitted)
+            o += (size_t)snprintf(fitted + o, sizeof fitted - o, "%s%s", o ? "," : "",
+                                  zs_calib_slot_name(s));
+    }
+    const char *gpu = zs_calib_gpu(calib);
+    snprintf(desc, sizeof desc, "calibrated on %s (fitted: %s; analytic elsewhere)%s%s",
+             gpu[0] ? gpu : "unknown GPU", fitted[0] ? fitted : "none",
+             same_gpu(gpu, cl->gpu.name) ? "" : "; applied to ",
+             same_gpu(gpu, cl->gpu.name) ? "" : cl->gpu.name);
+    return zs__cost_curves_new("calibrated", m, cl, cv, desc);
+}
+
+int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *lm, double *seconds,
+                     zs_err *e)
+{
+    zs__fit_pt p;
+    int s = zs__meas_point(m, lm, &p);
+    if (s < 0)
+        return zs_err_set(e, ZS_EINPUT, m->source,
+                          "layer ops need --model and tp 1; other points need their shape",
+                          "cannot price measurement '%s'", m->op);
+    /* A private copy whose model and cluster fit the point's shape. */
+    zs_cost tmp = *c;
+    if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+        tmp.model.head_dim = m->head_dim;
+        zs_attn_block b = {0, 0, m->seq_len, 0, m->seq_len};
+        *seconds = zs_cost_attn(&tmp, &b, 1, m->heads, s == ZS_CAL_ATTN_BWD);
+        return ZS_OK;
+    }
+    if (strncmp(m->op, "layer:", 6) == 0) {
+        /* Layer ops go through the GEMM / elementwise ops. */
+        const char *op = m->op + 6;
+        double t = m->tokens, h = lm->hidden, ad = (double)lm->heads * lm->head_dim;
+        double kvd = 2.0 * lm->kv_heads * lm->head_dim;
+        if (strcmp(op, "qkv") == 0)
+            *seconds = zs_cost_gemm(c, t, ad + kvd, h);
+        else if (strcmp(op, "linear_proj") == 0)
+            *seconds = zs_cost_gemm(c, t, h, ad);
+        else if (strcmp(op, "mlp") == 0)
+            *seconds = 2 * zs_cost_gemm(c, t, lm->ffn, h) + zs_cost_gemm(c, t, h, lm->ffn);
+        else
+            *seconds = zs_cost_elementwise(c, p.work);
+        return ZS_OK;
+    }
+    switch (s) {
+    case ZS_CAL_GEMM:
+        *seconds = zs_cost_gemm(c, m->m, m->n, m->k);
+        return ZS_OK;
+    case ZS_CAL_ELEMENTWISE:
+        *seconds = zs_cost_elementwise(c, m->bytes);
+        return ZS_OK;
+    default:
+        break;
+    }
+    if (s >= ZS_CAL_LINK_NVLINK && s <= ZS_CAL_LINK_FABRIC) {
+        if (tmp.cluster.nodes < 2)
+            tmp.cluster.nodes = 2;
+        int dst = s == ZS_CAL_LINK_NVLINK ? 1 : tmp.cluster.gpus_per_node;
+        *seconds = zs_cost_p2p(&tmp, 0, dst, m->bytes);
+        return ZS_OK;
+    }
+    /* Collectives: ranks 0..n-1, inside one node when they fit. */
+    zs_coll_kind k = (zs_coll_kind)(s - ZS_CAL_COLL_AG);
+    int n = m->gpus;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    if (!ranks)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    int need = (n + tmp.cluster.gpus_per_node - 1) / tmp.cluster.gpus_per_node;
+    if (tmp.cluster.nodes < need)
+        tmp.cluster.nodes = need;
+    double bytes = k == ZS_COLL_ALLREDUCE ? m->bytes : m->bytes / n;
+    *seconds = zs_cost_collective(&tmp, k, ranks, n, bytes);
+    free(ranks);
+    return ZS_OK;
+}

@@ -1,0 +1,568 @@
+/* Measurement importers: nccl-tests logs as NCCL prints them, kernel
+ * latency CSVs, Megatron layer-op TSVs and the JSON measurement files the
+ * hardware backend writes (schema in docs/validation.md). Each file is read
+ * whole into a scratch set and merged only when it parsed completely, so a
+ * bad or truncated file is an error naming file:line and changes nothing.
+ * See zs_calib.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_calib.h"
+#include "zs_config.h"
+
+void zs_meas_set_init(zs_meas_set *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void zs_meas_set_clear(zs_meas_set *s)
+{
+    free(s->v);
+    free(s->files);
+    zs_meas_set_init(s);
+}
+
+int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        zs_meas *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory adding a measurement");
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = *m;
+    return ZS_OK;
+}
+
+static int read_all(const char *path, char **out, size_t *len, zs_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
+    size_t cap = 8192, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
+    if (bad) {
+        free(buf);
+        return zs_err_set(e, ZS_EIO, path, NULL, "read error");
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return ZS_OK;
+}
+
+/* Splits buf in place into lines; returns the next line or NULL. */
+static char *next_line(char **cur)
+{
+    char *p = *cur;
+    if (!p || !*p)
+        return NULL;
+    char *nl = strchr(p, '\n');
+    if (nl) {
+        *nl = '\0';
+        *cur = nl + 1;
+    } else {
+        *cur = p + strlen(p);
+    }
+    size_t n = strlen(p);
+    if (n && p[n - 1] == '\r')
+        p[n - 1] = '\0';
+    return p;
+}
+
+static int split_ws(char *line, char **tok, int max)
+{
+    int n = 0;
+    for (char *t = strtok(line, " \t"); t; t = strtok(NULL, " \t"))
+        if (n < max)
+            tok[n++] = t;
+        else
+            return max + 1;
+    return n;
+}
+
+static int parse_num(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(x))
+        return 0;
+    *v = x;
+    return 1;
+}
+
+static void where_line(char *buf, size_t n, const char *path, int line)
+{
+    snprintf(buf, n, "%s:%d", path, line);
+}
+
+/* ---- nccl-tests ----------------------------------------------------------------- */
+static const struct {
+    const char *bin, *op;
+} nccl_ops[] = {{"all_gather", "all-gather"},
+                {"reduce_scatter", "reduce-scatter"},
+                {"all_reduce", "all-reduce"},
+                {"alltoall", "all-to-all"},
+                {"sendrecv", "p2p"}};
+
+static const char *nccl_op_of(const char *text)
+{
+    for (size_t i = 0; i < sizeof nccl_ops / sizeof nccl_ops[0]; i++)
+        if (strstr(text, nccl_ops[i].bin))
+            return nccl_ops[i].op;
+    return NULL;
+}
+
+static int parse_nccl(zs_meas_set *s, const char *path, char *text, zs_err *e)
+{
+    char where[600];
+    const char *op = NULL;
+    int ranks = 0, nthread = 0, ngpus = 0, rows = 0, footer = 0, line_no = 0, last = 0;
+    char hosts[2][64] = {"", ""};
+    int nhosts = 0;
+    char *cur = text, *line;
+    while ((line = next_line(&cur))) {
+        line_no++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            continue;
+        last = line_no;
+        if (*p == '$') { /* the command line some logs start with */
+            if (!op)
+                op = nccl_op_of(p);
+            continue;
+        }
+        if (*p == '#') {
+            const char *q;
+            if ((q = strstr(p, "nThread")))
+                sscanf(q, "nThread %d nGpus %d", &nthread, &ngpus);
+            if (strstr(p, "Avg bus bandwidth"))
+                footer = 1;
+            if ((q = strstr(p, "Rank")) && strstr(p, "device")) {
+                int r;
+                if (sscanf(q, "Rank %d", &r) == 1)
+                    ranks++;
+                const char *on = strstr(p, " on ");
+                char host[64];
+                if (on && sscanf(on + 4, "%63s", host) == 1) {
+                    if (nhosts == 0 || (strcmp(host, hosts[0]) && nhosts == 1))
+                        snprintf(hosts[nhosts++], sizeof hosts[0], "%s", host);
+                }
+                const char *g = strstr(p, "NVIDIA ");
+                if (g && !s->gpu[0])
+                    snprintf(s->gpu, sizeof s->gpu, "%s", g + 7);
+            }
+            continue;
+        }
+        if (!isdigit((unsigned char)*p)) {
+            where_line(where, sizeof where, path, line_no);
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "pass the unmodified output of an nccl-tests *_perf binary",
+                              "unexpected text in an nccl-tests log: '%.40s'", p);
+        }
+        if (!op)
+            op = nccl_op_of(path);
+        where_line(where, sizeof where, path, line_no);
+        if (!op)
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "keep the '$ .../all_reduce_perf ...' line or name the file after "
+                              "the collective (all_gather, reduce_scatter, all_reduce, alltoall, "
+                              "sendrecv)",
+                              "cannot tell which collective this nccl-tests log measures");
+        char *tok[16];
+        int nt = split_ws(p, tok, 14);
+        if (nt != 13)
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "the file looks truncated or edited: regenerate it with nccl-tests",
+                              "expected 13 columns (size count type redop root, then time algbw "
+                              "busbw #wrong out of place and in place), found %d",
+                              nt > 14 ? 15 : nt);
+        double size, t, wrong;
+        if (!parse_num(tok[0], &size) || size <= 0 || !parse_num(tok[5], &t) || t <= 0 ||
+            !parse_num(tok[8], &wrong))
+            return zs_err_set(e, ZS_EINPUT, where, "size and time must be positive numbers",
+                              "bad number in an nccl-tests row");
+        if (wrong != 0)
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "NCCL found wrong results: fix the setup before calibrating on it",
+                              "%g wrong elements reported", wrong);
+        if (ranks == 0)
+            ranks = nthread > 0 && ngpus > 0 ? nthread * ngpus : ngpus;
+        if (ranks < 1)
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "keep the '# nThread ... nGpus ...' and '#  Rank ...' header lines",
+                              "cannot tell the number of GPUs from the header");
+        zs_meas m;
+        memset(&m, 0, sizeof m);
+        if (strcmp(op, "p2p") == 0)
+            snprintf(m.op, sizeof m.op, "%s", nhosts > 1 ? "p2p_nic" : "p2p_nvlink");
+        else
+            snprintf(m.op, sizeof m.op, "%s", op);
+        m.gpus = ranks;
+        m.bytes = size;
+        m.seconds = t * 1e-6; /* out-of-place time, us */
+        m.tp = m.cp = 1;
+        snprintf(m.source, sizeof m.source, "%s", where);
+        int rc = zs_meas_add(s, &m, e);
+        if (rc)
+            return rc;
+        rows++;
+    }
+    where_line(where, sizeof where, path, last);
+    if (!rows)
+        return zs_err_set(e, ZS_EINPUT, where, "the log has a header but no result rows",
+                          "no measurements in nccl-tests log");
+    if (!footer)
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "the run was cut short: rerun nccl-tests to completion",
+                          "truncated nccl-tests log: no '# Avg bus bandwidth' line after the rows");
+    return ZS_OK;
+}
+
+/* ---- delimited text: kernel CSV and Megatron TSV --------------------------------- */
+static int split_delim(char *line, char d, char **tok, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max)
+            return max + 1;
+        tok[n++] = p;
+        char *q = strchr(p, d);
+        if (!q)
+            break;
+        *q = '\0';
+        p = q + 1;
+    }
+    return n;
+}
+
+static int col_of(char **hdr, int n, const char *const *names)
+{
+    for (int i = 0; i < n; i++)
+        for (const char *const *nm = names; *nm; nm++)
+            if (strcmp(hdr[i], *nm) == 0)
+                return i;
+    return -1;
+}
+
+#define MAXCOLS 64
+
+static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
+{
+    char where[600];
+    char *cur = text, *line = next_line(&cur);
+    char *hdr[MAXCOLS + 1];
+    int nh = split_delim(line, ',', hdr, MAXCOLS);
+    static const char *const c_len[] = {"seq_len", "seqlen", "tokens", NULL};
+    static const char *const c_ms[] = {"latency(ms)", "latency_ms", "ms", NULL};
+    static const char *const c_hq[] = {"hqo", "heads", "hq", NULL};
+    static const char *const c_hkv[] = {"hkv", "kv_heads", NULL};
+    static const char *const c_d[] = {"d", "head_dim", NULL};
+    static const char *const c_op[] = {"op", NULL};
+    static const char *const c_gpu[] = {"gpu_type", "gpu", NULL};
+    int il = col_of(hdr, nh, c_len), it = col_of(hdr, nh, c_ms), ih = col_of(hdr, nh, c_hq),
+        ik = col_of(hdr, nh, c_hkv), id = col_of(hdr, nh, c_d), io = col_of(hdr, nh, c_op),
+        ig = col_of(hdr, nh, c_gpu);
+    where_line(where, sizeof where, path, 1);
+    if (nh > MAXCOLS || il < 0 || it < 0 || ih < 0 || id < 0)
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "a kernel latency CSV needs the columns seq_len, latency(ms), hqo, "
+                          "hkv and d (see docs/validation.md)",
+                          "unrecognised CSV header");
+    int line_no = 1, rows = 0;
+    while ((line = next_line(&cur))) {
+        line_no++;
+        if (!*line)
+            continue;
+        where_line(where, sizeof where, path, line_no);
+        char *tok[MAXCOLS + 1];
+        int nt = split_delim(line, ',', tok, MAXCOLS);
+        if (nt != nh)
+            return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
+                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+        double len, ms, hq, hkv = 0, d;
+        if (!parse_num(tok[il], &len) || len < 1 || len > 2147483647.0 ||
+            !parse_num(tok[it], &ms) || ms <= 0 || !parse_num(tok[ih], &hq) || hq < 1 ||
+            !parse_num(tok[id], &d) || d < 1 || (ik >= 0 && !parse_num(tok[ik], &hkv)))
+            return zs_err_set(e, ZS_EINPUT, where, "lengths, heads and latencies must be positive",
+                              "bad number in a kernel latency row");
+        const char *opname = io >= 0 ? tok[io] : "attn";
+        zs_meas m;
+        memset(&m, 0, sizeof m);
+        if (strcmp(opname, "attn") == 0 || strcmp(opname, "attn_fwd") == 0)
+            snprintf(m.op, sizeof m.op, "attn_fwd");
+        else if (strcmp(opname, "attn_bwd") == 0)
+            snprintf(m.op, sizeof m.op, "attn_bwd");
+        else
+            return zs_err_set(e, ZS_EINPUT, where, "use op attn, attn_fwd or attn_bwd",
+                              "unknown kernel op '%s'", opname);
+        if (ig >= 0 && !s->gpu[0])
+            snprintf(s->gpu, sizeof s->gpu, "%s", tok[ig]);
+        m.gpus = 1;
+        m.seq_len = (int)len;
+        m.heads = (int)hq;
+        m.kv_heads = (int)hkv;
+        m.head_dim = (int)d;
+        m.seconds = ms * 1e-3;
+        m.tp = m.cp = 1;
+        snprintf(m.source, sizeof m.source, "%s", where);
+        int rc = zs_meas_add(s, &m, e);
+        if (rc)
+            return rc;
+        rows++;
+    }
+    if (!rows)
+        return zs_err_set(e, ZS_EINPUT, where, "add measurement rows", "CSV has no rows");
+    return ZS_OK;
+}
+
+static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
+{
+    char where[600];
+    char *cur = text, *line = next_line(&cur);
+    char *hdr[MAXCOLS + 1];
+    int nh = split_delim(line, '\t', hdr, MAXCOLS);
+    static const char *const c_ctx[] = {"ctx_length", NULL}, *const c_tp[] = {"tp", NULL},
+                             *const c_cp[] = {"cp", NULL};
+    int ic = col_of(hdr, nh, c_ctx), itp = col_of(hdr, nh, c_tp), icp = col_of(hdr, nh, c_cp);
+    where_line(where, sizeof where, path, 1);
+    if (nh > MAXCOLS || ic < 0 || itp < 0 || icp < 0 || nh < 4)
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "a layer-op TSV needs ctx_length, tp, cp and one column per op",
+                          "unrecognised TSV header");
+    int line_no = 1, rows = 0;
+    while ((line = next_line(&cur))) {
+        line_no++;
+        if (!*line)
+            continue;
+        where_line(where, sizeof where, path, line_no);
+        char *tok[MAXCOLS + 1];
+        int nt = split_delim(line, '\t', tok, MAXCOLS);
+        if (nt != nh)
+            return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
+                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+        double ctx, tp, cp;
+        if (!parse_num(tok[ic], &ctx) || ctx < 1 || !parse_num(tok[itp], &tp) || tp < 1 ||
+            !parse_num(tok[icp], &cp) || cp < 1)
+            return zs_err_set(e, ZS_EINPUT, where, "ctx_length, tp and cp must be positive",
+                              "bad number in a layer-op row");
+        for (int i = 0; i < nh; i++) {
+            if (i == ic || i == itp || i == icp)
+                continue;
+            double ms;
+            if (!parse_num(tok[i], &ms) || ms <= 0)
+                return zs_err_set(e, ZS_EINPUT, where, "latencies must be positive numbers (ms)",
+                                  "bad latency in column '%s'", hdr[i]);
+            /* "megatron.core...forward.qkv_1" -> "qkv" */
+            const char *nm = strrchr(hdr[i], '.');
+            nm = nm ? nm + 1 : hdr[i];
+            zs_meas m;
+            memset(&m, 0, sizeof m);
+            int len = (int)strlen(nm);
+            if (len > 2 && nm[len - 2] == '_' && isdigit((unsigned char)nm[len - 1]))
+                len -= 2;
+            snprintf(m.op, sizeof m.op, "layer:%.*s", len, nm);
+            m.gpus = (int)(tp * cp);
+            m.tp = (int)tp;
+            m.cp = (int)cp;
+            m.tokens = ctx / cp;
+            m.seconds = ms * 1e-3;
+            snprintf(m.source, sizeof m.source, "%s", where);
+            int rc = zs_meas_add(s, &m, e);
+            if (rc)
+                return rc;
+            rows++;
+        }
+    }
+    if (!rows)
+        return zs_err_set(e, ZS_EINPUT, where, "add measurement rows", "TSV has no rows");
+    return ZS_OK;
+}
+
+/* ---- JSON measurement files -------------------------------------------------------- */
+#define F(key, type, member, min, max, req, def, unit, help)                                       \
+    {                                                                                              \
+        key, type, offsetof(zs_meas, member), sizeof(((zs_meas *)0)->member), min, max, req, def,  \
+            unit, help                                                                             \
+    }
+static const zs_field meas_fields[] = {
+    F("op", ZS_F_STRING, op, 0, 0, 1, 0, "", "op class (docs/validation.md)"),
+    F("seconds", ZS_F_DOUBLE, seconds, 1e-12, 1e6, 1, 0, "s", "measured time"),
+    F("gpus", ZS_F_INT, gpus, 1, 1 << 20, 0, 1, "", "GPUs taking part"),
+    F("bytes", ZS_F_DOUBLE, bytes, 0, 1e15, 0, 0, "B", "collective size (nccl-tests) or p2p bytes"),
+    F("seq_len", ZS_F_INT, seq_len, 0, 2147483647.0, 0, 0, "tokens", "causal document length"),
+    F("heads", ZS_F_INT, heads, 0, 1 << 16, 0, 0, "", "query heads"),
+    F("kv_heads", ZS_F_INT, kv_heads, 0, 1 << 16, 0, 0, "", "KV heads"),
+    F("head_dim", ZS_F_INT, head_dim, 0, 1 << 16, 0, 0, "", "head dimension"),
+    F("m", ZS_F_DOUBLE, m, 0, 1e12, 0, 0, "", "GEMM rows (tokens)"),
+    F("n", ZS_F_DOUBLE, n, 0, 1e12, 0, 0, "", "GEMM columns"),
+    F("k", ZS_F_DOUBLE, k, 0, 1e12, 0, 0, "", "GEMM inner dimension"),
+    F("tp", ZS_F_INT, tp, 1, 1 << 20, 0, 1, "", "tensor-parallel degree"),
+    F("cp", ZS_F_INT, cp, 1, 1 << 20, 0, 1, "", "context-parallel degree"),
+    F("tokens", ZS_F_DOUBLE, tokens, 0, 1e12, 0, 0, "", "tokens per GPU (layer ops)"),
+    F("source", ZS_F_STRING, source, 0, 0, 0, 0, "", "where the point comes from"),
+};
+#undef F
+static const size_t meas_nfields = sizeof meas_fields / sizeof meas_fields[0];
+
+static int op_known(const char *op)
+{
+    return zs_calib_slot_parse(op) >= 0 || strncmp(op, "layer:", 6) == 0;
+}
+
+static int parse_json(zs_meas_set *s, const char *path, const char *text, zs_err *e)
+{
+    zs_json_doc *doc = NULL;
+    int rc = zs_json_doc_load_text(path, text, &doc, e);
+    if (rc)
+        return rc;
+    char where[600];
+    json_t *fmt = json_object_get(doc->root, "format"), *pts = json_object_get(doc->root, "points");
+    json_t *dev = json_object_get(doc->root, "device");
+    if (!json_is_object(doc->root) || !json_is_string(fmt) ||
+        strcmp(json_string_value(fmt), "zepsim-measurements") != 0 || !json_is_array(pts)) {
+        zs_json_where(doc, NULL, "format", where, sizeof where);
+        rc = zs_err_set(e, ZS_EINPUT, where,
+                        "a measurement file is {\"format\": \"zepsim-measurements\", "
+                        "\"version\": 1, \"points\": [...]} (docs/validation.md)",
+                        "not a zepsim measurement file");
+    }
+    if (!rc && json_is_string(dev) && !s->gpu[0])
+        snprintf(s->gpu, sizeof s->gpu, "%s", json_string_value(dev));
+    size_t i;
+    json_t *pt;
+    static const char *const ignore[] = {"shape", NULL};
+    json_array_foreach(pts, i, pt)
+    {
+        if (rc)
+            break;
+        zs_meas m;
+        memset(&m, 0, sizeof m);
+        snprintf(where, sizeof where, "%s: points[%zu]", path, i);
+        if (!json_is_object(pt)) {
+            rc = zs_err_set(e, ZS_EINPUT, where, "each point is an object", "bad point");
+            break;
+        }
+        rc = zs_config_parse(doc, pt, "points", meas_fields, meas_nfields, ignore, &m, e);
+        if (rc) {
+            snprintf(e->where, sizeof e->where, "%s", where);
+            break;
+        }
+        if (!op_known(m.op)) {
+            rc = zs_err_set(e, ZS_EINPUT, where,
+                            "use attn_fwd, attn_bwd, gemm, elementwise, p2p_nvlink, p2p_nic, "
+                            "all-gather, reduce-scatter, all-reduce, all-to-all or layer:NAME",
+                            "unknown op '%s'", m.op);
+            break;
+        }
+        if (!m.source[0])
+            snprintf(m.source, sizeof m.source, "%s", where);
+        rc = zs_meas_add(s, &m, e);
+    }
+    zs_json_doc_free(doc);
+    return rc;
+}
+
+int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
+{
+    char *text;
+    size_t len;
+    int rc = read_all(path, &text, &len, e);
+    if (rc)
+        return rc;
+    zs_meas_set tmp;
+    zs_meas_set_init(&tmp);
+    snprintf(tmp.gpu, sizeof tmp.gpu, "%s", s->gpu);
+    char sha[65];
+    zs_sha256_hex(text, len, sha);
+    const char *p = text;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    char first[512];
+    size_t fl = strcspn(text, "\n");
+    snprintf(first, sizeof first, "%.*s", (int)(fl < 511 ? fl : 511), text);
+    if (strlen(text) != len)
+        rc = zs_err_set(e, ZS_EINPUT, path, "pass a text file", "file contains a NUL byte");
+    else if (*p == '{')
+        rc = parse_json(&tmp, path, text, e);
+    else if (*p == '$' || *p == '#')
+        rc = parse_nccl(&tmp, path, text, e);
+    else if (strchr(first, '\t'))
+        rc = parse_tsv(&tmp, path, text, e);
+    else if (strchr(first, ','))
+        rc = parse_csv(&tmp, path, text, e);
+    else
+        rc = zs_err_set(e, ZS_EINPUT, path,
+                        "pass an nccl-tests log, a kernel CSV, a layer-op TSV or a "
+                        "zepsim-measurements JSON file",
+                        "unrecognised measurement file format");
+    free(text);
+    if (rc) {
+        zs_meas_set_clear(&tmp);
+        return rc;
+    }
+    void *nf = realloc(s->files, (s->nfiles + 1) * sizeof *s->files);
+    if (!nf) {
+        zs_meas_set_clear(&tmp);
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory");
+    }
+    s->files = nf;
+    for (size_t i = 0; i < tmp.n; i++)
+        if ((rc = zs_meas_add(s, &tmp.v[i], e))) {
+            s->n -= i; /* leave s as it was */
+            zs_meas_set_clear(&tmp);
+            return rc;
+        }
+    snprintf(s->files[s->nfiles].path, sizeof s->files[0].path, "%s", path);
+    memcpy(s->files[s->nfiles].sha256, sha, sizeof sha);
+    s->files[s->nfiles].points = (int)tmp.n;
+    s->nfiles++;
+    if (!s->gpu[0])
+        snprintf(s->gpu, sizeof s->gpu, "%s", tmp.gpu);
+    zs_meas_set_clear(&tmp);
+    return ZS_OK;
+}
+
+int zs_meas_write_json(const zs_meas_set *s, const char *path, zs_err *e)
+{
+    json_t *root = json_object(), *pts = json_array();
+    json_object_set_new(root, "format", json_string("zepsim-measurements"));
+    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "device", json_string(s->gpu));
+    for (size_t i = 0; i < s->n; i++) {
+        json_t *o = zs_config_to_json(meas_fields, meas_nfields, &s->v[i]);
+        json_array_append_new(pts, o);
+    }
+    json_object_set_new(root, "points", pts);
+    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (rc)
+        return zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
+                          "cannot write measurement file");
+    return ZS_OK;
+}

@@ -1,0 +1,252 @@
+/* The analytical cost model (SYSTEM.md section 4), written as curves:
+ * every op costs a fixed launch or step latency plus its work (FLOPs or
+ * bytes) at a rate that saturates with size (zs_curve). The analytic model
+ * fills the curves with assumptions (docs/cost-model.md lists them); the
+ * calibrated model (zs_calib_cost.c) builds the same object with fitted
+ * curves, so both price ops with the code below.
+ *
+ * Transfers: a point-to-point message pays the latency of the default path
+ * plus bytes over its bottleneck link. Collectives are rings: all-gather and
+ * reduce-scatter take n-1 steps that each move one rank's share, all-reduce
+ * is a reduce-scatter then an all-gather, all-to-all moves (n-1)/n of the
+ * buffer; the bandwidth is that of the group's slowest link (NVLink inside
+ * a node, else each GPU's share of its NIC). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_calib.h"
+
+/* ---- assumptions of the analytic model (see docs/cost-model.md) ---------- */
+/* Attention ceiling as a fraction of the dense bf16 peak. FlashAttention-2
+ * reports ~35% forward on H100; Megatron/TransformerEngine's kernel in the
+ * DistCA H100 measurements reaches ~12%. 20% sits between them, so the
+ * uncalibrated model is within 2x of either; calibrate for real numbers. */
+#define ATTN_EFF_MAX 0.20
+/* Work per launch at which attention reaches half its ceiling: about the
+ * FLOPs of a few hundred 128 x 128 tiles over 64 heads, i.e. a launch that
+ * fills the SMs of one GPU once. */
+#define ATTN_HALF_FLOP 2e9
+#define GEMM_EFF_MAX   0.75 /* cuBLAS on large bf16 GEMMs */
+#define GEMM_HALF_DIM  128  /* smallest GEMM dimension at which half the ceiling is reached */
+#define LAUNCH_S       5e-6 /* kernel launch and prologue */
+#define ELEM_EFF       0.80 /* fraction of HBM bandwidth a streaming kernel reaches */
+#define ELEM_LAUNCH_S  3e-6
+#define ATTN_BWD_RATIO 2.5 /* backward FLOPs over forward (dQ, dK, dV and recompute of P) */
+
+typedef struct cost_impl {
+    zs_curve curve[ZS_CAL_NSLOTS];
+} cost_impl;
+
+double zs_curve_time(const zs_curve *c, double steps, double work, double x)
+{
+    double slow = 1.0;
+    if (c->half > 0 && x > 0)
+        slow += pow(c->half / x, c->p);
+    return steps * c->t0 + (c->rmax > 0 ? work / c->rmax * slow : 0.0);
+}
+
+void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS])
+{
+    memset(out, 0, sizeof(zs_curve) * ZS_CAL_NSLOTS);
+    double peak = cl->gpu.peak_tflops * 1e12;
+    out[ZS_CAL_ATTN_FWD] =
+        (zs_curve){LAUNCH_S, ATTN_EFF_MAX * peak, ATTN_HALF_FLOP, 1.0, 0, 0, 0, 0};
+    out[ZS_CAL_ATTN_BWD] = out[ZS_CAL_ATTN_FWD];
+    out[ZS_CAL_GEMM] = (zs_curve){LAUNCH_S, GEMM_EFF_MAX * peak, GEMM_HALF_DIM, 1.0, 0, 0, 0, 0};
+    out[ZS_CAL_ELEMENTWISE] =
+        (zs_curve){ELEM_LAUNCH_S, ELEM_EFF * cl->gpu.hbm_gbs * 1e9, 0, 1.0, 0, 0, 0, 0};
+    /* Link and collective slots stay unfitted: priced from the cluster. */
+}
+
+static const cost_impl *impl(const zs_cost *c)
+{
+    return (const cost_impl *)c->impl;
+}
+
+static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward)
+{
+    if (n <= 0 || heads <= 0)
+        return 0;
+    double w = 4.0 * heads * c->model.head_dim * (double)zs__attn_tile_pairs(b, n);
+    if (w <= 0)
+        return 0;
+    if (backward)
+        w *= ATTN_BWD_RATIO;
+    const zs_curve *cv = &impl(c)->curve[backward ? ZS_CAL_ATTN_BWD : ZS_CAL_ATTN_FWD];
+    return zs_curve_time(cv, 1, w, w);
+}
+
+static double gemm(const zs_cost *c, double m, double n, double k)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    double x = m < n ? m : n;
+    x = x < k ? x : k;
+    return zs_curve_time(&impl(c)->curve[ZS_CAL_GEMM], 1, 2.0 * m * n * k, x);
+}
+
+static double elementwise(const zs_cost *c, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return zs_curve_time(&impl(c)->curve[ZS_CAL_ELEMENTWISE], 1, bytes, bytes);
+}
+
+static double p2p(const zs_cost *c, int src, int dst, double bytes)
+{
+    if (src == dst || bytes < 0)
+        return 0;
+    const zs_cluster *cl = &c->cluster;
+    zs_link_class lc =
+        zs_cluster_node_of(cl, src) == zs_cluster_node_of(cl, dst) ? ZS_LINK_NVLINK : ZS_LINK_NIC;
+    const zs_curve *cv = &impl(c)->curve[ZS_CAL_LINK_NVLINK + lc];
+    if (cv->fitted)
+        return zs_curve_time(cv, 1, bytes, bytes);
+    double lat, bw;
+    zs_cluster_path(cl, src, dst, &lat, &bw);
+    return lat + bytes / bw;
+}
+
+double zs__coll_size(zs_coll_kind k, int n, double bytes)
+{
+    return k == ZS_COLL_ALLREDUCE ? bytes : (double)n * bytes;
+}
+
+void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps)
+{
+    double nn = n;
+    switch (k) {
+    case ZS_COLL_ALLGATHER:
+    case ZS_COLL_REDUCESCATTER:
+        *bus_bytes = (nn - 1) * bytes; /* n-1 steps, each one rank's share */
+        *steps = nn - 1;
+        break;
+    case ZS_COLL_ALLREDUCE:
+        *bus_bytes = 2 * (nn - 1) / nn * bytes;
+        *steps = 2 * (nn - 1);
+        break;
+    default: /* all-to-all: all but one n-th leaves the rank */
+        *bus_bytes = (nn - 1) / nn * bytes;
+        *steps = nn - 1;
+        break;
+    }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Latency per step and bottleneck bandwidth of a group. Across nodes each
+ * GPU's share of its NIC is the NIC rate over the group members behind
+ * that NIC (the static affinity: on cluster-a two GPUs share one). */
+static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra, double *lat,
+                       double *bw)
+{
+    int node0 = zs_cluster_node_of(cl, ranks[0]);
+    *intra = 1;
+    for (int i = 1; i < n; i++)
+        if (zs_cluster_node_of(cl, ranks[i]) != node0)
+            *intra = 0;
+    if (*intra) {
+        *lat = cl->nvlink_latency_us * 1e-6;
+        *bw = zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
+        return;
+    }
+    *lat = 0;
+    *bw = 1e300;
+    for (int i = 0; i < n; i++) {
+        double l, b;
+        int peer = ranks[(i + 1) % n];
+        if (peer == ranks[i])
+            continue;
+        zs_cluster_path(cl, ranks[i], peer, &l, &b);
+        if (zs_cluster_node_of(cl, ranks[i]) == zs_cluster_node_of(cl, peer))
+            continue; /* NVLink neighbours never bound a network ring */
+        *lat = l > *lat ? l : *lat;
+        *bw = b < *bw ? b : *bw;
+    }
+    int *key = malloc(sizeof(int) * (size_t)n);
+    int share = 1;
+    if (key) {
+        for (int i = 0; i < n; i++)
+            key[i] = zs_cluster_node_of(cl, ranks[i]) * cl->nics_per_node +
+                     zs_cluster_nic_of(cl, ranks[i]);
+        qsort(key, (size_t)n, sizeof(int), cmp_int);
+        for (int i = 0, run = 1; i < n; i++, run++) {
+            if (i > 0 && key[i] != key[i - 1])
+                run = 1;
+            share = run > share ? run : share;
+        }
+        free(key);
+    } else {
+        share = zs_cluster_gpus_per_nic(cl); /* worst case */
+    }
+    double nic = zs_cluster_link_bw(cl, ZS_LINK_NIC) / share;
+    if (nic < *bw)
+        *bw = nic;
+    if (*lat == 0) { /* ring order kept every hop inside nodes; still crosses the fabric */
+        double l, b;
+        for (int i = 1; i < n; i++)
+            if (zs_cluster_node_of(cl, ranks[i]) != node0) {
+                zs_cluster_path(cl, ranks[0], ranks[i], &l, &b);
+                *lat = l;
+                break;
+            }
+    }
+}
+
+static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n, double bytes)
+{
+    if (n <= 1 || bytes < 0 || kind < 0 || kind >= ZS_COLL_NKINDS)
+        return 0;
+    int intra;
+    double lat, bw, bus, steps, size;
+    group_link(&c->cluster, ranks, n, &intra, &lat, &bw);
+    zs__coll_bus(kind, n, bytes, &bus, &steps);
+    size = zs__coll_size(kind, n, bytes);
+    const zs_curve *cv = &impl(c)->curve[ZS_CAL_COLL_AG + kind];
+    if (intra && cv->fitted)
+        return zs_curve_time(cv, steps, bus, size);
+    return steps * lat + bus / bw;
+}
+
+static void cost_free(zs_cost *c)
+{
+    free(c->impl);
+    c->impl = NULL;
+}
+
+static const zs_cost_ops analytic_ops = {"analytic", attn,       gemm,     elementwise,
+                                         p2p,        collective, cost_free};
+static const zs_cost_ops calibrated_ops = {"calibrated", attn,       gemm,     elementwise,
+                                           p2p,          collective, cost_free};
+
+zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
+                             const zs_curve curves[ZS_CAL_NSLOTS], const char *desc)
+{
+    zs_cost *c = calloc(1, sizeof *c);
+    cost_impl *im = calloc(1, sizeof *im);
+    if (!c || !im) {
+        free(c);
+        free(im);
+        return NULL;
+    }
+    memcpy(im->curve, curves, sizeof im->curve);
+    c->ops = strcmp(name, "calibrated") == 0 ? &calibrated_ops : &analytic_ops;
+    c->model = *m;
+    c->cluster = *cl;
+    snprintf(c->desc, sizeof c->desc, "%s", desc);
+    c->impl = im;
+    return c;
+}
+
+zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *cl)
+{
+    zs_curve cv[ZS_CAL_NSLOTS];
+    zs__cost_analytic_curves(cl, cv);
+    return zs__cost_curves_new("analytic", m, cl, cv,
+                               "analytic (FLOP/byte model, efficiencies assumed)");
+}

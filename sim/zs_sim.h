@@ -1,0 +1,62 @@
+/* The SimGrid backend: runs a schedule on a SimGrid model of a cluster and
+ * fills the shared zs_result (iteration time, per-rank compute / exposed
+ * communication / idle, bytes and busy time per link class and per NIC)
+ * and, optionally, a Chrome trace timeline.
+ *
+ * How ops are modelled (also written into the result notes):
+ *   - one SimGrid actor per GPU drives all its streams with asynchronous
+ *     activities; a compute op is a transfer of duration * ZS_COMPUTE_BPS
+ *     bytes over the GPU's private compute link, so it takes exactly its
+ *     predicted duration (concurrent compute ops of one GPU share it);
+ *   - SEND/RECV are SimGrid communications between the two GPU hosts,
+ *     matched per (src, dst, tag) in order, sharing links max-min fairly
+ *     (CM02 model, no cross traffic, no TCP window bound);
+ *   - a collective starts when every member has reached it and runs as
+ *     aggregated flows: for ring kinds one flow per ring edge carrying the
+ *     bytes of all steps (plus the latency of the extra steps charged as
+ *     equivalent bytes at the edge's bottleneck bandwidth), for all-to-all
+ *     one flow per ordered pair. Never message by message.
+ *
+ * SimGrid allows one platform per process: zs_sim_run can be called once
+ * per process (a second call is a ZS_EUNSUPPORTED error). zs_sim_run_forked
+ * runs it in a child process and ships the result back through a pipe, so
+ * a caller can simulate many schedules. Depends on the schedule IR,
+ * zs_result, zs_cluster and zs_platform. */
+#ifndef ZS_SIM_H
+#define ZS_SIM_H
+
+#include "zs_cluster.h"
+#include "zs_err.h"
+#include "zs_result.h"
+#include "zs_schedule.h"
+
+typedef struct zs_sim_opts {
+    const char *timeline;     /* Chrome trace JSON path, NULL for none */
+    int tl_rank0, tl_rank1;   /* ranks written to the timeline, inclusive (-1: all) */
+    int tl_layer0, tl_layer1; /* layers written (-1: all; ops before any layer marker
+                               * are layer -1 and written only without a layer range) */
+    const char *platform_out; /* also write the generated platform XML here (NULL: no) */
+} zs_sim_opts;
+
+void zs_sim_opts_init(zs_sim_opts *o);
+
+/* Runs s on cluster c in this process. *out is a new result (free with
+ * zs_result_free); its tokens/model_flops/peak_flops are left for the
+ * caller. A schedule that cannot finish is a ZS_EINVALID error naming a
+ * stuck rank and op. Only once per process. */
+int zs_sim_run(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o, zs_result **out,
+               zs_err *e);
+
+/* The same in a forked child; any number of calls per process. */
+int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                      zs_result **out, zs_err *e);
+
+/* The same, also giving the child's peak resident set size (bytes) and
+ * CPU time (user + system seconds); either pointer may be NULL. */
+int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                           zs_result **out, double *child_rss, double *child_cpu, zs_err *e);
+
+/* Peak resident set size of this process and of its finished children, bytes. */
+double zs_sim_peak_rss(int children);
+
+#endif

@@ -1,0 +1,26 @@
+# End to end: `zepsim platform` writes a loadable SimGrid platform,
+# `zepsim bench sim` runs (tiny sizes) and its errors exit 2.
+. "$(dirname "$0")/lib.bash"
+
+expect_rc platform-help 0 "$ZEPSIM" platform --help && expect_out platform-help "usage: zepsim platform"
+expect_rc platform-missing-cluster 2 "$ZEPSIM" platform
+expect_rc platform-bad-nodes 2 "$ZEPSIM" platform --cluster cluster-a --nodes 0
+expect_rc platform-unknown-cluster 2 "$ZEPSIM" platform --cluster cluster-z
+expect_rc platform-a16 0 "$ZEPSIM" platform --cluster cluster-a --nodes 16 --out "$TMP/p.xml"
+if [ "$(grep -c '<host id="g' "$TMP/p.xml")" -eq 128 ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL platform-a16-hosts: expected 128 GPU hosts"; FAILS=$((FAILS + 1)); fi
+expect_rc platform-stdout 0 "$ZEPSIM" platform --cluster cluster-c --nodes 2
+expect_out platform-stdout '<route src="g1" dst="n0-gw" symmetrical="NO"><link_ctn id="pu1"/><link_ctn id="xu1"/>'
+expect_rc platform-bad-out 1 "$ZEPSIM" platform --cluster cluster-a --out /nonexistent/dir/p.xml
+expect_out platform-bad-out "cannot create file"
+
+expect_rc bench-help 0 "$ZEPSIM" bench --help && expect_out bench-help "sim"
+expect_rc bench-none 2 "$ZEPSIM" bench
+expect_rc bench-unknown 2 "$ZEPSIM" bench frob
+expect_rc bench-sim-help 0 "$ZEPSIM" bench sim --help && expect_out bench-sim-help "SYNTHETIC"
+expect_rc bench-sim-bad-gpus 2 "$ZEPSIM" bench sim --gpus 20
+expect_rc bench-sim-bad-mode 2 "$ZEPSIM" bench sim --mode fast
+expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --gpus 32 --runs 1 --format csv
+expect_out bench-sim-small "^32,unrolled,[0-9.]+,"
+expect_out bench-sim-small "^32,folded,[0-9.]+,.*,[-+][0-9.]+$"
+finish

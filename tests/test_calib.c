@@ -1,0 +1,318 @@
+/* Calibration: SHA-256 against the FIPS test vectors, importers (good and
+ * broken files with file:line), fits recovering known curves from
+ * synthetic data, the calibration file round trip, the link accessor and
+ * the calibrated cost model, and the real reference data when present. */
+#include <stdlib.h>
+
+#include "zs_calib.h"
+#include "zs_test.h"
+
+static void test_sha256_vectors(void)
+{
+    char h[65];
+    zs_sha256_hex("abc", 3, h);
+    CU_ASSERT_STRING_EQUAL(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    zs_sha256_hex("", 0, h);
+    CU_ASSERT_STRING_EQUAL(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    zs_sha256_hex(m, strlen(m), h);
+    CU_ASSERT_STRING_EQUAL(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    zs_err e;
+    const char *p = zs_test_write("abc.txt", "abc");
+    ZS_ASSERT_OK(zs_sha256_file(p, h, &e), &e);
+    CU_ASSERT_STRING_EQUAL(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static const char nccl_ok[] =
+    "$ ./all_gather_perf -b 8M -e 16M -f 2 -g 2\n"
+    "# nThread 1 nGpus 2 minBytes 8388608 maxBytes 16777216 step: 2(factor)\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid     95 on      host device  0 [0000:59:00] NVIDIA H200\n"
+    "#  Rank  1 Group  0 Pid     95 on      host device  1 [0000:5a:00] NVIDIA H200\n"
+    "#\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+    "time   algbw   busbw #wrong\n"
+    "     8388608       2097152      half    none      -1    35.54  236.05  118.03      0    "
+    "34.83  240.86  120.43      0\n"
+    "    16777216       4194304      half    none      -1    48.39  346.73  173.37      0    "
+    "47.97  349.78  174.89      0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 146.68\n";
+
+static void test_import_nccl(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("ag.txt", nccl_ok), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 2);
+    CU_ASSERT_STRING_EQUAL(s.v[0].op, "all-gather");
+    ZS_ASSERT_INT_EQ(s.v[0].gpus, 2);
+    ZS_ASSERT_NEAR(s.v[1].bytes, 16777216, 0);
+    ZS_ASSERT_NEAR(s.v[1].seconds, 48.39e-6, 1e-15);
+    CU_ASSERT_STRING_EQUAL(s.gpu, "H200");
+    ZS_ASSERT_STR_CONTAINS(s.v[1].source, "ag.txt:10");
+    ZS_ASSERT_INT_EQ(s.nfiles, 1);
+    ZS_ASSERT_INT_EQ(strlen(s.files[0].sha256), 64);
+
+    /* Truncated: the last row cut mid-line, no footer. */
+    char bad[sizeof nccl_ok];
+    memcpy(bad, nccl_ok, sizeof bad);
+    char *cut = strstr(bad, "    16777216") + 40;
+    *cut = '\0';
+    int rc = zs_meas_read(&s, zs_test_write("trunc.txt", bad), &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "trunc.txt:10");
+    ZS_ASSERT_INT_EQ(s.n, 2); /* unchanged */
+    /* All rows but no footer. */
+    memcpy(bad, nccl_ok, sizeof bad);
+    *strstr(bad, "# Out of bounds") = '\0';
+    rc = zs_meas_read(&s, zs_test_write("nofooter.txt", bad), &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "truncated");
+    /* Unknown collective (no command line, uninformative name). */
+    rc = zs_meas_read(&s, zs_test_write("log.txt", strchr(nccl_ok, '\n') + 1), &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "which collective");
+    ZS_ASSERT_INT_EQ(s.n, 2);
+    zs_meas_set_clear(&s);
+}
+
+static void test_import_csv_tsv_json(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    const char *csv = zs_test_write("a.csv", "seq_len,latency(ms),tp,cp,gpu_type,op,hqo,hkv,d\n"
+                                             "1024,0.2,1,1,H100,attn,64,4,128\n"
+                                             "2048,0.7,1,1,H100,attn,64,4,128\n");
+    ZS_ASSERT_OK(zs_meas_read(&s, csv, &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 2);
+    CU_ASSERT_STRING_EQUAL(s.v[1].op, "attn_fwd");
+    ZS_ASSERT_INT_EQ(s.v[1].seq_len, 2048);
+    ZS_ASSERT_NEAR(s.v[1].seconds, 0.7e-3, 1e-15);
+    const char *bad = zs_test_write("b.csv", "seq_len,latency(ms),hqo,hkv,d\n"
+                                             "1024,0.2,64,4,128\n"
+                                             "2048,0.7,64\n");
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, bad, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "b.csv:3");
+
+    const char *tsv = zs_test_write("l.tsv", "ctx_length\ttp\tcp\tx.qkv_1\tx.mlp_1\n"
+                                             "32768\t1\t2\t1.5\t6.0\n");
+    ZS_ASSERT_OK(zs_meas_read(&s, tsv, &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 4);
+    CU_ASSERT_STRING_EQUAL(s.v[2].op, "layer:qkv");
+    ZS_ASSERT_NEAR(s.v[3].tokens, 16384, 0);
+
+    const char *js = zs_test_write(
+        "m.json",
+        "{\"format\": \"zepsim-measurements\", \"version\": 1, \"device\": \"H100\",\n"
+        " \"points\": [{\"op\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096,"
+        " \"seconds\": 0.0002},\n"
+        "  {\"op\": \"all-reduce\", \"gpus\": 8, \"bytes\": 1e8, \"seconds\": 0.001}]}\n");
+    ZS_ASSERT_OK(zs_meas_read(&s, js, &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 6);
+    CU_ASSERT_STRING_EQUAL(s.v[5].op, "all-reduce");
+    const char *jbad =
+        zs_test_write("mb.json", "{\"format\": \"zepsim-measurements\", \"version\": 1,\n"
+                                 " \"points\": [{\"op\": \"warp-drive\", \"seconds\": 1}]}\n");
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, jbad, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "warp-drive");
+    ZS_ASSERT_STR_CONTAINS(e.where, "points[0]");
+    /* Round trip through the writer. */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/rt.json", zs_test_tmpdir());
+    ZS_ASSERT_OK(zs_meas_write_json(&s, path, &e), &e);
+    zs_meas_set r;
+    zs_meas_set_init(&r);
+    ZS_ASSERT_OK(zs_meas_read(&r, path, &e), &e);
+    ZS_ASSERT_INT_EQ(r.n, s.n);
+    ZS_ASSERT_NEAR(r.v[0].seconds, s.v[0].seconds, 0);
+    zs_meas_set_clear(&r);
+    zs_meas_set_clear(&s);
+}
+
+/* Synthetic all-gathers drawn from a known bus-bandwidth curve: the fit
+ * recovers it and predicts an unseen GPU count exactly. */
+static void test_fit_recovers_known_curve(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    const double rmax = 300e9, half = 16e6, p = 0.8;
+    for (int g = 2; g <= 4; g += 2)
+        for (double S = 4e6; S <= 8e9; S *= 2) {
+            zs_meas m;
+            memset(&m, 0, sizeof m);
+            snprintf(m.op, sizeof m.op, "all-gather");
+            m.gpus = g;
+            m.bytes = S;
+            double bus = (g - 1.0) / g * S;
+            m.seconds = bus / rmax * (1 + pow(half / S, p));
+            snprintf(m.source, sizeof m.source, "synthetic");
+            ZS_ASSERT_OK(zs_meas_add(&s, &m, &e), &e);
+        }
+    zs_calib *c = NULL;
+    ZS_ASSERT_OK(zs_calib_fit(&s, NULL, &c, &e), &e);
+    const zs_curve *cv = zs_calib_curve(c, ZS_CAL_COLL_AG);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cv);
+    ZS_ASSERT_REL(cv->rmax, rmax, 1e-4);
+    ZS_ASSERT_REL(cv->half, half, 1e-3);
+    ZS_ASSERT_REL(cv->p, p, 1e-3);
+    CU_ASSERT(cv->max_rel < 1e-6);
+    CU_ASSERT_PTR_NULL(zs_calib_curve(c, ZS_CAL_ATTN_FWD));
+
+    /* Link accessor: NVLink from the all-gather curve, NIC not covered. */
+    double lat = -1, bw = -1;
+    CU_ASSERT(zs_calib_link(c, ZS_LINK_NVLINK, &lat, &bw));
+    ZS_ASSERT_REL(bw, rmax, 1e-4);
+    CU_ASSERT(!zs_calib_link(c, ZS_LINK_NIC, &lat, &bw));
+    ZS_ASSERT_REL(bw, rmax, 1e-4); /* untouched */
+
+    /* File round trip, then the calibrated model prices an 8-GPU all-gather
+     * with the curve and a cross-node one analytically. */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/c.json", zs_test_tmpdir());
+    ZS_ASSERT_OK(zs_calib_save(c, path, &e), &e);
+    zs_calib *l = NULL;
+    ZS_ASSERT_OK(zs_calib_load(path, &l, &e), &e);
+    ZS_ASSERT_REL(zs_calib_curve(l, ZS_CAL_COLL_AG)->half, cv->half, 1e-9);
+    zs_model m;
+    zs_cluster cl;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 2, &cl, &e), &e);
+    zs_cost *cc = zs_cost_calibrated_new(&m, &cl, l), *ca = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    ZS_ASSERT_STR_CONTAINS(cc->desc, "calibrated");
+    ZS_ASSERT_STR_CONTAINS(cc->desc, "all-gather");
+    int r8[8] = {0, 1, 2, 3, 4, 5, 6, 7}, x2[2] = {0, 8};
+    double B = 64e6, S = 8 * B;
+    ZS_ASSERT_REL(zs_cost_collective(cc, ZS_COLL_ALLGATHER, r8, 8, B),
+                  7 * B / rmax * (1 + pow(half / S, p)), 1e-3);
+    ZS_ASSERT_REL(zs_cost_collective(cc, ZS_COLL_ALLGATHER, x2, 2, B),
+                  zs_cost_collective(ca, ZS_COLL_ALLGATHER, x2, 2, B), 1e-12);
+    zs_attn_block d = {0, 0, 4096, 0, 4096};
+    ZS_ASSERT_REL(zs_cost_attn(cc, &d, 1, 32, 0), zs_cost_attn(ca, &d, 1, 32, 0), 1e-12);
+    zs_cost_free(cc);
+    zs_cost_free(ca);
+    zs_calib_free(l);
+    zs_calib_free(c);
+    zs_calib_free(NULL);
+    zs_meas_set_clear(&s);
+}
+
+static void test_calib_file_errors(void)
+{
+    zs_calib *c = NULL;
+    zs_err e;
+    const char *p = zs_test_write("v9.json", "{\"format\": \"zepsim-calibration\",\n"
+                                             " \"version\": 9, \"curves\": {}}\n");
+    ZS_ASSERT_INT_EQ(zs_calib_load(p, &c, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "v9.json:2");
+    p = zs_test_write("bad.json", "{\"format\": \"zepsim-calibration\", \"version\": 1,\n"
+                                  " \"curves\": {\"gemm\": {\"t0\": 0, \"rmax\": -1, \"half\": 0,"
+                                  " \"p\": 1}}}\n");
+    ZS_ASSERT_INT_EQ(zs_calib_load(p, &c, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "rmax");
+    CU_ASSERT_PTR_NULL(c);
+}
+
+/* The shipped reference data: the hold-out the issue asks for (fit on the
+ * 2-GPU logs, predict the 4-GPU ones; fit attention <= 4K, predict
+ * longer). Prints the figures; asserts only the targets the data allows
+ * (see docs/validation.md for the reduce-scatter gap). */
+static int not_two_gpus_or_long(const zs_meas *m, void *arg)
+{
+    return (m->gpus != 2 && strcmp(m->op, "attn_fwd") != 0) ||
+           (strcmp(m->op, "attn_fwd") == 0 && m->seq_len > 4096);
+}
+
+static void test_reference_holdout(void)
+{
+    static const char *names[] = {"all_gather", "all_reduce", "reduce_scatter"};
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    for (int i = 0; i < 3; i++)
+        for (int g = 2; g <= 4; g += 2) {
+            char rel[256];
+            snprintf(rel, sizeof rel, "reference/h200-nccl-tests/%s-%d-gpus.txt", names[i], g);
+            const char *p = zs_test_shared(rel);
+            if (!p) {
+                zs_meas_set_clear(&s);
+                return;
+            }
+            ZS_ASSERT_OK(zs_meas_read(&s, p, &e), &e);
+        }
+    const char *a = zs_test_shared("reference/h100-kernels/attention-latency-vs-seqlen.csv");
+    if (!a) {
+        zs_meas_set_clear(&s);
+        return;
+    }
+    ZS_ASSERT_OK(zs_meas_read(&s, a, &e), &e);
+    zs_fit_opts fo = {NULL, not_two_gpus_or_long, NULL};
+    zs_calib *c = NULL;
+    ZS_ASSERT_OK(zs_calib_fit(&s, &fo, &c, &e), &e);
+    zs_model m;
+    zs_cluster cl;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("cluster-c", 1, &cl, &e), &e);
+    zs_cost *cc = zs_cost_calibrated_new(&m, &cl, c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    double errs8[64], errs64[64], attn[8];
+    int n8 = 0, n64 = 0, na = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (!not_two_gpus_or_long(&s.v[i], NULL))
+            continue;
+        double pred;
+        ZS_ASSERT_OK(zs_calib_predict(cc, &s.v[i], NULL, &pred, &e), &e);
+        double err = fabs(pred - s.v[i].seconds) / s.v[i].seconds;
+        if (strcmp(s.v[i].op, "attn_fwd") == 0)
+            attn[na++] = err;
+        else {
+            errs8[n8++] = err;
+            if (s.v[i].bytes >= 64e6)
+                errs64[n64++] = err;
+        }
+    }
+    /* insertion sort: tiny arrays */
+    double *arr[3] = {errs8, errs64, attn};
+    int ns[3] = {n8, n64, na};
+    double med[3];
+    for (int k = 0; k < 3; k++) {
+        for (int i = 1; i < ns[k]; i++)
+            for (int j = i; j > 0 && arr[k][j - 1] > arr[k][j]; j--) {
+                double t = arr[k][j];
+                arr[k][j] = arr[k][j - 1];
+                arr[k][j - 1] = t;
+            }
+        med[k] = ns[k] % 2 ? arr[k][ns[k] / 2] : 0.5 * (arr[k][ns[k] / 2 - 1] + arr[k][ns[k] / 2]);
+    }
+    printf("hold-out medians: collectives >= 8 MB %.2f%% (%d pts), >= 64 MB %.2f%% (%d pts), "
+           "attention > 4K %.2f%% (%d pts)\n",
+           100 * med[0], n8, 100 * med[1], n64, 100 * med[2], na);
+    ZS_ASSERT_INT_EQ(n8, 33);
+    CU_ASSERT(med[0] <= 0.10);
+    CU_ASSERT(med[2] <= 0.10);
+    /* The >= 64 MB 5% target is not met (reduce-scatter at 4 GPUs runs ~20%
+     * faster than at 2); guard against it getting worse than measured. */
+    CU_ASSERT(med[1] <= 0.08);
+    zs_cost_free(cc);
+    zs_calib_free(c);
+    zs_meas_set_clear(&s);
+}
+
+static const zs_test_case cases[] = {{"sha256_vectors", test_sha256_vectors},
+                                     {"import_nccl", test_import_nccl},
+                                     {"import_csv_tsv_json", test_import_csv_tsv_json},
+                                     {"fit_recovers_known_curve", test_fit_recovers_known_curve},
+                                     {"calib_file_errors", test_calib_file_errors},
+                                     {"reference_holdout", test_reference_holdout},
+                                     {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"calib", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}

@@ -1,0 +1,284 @@
+/* The analytical cost model: exact causal pair counts, hand-computed FLOPs
+ * of a LLaMA-7B layer, zigzag blocks covering a document's triangle, the
+ * H100 attention reference (within 2x, ratio printed), transfers and ring
+ * collectives against hand formulas. */
+#include <stdlib.h>
+
+#include "zs_calib.h"
+#include "zs_cost.h"
+#include "zs_test.h"
+
+static int64_t brute_pairs(const zs_attn_block *b)
+{
+    int64_t n = 0;
+    for (int q = b->q0; q < b->q1; q++)
+        for (int k = b->k0; k < b->k1; k++)
+            n += k <= q;
+    return n;
+}
+
+static void test_block_pairs_hand(void)
+{
+    zs_attn_block full = {0, 10, 20, 0, 5}, diag = {0, 0, 4, 0, 4}, above = {0, 0, 4, 4, 8};
+    zs_attn_block part = {0, 2, 5, 0, 10}, empty = {0, 5, 5, 0, 3};
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&full), 50);
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&diag), 10);
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&above), 0);
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&part), 3 + 4 + 5);
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&empty), 0);
+    /* 64-bit: a 1M-token causal document has ~5.5e11 pairs. */
+    zs_attn_block big = {0, 0, 1 << 20, 0, 1 << 20};
+    ZS_ASSERT_INT_EQ(zs_attn_block_pairs(&big), (int64_t)(1 << 20) * ((1 << 20) + 1) / 2);
+}
+
+static void test_block_pairs_property(void)
+{
+    srand(12345);
+    for (int i = 0; i < 2000; i++) {
+        zs_attn_block b;
+        b.doc = 0;
+        b.q0 = rand() % 300;
+        b.q1 = b.q0 + rand() % 200;
+        b.k0 = rand() % 300;
+        b.k1 = b.k0 + rand() % 200;
+        int64_t want = brute_pairs(&b), got = zs_attn_block_pairs(&b);
+        if (want != got) {
+            fprintf(stderr, "block q[%d,%d) k[%d,%d)\n", b.q0, b.q1, b.k0, b.k1);
+            ZS_ASSERT_INT_EQ(got, want);
+            return;
+        }
+        /* Tile padding only ever adds work. */
+        CU_ASSERT(zs__attn_tile_pairs(&b, 1) >= got);
+    }
+}
+
+static void test_tile_padding_hand(void)
+{
+    /* A 4096-token causal document: 32 query tiles, tile j computes j+1 key
+     * tiles of 128 x 128: 528 tiles. */
+    zs_attn_block d = {0, 0, 4096, 0, 4096};
+    ZS_ASSERT_INT_EQ(zs__attn_tile_pairs(&d, 1), 528LL * 128 * 128);
+    /* Below one tile the work is flat: 16 and 128 tokens cost one tile. */
+    zs_attn_block s16 = {0, 0, 16, 0, 16}, s128 = {0, 0, 128, 0, 128};
+    ZS_ASSERT_INT_EQ(zs__attn_tile_pairs(&s16, 1), 128 * 128);
+    ZS_ASSERT_INT_EQ(zs__attn_tile_pairs(&s128, 1), 128 * 128);
+    /* A full 100 x 300 block: one query tile, three key tiles. */
+    zs_attn_block f = {0, 1000, 1100, 0, 300};
+    ZS_ASSERT_INT_EQ(zs__attn_tile_pairs(&f, 1), 128 * 384);
+}
+
+/* LLaMA-7B (h=4096, a=32, d=128, f=11008), one layer, 4096 tokens of one
+ * document, forward: QKV 2*t*h*3h, O 2*t*h*h, MLP 2*t*3*h*f, attention
+ * 4*a*d*s(s+1)/2. */
+static void test_llama7b_layer_flops(void)
+{
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    const double t = 4096, h = 4096;
+    double qkv = 2 * t * h * 12288, o = 2 * t * h * 4096, mlp = 2 * t * 3 * h * 11008;
+    ZS_ASSERT_NEAR(qkv, 412316860416.0, 0);
+    ZS_ASSERT_NEAR(o, 137438953472.0, 0);
+    ZS_ASSERT_NEAR(mlp, 1108101562368.0, 0);
+    ZS_ASSERT_NEAR(zs_model_linear_flops_per_token(&m) * t, qkv + o + mlp, 1.0);
+    zs_attn_block doc = {0, 0, 4096, 0, 4096};
+    double attn = 4.0 * 32 * 128 * (double)zs_attn_block_pairs(&doc);
+    ZS_ASSERT_NEAR(attn, 137472507904.0, 0);
+    ZS_ASSERT_NEAR(zs_model_attn_flops_causal(&m, 4096), attn, 1.0);
+
+    /* The cost model prices exactly these FLOPs: at the assumed GEMM curve
+     * the QKV time is launch + FLOPs / (ceiling x efficiency(4096)). */
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    zs_curve cv[ZS_CAL_NSLOTS];
+    zs__cost_analytic_curves(&cl, cv);
+    double want =
+        cv[ZS_CAL_GEMM].t0 + qkv / cv[ZS_CAL_GEMM].rmax * (1 + cv[ZS_CAL_GEMM].half / 4096.0);
+    ZS_ASSERT_REL(zs_cost_gemm(c, t, 12288, h), want, 1e-12);
+    /* Backward attention: 2.5x the forward FLOPs. */
+    double fwd = zs_cost_attn(c, &doc, 1, 32, 0), bwd = zs_cost_attn(c, &doc, 1, 32, 1);
+    CU_ASSERT(bwd > 2.0 * fwd && bwd < 2.6 * fwd);
+    printf("llama-7b layer @4K on H100 (analytic): qkv %.3f ms, attn fwd %.3f ms, bwd %.3f ms\n",
+           zs_cost_gemm(c, t, 12288, h) * 1e3, fwd * 1e3, bwd * 1e3);
+    ZS_ASSERT_STR_CONTAINS(c->desc, "analytic (FLOP/byte model, efficiencies assumed)");
+    zs_cost_free(c);
+    zs_cost_free(NULL);
+}
+
+/* Zigzag CP: a document of s tokens cut into 2g chunks, rank i holds
+ * chunks i and 2g-1-i; each ring step pairs a rank's query chunks with
+ * one rank's KV chunks. All blocks together must cover s(s+1)/2 pairs. */
+static void test_zigzag_blocks_cover_triangle(void)
+{
+    static const int lens[] = {1, 7, 128, 1000, 4097, 65536, 131071};
+    static const int groups[] = {1, 2, 3, 4, 8};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++) {
+            int s = lens[li], g = groups[gi], nc = 2 * g;
+            int bounds[17];
+            for (int c = 0; c <= nc; c++)
+                bounds[c] = (int)((int64_t)s * c / nc);
+            int64_t sum = 0;
+            for (int r = 0; r < g; r++) {
+                int mine[2] = {r, nc - 1 - r};
+                for (int step = 0; step < g; step++) {
+                    int src = (r - step + g) % g; /* KV shard held at this step */
+                    int theirs[2] = {src, nc - 1 - src};
+                    for (int a = 0; a < 2; a++)
+                        for (int b = 0; b < 2; b++) {
+                            zs_attn_block blk = {0, bounds[mine[a]], bounds[mine[a] + 1],
+                                                 bounds[theirs[b]], bounds[theirs[b] + 1]};
+                            sum += zs_attn_block_pairs(&blk);
+                        }
+                }
+            }
+            int64_t want = (int64_t)s * (s + 1) / 2;
+            if (sum != want)
+                fprintf(stderr, "s=%d g=%d\n", s, g);
+            ZS_ASSERT_INT_EQ(sum, want);
+        }
+    }
+}
+
+/* The reference: forward latency of one causal sequence on one H100 with
+ * 64 query heads, 4 KV heads, d=128. */
+static void test_h100_attention_within_2x(void)
+{
+    const char *path = zs_test_shared("reference/h100-kernels/attention-latency-vs-seqlen.csv");
+    if (!path)
+        return;
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    zs_model m = {.name = "h100-ref",
+                  .layers = 1,
+                  .hidden = 8192,
+                  .heads = 64,
+                  .kv_heads = 4,
+                  .head_dim = 128,
+                  .ffn = 28672,
+                  .vocab = 32000,
+                  .dtype_bytes = 2};
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char line[512];
+    int checked = 0;
+    while (fgets(line, sizeof line, f)) {
+        long s;
+        double ms;
+        if (sscanf(line, "%ld,%lf", &s, &ms) != 2)
+            continue; /* header */
+        zs_attn_block d = {0, 0, (int32_t)s, 0, (int32_t)s};
+        double pred = zs_cost_attn(c, &d, 1, 64, 0) * 1e3;
+        printf("  attention fwd %6ld tokens: predicted %9.4f ms, measured %9.4f ms, ratio %.2f\n",
+               s, pred, ms, pred / ms);
+        if (s == 4096 || s == 8192 || s == 16384) {
+            CU_ASSERT(pred / ms >= 0.5 && pred / ms <= 2.0);
+            checked++;
+        }
+    }
+    fclose(f);
+    ZS_ASSERT_INT_EQ(checked, 3);
+    zs_cost_free(c);
+}
+
+static void test_p2p_and_collectives(void)
+{
+    zs_model m;
+    zs_cluster a, h;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("cluster-a", 2, &a, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 2, &h, &e), &e);
+    zs_cost *ca = zs_cost_analytic_new(&m, &a), *ch = zs_cost_analytic_new(&m, &h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ca);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ch);
+    /* 64 MB across nodes on cluster-a: PCIe 0.5 us x2, NIC 2 us x2, one
+     * leaf hop 1 us; bottleneck the 200 Gb/s NIC. */
+    double lat, bw;
+    zs_cluster_path(&a, 0, 8, &lat, &bw);
+    ZS_ASSERT_NEAR(lat, 6e-6, 1e-12);
+    ZS_ASSERT_REL(zs_cost_p2p(ca, 0, 8, 64e6), 6e-6 + 64e6 / 25e9, 0.01);
+    ZS_ASSERT_NEAR(zs_cost_p2p(ca, 3, 3, 64e6), 0, 0);
+    /* Inside a node: NVLink, 2 us + bytes / 200 GB/s on the A800. */
+    ZS_ASSERT_REL(zs_cost_p2p(ca, 0, 1, 64e6), 2e-6 + 64e6 / 200e9, 1e-9);
+
+    /* Ring all-gather over the 8 GPUs of a DGX-H100 node, 16 MB per rank:
+     * 7 steps of 2 us + 16 MB / 450 GB/s. */
+    int node[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double B = 16e6;
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLGATHER, node, 8, B), 7 * (2e-6 + B / 450e9),
+                  1e-9);
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_REDUCESCATTER, node, 8, B), 7 * (2e-6 + B / 450e9),
+                  1e-9);
+    /* All-reduce = reduce-scatter + all-gather of B/n chunks. */
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLREDUCE, node, 8, B),
+                  14 * (2e-6 + B / 8 / 450e9), 1e-9);
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLTOALL, node, 8, B),
+                  7 * 2e-6 + 7.0 / 8 * B / 450e9, 1e-9);
+    /* All 16 GPUs of two cluster-a nodes: two GPUs share each 25 GB/s NIC,
+     * so a ring step crossing the network runs at 12.5 GB/s; the hop from
+     * GPU 7 (NIC 3) to GPU 8 (NIC 0) changes rail: 3 fabric hops, 8 us. */
+    int all[16];
+    for (int i = 0; i < 16; i++)
+        all[i] = i;
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, all, 16, B), 15 * (8e-6 + B / 12.5e9),
+                  1e-9);
+    /* One GPU per node (GPUs 0 and 8): the NIC is not shared. */
+    int pair[2] = {0, 8};
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, pair, 2, B), 6e-6 + B / 25e9, 1e-9);
+    ZS_ASSERT_NEAR(zs_cost_collective(ca, ZS_COLL_ALLREDUCE, pair, 1, B), 0, 0);
+    CU_ASSERT_STRING_EQUAL(zs_coll_kind_name(ZS_COLL_ALLTOALL), "all-to-all");
+    CU_ASSERT_STRING_EQUAL(zs_coll_kind_name(99), "?");
+    zs_cost_free(ca);
+    zs_cost_free(ch);
+}
+
+/* Monotone in work, flat below one tile, and short blocks are padded. */
+static void test_attention_shape_effects(void)
+{
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    zs_attn_block d16 = {0, 0, 16, 0, 16}, d128 = {0, 0, 128, 0, 128};
+    ZS_ASSERT_NEAR(zs_cost_attn(c, &d16, 1, 32, 0), zs_cost_attn(c, &d128, 1, 32, 0), 0);
+    double prev = 0;
+    for (int s = 128; s <= 65536; s *= 2) {
+        zs_attn_block d = {0, 0, s, 0, s};
+        double t = zs_cost_attn(c, &d, 1, 32, 0);
+        CU_ASSERT(t > prev);
+        prev = t;
+    }
+    /* More documents in one launch cost more, and never less than one. */
+    zs_attn_block many[8];
+    for (int i = 0; i < 8; i++)
+        many[i] = (zs_attn_block){i, 0, 100, 0, 100};
+    CU_ASSERT(zs_cost_attn(c, many, 8, 32, 0) > zs_cost_attn(c, many, 1, 32, 0));
+    ZS_ASSERT_NEAR(zs_cost_attn(c, many, 0, 32, 0), 0, 0);
+    zs_cost_free(c);
+}
+
+static const zs_test_case cases[] = {
+    {"block_pairs_hand", test_block_pairs_hand},
+    {"block_pairs_property", test_block_pairs_property},
+    {"tile_padding_hand", test_tile_padding_hand},
+    {"llama7b_layer_flops", test_llama7b_layer_flops},
+    {"zigzag_blocks_cover_triangle", test_zigzag_blocks_cover_triangle},
+    {"h100_attention_within_2x", test_h100_attention_within_2x},
+    {"p2p_and_collectives", test_p2p_and_collectives},
+    {"attention_shape_effects", test_attention_shape_effects},
+    {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"cost", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}

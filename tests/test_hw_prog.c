@@ -1,0 +1,268 @@
+/* The hardware executor's CPU-side preparation (hw/zs_hw_prog.c): unrolling
+ * with dependency resolution, send/receive grouping, message and collective
+ * matching (and refusing what NCCL cannot run), accounting of measured
+ * times, the timeline, and attention tile lists. No GPU needed. */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "zs_hw_prog.h"
+#include "zs_test.h"
+
+static const int64_t *D1(int64_t a)
+{
+    static int64_t d[4][1];
+    static int i;
+    i = (i + 1) % 4;
+    d[i][0] = a;
+    return d[i];
+}
+
+/* Rank 0: segment A (once) op0; segment B (x3) op1 dep op0, op2 dep op1;
+ * segment C (once) op3 dep op2 (last iteration of B). */
+static void test_unroll_deps(void)
+{
+    zs_schedule *s = zs_schedule_new(1);
+    zs_err e;
+    snprintf(s->model, sizeof s->model, "llama-7b");
+    CU_ASSERT(zs_sched_gemm(s, 0, 0, "a", 8, 8, 8, 1e-6, NULL, 0) == 0);
+    ZS_ASSERT_OK(zs_schedule_begin_segment(s, 0, 3), NULL);
+    CU_ASSERT(zs_sched_gemm(s, 0, 0, "b", 8, 8, 8, 1e-6, D1(0), 1) == 1);
+    CU_ASSERT(zs_sched_elementwise(s, 0, 1, "c", 64, 1e-6, D1(1), 1) == 2);
+    ZS_ASSERT_OK(zs_schedule_begin_segment(s, 0, 1), NULL);
+    CU_ASSERT(zs_sched_gemm(s, 0, 0, "d", 8, 8, 8, 1e-6, D1(2), 1) == 3);
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    ZS_ASSERT_OK(zs_hw_progs_build(s, &p, &nd, &e), &e);
+    ZS_ASSERT_INT_EQ(p[0].n, 8);
+    /* items: op0 | op1 op2 (it 0) | op1 op2 (it 1) | op1 op2 (it 2) | op3 */
+    ZS_ASSERT_INT_EQ(p[0].items[3].op, 1);
+    ZS_ASSERT_INT_EQ(p[0].items[3].iter, 1);
+    ZS_ASSERT_INT_EQ(p[0].deps[p[0].items[3].dep0], 0); /* earlier segment, run once */
+    ZS_ASSERT_INT_EQ(p[0].deps[p[0].items[4].dep0], 3); /* same iteration */
+    ZS_ASSERT_INT_EQ(p[0].deps[p[0].items[7].dep0], 6); /* last iteration of B */
+    ZS_ASSERT_INT_EQ(p[0].items[7].group, -1);
+    CU_ASSERT(nd.gemm_c == 64 && nd.elem_bytes == 64 && nd.p2p_lanes == 0);
+    zs_hw_progs_free(p, 1);
+    zs_schedule_free(s);
+}
+
+/* A two-rank ring step: each rank sends its KV to the other and receives
+ * the other's, on the comm stream; the pair is one NCCL group. */
+static zs_schedule *ring2(int swap_tags_on_1)
+{
+    zs_schedule *s = zs_schedule_new(2);
+    for (int r = 0; r < 2; r++) {
+        int peer = 1 - r;
+        int64_t c = zs_sched_gemm(s, r, 0, "qkv", 16, 16, 16, 1e-6, NULL, 0);
+        zs_sched_send(s, r, 1, "ring-kv", peer, 1, 4096, D1(c), 1);
+        zs_sched_recv(s, r, 1, "ring-kv", peer, 1, 4096, NULL, 0);
+        zs_sched_gemm(s, r, 0, "mid", 16, 16, 16, 1e-6, NULL, 0);
+        /* a second message each way, tag 2, after a compute op on the comm stream */
+        zs_sched_elementwise(s, r, 1, "merge", 32, 1e-6, NULL, 0);
+        if (r == 1 && swap_tags_on_1) {
+            zs_sched_recv(s, r, 1, "x", peer, 3, 100, NULL, 0);
+            zs_sched_elementwise(s, r, 1, "gap", 32, 1e-6, NULL, 0);
+            zs_sched_recv(s, r, 1, "x", peer, 2, 100, NULL, 0);
+            zs_sched_send(s, r, 1, "x", peer, 2, 100, NULL, 0);
+            zs_sched_send(s, r, 1, "x", peer, 3, 100, NULL, 0);
+        } else {
+            zs_sched_send(s, r, 1, "x", peer, 2, 100, NULL, 0);
+            zs_sched_send(s, r, 1, "x", peer, 3, 100, NULL, 0);
+            zs_sched_recv(s, r, 1, "x", peer, 2, 100, NULL, 0);
+            zs_sched_elementwise(s, r, 1, "gap", 32, 1e-6, NULL, 0);
+            zs_sched_recv(s, r, 1, "x", peer, 3, 100, NULL, 0);
+        }
+    }
+    return s;
+}
+
+static void test_p2p_groups_and_matching(void)
+{
+    zs_schedule *s = ring2(0);
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    zs_err e;
+    ZS_ASSERT_OK(zs_hw_progs_build(s, &p, &nd, &e), &e);
+    /* rank 0: 0 qkv, 1 send, 2 recv, 3 mid, 4 merge, 5 send, 6 send, 7 recv, 8 gap, 9 recv */
+    ZS_ASSERT_INT_EQ(p[0].items[1].group, 1);
+    ZS_ASSERT_INT_EQ(p[0].items[2].group, 1); /* the mid op is on the other stream */
+    ZS_ASSERT_INT_EQ(p[0].items[4].group, -1);
+    ZS_ASSERT_INT_EQ(p[0].items[7].group, 5);
+    ZS_ASSERT_INT_EQ(p[0].items[9].group, 9); /* the gap op broke the run */
+    ZS_ASSERT_INT_EQ(p[0].items[2].comm, 1);  /* lane = the sender's stream */
+    ZS_ASSERT_INT_EQ(nd.p2p_lanes, 1);        /* only stream 1 sends */
+    ZS_ASSERT_INT_EQ(nd.p2p_lane_mask, 2);
+    CU_ASSERT(nd.p2p_bytes == 4096);
+    zs_hw_progs_free(p, 2);
+    zs_schedule_free(s);
+}
+
+static void test_reordered_messages_refused(void)
+{
+    /* Rank 1 receives tag 3 before tag 2 while rank 0 sends 2 then 3:
+     * NCCL would pair them the wrong way round. */
+    zs_schedule *s = ring2(1);
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    zs_err e;
+    zs_err_clear(&e);
+    CU_ASSERT(zs_hw_progs_build(s, &p, &nd, &e) == ZS_EUNSUPPORTED);
+    ZS_ASSERT_STR_CONTAINS(e.what, "different order");
+    ZS_ASSERT_STR_CONTAINS(e.where, "rank 1");
+    CU_ASSERT(p == NULL);
+    zs_schedule_free(s);
+}
+
+static void test_unmatched_and_bad_deps(void)
+{
+    zs_err e;
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    /* A send with no receive. */
+    zs_schedule *s = zs_schedule_new(2);
+    zs_sched_send(s, 0, 1, "lost", 1, 0, 10, NULL, 0);
+    CU_ASSERT(zs_hw_progs_build(s, &p, &nd, &e) == ZS_EINVALID);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "receive");
+    zs_schedule_free(s);
+    /* Sizes differ. */
+    s = zs_schedule_new(2);
+    zs_sched_send(s, 0, 1, "a", 1, 0, 10, NULL, 0);
+    zs_sched_recv(s, 1, 1, "a", 0, 0, 20, NULL, 0);
+    CU_ASSERT(zs_hw_progs_build(s, &p, &nd, &e) == ZS_EINVALID);
+    zs_schedule_free(s);
+    /* A group member waits on an op issued after the group starts. */
+    s = zs_schedule_new(2);
+    zs_sched_send(s, 0, 1, "a", 1, 0, 10, NULL, 0);
+    int64_t c = zs_sched_gemm(s, 0, 0, "g", 4, 4, 4, 1e-6, NULL, 0);
+    zs_sched_recv(s, 0, 1, "b", 1, 0, 10, D1(c), 1);
+    zs_sched_recv(s, 1, 1, "a", 0, 0, 10, NULL, 0);
+    zs_sched_send(s, 1, 1, "b", 0, 0, 10, NULL, 0);
+    CU_ASSERT(zs_hw_progs_build(s, &p, &nd, &e) == ZS_EUNSUPPORTED);
+    ZS_ASSERT_STR_CONTAINS(e.where, "rank 0 op #2");
+    zs_schedule_free(s);
+}
+
+static void test_collectives(void)
+{
+    zs_err e;
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    zs_schedule *s = zs_schedule_new(3);
+    int g01[] = {0, 1};
+    int g = zs_schedule_group(s, g01, 2);
+    CU_ASSERT(g >= 0);
+    for (int r = 0; r < 2; r++) {
+        zs_sched_coll(s, r, 1, "ag", g, ZS_COLL_ALLGATHER, 1000, NULL, 0);
+        zs_sched_coll(s, r, 1, "ar", g, ZS_COLL_ALLREDUCE, 500, NULL, 0);
+    }
+    zs_sched_gemm(s, 2, 0, "alone", 4, 4, 4, 1e-6, NULL, 0);
+    ZS_ASSERT_OK(zs_hw_progs_build(s, &p, &nd, &e), &e);
+    ZS_ASSERT_INT_EQ(p[1].items[1].nth, 1);
+    CU_ASSERT(nd.coll_bytes == 2000); /* all-gather output: 2 x 1000 */
+    zs_hw_progs_free(p, 3);
+    zs_schedule_free(s);
+    /* Members disagree on the size. */
+    s = zs_schedule_new(2);
+    g = zs_schedule_group(s, g01, 2);
+    zs_sched_coll(s, 0, 1, "ar", g, ZS_COLL_ALLREDUCE, 500, NULL, 0);
+    zs_sched_coll(s, 1, 1, "ar", g, ZS_COLL_ALLREDUCE, 600, NULL, 0);
+    CU_ASSERT(zs_hw_progs_build(s, &p, &nd, &e) == ZS_EINVALID);
+    ZS_ASSERT_STR_CONTAINS(e.what, "agree");
+    zs_schedule_free(s);
+}
+
+/* Compute [0, 2], a receive [1, 3] on the comm stream, iteration ends at 4
+ * (another rank): compute 2, exposed comm 1, idle 1, comm 2. */
+static void test_account_by_hand(void)
+{
+    zs_schedule *s = zs_schedule_new(2);
+    zs_sched_gemm(s, 0, 0, "g", 4, 4, 4, 1e-6, NULL, 0);
+    zs_sched_recv(s, 0, 1, "r", 1, 0, 8, NULL, 0);
+    zs_sched_marker(s, 0, ZS_MARK_LAYER, 0);
+    zs_sched_send(s, 1, 1, "s", 0, 0, 8, NULL, 0);
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    zs_err e;
+    ZS_ASSERT_OK(zs_hw_progs_build(s, &p, &nd, &e), &e);
+    double s0[] = {0, 1, 3}, e0[] = {2, 3, 3}, s1[] = {1}, e1[] = {4};
+    zs_hw_times t[2] = {{s0, e0}, {s1, e1}};
+    zs_result *r = zs_result_new(2, 0);
+    ZS_ASSERT_OK(zs_hw_account(s, p, t, r), NULL);
+    ZS_ASSERT_NEAR(r->ranks[0].compute, 2, 1e-12);
+    ZS_ASSERT_NEAR(r->ranks[0].exposed_comm, 1, 1e-12);
+    ZS_ASSERT_NEAR(r->ranks[0].idle, 1, 1e-12);
+    ZS_ASSERT_NEAR(r->ranks[0].comm, 2, 1e-12);
+    ZS_ASSERT_NEAR(r->ranks[0].end, 3, 1e-12);
+    ZS_ASSERT_INT_EQ(r->ranks[0].ops, 3);
+    ZS_ASSERT_NEAR(r->iter_time, 4, 1e-12);
+    ZS_ASSERT_INT_EQ(r->slowest_rank, 1);
+    /* The timeline: valid JSON, one "X" event per non-marker op. */
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    ZS_ASSERT_OK(zs_hw_timeline_write(s, p, t, 8, -1, f, &e), &e);
+    fclose(f);
+    json_error_t je;
+    json_t *doc = json_loads(buf, 0, &je);
+    CU_ASSERT_FATAL(doc != NULL);
+    json_t *ev = json_object_get(doc, "traceEvents"), *x;
+    size_t i;
+    int nx = 0, comm_thread = 0;
+    json_array_foreach(ev, i, x)
+    {
+        const char *ph = json_string_value(json_object_get(x, "ph"));
+        nx += ph && ph[0] == 'X';
+        const char *nm = json_string_value(json_object_get(json_object_get(x, "args"), "name"));
+        comm_thread += nm && strcmp(nm, "gpu 1 (rank 1) comm") == 0;
+    }
+    ZS_ASSERT_INT_EQ(nx, 3);
+    ZS_ASSERT_INT_EQ(comm_thread, 1);
+    ZS_ASSERT_STR_CONTAINS(buf, "\"ts\": 1000000.000, \"dur\": 2000000.000");
+    json_decref(doc);
+    free(buf);
+    zs_result_free(r);
+    zs_hw_progs_free(p, 2);
+    zs_schedule_free(s);
+}
+
+static void test_tiles(void)
+{
+    zs_attn_block in[2] = {{0, 0, 300, 0, 300}, {1, 0, 150, 100, 230}};
+    zs_hw_block b[2];
+    int64_t qr, kr;
+    zs_hw_blocks_pack(in, 2, b, &qr, &kr);
+    ZS_ASSERT_INT_EQ(qr, 450);
+    ZS_ASSERT_INT_EQ(kr, 430);
+    ZS_ASSERT_INT_EQ(b[1].q_off, 300);
+    ZS_ASSERT_INT_EQ(b[1].k_pos, 100);
+    int32_t t[16];
+    /* Causal 300: tiles of 128 hold 8256, 24640 and 12254 pairs. */
+    ZS_ASSERT_INT_EQ(zs_hw_attn_tiles(b, 1, 128, 0, t, 8), 3);
+    ZS_ASSERT_INT_EQ(t[1], 128);
+    ZS_ASSERT_INT_EQ(t[3], 256);
+    ZS_ASSERT_INT_EQ(t[5], 0);
+    /* Keys at positions 100..229 against queries 0..149: only the first
+     * key tile (100..163) is seen; 164..227 and 228..229 are left out. */
+    ZS_ASSERT_INT_EQ(zs_hw_attn_tiles(b + 1, 1, 64, 1, t, 8), 1);
+    ZS_ASSERT_INT_EQ(t[1], 0);
+    /* Over queries: rows 0..99 see no key but rows 100..127 do. */
+    ZS_ASSERT_INT_EQ(zs_hw_attn_tiles(b + 1, 1, 128, 0, NULL, 0), 2);
+    /* Entirely above the diagonal: no work at all. */
+    zs_hw_block above = {0, 0, 10, 10, 0, 50};
+    ZS_ASSERT_INT_EQ(zs_hw_attn_tiles(&above, 1, 128, 0, NULL, 0), 0);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case cases[] = {
+        {"unroll_deps", test_unroll_deps},
+        {"p2p_groups_and_matching", test_p2p_groups_and_matching},
+        {"reordered_messages_refused", test_reordered_messages_refused},
+        {"unmatched_and_bad_deps", test_unmatched_and_bad_deps},
+        {"collectives", test_collectives},
+        {"account_by_hand", test_account_by_hand},
+        {"tiles", test_tiles},
+        {NULL, NULL}};
+    static const zs_test_suite suites[] = {{"hw_prog", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}

@@ -1,0 +1,322 @@
+/* The SimGrid executor on small hand-checked schedules. Every simulation
+ * runs through zs_sim_run_forked (SimGrid allows one platform per process).
+ *   - one 64 MB transfer inside a node and across nodes takes latency +
+ *     bytes / bottleneck bandwidth within 1%;
+ *   - two GPUs behind the same NIC sending 64 MB each take twice as long as
+ *     one on cluster-a, and not on cluster-c (a NIC per GPU);
+ *   - on a schedule without shared links the analytic backend agrees;
+ *   - ring collectives cost steps x latency + bus bytes / bandwidth;
+ *   - the paper's sanity check: one KV shard of LLaMA-3B (4096 tokens x 2 x
+ *     3200 x 2 bytes) across cluster-a's node boundary takes ~2.1 ms;
+ *   - dependencies across streams, stuck schedules, timeline output,
+ *     determinism. */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "zs_analytic.h"
+#include "zs_cluster.h"
+#include "zs_cost.h"
+#include "zs_model.h"
+#include "zs_schedule.h"
+#include "zs_sim.h"
+#include "zs_test.h"
+
+#define MB64 (64.0 * 1024 * 1024)
+
+static zs_result *simulate(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o)
+{
+    zs_result *r = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_sim_run_forked(s, c, o, &r, &e), &e);
+    return r;
+}
+
+static zs_cluster cluster(const char *name, int nodes)
+{
+    zs_cluster c;
+    zs_err e;
+    int rc = zs_cluster_load(name, nodes, &c, &e);
+    ZS_ASSERT_OK(rc, &e);
+    return c;
+}
+
+/* Ranks src[i] send `bytes` to dst[i] (tag 0) at time 0. */
+static zs_schedule *transfers(int nranks, const int *src, const int *dst, int n, double bytes)
+{
+    zs_schedule *s = zs_schedule_new(nranks);
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT(zs_sched_send(s, src[i], ZS_STREAM_COMM, "x", dst[i], 0, bytes, NULL, 0) >= 0);
+        CU_ASSERT(zs_sched_recv(s, dst[i], ZS_STREAM_COMM, "x", src[i], 0, bytes, NULL, 0) >= 0);
+    }
+    return s;
+}
+
+static double transfer_time(const char *cl, int nodes, const int *src, const int *dst, int n,
+                            double bytes)
+{
+    zs_cluster c = cluster(cl, nodes);
+    zs_schedule *s = transfers(zs_cluster_gpus(&c), src, dst, n, bytes);
+    zs_result *r = simulate(s, &c, NULL);
+    double t = r ? r->iter_time : -1;
+    zs_result_free(r);
+    zs_schedule_free(s);
+    return t;
+}
+
+static void test_single_transfers(void)
+{
+    zs_cluster c = cluster("cluster-a", 2);
+    /* Inside a node: NVLink hop latency + bytes / NVLink bandwidth. */
+    int s0[] = {0}, d0[] = {1};
+    double t = transfer_time("cluster-a", 2, s0, d0, 1, MB64);
+    double want = c.nvlink_latency_us * 1e-6 + MB64 / (c.gpu.nvlink_gbs * 1e9);
+    printf("\n  64 MB GPU0->GPU1 (NVLink): %.4f ms (hand: %.4f ms)\n", t * 1e3, want * 1e3);
+    ZS_ASSERT_REL(t, want, 0.01);
+    /* Across nodes, same rail: 2 PCIe + 2 NIC + 1 fabric hop, NIC-bound (25 GB/s < PCIe 26). */
+    int s1[] = {0}, d1[] = {8};
+    t = transfer_time("cluster-a", 2, s1, d1, 1, MB64);
+    want = (2 * c.pcie_latency_us + 2 * c.nic_latency_us + c.fabric_latency_us) * 1e-6 +
+           MB64 / (c.nic_gbps * 1e9 / 8);
+    printf("  64 MB node0 GPU0 -> node1 GPU0: %.4f ms (hand: %.4f ms)\n", t * 1e3, want * 1e3);
+    ZS_ASSERT_REL(t, want, 0.01);
+}
+
+static void test_nic_affinity(void)
+{
+    int s1[] = {0}, d1[] = {8};
+    int s2[] = {0, 1}, d2[] = {8, 9};
+    double one = transfer_time("cluster-a", 2, s1, d1, 1, MB64);
+    double two = transfer_time("cluster-a", 2, s2, d2, 2, MB64);
+    printf("\n  cluster-a: one GPU %.3f ms, two GPUs behind one NIC %.3f ms (x%.2f)\n", one * 1e3,
+           two * 1e3, two / one);
+    /* Latency is paid once either way: compare the bandwidth terms. */
+    ZS_ASSERT_REL(two / one, 2.0, 0.01);
+    one = transfer_time("cluster-c", 2, s1, d1, 1, MB64);
+    two = transfer_time("cluster-c", 2, s2, d2, 2, MB64);
+    printf("  cluster-c: one GPU %.3f ms, two GPUs (own NICs) %.3f ms (x%.2f)\n", one * 1e3,
+           two * 1e3, two / one);
+    ZS_ASSERT_REL(two / one, 1.0, 0.01);
+}
+
+static void test_kv_shard_sanity(void)
+{
+    /* Fig. 12 of the Zeppelin paper: one KV shard of a 64K sequence over a
+     * 16-rank ring of LLaMA-3B, across the node boundary of cluster-a. */
+    double bytes = 4096.0 * 2 * 3200 * 2;
+    int s[] = {7}, d[] = {8};
+    double t = transfer_time("cluster-a", 2, s, d, 1, bytes);
+    printf("\n  sanity (paper Fig. 12): KV shard %.1f MB GPU7 -> GPU8 across nodes of cluster-a: "
+           "%.3f ms (paper: about 2.1 ms)\n",
+           bytes / 1e6, t * 1e3);
+    ZS_ASSERT_REL(t, 2.1e-3, 0.05);
+}
+
+/* A schedule with no shared link: pairs (2i, 2i+1) of a node exchange
+ * messages between compute ops, and one cross-node pair on a NIC of its own. */
+static zs_schedule *no_sharing_schedule(void)
+{
+    zs_schedule *s = zs_schedule_new(16);
+    int back = zs_schedule_add_stream(s, "back");
+    int pairs[][2] = {{0, 2}, {4, 6}, {1, 3}, {5, 13}};
+    for (int p = 0; p < 4; p++) {
+        int a = pairs[p][0], b = pairs[p][1];
+        zs_schedule_begin_segment(s, a, 3);
+        zs_schedule_begin_segment(s, b, 3);
+        int64_t ca = zs_sched_gemm(s, a, 0, "gemm", 1024, 1024, 1024, 1e-3 * (p + 1), NULL, 0);
+        int64_t cb = zs_sched_gemm(s, b, 0, "gemm", 1024, 1024, 1024, 0.5e-3, NULL, 0);
+        zs_sched_send(s, a, 1, "fwd", b, 1, 8e6 * (p + 1), &ca, 1);
+        int64_t rb = zs_sched_recv(s, b, 1, "fwd", a, 1, 8e6 * (p + 1), &cb, 1);
+        int64_t c2 = zs_sched_elementwise(s, b, 0, "merge", 1e6, 0.2e-3, &rb, 1);
+        zs_sched_send(s, b, back, "back", a, 2, 4e6, &c2, 1);
+        zs_sched_recv(s, a, back, "back", b, 2, 4e6, NULL, 0);
+    }
+    return s;
+}
+
+static void test_agrees_with_analytic(void)
+{
+    zs_cluster c = cluster("cluster-a", 2);
+    zs_model m;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    zs_cost *cost = zs_cost_analytic_new(&m, &c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    zs_schedule *s = no_sharing_schedule();
+    zs_result *ra = NULL;
+    ZS_ASSERT_OK(zs_analytic_run(s, cost, NULL, &ra, &e), &e);
+    zs_result *rs = simulate(s, &c, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+    printf("\n  no shared links: simgrid %.4f ms, analytic %.4f ms\n", rs->iter_time * 1e3,
+           ra->iter_time * 1e3);
+    ZS_ASSERT_REL(rs->iter_time, ra->iter_time, 0.01);
+    for (int r = 0; r < 16; r++) {
+        ZS_ASSERT_REL(rs->ranks[r].end, ra->ranks[r].end, 0.01);
+        ZS_ASSERT_NEAR(rs->ranks[r].compute, ra->ranks[r].compute, 1e-9);
+        ZS_ASSERT_INT_EQ(rs->ranks[r].ops, ra->ranks[r].ops);
+    }
+    /* Compute, exposed communication and idle add up to the iteration. */
+    for (int r = 0; r < 16; r++) {
+        const zs_rank_result *x = &rs->ranks[r];
+        ZS_ASSERT_NEAR(x->compute + x->exposed_comm + x->idle, rs->iter_time, 1e-9);
+    }
+    /* The one cross-node pair (5 -> 13, both on rail 2) carries 32 MB + 4 MB through two NICs. */
+    ZS_ASSERT_NEAR(rs->link_bytes[ZS_LINK_NIC], 3 * (32e6 + 4e6), 1);
+    ZS_ASSERT_NEAR(rs->nic_bytes[2], 3 * (32e6 + 4e6), 1); /* node 0 NIC 2 holds GPU 5 */
+    ZS_ASSERT_NEAR(rs->nic_bytes[4 + 2], 3 * (32e6 + 4e6), 1);
+    CU_ASSERT(rs->nic_busy[2] > 3 * 36e6 / 25e9);
+    zs_result_free(ra);
+    zs_result_free(rs);
+    zs_schedule_free(s);
+    zs_cost_free(cost);
+}
+
+static void test_ring_collective(void)
+{
+    zs_cluster c = cluster("cluster-a", 2);
+    zs_schedule *s = zs_schedule_new(16);
+    int ranks[16];
+    for (int i = 0; i < 16; i++)
+        ranks[i] = i;
+    int g = zs_schedule_group(s, ranks, 16);
+    double B = 256e6;
+    for (int r = 0; r < 16; r++) {
+        /* rank 3 arrives late: everyone waits for it */
+        int64_t d = zs_sched_gemm(s, r, 0, "gemm", 1, 1, 1, r == 3 ? 2e-3 : 1e-3, NULL, 0);
+        zs_sched_coll(s, r, 1, "allreduce", g, ZS_COLL_ALLREDUCE, B, &d, 1);
+    }
+    zs_result *rs = simulate(s, &c, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+    /* The cross-node edges (7->8, 15->0) bound the ring: 30 steps of their
+     * latency + 2 * 15/16 * B at NIC speed, after the late arrival. */
+    double lat, bw;
+    zs_cluster_path(&c, 7, 8, &lat, &bw);
+    double want = 2e-3 + 30 * lat + 2.0 * 15 / 16 * B / bw;
+    printf("\n  all-reduce 256 MB over 16 GPUs of 2 nodes: %.3f ms (hand: %.3f ms)\n",
+           rs->iter_time * 1e3, want * 1e3);
+    ZS_ASSERT_REL(rs->iter_time, want, 0.01);
+    /* Every member waits for the late one: nobody ends before it could. */
+    for (int r = 0; r < 16; r++)
+        CU_ASSERT(rs->ranks[r].end >= 2e-3 + 2.0 * 15 / 16 * B / bw);
+    ZS_ASSERT_STR_CONTAINS(rs->notes, "aggregated flows");
+    zs_result_free(rs);
+    zs_schedule_free(s);
+}
+
+static void test_stuck_schedule_is_an_error(void)
+{
+    zs_cluster c = cluster("cluster-a", 1);
+    zs_schedule *s = zs_schedule_new(2);
+    zs_sched_recv(s, 1, 1, "orphan", 0, 5, 1e6, NULL, 0);
+    zs_result *r = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    int rc = zs_sim_run_forked(s, &c, NULL, &r, &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINVALID);
+    CU_ASSERT_PTR_NULL(r);
+    printf("\n  stuck schedule: %s | %s | %s\n", e.what, e.where, e.fix);
+    zs_schedule_free(s);
+
+    /* more ranks than the cluster has GPUs */
+    s = zs_schedule_new(16);
+    rc = zs_sim_run_forked(s, &c, NULL, &r, &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "--nodes");
+    zs_schedule_free(s);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static void test_timeline_and_determinism(void)
+{
+    zs_cluster c = cluster("cluster-a", 2);
+    zs_schedule *s = no_sharing_schedule();
+    char path1[512], path2[512];
+    snprintf(path1, sizeof path1, "%s/tl1.json", zs_test_tmpdir());
+    snprintf(path2, sizeof path2, "%s/tl2.json", zs_test_tmpdir());
+    zs_sim_opts o;
+    zs_sim_opts_init(&o);
+    o.timeline = path1;
+    o.tl_rank0 = 0;
+    o.tl_rank1 = 7;
+    zs_result *r1 = simulate(s, &c, &o);
+    o.timeline = path2;
+    zs_result *r2 = simulate(s, &c, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r2);
+    CU_ASSERT(r1->iter_time == r2->iter_time);
+    char *a = slurp(path1), *b = slurp(path2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT(strcmp(a, b) == 0);
+    json_error_t je;
+    json_t *root = json_loads(a, 0, &je);
+    if (!root)
+        fprintf(stderr, "timeline JSON: %s at %d:%d\n", je.text, je.line, je.column);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *ev = json_object_get(root, "traceEvents");
+    int nx = 0, bad = 0, sends = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(ev, i, x)
+    {
+        const char *ph = json_string_value(json_object_get(x, "ph"));
+        if (!ph || strcmp(ph, "X") != 0)
+            continue;
+        nx++;
+        json_t *args = json_object_get(x, "args");
+        int rank = (int)json_integer_value(json_object_get(args, "rank"));
+        if (rank > 7 || json_integer_value(json_object_get(x, "pid")) != 0)
+            bad++;
+        const char *cat = json_string_value(json_object_get(x, "cat"));
+        if (cat && strcmp(cat, "send") == 0) {
+            sends++;
+            if (!json_object_get(args, "peer") || !json_object_get(args, "bytes"))
+                bad++;
+        }
+    }
+    /* ranks 0..7: senders 0, 4, 1, 5 run 3 ops per iteration, receivers 2, 6, 3
+     * run 4, rank 7 none; 3 iterations. */
+    ZS_ASSERT_INT_EQ(nx, 3 * (4 * 3 + 3 * 4));
+    ZS_ASSERT_INT_EQ(sends, 7 * 3);
+    ZS_ASSERT_INT_EQ(bad, 0);
+    json_decref(root);
+    free(a);
+    free(b);
+    zs_result_free(r1);
+    zs_result_free(r2);
+    zs_schedule_free(s);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case cases[] = {
+        {"single_transfers", test_single_transfers},
+        {"nic_affinity", test_nic_affinity},
+        {"kv_shard_sanity", test_kv_shard_sanity},
+        {"agrees_with_analytic", test_agrees_with_analytic},
+        {"ring_collective", test_ring_collective},
+        {"stuck_schedule_is_an_error", test_stuck_schedule_is_an_error},
+        {"timeline_and_determinism", test_timeline_and_determinism},
+        {NULL, NULL},
+    };
+    static const zs_test_suite suites[] = {{"sim_exec", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
