@@ -151,14 +151,14 @@ void zs_result_summary(const zs_result *r, zs_table *t)
         kv(t, "max_nic_utilisation", "%.1f", 100.0 * maxu, "% busy");
     kv(t, "ops_executed", "%.0f", (double)r->ops_executed, "");
     kv(t, "slowest_rank", "%.0f", (double)r->slowest_rank, "");
-    zs_table_row(t);
-    zs_table_set(t, 0, "slowest_rank_why");
-    zs_table_set(t, 1, "%s", r->slowest_why);
-    if (r->notes[0]) {
-        zs_table_row(t);
-        zs_table_set(t, 0, "notes");
-        zs_table_set(t, 1, "%s", r->notes);
-    }
+}
+
+void zs_result_print_text(const zs_result *r, FILE *f)
+{
+    if (r->slowest_rank >= 0)
+        fprintf(f, "slowest rank %d: %s\n", r->slowest_rank, r->slowest_why);
+    if (r->notes[0])
+        fprintf(f, "%s backend: %s\n", r->backend, r->notes);
 }
 
 void zs_result_ranks(const zs_result *r, zs_table *t)

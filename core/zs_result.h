@@ -66,9 +66,12 @@ void zs_rank_acct_change(zs_rank_acct *a, zs_rank_result *r, double now, int dco
 /* Closes the accounting at the iteration's end (idle until `end`). */
 void zs_rank_acct_close(zs_rank_acct *a, zs_rank_result *r, double end);
 
-/* Summary as key/value rows: iteration time, tokens/s, MFU, mean and max
- * compute/exposed/idle, bytes per link class, max NIC utilisation. */
+/* Summary as key/value/unit rows: iteration time, tokens/s, MFU, mean and
+ * max compute/exposed/idle, bytes per link class, max NIC utilisation. */
 void zs_result_summary(const zs_result *r, zs_table *t);
+/* The sentences that do not fit a table: why the slowest rank is slowest,
+ * and the backend's notes on what it approximated. */
+void zs_result_print_text(const zs_result *r, FILE *f);
 /* Per-rank rows: rank, compute, exposed, idle, comm, end. */
 void zs_result_ranks(const zs_result *r, zs_table *t);
 

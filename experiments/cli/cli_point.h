@@ -1,0 +1,69 @@
+/* Command-line options that describe a study point (model, cluster, trace,
+ * method and options, context, iterations, seed, backend, calibration),
+ * shared by `simulate`, `compare` and `plan`, so every command spells and
+ * checks them the same way and prints the same effective configuration. */
+#ifndef ZS_CLI_POINT_H
+#define ZS_CLI_POINT_H
+
+#include "cli.h"
+#include "zs_point.h"
+
+/* Option ids above the ASCII range so commands can add their own. */
+enum {
+    ZS_PO_MODEL = 1000,
+    ZS_PO_CLUSTER,
+    ZS_PO_NODES,
+    ZS_PO_TRACE,
+    ZS_PO_METHOD,
+    ZS_PO_OPT,
+    ZS_PO_CONTEXT,
+    ZS_PO_GROUP,
+    ZS_PO_ITERS,
+    ZS_PO_SEED,
+    ZS_PO_BACKEND,
+    ZS_PO_CALIB,
+    ZS_PO_ZERO,
+    ZS_PO_RECOMPUTE,
+    ZS_PO_VALIDATE,
+    ZS_PO_NO_ROUTING,
+    ZS_PO_NO_REMAP,
+    ZS_PO_NO_HIER,
+    ZS_PO_TIMELINE,
+    ZS_PO_FORMAT
+};
+
+#define ZS_POINT_LONGOPTS                                                                          \
+    {"model", required_argument, 0, ZS_PO_MODEL},                                                  \
+        {"cluster", required_argument, 0, ZS_PO_CLUSTER},                                          \
+        {"nodes", required_argument, 0, ZS_PO_NODES},                                              \
+        {"trace", required_argument, 0, ZS_PO_TRACE},                                              \
+        {"method", required_argument, 0, ZS_PO_METHOD}, {"opt", required_argument, 0, ZS_PO_OPT},  \
+        {"context", required_argument, 0, ZS_PO_CONTEXT},                                          \
+        {"group", required_argument, 0, ZS_PO_GROUP},                                              \
+        {"iterations", required_argument, 0, ZS_PO_ITERS},                                         \
+        {"seed", required_argument, 0, ZS_PO_SEED},                                                \
+        {"backend", required_argument, 0, ZS_PO_BACKEND},                                          \
+        {"calib", required_argument, 0, ZS_PO_CALIB}, {"zero", required_argument, 0, ZS_PO_ZERO},  \
+        {"recompute", required_argument, 0, ZS_PO_RECOMPUTE},                                      \
+        {"validate", no_argument, 0, ZS_PO_VALIDATE},                                              \
+        {"no-routing", no_argument, 0, ZS_PO_NO_ROUTING},                                          \
+        {"no-remap", no_argument, 0, ZS_PO_NO_REMAP}, {"no-hier", no_argument, 0, ZS_PO_NO_HIER},  \
+        {"timeline", required_argument, 0, ZS_PO_TIMELINE},                                        \
+    {                                                                                              \
+        "format", required_argument, 0, ZS_PO_FORMAT                                               \
+    }
+
+/* The --help text for these options. */
+extern const char zs_cli_point_help[];
+
+/* Handles one getopt result c (with optarg). Returns 1 when c was a point
+ * option (ok), 0 when it is not one, or -status on a bad value (e filled). */
+int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs_err *e);
+
+/* Prints the effective configuration ("# key: value" lines) to f. */
+void zs_cli_point_print_cfg(FILE *f, const zs_point_cfg *p, const char *cost_desc);
+
+/* A progress line on stderr when it is a terminal. */
+void zs_cli_progress(const char *what, int done, int total);
+
+#endif

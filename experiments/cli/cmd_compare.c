@@ -1,0 +1,313 @@
+/* `zepsim compare`: the main job. Runs the same study (model, cluster,
+ * trace, context, iterations, seed) for several methods, in parallel worker
+ * processes, and prints one table: tokens/s, iteration time, speedup over
+ * the baseline, MFU, exposed communication share, max NIC utilisation and
+ * attention imbalance; then draws a bar chart with gnuplot. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_point.h"
+
+#define MAX_METHODS 16
+
+/* What a worker sends back: plain data, no pointers. */
+typedef struct outcome {
+    int rc;
+    zs_err err;
+    zs_point_result r; /* r.last is NULL here */
+    char why[256];     /* slowest rank's explanation of the last iteration */
+} outcome;
+
+static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin";
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void run_child(const zs_point_cfg *p, int fd)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    o.rc = zs_point_run(p, NULL, NULL, &o.r, &o.err);
+    if (o.rc == ZS_OK && o.r.last)
+        snprintf(o.why, sizeof o.why, "%s", o.r.last->slowest_why);
+    zs_result_free(o.r.last);
+    o.r.last = NULL;
+    write_all(fd, &o, sizeof o);
+    close(fd);
+    _exit(0);
+}
+
+static int split_methods(char *list, char **out, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            return -1;
+        out[n++] = t;
+    }
+    return n;
+}
+
+/* Runs every method, at most jobs at a time; fills res[]. */
+static int run_all(const zs_point_cfg *base, char **methods, int n, int jobs, outcome *res)
+{
+    pid_t pid[MAX_METHODS];
+    int fd[MAX_METHODS], started = 0, finished = 0, running = 0;
+    for (int i = 0; i < n; i++)
+        fd[i] = -1;
+    zs_cli_progress("comparing methods", 0, n);
+    while (finished < n) {
+        while (running < jobs && started < n) {
+            int pfd[2];
+            if (pipe(pfd) != 0)
+                return -1;
+            zs_point_cfg p = *base;
+            snprintf(p.method, sizeof p.method, "%s", methods[started]);
+            fflush(NULL);
+            pid_t k = fork();
+            if (k < 0)
+                return -1;
+            if (k == 0) {
+                close(pfd[0]);
+                run_child(&p, pfd[1]);
+            }
+            close(pfd[1]);
+            pid[started] = k;
+            fd[started] = pfd[0];
+            started++;
+            running++;
+        }
+        /* Wait for any running worker's result. */
+        struct pollfd pf[MAX_METHODS];
+        int idx[MAX_METHODS], np = 0;
+        for (int i = 0; i < started; i++)
+            if (fd[i] >= 0) {
+                pf[np].fd = fd[i];
+                pf[np].events = POLLIN;
+                idx[np++] = i;
+            }
+        if (poll(pf, (nfds_t)np, -1) < 0 && errno != EINTR)
+            return -1;
+        for (int k = 0; k < np; k++) {
+            if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            int i = idx[k];
+            if (read_all(fd[i], &res[i], sizeof res[i]) != 0) {
+                memset(&res[i], 0, sizeof res[i]);
+                res[i].rc = ZS_ERUNTIME;
+                zs_err_set(&res[i].err, ZS_ERUNTIME, methods[i], NULL,
+                           "the worker process died (out of memory?)");
+            }
+            close(fd[i]);
+            fd[i] = -1;
+            waitpid(pid[i], NULL, 0);
+            running--;
+            finished++;
+            zs_cli_progress("comparing methods", finished, n);
+        }
+    }
+    return 0;
+}
+
+static int plot(const char *path, char **methods, const outcome *res, int n, const char *title)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        return 1;
+    char dat[1100], gp[1100];
+    snprintf(dat, sizeof dat, "%s.dat", path);
+    snprintf(gp, sizeof gp, "%s.gp", path);
+    FILE *f = fopen(dat, "w");
+    if (!f)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (res[i].rc == ZS_OK)
+            fprintf(f, "\"%s\" %.1f\n", methods[i], res[i].r.tokens_per_s);
+    fclose(f);
+    f = fopen(gp, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "set terminal pngcairo size 900,500 noenhanced\nset output '%s'\n"
+            "set title \"%s\"\nset ylabel 'tokens/s'\nset style fill solid 0.8\n"
+            "set boxwidth 0.6\nset grid ytics\nset yrange [0:*]\nunset key\n"
+            "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#3070b0', "
+            "'' using 0:2:(sprintf('%%.0f',$2)) with labels offset 0,0.8\n",
+            path, title, dat);
+    fclose(f);
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    int rc = system(cmd);
+    remove(dat);
+    remove(gp);
+    return rc == 0 ? 0 : -1;
+}
+
+int zs_cmd_compare(int argc, char **argv)
+{
+    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"methods", required_argument, 0, O_METHODS},
+                                         {"jobs", required_argument, 0, O_JOBS},
+                                         {"plot", required_argument, 0, O_PLOT},
+                                         {"baseline", required_argument, 0, O_BASELINE},
+                                         ZS_POINT_LONGOPTS,
+                                         {0, 0, 0, 0}};
+    zs_point_cfg p;
+    zs_point_cfg_default(&p);
+    zs_format fmt = ZS_FMT_TABLE;
+    zs_err e;
+    zs_err_clear(&e);
+    char mlist[512];
+    snprintf(mlist, sizeof mlist, "%s", default_methods);
+    const char *plot_path = "zepsim-compare.png", *baseline = "te-cp";
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: zepsim compare [options]\n\n"
+                   "Simulates the same study for several methods and prints a comparison\n"
+                   "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
+                   "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
+                   "options:\n"
+                   "  --methods A,B,...      methods to compare (default %s)\n"
+                   "  --baseline NAME        speedups are over this method (default te-cp)\n"
+                   "  --jobs N               methods simulated in parallel (default: CPUs)\n"
+                   "  --plot FILE.png|none   bar chart of tokens/s (default zepsim-compare.png)\n"
+                   "%s",
+                   default_methods, zs_cli_point_help);
+            return 0;
+        case O_METHODS:
+            snprintf(mlist, sizeof mlist, "%s", optarg);
+            break;
+        case O_JOBS:
+            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &jobs, &e))
+                return zs_cli_fail(&e);
+            break;
+        case O_PLOT:
+            plot_path = optarg;
+            break;
+        case O_BASELINE:
+            baseline = optarg;
+            break;
+        default: {
+            int h = zs_cli_point_opt(c, optarg, &p, &fmt, &e);
+            if (h < 0)
+                return zs_cli_fail(&e);
+            if (h == 0)
+                return zs_cli_bad_option("compare", c, argv);
+        }
+        }
+    }
+    if (optind < argc)
+        return zs_cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
+    char *methods[MAX_METHODS];
+    int n = split_methods(mlist, methods, MAX_METHODS);
+    if (n <= 0)
+        return zs_cli_usage_error("compare", "give 1 to %d methods with --methods", MAX_METHODS);
+    outcome *res = calloc((size_t)n, sizeof *res);
+    if (!res || run_all(&p, methods, n, (int)jobs, res) != 0) {
+        free(res);
+        fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
+        return 1;
+    }
+    int base = -1, failed = 0;
+    const char *cost_desc = "";
+    for (int i = 0; i < n; i++) {
+        if (res[i].rc == ZS_OK && !strcmp(methods[i], baseline))
+            base = i;
+        if (res[i].rc == ZS_OK)
+            cost_desc = res[i].r.cost_desc;
+    }
+    if (fmt == ZS_FMT_TABLE)
+        zs_cli_point_print_cfg(stdout, &p, cost_desc);
+    zs_table *t = zs_table_new(NULL);
+    const char *cols[] = {"method",    "tokens/s",  "iter_ms",  "speedup", "mfu_%",
+                          "exposed_%", "max_nic_%", "attn_imb", "plan_ms"};
+    for (int i = 0; i < 9; i++)
+        zs_table_col(t, cols[i], i > 0);
+    for (int i = 0; i < n; i++) {
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", methods[i]);
+        if (res[i].rc != ZS_OK) {
+            failed++;
+            zs_table_set(t, 1, "failed");
+            continue;
+        }
+        const zs_point_result *r = &res[i].r;
+        zs_table_set(t, 1, "%.0f", r->tokens_per_s);
+        zs_table_set(t, 2, "%.1f", r->iter_time * 1e3);
+        if (base >= 0)
+            zs_table_set(t, 3, "%.2f", r->tokens_per_s / res[base].r.tokens_per_s);
+        zs_table_set(t, 4, "%.1f", r->mfu * 100);
+        zs_table_set(t, 5, "%.1f", r->exposed_share * 100);
+        zs_table_set(t, 6, "%.1f", r->max_nic_util * 100);
+        zs_table_set(t, 7, "%.2f", r->attn_imbalance);
+        zs_table_set(t, 8, "%.1f", r->plan_ms);
+    }
+    zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    for (int i = 0; i < n; i++)
+        if (res[i].rc != ZS_OK) {
+            fprintf(stderr, "%s: ", methods[i]);
+            zs_err_print(stderr, &res[i].err);
+        }
+    if (fmt == ZS_FMT_TABLE) {
+        if (base < 0)
+            printf("(no speedups: the baseline '%s' is not among the methods that ran)\n",
+                   baseline);
+        printf("speedup = tokens/s over %s; exposed = communication not hidden by compute, "
+               "share of the iteration; attn_imb = max/mean attention work per GPU\n",
+               baseline);
+        if (!strcmp(p.backend, "analytic"))
+            printf("backend analytic: no link contention (use --backend sim for SimGrid)\n");
+    }
+    if (strcmp(plot_path, "none") != 0 && n - failed > 0) {
+        char title[600];
+        snprintf(title, sizeof title, "%s on %s x%d, %s, %lld tokens per %d GPUs", p.model,
+                 p.cluster, p.nodes, p.trace, (long long)p.context, p.group);
+        int pr = plot(plot_path, methods, res, n, title);
+        FILE *o = fmt == ZS_FMT_TABLE ? stdout : stderr;
+        if (pr == 0)
+            fprintf(o, "bar chart: %s\n", plot_path);
+        else if (pr == 1)
+            fprintf(o, "no bar chart: gnuplot is not installed (scripts/setup installs it)\n");
+        else
+            fprintf(o, "no bar chart: gnuplot failed writing %s\n", plot_path);
+    }
+    free(res);
+    return failed ? 1 : 0;
+}

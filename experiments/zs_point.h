@@ -1,0 +1,71 @@
+/* One study point: a full configuration (model, cluster, trace, method and
+ * its options, context, iterations, seed, backend, calibration) and what
+ * running it gives (throughput, MFU, exposed communication, NIC use,
+ * imbalance). `zepsim simulate`, `zepsim compare` and the experiment runner
+ * all run points through zs_point_run, so every number in a table or the
+ * results database comes from the same path:
+ *   trace -> batcher -> planner -> backend -> result.
+ * Depends on the core, the models, the traces and both backends. */
+#ifndef ZS_POINT_H
+#define ZS_POINT_H
+
+#include <stdint.h>
+
+#include "zs_memory.h"
+#include "zs_result.h"
+#include "zs_table.h"
+
+typedef struct zs_point_cfg {
+    char model[256];
+    char cluster[256];
+    int nodes;       /* 0: the preset's */
+    char trace[512]; /* preset spec or file */
+    char method[64];
+    char opts[512];  /* method options "k=v,k=v" */
+    int64_t context; /* tokens of one context group (see group) */
+    int group;       /* GPUs per context group: global batch = GPUs / group x context */
+    int iterations;
+    uint64_t seed;
+    char backend[16]; /* "sim" or "analytic" */
+    char calib[512];  /* "" : analytical cost model */
+    int zero_stage;
+    zs_recompute recompute;
+    int validate;       /* run the plan validator on every plan */
+    char timeline[512]; /* sim: Chrome trace of the last iteration ("" none) */
+} zs_point_cfg;
+
+/* The default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K tokens per
+ * 16-GPU group, 3 iterations, seed 1, the SimGrid backend, ZeRO-1, full
+ * recomputation (long contexts do not fit otherwise). */
+void zs_point_cfg_default(zs_point_cfg *c);
+
+typedef struct zs_point_result {
+    int iterations;
+    double tokens;    /* trained tokens, all iterations */
+    double seconds;   /* simulated time, all iterations */
+    double iter_time; /* mean per iteration, s */
+    double tokens_per_s;
+    double mfu;            /* model FLOPs utilisation, 0..1 */
+    double exposed_share;  /* mean exposed communication / iteration time */
+    double max_nic_util;   /* busiest NIC's busy time / iteration time */
+    double attn_imbalance; /* mean over iterations, from the planner */
+    double linear_imbalance;
+    double plan_ms; /* mean planning time per batch */
+    double wall_s;  /* host time of the whole point */
+    int64_t ops;    /* ops simulated, all iterations */
+    char cost_desc[256];
+    char notes[2048]; /* the planner's notes on the last iteration */
+    zs_result *last;  /* the last iteration's result (owned) */
+} zs_point_result;
+
+/* Progress callback: called after each iteration (may be NULL). */
+typedef void (*zs_point_progress)(void *arg, int done, int total);
+
+int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg,
+                 zs_point_result *out, zs_err *e);
+void zs_point_result_clear(zs_point_result *r);
+
+/* The configuration as "key=value; ..." text (for provenance). */
+void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n);
+
+#endif
