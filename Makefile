@@ -20,7 +20,7 @@ build: setup $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/zepsim show model llama-7b --gpu a800-80g --dp 128
+	$(BUILD)/zepsim compare
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -17,9 +17,10 @@
  * several documents. Per GPU the ring's attention (ring steps overlapped
  * with their KV transfers) runs first, then one attention op over its
  * local documents. Linear modules run on the same layout (no remapping).
- * Options: cp=N (default 16), tp=N (default 1), whole_max=N (default: the
- * GPU's token capacity from the memory model; ByteScale's per-GPU capacity
- * is a setting, and a lower one trades communication for balance). */
+ * Options: cp=N (default 16), tp=N (default 1), whole_max=N (default: each
+ * GPU's even share of the batch, capped by the memory model's capacity;
+ * ByteScale's per-GPU budget is a setting, and a higher one trades balance
+ * for less communication). */
 #include <stdlib.h>
 
 #include "zs_cpbase.h"
@@ -285,7 +286,15 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     zs__cpb *c = &H.c;
     zs_schedule *s = NULL;
     int ns = c->nslots, nd = c->ndocs;
-    if ((rc = zs_opts_int(ctx->opts, "whole_max", c->cap, 1, c->cap, &H.whole, e))) {
+    /* ByteScale's per-GPU token budget is a setting; the default is each
+     * GPU's even share of the batch (what a data-parallel rank would hold),
+     * never above what fits in memory. Raising it to the memory capacity
+     * keeps every document that fits whole, trading balance for less
+     * communication. */
+    long share = (long)((batch->tokens + c->nslots - 1) / c->nslots);
+    if (share > c->cap)
+        share = c->cap;
+    if ((rc = zs_opts_int(ctx->opts, "whole_max", share, 1, c->cap, &H.whole, e))) {
         zs__cpb_free(&H.c);
         return rc;
     }
@@ -345,7 +354,8 @@ const zs_planner_ops zs_planner_hybriddp = {
     "hybrid-dp",
     "ByteScale-style hybrid DP: short documents whole per GPU, long ones on power-of-two rings",
     "cp=N (default 16, or all GPUs / tp when fewer): GPUs per group that share a slice of the "
-    "batch (rings stay inside a group); whole_max=N (default: one GPU's token capacity): longest "
+    "batch (rings stay inside a group); whole_max=N (default: each GPU's share of the batch, at "
+    "most its capacity): longest "
     "document kept whole on one GPU, longer ones go to rings whose shares stay within N; tp=N "
     "(default 1): tensor-parallel degree",
     plan};

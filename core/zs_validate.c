@@ -356,8 +356,11 @@ static int check_messages(const zs_schedule *s, zs_err *e)
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    qsort(sends.v, (size_t)sends.n, sizeof(msg), cmp_msg);
-    qsort(recvs.v, (size_t)recvs.n, sizeof(msg), cmp_msg);
+    /* qsort must not see a NULL array, even empty (UBSan). */
+    if (sends.n)
+        qsort(sends.v, (size_t)sends.n, sizeof(msg), cmp_msg);
+    if (recvs.n)
+        qsort(recvs.v, (size_t)recvs.n, sizeof(msg), cmp_msg);
     char w[128];
     int64_t i = 0, j = 0;
     while (i < sends.n || j < recvs.n) {
@@ -392,7 +395,8 @@ static int check_messages(const zs_schedule *s, zs_err *e)
     }
     /* Collectives: sorted by (group, rank, order); each member's sequence must
      * equal the first member's. */
-    qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
+    if (colls.n)
+        qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
     for (int64_t k = 0; k < colls.n;) {
         int32_t g = colls.v[k].a;
         const zs_group *grp = &s->groups[g];

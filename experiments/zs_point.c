@@ -184,6 +184,7 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
         goto out;
 
     double imb_a = 0, imb_l = 0, plan_s = 0, exposed = 0, nic = 0, flops = 0, peak = 0;
+    double busy = 0, idle = 0;
     for (int it = 0; it < cfg->iterations && rc == ZS_OK; it++) {
         zs_batch *b = NULL;
         if ((rc = zs_batcher_next(bat, &b, e)))
@@ -219,14 +220,19 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
             out->ops += r->ops_executed;
             flops += r->model_flops;
             peak = r->peak_flops;
-            double se = 0, maxu = 0;
-            for (int k = 0; k < r->nranks; k++)
+            double se = 0, sc = 0, si = 0, maxu = 0;
+            for (int k = 0; k < r->nranks; k++) {
                 se += r->ranks[k].exposed_comm;
+                sc += r->ranks[k].compute;
+                si += r->ranks[k].idle;
+            }
             for (int k = 0; k < r->nnics; k++)
                 if (r->nic_busy[k] > maxu)
                     maxu = r->nic_busy[k];
             if (r->iter_time > 0) {
                 exposed += se / r->nranks / r->iter_time;
+                busy += sc / r->nranks / r->iter_time;
+                idle += si / r->nranks / r->iter_time;
                 nic += maxu / r->iter_time;
             }
             imb_a += rep.attn_imbalance;
@@ -248,6 +254,8 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
         out->tokens_per_s = out->seconds > 0 ? out->tokens / out->seconds : 0;
         out->mfu = out->seconds > 0 && peak > 0 ? flops / (out->seconds * peak) : 0;
         out->exposed_share = exposed / n;
+        out->compute_share = busy / n;
+        out->idle_share = idle / n;
         out->max_nic_util = nic / n;
         out->attn_imbalance = imb_a / n;
         out->linear_imbalance = imb_l / n;

@@ -46,7 +46,9 @@ typedef struct zs_point_result {
     double iter_time; /* mean per iteration, s */
     double tokens_per_s;
     double mfu;            /* model FLOPs utilisation, 0..1 */
+    double compute_share;  /* mean time computing / iteration time */
     double exposed_share;  /* mean exposed communication / iteration time */
+    double idle_share;     /* mean time waiting on peers / iteration time */
     double max_nic_util;   /* busiest NIC's busy time / iteration time */
     double attn_imbalance; /* mean over iterations, from the planner */
     double linear_imbalance;

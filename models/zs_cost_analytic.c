@@ -139,9 +139,13 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Latency per step and bottleneck bandwidth of a group. Across nodes each
- * GPU's share of its NIC is the NIC rate over the group members behind
- * that NIC (the static affinity: on cluster-a two GPUs share one). */
+/* Latency per step and bottleneck bandwidth of a group. Across nodes NCCL
+ * runs one ring per channel and spreads the channels over the NICs its
+ * members reach, so the ring's inter-node edges together get k NICs, k
+ * being the fewest distinct NICs the members of any one node use (on
+ * cluster-a a 16-GPU group over 2 nodes uses all 4 NICs of each node; a
+ * group with one GPU per node only that GPU's NIC). Inside a node every
+ * channel also crosses NVLink, which bounds the rate too. */
 static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra, double *lat,
                        double *bw)
 {
@@ -155,47 +159,38 @@ static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra
         *bw = zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
         return;
     }
-    *lat = 0;
-    *bw = 1e300;
-    for (int i = 0; i < n; i++) {
-        double l, b;
-        int peer = ranks[(i + 1) % n];
-        if (peer == ranks[i])
-            continue;
-        zs_cluster_path(cl, ranks[i], peer, &l, &b);
-        if (zs_cluster_node_of(cl, ranks[i]) == zs_cluster_node_of(cl, peer))
-            continue; /* NVLink neighbours never bound a network ring */
-        *lat = l > *lat ? l : *lat;
-        *bw = b < *bw ? b : *bw;
-    }
+    /* (node, nic) keys of the members, sorted: count NICs per node. */
     int *key = malloc(sizeof(int) * (size_t)n);
-    int share = 1;
+    int k = 1, multi = 0;
     if (key) {
         for (int i = 0; i < n; i++)
             key[i] = zs_cluster_node_of(cl, ranks[i]) * cl->nics_per_node +
                      zs_cluster_nic_of(cl, ranks[i]);
         qsort(key, (size_t)n, sizeof(int), cmp_int);
-        for (int i = 0, run = 1; i < n; i++, run++) {
-            if (i > 0 && key[i] != key[i - 1])
-                run = 1;
-            share = run > share ? run : share;
+        k = cl->nics_per_node;
+        for (int i = 0; i < n;) {
+            int node = key[i] / cl->nics_per_node, nics = 0, members = 0;
+            for (; i < n && key[i] / cl->nics_per_node == node; i++) {
+                members++;
+                if (members == 1 || key[i] != key[i - 1])
+                    nics++;
+            }
+            k = nics < k ? nics : k;
+            multi |= members > 1;
         }
         free(key);
-    } else {
-        share = zs_cluster_gpus_per_nic(cl); /* worst case */
     }
-    double nic = zs_cluster_link_bw(cl, ZS_LINK_NIC) / share;
-    if (nic < *bw)
-        *bw = nic;
-    if (*lat == 0) { /* ring order kept every hop inside nodes; still crosses the fabric */
-        double l, b;
-        for (int i = 1; i < n; i++)
-            if (zs_cluster_node_of(cl, ranks[i]) != node0) {
-                zs_cluster_path(cl, ranks[0], ranks[i], &l, &b);
-                *lat = l;
-                break;
-            }
-    }
+    double l, b;
+    int far = -1;
+    for (int i = 1; i < n && far < 0; i++)
+        if (zs_cluster_node_of(cl, ranks[i]) != node0)
+            far = ranks[i];
+    zs_cluster_path(cl, ranks[0], far, &l, &b);
+    *lat = l;
+    *bw = k * b; /* b: one NIC path (NIC, PCIe, spine), k of them in parallel */
+    double nv = zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
+    if (multi && nv < *bw)
+        *bw = nv;
 }
 
 static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n, double bytes)

@@ -220,13 +220,17 @@ static void test_p2p_and_collectives(void)
                   14 * (2e-6 + B / 8 / 450e9), 1e-9);
     ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLTOALL, node, 8, B),
                   7 * 2e-6 + 7.0 / 8 * B / 450e9, 1e-9);
-    /* All 16 GPUs of two cluster-a nodes: two GPUs share each 25 GB/s NIC,
-     * so a ring step crossing the network runs at 12.5 GB/s; the hop from
-     * GPU 7 (NIC 3) to GPU 8 (NIC 0) changes rail: 3 fabric hops, 8 us. */
+    /* All 16 GPUs of two cluster-a nodes: NCCL's channels spread over the 4
+     * NICs of each node, so the ring's network edges get 4 x 25 GB/s (below
+     * NVLink's 200); the latency is one same-rail path, 6 us. */
     int all[16];
     for (int i = 0; i < 16; i++)
         all[i] = i;
-    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, all, 16, B), 15 * (8e-6 + B / 12.5e9),
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, all, 16, B), 15 * (6e-6 + B / 100e9),
+                  1e-9);
+    /* GPUs 0 and 1 of each node share NIC 0: one NIC for the group. */
+    int shared[4] = {0, 1, 8, 9};
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, shared, 4, B), 3 * (6e-6 + B / 25e9),
                   1e-9);
     /* One GPU per node (GPUs 0 and 8): the NIC is not shared. */
     int pair[2] = {0, 8};

@@ -328,7 +328,11 @@ static void test_hybriddp_hand_checked(void)
     env_init(&v, "llama-550m", 1);
     long cap = set_capacity(&v, 2500);
     CU_ASSERT(cap >= 2000 && cap < 3000);
-    env_opts(&v, "cp=4");
+    /* whole_max = the capacity: every document that fits stays whole (the
+     * default is the GPU's share of the batch; checked below). */
+    char whole[64];
+    snprintf(whole, sizeof whole, "cp=4,whole_max=%ld", cap);
+    env_opts(&v, whole);
     zs_batch *b = zs_batch_from_lengths(hand_len, 3);
     zs_plan_report rep;
     zs_schedule *s = plan_ok(&v, "hybrid-dp", b, &rep);
@@ -366,12 +370,19 @@ static void test_hybriddp_hand_checked(void)
     ZS_ASSERT_REL(rank_bytes(s, 0, ZS_OP_SEND, "ring").fwd / 24, 3 * 1000 * KV_TOK, 1e-12);
     ZS_ASSERT_STR_CONTAINS(rep.notes, "up to 1500 tokens kept whole");
     zs_schedule_free(s);
+
+    /* The default threshold is each GPU's share of the batch: 8000 tokens
+     * over 8 GPUs keeps documents of up to 1000 tokens whole. */
+    env_opts(&v, "cp=4");
+    s = plan_ok(&v, "hybrid-dp", b, &rep);
+    ZS_ASSERT_STR_CONTAINS(rep.notes, "up to 1000 tokens kept whole");
+    zs_schedule_free(s);
     zs_batch_free(b);
 
     /* Short documents only: pure data parallelism balanced by FLOPs (LPT),
      * no attention traffic at all. */
     b = zs_batch_from_lengths((int32_t[]){2000, 1000, 1000, 1000, 1000, 500, 500}, 7);
-    env_opts(&v, "cp=4");
+    env_opts(&v, whole);
     s = plan_ok(&v, "hybrid-dp", b, &rep);
     for (int r = 0; r < 8; r++)
         ZS_ASSERT_NEAR(rank_bytes(s, r, ZS_OP_SEND, "ring").fwd, 0, 0);
@@ -559,7 +570,9 @@ static void test_hybriddp_properties(void)
     long cap = set_capacity(&v, 6000);
     int rings = 0;
     for (uint64_t seed = 1; seed <= 10; seed++) {
-        env_opts(&v, seed % 2 ? "cp=8" : "cp=16");
+        char o[64];
+        snprintf(o, sizeof o, "cp=%d,whole_max=%ld", seed % 2 ? 8 : 16, cap);
+        env_opts(&v, o);
         zs_batch *b = random_batch(seed + 50, 6 + (int)(seed % 10), 40000);
         zs_plan_report rep;
         zs_schedule *s = plan_ok(&v, "hybrid-dp", b, &rep);

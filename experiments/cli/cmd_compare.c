@@ -255,9 +255,10 @@ int zs_cmd_compare(int argc, char **argv)
     if (fmt == ZS_FMT_TABLE)
         zs_cli_point_print_cfg(stdout, &p, cost_desc);
     zs_table *t = zs_table_new(NULL);
-    const char *cols[] = {"method",    "tokens/s",  "iter_ms",  "speedup", "mfu_%",
-                          "exposed_%", "max_nic_%", "attn_imb", "plan_ms"};
-    for (int i = 0; i < 9; i++)
+    const char *cols[] = {"method",    "tokens/s", "iter_ms",   "speedup",  "mfu_%",  "busy_%",
+                          "exposed_%", "idle_%",   "max_nic_%", "attn_imb", "plan_ms"};
+    const int ncols = (int)(sizeof cols / sizeof cols[0]);
+    for (int i = 0; i < ncols; i++)
         zs_table_col(t, cols[i], i > 0);
     for (int i = 0; i < n; i++) {
         zs_table_row(t);
@@ -273,10 +274,12 @@ int zs_cmd_compare(int argc, char **argv)
         if (base >= 0)
             zs_table_set(t, 3, "%.2f", r->tokens_per_s / res[base].r.tokens_per_s);
         zs_table_set(t, 4, "%.1f", r->mfu * 100);
-        zs_table_set(t, 5, "%.1f", r->exposed_share * 100);
-        zs_table_set(t, 6, "%.1f", r->max_nic_util * 100);
-        zs_table_set(t, 7, "%.2f", r->attn_imbalance);
-        zs_table_set(t, 8, "%.1f", r->plan_ms);
+        zs_table_set(t, 5, "%.1f", r->compute_share * 100);
+        zs_table_set(t, 6, "%.1f", r->exposed_share * 100);
+        zs_table_set(t, 7, "%.1f", r->idle_share * 100);
+        zs_table_set(t, 8, "%.1f", r->max_nic_util * 100);
+        zs_table_set(t, 9, "%.2f", r->attn_imbalance);
+        zs_table_set(t, 10, "%.1f", r->plan_ms);
     }
     zs_table_print(t, stdout, fmt);
     zs_table_free(t);
@@ -289,8 +292,10 @@ int zs_cmd_compare(int argc, char **argv)
         if (base < 0)
             printf("(no speedups: the baseline '%s' is not among the methods that ran)\n",
                    baseline);
-        printf("speedup = tokens/s over %s; exposed = communication not hidden by compute, "
-               "share of the iteration; attn_imb = max/mean attention work per GPU\n",
+        printf("speedup = tokens/s over %s; busy / exposed / idle = mean share of the "
+               "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
+               "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
+               "GPU\n",
                baseline);
         if (!strcmp(p.backend, "analytic"))
             printf("backend analytic: no link contention (use --backend sim for SimGrid)\n");

@@ -69,7 +69,9 @@ int zs_cmd_simulate(int argc, char **argv)
     row(t, "mean_iteration_time", "%.3f", r.iter_time * 1e3, "ms");
     row(t, "tokens_per_s", "%.0f", r.tokens_per_s, "tokens/s");
     row(t, "mfu", "%.1f", r.mfu * 100, "%");
+    row(t, "compute_share", "%.1f", r.compute_share * 100, "% of iteration (mean)");
     row(t, "exposed_comm_share", "%.1f", r.exposed_share * 100, "% of iteration (mean)");
+    row(t, "idle_share", "%.1f", r.idle_share * 100, "% of iteration (mean)");
     row(t, "max_nic_utilisation", "%.1f", r.max_nic_util * 100, "% busy (mean)");
     row(t, "attn_imbalance", "%.3f", r.attn_imbalance, "max/mean attention work");
     row(t, "linear_imbalance", "%.3f", r.linear_imbalance, "max/mean linear tokens");
