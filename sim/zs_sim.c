@@ -435,6 +435,69 @@ static void put_detached(int src, sg_mailbox_t mb, flow *f, long size)
  * leaves from its source GPU's host (the actor migrates there to post it:
  * SimGrid routes a transfer between the hosts of its two actors), and every
  * member has already posted its receives, so each flow starts right away. */
+/* NCCL runs a ring collective as several channels whose rings leave each
+ * node through different GPUs, so across nodes they use different NICs:
+ * as many channels as the fewest distinct NICs the members of one node
+ * reach (1 inside a node). The same figure the analytic cost model uses. */
+static int coll_channels(const zs_group *g)
+{
+    const zs_cluster *c = G->c;
+    int k = c->nics_per_node, nodes = 0;
+    for (int i = 0; i < g->n;) {
+        int node = zs_cluster_node_of(c, g->ranks[i]);
+        unsigned long long seen = 0;
+        int nics = 0;
+        for (; i < g->n && zs_cluster_node_of(c, g->ranks[i]) == node; i++) {
+            int nic = zs_cluster_nic_of(c, g->ranks[i]) % 64;
+            if (!(seen & (1ULL << nic))) {
+                seen |= 1ULL << nic;
+                nics++;
+            }
+        }
+        k = nics < k ? nics : k;
+        nodes++;
+    }
+    return nodes > 1 && k > 1 ? k : 1;
+}
+
+/* Member index (in g->ranks) at position pos of channel ch's ring. Nodes
+ * come in rank order; inside a node channel ch enters through a member on
+ * the node's ch-th NIC and leaves through one on the NIC before it, so
+ * every channel's network edges use different NICs at both ends. */
+static int channel_member(const zs_group *g, int ch, int pos)
+{
+    const zs_cluster *c = G->c;
+    int start = 0;
+    for (;;) {
+        int node = zs_cluster_node_of(c, g->ranks[start]), end = start;
+        while (end < g->n && zs_cluster_node_of(c, g->ranks[end]) == node)
+            end++;
+        int len = end - start;
+        if (pos >= len) {
+            pos -= len;
+            start = end;
+            continue;
+        }
+        /* The node's distinct NICs, in order (members are sorted by rank,
+         * and NICs grow with the rank inside a node). */
+        int nics[64], nn = 0;
+        for (int i = start; i < end; i++) {
+            int nic = zs_cluster_nic_of(c, g->ranks[i]);
+            if (nn == 0 || nics[nn - 1] != nic)
+                nics[nn < 63 ? nn++ : nn] = nic;
+        }
+        int first = ch % nn;
+        /* pos-th member in the order: NICs first, first+1, ..., wrapping. */
+        for (int k = 0; k < nn; k++) {
+            int nic = nics[(first + k) % nn];
+            for (int i = start; i < end; i++)
+                if (zs_cluster_nic_of(c, g->ranks[i]) == nic && pos-- == 0)
+                    return i;
+        }
+        return start; /* not reached */
+    }
+}
+
 static int coll_trigger(rank_st *R, const zs_op *op)
 {
     const zs_group *g = &G->s->groups[op->u.coll.group];
@@ -449,7 +512,8 @@ static int coll_trigger(rank_st *R, const zs_op *op)
         free(inst);
         return ZS_ENOMEM;
     }
-    inst->flows_left = op->u.coll.ck == ZS_COLL_ALLTOALL ? n * (n - 1) : n;
+    int nch = op->u.coll.ck == ZS_COLL_ALLTOALL ? 1 : coll_channels(g);
+    inst->flows_left = op->u.coll.ck == ZS_COLL_ALLTOALL ? n * (n - 1) : n * nch;
     if (op->u.coll.ck == ZS_COLL_ALLTOALL) {
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
@@ -465,20 +529,22 @@ static int coll_trigger(rank_st *R, const zs_op *op)
                 put_detached(f->src, coll_mailbox(op->u.coll.group, j), f, sim_bytes(f->bytes));
             }
     } else {
-        for (int i = 0; i < n; i++) {
-            int j = (i + 1) % n;
-            flow *f = malloc(sizeof *f);
-            if (!f)
-                return ZS_ENOMEM;
-            f->src = g->ranks[i];
-            f->dst = g->ranks[j];
-            f->bytes = bus;
-            f->inst = inst;
-            double lat, bw;
-            zs_cluster_path(G->c, f->src, f->dst, &lat, &bw);
-            double extra = steps > 1 ? (steps - 1) * lat * bw : 0;
-            put_detached(f->src, coll_mailbox(op->u.coll.group, j), f, sim_bytes(bus + extra));
-        }
+        for (int ch = 0; ch < nch; ch++)
+            for (int pos = 0; pos < n; pos++) {
+                int i = channel_member(g, ch, pos), j = channel_member(g, ch, (pos + 1) % n);
+                flow *f = malloc(sizeof *f);
+                if (!f)
+                    return ZS_ENOMEM;
+                f->src = g->ranks[i];
+                f->dst = g->ranks[j];
+                f->bytes = bus / nch;
+                f->inst = inst;
+                double lat, bw;
+                zs_cluster_path(G->c, f->src, f->dst, &lat, &bw);
+                double extra = steps > 1 ? (steps - 1) * lat * bw : 0;
+                put_detached(f->src, coll_mailbox(op->u.coll.group, j), f,
+                             sim_bytes(f->bytes + extra));
+            }
     }
     sg_actor_set_host(sg_actor_self(), R->host);
     return ZS_OK;
@@ -529,13 +595,18 @@ static int try_start(rank_st *R, int s)
         if (*other > 0) { /* this post matches: the transfer starts now */
             (*other)--;
             flow_start(ch->src, ch->dst, now);
+            /* Communication runs from here on both sides; the side that
+             * posted first was waiting on its peer (idle), as in the
+             * analytic backend. */
+            rank_st *P = &G->ranks[recv ? ch->src : ch->dst];
+            zs_rank_acct_change(&R->acct, rr, now, 0, 1);
+            zs_rank_acct_change(&P->acct, &G->r->ranks[P->rank], now, 0, 1);
         } else {
             (*mine)++;
         }
         w->comm = recv ? sg_mailbox_get_async(ch->mb, &w->data)
                        : sg_mailbox_put_async(ch->mb, &g_dummy, sim_bytes(op->u.p2p.bytes));
         t->p2p_pending++;
-        zs_rank_acct_change(&R->acct, rr, now, 0, 1);
         stream_next(R, s, i);
         return 1;
     }
@@ -582,7 +653,7 @@ static int try_start(rank_st *R, int s)
             stream_next(R, s, i);
             return 1;
         }
-        int nin = op->u.coll.ck == ZS_COLL_ALLTOALL ? g->n - 1 : 1;
+        int nin = op->u.coll.ck == ZS_COLL_ALLTOALL ? g->n - 1 : coll_channels(g);
         for (int k = 0; k < nin; k++) {
             went *w = went_new(R, W_COLL, s);
             if (!w) {
@@ -592,10 +663,15 @@ static int try_start(rank_st *R, int s)
             w->is_recv = 1;
             w->comm = sg_mailbox_get_async(coll_mailbox(gi, idx), &w->data);
         }
-        zs_rank_acct_change(&R->acct, rr, now, 0, 1);
         t->running = 1;
         t->t_start = now;
         if (++G->groups[gi].arrived == g->n) {
+            /* Everyone is here: the collective's communication starts for
+             * all members now (until then they waited on peers: idle). */
+            for (int k = 0; k < g->n; k++) {
+                rank_st *M = &G->ranks[g->ranks[k]];
+                zs_rank_acct_change(&M->acct, &G->r->ranks[M->rank], now, 0, 1);
+            }
             G->groups[gi].arrived = 0;
             if (coll_trigger(R, op)) {
                 fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
@@ -1059,7 +1135,8 @@ int zs_sim_run(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o, 
                    "simgrid %s: CM02 max-min flows on a generated platform (NVLink, PCIe, NIC "
                    "affinity, rail leaves%s); compute ops take their predicted duration",
                    "3.32", c->nodes > c->nodes_per_leaf ? ", spine" : "");
-    zs_result_note(res, "collectives: aggregated flows once all members arrive (one per ring edge "
+    zs_result_note(res, "collectives: aggregated flows once all members arrive (ring kinds in "
+                        "NCCL-like channels over the members' NICs, one flow per channel edge "
                         "with all steps' bytes; all-to-all one per pair), not per message");
     zs_result_note(res, "link bytes count each flow once per class it crosses; NIC bytes count "
                         "in + out");
