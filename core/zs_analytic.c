@@ -363,9 +363,12 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     if (c->arrived == 0) {
         c->bytes = op->u.coll.bytes;
         c->kind = op->u.coll.ck;
-    } else if (c->bytes != op->u.coll.bytes || c->kind != op->u.coll.ck) {
+    } else if (c->kind != op->u.coll.ck ||
+               (c->kind != ZS_COLL_ALLTOALL && c->bytes != op->u.coll.bytes)) {
         return fail_at(x, ZS_EINVALID, rank, i,
                        "members of a collective disagree on its kind or size");
+    } else if (op->u.coll.bytes > c->bytes) {
+        c->bytes = op->u.coll.bytes; /* all-to-all(v): the largest buffer sets the pace */
     }
     c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->u.coll.bytes};
     if (c->arrived < g->n)

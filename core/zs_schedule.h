@@ -38,7 +38,7 @@
 #include "zs_cost.h"
 #include "zs_err.h"
 
-#define ZS_MAX_STREAMS    4
+#define ZS_MAX_STREAMS    6
 #define ZS_STREAM_COMPUTE 0
 #define ZS_STREAM_COMM    1
 
@@ -103,7 +103,9 @@ typedef struct zs_op {
         struct {
             int32_t group; /* schedule->groups[group] */
             uint8_t ck;    /* zs_coll_kind */
-            double bytes;  /* per-rank buffer, as in zs_cost_ops.collective */
+            double bytes;  /* per-rank buffer, as in zs_cost_ops.collective; members
+                            * agree on it except for all-to-all, which is
+                            * all-to-all-v (the largest buffer sets the pace) */
         } coll;
         struct {
             uint8_t mk; /* zs_marker_kind */

@@ -39,23 +39,6 @@ void zs_zep_engine_fini(zs_zep_engine *en)
     en->local_off = en->local_docs = NULL;
 }
 
-/* A p2p group must not absorb the p2p ops before it on the same stream
- * (they would be issued together, and ours depend on theirs): put a sync
- * op between them when the stream's last op in the segment is p2p. */
-static int sep_if_needed(zs_schedule *s, int rank, int stream)
-{
-    const zs_rank_prog *p = &s->ranks[rank];
-    int64_t op0 = p->nsegs > 0 ? p->segs[p->nsegs - 1].op0 : 0;
-    for (int64_t i = p->nops - 1; i >= op0; i--) {
-        if (p->ops[i].stream != stream)
-            continue;
-        if (p->ops[i].kind != ZS_OP_SEND && p->ops[i].kind != ZS_OP_RECV)
-            return ZS_OK;
-        return zs_zep_sync(s, rank, stream, NULL, 0) < 0 ? ZS_ENOMEM : ZS_OK;
-    }
-    return ZS_OK;
-}
-
 typedef struct ws {
     int64_t *ready, *exit, *ex_c, *ex_m, *ex_i, *dep;
     int8_t *touched;
@@ -92,26 +75,45 @@ static int remap_pass(const zs_zep_engine *en, zs_iter *it, int stage, int in, d
     memset(w->touched, 0, (size_t)S);
     for (int i = 0; i < m->nflows; i++)
         w->touched[m->flows[i].from] = w->touched[m->flows[i].to] = 1;
-    for (int sl = 0; sl < S; sl++)
-        if (w->touched[sl] && sep_if_needed(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMM))
-            return nomem(e);
     const char *label = in ? "remap-in" : "remap-out";
+    const zs_cluster *cl = &zs_iter_cost(it)->cluster;
+    for (int sl = 0; sl < S; sl++)
+        w->dep[sl] = -1; /* last routed-arrival sync per slot */
     for (int i = 0; i < m->nflows; i++) {
         const zs_zep_flow *f = &m->flows[i];
         int from = in ? f->to : f->from, to = in ? f->from : f->to;
         int rf = zs_iter_rank(it, stage, from), rt = zs_iter_rank(it, stage, to);
         double b = (double)f->tokens * per_token;
         int64_t d[1] = {after[from]};
-        if (zs_sched_send(s, rf, ZS_STREAM_COMM, label, rt, tag, b, d, d[0] >= 0) < 0 ||
-            zs_sched_recv(s, rt, ZS_STREAM_COMM, label, rf, tag, b, NULL, 0) < 0)
+        if (zs_cluster_node_of(cl, rf) != zs_cluster_node_of(cl, rt)) {
+            /* Across nodes the flow goes through the routing layer, like
+             * the rings' transfers (and counted in the same NIC balance). */
+            int64_t so, dd;
+            int rc = zs_zep_route_xfer(en->route, it, rf, rt, en->intra_stream, tag, b, d[0], -1,
+                                       &so, &dd, e);
+            if (rc)
+                return rc;
+            if (s->ranks[rt].ops[dd].stream != en->intra_stream && dd > w->dep[to])
+                w->dep[to] = dd;
+            continue;
+        }
+        if (zs_sched_send(s, rf, en->intra_stream, label, rt, tag, b, d, d[0] >= 0) < 0 ||
+            zs_sched_recv(s, rt, en->intra_stream, label, rf, tag, b, NULL, 0) < 0)
             return nomem(e);
     }
-    /* The sync runs when the slot's whole group is done (stream order). */
+    /* A sync waits for every earlier transfer of its stream: it marks the
+     * slot's part of the all-to-all-v as done (with the routed arrivals,
+     * which end in a sync on the route stream). */
     for (int sl = 0; sl < S; sl++) {
         if (!w->touched[sl])
             continue;
-        int64_t d[1] = {after[sl]};
-        int64_t op = zs_zep_sync(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMM, d, d[0] >= 0);
+        int64_t d[2];
+        int nd = 0;
+        if (after[sl] >= 0)
+            d[nd++] = after[sl];
+        if (w->dep[sl] >= 0)
+            d[nd++] = w->dep[sl];
+        int64_t op = zs_zep_sync(s, zs_iter_rank(it, stage, sl), en->intra_stream, d, nd);
         if (op < 0)
             return nomem(e);
         after[sl] = op;
@@ -155,13 +157,10 @@ static int rings(const zs_zep_engine *en, zs_iter *it, int stage, int backward, 
     static const char *labels[] = {"local", "zep-intra", "zep-inter", "zep-global"};
     for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
-        int stream = r->cls == ZS_ZEP_INTRA ? ZS_STREAM_COMM : en->inter_stream;
+        int stream = r->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
         zs_ring_spec rs = {r->g,   r->slots,           r->ndocs,          r->docs,  ZS_RING_EXACT,
                            stream, labels[r->cls & 3], zs_zep_route_xfer, en->route};
         for (int k = 0; k < r->g; k++) {
-            int rank = zs_iter_rank(it, stage, r->slots[k]);
-            if (sep_if_needed(s, rank, stream))
-                return nomem(e);
             w->dep[k] = w->ready[r->slots[k]];
         }
         int rc = zs_ring_emit(it, stage, &rs, backward, w->dep, e);
@@ -173,9 +172,9 @@ static int rings(const zs_zep_engine *en, zs_iter *it, int stage, int backward, 
             if (op < 0)
                 continue;
             int st = s->ranks[zs_iter_rank(it, stage, sl)].ops[op].stream;
-            int64_t *slot_ex = st == ZS_STREAM_COMPUTE ? w->ex_c
-                               : st == ZS_STREAM_COMM  ? w->ex_m
-                                                       : w->ex_i;
+            int64_t *slot_ex = st == ZS_STREAM_COMPUTE  ? w->ex_c
+                               : st == en->intra_stream ? w->ex_m
+                                                        : w->ex_i;
             if (op > slot_ex[sl])
                 slot_ex[sl] = op;
         }

@@ -7,7 +7,9 @@
  *      output projection's backward), as one all-to-all-v expressed as a
  *      group of sends and receives between the pairs that exchange tokens;
  *   2. the slot's queues: inter-node rings (stream "comm-inter", transfers
- *      through the routing hook), intra-node rings (stream "comm"), local
+ *      through the routing hook), intra-node rings (stream "zep-intra",
+ *      shared with the remap transfers; never "comm", where the gradient
+ *      all-reduce of the previous layer holds the stream), local
  *      documents (no communication). Every ring's transfers start as soon
  *      as the slot's inputs are there, so the network rings, the NVLink
  *      rings and the compute all overlap. Compute order on the GPU: forward
@@ -35,6 +37,7 @@ typedef struct zs_zep_engine {
     const zs_zep_part *part;
     const zs_zep_remap *remap; /* NULL: the linear modules run on the attention layout */
     zs_zep_route *route;       /* routing (k = 1: every transfer direct) */
+    int intra_stream;          /* stream of the remap transfers and intra-node rings */
     int inter_stream;          /* stream of inter-node and global rings */
     const int32_t *len;        /* document lengths */
     /* Local documents per slot (CSR): local_docs[local_off[s] .. local_off[s+1]). */

@@ -181,6 +181,47 @@ static int bounded(double x, int lo, int hi)
     return v < lo ? lo : v;
 }
 
+/* A binary min-heap of node ids keyed by (load, id): the node-level LPT
+ * picks the least-loaded node in O(log N). */
+typedef struct heap {
+    int *v, n;
+    const double *load;
+} heap;
+
+static int h_less(const heap *h, int a, int b)
+{
+    return h->load[a] < h->load[b] || (h->load[a] == h->load[b] && a < b);
+}
+
+static void h_push(heap *h, int x)
+{
+    int i = h->n++;
+    while (i > 0 && h_less(h, x, h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+}
+
+static int h_pop(heap *h)
+{
+    int top = h->v[0], x = h->v[--h->n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h_less(h, h->v[c + 1], h->v[c]))
+            c++;
+        if (!h_less(h, h->v[c], x))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = x;
+    return top;
+}
+
 /* hier=0: one global ring for every document longer than m_intra (or than
  * a slot's capacity), LPT for the rest. */
 static int place_flat(st *s, const ord *o)
@@ -232,21 +273,44 @@ static int place_nodes(st *s, const ord *o, int *node_of, double *node_load, int
     for (int32_t d = 0; d < in->ndocs; d++)
         total += in->w[d];
     double mean_node = total / N;
+    heap hp = {NULL, 0, NULL};
     for (int32_t i = 0; i < in->ndocs; i++) {
         int32_t d = o[i].id, len = o[i].len;
         int inter = N >= 2 && (len > (int64_t)G * in->cap ||
                                (len >= in->m_inter * G && in->w[d] > mean_node));
         if (!inter) {
-            int best = -1;
-            for (int n = 0; n < N; n++)
-                if (node_tok[n] + len <= (int64_t)G * in->cap &&
-                    (best < 0 || node_load[n] < node_load[best]))
+            /* Inter-node documents are all longer than the others (both
+             * criteria grow with length), so node loads change only by LPT
+             * from here on: keep them in a heap. */
+            if (!hp.v) {
+                hp.v = malloc(sizeof(int) * (size_t)N * 2);
+                if (!hp.v)
+                    return nomem(s);
+                hp.load = node_load;
+                for (int n = 0; n < N; n++)
+                    h_push(&hp, n);
+            }
+            int *full = hp.v + N, nfull = 0, best = -1;
+            while (hp.n > 0) {
+                int n = h_pop(&hp);
+                if (node_tok[n] + len <= (int64_t)G * in->cap) {
                     best = n;
-            if (best < 0)
+                    break;
+                }
+                full[nfull++] = n;
+            }
+            if (best >= 0) {
+                node_of[d] = best;
+                node_load[best] += in->w[d];
+                node_tok[best] += len;
+                h_push(&hp, best);
+            }
+            for (int j = 0; j < nfull; j++)
+                h_push(&hp, full[j]);
+            if (best < 0) {
+                free(hp.v);
                 return doc_err(s, d, "no node has room left for this document");
-            node_of[d] = best;
-            node_load[best] += in->w[d];
-            node_tok[best] += len;
+            }
             continue;
         }
         int nmax = bounded(floor(len / (in->m_inter * G)), 2, N);
@@ -283,8 +347,10 @@ static int place_nodes(st *s, const ord *o, int *node_of, double *node_load, int
                 for (int k = 0; k < G; k++)
                     pick[j * G + k] = bp[j] * G + k;
             int rc = add_ring(s, ZS_ZEP_INTER, pick, n * G, &d, 1);
-            if (rc)
+            if (rc) {
+                free(hp.v);
                 return rc;
+            }
             for (int j = 0; j < n; j++) {
                 node_load[bp[j]] += in->w[d] / n;
                 node_tok[bp[j]] = 0;
@@ -293,23 +359,24 @@ static int place_nodes(st *s, const ord *o, int *node_of, double *node_load, int
             }
             done = 1;
         }
-        if (!done)
+        if (!done) {
+            free(hp.v);
             return doc_err(s, d, "no set of nodes has room left for this document");
+        }
     }
+    free(hp.v);
     return ZS_OK;
 }
 
 /* GPU level inside one node: its documents (node_of == nd), longest first. */
-static int place_gpus(st *s, const ord *o, const int *node_of, int nd, const double *node_load,
+static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, const double *node_load,
                       unit *u, int *pick)
 {
     const zs_zep_part_in *in = s->in;
     int G = in->slots_per_node, s0 = nd * G;
     double mean_slot = node_load[nd] / G;
-    for (int32_t i = 0; i < in->ndocs; i++) {
-        int32_t d = o[i].id, len = o[i].len;
-        if (node_of[d] != nd)
-            continue;
+    for (int32_t i = 0; i < ndocs; i++) {
+        int32_t d = docs[i], len = in->len[d];
         int64_t maxfree = 0;
         for (int k = s0; k < s0 + G; k++)
             if (in->cap - s->p->tokens[k] > maxfree)
@@ -404,8 +471,29 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         rc = place_flat(&s, o);
     } else {
         rc = place_nodes(&s, o, node_of, node_load, node_tok, u, pick);
+        /* Each node's documents, longest first (counting sort keeps the order). */
+        int32_t *off = rc ? NULL : calloc((size_t)in->nodes + 1, sizeof(int32_t));
+        int32_t *lst = rc ? NULL : malloc(sizeof(int32_t) * nd);
+        if (!rc && (!off || !lst))
+            rc = nomem(&s);
+        for (int32_t i = 0; i < in->ndocs && !rc; i++)
+            if (node_of[o[i].id] >= 0)
+                off[node_of[o[i].id] + 1]++;
         for (int n = 0; n < in->nodes && !rc; n++)
-            rc = place_gpus(&s, o, node_of, n, node_load, u, pick);
+            off[n + 1] += off[n];
+        for (int32_t i = 0; i < in->ndocs && !rc; i++) {
+            int n = node_of[o[i].id];
+            if (n >= 0)
+                lst[off[n]++] = o[i].id;
+        }
+        for (int n = in->nodes; n > 0 && !rc; n--)
+            off[n] = off[n - 1];
+        if (!rc)
+            off[0] = 0;
+        for (int n = 0; n < in->nodes && !rc; n++)
+            rc = place_gpus(&s, lst + off[n], off[n + 1] - off[n], n, node_load, u, pick);
+        free(off);
+        free(lst);
     }
 out:
     free(o);

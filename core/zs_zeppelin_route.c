@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CHUNKS 64 /* per slice: bounds the ops of one transfer */
+/* Chunks per slice: the pipeline's fill and drain cost two NVLink chunk hops,
+ * about 2 / (n x NVLink/NIC) of the slice's network time (6% at n = 4 on
+ * cluster-a), while every chunk adds ops on four GPUs. */
+#define MAX_CHUNKS 4
 
 struct zs_zep_route {
     const zs_cluster *cl;
@@ -169,7 +172,17 @@ int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int 
                       int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op, zs_err *e)
 {
     zs_zep_route *r = arg;
-    zs_schedule *s = zs_iter_schedule(it);
+    int t = -1;
+    if (zs_cluster_node_of(r->cl, src) != zs_cluster_node_of(r->cl, dst) && r->k > 1)
+        t = zs_iter_tag(it);
+    return zs_zep_route_emit(r, zs_iter_schedule(it), src, dst, stream, tag, t, bytes, src_dep,
+                             dst_dep, src_op, dst_op, e);
+}
+
+int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
+                      int route_tag, double bytes, int64_t src_dep, int64_t dst_dep,
+                      int64_t *src_op, int64_t *dst_op, zs_err *e)
+{
     zs_zep_path p;
     zs_zep_route_plan(r, src, dst, bytes, &p);
     int64_t d1[1] = {src_dep}, d2[1] = {dst_dep};
@@ -179,7 +192,7 @@ int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int 
         return *src_op < 0 || *dst_op < 0 ? nomem(e) : ZS_OK;
     }
     const zs_cluster *cl = r->cl;
-    int t = zs_iter_tag(it);
+    int t = route_tag;
     *src_op = *dst_op = -1;
     for (int i = 0; i < p.k; i++) {
         int px = p.proxy[i], q = p.peer[i], n = p.nchunks[i];
@@ -200,12 +213,19 @@ int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int 
             return nomem(e);
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            int64_t ro = zs_sched_recv(s, dst, stream, hop_label(cl, last, dst), last, t, b, d2,
+            int64_t ro = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
                                        dst_dep >= 0);
             if (ro < 0)
                 return nomem(e);
-            *dst_op = ro;
         }
     }
+    /* The receiver's compute must wait for every slice: a dependency on one
+     * receive waits for that transfer only, so join them with a sync on the
+     * route stream (it waits for the stream's earlier transfers). The ring
+     * stream is not used for this: a sync there would hold the receiver's
+     * own ring send of the step until the receive is complete. */
+    *dst_op = zs_zep_sync(s, dst, r->stream, NULL, 0);
+    if (*dst_op < 0)
+        return nomem(e);
     return ZS_OK;
 }

@@ -8,13 +8,15 @@
  * transfer alone. A proxy that is the source (or a gather GPU that is the
  * destination) skips its NVLink hop.
  *
- * Schedule shape: the source's sends and the destination's receives go on
- * the ring's stream (so they join the ring step's send/receive group);
- * proxies and gather GPUs forward on a dedicated stream ("route"): receive
- * chunk c, then send chunk c together with receiving chunk c+1, the groups
- * separated by zero-cost sync ops, so relayed traffic never waits behind a
- * proxy's own ring and cannot deadlock against it. Every routed transfer
- * gets a fresh tag shared by its hops.
+ * Schedule shape: the source's sends go on the ring's stream (issued with
+ * the ring step's other transfers); proxies and gather GPUs forward on a
+ * dedicated stream ("route"): receive chunk c, then send chunk c while
+ * receiving chunk c+1, steps separated by zero-cost sync ops (a sync waits
+ * for the stream's earlier transfers), so relayed traffic never waits
+ * behind a proxy's own ring and cannot deadlock against it. The
+ * destination receives on its route stream too and a sync there joins the
+ * slices: it is the op the ring's next compute waits for. Every routed
+ * transfer gets a fresh tag shared by its hops.
  * Depends on the schedule IR, the iteration builder and the cluster. */
 #ifndef ZS_ZEPPELIN_ROUTE_H
 #define ZS_ZEPPELIN_ROUTE_H
@@ -55,6 +57,12 @@ void zs_zep_route_counts(const zs_zep_route *r, long *routed, long *direct);
 int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
                       int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
                       zs_err *e);
+
+/* The same on a bare schedule: `tag` for a direct transfer, `route_tag`
+ * (fresh, unused elsewhere) for the hops of a routed one. */
+int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
+                      int route_tag, double bytes, int64_t src_dep, int64_t dst_dep,
+                      int64_t *src_op, int64_t *dst_op, zs_err *e);
 
 /* Appends a zero-cost op on `stream` of `rank` (after deps): it separates
  * send/receive groups that must not be issued together. */

@@ -109,14 +109,17 @@ static int unroll(const zs_schedule *s, int rank, zs_hw_prog *p, zs_err *e)
     return ZS_OK;
 }
 
-/* Send/receive runs per stream (markers are transparent), and the rule that
- * a group is issued at its first op, so no member may wait on a later op. */
-static int group_p2p(const zs_schedule *s, zs_hw_prog *p, zs_err *e)
+/* Send/receive runs per stream (markers are transparent). A run is issued
+ * as one NCCL group when its first op is reached, so an op whose
+ * dependencies are not all issued by then (a ring step forwarding what the
+ * previous step received) starts a new group; on the stream it then runs
+ * after the previous group, as the schedule's "a transfer starts once its
+ * dependencies are done" asks. */
+static void group_p2p(const zs_schedule *s, zs_hw_prog *p)
 {
     int64_t cur[ZS_MAX_STREAMS];
     for (int i = 0; i < ZS_MAX_STREAMS; i++)
         cur[i] = -1;
-    char where[128];
     for (int64_t k = 0; k < p->n; k++) {
         zs_hw_item *x = &p->items[k];
         const zs_op *op = zs_schedule_op(s, p->rank, x->op);
@@ -126,19 +129,13 @@ static int group_p2p(const zs_schedule *s, zs_hw_prog *p, zs_err *e)
             cur[op->stream] = -1;
             continue;
         }
+        for (int32_t d = 0; d < x->ndeps && cur[op->stream] >= 0; d++)
+            if (p->deps[x->dep0 + d] >= cur[op->stream])
+                cur[op->stream] = -1;
         if (cur[op->stream] < 0)
             cur[op->stream] = k;
         x->group = cur[op->stream];
-        for (int32_t d = 0; d < x->ndeps; d++)
-            if (p->deps[x->dep0 + d] >= x->group) {
-                op_where(where, sizeof where, p->rank, x->op, x->iter);
-                return zs_err_set(e, ZS_EUNSUPPORTED, where,
-                                  "make the first op of the send/receive run carry the dependency",
-                                  "a send/receive depends on an op issued after its NCCL group "
-                                  "starts");
-            }
     }
-    return ZS_OK;
 }
 
 typedef struct msg {
@@ -431,7 +428,7 @@ int zs_hw_progs_build(const zs_schedule *s, zs_hw_prog **out, zs_hw_needs *needs
     for (int r = 0; r < s->nranks && rc == ZS_OK; r++)
         rc = unroll(s, r, &progs[r], e);
     for (int r = 0; r < s->nranks && rc == ZS_OK; r++)
-        rc = group_p2p(s, &progs[r], e);
+        group_p2p(s, &progs[r]);
     if (rc == ZS_OK)
         rc = match_p2p(s, progs, &nd, e);
     if (rc == ZS_OK)
@@ -572,7 +569,9 @@ int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, 
             int32_t e = r + rows < len ? r + rows : len;
             int64_t p =
                 over_keys ? pairs_in(&b[i], 0, b[i].nq, r, e) : pairs_in(&b[i], r, e, 0, b[i].nk);
-            if (p > 0)
+            /* A query tile that sees nothing still runs (it writes O = 0,
+             * LSE = -inf); a key tile that nobody sees adds nothing. */
+            if (p > 0 || !over_keys)
                 v[m++] = (tile){i, r, p};
         }
     }

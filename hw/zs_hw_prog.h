@@ -49,13 +49,14 @@ typedef struct zs_hw_needs {
     unsigned p2p_lane_mask; /* bit l set: stream l sends (lane l exists) */
 } zs_hw_needs;
 
-/* Unrolls every rank, groups p2p runs, matches messages and collectives and
- * computes the buffer needs. progs is an array of s->nranks programs the
- * caller frees with zs_hw_progs_free. Schedules NCCL cannot execute as
- * written (a pair's messages matched out of order on one lane, a p2p group
- * member depending on an op issued after the group) are ZS_EUNSUPPORTED;
- * inconsistent schedules (unmatched sends, collectives whose members
- * disagree) are ZS_EINVALID, naming the rank and op. */
+/* Unrolls every rank, groups p2p runs (a run is cut where an op depends on
+ * something not issued when the run starts), matches messages and
+ * collectives and computes the buffer needs. progs is an array of
+ * s->nranks programs the caller frees with zs_hw_progs_free. Schedules NCCL
+ * cannot execute as written (a pair's messages matched out of order on one
+ * lane) are ZS_EUNSUPPORTED; inconsistent schedules (unmatched sends,
+ * collectives whose members disagree) are ZS_EINVALID, naming the rank and
+ * op. */
 int zs_hw_progs_build(const zs_schedule *s, zs_hw_prog **progs, zs_hw_needs *needs, zs_err *e);
 void zs_hw_progs_free(zs_hw_prog *progs, int nranks);
 
@@ -82,8 +83,10 @@ void zs_hw_blocks_pack(const zs_attn_block *in, int n, zs_hw_block *out, int64_t
 
 /* Work items of the attention kernels: (block, first row) pairs of
  * `rows`-row tiles over the queries (forward: rows = 128) or the keys
- * (backward: rows = 64), leaving out tiles with no visible key/query pair,
- * heaviest first (ties by position) so long causal tiles start early.
+ * (backward: rows = 64), heaviest first (ties by position) so long causal
+ * tiles start early. Key tiles no query sees are left out; query tiles
+ * that see no key are kept (last), since they must still write O = 0 and
+ * LSE = -inf.
  * tiles holds 2 ints per tile; returns the number written (at most `cap`),
  * or the number needed when tiles is NULL. */
 int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, int32_t *tiles,

@@ -128,7 +128,7 @@ int zs__fit_curve(const zs__fit_pt *pt, size_t n, const int free_mask[4], const 
             for (int i = 0; i < 4; i++)
                 if (!free_mask[i])
                     start[i] = fixed[i];
-            double par[4];
+            double par[4] = {0, 0, 0, 0};
             double c2 = run_fit(&d, start, par);
             if (c2 < best) {
                 best = c2;

@@ -490,8 +490,8 @@ static int parse_json(zs_meas_set *s, const char *path, const char *text, zs_err
 
 int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
 {
-    char *text;
-    size_t len;
+    char *text = NULL; /* initialised for gcc -O3, which cannot see read_all set them */
+    size_t len = 0;
     int rc = read_all(path, &text, &len, e);
     if (rc)
         return rc;

@@ -108,6 +108,7 @@ typedef struct rank_st {
 
 typedef struct group_st {
     int arrived;
+    double max_bytes;    /* largest buffer among the members arrived so far */
     sg_mailbox_t *mb_in; /* per member index */
 } group_st;
 
@@ -665,6 +666,9 @@ static int try_start(rank_st *R, int s)
         }
         t->running = 1;
         t->t_start = now;
+        /* All-to-all(v): members' buffers differ; the largest sets the pace. */
+        if (G->groups[gi].arrived == 0 || op->u.coll.bytes > G->groups[gi].max_bytes)
+            G->groups[gi].max_bytes = op->u.coll.bytes;
         if (++G->groups[gi].arrived == g->n) {
             /* Everyone is here: the collective's communication starts for
              * all members now (until then they waited on peers: idle). */
@@ -673,7 +677,9 @@ static int try_start(rank_st *R, int s)
                 zs_rank_acct_change(&M->acct, &G->r->ranks[M->rank], now, 0, 1);
             }
             G->groups[gi].arrived = 0;
-            if (coll_trigger(R, op)) {
+            zs_op big = *op;
+            big.u.coll.bytes = G->groups[gi].max_bytes;
+            if (coll_trigger(R, &big)) {
                 fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
                 return 0;
             }

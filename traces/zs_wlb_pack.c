@@ -477,7 +477,7 @@ int zs_wlb_packer_next(zs_wlb_packer *p, zs_trace_src *src, zs_batch **out, zs_e
     }
     /* 3. Pack; what does not fit waits for the next batch. */
     int32_t n = (int32_t)pool.n;
-    int32_t *len = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int32_t *len = calloc((size_t)(n + 1), sizeof(int32_t)); /* zeroed: gcc -O3 */
     int32_t *mo = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *mo2 = malloc(sizeof(int32_t) * (size_t)(n + 1));
     zs_batch *b = zs_batch_new(n + 1);

@@ -15,6 +15,7 @@
 #include "zs_model.h"
 #include "zs_schedule.h"
 #include "zs_sim.h"
+#include "zs_zeppelin_bench.h"
 #include "zs_synth.h"
 
 static const char bench_sim_help[] =
@@ -254,12 +255,115 @@ static int bench_sim(int argc, char **argv)
     return rc ? zs_cli_fail(&e) : 0;
 }
 
+/* `bench plan`: Zeppelin planning time for one global batch (decisions
+ * alone, and the full planner with the schedule), best of --reps runs. */
+static int bench_plan(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {"cluster", required_argument, 0, 'c'},
+                                         {"nodes", required_argument, 0, 'n'},
+                                         {"traces", required_argument, 0, 't'},
+                                         {"tokens", required_argument, 0, 'k'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"reps", required_argument, 0, 'r'},
+                                         {"opt", required_argument, 0, 'o'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+    const char *model = "llama-7b", *cluster = "cluster-a", *opt = "";
+    char traces[256] = "arxiv,github,prolong64k";
+    long nodes = 128, tokens = 32L << 20, seed = 1, reps = 3;
+    zs_format fmt = ZS_FMT_TABLE;
+    zs_err e;
+    zs_err_clear(&e);
+    int c, rc = 0;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: zepsim bench plan [options]\n\n"
+                   "Times Zeppelin's planning of one global batch (default: 1024 GPUs of\n"
+                   "cluster-a, llama-7b, 32M tokens): the decisions (crossovers, hierarchical\n"
+                   "partitioning, remap plan) and the full planner including the schedule.\n"
+                   "Host wall time, best of --reps; a benchmark, never a test.\n\n"
+                   "options: --model --cluster --nodes (128) --traces (arxiv,github,prolong64k)\n"
+                   "         --tokens (33554432) --seed (1) --reps (3) --opt K=V --format\n");
+            return 0;
+        case 'm':
+            model = optarg;
+            break;
+        case 'c':
+            cluster = optarg;
+            break;
+        case 'n':
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
+            break;
+        case 't':
+            snprintf(traces, sizeof traces, "%s", optarg);
+            break;
+        case 'k':
+            rc = zs_cli_parse_int("--tokens", optarg, 1, 1L << 40, &tokens, &e);
+            break;
+        case 's':
+            rc = zs_cli_parse_int("--seed", optarg, 0, 1L << 62, &seed, &e);
+            break;
+        case 'r':
+            rc = zs_cli_parse_int("--reps", optarg, 1, 100, &reps, &e);
+            break;
+        case 'o':
+            opt = optarg;
+            break;
+        case 'f':
+            rc = zs_format_parse(optarg, &fmt, &e);
+            break;
+        default:
+            return zs_cli_bad_option("bench plan", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    zs_table *t = zs_table_new(NULL);
+    const char *cols[] = {"trace", "gpus", "documents", "tokens", "decide_ms", "plan_ms", "ops"};
+    for (int i = 0; i < 7; i++)
+        zs_table_col(t, cols[i], i > 0);
+    char *save = NULL;
+    for (char *tr = strtok_r(traces, ",", &save); tr && !rc; tr = strtok_r(NULL, ",", &save)) {
+        zs_zep_bench b;
+        fprintf(stderr, "bench plan: %s ...\n", tr);
+        rc = zs_zeppelin_bench_plan(model, cluster, (int)nodes, tr, tokens, (uint64_t)seed, opt,
+                                    (int)reps, &b, &e);
+        if (rc)
+            break;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", tr);
+        zs_table_set(t, 1, "%d", b.gpus);
+        zs_table_set(t, 2, "%d", b.docs);
+        zs_table_set(t, 3, "%lld", (long long)b.tokens);
+        zs_table_set(t, 4, "%.2f", b.decide_s * 1e3);
+        zs_table_set(t, 5, "%.1f", b.plan_s * 1e3);
+        zs_table_set(t, 6, "%lld", (long long)b.ops);
+    }
+    if (!rc) {
+        if (fmt == ZS_FMT_TABLE)
+            printf("zepsim bench plan: zeppelin, %s on %s x %ld nodes, best of %ld (host wall "
+                   "time, one core)\n",
+                   model, cluster, nodes, reps);
+        zs_table_print(t, stdout, fmt);
+        if (fmt == ZS_FMT_TABLE)
+            printf("decide = crossovers + partitioning + remap plan (what a training job "
+                   "computes per batch); plan = the whole planner including every rank's ops\n");
+    }
+    zs_table_free(t);
+    return rc ? zs_cli_fail(&e) : 0;
+}
+
 static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
 } benches[] = {
     {"sim", bench_sim, "SimGrid backend speed and memory at 256-4096 GPUs"},
+    {"plan", bench_plan, "Zeppelin planning time for one global batch at 1024 GPUs"},
 };
 
 int zs_cmd_bench(int argc, char **argv)

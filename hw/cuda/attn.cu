@@ -16,6 +16,8 @@
  * added to fp32 buffers the same way; a final pass converts to bf16. */
 #include <cuda_bf16.h>
 #include <math_constants.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "zs_cuda.h"
 
@@ -94,7 +96,105 @@ __device__ __forceinline__ void load_rows(bf16 *s, const bf16 *g, long long gstr
     }
 }
 
+/* Asynchronous 16-byte copy to shared memory (sm_80+), zero-filled when
+ * !valid (source size 0: nothing is read). */
+__device__ __forceinline__ void cp16(void *dst, const void *src, bool valid)
+{
+    unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
+    int n = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* load_rows with cp.async; valid >= 1 (row 0 stands in as the source of
+ * zero-filled rows). */
+template <int D, int NT>
+__device__ __forceinline__ void load_rows_async(bf16 *s, const bf16 *g, long long gstride, int rows,
+                                                int valid)
+{
+    constexpr int C = D / 8;
+    for (int i = threadIdx.x; i < rows * C; i += NT) {
+        int r = i / C, c = (i % C) * 8;
+        cp16(s + r * (D + PAD) + c, g + (r < valid ? r : 0) * gstride + c, r < valid);
+    }
+}
+
+/* One 64-key tile of the forward for the warp's 16 query rows: scores,
+ * mask, online softmax update of (m, l, o), then P V. */
 template <int D>
+__device__ __forceinline__ void
+fwd_tile(const bf16 *Ks, const bf16 *Vs, const uint32_t (*qa)[4], int kt, int row0, int nk, int nq,
+         long long dpos, float scale_log2, int g, int t, float m[2], float l[2], float (*o)[4])
+{
+    constexpr int BK = 64, LD = D + PAD;
+    float s[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            uint32_t bb[2];
+            ldb_n(bb, Ks + nt * 8 * LD + kk * 16, LD, g, t);
+            mma16816(s[nt], qa[kk], bb);
+        }
+    float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int i = row0 + (e >> 1) * 8, j = kt + nt * 8 + 2 * t + (e & 1);
+            bool ok = j < nk && i < nq && (long long)j <= dpos + i;
+            s[nt][e] = ok ? s[nt][e] * scale_log2 : -CUDART_INF_F;
+            mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
+        }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        float mn = fmaxf(m[r], mx[r]);
+        float base = mn == -CUDART_INF_F ? 0.f : mn; /* all masked so far: exp2(-inf) = 0 */
+        float alpha = exp2f(m[r] - base), sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            s[nt][2 * r] = exp2f(s[nt][2 * r] - base);
+            s[nt][2 * r + 1] = exp2f(s[nt][2 * r + 1] - base);
+            sum += s[nt][2 * r] + s[nt][2 * r + 1];
+        }
+        l[r] = l[r] * alpha + sum;
+#pragma unroll
+        for (int dn = 0; dn < D / 8; dn++) {
+            o[dn][2 * r] *= alpha;
+            o[dn][2 * r + 1] *= alpha;
+        }
+        m[r] = mn;
+    }
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+        uint32_t pa[4] = {packf(s[2 * kk][0], s[2 * kk][1]), packf(s[2 * kk][2], s[2 * kk][3]),
+                          packf(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                          packf(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int dn = 0; dn < D / 8; dn++) {
+            uint32_t bb[2];
+            ldb_k(bb, Vs + kk * 16 * LD + dn * 8, LD, g, t);
+            mma16816(o[dn], pa, bb);
+        }
+    }
+}
+
+/* PIPE: K/V tiles double-buffered with cp.async, the next tile's copy
+ * overlapping the current tile's math; otherwise plain loads between two
+ * barriers (kept as the fallback, ZS_HW_ATTN_FWD=simple). */
+template <int D, bool PIPE>
 __global__ void __launch_bounds__(256)
     attn_fwd_kernel(const zs_hw_block *blocks, const int32_t *tiles, int heads, int kv_heads,
                     float scale_log2, const bf16 *Q, const bf16 *K, const bf16 *V, bf16 *O,
@@ -102,7 +202,7 @@ __global__ void __launch_bounds__(256)
 {
     constexpr int BQ = ZS_ATTN_FWD_ROWS, BK = 64, LD = D + PAD, NT = 256;
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Ks = Qs + BQ * LD, *Vs = Ks + BK * LD;
+    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Kb = Qs + BQ * LD; /* then V, K', V' */
     const zs_hw_block b = blocks[tiles[2 * blockIdx.x]];
     const int qt = tiles[2 * blockIdx.x + 1], h = blockIdx.y, hk = h / (heads / kv_heads);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -126,69 +226,39 @@ __global__ void __launch_bounds__(256)
     for (int kk = 0; kk < D / 16; kk++)
         lda_row(qa[kk], Qs + warp * 16 * LD + kk * 16, LD, g, t);
 
-    for (int kt = 0; kt < kend; kt += BK) {
-        __syncthreads();
-        load_rows<D, NT>(Ks, K + (b.k_off + kt) * ks + hk * D, ks, BK, min(BK, b.nk - kt));
-        load_rows<D, NT>(Vs, V + (b.k_off + kt) * ks + hk * D, ks, BK, min(BK, b.nk - kt));
-        __syncthreads();
-        /* The warp's last row sees no key of this tile: nothing to add. */
-        if ((long long)kt > dpos + qt + warp * 16 + 15)
-            continue;
-        float s[8][4];
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-            s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++)
-#pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
-                uint32_t bb[2];
-                ldb_n(bb, Ks + nt * 8 * LD + kk * 16, LD, g, t);
-                mma16816(s[nt], qa[kk], bb);
+    const int ntile = (kend + BK - 1) / BK;
+    const bf16 *Kg = K + b.k_off * ks + hk * D, *Vg = V + b.k_off * ks + hk * D;
+    if (PIPE && ntile > 0) {
+        load_rows_async<D, NT>(Kb, Kg, ks, BK, min(BK, b.nk));
+        load_rows_async<D, NT>(Kb + BK * LD, Vg, ks, BK, min(BK, b.nk));
+        cp_commit();
+    }
+    for (int it = 0; it < ntile; it++) {
+        const int kt = it * BK;
+        bf16 *Ks = Kb + (PIPE ? (it & 1) * 2 * BK * LD : 0), *Vs = Ks + BK * LD;
+        if (PIPE) {
+            if (it + 1 < ntile) {
+                bf16 *Kn = Kb + ((it + 1) & 1) * 2 * BK * LD;
+                int nv = min(BK, b.nk - kt - BK);
+                load_rows_async<D, NT>(Kn, Kg + (kt + BK) * ks, ks, BK, nv);
+                load_rows_async<D, NT>(Kn + BK * LD, Vg + (kt + BK) * ks, ks, BK, nv);
+                cp_commit();
+                cp_wait<1>();
+            } else {
+                cp_wait<0>();
             }
-        float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int i = row0 + (e >> 1) * 8, j = kt + nt * 8 + 2 * t + (e & 1);
-                bool ok = j < b.nk && i < b.nq && (long long)j <= dpos + i;
-                s[nt][e] = ok ? s[nt][e] * scale_log2 : -CUDART_INF_F;
-                mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
-            }
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            float mn = fmaxf(m[r], mx[r]);
-            float base = mn == -CUDART_INF_F ? 0.f : mn; /* all masked so far: exp2(-inf) = 0 */
-            float alpha = exp2f(m[r] - base), sum = 0.f;
-#pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
-                s[nt][2 * r] = exp2f(s[nt][2 * r] - base);
-                s[nt][2 * r + 1] = exp2f(s[nt][2 * r + 1] - base);
-                sum += s[nt][2 * r] + s[nt][2 * r + 1];
-            }
-            l[r] = l[r] * alpha + sum;
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                o[dn][2 * r] *= alpha;
-                o[dn][2 * r + 1] *= alpha;
-            }
-            m[r] = mn;
+            __syncthreads();
+        } else {
+            __syncthreads();
+            load_rows<D, NT>(Ks, Kg + kt * ks, ks, BK, min(BK, b.nk - kt));
+            load_rows<D, NT>(Vs, Vg + kt * ks, ks, BK, min(BK, b.nk - kt));
+            __syncthreads();
         }
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
-            uint32_t pa[4] = {packf(s[2 * kk][0], s[2 * kk][1]), packf(s[2 * kk][2], s[2 * kk][3]),
-                              packf(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              packf(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                uint32_t bb[2];
-                ldb_k(bb, Vs + kk * 16 * LD + dn * 8, LD, g, t);
-                mma16816(o[dn], pa, bb);
-            }
-        }
+        /* Skipped when the warp's last row sees no key of this tile. */
+        if ((long long)kt <= dpos + qt + warp * 16 + 15)
+            fwd_tile<D>(Ks, Vs, qa, kt, row0, b.nk, b.nq, dpos, scale_log2, g, t, m, l, o);
+        if (PIPE)
+            __syncthreads(); /* the buffer is refilled two tiles later */
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -371,9 +441,9 @@ __global__ void to_bf16_kernel(int64_t n, const float *x, bf16 *y)
         y[i] = __float2bfloat16(x[i]);
 }
 
-template <int D> size_t fwd_smem()
+template <int D, bool PIPE> size_t fwd_smem()
 {
-    return sizeof(bf16) * (size_t)(ZS_ATTN_FWD_ROWS + 128) * (D + PAD);
+    return sizeof(bf16) * (size_t)(ZS_ATTN_FWD_ROWS + (PIPE ? 256 : 128)) * (D + PAD);
 }
 template <int D> size_t bwd_smem()
 {
@@ -382,18 +452,18 @@ template <int D> size_t bwd_smem()
            sizeof(float) * 128;
 }
 
-template <int D>
+template <int D, bool PIPE>
 cudaError_t fwd_launch(const zs_hw_block *blocks, const int32_t *tiles, int ntiles,
                        const zs_attn_dims *d, float scale, const void *q, const void *k,
                        const void *v, void *o, float *lse, cudaStream_t st)
 {
-    size_t sm = fwd_smem<D>();
-    cudaError_t rc = cudaFuncSetAttribute(attn_fwd_kernel<D>,
+    size_t sm = fwd_smem<D, PIPE>();
+    cudaError_t rc = cudaFuncSetAttribute(attn_fwd_kernel<D, PIPE>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm);
     if (rc != cudaSuccess || ntiles == 0)
         return rc;
     dim3 grid((unsigned)ntiles, (unsigned)d->heads);
-    attn_fwd_kernel<D><<<grid, 256, sm, st>>>(
+    attn_fwd_kernel<D, PIPE><<<grid, 256, sm, st>>>(
         blocks, tiles, d->heads, d->kv_heads, scale * LOG2E, static_cast<const bf16 *>(q),
         static_cast<const bf16 *>(k), static_cast<const bf16 *>(v), static_cast<bf16 *>(o), lse);
     return cudaGetLastError();
@@ -454,15 +524,35 @@ extern "C" int zs__attn_supported(int head_dim)
     return head_dim == 64 || head_dim == 128;
 }
 
+/* -1: not chosen yet (the environment decides on first use). */
+static int g_pipelined = -1;
+
+extern "C" void zs__attn_set_pipelined(int on)
+{
+    g_pipelined = on ? 1 : 0;
+}
+
+extern "C" int zs__attn_pipelined(void)
+{
+    if (g_pipelined < 0) {
+        const char *v = getenv("ZS_HW_ATTN_FWD");
+        g_pipelined = !(v && strcmp(v, "simple") == 0);
+    }
+    return g_pipelined;
+}
+
 extern "C" cudaError_t zs__attn_fwd(const zs_hw_block *blocks, const int32_t *tiles, int ntiles,
                                     const zs_attn_dims *d, float scale, const void *q,
                                     const void *k, const void *v, void *o, float *lse,
                                     cudaStream_t st)
 {
+    bool p = zs__attn_pipelined();
     if (d->head_dim == 64)
-        return fwd_launch<64>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st);
+        return p ? fwd_launch<64, true>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st)
+                 : fwd_launch<64, false>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st);
     if (d->head_dim == 128)
-        return fwd_launch<128>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st);
+        return p ? fwd_launch<128, true>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st)
+                 : fwd_launch<128, false>(blocks, tiles, ntiles, d, scale, q, k, v, o, lse, st);
     return cudaErrorInvalidValue;
 }
 

@@ -356,6 +356,9 @@ static int bench_nccl(bench *B, int ndev)
     size_t maxb = B->cfg->quick ? ((size_t)64 << 20) : ((size_t)256 << 20);
     memset(sb, 0, sizeof sb);
     memset(rb, 0, sizeof rb);
+    memset(st, 0, sizeof st);
+    memset(ea, 0, sizeof ea);
+    memset(eb, 0, sizeof eb);
     int devs[MAXD];
     for (int i = 0; i < ndev; i++)
         devs[i] = i;
@@ -421,6 +424,12 @@ static int bench_nccl(bench *B, int ndev)
         cudaFree(sb[i]);
         cudaFree(rb[i]);
         ncclCommDestroy(comms[i]);
+        if (ea[i])
+            cudaEventDestroy(ea[i]);
+        if (eb[i])
+            cudaEventDestroy(eb[i]);
+        if (st[i])
+            cudaStreamDestroy(st[i]);
     }
     cudaSetDevice(0);
     return rc;
@@ -486,9 +495,11 @@ int zs__cuda_bench(const zs_hw_bench_cfg *cfg, FILE *out, zs_err *e)
                      "s*(s+1)/2), bwd 2.5x fwd; gemm 2*m*n*k\",\n");
         fprintf(out,
                 "    \"notes\": [\"medians of CUDA-event timings after one warm-up\", \"%s\", "
-                "\"cuDNN fused attention not timed (follow-up, docs/hw-backend.md)\"]},\n",
+                "\"cuDNN fused attention not timed (follow-up, docs/hw-backend.md)\", "
+                "\"attention forward variant: %s\"]},\n",
                 ndev >= 2 ? "NCCL: all visible GPUs of this node, driven from one thread"
-                          : "NCCL points need two or more GPUs: none measured");
+                          : "NCCL points need two or more GPUs: none measured",
+                zs__attn_pipelined() ? "cp.async double-buffered" : "plain loads");
         fprintf(out, "  \"summary\": [");
         /* summary lines as JSON strings */
         int first = 1;

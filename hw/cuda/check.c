@@ -195,7 +195,8 @@ static int check_attn(const attn_case *c, FILE *log, int *fails, zs_err *e)
         const float *got[5] = {go, glse, gdq, gdk, gdv}, *want[5] = {o, lse, dq, dk, dv};
         int64_t cnt[5] = {nq, qr * d->heads, nq, nk, nk};
         for (int i = 0; i < 5; i++) {
-            snprintf(name, sizeof name, "attn %s d=%d %s", c->name, d->head_dim, what[i]);
+            snprintf(name, sizeof name, "attn %s d=%d %s%s", c->name, d->head_dim, what[i],
+                     i < 2 ? (zs__attn_pipelined() ? " (fwd cp.async)" : " (fwd plain)") : "");
             report(log, name, got[i], want[i], cnt[i], fails);
         }
     }
@@ -331,7 +332,7 @@ int zs__cuda_check(FILE *log, zs_err *e)
           {0, 210, 280, 0, 70},
           {0, 210, 280, 70, 140}}},
         {"full block below diagonal", {2, 2, 128}, 1, {{0, 500, 650, 0, 200}}},
-        {"rows without keys", {2, 2, 64}, 1, {{0, 0, 150, 100, 230}}},
+        {"rows and a whole tile without keys", {2, 2, 64}, 1, {{0, 0, 300, 200, 330}}},
         {"mixed blocks, one launch",
          {3, 1, 128},
          3,
@@ -339,8 +340,14 @@ int zs__cuda_check(FILE *log, zs_err *e)
     };
     int fails = 0, rc = ZS_OK;
     g_rng = 12345;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !rc; i++)
-        rc = check_attn(&cases[i], log, &fails, e);
+    /* Both forward variants (the backward runs after each). */
+    int keep = zs__attn_pipelined();
+    for (int pipe = 1; pipe >= 0 && !rc; pipe--) {
+        zs__attn_set_pipelined(pipe);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !rc; i++)
+            rc = check_attn(&cases[i], log, &fails, e);
+    }
+    zs__attn_set_pipelined(keep);
     if (!rc)
         rc = check_gemm(log, &fails, e);
     if (!rc)

@@ -194,6 +194,9 @@ static int setup_local(rank_ctx *c)
     CU(zs__fill(c->k, (int64_t)kn, 2 + c->rank, 1.f, c->st[0]), "fill");
     CU(zs__fill(c->v, (int64_t)kn, 3 + c->rank, 1.f, c->st[0]), "fill");
     CU(zs__fill(c->dout, (int64_t)qn, 4 + c->rank, 1.f, c->st[0]), "fill");
+    /* O and LSE are read by a backward that may run before any forward. */
+    CU(zs__fill(c->o, (int64_t)qn, 9 + c->rank, 1.f, c->st[0]), "fill");
+    CU(cudaMemsetAsync(c->lse, 0, 4 * (size_t)nd->attn_q_rows * (size_t)H, c->st[0]), "memset");
     CU(zs__fill(c->gx, (int64_t)nd->gemm_a, 5 + c->rank, 1.f, c->st[0]), "fill");
     CU(zs__fill(c->gw, (int64_t)nd->gemm_b, 6 + c->rank, 0.02f, c->st[0]), "fill");
     CU(zs__fill(c->ex, (int64_t)en, 7, 1.f, c->st[0]), "fill");
@@ -704,6 +707,7 @@ int zs__cuda_run(const zs_schedule *s, const zs_hw_run_cfg *cfg_in, zs_result **
                           ndev);
     }
     sh.threads = procs ? 1 : s->nranks;
+    zs__attn_pipelined(); /* read the environment once, before any thread */
     if (procs)
         rc = rendezvous(&cfg, &sh.id, e);
     else

@@ -33,6 +33,10 @@ int zs__cuda_ok(cudaError_t st, const char *what, zs_err *e);
 
 /* Head dims the attention kernels are compiled for. */
 int zs__attn_supported(int head_dim);
+/* Forward variant: cp.async double-buffered K/V tiles (1, the default) or
+ * plain loads (0; also ZS_HW_ATTN_FWD=simple in the environment). */
+void zs__attn_set_pipelined(int on);
+int zs__attn_pipelined(void);
 
 /* Attention forward over device block list `blocks` and tile list
  * `tiles` (zs_hw_attn_tiles with ZS_ATTN_FWD_ROWS, over queries):

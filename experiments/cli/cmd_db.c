@@ -1,0 +1,89 @@
+/* `zepsim db query|merge|schema`: the results database from the command
+ * line (plain sqlite3 works on the same file). */
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "zs_db.h"
+
+static const char db_help[] =
+    "usage: zepsim db query SQL [--db FILE] [--format table|csv|json]\n"
+    "       zepsim db merge OUT IN...\n"
+    "       zepsim db schema\n"
+    "\n"
+    "query   runs one read-only SQL statement on the results database\n"
+    "        (e.g. \"SELECT method, tokens_per_s FROM results WHERE spec = 'fig8'\")\n"
+    "merge   copies into OUT every row of the IN databases whose configuration OUT\n"
+    "        lacks (shards of one sweep run on several machines)\n"
+    "schema  prints the schema with a comment per column\n"
+    "\n"
+    "options:\n"
+    "  --db FILE                 results database (default zepsim.db)\n"
+    "  --format table|csv|json   query: output format (default table)\n";
+
+int zs_cmd_db(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"db", required_argument, 0, 'd'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+    const char *dbpath = "zepsim.db";
+    zs_format fmt = ZS_FMT_TABLE;
+    zs_err e;
+    zs_err_clear(&e);
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(db_help, stdout);
+            return 0;
+        }
+        if (c == 'd')
+            dbpath = optarg;
+        else if (c == 'f') {
+            if (zs_format_parse(optarg, &fmt, &e))
+                return zs_cli_fail(&e);
+        } else
+            return zs_cli_bad_option("db", c, argv);
+    }
+    if (optind >= argc)
+        return zs_cli_usage_error("db", "give a subcommand: query, merge or schema");
+    const char *sub = argv[optind++];
+    int nargs = argc - optind;
+    char **rest = argv + optind;
+    if (!strcmp(sub, "schema")) {
+        if (nargs)
+            return zs_cli_usage_error("db", "schema takes no arguments");
+        fputs(zs_db_schema(), stdout);
+        return 0;
+    }
+    if (!strcmp(sub, "query")) {
+        if (nargs != 1)
+            return zs_cli_usage_error("db", "query takes one SQL statement (quote it)");
+        if (access(dbpath, R_OK)) {
+            zs_err_set(&e, ZS_EIO, dbpath, "pass --db FILE", "no results database");
+            return zs_cli_fail(&e);
+        }
+        zs_db *db = NULL;
+        if (zs_db_open(dbpath, &db, &e))
+            return zs_cli_fail(&e);
+        zs_table *t = zs_table_new(NULL);
+        int rc = zs_db_query(db, rest[0], 0, t, &e);
+        if (!rc)
+            zs_table_print(t, stdout, fmt);
+        zs_table_free(t);
+        zs_db_close(db);
+        return rc ? zs_cli_fail(&e) : 0;
+    }
+    if (!strcmp(sub, "merge")) {
+        if (nargs < 2)
+            return zs_cli_usage_error("db", "merge needs OUT and at least one IN database");
+        long copied = 0, skipped = 0;
+        if (zs_db_merge(rest[0], rest + 1, nargs - 1, &copied, &skipped, &e))
+            return zs_cli_fail(&e);
+        printf("merged %d database%s into %s: %ld rows copied, %ld already present\n", nargs - 1,
+               nargs == 2 ? "" : "s", rest[0], copied, skipped);
+        return 0;
+    }
+    return zs_cli_usage_error("db", "unknown subcommand '%s' (use query, merge or schema)", sub);
+}

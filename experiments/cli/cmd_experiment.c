@@ -1,0 +1,335 @@
+/* `zepsim experiment run|report|list`: figure specs (experiments/specs/)
+ * run into the results database, and rendered as plots plus a markdown
+ * table that puts the paper's numbers beside ours. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "zs_db.h"
+#include "zs_report.h"
+#include "zs_runner.h"
+#include "zs_spec.h"
+
+static const char experiment_help[] =
+    "usage: zepsim experiment run SPEC [--jobs N] [--db FILE] [--shard i/n]\n"
+    "       zepsim experiment report SPEC [--db FILE] [--out DIR]\n"
+    "       zepsim experiment list [SPEC] [--dir DIR] [--db FILE]\n"
+    "\n"
+    "run     runs the points of a figure spec that the database lacks, in N worker\n"
+    "        processes, storing each result with its full configuration (a killed\n"
+    "        run resumes where it stopped); a progress bar shows on a terminal\n"
+    "report  writes DIR/NAME.md (paper vs ours, every point), NAME.png and NAME.svg\n"
+    "        (gnuplot), NAME.dat and NAME.gp from the stored results\n"
+    "list    the specs in DIR, or the points of SPEC with their stored status\n"
+    "\n"
+    "options:\n"
+    "  --db FILE            results database (default zepsim.db)\n"
+    "  --jobs N             run: worker processes (default 1)\n"
+    "  --shard i/n          run: only points with index = i-1 modulo n (1 <= i <= n)\n"
+    "  --retry-failed       run: rerun points stored as failed\n"
+    "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
+    "                       database's folder)\n"
+    "  --out DIR            report: output folder (default report)\n"
+    "  --no-plot            report: write the gnuplot script but do not run gnuplot\n"
+    "  --dir DIR            list: folder of specs (default experiments/specs)\n"
+    "  --format table|csv|json   list: output format (default table)\n";
+
+enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT };
+
+typedef struct args {
+    const char *db, *shard, *tldir, *out, *dir;
+    long jobs;
+    int retry, noplot;
+    zs_format fmt;
+    const char *spec;
+} args;
+
+static int parse(int argc, char **argv, args *a, zs_err *e)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"db", required_argument, 0, O_DB},
+                                         {"jobs", required_argument, 0, O_JOBS},
+                                         {"shard", required_argument, 0, O_SHARD},
+                                         {"retry-failed", no_argument, 0, O_RETRY},
+                                         {"timeline-dir", required_argument, 0, O_TLDIR},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"no-plot", no_argument, 0, O_NOPLOT},
+                                         {"dir", required_argument, 0, O_DIR},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->db = "zepsim.db";
+    a->out = "report";
+    a->dir = "experiments/specs";
+    a->jobs = 1;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(experiment_help, stdout);
+            return 1;
+        case O_DB:
+            a->db = optarg;
+            break;
+        case O_JOBS:
+            if (zs_cli_parse_int("--jobs", optarg, 1, 256, &a->jobs, e))
+                return -1;
+            break;
+        case O_SHARD:
+            a->shard = optarg;
+            break;
+        case O_RETRY:
+            a->retry = 1;
+            break;
+        case O_TLDIR:
+            a->tldir = optarg;
+            break;
+        case O_OUT:
+            a->out = optarg;
+            break;
+        case O_NOPLOT:
+            a->noplot = 1;
+            break;
+        case O_DIR:
+            a->dir = optarg;
+            break;
+        case O_FORMAT:
+            if (zs_format_parse(optarg, &a->fmt, e))
+                return -1;
+            break;
+        default:
+            return -2 - c; /* handled by the caller with zs_cli_bad_option */
+        }
+    }
+    if (optind < argc)
+        a->spec = argv[optind++];
+    if (optind < argc) {
+        zs_err_set(e, ZS_EUSAGE, "zepsim experiment", "see `zepsim experiment --help`",
+                   "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The folder of path ("." when it has none). */
+static void dir_of(const char *path, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", path);
+    char *sl = strrchr(buf, '/');
+    if (!sl)
+        snprintf(buf, n, ".");
+    else if (sl == buf)
+        buf[1] = '\0';
+    else
+        *sl = '\0';
+}
+
+static int do_run(const args *a)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_runner_opts o;
+    zs_runner_opts_init(&o);
+    o.jobs = (int)a->jobs;
+    o.retry_failed = a->retry;
+    if (a->shard && zs_runner_parse_shard(a->shard, &o.shard_i, &o.shard_n, &e))
+        return zs_cli_fail(&e);
+    char tldir[1024];
+    dir_of(a->db, tldir, sizeof tldir);
+    o.timeline_dir = a->tldir ? a->tldir : tldir;
+    o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    zs_spec *s = NULL;
+    zs_db *db = NULL;
+    if (zs_spec_load(a->spec, &s, &e) || zs_db_open(a->db, &db, &e)) {
+        zs_spec_free(s);
+        return zs_cli_fail(&e);
+    }
+    zs_runner_stats st;
+    int rc = zs_runner_run(s, db, &o, &st, &e);
+    zs_db_close(db);
+    if (rc) {
+        zs_spec_free(s);
+        return zs_cli_fail(&e);
+    }
+    printf("%s: %d points", s->name, st.points);
+    if (o.shard_n > 1)
+        printf(", %d in shard %d/%d", st.in_shard, o.shard_i, o.shard_n);
+    printf("; %d already stored, %d duplicate configurations, %d ran, %d failed; %.1f s; "
+           "database %s\n",
+           st.stored_before, st.duplicates, st.ran, st.failed, st.wall_s, a->db);
+    zs_spec_free(s);
+    if (st.failed) {
+        fprintf(stderr, "zepsim: %d points failed; first: %s\n", st.failed, st.first_error);
+        return 1;
+    }
+    return 0;
+}
+
+static int do_report(const args *a)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_spec *s = NULL;
+    zs_db *db = NULL;
+    if (access(a->db, R_OK)) {
+        zs_err_set(&e, ZS_EIO, a->db, "run `zepsim experiment run SPEC --db FILE` first",
+                   "no results database");
+        return zs_cli_fail(&e);
+    }
+    if (zs_spec_load(a->spec, &s, &e) || zs_db_open(a->db, &db, &e)) {
+        zs_spec_free(s);
+        return zs_cli_fail(&e);
+    }
+    zs_report_opts o;
+    zs_report_opts_init(&o);
+    o.out_dir = a->out;
+    o.plot = !a->noplot;
+    zs_report_stats st;
+    int rc = zs_report_write(s, db, &o, &st, &e);
+    zs_db_close(db);
+    if (rc) {
+        zs_spec_free(s);
+        return zs_cli_fail(&e);
+    }
+    printf("%s: %d points, %d stored, %d failed, %d not run; wrote %s", s->name, st.points,
+           st.stored, st.failed, st.missing, st.md_path);
+    if (st.plotted)
+        printf(", %s/%s.png, %s/%s.svg\n", a->out, s->name, a->out, s->name);
+    else
+        printf("\nzepsim: note: %s\n", st.plot_note);
+    zs_spec_free(s);
+    return 0;
+}
+
+static int name_cmp(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int do_list(const args *a)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    if (a->spec) { /* the points of one spec */
+        zs_spec *s = NULL;
+        zs_db *db = NULL;
+        if (zs_spec_load(a->spec, &s, &e))
+            return zs_cli_fail(&e);
+        if (!access(a->db, R_OK) && zs_db_open(a->db, &db, &e)) {
+            zs_spec_free(s);
+            return zs_cli_fail(&e);
+        }
+        zs_table *t = zs_table_new(NULL);
+        const char *cols[] = {"point", "case", "series", "method", "opts", "stored"};
+        for (int i = 0; i < 6; i++)
+            zs_table_col(t, cols[i], i == 0);
+        int rc = ZS_OK;
+        for (int i = 0; i < s->npoints && !rc; i++) {
+            const zs_spec_point *p = &s->points[i];
+            const char *status = "no";
+            if (db) {
+                char key[4096];
+                int found = 0, ok = 0;
+                rc = zs_db_key(&p->cfg, key, sizeof key, &e);
+                if (!rc)
+                    rc = zs_db_has(db, key, &found, &ok, &e);
+                status = !found ? "no" : ok ? "ok" : "failed";
+            }
+            zs_table_row(t);
+            zs_table_set(t, 0, "%d", i);
+            zs_table_set(t, 1, "%s", s->cases[p->case_idx].label);
+            zs_table_set(t, 2, "%s", s->series[p->series_idx].label);
+            zs_table_set(t, 3, "%s", p->cfg.method);
+            zs_table_set(t, 4, "%s", p->cfg.opts);
+            zs_table_set(t, 5, "%s", status);
+        }
+        if (!rc)
+            zs_table_print(t, stdout, a->fmt);
+        zs_table_free(t);
+        zs_db_close(db);
+        zs_spec_free(s);
+        return rc ? zs_cli_fail(&e) : 0;
+    }
+    DIR *d = opendir(a->dir);
+    if (!d) {
+        zs_err_set(&e, ZS_EIO, a->dir, "run it from the repository root or pass --dir DIR",
+                   "cannot open the spec folder");
+        return zs_cli_fail(&e);
+    }
+    char **names = NULL;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
+            continue;
+        char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
+        if (!nn)
+            break;
+        names = nn;
+        names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, name_cmp);
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "spec", 0);
+    zs_table_col(t, "points", 1);
+    zs_table_col(t, "title", 0);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", a->dir, names[i]);
+        zs_spec *s = NULL;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", path);
+        if (zs_spec_load(path, &s, &e)) {
+            zs_table_set(t, 2, "(invalid: %s)", e.what);
+            bad = 1;
+        } else {
+            zs_table_set(t, 1, "%d", s->npoints);
+            zs_table_set(t, 2, "%s", s->title);
+        }
+        zs_spec_free(s);
+        free(names[i]);
+    }
+    free(names);
+    zs_table_print(t, stdout, a->fmt);
+    zs_table_free(t);
+    if (bad)
+        return zs_cli_fail(&e);
+    return 0;
+}
+
+int zs_cmd_experiment(int argc, char **argv)
+{
+    if (argc < 2)
+        return zs_cli_usage_error("experiment", "give a subcommand: run, report or list");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(experiment_help, stdout);
+        return 0;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "run") && strcmp(sub, "report") && strcmp(sub, "list"))
+        return zs_cli_usage_error("experiment", "unknown subcommand '%s' (use run, report or list)",
+                                  sub);
+    args a;
+    zs_err e;
+    zs_err_clear(&e);
+    int p = parse(argc - 1, argv + 1, &a, &e);
+    if (p == 1)
+        return 0;
+    if (p == -1)
+        return zs_cli_fail(&e);
+    if (p < -1)
+        return zs_cli_bad_option("experiment", -2 - p, argv + 1);
+    if (!a.spec && strcmp(sub, "list"))
+        return zs_cli_usage_error("experiment", "%s needs a SPEC file", sub);
+    if (!strcmp(sub, "run"))
+        return do_run(&a);
+    if (!strcmp(sub, "report"))
+        return do_report(&a);
+    return do_list(&a);
+}

@@ -1,0 +1,21 @@
+# gnuplot script written by `zepsim experiment report`; renders zeppelin-fig10.png and zeppelin-fig10.svg
+# from zeppelin-fig10.dat (run it in this folder: gnuplot zeppelin-fig10.gp).
+set datafile separator "\t"
+set datafile missing "?"
+set title "Zeppelin Fig. 10: Cluster A (4 NICs per node) vs Cluster B (8 NICs per node)" noenhanced
+set ylabel "throughput (tokens/s)" noenhanced
+set grid ytics
+set key outside right top noenhanced
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -40 scale 0 noenhanced
+set yrange [0:*]
+set terminal pngcairo size 900,560 font "sans,10"
+set output "zeppelin-fig10.png"
+plot for [i=2:5] "zeppelin-fig10.dat" using i:xtic(1) title columnheader(i)
+set terminal svg size 900,560 font "sans,10"
+set output "zeppelin-fig10.svg"
+plot for [i=2:5] "zeppelin-fig10.dat" using i:xtic(1) title columnheader(i)
+unset output

@@ -1,0 +1,21 @@
+# gnuplot script written by `zepsim experiment report`; renders zeppelin-fig11.png and zeppelin-fig11.svg
+# from zeppelin-fig11.dat (run it in this folder: gnuplot zeppelin-fig11.gp).
+set datafile separator "\t"
+set datafile missing "?"
+set title "Zeppelin Fig. 11: ablation of partitioning, routing and remapping over TE CP" noenhanced
+set ylabel "speedup over TE CP" noenhanced
+set grid ytics
+set key outside right top noenhanced
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -40 scale 0 noenhanced
+set yrange [0:*]
+set terminal pngcairo size 900,560 font "sans,10"
+set output "zeppelin-fig11.png"
+plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i)
+set terminal svg size 900,560 font "sans,10"
+set output "zeppelin-fig11.svg"
+plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i)
+unset output

@@ -1,0 +1,558 @@
+/* Figure reports: see zs_report.h. */
+#include "zs_report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void zs_report_opts_init(zs_report_opts *o)
+{
+    o->out_dir = ".";
+    o->plot = 1;
+    o->gnuplot = "gnuplot";
+}
+
+double zs_report_metric(const zs_spec *s, const zs_db_row *rows, const int *found, int i,
+                        const char *metric)
+{
+    if (!found[i] || !rows[i].ok)
+        return NAN;
+    const zs_point_result *r = &rows[i].r;
+    if (!strcmp(metric, "tokens_per_s"))
+        return r->tokens_per_s;
+    if (!strcmp(metric, "iter_time_ms"))
+        return r->iter_time * 1e3;
+    if (!strcmp(metric, "mfu"))
+        return r->mfu;
+    if (!strcmp(metric, "exposed_share"))
+        return r->exposed_share;
+    if (!strcmp(metric, "max_nic_util"))
+        return r->max_nic_util;
+    if (!strcmp(metric, "attn_imbalance"))
+        return r->attn_imbalance;
+    if (!strcmp(metric, "linear_imbalance"))
+        return r->linear_imbalance;
+    if (!strcmp(metric, "plan_ms"))
+        return r->plan_ms;
+    if (!strcmp(metric, "speedup")) {
+        if (s->baseline < 0)
+            return NAN;
+        int b = s->points[i].case_idx * s->nseries + s->baseline;
+        double base = zs_report_metric(s, rows, found, b, "tokens_per_s");
+        return base > 0 ? r->tokens_per_s / base : NAN;
+    }
+    return NAN;
+}
+
+static void fmt_metric(const char *metric, double v, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "—");
+    else if (!strcmp(metric, "tokens_per_s"))
+        snprintf(buf, n, "%.0f", v);
+    else if (!strcmp(metric, "iter_time_ms"))
+        snprintf(buf, n, "%.1f", v);
+    else if (!strcmp(metric, "speedup"))
+        snprintf(buf, n, "%.2fx", v);
+    else if (!strcmp(metric, "mfu") || !strcmp(metric, "exposed_share") ||
+             !strcmp(metric, "max_nic_util"))
+        snprintf(buf, n, "%.1f%%", v * 100);
+    else if (!strcmp(metric, "plan_ms"))
+        snprintf(buf, n, "%.2f", v);
+    else
+        snprintf(buf, n, "%.3f", v);
+}
+
+static const char *metric_title(const char *m)
+{
+    if (!strcmp(m, "tokens_per_s"))
+        return "throughput (tokens/s)";
+    if (!strcmp(m, "iter_time_ms"))
+        return "iteration time (ms)";
+    if (!strcmp(m, "speedup"))
+        return "speedup";
+    if (!strcmp(m, "mfu"))
+        return "MFU";
+    if (!strcmp(m, "exposed_share"))
+        return "exposed communication share";
+    if (!strcmp(m, "max_nic_util"))
+        return "max NIC utilisation";
+    if (!strcmp(m, "attn_imbalance"))
+        return "attention imbalance (max/mean)";
+    if (!strcmp(m, "linear_imbalance"))
+        return "linear-module imbalance (max/mean)";
+    return "planning time (ms)";
+}
+
+/* Markdown cell text: '|' escaped, newlines flattened. */
+static void md(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* A gnuplot double-quoted string body. */
+static void gq(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+static int case_matches(const zs_spec *s, const zs_spec_paper *p, int c)
+{
+    for (int k = 0; k < p->nmatch; k++) {
+        const char *have = NULL;
+        if (!strcmp(p->match_axis[k], "case"))
+            have = s->cases[c].label;
+        for (int a = 0; a < s->naxes; a++)
+            if (!strcmp(s->axis_name[a], p->match_axis[k]))
+                have = s->cases[c].axis[a];
+        if (!have || strcmp(have, p->match_val[k]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Our figure for a paper entry; *n = points it aggregates. */
+static double paper_ours(const zs_spec *s, const zs_db_row *rows, const int *found,
+                         const zs_spec_paper *p, int *n, int *nmatch)
+{
+    double acc = 0, lg = 0, mn = INFINITY, mx = -INFINITY;
+    *n = *nmatch = 0;
+    for (int i = 0; i < s->npoints; i++) {
+        const zs_spec_point *pt = &s->points[i];
+        if (strcmp(s->series[pt->series_idx].label, p->series) || !case_matches(s, p, pt->case_idx))
+            continue;
+        (*nmatch)++;
+        double v = zs_report_metric(s, rows, found, i, p->metric);
+        if (isnan(v))
+            continue;
+        (*n)++;
+        acc += v;
+        lg += log(v > 0 ? v : 1e-300);
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    if (*n == 0)
+        return NAN;
+    if (!strcmp(p->agg, "value"))
+        return *n == 1 && *nmatch == 1 ? acc : NAN;
+    if (!strcmp(p->agg, "mean"))
+        return acc / *n;
+    if (!strcmp(p->agg, "geomean"))
+        return exp(lg / *n);
+    if (!strcmp(p->agg, "min"))
+        return mn;
+    return mx;
+}
+
+static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t n,
+                      zs_err *e)
+{
+    snprintf(path, n, "%s/%s.%s", dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        zs_err_set(e, ZS_EIO, path, "check the folder is writable", "cannot write: %s",
+                   strerror(errno));
+    return f;
+}
+
+static void cfg_line(FILE *f, const zs_point_cfg *c)
+{
+    fprintf(f,
+            "model `%s`, cluster `%s` x %d nodes, trace `%s`, method `%s`%s%s%s, context %lld "
+            "tokens per %d-GPU group, %d iteration%s, seed %llu, backend `%s`, ZeRO-%d, "
+            "recompute %s%s%s",
+            c->model, c->cluster, c->nodes, c->trace, c->method, c->opts[0] ? " (`" : "", c->opts,
+            c->opts[0] ? "`)" : "", (long long)c->context, c->group, c->iterations,
+            c->iterations == 1 ? "" : "s", (unsigned long long)c->seed, c->backend, c->zero_stage,
+            c->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
+            c->calib[0] ? ", calibration " : "", c->calib);
+}
+
+static int write_plot(const zs_spec *s, const zs_db_row *rows, const int *found, const char *dir,
+                      zs_err *e)
+{
+    char path[1200];
+    const char *m = s->plot.metric;
+    FILE *d = open_out(dir, s->name, "dat", path, sizeof path, e);
+    if (!d)
+        return e->code;
+    int lines = !strcmp(s->plot.kind, "lines");
+    int xaxis = -1;
+    for (int a = 0; a < s->naxes; a++)
+        if (!strcmp(s->axis_name[a], s->plot.x))
+            xaxis = a;
+    /* line groups: a series x the labels of the other axes */
+    int ngroups = 0;
+    char(*groups)[320] = calloc((size_t)s->npoints + 1, sizeof *groups);
+    int *gseries = calloc((size_t)s->npoints + 1, sizeof *gseries);
+    if (!groups || !gseries) {
+        fclose(d);
+        free(groups);
+        free(gseries);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    if (!lines) {
+        fprintf(d, "case");
+        for (int k = 0; k < s->nseries; k++)
+            fprintf(d, "\t%s", s->series[k].label);
+        fputc('\n', d);
+        for (int c = 0; c < s->ncases; c++) {
+            fprintf(d, "%s", s->cases[c].label);
+            for (int k = 0; k < s->nseries; k++) {
+                double v = zs_report_metric(s, rows, found, c * s->nseries + k, m);
+                if (isnan(v))
+                    fprintf(d, "\t?");
+                else
+                    fprintf(d, "\t%.6g", v);
+            }
+            fputc('\n', d);
+        }
+    } else {
+        for (int k = 0; k < s->nseries; k++) {
+            /* the distinct "other axes" labels, in case order */
+            int first = ngroups;
+            for (int c = 0; c < s->ncases; c++) {
+                char g[320];
+                snprintf(g, sizeof g, "%s", s->series[k].label);
+                for (int a = 0; a < s->naxes; a++)
+                    if (a != xaxis && s->cases[c].axis[a][0])
+                        snprintf(g + strlen(g), sizeof g - strlen(g), ", %s", s->cases[c].axis[a]);
+                int have = 0;
+                for (int j = first; j < ngroups; j++)
+                    have |= !strcmp(groups[j], g);
+                if (!have) {
+                    snprintf(groups[ngroups], sizeof groups[0], "%s", g);
+                    gseries[ngroups++] = k;
+                }
+            }
+        }
+        for (int j = 0; j < ngroups; j++) {
+            fprintf(d, "# %s\n", groups[j]);
+            int k = gseries[j];
+            for (int c = 0; c < s->ncases; c++) {
+                char g[320];
+                snprintf(g, sizeof g, "%s", s->series[k].label);
+                for (int a = 0; a < s->naxes; a++)
+                    if (a != xaxis && s->cases[c].axis[a][0])
+                        snprintf(g + strlen(g), sizeof g - strlen(g), ", %s", s->cases[c].axis[a]);
+                if (strcmp(g, groups[j]) || isnan(s->cases[c].x))
+                    continue;
+                double v = zs_report_metric(s, rows, found, c * s->nseries + k, m);
+                if (isnan(v))
+                    fprintf(d, "%.6g\t?\n", s->cases[c].x);
+                else
+                    fprintf(d, "%.6g\t%.6g\n", s->cases[c].x, v);
+            }
+            fprintf(d, "\n\n");
+        }
+    }
+    fclose(d);
+
+    FILE *g = open_out(dir, s->name, "gp", path, sizeof path, e);
+    if (!g) {
+        free(groups);
+        free(gseries);
+        return e->code;
+    }
+    fprintf(g,
+            "# gnuplot script written by `zepsim experiment report`; renders %s.png and "
+            "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp).\n",
+            s->name, s->name, s->name, s->name);
+    fprintf(g, "set datafile separator \"\\t\"\nset datafile missing \"?\"\n");
+    fprintf(g, "set title \"");
+    gq(g, s->title);
+    fprintf(g, "\" noenhanced\nset ylabel \"");
+    gq(g, s->plot.ylabel[0] ? s->plot.ylabel : metric_title(m));
+    fprintf(g, "\" noenhanced\nset grid ytics\nset key outside right top noenhanced\n");
+    if (s->plot.logy)
+        fprintf(g, "set logscale y\n");
+    if (!lines) {
+        fprintf(g, "set style data histograms\nset style histogram clustered gap 1\n"
+                   "set style fill solid 0.85 border -1\nset boxwidth 0.9\n"
+                   "set xtics rotate by -40 scale 0 noenhanced\nset yrange [0:*]\n");
+        if (s->plot.xlabel[0]) {
+            fprintf(g, "set xlabel \"");
+            gq(g, s->plot.xlabel);
+            fprintf(g, "\" noenhanced\n");
+        }
+    } else {
+        fprintf(g, "set xlabel \"");
+        gq(g, s->plot.xlabel[0] ? s->plot.xlabel : s->plot.x);
+        fprintf(g, "\" noenhanced\n");
+        if (s->plot.logx)
+            fprintf(g, "set logscale x 2\n");
+        fprintf(g, "set yrange [0:*]\n");
+    }
+    int w = s->ncases * (lines ? 0 : s->nseries) * 14 + 500;
+    w = w < 900 ? 900 : w > 2400 ? 2400 : w;
+    for (int t = 0; t < 2; t++) {
+        if (t == 0)
+            fprintf(g, "set terminal pngcairo size %d,560 font \"sans,10\"\n", w);
+        else
+            fprintf(g, "set terminal svg size %d,560 font \"sans,10\"\n", w);
+        fprintf(g, "set output \"%s.%s\"\n", s->name, t == 0 ? "png" : "svg");
+        if (!lines) {
+            fprintf(g, "plot for [i=2:%d] \"%s.dat\" using i:xtic(1) title columnheader(i)\n",
+                    s->nseries + 1, s->name);
+        } else {
+            fprintf(g, "plot ");
+            for (int j = 0; j < ngroups; j++) {
+                fprintf(g, "%s\"%s.dat\" index %d using 1:2 with linespoints lw 2 title \"",
+                        j ? ", \\\n     " : "", s->name, j);
+                gq(g, groups[j]);
+                fputc('"', g);
+            }
+            fputc('\n', g);
+        }
+    }
+    fprintf(g, "unset output\n");
+    fclose(g);
+    free(groups);
+    free(gseries);
+    return ZS_OK;
+}
+
+/* Runs gnuplot on NAME.gp inside dir; 0 when it succeeded. */
+static int render(const zs_spec *s, const zs_report_opts *o, char *note, size_t n)
+{
+    char log[1200], gp[256];
+    snprintf(log, sizeof log, "%s/%s.gnuplot.log", o->out_dir, s->name);
+    snprintf(gp, sizeof gp, "%s.gp", s->name);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(note, n, "cannot start gnuplot: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        if (chdir(o->out_dir) == 0)
+            execlp(o->gnuplot, o->gnuplot, gp, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        unlink(log);
+        return 0;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        snprintf(note, n,
+                 "gnuplot was not found (install the Debian package gnuplot-nox), "
+                 "so the plot was not rendered; the script is %s.gp",
+                 s->name);
+    else
+        snprintf(note, n, "gnuplot failed (see %s); the script is %s.gp", log, s->name);
+    return -1;
+}
+
+int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_report_stats *st,
+                    zs_err *e)
+{
+    memset(st, 0, sizeof *st);
+    st->points = s->npoints;
+    zs_db_row *rows = calloc((size_t)s->npoints + 1, sizeof *rows);
+    int *found = calloc((size_t)s->npoints + 1, sizeof *found);
+    int rc = ZS_OK;
+    FILE *f = NULL;
+    if (!rows || !found) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < s->npoints && !rc; i++) {
+        char key[4096];
+        rc = zs_db_key(&s->points[i].cfg, key, sizeof key, e);
+        if (!rc)
+            rc = zs_db_get(db, key, &rows[i], &found[i], e);
+        if (!found[i])
+            st->missing++;
+        else if (!rows[i].ok)
+            st->failed++;
+        else
+            st->stored++;
+    }
+    if (rc)
+        goto out;
+    if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
+        rc = zs_err_set(e, ZS_EIO, o->out_dir, "check the parent folder exists",
+                        "cannot create the report folder: %s", strerror(errno));
+        goto out;
+    }
+    if ((rc = write_plot(s, rows, found, o->out_dir, e)))
+        goto out;
+    if (o->plot)
+        st->plotted = render(s, o, st->plot_note, sizeof st->plot_note) == 0;
+    else
+        snprintf(st->plot_note, sizeof st->plot_note,
+                 "rendering was not requested (--no-plot); the script is %s.gp", s->name);
+
+    f = open_out(o->out_dir, s->name, "md", st->md_path, sizeof st->md_path, e);
+    if (!f) {
+        rc = e->code;
+        goto out;
+    }
+    fprintf(f, "# ");
+    md(f, s->title);
+    fprintf(f, "\n\n");
+    if (s->description[0])
+        fprintf(f, "%s\n\n", s->description);
+    fprintf(f,
+            "Written by `zepsim experiment report` from spec `%s` with zepsim %s. Every number "
+            "below is a stored run; its full configuration is in the results database "
+            "(`zepsim db query \"SELECT config FROM results WHERE spec = '%s'\"`).\n\n",
+            s->name, ZS_VERSION, s->name);
+    fprintf(f, "Points: %d in the spec, %d stored, %d failed, %d not run yet%s.\n\n", s->npoints,
+            st->stored, st->failed, st->missing,
+            st->missing ? " (run `zepsim experiment run` on the spec)" : "");
+    if (st->plotted)
+        fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg) · [data](%s.dat) · [gnuplot script](%s.gp)\n\n",
+                s->name, s->name, s->name, s->name, s->name);
+    else
+        fprintf(f, "Plot: %s.\n\n", st->plot_note);
+    if (s->nassumptions) {
+        fprintf(f, "## Assumptions\n\n");
+        for (int i = 0; i < s->nassumptions; i++)
+            fprintf(f, "- %s\n", s->assumptions[i]);
+        fputc('\n', f);
+    }
+
+    if (s->npaper) {
+        fprintf(f, "## Paper vs ours\n\n| what | series | ours | paper | ours / paper | points "
+                   "| source, note |\n|---|---|---:|---:|---:|---:|---|\n");
+        for (int i = 0; i < s->npaper; i++) {
+            const zs_spec_paper *p = &s->paper[i];
+            int n, nm;
+            double v = paper_ours(s, rows, found, p, &n, &nm);
+            char ours[64], paper[64] = "not published", ratio[64] = "—";
+            fmt_metric(p->metric, v, ours, sizeof ours);
+            if (p->has_value) {
+                fmt_metric(p->metric, p->value, paper, sizeof paper);
+                if (!isnan(v) && p->value != 0)
+                    snprintf(ratio, sizeof ratio, "%.2f", v / p->value);
+            }
+            fputs("| ", f);
+            md(f, p->what);
+            fputs(" | ", f);
+            md(f, p->series);
+            fprintf(f, " | %s | %s | %s | %d/%d | ", ours, paper, ratio, n, nm);
+            md(f, p->source);
+            if (p->source[0] && p->note[0])
+                fputs("; ", f);
+            md(f, p->note);
+            fputs(" |\n", f);
+        }
+        fprintf(f,
+                "\n`ours` aggregates (%s) the metric over the matching points that ran; "
+                "`points` is ran/matching.\n\n",
+                "value, mean, geomean, min or max as the entry says");
+    }
+
+    fprintf(f,
+            "## Results\n\n| case | series | tokens/s | iteration (ms) | speedup%s%s | MFU | "
+            "exposed comm | max NIC util | attn imbalance | status |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+            s->baseline >= 0 ? " over " : "", s->baseline >= 0 ? s->series[s->baseline].label : "");
+    static const char *const cols[] = {"tokens_per_s",  "iter_time_ms", "speedup",       "mfu",
+                                       "exposed_share", "max_nic_util", "attn_imbalance"};
+    for (int i = 0; i < s->npoints; i++) {
+        const zs_spec_point *p = &s->points[i];
+        fputs("| ", f);
+        md(f, s->cases[p->case_idx].label);
+        fputs(" | ", f);
+        md(f, s->series[p->series_idx].label);
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+            char b[64];
+            fmt_metric(cols[k], zs_report_metric(s, rows, found, i, cols[k]), b, sizeof b);
+            fprintf(f, " | %s", b);
+        }
+        fputs(" | ", f);
+        if (!found[i])
+            fputs("not run", f);
+        else if (!rows[i].ok) {
+            fputs("failed: ", f);
+            md(f, rows[i].error);
+        } else
+            fputs("ok", f);
+        fputs(" |\n", f);
+    }
+
+    fprintf(f, "\n## Configuration\n\nFirst point: ");
+    cfg_line(f, &s->points[0].cfg);
+    fprintf(f, ".\n\n");
+    for (int a = 0; a < s->naxes; a++) {
+        fprintf(f, "- sweep `%s`:", s->axis_name[a]);
+        int nv = 0;
+        for (int c = 0; c < s->ncases; c++) {
+            int seen = 0;
+            for (int c2 = 0; c2 < c; c2++)
+                seen |= !strcmp(s->cases[c2].axis[a], s->cases[c].axis[a]);
+            if (!seen && s->cases[c].axis[a][0]) {
+                fprintf(f, "%s %s", nv++ ? "," : "", s->cases[c].axis[a]);
+            }
+        }
+        fputc('\n', f);
+    }
+    for (int k = 0; k < s->nseries; k++) {
+        const zs_point_cfg *c = &s->points[k].cfg;
+        fprintf(f, "- series `");
+        md(f, s->series[k].label);
+        fprintf(f, "`: method `%s`%s%s%s\n", c->method, c->opts[0] ? ", options `" : "", c->opts,
+                c->opts[0] ? "`" : "");
+    }
+
+    /* the approximations behind the numbers, each stated once */
+    fprintf(f, "\n## Models and approximations\n\n");
+    int any = 0;
+    for (int i = 0; i < s->npoints; i++) {
+        if (!found[i] || !rows[i].ok)
+            continue;
+        const char *txt[2] = {rows[i].r.cost_desc, rows[i].backend_notes};
+        const char *pre[2] = {"cost model", "backend"};
+        for (int t = 0; t < 2; t++) {
+            if (!txt[t][0])
+                continue;
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                if (found[j] && rows[j].ok)
+                    seen = !strcmp(t ? rows[j].backend_notes : rows[j].r.cost_desc, txt[t]);
+            if (seen)
+                continue;
+            fprintf(f, "- %s: ", pre[t]);
+            md(f, txt[t]);
+            fputc('\n', f);
+            any = 1;
+        }
+    }
+    if (!any)
+        fprintf(f, "- (no stored points)\n");
+    if (ferror(f))
+        rc = zs_err_set(e, ZS_EIO, st->md_path, "check the disk", "write failed");
+out:
+    if (f)
+        fclose(f);
+    free(rows);
+    free(found);
+    return rc;
+}

@@ -1,0 +1,420 @@
+/* The experiment runner: see zs_runner.h.
+ *
+ * The loop, in phases:
+ *   1. select: the points of this shard whose key the database lacks
+ *      (each configuration once, even when two points share it);
+ *   2. start min(jobs, todo) workers, each with a task pipe and a result
+ *      pipe; workers die with the parent (PR_SET_PDEATHSIG), so a killed
+ *      run leaves no orphans behind;
+ *   3. hand out point indices one at a time; store each result as it
+ *      arrives (the parent is the only database writer) and hand the
+ *      worker the next point;
+ *   4. close the task pipes and reap the workers. */
+#include "zs_runner.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void zs_runner_opts_init(zs_runner_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->jobs = 1;
+    o->shard_i = 1;
+    o->shard_n = 1;
+    o->timeline_dir = "";
+}
+
+int zs_runner_parse_shard(const char *s, int *i, int *n, zs_err *e)
+{
+    char *end;
+    long a = strtol(s, &end, 10), b = 0;
+    int ok = end != s && *end == '/';
+    if (ok) {
+        const char *p = end + 1;
+        b = strtol(p, &end, 10);
+        ok = end != p && !*end && b >= 1 && b <= 1000000 && a >= 1 && a <= b;
+    }
+    if (!ok)
+        return zs_err_set(e, ZS_EUSAGE, "--shard", "give i/n with 1 <= i <= n, e.g. --shard 2/4",
+                          "bad shard '%s'", s);
+    *i = (int)a;
+    *n = (int)b;
+    return ZS_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* What a worker sends back for one point. */
+typedef struct msg {
+    int idx;
+    int rc;
+    zs_err err;
+    zs_point_result r; /* r.last is NULL */
+    char backend_notes[1024];
+    char slowest_why[256];
+} msg;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 1 when n bytes were read, 0 on end of file, -1 on error. */
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return got ? -1 : 0;
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+static void worker(const zs_spec *s, const zs_runner_opts *o, int task_fd, int res_fd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int idx;
+    while (read_all(task_fd, &idx, sizeof idx) == 1 && idx >= 0 && idx < s->npoints) {
+        zs_point_cfg cfg = s->points[idx].cfg;
+        if (cfg.timeline[0] && cfg.timeline[0] != '/' && o->timeline_dir[0])
+            snprintf(cfg.timeline, sizeof cfg.timeline, "%s/%s", o->timeline_dir,
+                     s->points[idx].cfg.timeline);
+        msg *m = calloc(1, sizeof *m);
+        if (!m)
+            _exit(3);
+        m->idx = idx;
+        zs_err_clear(&m->err);
+        m->rc = zs_point_run(&cfg, NULL, NULL, &m->r, &m->err);
+        if (m->r.last) {
+            snprintf(m->backend_notes, sizeof m->backend_notes, "%s", m->r.last->notes);
+            snprintf(m->slowest_why, sizeof m->slowest_why, "%s", m->r.last->slowest_why);
+            zs_result_free(m->r.last);
+            m->r.last = NULL;
+        }
+        int w = write_all(res_fd, m, sizeof *m);
+        free(m);
+        if (w)
+            break;
+    }
+    _exit(0);
+}
+
+typedef struct slot {
+    pid_t pid;
+    int task_fd, res_fd;
+    int busy; /* point index or -1 */
+} slot;
+
+static void fmt_dur(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+    else if (t >= 60)
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, n, "%lds", t);
+}
+
+static void progress(FILE *f, int done, int total, int failed, double t0)
+{
+    if (!f)
+        return;
+    char bar[31], el[32], eta[32] = "?";
+    int w = total ? done * 30 / total : 30;
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < w ? '#' : '.';
+    bar[30] = '\0';
+    double dt = now_s() - t0;
+    fmt_dur(dt, el, sizeof el);
+    if (done > 0)
+        fmt_dur(dt / done * (total - done), eta, sizeof eta);
+    fprintf(f, "\r[%s] %d/%d points, %d failed, %s elapsed, ETA %s   ", bar, done, total, failed,
+            el, eta);
+    if (done == total)
+        fputc('\n', f);
+    fflush(f);
+}
+
+/* Errors that the same configuration would give again: stored, so a
+ * resumed run does not retry them (--retry-failed does). */
+static int deterministic(int rc)
+{
+    return rc == ZS_EINPUT || rc == ZS_EUSAGE || rc == ZS_EINVALID || rc == ZS_EUNSUPPORTED;
+}
+
+typedef struct keyed {
+    char *key;
+    int idx;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runner_stats *st,
+                  zs_err *e)
+{
+    memset(st, 0, sizeof *st);
+    double t0 = now_s();
+    st->points = s->npoints;
+    int rc = ZS_OK;
+    keyed *keys = calloc((size_t)s->npoints + 1, sizeof *keys);
+    int *todo = calloc((size_t)s->npoints + 1, sizeof *todo);
+    slot *slots = NULL;
+    int nkeys = 0, ntodo = 0, nslots = 0;
+    if (!keys || !todo) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+
+    /* 1. select */
+    for (int i = 0; i < s->npoints; i++) {
+        if (i % o->shard_n != o->shard_i - 1)
+            continue;
+        st->in_shard++;
+        char k[4096];
+        if ((rc = zs_db_key(&s->points[i].cfg, k, sizeof k, e)))
+            goto out;
+        keys[nkeys].key = strdup(k);
+        keys[nkeys].idx = i;
+        if (!keys[nkeys++].key) {
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            goto out;
+        }
+    }
+    qsort(keys, (size_t)nkeys, sizeof *keys, keyed_cmp);
+    for (int j = 0; j < nkeys; j++) {
+        if (j > 0 && !strcmp(keys[j].key, keys[j - 1].key)) {
+            st->duplicates++;
+            continue;
+        }
+        int found = 0, ok = 0;
+        if ((rc = zs_db_has(db, keys[j].key, &found, &ok, e)))
+            goto out;
+        if (found && (ok || !o->retry_failed))
+            st->stored_before++;
+        else
+            todo[ntodo++] = keys[j].idx;
+    }
+    /* run in spec order (the sort above was by key) */
+    qsort(todo, (size_t)ntodo, sizeof *todo, int_cmp);
+    if (ntodo == 0)
+        goto out;
+    if (o->timeline_dir[0])
+        mkdir(o->timeline_dir, 0777);
+
+    /* 2. start the workers */
+    nslots = o->jobs < ntodo ? o->jobs : ntodo;
+    slots = calloc((size_t)nslots, sizeof *slots);
+    if (!slots) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    fflush(stdout);
+    fflush(stderr);
+    int started = 0;
+    for (int w = 0; w < nslots; w++) {
+        int tp[2], rp[2];
+        if (pipe(tp))
+            break;
+        if (pipe(rp)) {
+            close(tp[0]);
+            close(tp[1]);
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(tp[0]);
+            close(tp[1]);
+            close(rp[0]);
+            close(rp[1]);
+            break;
+        }
+        if (pid == 0) {
+            close(tp[1]);
+            close(rp[0]);
+            for (int k = 0; k < started; k++) { /* the other workers' pipes */
+                close(slots[k].task_fd);
+                close(slots[k].res_fd);
+            }
+            worker(s, o, tp[0], rp[1]);
+        }
+        close(tp[0]);
+        close(rp[1]);
+        slots[started++] = (slot){pid, tp[1], rp[0], -1};
+    }
+    nslots = started;
+    if (nslots == 0) {
+        signal(SIGPIPE, old_pipe);
+        rc = zs_err_set(e, ZS_ERUNTIME, "fork", "free some processes or memory",
+                        "cannot start worker processes: %s", strerror(errno));
+        goto out;
+    }
+
+    /* 3. hand out points, store results */
+    int next = 0, done = 0, live = nslots;
+    progress(o->progress, 0, ntodo, 0, t0);
+    for (int w = 0; w < nslots; w++) {
+        int idx = next < ntodo ? todo[next++] : -1;
+        slots[w].busy = idx;
+        if (write_all(slots[w].task_fd, &idx, sizeof idx)) {
+            slots[w].busy = -1;
+            next -= idx >= 0;
+        }
+    }
+    msg *m = calloc(1, sizeof *m);
+    zs_db_row *row = calloc(1, sizeof *row);
+    if (!m || !row) {
+        free(m);
+        free(row);
+        signal(SIGPIPE, old_pipe);
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto reap;
+    }
+    while (live > 0 && rc == ZS_OK) {
+        struct pollfd pf[256];
+        int map[256], np = 0;
+        for (int w = 0; w < nslots && np < 256; w++)
+            if (slots[w].res_fd >= 0 && slots[w].busy >= 0) {
+                pf[np] = (struct pollfd){slots[w].res_fd, POLLIN, 0};
+                map[np++] = w;
+            }
+        if (np == 0)
+            break;
+        if (poll(pf, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = zs_err_set(e, ZS_ERUNTIME, "poll", NULL, "waiting for workers: %s",
+                            strerror(errno));
+            break;
+        }
+        for (int k = 0; k < np && rc == ZS_OK; k++) {
+            if (!pf[k].revents)
+                continue;
+            slot *sl = &slots[map[k]];
+            int got = read_all(sl->res_fd, m, sizeof *m);
+            const zs_spec_point *p = &s->points[sl->busy];
+            char key[4096];
+            if ((rc = zs_db_key(&p->cfg, key, sizeof key, e)))
+                break;
+            if (got != 1 || m->idx != sl->busy) {
+                /* the worker died mid-point: a crash, not a property of the
+                 * configuration, so nothing is stored */
+                st->failed++;
+                if (!st->first_error[0])
+                    snprintf(st->first_error, sizeof st->first_error,
+                             "point %d (%s, %s): the worker process died", sl->busy,
+                             s->cases[p->case_idx].label, s->series[p->series_idx].label);
+                close(sl->res_fd);
+                close(sl->task_fd);
+                sl->res_fd = sl->task_fd = -1;
+                sl->busy = -1;
+                live--;
+                done++;
+                progress(o->progress, done, ntodo, st->failed, t0);
+                continue;
+            }
+            memset(row, 0, sizeof *row);
+            row->ok = m->rc == ZS_OK;
+            row->r = m->r;
+            snprintf(row->backend_notes, sizeof row->backend_notes, "%s", m->backend_notes);
+            snprintf(row->slowest_why, sizeof row->slowest_why, "%s", m->slowest_why);
+            if (!row->ok) {
+                st->failed++;
+                snprintf(row->error, sizeof row->error, "%s%s%s%s%s", m->err.what,
+                         m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "",
+                         m->err.fix);
+                if (!st->first_error[0])
+                    snprintf(st->first_error, sizeof st->first_error, "point %d (%s, %s): %s",
+                             sl->busy, s->cases[p->case_idx].label, s->series[p->series_idx].label,
+                             row->error);
+            } else {
+                st->ran++;
+            }
+            if (row->ok || deterministic(m->rc))
+                rc = zs_db_put(db, key, s->name, &p->cfg, row, o->retry_failed, e);
+            done++;
+            progress(o->progress, done, ntodo, st->failed, t0);
+            int idx = next < ntodo ? todo[next++] : -1;
+            sl->busy = idx;
+            if (write_all(sl->task_fd, &idx, sizeof idx) || idx < 0) {
+                if (idx >= 0)
+                    next--; /* give the point to another worker */
+                sl->busy = -1;
+                live--;
+            }
+        }
+    }
+    /* points never handed out because workers died are reported, not lost */
+    if (rc == ZS_OK && next < ntodo) {
+        st->failed += ntodo - next;
+        if (!st->first_error[0])
+            snprintf(st->first_error, sizeof st->first_error,
+                     "%d points were not run: every worker process died", ntodo - next);
+    }
+    free(m);
+    free(row);
+    signal(SIGPIPE, old_pipe);
+
+reap:
+    /* 4. stop the workers */
+    for (int w = 0; w < nslots; w++) {
+        if (slots[w].task_fd >= 0)
+            close(slots[w].task_fd);
+        if (slots[w].res_fd >= 0)
+            close(slots[w].res_fd);
+        if (rc)
+            kill(slots[w].pid, SIGKILL);
+        while (waitpid(slots[w].pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+out:
+    for (int j = 0; j < nkeys; j++)
+        free(keys[j].key);
+    free(keys);
+    free(todo);
+    free(slots);
+    st->wall_s = now_s() - t0;
+    return rc;
+}
