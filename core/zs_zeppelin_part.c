@@ -15,9 +15,10 @@
  * When splitting is not forced by memory, the length criterion is not
  * enough: the crossover says a ring's transfers would be hidden, not that
  * splitting helps. SYSTEM.md: a sequence "should be split when splitting
- * shortens the makespan", so a document that fits is split only when its
- * attention cost alone exceeds the mean load of a unit of its scope (node,
- * or slot of its node): placed whole it would be the straggler.
+ * shortens the makespan", so a document that fits is split only when,
+ * placed whole, it would be the straggler: its attention cost exceeds the
+ * mean load of a unit of its scope (node, or slot of its node), or added to
+ * the least-loaded unit it exceeds that mean by more than the slack.
  * Ring sizes: the design says "the fewest that hold it"; we also split
  * wider when the document outweighs several units, but never so wide that
  * a slot's share drops below the crossover that keeps the ring hidden. */
@@ -43,6 +44,10 @@ int64_t zs_zep_ring_share(int32_t len, int g, int k)
 typedef struct ord {
     int32_t len, id;
 } ord;
+
+/* A document stays whole unless that would leave its least-loaded
+ * candidate more than this factor above the mean load of its scope. */
+#define ZS_ZEP_SPLIT_SLACK 1.05
 
 static int cmp_len_desc(const void *a, const void *b)
 {
@@ -276,8 +281,18 @@ static int place_nodes(st *s, const ord *o, int *node_of, double *node_load, int
     heap hp = {NULL, 0, NULL};
     for (int32_t i = 0; i < in->ndocs; i++) {
         int32_t d = o[i].id, len = o[i].len;
-        int inter = N >= 2 && (len > (int64_t)G * in->cap ||
-                               (len >= in->m_inter * G && in->w[d] > mean_node));
+        /* Split when it must (memory), when it outweighs a node (Algorithm
+         * 1), or when keeping it whole would push even the least-loaded node
+         * past the mean by more than the slack and a ring over two nodes
+         * still gives every GPU m_inter tokens: then splitting shortens the
+         * makespan without exposing the network (SYSTEM.md 5.1). */
+        double min_node = node_load[0];
+        for (int n = 1; n < N; n++)
+            min_node = node_load[n] < min_node ? node_load[n] : min_node;
+        int inter =
+            N >= 2 &&
+            (len > (int64_t)G * in->cap || (len >= in->m_inter * G && in->w[d] > mean_node) ||
+             (len >= 2 * in->m_inter * G && in->w[d] + min_node > mean_node * ZS_ZEP_SPLIT_SLACK));
         if (!inter) {
             /* Inter-node documents are all longer than the others (both
              * criteria grow with length), so node loads change only by LPT
@@ -381,7 +396,12 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, const d
         for (int k = s0; k < s0 + G; k++)
             if (in->cap - s->p->tokens[k] > maxfree)
                 maxfree = in->cap - s->p->tokens[k];
-        int split = G >= 2 && (len > maxfree || (len >= 2 * in->m_intra && in->w[d] > mean_slot));
+        double min_slot = s->p->load[s0];
+        for (int k = s0 + 1; k < s0 + G; k++)
+            min_slot = s->p->load[k] < min_slot ? s->p->load[k] : min_slot;
+        int split =
+            G >= 2 && (len > maxfree || (len >= 2 * in->m_intra &&
+                                         in->w[d] + min_slot > mean_slot * ZS_ZEP_SPLIT_SLACK));
         if (!split) {
             int k = lpt_slot(s, s0, G, len);
             if (k < 0)

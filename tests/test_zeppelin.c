@@ -70,6 +70,30 @@ static void test_thresholds(void)
     zs_cost_free(v.cost);
 }
 
+/* A document lighter than the mean still splits when keeping it whole
+ * would overload the least-loaded GPU: the 1900-token document lands on a
+ * node whose GPUs already hold 8e6 of the 8000-token ring each; whole it
+ * would make one GPU 11.6e6 against a mean of 8.9e6, so it becomes a ring
+ * of 4 (the smallest that keeps those GPUs at the mean). */
+static void test_partition_makespan_split(void)
+{
+    int32_t len[3] = {8000, 1900, 50};
+    double w[3];
+    for (int i = 0; i < 3; i++)
+        w[i] = (double)len[i] * len[i];
+    zs_zep_part_in in = {2, 4, 100000, 100, 500, 1, 3, len, w};
+    zs_zep_part *p = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_zep_partition(&in, &p, &e), &e);
+    ZS_ASSERT_INT_EQ(p->cls[0], ZS_ZEP_INTER);
+    ZS_ASSERT_INT_EQ(p->cls[1], ZS_ZEP_INTRA);
+    ZS_ASSERT_INT_EQ(p->cls[2], ZS_ZEP_LOCAL);
+    ZS_ASSERT_INT_EQ(p->nrings, 2);
+    ZS_ASSERT_INT_EQ(p->rings[1].g, 4);
+    ZS_ASSERT_INT_EQ(p->slot_of[2], 4);
+    zs_zep_part_free(p);
+}
+
 static void test_partition_classes(void)
 {
     int32_t len[6] = {6000, 3000, 150, 120, 50, 40};
@@ -434,16 +458,18 @@ static void test_too_long(void)
 
 int main(int argc, char **argv)
 {
-    static const zs_test_case cases[] = {{"thresholds", test_thresholds},
-                                         {"partition_classes", test_partition_classes},
-                                         {"routed_path", test_routed_path},
-                                         {"round_time", test_round_time},
-                                         {"remap_matrix", test_remap_matrix},
-                                         {"one_long_sequence", test_one_long_sequence},
-                                         {"random_batches", test_random_batches},
-                                         {"deterministic", test_deterministic},
-                                         {"too_long", test_too_long},
-                                         {NULL, NULL}};
+    static const zs_test_case cases[] = {
+        {"thresholds", test_thresholds},
+        {"partition_classes", test_partition_classes},
+        {"partition_makespan_split", test_partition_makespan_split},
+        {"routed_path", test_routed_path},
+        {"round_time", test_round_time},
+        {"remap_matrix", test_remap_matrix},
+        {"one_long_sequence", test_one_long_sequence},
+        {"random_batches", test_random_batches},
+        {"deterministic", test_deterministic},
+        {"too_long", test_too_long},
+        {NULL, NULL}};
     static const zs_test_suite suites[] = {{"zeppelin", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
 }
