@@ -11,7 +11,7 @@ double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc)
 {
     double b = m->dtype_bytes, h = m->hidden;
     if (rc == ZS_RECOMPUTE_FULL)
-        return b * h; /* the layer input; sequence parallelism shards it too */
+        return b * h / tp; /* the layer input, sharded by sequence parallelism */
     double ad = (double)m->heads * m->head_dim, kvd = (double)m->kv_heads * m->head_dim;
     double f = zs_model_is_moe(m) ? (double)m->top_k * m->expert_ffn : m->ffn;
     /* Saved for backward: two norm inputs, the residual, QKV input, Q/K/V,

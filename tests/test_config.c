@@ -118,6 +118,12 @@ static void test_memory_model(void)
     zs_mem_breakdown b2;
     ZS_ASSERT_OK(zs_mem_breakdown_compute(&m, &g, &cfg, &b2, &e), &e);
     CU_ASSERT(b2.max_tokens > 5 * b.max_tokens);
+    /* With full recomputation only the layer input stays, sharded by
+     * sequence parallelism: h x 2 bytes / tp per token per layer. */
+    cfg.tp = 4;
+    ZS_ASSERT_OK(zs_mem_breakdown_compute(&m, &g, &cfg, &b2, &e), &e);
+    ZS_ASSERT_REL(b2.act_per_token, 32.0 * 4096 * 2 / 4, 1e-12);
+    cfg.tp = 1;
     /* ZeRO-3 over 128 ranks shards everything. */
     cfg.zero_stage = 3;
     ZS_ASSERT_OK(zs_mem_breakdown_compute(&m, &g, &cfg, &b2, &e), &e);
