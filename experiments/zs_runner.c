@@ -10,6 +10,7 @@
  *      arrives (the parent is the only database writer) and hand the
  *      worker the next point;
  *   4. close the task pipes and reap the workers. */
+#include "zs_fdio.h"
 #include "zs_runner.h"
 
 #include <errno.h>
@@ -67,44 +68,11 @@ typedef struct msg {
     char slowest_why[256];
 } msg;
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* 1 when n bytes were read, 0 on end of file, -1 on error. */
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, p + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            return got ? -1 : 0;
-        got += (size_t)r;
-    }
-    return 1;
-}
-
 static void worker(const zs_spec *s, const zs_runner_opts *o, int task_fd, int res_fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int idx;
-    while (read_all(task_fd, &idx, sizeof idx) == 1 && idx >= 0 && idx < s->npoints) {
+    while (zs_read_all(task_fd, &idx, sizeof idx) == 1 && idx >= 0 && idx < s->npoints) {
         zs_point_cfg cfg = s->points[idx].cfg;
         if (cfg.timeline[0] && cfg.timeline[0] != '/' && o->timeline_dir[0])
             snprintf(cfg.timeline, sizeof cfg.timeline, "%s/%s", o->timeline_dir,
@@ -121,7 +89,7 @@ static void worker(const zs_spec *s, const zs_runner_opts *o, int task_fd, int r
             zs_result_free(m->r.last);
             m->r.last = NULL;
         }
-        int w = write_all(res_fd, m, sizeof *m);
+        int w = zs_write_all(res_fd, m, sizeof *m);
         free(m);
         if (w)
             break;
@@ -298,7 +266,7 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
     for (int w = 0; w < nslots; w++) {
         int idx = next < ntodo ? todo[next++] : -1;
         slots[w].busy = idx;
-        if (write_all(slots[w].task_fd, &idx, sizeof idx)) {
+        if (zs_write_all(slots[w].task_fd, &idx, sizeof idx)) {
             slots[w].busy = -1;
             next -= idx >= 0;
         }
@@ -333,7 +301,7 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
             if (!pf[k].revents)
                 continue;
             slot *sl = &slots[map[k]];
-            int got = read_all(sl->res_fd, m, sizeof *m);
+            int got = zs_read_all(sl->res_fd, m, sizeof *m);
             const zs_spec_point *p = &s->points[sl->busy];
             char key[4096];
             if ((rc = zs_db_key(&p->cfg, key, sizeof key, e)))
@@ -378,7 +346,7 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
             progress(o->progress, done, ntodo, st->failed, t0);
             int idx = next < ntodo ? todo[next++] : -1;
             sl->busy = idx;
-            if (write_all(sl->task_fd, &idx, sizeof idx) || idx < 0) {
+            if (zs_write_all(sl->task_fd, &idx, sizeof idx) || idx < 0) {
                 if (idx >= 0)
                     next--; /* give the point to another worker */
                 sl->busy = -1;

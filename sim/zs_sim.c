@@ -14,6 +14,7 @@
  * mailbox match) and ends when the receive completes; collective flows
  * start when the last member arrives. */
 #define _GNU_SOURCE /* memfd_create */
+#include "zs_fdio.h"
 #include "zs_sim.h"
 
 #include <errno.h>
@@ -1156,36 +1157,6 @@ int zs_sim_run(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o, 
 
 /* ---- running in a child process ------------------------------------------------ */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    while (n > 0) {
-        ssize_t k = read(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
                       zs_result **out, zs_err *e)
 {
@@ -1213,12 +1184,12 @@ int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_s
         zs_err_clear(&ce);
         zs_result *r = NULL;
         int rc = zs_sim_run(s, c, o, &r, &ce);
-        int bad = write_all(fds[1], &rc, sizeof rc) || write_all(fds[1], &ce, sizeof ce);
+        int bad = zs_write_all(fds[1], &rc, sizeof rc) || zs_write_all(fds[1], &ce, sizeof ce);
         if (rc == ZS_OK)
-            bad = bad || write_all(fds[1], r, sizeof *r) ||
-                  write_all(fds[1], r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
-                  write_all(fds[1], r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
-                  write_all(fds[1], r->nic_busy, sizeof(double) * (size_t)r->nnics);
+            bad = bad || zs_write_all(fds[1], r, sizeof *r) ||
+                  zs_write_all(fds[1], r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
+                  zs_write_all(fds[1], r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
+                  zs_write_all(fds[1], r->nic_busy, sizeof(double) * (size_t)r->nnics);
         close(fds[1]);
         /* The child holds the parent's stdio buffers: leave without flushing them. */
         _exit(bad ? 3 : 0);
@@ -1228,9 +1199,9 @@ int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_s
     zs_err ce;
     zs_result hdr;
     zs_result *r = NULL;
-    int bad = read_all(fds[0], &rc, sizeof rc) || read_all(fds[0], &ce, sizeof ce);
+    int bad = zs_read_all(fds[0], &rc, sizeof rc) != 1 || zs_read_all(fds[0], &ce, sizeof ce) != 1;
     if (!bad && rc == ZS_OK) {
-        bad = read_all(fds[0], &hdr, sizeof hdr);
+        bad = zs_read_all(fds[0], &hdr, sizeof hdr) != 1;
         if (!bad && !(r = zs_result_new(hdr.nranks, hdr.nnics)))
             bad = 1;
         if (!bad) {
@@ -1240,9 +1211,9 @@ int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_s
             r->ranks = ranks;
             r->nic_bytes = nb;
             r->nic_busy = nu;
-            bad = read_all(fds[0], r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
-                  read_all(fds[0], r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
-                  read_all(fds[0], r->nic_busy, sizeof(double) * (size_t)r->nnics);
+            bad = zs_read_all(fds[0], r->ranks, sizeof *r->ranks * (size_t)r->nranks) != 1 ||
+                  zs_read_all(fds[0], r->nic_bytes, sizeof(double) * (size_t)r->nnics) != 1 ||
+                  zs_read_all(fds[0], r->nic_busy, sizeof(double) * (size_t)r->nnics) != 1;
         }
     }
     close(fds[0]);

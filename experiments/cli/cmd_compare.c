@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "zs_fdio.h"
 #include "cli_point.h"
 
 #define MAX_METHODS 16
@@ -24,36 +25,6 @@ typedef struct outcome {
 
 static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin";
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static void run_child(const zs_point_cfg *p, int fd)
 {
     outcome o;
@@ -63,7 +34,7 @@ static void run_child(const zs_point_cfg *p, int fd)
         snprintf(o.why, sizeof o.why, "%s", o.r.last->slowest_why);
     zs_result_free(o.r.last);
     o.r.last = NULL;
-    write_all(fd, &o, sizeof o);
+    zs_write_all(fd, &o, sizeof o);
     close(fd);
     _exit(0);
 }
@@ -124,7 +95,7 @@ static int run_all(const zs_point_cfg *base, char **methods, int n, int jobs, ou
             if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             int i = idx[k];
-            if (read_all(fd[i], &res[i], sizeof res[i]) != 0) {
+            if (zs_read_all(fd[i], &res[i], sizeof res[i]) != 1) {
                 memset(&res[i], 0, sizeof res[i]);
                 res[i].rc = ZS_ERUNTIME;
                 zs_err_set(&res[i].err, ZS_ERUNTIME, methods[i], NULL,
