@@ -22,8 +22,8 @@ struct zs_iter {
     int64_t *entry, *exit;
     int next_tag;
     int tag_act, tag_grad;
-    int pp_stream; /* pipeline sends and receives: off the compute stream so
-                    * a stage can post the next receive while its send waits */
+    int pp_stream;    /* pipeline sends and receives: off the compute stream so
+                       * a stage can post the next receive while its send waits */
     double *moe_load; /* per rank: expert load factor (mean 1) */
     int *tp_group;    /* per slot-rank: the TP group's id (leader ranks only) */
     zs_err *e;
@@ -440,10 +440,9 @@ static int chunk(zs_iter *it, body *b, chain *ch)
              * the neighbouring stage. */
             int peer = zs_iter_rank(it, b->backward ? stage + 1 : stage - 1, sl);
             int64_t deps[1] = {c->last};
-            int64_t op = zs_sched_recv(it->s, c->rank, it->pp_stream,
-                                       b->backward ? "pp-recv-grad" : "pp-recv-act", peer,
-                                       b->backward ? it->tag_grad : it->tag_act, Tl * h * by,
-                                       NULL, 0);
+            int64_t op = zs_sched_recv(
+                it->s, c->rank, it->pp_stream, b->backward ? "pp-recv-grad" : "pp-recv-act", peer,
+                b->backward ? it->tag_grad : it->tag_act, Tl * h * by, NULL, 0);
             (void)deps;
             if ((rc = chk(it, op, "pipeline receive")) == ZS_OK)
                 c->last = op; /* the chunk's first compute op waits for it */
@@ -491,10 +490,9 @@ static int chunk(zs_iter *it, body *b, chain *ch)
         } else {
             int peer = zs_iter_rank(it, b->backward ? stage - 1 : stage + 1, sl);
             int64_t deps[1] = {c->last};
-            int64_t op = zs_sched_send(it->s, c->rank, it->pp_stream,
-                                       b->backward ? "pp-send-grad" : "pp-send-act", peer,
-                                       b->backward ? it->tag_grad : it->tag_act, Tl * h * by,
-                                       deps, c->last >= 0);
+            int64_t op = zs_sched_send(
+                it->s, c->rank, it->pp_stream, b->backward ? "pp-send-grad" : "pp-send-act", peer,
+                b->backward ? it->tag_grad : it->tag_act, Tl * h * by, deps, c->last >= 0);
             rc = chk(it, op, "pipeline send");
         }
     }

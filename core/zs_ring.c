@@ -67,9 +67,9 @@ double zs_ring_step_bytes(const zs_schedule *s, const zs_model *m, int kv_heads,
     return tokens * 2.0 * kv_heads * m->head_dim * m->dtype_bytes;
 }
 
-static int direct_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag,
-                       double bytes, int64_t src_dep, int64_t dst_dep, int64_t *src_op,
-                       int64_t *dst_op, zs_err *e)
+static int direct_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
+                       int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
+                       zs_err *e)
 {
     zs_schedule *s = zs_iter_schedule(it);
     const char *label = arg;

@@ -40,13 +40,13 @@ typedef int (*zs_ring_xfer_fn)(void *arg, zs_iter *it, int src, int dst, int str
                                int64_t *dst_op, zs_err *e);
 
 typedef struct zs_ring_spec {
-    int g;              /* ring size (>= 1; g = 1 is plain local attention) */
-    const int *slots;   /* g slots in ring order */
+    int g;            /* ring size (>= 1; g = 1 is plain local attention) */
+    const int *slots; /* g slots in ring order */
     int ndocs;
     const int32_t *docs; /* document indices in the schedule */
     zs_ring_chunking chunking;
-    int comm_stream;    /* stream for the ring's transfers (ZS_STREAM_COMM or another) */
-    const char *label;  /* e.g. "ring" (ops become "ring-attn-fwd", "ring-kv", ...) */
+    int comm_stream;      /* stream for the ring's transfers (ZS_STREAM_COMM or another) */
+    const char *label;    /* e.g. "ring" (ops become "ring-attn-fwd", "ring-kv", ...) */
     zs_ring_xfer_fn xfer; /* NULL: direct send/recv */
     void *xfer_arg;
 } zs_ring_spec;
