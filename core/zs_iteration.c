@@ -536,11 +536,12 @@ static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
             break;
         c->last = op;
         if (it->sp->zero_stage >= 1 && n > 1) {
+            /* On the comm stream, like every other collective of the DP
+             * group (one communicator, one stream). */
             int64_t d1[1] = {c->last};
-            op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, "zero-param-all-gather",
+            op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "zero-param-all-gather",
                                b->dp_group[sl], ZS_COLL_ALLGATHER, shard * m->dtype_bytes, d1, 1);
-            if ((rc = chk(it, op, "param all-gather")) == ZS_OK)
-                c->last = op;
+            rc = chk(it, op, "param all-gather");
         }
     }
     return rc;
@@ -562,7 +563,7 @@ static int make_groups(zs_iter *it, int stage, body *b)
     /* Gradient sync: every slot of the stage holds a replica of its weights. */
     for (int sl = 0; sl < it->nslots; sl++)
         ranks[sl] = zs_iter_rank(it, stage, sl);
-    int g = zs_schedule_group(it->s, ranks, it->nslots);
+    int g = zs_schedule_group_tagged(it->s, ranks, it->nslots, ZS_GROUP_TAG_DP);
     if (g < 0)
         rc = chk(it, g, "group");
     for (int sl = 0; sl < it->nslots; sl++)
@@ -572,7 +573,7 @@ static int make_groups(zs_iter *it, int stage, body *b)
         int r0 = zs_iter_rank(it, stage, sl);
         for (int t = 0; t < it->tp; t++)
             ranks[t] = r0 + t;
-        int tg = zs_schedule_group(it->s, ranks, it->tp);
+        int tg = zs_schedule_group_tagged(it->s, ranks, it->tp, ZS_GROUP_TAG_TP);
         if (tg < 0)
             rc = chk(it, tg, "group");
         it->tp_group[r0] = tg;
@@ -590,7 +591,7 @@ static int make_groups(zs_iter *it, int stage, body *b)
                 epid[s2] = ngroups;
                 ranks[n++] = zs_iter_rank(it, stage, s2);
             }
-        int eg = zs_schedule_group(it->s, ranks, n);
+        int eg = zs_schedule_group_tagged(it->s, ranks, n, ZS_GROUP_TAG_EP);
         if (eg < 0)
             rc = chk(it, eg, "group");
         for (int s2 = sl; s2 < it->nslots; s2++)
@@ -632,7 +633,7 @@ static int replicate_tp(zs_iter *it)
             }
             for (int i = 0; i < gr->n; i++)
                 ranks[i] = gr->ranks[i] + o;
-            map[g] = zs_schedule_group(s, ranks, gr->n);
+            map[g] = zs_schedule_group_tagged(s, ranks, gr->n, gr->tag);
             if (map[g] < 0)
                 rc = chk(it, map[g], "group");
         }

@@ -35,6 +35,11 @@
 
 typedef struct zs_iter zs_iter;
 
+/* Communicator tags of the builder's groups (zs_schedule_group_tagged);
+ * planners use tag 0 for their own groups, so a planner's CP group and the
+ * DP group of the same ranks stay different communicators. */
+enum { ZS_GROUP_TAG_DP = 1, ZS_GROUP_TAG_TP = 2, ZS_GROUP_TAG_EP = 3 };
+
 typedef struct zs_iter_spec {
     zs_layout_dims dims;
     int micro_batches;

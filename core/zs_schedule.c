@@ -112,6 +112,11 @@ static int cmp_int32(const void *a, const void *b)
 
 int zs_schedule_group(zs_schedule *s, const int *ranks, int n)
 {
+    return zs_schedule_group_tagged(s, ranks, n, 0);
+}
+
+int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag)
+{
     if (n < 1)
         return ZS_EINVALID;
     int32_t *sorted = malloc(sizeof(int32_t) * (size_t)n);
@@ -131,7 +136,8 @@ int zs_schedule_group(zs_schedule *s, const int *ranks, int n)
             return ZS_EINVALID;
         }
     for (int32_t g = s->ngroups - 1; g >= 0; g--)
-        if (s->groups[g].n == n && memcmp(s->groups[g].ranks, sorted, sizeof(int32_t) * n) == 0) {
+        if (s->groups[g].n == n && s->groups[g].tag == tag &&
+            memcmp(s->groups[g].ranks, sorted, sizeof(int32_t) * n) == 0) {
             free(sorted);
             return g;
         }
@@ -141,6 +147,7 @@ int zs_schedule_group(zs_schedule *s, const int *ranks, int n)
     }
     s->groups[s->ngroups].n = n;
     s->groups[s->ngroups].ranks = sorted;
+    s->groups[s->ngroups].tag = tag;
     return s->ngroups++;
 }
 

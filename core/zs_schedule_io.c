@@ -67,6 +67,9 @@ int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e)
             fprintf(f, "%s%d", i ? ", " : "", s->groups[g].ranks[i]);
         fputc(']', f);
     }
+    fputs("],\n \"group_tags\": [", f);
+    for (int32_t g = 0; g < s->ngroups; g++)
+        fprintf(f, "%s%d", g ? ", " : "", s->groups[g].tag);
     fputs("],\n \"docs\": [", f);
     for (int32_t d = 0; d < s->ndocs; d++)
         fprintf(f, "%s%d", d ? ", " : "", s->doc_len[d]);
@@ -429,7 +432,11 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
             if (okg)
                 ranks[i] = (int)json_integer_value(x);
         }
-        int got = okg ? zs_schedule_group(s, ranks, n) : -1;
+        /* Tags are optional (dumps before they existed): 0 by default. */
+        json_t *tags = json_object_get(root, "group_tags");
+        json_t *tv = json_is_array(tags) ? json_array_get(tags, g) : NULL;
+        int tag = json_is_integer(tv) ? (int)json_integer_value(tv) : 0;
+        int got = okg ? zs_schedule_group_tagged(s, ranks, n, tag) : -1;
         free(ranks);
         if (got != (int)g) {
             char w[64];

@@ -417,6 +417,18 @@ static int check_messages(const zs_schedule *s, zs_err *e)
             }
             members++;
             int64_t len = k - rs;
+            /* A group is one communicator: its collectives on a rank must
+             * come from one stream, or their order across ranks is undefined. */
+            for (int64_t x = rs + 1; x < k; x++)
+                if (s->ranks[r].ops[colls.v[x].op].stream !=
+                    s->ranks[r].ops[colls.v[rs].op].stream) {
+                    op_where(w, sizeof w, r, colls.v[x].op);
+                    rc = fail(e, w,
+                              "group %lld is used from two streams on rank %lld (give each "
+                              "stream its own group)",
+                              g, r, 0);
+                    goto out;
+                }
             if (first_len < 0) {
                 first_len = len;
                 continue;

@@ -177,6 +177,16 @@ static void test_broken_copies_rejected(void)
         expect_invalid(s, "bytes");
         zs_schedule_free(s);
 
+        /* One communicator used from two streams of a rank. */
+        s = plan(&v, b);
+        int g2 = zs_schedule_group(s, (int[]){0, 1}, 2);
+        zs_sched_coll(s, 0, 0, "x", g2, ZS_COLL_ALLREDUCE, 10, NULL, 0);
+        zs_sched_coll(s, 0, 1, "x", g2, ZS_COLL_ALLREDUCE, 10, NULL, 0);
+        zs_sched_coll(s, 1, 1, "x", g2, ZS_COLL_ALLREDUCE, 10, NULL, 0);
+        zs_sched_coll(s, 1, 1, "x", g2, ZS_COLL_ALLREDUCE, 10, NULL, 0);
+        expect_invalid(s, "two streams");
+        zs_schedule_free(s);
+
         /* A collective one member skips. */
         s = plan(&v, b);
         int g = zs_schedule_group(s, (int[]){0, 1}, 2);
