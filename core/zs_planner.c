@@ -121,6 +121,9 @@ int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batc
         rep->dims = s->dims;
         imbalance(s, rep);
     }
+#ifndef NDEBUG
+    validate = 1; /* debug builds check every plan (SYSTEM.md: validator always on) */
+#endif
     if (rc == ZS_OK && validate) {
         zs_validate_opts vo = {0, 0};
         rc = zs_validate(s, &vo, e);
