@@ -76,6 +76,7 @@ typedef struct ex {
     int64_t nkeys_cap, nkeys;
     coll_st *colls;
     double now;
+    double *nic_tx, *nic_rx; /* seconds at line rate each way (NICs are full duplex) */
     zs_result *res;
     zs_err *e;
     int failed;
@@ -233,8 +234,8 @@ static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
     int nd = zs_cluster_node_of(c, dst) * c->nics_per_node + zs_cluster_nic_of(c, dst);
     res->nic_bytes[ns] += bytes;
     res->nic_bytes[nd] += bytes;
-    res->nic_busy[ns] += bytes / bw;
-    res->nic_busy[nd] += bytes / bw;
+    x->nic_tx[ns] += bytes / bw;
+    x->nic_rx[nd] += bytes / bw;
 }
 
 /* Bytes each member sends in a ring implementation of the collective. */
@@ -478,6 +479,8 @@ static void ex_free(ex *x)
     for (int32_t g = 0; x->colls && g < x->s->ngroups; g++)
         free(x->colls[g].who);
     free(x->colls);
+    free(x->nic_tx);
+    free(x->nic_rx);
 }
 
 static int setup(ex *x)
@@ -526,8 +529,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     x.cost = cost;
     x.dry = dry;
     x.e = e;
-    x.res = zs_result_new(s->nranks, cl ? cl->nodes * cl->nics_per_node : 0);
-    int rc = x.res ? setup(&x) : ZS_ENOMEM;
+    int nnics = cl ? cl->nodes * cl->nics_per_node : 0;
+    x.res = zs_result_new(s->nranks, nnics);
+    x.nic_tx = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
+    x.nic_rx = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
+    int rc = x.res && x.nic_tx && x.nic_rx ? setup(&x) : ZS_ENOMEM;
     if (rc) {
         ex_free(&x);
         zs_result_free(x.res);
@@ -576,9 +582,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     for (int rk = 0; rk < s->nranks; rk++)
         if (!dry)
             zs_rank_acct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
+    for (int k = 0; k < nnics; k++) /* busy: the busier direction */
+        x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);
     zs_result_note(x.res, "no contention: each transfer alone on its path, collectives by the "
-                          "cost model; NIC busy = bytes / line rate");
+                          "cost model; NIC busy = the busier direction's bytes / line rate");
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ex_free(&x);
     *out = x.res;

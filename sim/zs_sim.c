@@ -190,15 +190,22 @@ static chan *chan_get(int src, int dst, int tag)
     for (chan *c = G->chash[b]; c; c = c->next)
         if (c->src == src && c->dst == dst && c->tag == tag)
             return c;
+    char name[64];
+    snprintf(name, sizeof name, "p%d.%d.%d", src, dst, tag);
+    /* Looking a mailbox up is a simcall: another actor may run meanwhile and
+     * create this very channel, so look again before inserting (two
+     * channel records for one mailbox would split its match counters). */
+    sg_mailbox_t mb = sg_mailbox_by_name(name);
+    for (chan *c = G->chash[b]; c; c = c->next)
+        if (c->src == src && c->dst == dst && c->tag == tag)
+            return c;
     chan *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->src = src;
     c->dst = dst;
     c->tag = tag;
-    char name[64];
-    snprintf(name, sizeof name, "p%d.%d.%d", src, dst, tag);
-    c->mb = sg_mailbox_by_name(name);
+    c->mb = mb;
     c->next = G->chash[b];
     G->chash[b] = c;
     return c;
