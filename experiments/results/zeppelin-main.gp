@@ -1,0 +1,21 @@
+# gnuplot script written by `zepsim experiment report`; renders zeppelin-main.png and zeppelin-main.svg
+# from zeppelin-main.dat (run it in this folder: gnuplot zeppelin-main.gp).
+set datafile separator "\t"
+set datafile missing "?"
+set title "Zeppelin on Cluster A, 16 nodes: throughput and speedup over the baselines, with the routing and remapping ablations" noenhanced
+set ylabel "speedup over TE CP" noenhanced
+set grid ytics
+set key outside right top noenhanced
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -40 scale 0 noenhanced
+set yrange [0:*]
+set terminal pngcairo size 900,560 font "sans,10"
+set output "zeppelin-main.png"
+plot for [i=2:7] "zeppelin-main.dat" using i:xtic(1) title columnheader(i)
+set terminal svg size 900,560 font "sans,10"
+set output "zeppelin-main.svg"
+plot for [i=2:7] "zeppelin-main.dat" using i:xtic(1) title columnheader(i)
+unset output
