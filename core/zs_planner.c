@@ -62,18 +62,7 @@ static void imbalance(const zs_schedule *s, zs_plan_report *rep)
     double maxw = 0, sumw = 0, maxt = 0, sumt = 0;
     int n = 0;
     for (int r = 0; r < s->nranks; r++) {
-        const zs_rank_prog *p = &s->ranks[r];
-        double w = 0;
-        for (int32_t g = 0; g < p->nsegs; g++)
-            for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-                const zs_op *op = &p->ops[i];
-                if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
-                    (op->flags & ZS_OPF_RECOMPUTE))
-                    continue;
-                for (int j = 0; j < op->u.compute.nblocks; j++)
-                    w += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) *
-                         op->u.compute.heads * p->segs[g].repeat;
-            }
+        double w = zs_schedule_attn_work(s, r);
         if (w > maxw)
             maxw = w;
         sumw += w;

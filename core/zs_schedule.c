@@ -356,6 +356,23 @@ void zs_schedule_flag_ops(zs_schedule *s, int rank, int64_t from, unsigned flags
         p->ops[i].flags |= (uint16_t)flags;
 }
 
+double zs_schedule_attn_work(const zs_schedule *s, int rank)
+{
+    const zs_rank_prog *p = &s->ranks[rank];
+    double w = 0;
+    for (int32_t g = 0; g < p->nsegs; g++)
+        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+            const zs_op *op = &p->ops[i];
+            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
+                (op->flags & ZS_OPF_RECOMPUTE))
+                continue;
+            for (int j = 0; j < op->u.compute.nblocks; j++)
+                w += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) *
+                     op->u.compute.heads * p->segs[g].repeat;
+        }
+    return w;
+}
+
 int64_t zs_schedule_unrolled_ops(const zs_schedule *s, int rank)
 {
     const zs_rank_prog *p = &s->ranks[rank];

@@ -250,6 +250,10 @@ static inline const int32_t *zs_schedule_deps(const zs_schedule *s, int rank, co
 {
     return s->ranks[rank].deps + op->dep0;
 }
+/* Attention work of one rank: (q, k <= q) pairs x query heads over its
+ * forward attention ops and every repeat, recomputation excluded. FLOPs are
+ * 4 x head_dim times this. */
+double zs_schedule_attn_work(const zs_schedule *s, int rank);
 /* Ops of one rank after unrolling the repeats. */
 int64_t zs_schedule_unrolled_ops(const zs_schedule *s, int rank);
 /* All ops stored / unrolled, and bytes of memory held by the schedule. */

@@ -10,25 +10,14 @@
 #include "zs_analytic.h"
 #include "zs_planner.h"
 #include "zs_test.h"
+#include "zs_test_env.h"
 #include "zs_validate.h"
 
-typedef struct env {
-    zs_model m;
-    zs_cluster c;
-    zs_cost *cost;
-    zs_opts opts;
-    zs_plan_ctx ctx;
-} env;
+typedef zs_test_env env;
 
 static void env_init(env *v, const char *model, int nodes)
 {
-    zs_err e;
-    ZS_ASSERT_OK(zs_model_load(model, &v->m, &e), &e);
-    ZS_ASSERT_OK(zs_cluster_load("cluster-a", nodes, &v->c, &e), &e);
-    v->cost = zs_cost_analytic_new(&v->m, &v->c);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(v->cost);
-    zs_opts_init(&v->opts);
-    v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
+    zs_test_env_init(v, model, nodes, NULL);
 }
 
 static void env_opts(env *v, const char *spec)
@@ -81,19 +70,7 @@ static zs_schedule *plan_ok(env *v, const char *method, const zs_batch *b, zs_pl
  * over all layers; FLOPs are 4 x head_dim times this. */
 static double rank_attn_pairs(const zs_schedule *s, int r)
 {
-    const zs_rank_prog *p = &s->ranks[r];
-    double w = 0;
-    for (int32_t g = 0; g < p->nsegs; g++)
-        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-            const zs_op *op = &p->ops[i];
-            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
-                (op->flags & ZS_OPF_RECOMPUTE))
-                continue;
-            for (int j = 0; j < op->u.compute.nblocks; j++)
-                w += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) *
-                     op->u.compute.heads * p->segs[g].repeat;
-        }
-    return w;
+    return zs_schedule_attn_work(s, r);
 }
 
 static double rank_attn_flops(const zs_schedule *s, const zs_model *m, int r)

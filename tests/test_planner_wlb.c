@@ -12,27 +12,15 @@
 #include "zs_analytic.h"
 #include "zs_planner.h"
 #include "zs_test.h"
+#include "zs_test_env.h"
 #include "zs_validate.h"
 #include "zs_wlb_pack.h"
 
-typedef struct env {
-    zs_model m;
-    zs_cluster c;
-    zs_cost *cost;
-    zs_opts opts;
-    zs_plan_ctx ctx;
-} env;
+typedef zs_test_env env;
 
 static void env_init(env *v, const char *model, int nodes, const char *opts)
 {
-    zs_err e;
-    ZS_ASSERT_OK(zs_model_load(model, &v->m, &e), &e);
-    ZS_ASSERT_OK(zs_cluster_load("cluster-a", nodes, &v->c, &e), &e);
-    v->cost = zs_cost_analytic_new(&v->m, &v->c);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(v->cost);
-    zs_opts_init(&v->opts);
-    ZS_ASSERT_OK(zs_opts_parse(&v->opts, opts, &e), &e);
-    v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
+    zs_test_env_init(v, model, nodes, opts);
 }
 
 static void env_opts(env *v, const char *opts)
@@ -56,19 +44,7 @@ static zs_schedule *plan(env *v, const char *method, const zs_batch *b, zs_plan_
  * segment repeats: FLOPs / (4 x head_dim). */
 static double attn_pairs_heads(const zs_schedule *s, int r)
 {
-    const zs_rank_prog *p = &s->ranks[r];
-    double w = 0;
-    for (int32_t g = 0; g < p->nsegs; g++)
-        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-            const zs_op *op = &p->ops[i];
-            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
-                (op->flags & ZS_OPF_RECOMPUTE))
-                continue;
-            for (int j = 0; j < op->u.compute.nblocks; j++)
-                w += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) *
-                     op->u.compute.heads * p->segs[g].repeat;
-        }
-    return w;
+    return zs_schedule_attn_work(s, r);
 }
 
 /* Bytes a rank sends on the CP ring over the iteration. */

@@ -7,27 +7,16 @@
 #include "zs_analytic.h"
 #include "zs_planner.h"
 #include "zs_test.h"
+#include "zs_test_env.h"
 #include "zs_validate.h"
 
 extern const zs_planner_ops zs_planner_local;
 
-typedef struct env {
-    zs_model m;
-    zs_cluster c;
-    zs_cost *cost;
-    zs_opts opts;
-    zs_plan_ctx ctx;
-} env;
+typedef zs_test_env env;
 
 static void env_init(env *v, const char *model, int nodes)
 {
-    zs_err e;
-    ZS_ASSERT_OK(zs_model_load(model, &v->m, &e), &e);
-    ZS_ASSERT_OK(zs_cluster_load("cluster-a", nodes, &v->c, &e), &e);
-    v->cost = zs_cost_analytic_new(&v->m, &v->c);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(v->cost);
-    zs_opts_init(&v->opts);
-    v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
+    zs_test_env_init(v, model, nodes, NULL);
 }
 
 static uint64_t rng_next(uint64_t *x)

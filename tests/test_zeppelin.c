@@ -12,6 +12,7 @@
 #include "zs_analytic.h"
 #include "zs_planner.h"
 #include "zs_test.h"
+#include "zs_test_env.h"
 #include "zs_validate.h"
 #include "zs_zeppelin_cost.h"
 #include "zs_zeppelin_part.h"
@@ -20,23 +21,11 @@
 
 extern const zs_planner_ops zs_planner_zeppelin;
 
-typedef struct env {
-    zs_model m;
-    zs_cluster c;
-    zs_cost *cost;
-    zs_opts opts;
-    zs_plan_ctx ctx;
-} env;
+typedef zs_test_env env;
 
 static void env_init(env *v, const char *model, int nodes)
 {
-    zs_err e;
-    ZS_ASSERT_OK(zs_model_load(model, &v->m, &e), &e);
-    ZS_ASSERT_OK(zs_cluster_load("cluster-a", nodes, &v->c, &e), &e);
-    v->cost = zs_cost_analytic_new(&v->m, &v->c);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(v->cost);
-    zs_opts_init(&v->opts);
-    v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
+    zs_test_env_init(v, model, nodes, NULL);
 }
 
 static void test_thresholds(void)
@@ -248,19 +237,7 @@ static void test_remap_matrix(void)
 /* Attention FLOPs of a schedule (forward, first copies, times repeats). */
 static double attn_flops(const zs_schedule *s, int rank, int hd)
 {
-    double f = 0;
-    const zs_rank_prog *p = &s->ranks[rank];
-    for (int32_t g = 0; g < p->nsegs; g++)
-        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-            const zs_op *op = &p->ops[i];
-            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck != ZS_CK_ATTN_FWD ||
-                (op->flags & ZS_OPF_RECOMPUTE))
-                continue;
-            for (int j = 0; j < op->u.compute.nblocks; j++)
-                f += (double)zs_attn_block_pairs(&s->blocks[op->u.compute.block0 + j]) * 4.0 *
-                     op->u.compute.heads * hd * p->segs[g].repeat;
-        }
-    return f;
+    return zs_schedule_attn_work(s, rank) * 4.0 * hd;
 }
 
 static double send_bytes(const zs_schedule *s, int rank, const char *label)
