@@ -2,7 +2,10 @@
 #include "zs_fdio.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "zs_err.h"
 
 int zs_write_all(int fd, const void *buf, size_t n)
 {
@@ -34,4 +37,35 @@ int zs_read_all(int fd, void *buf, size_t n)
         got += (size_t)r;
     }
     return 1;
+}
+
+int zs_read_stream(FILE *f, char **out, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return ZS_ENOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (!buf)
+        return ZS_ENOMEM;
+    if (ferror(f)) {
+        free(buf);
+        return ZS_EIO;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return ZS_OK;
 }

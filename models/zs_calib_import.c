@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "zs_calib.h"
+#include "zs_fdio.h"
 #include "zs_config.h"
 
 void zs_meas_set_init(zs_meas_set *s)
@@ -44,31 +45,12 @@ static int read_all(const char *path, char **out, size_t *len, zs_err *e)
     FILE *f = fopen(path, "rb");
     if (!f)
         return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
-    size_t cap = 8192, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
+    int rc = zs_read_stream(f, out, len);
     fclose(f);
-    if (!buf)
+    if (rc == ZS_ENOMEM)
         return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-    if (bad) {
-        free(buf);
+    if (rc)
         return zs_err_set(e, ZS_EIO, path, NULL, "read error");
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
     return ZS_OK;
 }
 
@@ -272,6 +254,26 @@ static int col_of(char **hdr, int n, const char *const *names)
 
 #define MAXCOLS 64
 
+/* The next non-empty row of a delimited table into tok (nh fields, as the
+ * header has): 1 for a row, 0 at the end, or an error naming the line. */
+static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, const char *path,
+                    char *where, size_t wn, zs_err *e)
+{
+    char *line;
+    while ((line = next_line(cur))) {
+        ++*line_no;
+        if (!*line)
+            continue;
+        where_line(where, wn, path, *line_no);
+        int nt = split_delim(line, delim, tok, MAXCOLS);
+        if (nt != nh)
+            return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
+                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+        return 1;
+    }
+    return 0;
+}
+
 static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 {
     char where[600];
@@ -295,16 +297,9 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
                           "hkv and d (see docs/validation.md)",
                           "unrecognised CSV header");
     int line_no = 1, rows = 0;
-    while ((line = next_line(&cur))) {
-        line_no++;
-        if (!*line)
-            continue;
-        where_line(where, sizeof where, path, line_no);
-        char *tok[MAXCOLS + 1];
-        int nt = split_delim(line, ',', tok, MAXCOLS);
-        if (nt != nh)
-            return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
-                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+    char *tok[MAXCOLS + 1];
+    int got;
+    while ((got = next_row(&cur, &line_no, ',', nh, tok, path, where, sizeof where, e)) > 0) {
         double len, ms, hq, hkv = 0, d;
         if (!parse_num(tok[il], &len) || len < 1 || len > 2147483647.0 ||
             !parse_num(tok[it], &ms) || ms <= 0 || !parse_num(tok[ih], &hq) || hq < 1 ||
@@ -336,6 +331,8 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
             return rc;
         rows++;
     }
+    if (got < 0)
+        return got; /* a short or long row */
     if (!rows)
         return zs_err_set(e, ZS_EINPUT, where, "add measurement rows", "CSV has no rows");
     return ZS_OK;
@@ -356,16 +353,9 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
                           "a layer-op TSV needs ctx_length, tp, cp and one column per op",
                           "unrecognised TSV header");
     int line_no = 1, rows = 0;
-    while ((line = next_line(&cur))) {
-        line_no++;
-        if (!*line)
-            continue;
-        where_line(where, sizeof where, path, line_no);
-        char *tok[MAXCOLS + 1];
-        int nt = split_delim(line, '\t', tok, MAXCOLS);
-        if (nt != nh)
-            return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
-                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+    char *tok[MAXCOLS + 1];
+    int got;
+    while ((got = next_row(&cur, &line_no, '\t', nh, tok, path, where, sizeof where, e)) > 0) {
         double ctx, tp, cp;
         if (!parse_num(tok[ic], &ctx) || ctx < 1 || !parse_num(tok[itp], &tp) || tp < 1 ||
             !parse_num(tok[icp], &cp) || cp < 1)
@@ -399,6 +389,8 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
             rows++;
         }
     }
+    if (got < 0)
+        return got; /* a short or long row */
     if (!rows)
         return zs_err_set(e, ZS_EINPUT, where, "add measurement rows", "TSV has no rows");
     return ZS_OK;

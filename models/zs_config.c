@@ -1,6 +1,8 @@
 /* Table-driven configuration parsing: see zs_config.h. */
 #include "zs_config.h"
 
+#include "zs_fdio.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -43,31 +45,14 @@ int zs_json_doc_load_file(const char *path, zs_json_doc **out, zs_err *e)
     if (!f)
         return zs_err_set(e, ZS_EINPUT, path, "check the path (or use a preset name: zepsim list)",
                           "cannot open file");
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int rerr = ferror(f);
+    char *buf = NULL;
+    size_t len = 0;
+    int rr = zs_read_stream(f, &buf, &len);
     fclose(f);
-    if (!buf)
+    if (rr == ZS_ENOMEM)
         return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-    if (rerr) {
-        free(buf);
+    if (rr)
         return zs_err_set(e, ZS_EIO, path, NULL, "read error");
-    }
-    buf[len] = '\0';
     if (strlen(buf) != len) {
         free(buf);
         return zs_err_set(e, ZS_EINPUT, path, "the file must be UTF-8 JSON text",

@@ -9,6 +9,8 @@
  * value is wrong. */
 #include "zs_trace_read.h"
 
+#include "zs_fdio.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -544,36 +546,18 @@ int zs_trace_read_file(const char *path, const zs_trace_read_cfg *cfg, zs_trace 
     if (!f)
         return zs_err_set(e, ZS_EINPUT, path, "check the path (a trace file or a preset name)",
                           "cannot open trace file (%s)", strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    int rc = ZS_OK;
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (!buf)
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = zs_read_stream(f, &buf, &n);
+    if (rc == ZS_ENOMEM)
         rc = zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the trace");
-    else if (ferror(f))
+    else if (rc)
         rc = zs_err_set(e, ZS_EINPUT, path, "check that the path is a readable file",
                         "cannot read trace file (%s)", strerror(errno));
     if (!is_stdin)
         fclose(f);
-    if (rc == ZS_OK) {
-        buf[n] = '\0';
+    if (rc == ZS_OK)
         rc = zs_trace_read_text(is_stdin ? "<stdin>" : path, buf, n, cfg, out, e);
-    }
     free(buf);
     return rc;
 }
