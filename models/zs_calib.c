@@ -70,7 +70,7 @@ int zs__meas_point(const zs_meas *m, const zs_model *lm, zs__fit_pt *out)
             return -1;
         double b = coll_rank_bytes(k, m->gpus, m->bytes);
         zs__coll_bus(k, m->gpus, b, &out->work, &out->steps);
-        out->x = zs__coll_size(k, m->gpus, b);
+        out->x = out->work;
         return s;
     }
     /* Megatron layer ops: only with a model, only without TP (with TP the
@@ -337,11 +337,13 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
         !json_is_object(curves)) {
         rc = zs_err_set(e, ZS_EINPUT, path, "write one with `zepsim calib fit FILES -o OUT.json`",
                         "not a zepsim calibration file");
-    } else if (!json_is_integer(ver) || json_integer_value(ver) < 1 ||
-               json_integer_value(ver) > ZS_CALIB_VERSION) {
+    } else if (!json_is_integer(ver) || json_integer_value(ver) != ZS_CALIB_VERSION) {
+        /* Version 1 collective curves used another size variable: reading
+         * them as version 2 would silently mis-price collectives. */
         zs_json_where(doc, NULL, "version", where, sizeof where);
-        rc = zs_err_set(e, ZS_EINPUT, where, "refit with this zepsim version",
-                        "unsupported calibration version (this build reads 1..%d)",
+        rc = zs_err_set(e, ZS_EINPUT, where,
+                        "refit with this zepsim version (`zepsim calib fit FILES -o OUT.json`)",
+                        "unsupported calibration version (this build reads version %d)",
                         ZS_CALIB_VERSION);
     }
     if (!rc && json_is_string(gpu))

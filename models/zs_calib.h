@@ -19,7 +19,9 @@
 #include "zs_err.h"
 #include "zs_model.h"
 
-#define ZS_CALIB_VERSION 1
+/* Version 2: collective curves take the bus bytes per GPU as their size
+ * variable x (version 1 took the nccl-tests buffer size). */
+#define ZS_CALIB_VERSION 2
 /* Query/key tile of the attention kernels we model (FlashAttention-2/3,
  * cuDNN): work is counted in whole 128 x 128 tiles. */
 #define ZS_ATTN_TILE 128
@@ -28,8 +30,8 @@
  * time(W, x) = steps * t0 + W / rmax * (1 + (half / x)^p)
  *   W: work (FLOPs, bytes, bus bytes); rmax: the asymptotic rate (FLOP/s,
  *   bytes/s); x: the size that drives efficiency (the work itself, GEMM
- *   tokens, message bytes); half: the size where the achieved rate is
- *   rmax/2 (0: no size effect); t0: fixed cost per launch or per step. */
+ *   tokens, message bytes, a collective's bus bytes per GPU); half: the size where the achieved
+ * rate is rmax/2 (0: no size effect); t0: fixed cost per launch or per step. */
 typedef struct zs_curve {
     double t0, rmax, half, p;
     int fitted; /* 1: from measurements; 0: an assumption */
@@ -161,9 +163,5 @@ zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_clust
 /* Bus bytes and steps of a ring collective on n ranks with `bytes` per rank
  * as zs_cost_ops.collective defines it (used by sim/zs_sim.c too). */
 void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps);
-/* Its total size as nccl-tests reports it: the size that drives efficiency
- * (NCCL pipelines all steps, so the achieved bus bandwidth follows the
- * whole buffer, not one step). */
-double zs__coll_size(zs_coll_kind k, int n, double bytes);
 
 #endif

@@ -108,11 +108,6 @@ static double p2p(const zs_cost *c, int src, int dst, double bytes)
     return lat + bytes / bw;
 }
 
-double zs__coll_size(zs_coll_kind k, int n, double bytes)
-{
-    return k == ZS_COLL_ALLREDUCE ? bytes : (double)n * bytes;
-}
-
 void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps)
 {
     double nn = n;
@@ -198,13 +193,12 @@ static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, 
     if (n <= 1 || bytes < 0 || kind < 0 || kind >= ZS_COLL_NKINDS)
         return 0;
     int intra;
-    double lat, bw, bus, steps, size;
+    double lat, bw, bus, steps;
     group_link(&c->cluster, ranks, n, &intra, &lat, &bw);
     zs__coll_bus(kind, n, bytes, &bus, &steps);
-    size = zs__coll_size(kind, n, bytes);
     const zs_curve *cv = &impl(c)->curve[ZS_CAL_COLL_AG + kind];
     if (intra && cv->fitted)
-        return zs_curve_time(cv, steps, bus, size);
+        return zs_curve_time(cv, steps, bus, bus);
     return steps * lat + bus / bw;
 }
 
