@@ -132,17 +132,20 @@ static void link(FILE *f, const char *name, int i, double bps, double lat_s)
             lat_s);
 }
 
-static void node_zone(FILE *f, const zs_cluster *c, int node)
+/* A node's links. They are declared in one zone of links, the first
+ * child of the top zone, not in the node's own zone: SimGrid 3.32 resolves
+ * every <link_ctn> by a depth-first search from the top zone over every
+ * zone's link map, so links kept in node zones make loading quadratic in
+ * the number of nodes; in the first child each lookup is one map search.
+ * Routes may use links of any zone; a link's zone does not change how
+ * flows share it. */
+static void node_links(FILE *f, const zs_cluster *c, int node)
 {
     int gpn = c->gpus_per_node;
     int g0 = node * gpn;
     double nvl = zs_cluster_link_bw(c, ZS_LINK_NVLINK);
     double pcie = zs_cluster_link_bw(c, ZS_LINK_PCIE);
     double nic = zs_cluster_link_bw(c, ZS_LINK_NIC);
-    fprintf(f, "<zone id=\"n%d\" routing=\"Full\">\n", node);
-    for (int g = g0; g < g0 + gpn; g++)
-        fprintf(f, "<host id=\"g%d\" speed=\"1f\"/>\n", g);
-    fprintf(f, "<router id=\"n%d-gw\"/>\n", node);
     for (int g = g0; g < g0 + gpn; g++) {
         link(f, "nvu", g, nvl, c->nvlink_latency_us * 0.5e-6);
         link(f, "nvd", g, nvl, c->nvlink_latency_us * 0.5e-6);
@@ -154,6 +157,12 @@ static void node_zone(FILE *f, const zs_cluster *c, int node)
         link(f, "xu", node * c->nics_per_node + k, nic, c->nic_latency_us * 1e-6);
         link(f, "xd", node * c->nics_per_node + k, nic, c->nic_latency_us * 1e-6);
     }
+}
+
+static void node_routes(FILE *f, const zs_cluster *c, int node)
+{
+    int gpn = c->gpus_per_node;
+    int g0 = node * gpn;
     for (int g = g0; g < g0 + gpn; g++) {
         fprintf(
             f, "<route src=\"g%d\" dst=\"g%d\" symmetrical=\"NO\"><link_ctn id=\"c%d\"/></route>\n",
@@ -174,6 +183,17 @@ static void node_zone(FILE *f, const zs_cluster *c, int node)
                 "<link_ctn id=\"pd%d\"/></route>\n",
                 node, g, x, g);
     }
+}
+
+static void node_zone(FILE *f, const zs_cluster *c, int node)
+{
+    int gpn = c->gpus_per_node;
+    int g0 = node * gpn;
+    fprintf(f, "<zone id=\"n%d\" routing=\"Full\">\n", node);
+    for (int g = g0; g < g0 + gpn; g++)
+        fprintf(f, "<host id=\"g%d\" speed=\"1f\"/>\n", g);
+    fprintf(f, "<router id=\"n%d-gw\"/>\n", node);
+    node_routes(f, c, node);
     fprintf(f, "</zone>\n");
 }
 
@@ -206,6 +226,10 @@ int zs_platform_write(const zs_cluster *c, FILE *f, zs_err *e)
      * zone's tree is computed once and cached, and the XML stays linear in
      * the number of nodes (Full routing would need nodes^2 zone routes). */
     fprintf(f, "<zone id=\"top\" routing=\"DijkstraCache\">\n");
+    fprintf(f, "<zone id=\"links\" routing=\"None\">\n");
+    for (int n = 0; n < c->nodes; n++)
+        node_links(f, c, n);
+    fprintf(f, "</zone>\n");
     for (int n = 0; n < c->nodes; n++)
         node_zone(f, c, n);
     for (int g = 0; g < d.NG; g++)
