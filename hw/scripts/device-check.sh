@@ -3,14 +3,17 @@
 # (issue 9). Configures and builds, checks every CUDA kernel against the CPU
 # reference, runs the GPU tests and a single-GPU schedule of local sequences
 # (the "local" planner's plan, dumped by tests/test_gpu_run), then the
-# calibration microbenchmarks; all within 8 minutes.
+# calibration microbenchmarks, a calibration fitted on them, and one plan
+# priced with that calibration run on the GPU and in the simulator, compared
+# op by op (`zepsim timeline compare`); all within 9 minutes.
 #
 #   OUT=/path/to/out hw/scripts/device-check.sh      (default OUT=./out)
 #
 # Writes to $OUT: summary.txt (the figures for docs/hw-backend results),
 # gpu.txt, <step>.log for every step, measurements.json (the calibration
 # measurement file, docs/validation.md schema) and timeline-local.json
-# (Chrome trace of the single-GPU run). Exit status: 0 when every step
+# (Chrome trace of the single-GPU run), calib.json, plan-calibrated.json,
+# timeline-hw.json and timeline-sim.json (the GPU-vs-simulator pair). Exit status: 0 when every step
 # passed, 1 otherwise (the summary says which step failed).
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +21,7 @@ OUT=${OUT:-./out}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 BUILD=${BUILD:-$SRC/build-device}
 JOBS=${JOBS:-16}
-BUDGET=${BUDGET:-480} # seconds for the whole script (8 minutes)
+BUDGET=${BUDGET:-540} # seconds for the whole script (9 minutes)
 T0=$(date +%s)
 FAILED=""
 : >"$OUT/summary.txt"
@@ -87,6 +90,40 @@ step bench 240 "$BUILD/zepsim" hw bench --model llama-7b --model llama3-8b --max
   --out "$OUT/measurements.json"
 grep -E "attn causal|TFLOP/s; cuBLASLt" "$OUT/bench.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
 say "cuDNN fused attention: not timed by this build (follow-up, docs/hw-backend.md); ratio to cuDNN: n/a"
+
+# Issue 10: calibrate on this GPU's own measurements, then run one plan
+# priced with that calibration on the GPU and in the simulator, and compare
+# the two timelines op by op.
+if [ -s "$OUT/measurements.json" ]; then
+  step calib-fit 60 "$BUILD/zepsim" calib fit "$OUT/measurements.json" -o "$OUT/calib.json" &&
+    grep -E "^  (attn|gemm|elementwise)" "$OUT/calib-fit.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+  step validate-holdout 60 "$BUILD/zepsim" validate --plot none --against "$OUT/measurements.json" \
+    --holdout 'seq<=4096' && sed -n '/^summary/,$p' "$OUT/validate-holdout.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+  ONE="$OUT/one-gpu-cluster.json"
+  cat >"$ONE" <<JSON
+{"name": "device-one-gpu", "gpu": "${GPU_PRESET:-h200}", "nodes": 1, "gpus_per_node": 1,
+ "nics_per_node": 1, "nic_gbps": 400, "pcie_gbs": 52, "nvlink_latency_us": 2.0,
+ "pcie_latency_us": 0.5, "nic_latency_us": 2.0, "fabric_latency_us": 1.0,
+ "nodes_per_leaf": 32, "oversubscription": 1.0}
+JSON
+  printf '8192\n4096\n2048\n1024\n512\n300\n' >"$OUT/lengths.txt"
+  if [ -s "$OUT/calib.json" ] &&
+    step plan-calibrated 60 "$BUILD/zepsim" plan --method local --model llama-550m --cluster "$ONE" \
+      --nodes 1 --group 1 --context 16172 --trace "$OUT/lengths.txt" --iterations 1 \
+      --calib "$OUT/calib.json" --dump "$OUT/plan-calibrated.json" &&
+    step hw-calibrated 120 "$BUILD/zepsim" hw run "$OUT/plan-calibrated.json" --iters 3 \
+      --timeline "$OUT/timeline-hw.json" &&
+    step sim-calibrated 60 "$BUILD/zepsim" run --backend sim --cluster "$ONE" \
+      "$OUT/plan-calibrated.json" --timeline "$OUT/timeline-sim.json" &&
+    step hw-vs-sim 30 "$BUILD/zepsim" timeline compare --top 12 "$OUT/timeline-hw.json" \
+      "$OUT/timeline-sim.json"; then
+    say "GPU vs simulator, one plan priced with this GPU's calibration (measured = GPU):"
+    sed 's/^/  /' "$OUT/hw-vs-sim.log" | tee -a "$OUT/summary.txt"
+  fi
+else
+  say "calibration and GPU-vs-simulator steps: SKIPPED (no measurements.json)"
+  FAILED="$FAILED calib-fit"
+fi
 say "total: $(elapsed)s of ${BUDGET}s"
 if [ -n "$FAILED" ]; then
   say "RESULT: FAILED steps:$FAILED"

@@ -1,0 +1,113 @@
+/* `zepsim timeline compare MEASURED.json PREDICTED.json`: compares two
+ * timelines of one schedule op by op (zs_tlcmp.h), e.g. a GPU run against
+ * the simulator with the same calibration. */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_tlcmp.h"
+
+static const char timeline_help[] =
+    "usage: zepsim timeline compare [options] MEASURED.json PREDICTED.json\n"
+    "\n"
+    "Compares two Chrome-trace timelines of the same schedule, typically a GPU run\n"
+    "(`zepsim hw run PLAN --timeline hw.json`) and the simulator on the same plan\n"
+    "(`zepsim run --backend sim PLAN --timeline sim.json`). Ops are matched by rank,\n"
+    "label and kind, in order of start time. Prints the iteration span of each, the\n"
+    "median durations and errors per op label (largest measured total first) and the\n"
+    "median absolute error of compute and of communication ops. Errors are\n"
+    "(predicted - measured) / measured.\n"
+    "\n"
+    "options:\n"
+    "  --top N                 print the N op labels with the most measured time (default 20)\n"
+    "  --format table|csv|json (default table)\n";
+
+static void print_pct(double v)
+{
+    if (isnan(v))
+        printf("n/a (no ops)");
+    else
+        printf("%.2f%%", v);
+}
+
+static void print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, zs_format fmt)
+{
+    if (fmt == ZS_FMT_TABLE) {
+        printf("measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
+               c->b_events);
+        printf("iteration span: measured %.3f ms, predicted %.3f ms, error %+.2f%%\n",
+               c->a_span_us / 1e3, c->b_span_us / 1e3,
+               c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN);
+        printf("matched %d compute and %d communication ops (with a measured duration > 0); "
+               "%zu only measured, %zu only predicted\n",
+               c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
+        printf("median absolute error: compute ");
+        print_pct(c->compute_abs_err_med_pct);
+        printf(", communication ");
+        print_pct(c->comm_abs_err_med_pct);
+        printf("\n\n");
+    }
+    zs_table *t = zs_table_new(NULL);
+    const char *cols[] = {
+        "op",          "kind",           "pairs", "measured_med_us", "predicted_med_us",
+        "err_med_pct", "abs_err_med_pct"};
+    for (int i = 0; i < 7; i++)
+        zs_table_col(t, cols[i], i >= 2);
+    for (size_t i = 0; i < c->nrows && (int)i < top; i++) {
+        const zs_tlcmp_row *r = &c->rows[i];
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", r->name);
+        zs_table_set(t, 1, "%s", r->cat);
+        zs_table_set(t, 2, "%d", r->pairs);
+        zs_table_set(t, 3, "%.2f", r->a_med_us);
+        zs_table_set(t, 4, "%.2f", r->b_med_us);
+        zs_table_set(t, 5, "%+.2f", r->err_med_pct);
+        zs_table_set(t, 6, "%.2f", r->abs_err_med_pct);
+    }
+    zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    if (fmt == ZS_FMT_TABLE && c->nrows > (size_t)top)
+        printf("(%zu more op labels; raise --top to see them)\n", c->nrows - (size_t)top);
+}
+
+int zs_cmd_timeline(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"top", required_argument, 0, 't'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+    zs_err e;
+    zs_err_clear(&e);
+    zs_format fmt = ZS_FMT_TABLE;
+    long top = 20;
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = ZS_OK;
+        switch (c) {
+        case 'h':
+            fputs(timeline_help, stdout);
+            return 0;
+        case 't':
+            rc = zs_cli_parse_int("--top", optarg, 1, 1000000, &top, &e);
+            break;
+        case 'f':
+            rc = zs_format_parse(optarg, &fmt, &e);
+            break;
+        default:
+            return zs_cli_bad_option("timeline", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    if (optind >= argc || strcmp(argv[optind], "compare") != 0)
+        return zs_cli_usage_error("timeline", "expected `timeline compare MEASURED PREDICTED`");
+    if (argc - optind != 3)
+        return zs_cli_usage_error("timeline", "compare takes two timeline files");
+    zs_tlcmp *cmp = NULL;
+    if (zs_tlcmp_files(argv[optind + 1], argv[optind + 2], &cmp, &e))
+        return zs_cli_fail(&e);
+    print_cmp(cmp, argv[optind + 1], argv[optind + 2], (int)top, fmt);
+    zs_tlcmp_free(cmp);
+    return 0;
+}

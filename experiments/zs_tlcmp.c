@@ -1,0 +1,294 @@
+/* Timeline comparison: see zs_tlcmp.h. */
+#include "zs_tlcmp.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_config.h"
+
+typedef struct ev {
+    int rank;
+    const char *name, *cat; /* owned by the file's JSON document */
+    double ts, dur;
+    size_t idx; /* position in the file: a stable tie-break */
+} ev;
+
+typedef struct tl_file {
+    zs_json_doc *doc;
+    ev *v;
+    size_t n;
+    double t0, t1;
+} tl_file;
+
+typedef struct dvec {
+    double *v;
+    size_t n, cap;
+} dvec;
+
+static int dvec_push(dvec *d, double x)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        double *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            return ZS_ENOMEM;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = x;
+    return ZS_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts in place. */
+static double median(dvec *d)
+{
+    if (d->n == 0)
+        return NAN;
+    qsort(d->v, d->n, sizeof *d->v, cmp_double);
+    return d->n % 2 ? d->v[d->n / 2] : 0.5 * (d->v[d->n / 2 - 1] + d->v[d->n / 2]);
+}
+
+static int cmp_key(const ev *a, const ev *b)
+{
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->cat, b->cat);
+}
+
+static int cmp_ev(const void *pa, const void *pb)
+{
+    const ev *a = pa, *b = pb;
+    int c = cmp_key(a, b);
+    if (c)
+        return c;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void file_free(tl_file *f)
+{
+    free(f->v);
+    zs_json_doc_free(f->doc);
+    memset(f, 0, sizeof *f);
+}
+
+static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
+{
+    char where[1200];
+    snprintf(where, sizeof where, "%s: traceEvents[%zu]", path, i);
+    return zs_err_set(e, ZS_EINPUT, where,
+                      "compare timelines written by `zepsim hw run --timeline` or `zepsim run "
+                      "--backend sim --timeline`",
+                      "complete event (\"ph\": \"X\") %s", what);
+}
+
+static int file_load(const char *path, tl_file *f, zs_err *e)
+{
+    memset(f, 0, sizeof *f);
+    int rc = zs_json_doc_load_file(path, &f->doc, e);
+    if (rc)
+        return rc;
+    json_t *root = f->doc->root;
+    json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
+    if (!json_is_array(evs))
+        return zs_err_set(e, ZS_EINPUT, path, "give a Chrome trace (Perfetto / chrome://tracing)",
+                          "not a timeline: no \"traceEvents\" array");
+    size_t n = json_array_size(evs);
+    f->v = malloc((n ? n : 1) * sizeof *f->v);
+    if (!f->v)
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
+    f->t0 = INFINITY;
+    f->t1 = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(evs, i);
+        json_t *ph = json_object_get(o, "ph");
+        if (!json_is_object(o))
+            return bad_event(e, path, i, "expected: the entry is not an object");
+        if (!json_is_string(ph) || strcmp(json_string_value(ph), "X") != 0)
+            continue; /* metadata and instant events carry no op */
+        json_t *name = json_object_get(o, "name"), *cat = json_object_get(o, "cat");
+        json_t *ts = json_object_get(o, "ts"), *dur = json_object_get(o, "dur");
+        json_t *rank = json_object_get(json_object_get(o, "args"), "rank");
+        if (!json_is_string(name))
+            return bad_event(e, path, i, "without a string \"name\"");
+        if (!json_is_number(ts) || !json_is_number(dur) || json_number_value(dur) < 0 ||
+            !isfinite(json_number_value(ts)) || !isfinite(json_number_value(dur)))
+            return bad_event(e, path, i, "without finite numbers \"ts\" and \"dur\" >= 0");
+        if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
+            json_integer_value(rank) > 1 << 24)
+            return bad_event(e, path, i, "without an integer \"args\": {\"rank\": R >= 0}");
+        ev *x = &f->v[f->n++];
+        x->rank = (int)json_integer_value(rank);
+        x->name = json_string_value(name);
+        x->cat = json_is_string(cat) ? json_string_value(cat) : "";
+        x->ts = json_number_value(ts);
+        x->dur = json_number_value(dur);
+        x->idx = i;
+        if (x->ts < f->t0)
+            f->t0 = x->ts;
+        if (x->ts + x->dur > f->t1)
+            f->t1 = x->ts + x->dur;
+    }
+    if (f->n == 0)
+        return zs_err_set(e, ZS_EINPUT, path, "write the timeline with --timeline on a run",
+                          "the timeline has no complete (\"ph\": \"X\") events");
+    qsort(f->v, f->n, sizeof *f->v, cmp_ev);
+    return ZS_OK;
+}
+
+typedef struct acc {
+    zs_tlcmp_row row;
+    dvec a, b, abs_err, err;
+} acc;
+
+static acc *acc_find(acc **v, size_t *n, size_t *cap, const ev *x)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i].row.name, x->name) && !strcmp((*v)[i].row.cat, x->cat))
+            return &(*v)[i];
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        acc *nv = realloc(*v, c * sizeof *nv);
+        if (!nv)
+            return NULL;
+        *v = nv;
+        *cap = c;
+    }
+    acc *a = &(*v)[(*n)++];
+    memset(a, 0, sizeof *a);
+    snprintf(a->row.name, sizeof a->row.name, "%s", x->name);
+    snprintf(a->row.cat, sizeof a->row.cat, "%s", x->cat);
+    return a;
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const zs_tlcmp_row *a = pa, *b = pb;
+    if (a->a_total_us != b->a_total_us)
+        return a->a_total_us > b->a_total_us ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->cat, b->cat);
+}
+
+/* Pairs the two sorted event lists key by key and fills c. */
+static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
+{
+    acc *v = NULL;
+    size_t n = 0, cap = 0, i = 0, j = 0;
+    dvec comp = {0}, comm = {0};
+    int rc = ZS_OK;
+    while (rc == ZS_OK && (i < A->n || j < B->n)) {
+        int k = i >= A->n ? 1 : j >= B->n ? -1 : cmp_key(&A->v[i], &B->v[j]);
+        if (k < 0) {
+            c->only_a++;
+            i++;
+            continue;
+        }
+        if (k > 0) {
+            c->only_b++;
+            j++;
+            continue;
+        }
+        acc *a = acc_find(&v, &n, &cap, &A->v[i]);
+        if (!a) {
+            rc = ZS_ENOMEM;
+            break;
+        }
+        const ev *key = &A->v[i];
+        while (rc == ZS_OK && i < A->n && j < B->n && !cmp_key(&A->v[i], key) &&
+               !cmp_key(&B->v[j], key)) {
+            double x = A->v[i].dur, y = B->v[j].dur;
+            a->row.pairs++;
+            a->row.a_total_us += x;
+            if (dvec_push(&a->a, x) || dvec_push(&a->b, y))
+                rc = ZS_ENOMEM;
+            if (rc == ZS_OK && x > 0) {
+                double r = (y - x) / x * 100;
+                if (dvec_push(&a->err, r) || dvec_push(&a->abs_err, fabs(r)) ||
+                    dvec_push(!strcmp(key->cat, "compute") ? &comp : &comm, fabs(r)))
+                    rc = ZS_ENOMEM;
+            }
+            i++;
+            j++;
+        }
+        for (; i < A->n && !cmp_key(&A->v[i], key); i++)
+            c->only_a++;
+        for (; j < B->n && !cmp_key(&B->v[j], key); j++)
+            c->only_b++;
+    }
+    if (rc == ZS_OK && n && !(c->rows = calloc(n, sizeof *c->rows)))
+        rc = ZS_ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        if (rc == ZS_OK) {
+            zs_tlcmp_row *r = &c->rows[c->nrows++];
+            *r = v[k].row;
+            r->a_med_us = median(&v[k].a);
+            r->b_med_us = median(&v[k].b);
+            r->abs_err_med_pct = median(&v[k].abs_err);
+            r->err_med_pct = median(&v[k].err);
+        }
+        free(v[k].a.v);
+        free(v[k].b.v);
+        free(v[k].abs_err.v);
+        free(v[k].err.v);
+    }
+    free(v);
+    if (rc == ZS_OK) {
+        qsort(c->rows, c->nrows, sizeof *c->rows, cmp_row);
+        c->compute_pairs = (int)comp.n;
+        c->comm_pairs = (int)comm.n;
+        c->compute_abs_err_med_pct = median(&comp);
+        c->comm_abs_err_med_pct = median(&comm);
+    }
+    free(comp.v);
+    free(comm.v);
+    return rc;
+}
+
+int zs_tlcmp_files(const char *a_path, const char *b_path, zs_tlcmp **out, zs_err *e)
+{
+    *out = NULL;
+    tl_file A, B;
+    int rc = file_load(a_path, &A, e);
+    if (rc == ZS_OK)
+        rc = file_load(b_path, &B, e);
+    else
+        memset(&B, 0, sizeof B);
+    zs_tlcmp *c = NULL;
+    if (rc == ZS_OK && !(c = calloc(1, sizeof *c)))
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory comparing timelines");
+    if (rc == ZS_OK) {
+        c->a_events = A.n;
+        c->b_events = B.n;
+        c->a_span_us = A.t1 - A.t0;
+        c->b_span_us = B.t1 - B.t0;
+        if (pair_up(&A, &B, c) != ZS_OK)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory comparing timelines");
+    }
+    file_free(&A);
+    file_free(&B);
+    if (rc) {
+        zs_tlcmp_free(c);
+        return rc;
+    }
+    *out = c;
+    return ZS_OK;
+}
+
+void zs_tlcmp_free(zs_tlcmp *c)
+{
+    if (!c)
+        return;
+    free(c->rows);
+    free(c);
+}

@@ -1,0 +1,45 @@
+/* Timeline comparison: two Chrome-trace timelines of the same schedule, a
+ * measured one (`zepsim hw run --timeline`) and a predicted one (`zepsim
+ * run --backend sim --timeline`), compared op by op. Ops are matched by
+ * (rank, op label, kind) and, within that key, by order of start time:
+ * both backends run the same program, so the k-th "attn" of rank 3 is the
+ * same op in both files. Reports the iteration span of each file and, per
+ * op label, the median durations and the median relative error, so a
+ * calibration can be judged on a whole schedule, not only on isolated
+ * microbenchmarks. Depends on jansson (via zs_config's JSON loader). */
+#ifndef ZS_TLCMP_H
+#define ZS_TLCMP_H
+
+#include <stddef.h>
+
+#include "zs_err.h"
+
+typedef struct zs_tlcmp_row {
+    char name[96];             /* op label */
+    char cat[16];              /* op kind: compute, send, recv, coll */
+    int pairs;                 /* matched occurrences over all ranks */
+    double a_med_us, b_med_us; /* median durations (first file, second file) */
+    double a_total_us;         /* summed durations in the first file */
+    double abs_err_med_pct;    /* median |b - a| / a over pairs with a > 0 (NAN if none) */
+    double err_med_pct;        /* median signed (b - a) / a */
+} zs_tlcmp_row;
+
+typedef struct zs_tlcmp {
+    double a_span_us, b_span_us; /* last end - first start over each file's ops */
+    size_t a_events, b_events;   /* complete ("X") events read */
+    size_t only_a, only_b;       /* events without a partner in the other file */
+    zs_tlcmp_row *rows;          /* sorted by a_total_us, largest first */
+    size_t nrows;
+    /* Medians of |b - a| / a over all matched pairs of a class. */
+    double compute_abs_err_med_pct, comm_abs_err_med_pct;
+    int compute_pairs, comm_pairs;
+} zs_tlcmp;
+
+/* Reads both files (a Chrome trace object with "traceEvents", or a bare
+ * event array) and compares them. Every complete event needs a string
+ * "name", numbers "ts" and "dur" >= 0 and an integer "args.rank" >= 0, as
+ * zepsim's backends write them; other events (metadata) are skipped. */
+int zs_tlcmp_files(const char *a_path, const char *b_path, zs_tlcmp **out, zs_err *e);
+void zs_tlcmp_free(zs_tlcmp *c);
+
+#endif

@@ -1,0 +1,39 @@
+# End to end: `zepsim timeline compare` on two simulator timelines of the
+# same one-GPU plan priced for two GPUs (same ops, other durations), on a
+# timeline against itself, and on bad input.
+. "$(dirname "$0")/lib.bash"
+
+one_gpu() { # one_gpu GPU FILE: a one-GPU cluster description
+  cat >"$2" <<JSON
+{"name": "one-$1", "gpu": "$1", "nodes": 1, "gpus_per_node": 1, "nics_per_node": 1,
+ "nic_gbps": 400, "pcie_gbs": 52, "nvlink_latency_us": 2.0, "pcie_latency_us": 0.5,
+ "nic_latency_us": 2.0, "fabric_latency_us": 1.0, "nodes_per_leaf": 32, "oversubscription": 1.0}
+JSON
+}
+one_gpu h200 "$TMP/h200.json"
+one_gpu h100-sxm "$TMP/h100.json"
+printf '8192\n4096\n2048\n1024\n512\n300\n' >"$TMP/lens.txt"
+for g in h200 h100; do
+  expect_rc plan-$g 0 "$ZEPSIM" plan --method local --model llama-550m --cluster "$TMP/$g.json" \
+    --nodes 1 --group 1 --context 16172 --trace "$TMP/lens.txt" --iterations 1 --dump "$TMP/$g-plan.json"
+  expect_rc run-$g 0 "$ZEPSIM" run --backend sim --cluster "$TMP/$g.json" "$TMP/$g-plan.json" \
+    --timeline "$TMP/$g-tl.json"
+done
+
+expect_rc help 0 "$ZEPSIM" timeline --help && expect_out help "usage: zepsim timeline compare"
+expect_rc compare 0 "$ZEPSIM" timeline compare "$TMP/h100-tl.json" "$TMP/h200-tl.json"
+expect_out compare "^iteration span: measured [0-9.]+ ms, predicted [0-9.]+ ms, error -[0-9.]+%"
+expect_out compare "0 only measured, 0 only predicted"
+expect_out compare "^attn-bwd +compute +[0-9]+ "
+expect_rc self 0 "$ZEPSIM" timeline compare "$TMP/h200-tl.json" "$TMP/h200-tl.json" --format csv
+expect_out self "^attn-fwd,compute,[0-9]+,[0-9.]+,[0-9.]+,\+0.00,0.00$"
+
+expect_rc no-sub 2 "$ZEPSIM" timeline
+expect_rc one-file 2 "$ZEPSIM" timeline compare "$TMP/h200-tl.json"
+expect_rc bad-top 2 "$ZEPSIM" timeline compare --top 0 "$TMP/h200-tl.json" "$TMP/h200-tl.json"
+expect_rc missing 2 "$ZEPSIM" timeline compare "$TMP/nope.json" "$TMP/h200-tl.json"
+expect_out missing "nope.json"
+printf '{"traceEvents": [\n{"name": "x", "ph": "X", "ts": 0, "dur": 1}]}\n' >"$TMP/norank.json"
+expect_rc no-rank 2 "$ZEPSIM" timeline compare "$TMP/h200-tl.json" "$TMP/norank.json"
+expect_out no-rank "norank.json: traceEvents\[0\]"
+finish

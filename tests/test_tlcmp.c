@@ -1,0 +1,126 @@
+/* Timeline comparison (zs_tlcmp): a hand-checked pair of small timelines,
+ * matching by rank, label, kind and start order, and malformed inputs. */
+#include <math.h>
+#include <string.h>
+
+#include "zs_test.h"
+#include "zs_tlcmp.h"
+
+#define META "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"n\"}}"
+
+static void test_hand_checked_pair(void)
+{
+    /* Measured: rank 0 runs attn 100 us then attn 50 us, a GEMM of 10 us;
+     * rank 1 one send of 40 us. Predicted: attn 110 and 40 (written out of
+     * order: pairing follows ts), GEMM 12, the send 50, and an extra op. */
+    const char *a = zs_test_write(
+        "a.json", "{\"traceEvents\": [" META ",\n"
+                  "{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 0, \"dur\": "
+                  "100, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 200, \"dur\": "
+                  "50, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"qkv\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 100, \"dur\": "
+                  "10, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"kv\", \"cat\": \"send\", \"ph\": \"X\", \"ts\": 10, \"dur\": 40, "
+                  "\"args\": {\"rank\": 1, \"peer\": 0}}]}\n");
+    const char *b = zs_test_write(
+        "b.json", "[{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 300, "
+                  "\"dur\": 40, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 5, \"dur\": "
+                  "110, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"qkv\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 120, \"dur\": "
+                  "12, \"args\": {\"rank\": 0}},\n"
+                  "{\"name\": \"kv\", \"cat\": \"send\", \"ph\": \"X\", \"ts\": 10, \"dur\": 50, "
+                  "\"args\": {\"rank\": 1}},\n"
+                  "{\"name\": \"extra\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 0, \"dur\": "
+                  "1, \"args\": {\"rank\": 1}}]\n");
+    zs_tlcmp *c = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_tlcmp_files(a, b, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->a_events, 4);
+    ZS_ASSERT_INT_EQ(c->b_events, 5);
+    ZS_ASSERT_NEAR(c->a_span_us, 250, 1e-9); /* 0 .. 200 + 50 */
+    ZS_ASSERT_NEAR(c->b_span_us, 340, 1e-9); /* 0 .. 300 + 40 */
+    ZS_ASSERT_INT_EQ(c->only_a, 0);
+    ZS_ASSERT_INT_EQ(c->only_b, 1);
+    ZS_ASSERT_INT_EQ(c->nrows, 3);
+    /* attn: pairs (100, 110) and (50, 40): errors +10% and -20%. */
+    const zs_tlcmp_row *r = &c->rows[0];
+    CU_ASSERT_STRING_EQUAL(r->name, "attn");
+    ZS_ASSERT_INT_EQ(r->pairs, 2);
+    ZS_ASSERT_NEAR(r->a_total_us, 150, 1e-9);
+    ZS_ASSERT_NEAR(r->a_med_us, 75, 1e-9);
+    ZS_ASSERT_NEAR(r->b_med_us, 75, 1e-9);
+    ZS_ASSERT_NEAR(r->err_med_pct, -5, 1e-9);
+    ZS_ASSERT_NEAR(r->abs_err_med_pct, 15, 1e-9);
+    /* Then the send (40 us measured) and the GEMM (10 us). */
+    CU_ASSERT_STRING_EQUAL(c->rows[1].name, "kv");
+    CU_ASSERT_STRING_EQUAL(c->rows[1].cat, "send");
+    ZS_ASSERT_NEAR(c->rows[1].err_med_pct, 25, 1e-9);
+    CU_ASSERT_STRING_EQUAL(c->rows[2].name, "qkv");
+    ZS_ASSERT_NEAR(c->rows[2].err_med_pct, 20, 1e-9);
+    /* Compute errors 10, 20, 20 -> median 20; communication 25. */
+    ZS_ASSERT_INT_EQ(c->compute_pairs, 3);
+    ZS_ASSERT_INT_EQ(c->comm_pairs, 1);
+    ZS_ASSERT_NEAR(c->compute_abs_err_med_pct, 20, 1e-9);
+    ZS_ASSERT_NEAR(c->comm_abs_err_med_pct, 25, 1e-9);
+    zs_tlcmp_free(c);
+
+    /* A file against itself: every op matches with zero error. */
+    ZS_ASSERT_OK(zs_tlcmp_files(b, b, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->only_a + c->only_b, 0);
+    ZS_ASSERT_NEAR(c->compute_abs_err_med_pct, 0, 0);
+    zs_tlcmp_free(c);
+    zs_tlcmp_free(NULL);
+}
+
+static void expect_error(const char *name, const char *text, const char *where, const char *what)
+{
+    const char *good = zs_test_write(
+        "good.json", "[{\"name\": \"x\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1, \"args\": "
+                     "{\"rank\": 0}}]");
+    const char *p = zs_test_write(name, text);
+    zs_tlcmp *c = (zs_tlcmp *)1;
+    zs_err e;
+    int rc = zs_tlcmp_files(good, p, &c, &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    CU_ASSERT_PTR_NULL(c);
+    ZS_ASSERT_STR_CONTAINS(e.where, where);
+    ZS_ASSERT_STR_CONTAINS(e.what, what);
+    /* The same file first: the same error. */
+    rc = zs_tlcmp_files(p, good, &c, &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+}
+
+static void test_malformed(void)
+{
+    expect_error("broken.json", "[{\"name\": \"x\",\n \"ph\": \"X\" \"ts\": 0}]", "broken.json:2",
+                 "");
+    expect_error("obj.json", "{\"events\": []}", "obj.json", "traceEvents");
+    expect_error("empty.json", "{\"traceEvents\": [" META "]}", "empty.json", "no complete");
+    expect_error("norank.json",
+                 "[" META ", {\"name\": \"x\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1}]",
+                 "norank.json: traceEvents[1]", "rank");
+    expect_error("negdur.json",
+                 "[{\"name\": \"x\", \"ph\": \"X\", \"ts\": 0, \"dur\": -1, \"args\": {\"rank\": "
+                 "0}}]",
+                 "negdur.json: traceEvents[0]", "dur");
+    expect_error("noname.json",
+                 "[{\"name\": 3, \"ph\": \"X\", \"ts\": 0, \"dur\": 1, \"args\": {\"rank\": 0}}]",
+                 "traceEvents[0]", "name");
+    expect_error("notobj.json", "[1]", "traceEvents[0]", "not an object");
+    zs_tlcmp *c = NULL;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_tlcmp_files("/nonexistent/t.json", "/nonexistent/u.json", &c, &e),
+                     ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "/nonexistent/t.json");
+}
+
+static const zs_test_case cases[] = {
+    {"hand_checked_pair", test_hand_checked_pair}, {"malformed", test_malformed}, {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"tlcmp", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
