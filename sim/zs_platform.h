@@ -11,7 +11,9 @@
  *   - per node: its ports into the fabric (su/sd, aggregate of its NICs);
  *   - with more nodes than nodes_per_leaf: per leaf group an uplink pair to
  *     the spine (gu/gd) of bandwidth (group NIC bandwidth / oversubscription).
- * No link is crossed by every flow. Hosts are named "g<rank>", so the
+ * Node links are declared in one zone ahead of the node zones (SimGrid
+ * resolves a route's link names by searching zones in order; see
+ * zs_platform.c). No link is crossed by every flow. Hosts are named "g<rank>", so the
  * executor looks them up by name. Latencies add up to zs_cluster_path():
  * NVLink nvlink_latency; across nodes 2 pcie + 2 nic + 1 fabric hop inside
  * a leaf group, + 2 fabric hops through the spine.
