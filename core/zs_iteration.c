@@ -415,6 +415,24 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
     return rc;
 }
 
+/* Layer markers at the start of the stage's repeated layer segment, so
+ * timelines can name each op's layer (forward counts up from the stage's
+ * first layer, backward down from its last); dir -1 ends the layers. */
+static int layer_markers(zs_iter *it, chain *ch, int dir, int stage)
+{
+    int first = zs_iter_stage_first_layer(it, stage), n = stage_layers(it, stage);
+    for (int sl = 0; sl < it->nslots; sl++) {
+        int64_t mk = dir < 0 ? zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER, -1)
+                     : dir == 0
+                         ? zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER, first)
+                         : zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER_DOWN, first + n - 1);
+        int rc = chk(it, mk, "marker");
+        if (rc)
+            return rc;
+    }
+    return ZS_OK;
+}
+
 static int chunk(zs_iter *it, body *b, chain *ch)
 {
     int stage = b->stage, first = stage == 0, last = stage == it->pp - 1;
@@ -450,7 +468,8 @@ static int chunk(zs_iter *it, body *b, chain *ch)
     }
     if (rc)
         return rc;
-    if ((rc = begin_all(it, stage, stage_layers(it, stage))))
+    if ((rc = begin_all(it, stage, stage_layers(it, stage))) ||
+        (rc = layer_markers(it, ch, b->backward, stage)))
         return rc;
     if (!b->backward) {
         rc = layer_forward(it, b, ch, "");
@@ -476,7 +495,7 @@ static int chunk(zs_iter *it, body *b, chain *ch)
             rc = bwd_post(it, b, &ch[sl], sl);
         }
     }
-    if (rc || (rc = begin_all(it, stage, 1)))
+    if (rc || (rc = begin_all(it, stage, 1)) || (rc = layer_markers(it, ch, -1, stage)))
         return rc;
     for (int sl = 0; sl < it->nslots && !rc; sl++) {
         chain *c = &ch[sl];

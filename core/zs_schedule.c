@@ -338,7 +338,7 @@ int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, i
 
 int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value)
 {
-    static const char *names[] = {"layer", "phase", "micro-batch"};
+    static const char *names[] = {"layer", "phase", "micro-batch", "layer"};
     int64_t i =
         append(s, rank, ZS_STREAM_COMPUTE, names[mk % ZS_MARK_NKINDS], ZS_OP_MARKER, NULL, 0);
     if (i < 0)

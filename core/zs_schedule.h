@@ -63,6 +63,8 @@ typedef enum zs_marker_kind {
     ZS_MARK_LAYER = 0,  /* value = layer index (first of a repeated run) */
     ZS_MARK_PHASE,      /* value = a zs_phase */
     ZS_MARK_MICROBATCH, /* value = micro-batch index */
+    ZS_MARK_LAYER_DOWN, /* value = layer index of the first iteration of a repeated run,
+                         * one less each iteration (backward passes) */
     ZS_MARK_NKINDS
 } zs_marker_kind;
 

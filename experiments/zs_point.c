@@ -29,6 +29,7 @@ void zs_point_cfg_default(zs_point_cfg *c)
     snprintf(c->backend, sizeof c->backend, "sim");
     c->zero_stage = 1;
     c->recompute = ZS_RECOMPUTE_FULL;
+    c->tl_rank0 = c->tl_rank1 = c->tl_layer0 = c->tl_layer1 = -1;
 }
 
 void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n)
@@ -205,8 +206,13 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
         if (!strcmp(cfg->backend, "sim")) {
             zs_sim_opts so;
             zs_sim_opts_init(&so);
-            if (cfg->timeline[0] && it == cfg->iterations - 1)
+            if (cfg->timeline[0] && it == cfg->iterations - 1) {
                 so.timeline = cfg->timeline;
+                so.tl_rank0 = cfg->tl_rank0;
+                so.tl_rank1 = cfg->tl_rank1;
+                so.tl_layer0 = cfg->tl_layer0;
+                so.tl_layer1 = cfg->tl_layer1;
+            }
             rc = zs_sim_run_forked(s, &cl, &so, &r, e);
         } else {
             rc = zs_analytic_run(s, cost, NULL, &r, e);

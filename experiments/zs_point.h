@@ -32,6 +32,8 @@ typedef struct zs_point_cfg {
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
     char timeline[512]; /* sim: Chrome trace of the last iteration ("" none) */
+    /* Timeline limits, inclusive (-1: all ranks / layers; the defaults). */
+    int tl_rank0, tl_rank1, tl_layer0, tl_layer1;
 } zs_point_cfg;
 
 /* The default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K tokens per

@@ -93,6 +93,7 @@ typedef struct rank_st {
     const zs_rank_prog *p;
     int32_t *seg_of, *done, *next_same, *first; /* first[seg * ZS_MAX_STREAMS + s] */
     int32_t *layer_val, *layer_seg;
+    int8_t *layer_dir; /* +1 layers count up over a segment's iterations, -1 down */
     chan **chan_of;
     stream_st st[ZS_MAX_STREAMS];
     went **w;
@@ -224,7 +225,7 @@ static int op_layer(const rank_st *R, int64_t i, int32_t seg, int32_t iter)
     if (v < 0)
         return -1;
     int32_t ls = R->layer_seg[i];
-    return ls == seg ? v + iter : v + R->p->segs[ls].repeat - 1;
+    return v + R->layer_dir[i] * (ls == seg ? iter : R->p->segs[ls].repeat - 1);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -822,12 +823,13 @@ static int rank_prepare(rank_st *R, int rank)
     R->next_same = malloc(sizeof(int32_t) * (size_t)n);
     R->layer_val = malloc(sizeof(int32_t) * (size_t)n);
     R->layer_seg = malloc(sizeof(int32_t) * (size_t)n);
+    R->layer_dir = malloc((size_t)n);
     R->chan_of = calloc((size_t)n, sizeof(chan *));
     R->first = malloc(sizeof(int32_t) * (size_t)(p->nsegs > 0 ? p->nsegs : 1) * ZS_MAX_STREAMS);
-    if (!R->seg_of || !R->done || !R->next_same || !R->layer_val || !R->layer_seg || !R->chan_of ||
-        !R->first)
+    if (!R->seg_of || !R->done || !R->next_same || !R->layer_val || !R->layer_seg ||
+        !R->layer_dir || !R->chan_of || !R->first)
         return ZS_ENOMEM;
-    int32_t lv = -1, ls = -1;
+    int32_t lv = -1, ls = -1, ld = 1;
     for (int32_t sg = 0; sg < p->nsegs; sg++) {
         const zs_segment *seg = &p->segs[sg];
         int64_t last[ZS_MAX_STREAMS];
@@ -858,12 +860,15 @@ static int rank_prepare(rank_st *R, int rank)
             else
                 R->first[(int64_t)sg * ZS_MAX_STREAMS + op->stream] = (int32_t)i;
             last[op->stream] = i;
-            if (op->kind == ZS_OP_MARKER && op->u.marker.mk == ZS_MARK_LAYER) {
+            if (op->kind == ZS_OP_MARKER &&
+                (op->u.marker.mk == ZS_MARK_LAYER || op->u.marker.mk == ZS_MARK_LAYER_DOWN)) {
                 lv = op->u.marker.value;
                 ls = sg;
+                ld = op->u.marker.mk == ZS_MARK_LAYER ? 1 : -1;
             }
             R->layer_val[i] = lv;
             R->layer_seg[i] = ls;
+            R->layer_dir[i] = (int8_t)ld;
         }
     }
     R->host = G->hosts[rank];
@@ -885,6 +890,7 @@ static void rank_release(rank_st *R)
     free(R->next_same);
     free(R->layer_val);
     free(R->layer_seg);
+    free(R->layer_dir);
     free(R->chan_of);
     free(R->first);
     for (int k = 0; k < R->nw; k++)

@@ -42,6 +42,27 @@ int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *o
     return ZS_OK;
 }
 
+int zs_cli_parse_range(const char *opt, const char *s, long min, long max, int *lo, int *hi,
+                       zs_err *e)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10), b = a;
+    if (!errno && end != s && *end == '-') {
+        const char *t = end + 1;
+        b = strtol(t, &end, 10);
+        if (end == t)
+            end = (char *)t - 1; /* "A-": malformed */
+    }
+    char fix[160];
+    snprintf(fix, sizeof fix, "give A or A-B with %ld <= A <= B <= %ld", min, max);
+    if (errno || end == s || *end || a < min || b > max || a > b)
+        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad range '%s'", s);
+    *lo = (int)a;
+    *hi = (int)b;
+    return ZS_OK;
+}
+
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e)
 {

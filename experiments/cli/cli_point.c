@@ -25,6 +25,8 @@ const char zs_cli_point_help[] =
     "  --recompute none|full  activation recomputation (default full)\n"
     "  --validate             check every plan with the plan validator\n"
     "  --timeline FILE        sim: Chrome trace of the last iteration\n"
+    "  --timeline-ranks A-B   only ranks A..B in the timeline (default all; also `A`)\n"
+    "  --timeline-layers A-B  only layers A..B (from 0) in the timeline (default all)\n"
     "  --format table|csv|json  output format (default table)\n";
 
 static int append_opt(zs_point_cfg *p, const char *kv, zs_err *e)
@@ -127,6 +129,13 @@ int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs
         break;
     case ZS_PO_TIMELINE:
         rc = copy(p->timeline, sizeof p->timeline, arg, "--timeline", e);
+        break;
+    case ZS_PO_TL_RANKS:
+        rc = zs_cli_parse_range("--timeline-ranks", arg, 0, 1 << 24, &p->tl_rank0, &p->tl_rank1, e);
+        break;
+    case ZS_PO_TL_LAYERS:
+        rc = zs_cli_parse_range("--timeline-layers", arg, 0, 1 << 20, &p->tl_layer0, &p->tl_layer1,
+                                e);
         break;
     case ZS_PO_FORMAT:
         rc = zs_format_parse(arg, fmt, e);

@@ -29,6 +29,8 @@ enum {
     ZS_PO_NO_REMAP,
     ZS_PO_NO_HIER,
     ZS_PO_TIMELINE,
+    ZS_PO_TL_RANKS,
+    ZS_PO_TL_LAYERS,
     ZS_PO_FORMAT
 };
 
@@ -49,6 +51,8 @@ enum {
         {"no-routing", no_argument, 0, ZS_PO_NO_ROUTING},                                          \
         {"no-remap", no_argument, 0, ZS_PO_NO_REMAP}, {"no-hier", no_argument, 0, ZS_PO_NO_HIER},  \
         {"timeline", required_argument, 0, ZS_PO_TIMELINE},                                        \
+        {"timeline-ranks", required_argument, 0, ZS_PO_TL_RANKS},                                  \
+        {"timeline-layers", required_argument, 0, ZS_PO_TL_LAYERS},                                \
     {                                                                                              \
         "format", required_argument, 0, ZS_PO_FORMAT                                               \
     }

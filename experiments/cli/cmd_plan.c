@@ -179,13 +179,20 @@ int zs_cmd_plan(int argc, char **argv)
 
 int zs_cmd_run(int argc, char **argv)
 {
-    enum { O_TIMELINE = 2000 };
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},          {"backend", required_argument, 0, 'b'},
-        {"cluster", required_argument, 0, 'c'}, {"model", required_argument, 0, 'm'},
-        {"calib", required_argument, 0, 'k'},   {"format", required_argument, 0, 'f'},
-        {"validate", no_argument, 0, 'v'},      {"timeline", required_argument, 0, O_TIMELINE},
-        {"ranks", no_argument, 0, 'r'},         {0, 0, 0, 0}};
+    enum { O_TIMELINE = 2000, O_TL_RANKS, O_TL_LAYERS };
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"backend", required_argument, 0, 'b'},
+                                         {"cluster", required_argument, 0, 'c'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {"calib", required_argument, 0, 'k'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"validate", no_argument, 0, 'v'},
+                                         {"timeline", required_argument, 0, O_TIMELINE},
+                                         {"ranks", no_argument, 0, 'r'},
+                                         {"timeline-ranks", required_argument, 0, O_TL_RANKS},
+                                         {"timeline-layers", required_argument, 0, O_TL_LAYERS},
+                                         {0, 0, 0, 0}};
+    int tl[4] = {-1, -1, -1, -1};
     const char *backend = "analytic", *cluster = NULL, *model = NULL, *calib = NULL,
                *timeline = NULL;
     zs_format fmt = ZS_FMT_TABLE;
@@ -206,6 +213,8 @@ int zs_cmd_run(int argc, char **argv)
                    "  --calib FILE            calibrated cost model (analytic backend)\n"
                    "  --validate              check the schedule first\n"
                    "  --timeline FILE         sim: Chrome trace events\n"
+                   "  --timeline-ranks A-B    only ranks A..B in the timeline (default all)\n"
+                   "  --timeline-layers A-B   only layers A..B (from 0) in the timeline\n"
                    "  --ranks                 per-rank table\n"
                    "  --format table|csv|json\n");
             return 0;
@@ -236,6 +245,13 @@ int zs_cmd_run(int argc, char **argv)
             break;
         case O_TIMELINE:
             timeline = optarg;
+            break;
+        case O_TL_RANKS:
+        case O_TL_LAYERS:
+            if (zs_cli_parse_range(c == O_TL_RANKS ? "--timeline-ranks" : "--timeline-layers",
+                                   optarg, 0, 1 << 24, &tl[c == O_TL_RANKS ? 0 : 2],
+                                   &tl[c == O_TL_RANKS ? 1 : 3], &e))
+                return zs_cli_fail(&e);
             break;
         default:
             return zs_cli_bad_option("run", c, argv);
@@ -274,6 +290,10 @@ int zs_cmd_run(int argc, char **argv)
         zs_sim_opts so;
         zs_sim_opts_init(&so);
         so.timeline = timeline;
+        so.tl_rank0 = tl[0];
+        so.tl_rank1 = tl[1];
+        so.tl_layer0 = tl[2];
+        so.tl_layer1 = tl[3];
         rc = zs_sim_run(s, &cl, &so, &r, &e);
     } else if (!rc) {
         rc = zs_analytic_run(s, cost, NULL, &r, &e);

@@ -28,6 +28,24 @@ expect_out compare "^attn-bwd +compute +[0-9]+ "
 expect_rc self 0 "$ZEPSIM" timeline compare "$TMP/h200-tl.json" "$TMP/h200-tl.json" --format csv
 expect_out self "^attn-fwd,compute,[0-9]+,[0-9.]+,[0-9.]+,\+0.00,0.00$"
 
+# Limiting a timeline to layers and ranks (issue 5): forward layers count
+# up, backward down, so layers 1-2 appear in both passes and nothing else.
+expect_rc limit 0 "$ZEPSIM" run --backend sim --cluster "$TMP/h200.json" "$TMP/h200-plan.json" \
+  --timeline "$TMP/lim.json" --timeline-layers 1-2 --timeline-ranks 0
+layers=$(grep -o '"layer":-\?[0-9]*' "$TMP/lim.json" | sort -u | tr '\n' ' ')
+if [ "$layers" = '"layer":1 "layer":2 ' ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL limit-layers: got $layers"; FAILS=$((FAILS + 1)); fi
+all=$(grep -o '"layer":-\?[0-9]*' "$TMP/h200-tl.json" | sort -u | wc -l)
+if [ "$all" -gt 3 ] && grep -q '"layer":-1' "$TMP/h200-tl.json"; then PASSES=$((PASSES + 1)); else
+  echo "FAIL all-layers: $all distinct layers"; FAILS=$((FAILS + 1)); fi
+qkv=$(grep -o '"name":"qkv"[^}]*"layer":[0-9]*' "$TMP/lim.json" | grep -o '"layer":[0-9]*$' | tr '\n' ' ')
+qkvw=$(grep -o '"name":"qkv-wgrad"[^}]*"layer":[0-9]*' "$TMP/lim.json" | grep -o '"layer":[0-9]*$' | tr '\n' ' ')
+if [ "$qkv" = '"layer":1 "layer":2 ' ] && [ "$qkvw" = '"layer":2 "layer":1 ' ]; then
+  PASSES=$((PASSES + 1)); else echo "FAIL layer-order: forward $qkv, backward $qkvw"; FAILS=$((FAILS + 1)); fi
+expect_rc bad-range 2 "$ZEPSIM" run --backend sim "$TMP/h200-plan.json" --timeline-layers 3-1
+expect_out bad-range "bad range '3-1'"
+expect_rc bad-range-sim 2 "$ZEPSIM" simulate --timeline-ranks x
+
 expect_rc no-sub 2 "$ZEPSIM" timeline
 expect_rc one-file 2 "$ZEPSIM" timeline compare "$TMP/h200-tl.json"
 expect_rc bad-top 2 "$ZEPSIM" timeline compare --top 0 "$TMP/h200-tl.json" "$TMP/h200-tl.json"
