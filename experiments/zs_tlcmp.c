@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "zs_config.h"
+#include "zs_median.h"
 
 typedef struct ev {
     int rank;
@@ -41,19 +42,10 @@ static int dvec_push(dvec *d, double x)
     return ZS_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorts in place. */
 static double median(dvec *d)
 {
-    if (d->n == 0)
-        return NAN;
-    qsort(d->v, d->n, sizeof *d->v, cmp_double);
-    return d->n % 2 ? d->v[d->n / 2] : 0.5 * (d->v[d->n / 2 - 1] + d->v[d->n / 2]);
+    return zs_median(d->v, d->n);
 }
 
 static int cmp_key(const ev *a, const ev *b)

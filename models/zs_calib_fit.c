@@ -14,6 +14,7 @@
 
 #include "zs_calib.h"
 #include "zs_calib_internal.h"
+#include "zs_median.h"
 
 typedef struct fit_data {
     const zs__fit_pt *pt;
@@ -89,12 +90,6 @@ static double run_fit(fit_data *d, const double start[4], double out[4])
     return cost;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int zs__fit_curve(const zs__fit_pt *pt, size_t n, const int free_mask[4], const double fixed[4],
                   zs_curve *out)
 {
@@ -116,7 +111,7 @@ int zs__fit_curve(const zs__fit_pt *pt, size_t n, const int free_mask[4], const 
         tmin = pt[i].t < tmin ? pt[i].t : tmin;
         xs[i] = pt[i].x > 0 ? pt[i].x : 1;
     }
-    qsort(xs, n, sizeof *xs, cmp_double);
+    zs_sort_doubles(xs, n);
     double halves[3] = {xs[n / 4], xs[n / 2], xs[(3 * n) / 4]};
     free(xs);
     static const double ps[3] = {0.5, 1.0, 2.0};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "zs_calib.h"
+#include "zs_median.h"
 #include "zs_test.h"
 
 static void test_sha256_vectors(void)
@@ -243,13 +244,7 @@ static int held_out(const zs_meas *m, void *arg)
 
 static double median_of(double *v, int n)
 {
-    for (int i = 1; i < n; i++) /* insertion sort: tiny arrays */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return zs_median(v, (size_t)n);
 }
 
 static void reference_holdout(const zs_meas_set *s, int fit_gpus)

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "zs_cluster.h"
 #include "zs_cost.h"
+#include "zs_median.h"
 #include "zs_model.h"
 #include "zs_schedule.h"
 #include "zs_sim.h"
@@ -54,16 +55,9 @@ typedef struct sample {
     double iter, wall, cpu, rss, ops;
 } sample;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return zs_median(v, (size_t)n);
 }
 
 /* One simulation of `layers` layers at `gpus` GPUs in a child process. */

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "zs_calib.h"
+#include "zs_median.h"
 
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"
@@ -128,12 +129,6 @@ typedef struct point {
     int held;
 } point;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median and max |err| of the points selected by keep(); n returned. */
 static int stats(const point *p, size_t n, int only_held, int (*keep)(const zs_meas *, void *),
                  void *arg, double *med, double *mx)
@@ -145,8 +140,7 @@ static int stats(const point *p, size_t n, int only_held, int (*keep)(const zs_m
     for (size_t i = 0; i < n; i++)
         if ((!only_held || p[i].held) && keep(p[i].m, arg))
             v[k++] = fabs(p[i].err);
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    *med = k ? (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])) : 0;
+    *med = k ? zs_median(v, (size_t)k) : 0;
     *mx = k ? v[k - 1] : 0;
     free(v);
     return k;
