@@ -43,7 +43,9 @@ static const char bench_sim_help[] =
     "  --format table|csv|json (default table)\n"
     "\n"
     "wall_s is the simulation's wall time (platform load, deadlock pre-check and run);\n"
-    "cpu_s the child's user + system CPU time, which a loaded machine does not inflate.\n";
+    "cpu_s the child's user + system CPU time (median; cpu_s_min and cpu_s_max the spread):\n"
+    "less sensitive to other load than wall time, but other tenants' use of caches and\n"
+    "memory still inflates it (on our shared machines single runs varied up to 2x).\n";
 
 typedef struct bench_cfg {
     zs_model model;
@@ -124,16 +126,18 @@ static int bench_point(const bench_cfg *b, int gpus, int folded, zs_table *t, do
     zs_table_set(t, 1, "%s", folded ? "folded" : "unrolled");
     zs_table_set(t, 2, "%.3f", it * 1e3);
     zs_table_set(t, 3, "%.2f", w);
-    double cp = median(cpu, n);
+    double cp = median(cpu, n); /* sorts cpu: its ends are the extremes */
     zs_table_set(t, 4, "%.2f", cp);
-    zs_table_set(t, 5, "%.0f", median(rss, n) / 1048576.0);
-    zs_table_set(t, 6, "%.0f", ops);
-    zs_table_set(t, 7, "%.0f", w > 0 ? ops / w : 0);
-    zs_table_set(t, 8, "%.0f", cp > 0 ? ops / cp : 0);
+    zs_table_set(t, 5, "%.2f", cpu[0]);
+    zs_table_set(t, 6, "%.2f", cpu[n - 1]);
+    zs_table_set(t, 7, "%.0f", median(rss, n) / 1048576.0);
+    zs_table_set(t, 8, "%.0f", ops);
+    zs_table_set(t, 9, "%.0f", w > 0 ? ops / w : 0);
+    zs_table_set(t, 10, "%.0f", cp > 0 ? ops / cp : 0);
     if (!folded)
         *unrolled_iter = it;
     else if (*unrolled_iter > 0)
-        zs_table_set(t, 9, "%+.3f", 100.0 * (it - *unrolled_iter) / *unrolled_iter);
+        zs_table_set(t, 11, "%+.3f", 100.0 * (it - *unrolled_iter) / *unrolled_iter);
     return ZS_OK;
 }
 
@@ -231,6 +235,8 @@ static int bench_sim(int argc, char **argv)
     zs_table_col(t, "iter_ms", 1);
     zs_table_col(t, "wall_s", 1);
     zs_table_col(t, "cpu_s", 1);
+    zs_table_col(t, "cpu_s_min", 1); /* the spread shows how noisy the machine was */
+    zs_table_col(t, "cpu_s_max", 1);
     zs_table_col(t, "peak_rss_mb", 1);
     zs_table_col(t, "sim_ops", 1);
     zs_table_col(t, "ops_per_wall_s", 1);
