@@ -17,9 +17,10 @@ typedef struct ev {
 } ev;
 
 typedef struct tl_file {
-    zs_json_doc *doc;
+    zs_json_doc **doc; /* one per file read */
+    int ndoc;
     ev *v;
-    size_t n;
+    size_t n, cap;
     double t0, t1;
 } tl_file;
 
@@ -70,7 +71,9 @@ static int cmp_ev(const void *pa, const void *pb)
 static void file_free(tl_file *f)
 {
     free(f->v);
-    zs_json_doc_free(f->doc);
+    for (int i = 0; i < f->ndoc; i++)
+        zs_json_doc_free(f->doc[i]);
+    free(f->doc);
     memset(f, 0, sizeof *f);
 }
 
@@ -84,23 +87,31 @@ static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
                       "complete event (\"ph\": \"X\") %s", what);
 }
 
-static int file_load(const char *path, tl_file *f, zs_err *e)
+/* Appends one file's complete events to f. */
+static int file_add(const char *path, tl_file *f, zs_err *e)
 {
-    memset(f, 0, sizeof *f);
-    int rc = zs_json_doc_load_file(path, &f->doc, e);
+    zs_json_doc **d = realloc(f->doc, sizeof *d * (size_t)(f->ndoc + 1));
+    if (!d)
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
+    f->doc = d;
+    int rc = zs_json_doc_load_file(path, &f->doc[f->ndoc], e);
     if (rc)
         return rc;
-    json_t *root = f->doc->root;
+    json_t *root = f->doc[f->ndoc++]->root;
     json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
     if (!json_is_array(evs))
         return zs_err_set(e, ZS_EINPUT, path, "give a Chrome trace (Perfetto / chrome://tracing)",
                           "not a timeline: no \"traceEvents\" array");
     size_t n = json_array_size(evs);
-    f->v = malloc((n ? n : 1) * sizeof *f->v);
-    if (!f->v)
-        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
-    f->t0 = INFINITY;
-    f->t1 = -INFINITY;
+    if (f->n + n > f->cap) {
+        size_t cap = f->n + n + 1;
+        ev *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
+        f->v = v;
+        f->cap = cap;
+    }
+    size_t n0 = f->n;
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(evs, i);
         json_t *ph = json_object_get(o, "ph");
@@ -125,15 +136,31 @@ static int file_load(const char *path, tl_file *f, zs_err *e)
         x->cat = json_is_string(cat) ? json_string_value(cat) : "";
         x->ts = json_number_value(ts);
         x->dur = json_number_value(dur);
-        x->idx = i;
+        x->idx = f->n; /* file order across files: a stable tie-break */
         if (x->ts < f->t0)
             f->t0 = x->ts;
         if (x->ts + x->dur > f->t1)
             f->t1 = x->ts + x->dur;
     }
-    if (f->n == 0)
+    if (f->n == n0)
         return zs_err_set(e, ZS_EINPUT, path, "write the timeline with --timeline on a run",
                           "the timeline has no complete (\"ph\": \"X\") events");
+    return ZS_OK;
+}
+
+static int file_load(const char *const *paths, int np, tl_file *f, zs_err *e)
+{
+    memset(f, 0, sizeof *f);
+    f->t0 = INFINITY;
+    f->t1 = -INFINITY;
+    for (int i = 0; i < np; i++) {
+        int rc = file_add(paths[i], f, e);
+        if (rc)
+            return rc;
+    }
+    if (np < 1)
+        return zs_err_set(e, ZS_EUSAGE, "timeline compare", "give at least one file per side",
+                          "no timeline file");
     qsort(f->v, f->n, sizeof *f->v, cmp_ev);
     return ZS_OK;
 }
@@ -249,11 +276,17 @@ static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
 
 int zs_tlcmp_files(const char *a_path, const char *b_path, zs_tlcmp **out, zs_err *e)
 {
+    return zs_tlcmp_files_n(&a_path, 1, &b_path, 1, out, e);
+}
+
+int zs_tlcmp_files_n(const char *const *a, int na, const char *const *b, int nb, zs_tlcmp **out,
+                     zs_err *e)
+{
     *out = NULL;
     tl_file A, B;
-    int rc = file_load(a_path, &A, e);
+    int rc = file_load(a, na, &A, e);
     if (rc == ZS_OK)
-        rc = file_load(b_path, &B, e);
+        rc = file_load(b, nb, &B, e);
     else
         memset(&B, 0, sizeof B);
     zs_tlcmp *c = NULL;

@@ -40,6 +40,10 @@ typedef struct zs_tlcmp {
  * "name", numbers "ts" and "dur" >= 0 and an integer "args.rank" >= 0, as
  * zepsim's backends write them; other events (metadata) are skipped. */
 int zs_tlcmp_files(const char *a_path, const char *b_path, zs_tlcmp **out, zs_err *e);
+/* The same with several files per side, read as one timeline each (a
+ * multi-process GPU run writes one file per rank: T.rank0.json, ...). */
+int zs_tlcmp_files_n(const char *const *a, int na, const char *const *b, int nb, zs_tlcmp **out,
+                     zs_err *e);
 void zs_tlcmp_free(zs_tlcmp *c);
 
 #endif

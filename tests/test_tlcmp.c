@@ -66,6 +66,29 @@ static void test_hand_checked_pair(void)
     ZS_ASSERT_NEAR(c->comm_abs_err_med_pct, 25, 1e-9);
     zs_tlcmp_free(c);
 
+    /* The measured side split into one file per rank (a multi-process GPU
+     * run): the same comparison. */
+    const char *a0 = zs_test_write(
+        "a0.json", "[{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 200, "
+                   "\"dur\": 50, \"args\": {\"rank\": 0}},\n"
+                   "{\"name\": \"qkv\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 100, \"dur\": "
+                   "10, \"args\": {\"rank\": 0}},\n"
+                   "{\"name\": \"attn\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 0, \"dur\": "
+                   "100, \"args\": {\"rank\": 0}}]\n");
+    const char *a1 = zs_test_write(
+        "a1.json", "[{\"name\": \"kv\", \"cat\": \"send\", \"ph\": \"X\", \"ts\": 10, \"dur\": "
+                   "40, \"args\": {\"rank\": 1}}]\n");
+    const char *as[2] = {a0, a1}, *bs[1] = {b};
+    ZS_ASSERT_OK(zs_tlcmp_files_n(as, 2, bs, 1, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->a_events, 4);
+    ZS_ASSERT_NEAR(c->a_span_us, 250, 1e-9);
+    ZS_ASSERT_INT_EQ(c->only_b, 1);
+    ZS_ASSERT_NEAR(c->rows[0].err_med_pct, -5, 1e-9);
+    ZS_ASSERT_NEAR(c->compute_abs_err_med_pct, 20, 1e-9);
+    ZS_ASSERT_NEAR(c->comm_abs_err_med_pct, 25, 1e-9);
+    zs_tlcmp_free(c);
+    ZS_ASSERT_INT_EQ(zs_tlcmp_files_n(as, 0, bs, 1, &c, &e), ZS_EUSAGE);
+
     /* A file against itself: every op matches with zero error. */
     ZS_ASSERT_OK(zs_tlcmp_files(b, b, &c, &e), &e);
     ZS_ASSERT_INT_EQ(c->only_a + c->only_b, 0);

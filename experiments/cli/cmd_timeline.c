@@ -2,6 +2,7 @@
  * timelines of one schedule op by op (zs_tlcmp.h), e.g. a GPU run against
  * the simulator with the same calibration. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,7 +17,9 @@ static const char timeline_help[] =
     "label and kind, in order of start time. Prints the iteration span of each, the\n"
     "median durations and errors per op label (largest measured total first) and the\n"
     "median absolute error of compute and of communication ops. Errors are\n"
-    "(predicted - measured) / measured.\n"
+    "(predicted - measured) / measured. Either side may be a comma-separated list of\n"
+    "files read as one timeline: a multi-process GPU run writes hw.json.rank0.json,\n"
+    "hw.json.rank1.json, ...\n"
     "\n"
     "options:\n"
     "  --top N                 print the N op labels with the most measured time (default 20)\n"
@@ -104,8 +107,21 @@ int zs_cmd_timeline(int argc, char **argv)
         return zs_cli_usage_error("timeline", "expected `timeline compare MEASURED PREDICTED`");
     if (argc - optind != 3)
         return zs_cli_usage_error("timeline", "compare takes two timeline files");
+    char *lists[2] = {strdup(argv[optind + 1]), strdup(argv[optind + 2])};
+    const char *files[2][256];
+    int nf[2] = {0, 0};
+    for (int side = 0; side < 2 && lists[side]; side++) {
+        char *save = NULL;
+        for (char *p = strtok_r(lists[side], ",", &save); p && nf[side] < 256;
+             p = strtok_r(NULL, ",", &save))
+            files[side][nf[side]++] = p;
+    }
     zs_tlcmp *cmp = NULL;
-    if (zs_tlcmp_files(argv[optind + 1], argv[optind + 2], &cmp, &e))
+    int rc = !lists[0] || !lists[1] ? zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory")
+                                    : zs_tlcmp_files_n(files[0], nf[0], files[1], nf[1], &cmp, &e);
+    free(lists[0]);
+    free(lists[1]);
+    if (rc)
         return zs_cli_fail(&e);
     print_cmp(cmp, argv[optind + 1], argv[optind + 2], (int)top, fmt);
     zs_tlcmp_free(cmp);

@@ -10,6 +10,8 @@ one_gpu() { # one_gpu GPU FILE: a one-GPU cluster description
  "nic_latency_us": 2.0, "fabric_latency_us": 1.0, "nodes_per_leaf": 32, "oversubscription": 1.0}
 JSON
 }
+printf '[{"name": "extra", "ph": "X", "ts": 0, "dur": 1, "args": {"rank": 0}}]\n' \
+  >"$TMP/norank-free.json"
 one_gpu h200 "$TMP/h200.json"
 one_gpu h100-sxm "$TMP/h100.json"
 printf '8192\n4096\n2048\n1024\n512\n300\n' >"$TMP/lens.txt"
@@ -45,6 +47,12 @@ if [ "$qkv" = '"layer":1 "layer":2 ' ] && [ "$qkvw" = '"layer":2 "layer":1 ' ]; 
 expect_rc bad-range 2 "$ZEPSIM" run --backend sim "$TMP/h200-plan.json" --timeline-layers 3-1
 expect_out bad-range "bad range '3-1'"
 expect_rc bad-range-sim 2 "$ZEPSIM" simulate --timeline-ranks x
+
+# Several files on one side (a multi-process GPU run writes one per rank).
+expect_rc two-files 0 "$ZEPSIM" timeline compare "$TMP/h200-tl.json,$TMP/norank-free.json" \
+  "$TMP/h200-tl.json"
+expect_out two-files "1 only measured, 0 only predicted"
+expect_rc empty-list 2 "$ZEPSIM" timeline compare "," "$TMP/h200-tl.json"
 
 expect_rc no-sub 2 "$ZEPSIM" timeline
 expect_rc one-file 2 "$ZEPSIM" timeline compare "$TMP/h200-tl.json"
