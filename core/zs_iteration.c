@@ -416,17 +416,16 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
 }
 
 /* Layer markers at the start of the stage's repeated layer segment, so
- * timelines can name each op's layer (forward counts up from the stage's
- * first layer, backward down from its last); dir -1 ends the layers. */
+ * timelines can name each op's layer. dir 0: forward, counting up from the
+ * stage's first layer; 1: backward, counting down from its last; -1: the
+ * layers are over (layer -1). */
 static int layer_markers(zs_iter *it, chain *ch, int dir, int stage)
 {
     int first = zs_iter_stage_first_layer(it, stage), n = stage_layers(it, stage);
+    zs_marker_kind kind = dir > 0 ? ZS_MARK_LAYER_DOWN : ZS_MARK_LAYER;
+    int value = dir < 0 ? -1 : dir > 0 ? first + n - 1 : first;
     for (int sl = 0; sl < it->nslots; sl++) {
-        int64_t mk = dir < 0 ? zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER, -1)
-                     : dir == 0
-                         ? zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER, first)
-                         : zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_LAYER_DOWN, first + n - 1);
-        int rc = chk(it, mk, "marker");
+        int rc = chk(it, zs_sched_marker(it->s, ch[sl].rank, kind, value), "marker");
         if (rc)
             return rc;
     }

@@ -43,12 +43,6 @@ static int dvec_push(dvec *d, double x)
     return ZS_OK;
 }
 
-/* Sorts in place. */
-static double median(dvec *d)
-{
-    return zs_median(d->v, d->n);
-}
-
 static int cmp_key(const ev *a, const ev *b)
 {
     if (a->rank != b->rank)
@@ -251,10 +245,10 @@ static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
         if (rc == ZS_OK) {
             zs_tlcmp_row *r = &c->rows[c->nrows++];
             *r = v[k].row;
-            r->a_med_us = median(&v[k].a);
-            r->b_med_us = median(&v[k].b);
-            r->abs_err_med_pct = median(&v[k].abs_err);
-            r->err_med_pct = median(&v[k].err);
+            r->a_med_us = zs_median(v[k].a.v, v[k].a.n);
+            r->b_med_us = zs_median(v[k].b.v, v[k].b.n);
+            r->abs_err_med_pct = zs_median(v[k].abs_err.v, v[k].abs_err.n);
+            r->err_med_pct = zs_median(v[k].err.v, v[k].err.n);
         }
         free(v[k].a.v);
         free(v[k].b.v);
@@ -266,8 +260,8 @@ static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
         qsort(c->rows, c->nrows, sizeof *c->rows, cmp_row);
         c->compute_pairs = (int)comp.n;
         c->comm_pairs = (int)comm.n;
-        c->compute_abs_err_med_pct = median(&comp);
-        c->comm_abs_err_med_pct = median(&comm);
+        c->compute_abs_err_med_pct = zs_median(comp.v, comp.n);
+        c->comm_abs_err_med_pct = zs_median(comm.v, comm.n);
     }
     free(comp.v);
     free(comm.v);

@@ -242,11 +242,6 @@ static int held_out(const zs_meas *m, void *arg)
     return is_attn(m) ? m->seq_len > 4096 : m->gpus != h->fit_gpus;
 }
 
-static double median_of(double *v, int n)
-{
-    return zs_median(v, (size_t)n);
-}
-
 static void reference_holdout(const zs_meas_set *s, int fit_gpus)
 {
     holdout h = {fit_gpus};
@@ -276,7 +271,8 @@ static void reference_holdout(const zs_meas_set *s, int fit_gpus)
                 errs64[n64++] = err;
         }
     }
-    double m8 = median_of(errs8, n8), m64 = median_of(errs64, n64), ma = median_of(attn, na);
+    double m8 = zs_median(errs8, (size_t)n8), m64 = zs_median(errs64, (size_t)n64),
+           ma = zs_median(attn, (size_t)na);
     printf("fit on %d GPUs: hold-out medians: collectives >= 8 MB %.2f%% (%d pts), >= 64 MB "
            "%.2f%% (%d pts), attention > 4K %.2f%% (%d pts)\n",
            fit_gpus, 100 * m8, n8, 100 * m64, n64, 100 * ma, na);

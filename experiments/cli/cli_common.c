@@ -48,19 +48,26 @@ int zs_cli_parse_range(const char *opt, const char *s, long min, long max, int *
     char *end;
     errno = 0;
     long a = strtol(s, &end, 10), b = a;
-    if (!errno && end != s && *end == '-') {
+    int ok = !errno && end != s;
+    if (ok && *end == '-') {
         const char *t = end + 1;
         b = strtol(t, &end, 10);
-        if (end == t)
-            end = (char *)t - 1; /* "A-": malformed */
+        ok = !errno && end != t;
     }
-    char fix[160];
-    snprintf(fix, sizeof fix, "give A or A-B with %ld <= A <= B <= %ld", min, max);
-    if (errno || end == s || *end || a < min || b > max || a > b)
+    if (!ok || *end || a < min || b > max || a > b) {
+        char fix[160];
+        snprintf(fix, sizeof fix, "give A or A-B with %ld <= A <= B <= %ld", min, max);
         return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad range '%s'", s);
+    }
     *lo = (int)a;
     *hi = (int)b;
     return ZS_OK;
+}
+
+int zs_cli_parse_timeline_limit(int layers, const char *s, int *lo, int *hi, zs_err *e)
+{
+    return zs_cli_parse_range(layers ? "--timeline-layers" : "--timeline-ranks", s, 0,
+                              layers ? 1 << 20 : 1 << 24, lo, hi, e);
 }
 
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,

@@ -131,11 +131,10 @@ int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs
         rc = copy(p->timeline, sizeof p->timeline, arg, "--timeline", e);
         break;
     case ZS_PO_TL_RANKS:
-        rc = zs_cli_parse_range("--timeline-ranks", arg, 0, 1 << 24, &p->tl_rank0, &p->tl_rank1, e);
+        rc = zs_cli_parse_timeline_limit(0, arg, &p->tl_rank0, &p->tl_rank1, e);
         break;
     case ZS_PO_TL_LAYERS:
-        rc = zs_cli_parse_range("--timeline-layers", arg, 0, 1 << 20, &p->tl_layer0, &p->tl_layer1,
-                                e);
+        rc = zs_cli_parse_timeline_limit(1, arg, &p->tl_layer0, &p->tl_layer1, e);
         break;
     case ZS_PO_FORMAT:
         rc = zs_format_parse(arg, fmt, e);

@@ -57,11 +57,6 @@ typedef struct sample {
     double iter, wall, cpu, rss, ops;
 } sample;
 
-static double median(double *v, int n)
-{
-    return zs_median(v, (size_t)n);
-}
-
 /* One simulation of `layers` layers at `gpus` GPUs in a child process. */
 static int run_one(const bench_cfg *b, int gpus, int layers, sample *out, zs_err *e)
 {
@@ -119,18 +114,18 @@ static int bench_point(const bench_cfg *b, int gpus, int folded, zs_table *t, do
             ops = s1.ops;
         }
     }
-    it = median(iter, n);
-    double w = median(wall, n);
+    it = zs_median(iter, (size_t)n);
+    double w = zs_median(wall, (size_t)n);
     zs_table_row(t);
     zs_table_set(t, 0, "%d", gpus);
     zs_table_set(t, 1, "%s", folded ? "folded" : "unrolled");
     zs_table_set(t, 2, "%.3f", it * 1e3);
     zs_table_set(t, 3, "%.2f", w);
-    double cp = median(cpu, n); /* sorts cpu: its ends are the extremes */
+    double cp = zs_median(cpu, (size_t)n); /* sorts cpu: its ends are the extremes */
     zs_table_set(t, 4, "%.2f", cp);
     zs_table_set(t, 5, "%.2f", cpu[0]);
     zs_table_set(t, 6, "%.2f", cpu[n - 1]);
-    zs_table_set(t, 7, "%.0f", median(rss, n) / 1048576.0);
+    zs_table_set(t, 7, "%.0f", zs_median(rss, (size_t)n) / 1048576.0);
     zs_table_set(t, 8, "%.0f", ops);
     zs_table_set(t, 9, "%.0f", w > 0 ? ops / w : 0);
     zs_table_set(t, 10, "%.0f", cp > 0 ? ops / cp : 0);

@@ -248,9 +248,8 @@ int zs_cmd_run(int argc, char **argv)
             break;
         case O_TL_RANKS:
         case O_TL_LAYERS:
-            if (zs_cli_parse_range(c == O_TL_RANKS ? "--timeline-ranks" : "--timeline-layers",
-                                   optarg, 0, 1 << 24, &tl[c == O_TL_RANKS ? 0 : 2],
-                                   &tl[c == O_TL_RANKS ? 1 : 3], &e))
+            if (zs_cli_parse_timeline_limit(c == O_TL_LAYERS, optarg, &tl[c == O_TL_RANKS ? 0 : 2],
+                                            &tl[c == O_TL_RANKS ? 1 : 3], &e))
                 return zs_cli_fail(&e);
             break;
         default:

@@ -107,20 +107,31 @@ int zs_cmd_timeline(int argc, char **argv)
         return zs_cli_usage_error("timeline", "expected `timeline compare MEASURED PREDICTED`");
     if (argc - optind != 3)
         return zs_cli_usage_error("timeline", "compare takes two timeline files");
+    /* Each side: a comma-separated list, split in a copy (one slot per comma
+     * bounds the number of files). */
     char *lists[2] = {strdup(argv[optind + 1]), strdup(argv[optind + 2])};
-    const char *files[2][256];
-    int nf[2] = {0, 0};
-    for (int side = 0; side < 2 && lists[side]; side++) {
+    const char **files[2] = {NULL, NULL};
+    int nf[2] = {0, 0}, rc = ZS_OK;
+    for (int side = 0; side < 2 && rc == ZS_OK; side++) {
+        size_t slots = 1;
+        for (const char *q = argv[optind + 1 + side]; *q; q++)
+            slots += *q == ',';
+        files[side] = lists[side] ? malloc(slots * sizeof *files[side]) : NULL;
+        if (!files[side]) {
+            rc = zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            break;
+        }
         char *save = NULL;
-        for (char *p = strtok_r(lists[side], ",", &save); p && nf[side] < 256;
-             p = strtok_r(NULL, ",", &save))
+        for (char *p = strtok_r(lists[side], ",", &save); p; p = strtok_r(NULL, ",", &save))
             files[side][nf[side]++] = p;
     }
     zs_tlcmp *cmp = NULL;
-    int rc = !lists[0] || !lists[1] ? zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory")
-                                    : zs_tlcmp_files_n(files[0], nf[0], files[1], nf[1], &cmp, &e);
-    free(lists[0]);
-    free(lists[1]);
+    if (rc == ZS_OK)
+        rc = zs_tlcmp_files_n(files[0], nf[0], files[1], nf[1], &cmp, &e);
+    for (int side = 0; side < 2; side++) {
+        free(files[side]);
+        free(lists[side]);
+    }
     if (rc)
         return zs_cli_fail(&e);
     print_cmp(cmp, argv[optind + 1], argv[optind + 2], (int)top, fmt);

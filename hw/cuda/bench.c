@@ -13,6 +13,7 @@
 
 #include "zs_cuda.h"
 #include "zs_hw_prog.h"
+#include "zs_median.h"
 
 typedef enum { P_ATTN_FWD, P_ATTN_BWD, P_GEMM, P_RMSNORM, P_SWIGLU, P_RESIDUAL } pkind;
 
@@ -31,12 +32,6 @@ typedef struct bench {
     int32_t *dtiles, *htiles;
     int64_t tcap; /* tiles the tile buffers hold */
 } bench;
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
 
 typedef struct point {
     pkind kind;
@@ -92,7 +87,7 @@ static int time_point(bench *B, const point *p, double *sec)
         t[r] = ms * 1e-3;
     }
     if (!rc) {
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        zs_sort_doubles(t, (size_t)reps);
         *sec = t[reps / 2];
     }
     free(t);
@@ -409,7 +404,7 @@ static int bench_nccl(bench *B, int ndev)
             }
             if (rc)
                 break;
-            qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            zs_sort_doubles(t, (size_t)reps);
             double s = t[reps / 2];
             int ranks = kind == 0 ? 2 : ndev;
             fprintf(B->pts,
