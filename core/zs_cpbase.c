@@ -187,6 +187,17 @@ int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, cons
     return zs_iter_build(s, ctx->cost, &spec, e);
 }
 
+int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out)
+{
+    zs__cpb_free(c);
+    if (rc) {
+        zs_schedule_free(s);
+        return rc;
+    }
+    *out = s;
+    return ZS_OK;
+}
+
 int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e)
 {
     zs_schedule *s = zs_schedule_new(c->nranks);

@@ -80,6 +80,10 @@ int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int
 int64_t zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
                            int backward, int64_t dep);
 
+/* A planner's last step: frees c, then hands s to *out when rc is ZS_OK
+ * and frees it otherwise; returns rc. */
+int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out);
+
 /* Runs the iteration builder with one micro-batch, pp = 1 and the given
  * linear tokens per slot. */
 int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,

@@ -341,13 +341,7 @@ out:
     free(H.slot_docs);
     free(H.slot_start);
     free(H.lin);
-    zs__cpb_free(&H.c);
-    if (rc) {
-        zs_schedule_free(s);
-        return rc;
-    }
-    *out = s;
-    return ZS_OK;
+    return zs__cpb_finish(&H.c, s, rc, out);
 }
 
 const zs_planner_ops zs_planner_hybriddp = {

@@ -147,13 +147,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     rc = zs__cpb_build(c, ctx, s, L.shard, emit, &L, e);
 out:
     free(L.shard);
-    zs__cpb_free(&L.c);
-    if (rc) {
-        zs_schedule_free(s);
-        return rc;
-    }
-    *out = s;
-    return ZS_OK;
+    return zs__cpb_finish(&L.c, s, rc, out);
 }
 
 const zs_planner_ops zs_planner_llamacp = {

@@ -103,13 +103,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 out:
     free(lin);
     free(T.slots);
-    zs__cpb_free(&T.c);
-    if (rc) {
-        zs_schedule_free(s);
-        return rc;
-    }
-    *out = s;
-    return ZS_OK;
+    return zs__cpb_finish(&T.c, s, rc, out);
 }
 
 const zs_planner_ops zs_planner_tecp = {

@@ -170,13 +170,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     rc = zs__cpb_build(c, ctx, s, U.shard, emit, &U, e);
 out:
     free(U.shard);
-    zs__cpb_free(&U.c);
-    if (rc) {
-        zs_schedule_free(s);
-        return rc;
-    }
-    *out = s;
-    return ZS_OK;
+    return zs__cpb_finish(&U.c, s, rc, out);
 }
 
 const zs_planner_ops zs_planner_ulysses = {

@@ -207,13 +207,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 out:
     free(U.ring_slots);
     free(U.lin);
-    zs__cpb_free(&U.c);
-    if (rc) {
-        zs_schedule_free(s);
-        return rc;
-    }
-    *out = s;
-    return ZS_OK;
+    return zs__cpb_finish(&U.c, s, rc, out);
 }
 
 const zs_planner_ops zs_planner_usp = {
