@@ -4,18 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct item {
-    int32_t len;
-    int32_t doc;
-} item;
-
-static int cmp_desc(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len > y->len ? -1 : 1;
-    return x->doc < y->doc ? -1 : (x->doc > y->doc);
-}
+#include "zs_sort.h"
 
 int64_t zs__cpb_fp_zigzag(int32_t len, int cp)
 {
@@ -114,21 +103,18 @@ int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, long cp_default,
                               "of %d GPUs, but one GPU holds %ld",
                               b->len[d], (long long)fp(b->len[d], c.cp), c.cp, c.cap);
         }
-    item *items = malloc(sizeof(item) * (size_t)b->ndocs);
+    int32_t *order = zs_order_longest_first(b->len, b->ndocs);
     int *group_of = malloc(sizeof(int) * (size_t)b->ndocs);
     int64_t *foot = calloc((size_t)c.dp, sizeof(int64_t));
     c.gdocs = malloc(sizeof(int32_t) * (size_t)b->ndocs);
     c.gstart = calloc((size_t)c.dp + 1, sizeof(int));
     c.gtokens = calloc((size_t)c.dp, sizeof(int64_t));
-    if (!items || !group_of || !foot || !c.gdocs || !c.gstart || !c.gtokens) {
+    if (!order || !group_of || !foot || !c.gdocs || !c.gstart || !c.gtokens) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    for (int32_t d = 0; d < b->ndocs; d++)
-        items[d] = (item){b->len[d], d};
-    qsort(items, (size_t)b->ndocs, sizeof *items, cmp_desc);
     for (int32_t i = 0; i < b->ndocs; i++) {
-        int32_t d = items[i].doc;
+        int32_t d = order[i];
         int64_t f = fp(b->len[d], c.cp);
         int best = -1;
         for (int g = 0; g < c.dp; g++)
@@ -156,7 +142,7 @@ int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, long cp_default,
     for (int32_t d = 0; d < b->ndocs; d++)
         c.gdocs[foot[group_of[d]]++] = d;
 out:
-    free(items);
+    free(order);
     free(group_of);
     free(foot);
     if (rc) {

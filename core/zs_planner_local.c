@@ -12,6 +12,7 @@
 
 #include "zs_iteration.h"
 #include "zs_planner.h"
+#include "zs_sort.h"
 
 typedef struct local {
     const zs_cost *cost;
@@ -19,19 +20,6 @@ typedef struct local {
     int32_t *len;
     int *slot_of; /* per document */
 } local;
-
-typedef struct item {
-    int32_t len;
-    int32_t doc;
-} item;
-
-static int cmp_desc(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len > y->len ? -1 : 1;
-    return x->doc < y->doc ? -1 : 1;
-}
 
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
@@ -108,12 +96,12 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     L.len = malloc(sizeof(int32_t) * (size_t)ndocs);
     L.slot_of = malloc(sizeof(int) * (size_t)ndocs);
-    item *items = malloc(sizeof(item) * (size_t)ndocs);
+    int32_t *order = NULL; /* documents, longest first */
     double *load = calloc((size_t)nslots, sizeof(double));
     int64_t *tok = calloc((size_t)nslots, sizeof(int64_t));
     int64_t *lin = calloc((size_t)nslots, sizeof(int64_t));
     zs_schedule *s = zs_schedule_new(nranks);
-    if (!L.len || !L.slot_of || !items || !load || !tok || !lin || !s) {
+    if (!L.len || !L.slot_of || !load || !tok || !lin || !s) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
@@ -121,7 +109,6 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     for (int32_t d = 0; d < batch->ndocs; d++)
         for (int32_t off = 0; off < batch->len[d]; off += (int32_t)cap) {
             int32_t l = batch->len[d] - off < cap ? batch->len[d] - off : (int32_t)cap;
-            items[L.ndocs] = (item){l, L.ndocs};
             L.len[L.ndocs++] = l;
             cuts += off > 0;
         }
@@ -130,11 +117,14 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                             "split_long: %d cuts made long documents into independent "
                             "documents of at most %lld tokens",
                             cuts, (long long)cap);
-    qsort(items, (size_t)L.ndocs, sizeof *items, cmp_desc);
+    if (!(order = zs_order_longest_first(L.len, L.ndocs))) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
     int heads = ctx->model->heads / (int)tp;
     double lin_per_tok = zs_model_linear_flops_per_token(ctx->model);
     for (int i = 0; i < L.ndocs; i++) {
-        int d = items[i].doc;
+        int d = order[i];
         zs_attn_block b = {d, 0, L.len[d], 0, L.len[d]};
         double w = zs_cost_attn(ctx->cost, &b, 1, heads, 0) +
                    zs_cost_gemm(ctx->cost, L.len[d], lin_per_tok / (2.0 * ctx->model->hidden),
@@ -177,7 +167,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 out:
     free(L.len);
     free(L.slot_of);
-    free(items);
+    free(order);
     free(load);
     free(tok);
     free(lin);

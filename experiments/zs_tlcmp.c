@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "zs_config.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 
 typedef struct ev {
     int rank;

@@ -14,7 +14,7 @@
 
 #include "zs_calib.h"
 #include "zs_calib_internal.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 
 typedef struct fit_data {
     const zs__fit_pt *pt;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "zs_calib.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 #include "zs_test.h"
 
 static void test_sha256_vectors(void)

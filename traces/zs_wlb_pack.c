@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "zs_sort.h"
+
 double zs_pack_cost_quadratic(void *arg, int32_t len)
 {
     const double *c = arg;
@@ -31,30 +33,6 @@ static double cost_of(zs_pack_cost c, int32_t len)
         return zs_pack_cost_quadratic(unit, len);
     }
     return c.fn(c.arg, len);
-}
-
-typedef struct order {
-    int32_t len;
-    int32_t idx;
-} order;
-
-static int cmp_desc(const void *a, const void *b)
-{
-    const order *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len > y->len ? -1 : 1;
-    return x->idx < y->idx ? -1 : (x->idx > y->idx);
-}
-
-static order *sorted_desc(const int32_t *len, int32_t n)
-{
-    order *o = malloc(sizeof *o * (size_t)(n > 0 ? n : 1));
-    if (!o)
-        return NULL;
-    for (int32_t i = 0; i < n; i++)
-        o[i] = (order){len[i], i};
-    qsort(o, (size_t)n, sizeof *o, cmp_desc);
-    return o;
 }
 
 int32_t zs_pack_plain(const int32_t *len, int32_t n, int32_t window, int32_t *micro_of)
@@ -80,7 +58,7 @@ int zs_pack_fixed(const int32_t *len, int32_t n, int32_t window, int32_t nmicro,
                           "nmicro=%d, window=%d", nmicro, window);
     /* At most n extra micro-batches can be opened. */
     int32_t cap = nmicro + n;
-    order *o = sorted_desc(len, n);
+    int32_t *o = zs_order_longest_first(len, n);
     double *load = calloc((size_t)cap, sizeof(double));
     int64_t *tok = calloc((size_t)cap, sizeof(int64_t));
     if (!o || !load || !tok) {
@@ -91,7 +69,7 @@ int zs_pack_fixed(const int32_t *len, int32_t n, int32_t window, int32_t nmicro,
     }
     int32_t m = nmicro;
     for (int32_t i = 0; i < n; i++) {
-        int32_t d = o[i].idx, best = -1;
+        int32_t d = o[i], best = -1;
         for (int32_t k = 0; k < m; k++)
             if (tok[k] + len[d] <= window && (best < 0 || load[k] < load[best]))
                 best = k;
@@ -114,7 +92,7 @@ int zs_pack_var(const int32_t *len, int32_t n, int32_t smax, int32_t nmicro, zs_
     if (nmicro < 1 || smax < 1)
         return zs_err_set(e, ZS_EINPUT, "variable-length packing", "use at least one micro-batch",
                           "nmicro=%d, smax=%d", nmicro, smax);
-    order *o = sorted_desc(len, n);
+    int32_t *o = zs_order_longest_first(len, n);
     double *load = calloc((size_t)nmicro, sizeof(double));
     int64_t *tok = calloc((size_t)nmicro, sizeof(int64_t));
     if (!o || !load || !tok) {
@@ -125,7 +103,7 @@ int zs_pack_var(const int32_t *len, int32_t n, int32_t smax, int32_t nmicro, zs_
     }
     int left = 0;
     for (int32_t i = 0; i < n; i++) {
-        int32_t d = o[i].idx, least = 0, shortest = 0;
+        int32_t d = o[i], least = 0, shortest = 0;
         for (int32_t k = 1; k < nmicro; k++) {
             if (load[k] < load[least])
                 least = k;

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "zs_cluster.h"
 #include "zs_cost.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 #include "zs_model.h"
 #include "zs_schedule.h"
 #include "zs_sim.h"

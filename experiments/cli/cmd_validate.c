@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "zs_calib.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"

@@ -13,7 +13,7 @@
 
 #include "zs_cuda.h"
 #include "zs_hw_prog.h"
-#include "zs_median.h"
+#include "zs_sort.h"
 
 typedef enum { P_ATTN_FWD, P_ATTN_BWD, P_GEMM, P_RMSNORM, P_SWIGLU, P_RESIDUAL } pkind;
 
