@@ -47,7 +47,8 @@ static int copy(char *dst, size_t n, const char *src, const char *opt, zs_err *e
     return ZS_OK;
 }
 
-int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs_err *e)
+/* 1: c was a point option (ok); 0: it is not one; -1: bad value (e filled). */
+static int point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs_err *e)
 {
     long v;
     int rc = ZS_OK;
@@ -143,6 +144,14 @@ int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs
         return 0;
     }
     return rc ? -1 : 1;
+}
+
+int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    int h = point_opt(c, optarg, p, fmt, &e);
+    return h > 0 ? 0 : h < 0 ? zs_cli_fail(&e) : zs_cli_bad_option(cmd, c, argv);
 }
 
 void zs_cli_point_print_cfg(FILE *f, const zs_point_cfg *p, const char *cost_desc)

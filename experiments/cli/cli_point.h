@@ -60,9 +60,11 @@ enum {
 /* The --help text for these options. */
 extern const char zs_cli_point_help[];
 
-/* Handles one getopt result c (with optarg). Returns 1 when c was a point
- * option (ok), 0 when it is not one, or -status on a bad value (e filled). */
-int zs_cli_point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs_err *e);
+/* Handles getopt result c (with optarg) of command cmd as a point option.
+ * Returns 0 when it was one and its value is good; otherwise prints the
+ * error (a bad value, or an option cmd does not know) and returns the exit
+ * status. */
+int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt);
 
 /* Prints the effective configuration ("# key: value" lines) to f. */
 void zs_cli_point_print_cfg(FILE *f, const zs_point_cfg *p, const char *cost_desc);

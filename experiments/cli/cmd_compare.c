@@ -195,11 +195,9 @@ int zs_cmd_compare(int argc, char **argv)
             baseline = optarg;
             break;
         default: {
-            int h = zs_cli_point_opt(c, optarg, &p, &fmt, &e);
-            if (h < 0)
-                return zs_cli_fail(&e);
-            if (h == 0)
-                return zs_cli_bad_option("compare", c, argv);
+            int st = zs_cli_point_opt("compare", c, argv, &p, &fmt);
+            if (st)
+                return st;
         }
         }
     }

@@ -71,11 +71,9 @@ int zs_cmd_plan(int argc, char **argv)
                 return zs_cli_fail(&e);
             continue;
         }
-        int h = zs_cli_point_opt(c, optarg, &p, &fmt, &e);
-        if (h < 0)
-            return zs_cli_fail(&e);
-        if (h == 0)
-            return zs_cli_bad_option("plan", c, argv);
+        int st = zs_cli_point_opt("plan", c, argv, &p, &fmt);
+        if (st)
+            return st;
     }
     if (optind < argc)
         return zs_cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);

@@ -45,11 +45,9 @@ int zs_cmd_simulate(int argc, char **argv)
             ranks = 1;
             continue;
         }
-        int h = zs_cli_point_opt(c, optarg, &p, &fmt, &e);
-        if (h < 0)
-            return zs_cli_fail(&e);
-        if (h == 0)
-            return zs_cli_bad_option("simulate", c, argv);
+        int st = zs_cli_point_opt("simulate", c, argv, &p, &fmt);
+        if (st)
+            return st;
     }
     if (optind < argc)
         return zs_cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
