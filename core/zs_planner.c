@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zs_result.h"
 #include "zs_validate.h"
 
 #define ZS_PLANNER(sym) extern const zs_planner_ops sym;
@@ -37,14 +38,9 @@ const zs_planner_ops *zs_planner_find(const char *name)
 
 void zs_plan_report_note(zs_plan_report *r, const char *fmt, ...)
 {
-    size_t len = strlen(r->notes);
-    if (len && len + 2 < sizeof r->notes) {
-        memcpy(r->notes + len, "; ", 3);
-        len += 2;
-    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    zs_notes_vappend(r->notes, sizeof r->notes, fmt, ap);
     va_end(ap);
 }
 

@@ -33,16 +33,21 @@ void zs_result_free(zs_result *r)
     free(r);
 }
 
-void zs_result_note(zs_result *r, const char *fmt, ...)
+void zs_notes_vappend(char *notes, size_t n, const char *fmt, va_list ap)
 {
-    size_t len = strlen(r->notes);
-    if (len && len + 2 < sizeof r->notes) {
-        memcpy(r->notes + len, "; ", 3);
+    size_t len = strlen(notes);
+    if (len && len + 2 < n) {
+        memcpy(notes + len, "; ", 3);
         len += 2;
     }
+    vsnprintf(notes + len, n - len, fmt, ap);
+}
+
+void zs_result_note(zs_result *r, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    zs_notes_vappend(r->notes, sizeof r->notes, fmt, ap);
     va_end(ap);
 }
 

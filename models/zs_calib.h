@@ -78,16 +78,20 @@ typedef struct zs_meas {
     char source[256]; /* file:line of the measurement */
 } zs_meas;
 
+/* One measurement file behind a set or a calibration: its path, SHA-256 and
+ * how many points it gave. */
+typedef struct zs_calib_source {
+    char path[512];
+    char sha256[65];
+    int points;
+} zs_calib_source;
+
 typedef struct zs_meas_set {
     zs_meas *v;
     size_t n, cap;
     char gpu[64]; /* device named by the files ("" when unknown or mixed) */
     /* provenance: every file read, with its SHA-256 */
-    struct {
-        char path[512];
-        char sha256[65];
-        int points;
-    } * files;
+    zs_calib_source *files;
     size_t nfiles;
 } zs_meas_set;
 

@@ -23,11 +23,7 @@ struct zs_calib {
     int version;
     char gpu[64];
     zs_curve curve[ZS_CAL_NSLOTS]; /* fitted == 1 where the data covers the slot */
-    struct {
-        char path[512];
-        char sha256[65];
-        int points;
-    } * files;
+    zs_calib_source *files;
     size_t nfiles;
     zs__resid *resid;
     size_t nresid;

@@ -238,8 +238,9 @@ int zs_cmd_validate(int argc, char **argv)
             calib_path = optarg;
             break;
         case 'a':
-            if (nfiles < 256)
-                files[nfiles++] = optarg;
+            if (nfiles == 256)
+                return zs_cli_usage_error("validate", "at most 256 measurement files");
+            files[nfiles++] = optarg;
             break;
         case 'H':
             rc = parse_holdout(optarg, &h, &e);
@@ -265,8 +266,11 @@ int zs_cmd_validate(int argc, char **argv)
         if (rc)
             return zs_cli_fail(&e);
     }
-    for (int i = optind; i < argc && nfiles < 256; i++)
+    for (int i = optind; i < argc; i++) {
+        if (nfiles == 256)
+            return zs_cli_usage_error("validate", "at most 256 measurement files");
         files[nfiles++] = argv[i];
+    }
     if (!nfiles)
         return zs_cli_usage_error("validate", "expected measurement files (--against FILE)");
 
