@@ -2,6 +2,7 @@
 #include "zs_planner.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,6 +27,15 @@ int zs_planner_count(void)
 const zs_planner_ops *zs_planner_at(int i)
 {
     return i >= 0 && i < zs_planner_count() ? registry[i] : NULL;
+}
+
+void zs_planner_names(char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < zs_planner_count() && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", registry[i]->name);
 }
 
 const zs_planner_ops *zs_planner_find(const char *name)

@@ -49,6 +49,8 @@ typedef struct zs_planner_ops {
 const zs_planner_ops *zs_planner_find(const char *name);
 const zs_planner_ops *zs_planner_at(int i); /* NULL past the end */
 int zs_planner_count(void);
+/* The registered methods' names, ", "-separated, into buf (truncated to n). */
+void zs_planner_names(char *buf, size_t n);
 
 /* Runs a planner, times it, and (with validate=1) checks the schedule. */
 int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batch *batch,

@@ -96,11 +96,7 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
     const zs_planner_ops *pl = zs_planner_find(cfg->method);
     if (!pl) {
         char names[512];
-        size_t o = 0;
-        names[0] = '\0';
-        for (int i = 0; i < zs_planner_count() && o < sizeof names; i++)
-            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
-                                  zs_planner_at(i)->name);
+        zs_planner_names(names, sizeof names);
         char fix[600];
         snprintf(fix, sizeof fix, "use one of: %s", names);
         return zs_err_set(e, ZS_EUSAGE, "--method", fix, "unknown method '%s'", cfg->method);

@@ -234,11 +234,7 @@ static int check_name(const ctx *c, const char *key, const char *val, const char
     } else if (!strcmp(key, "method")) {
         if (!zs_planner_find(val)) {
             char names[512];
-            size_t o = 0;
-            names[0] = '\0';
-            for (int i = 0; i < zs_planner_count() && o < sizeof names; i++)
-                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
-                                      zs_planner_at(i)->name);
+            zs_planner_names(names, sizeof names);
             char fix[600], what[300];
             snprintf(fix, sizeof fix, "use one of: %s", names);
             snprintf(what, sizeof what, "unknown method '%s'", val);
