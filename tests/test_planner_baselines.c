@@ -27,24 +27,16 @@ static void env_opts(env *v, const char *spec)
     ZS_ASSERT_OK(zs_opts_parse(&v->opts, spec, &e), &e);
 }
 
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
 {
     zs_batch *b = zs_batch_new(ndocs);
     uint64_t x = seed * 2654435761ULL + 1;
     for (int i = 0; i < ndocs; i++) {
         /* Long-tailed: mostly short documents, a few long ones. */
-        uint64_t r = rng_next(&x);
+        uint64_t r = zs_test_rng(&x);
         int32_t len = 1 + (int32_t)(r % 2000);
         if (r % 7 == 0)
-            len = 1 + (int32_t)(rng_next(&x) % (uint64_t)maxlen);
+            len = 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)maxlen);
         zs_batch_push(b, len, i);
     }
     return b;

@@ -177,23 +177,15 @@ static void test_wlb_per_document(void)
     zs_cost_free(v.cost);
 }
 
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
 {
     zs_batch *b = zs_batch_new(ndocs);
     uint64_t x = seed * 2654435761ULL + 1;
     for (int i = 0; i < ndocs; i++) {
         /* Mostly short documents, a few long ones. */
-        uint64_t r = rng_next(&x);
-        int32_t len = r % 8 == 0 ? 1 + (int32_t)(rng_next(&x) % (uint64_t)maxlen)
-                                 : 1 + (int32_t)(rng_next(&x) % (uint64_t)(maxlen / 16));
+        uint64_t r = zs_test_rng(&x);
+        int32_t len = r % 8 == 0 ? 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)maxlen)
+                                 : 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)(maxlen / 16));
         zs_batch_push(b, len, i);
     }
     return b;

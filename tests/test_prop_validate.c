@@ -19,20 +19,12 @@ static void env_init(env *v, const char *model, int nodes)
     zs_test_env_init(v, model, nodes, NULL);
 }
 
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
 {
     zs_batch *b = zs_batch_new(ndocs);
     uint64_t x = seed * 2654435761ULL + 1;
     for (int i = 0; i < ndocs; i++)
-        zs_batch_push(b, 1 + (int32_t)(rng_next(&x) % (uint64_t)maxlen), i);
+        zs_batch_push(b, 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)maxlen), i);
     return b;
 }
 
@@ -131,7 +123,7 @@ static void test_broken_copies_rejected(void)
 
         /* A dropped token: one piece loses its last token. */
         zs_schedule *s = plan(&v, b);
-        int64_t k = (int64_t)(rng_next(&x) % (uint64_t)s->npieces);
+        int64_t k = (int64_t)(zs_test_rng(&x) % (uint64_t)s->npieces);
         while (s->pieces[k].t1 - s->pieces[k].t0 < 2)
             k = (k + 1) % s->npieces;
         s->pieces[k].t1--;
@@ -140,7 +132,7 @@ static void test_broken_copies_rejected(void)
 
         /* A duplicated block: rank r computes one of its blocks again. */
         s = plan(&v, b);
-        int r = (int)(rng_next(&x) % 16), found = 0;
+        int r = (int)(zs_test_rng(&x) % 16), found = 0;
         for (int64_t i = 0; i < s->ranks[r].nops && !found; i++) {
             const zs_op *op = &s->ranks[r].ops[i];
             if (op->kind == ZS_OP_COMPUTE && op->u.compute.ck == ZS_CK_ATTN_FWD) {

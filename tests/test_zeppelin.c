@@ -288,14 +288,6 @@ static void test_one_long_sequence(void)
     zs_cost_free(v.cost);
 }
 
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static void test_random_batches(void)
 {
     static const char *variants[] = {
@@ -305,10 +297,10 @@ static void test_random_batches(void)
     int routed_checked = 0, remap_checked = 0;
     for (uint64_t seed = 1; seed <= 12; seed++) {
         uint64_t x = seed * 2654435761ULL + 7;
-        int n = 5 + (int)(rng_next(&x) % 40);
+        int n = 5 + (int)(zs_test_rng(&x) % 40);
         zs_batch *b = zs_batch_new(n);
         for (int i = 0; i < n; i++) {
-            int32_t len = 1 + (int32_t)(rng_next(&x) % (i % 7 == 0 ? 60000 : 4000));
+            int32_t len = 1 + (int32_t)(zs_test_rng(&x) % (i % 7 == 0 ? 60000 : 4000));
             zs_batch_push(b, len, i);
         }
         const char *var = variants[seed % 6];
@@ -394,7 +386,7 @@ static void test_deterministic(void)
     int32_t len[40];
     uint64_t x = 99;
     for (int i = 0; i < 40; i++)
-        len[i] = 1 + (int32_t)(rng_next(&x) % (i % 5 ? 3000 : 50000));
+        len[i] = 1 + (int32_t)(zs_test_rng(&x) % (i % 5 ? 3000 : 50000));
     len[3] = len[4] = len[5] = 2000; /* ties */
     zs_batch *b = zs_batch_from_lengths(len, 40);
     size_t n1, n2;

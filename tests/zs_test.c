@@ -104,3 +104,11 @@ const char *zs_test_zepsim(void)
 {
     return ZS_BIN;
 }
+
+uint64_t zs_test_rng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}

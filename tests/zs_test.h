@@ -5,6 +5,7 @@
 #define ZS_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,9 @@ const char *zs_test_write(const char *name, const char *text);
 /* Runs a shell command, captures stdout+stderr into out (may be NULL) and
  * returns its exit status (-1 when it could not run). */
 int zs_test_run(const char *cmd, char *out, size_t n);
+/* Deterministic pseudo-random numbers for property tests (xorshift64 on
+ * the caller's state, which must start non-zero). */
+uint64_t zs_test_rng(uint64_t *x);
 /* Path to the built zepsim binary. */
 const char *zs_test_zepsim(void);
 
