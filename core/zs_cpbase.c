@@ -46,14 +46,10 @@ int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e)
 static int layout(const zs_plan_ctx *ctx, long cp_default, zs__cpb *c, zs_err *e)
 {
     long tp, cp;
-    int rc = zs_opts_int(ctx->opts, "tp", 1, 1, 64, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
     if (rc)
         return rc;
     int nranks = zs_cluster_gpus(ctx->cluster);
-    if (nranks % tp != 0 || ctx->cluster->gpus_per_node % tp != 0)
-        return zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
-                          "tp=%ld does not divide %d GPUs per node", tp,
-                          ctx->cluster->gpus_per_node);
     int nslots = nranks / (int)tp;
     long def = cp_default < nslots ? cp_default : nslots;
     if ((rc = zs_opts_int(ctx->opts, "cp", def, 1, 1 << 20, &cp, e)))

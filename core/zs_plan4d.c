@@ -43,16 +43,13 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
             dcp = table1[i].cp;
             dpp = table1[i].pp;
         }
-    rc = zs_opts_int(ctx->opts, "tp", dtp, 1, 64, &tp, e);
+    rc = zs_plan_opt_tp(ctx, dtp, &tp, e);
     if (!rc)
         rc = zs_opts_int(ctx->opts, "cp", dcp, 1, 1024, &cp, e);
     if (!rc)
         rc = zs_opts_int(ctx->opts, "pp", dpp, 1, 256, &pp, e);
     if (rc)
         return rc;
-    if (gpn % tp != 0)
-        return zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
-                          "tp=%ld does not divide %d GPUs per node", tp, gpn);
     if (gpus % (tp * cp * pp) != 0)
         return zs_err_set(e, ZS_EINPUT, "tp x cp x pp",
                           "choose tp, cp and pp whose product divides the GPU count",

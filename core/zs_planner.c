@@ -38,6 +38,16 @@ void zs_planner_names(char *buf, size_t n)
         o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", registry[i]->name);
 }
 
+int zs_plan_opt_tp(const zs_plan_ctx *ctx, long def, long *tp, zs_err *e)
+{
+    int rc = zs_opts_int(ctx->opts, "tp", def, 1, 64, tp, e);
+    if (!rc && ctx->cluster->gpus_per_node % *tp != 0)
+        rc =
+            zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
+                       "tp=%ld does not divide %d GPUs per node", *tp, ctx->cluster->gpus_per_node);
+    return rc;
+}
+
 const zs_planner_ops *zs_planner_find(const char *name)
 {
     for (int i = 0; i < zs_planner_count(); i++)

@@ -52,6 +52,10 @@ int zs_planner_count(void);
 /* The registered methods' names, ", "-separated, into buf (truncated to n). */
 void zs_planner_names(char *buf, size_t n);
 
+/* The planners' common "tp" option: 1..64 (default def), dividing the GPUs
+ * of a node (TP groups stay inside NVLink). */
+int zs_plan_opt_tp(const zs_plan_ctx *ctx, long def, long *tp, zs_err *e);
+
 /* Runs a planner, times it, and (with validate=1) checks the schedule. */
 int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batch *batch,
                   int validate, zs_schedule **out, zs_plan_report *rep, zs_err *e);

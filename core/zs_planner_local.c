@@ -57,16 +57,12 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 {
     long tp;
     int split;
-    int rc = zs_opts_int(ctx->opts, "tp", 1, 1, 64, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
     if (!rc)
         rc = zs_opts_bool(ctx->opts, "split_long", 0, &split, e);
     if (rc)
         return rc;
     int nranks = zs_cluster_gpus(ctx->cluster);
-    if (nranks % tp != 0 || ctx->cluster->gpus_per_node % tp != 0)
-        return zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
-                          "tp=%ld does not divide %d GPUs per node", tp,
-                          ctx->cluster->gpus_per_node);
     int nslots = nranks / (int)tp;
     zs_mem_cfg mc = ctx->mem;
     mc.tp = (int)tp;

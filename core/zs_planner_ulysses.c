@@ -131,7 +131,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     /* The default CP degree also stays within the KV heads (an explicit cp
      * beyond them is an error below). */
     long tp;
-    int rc = zs_opts_int(ctx->opts, "tp", 1, 1, 64, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
     if (rc)
         return rc;
     long def = ctx->model->kv_heads / tp > 1 ? ctx->model->kv_heads / tp : 1;

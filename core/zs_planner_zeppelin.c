@@ -24,7 +24,7 @@ typedef struct zopts {
 static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
 {
     long defk = 0, defc = 0;
-    int rc = zs_opts_int(ctx->opts, "tp", 1, 1, 64, &o->tp, e);
+    int rc = zs_plan_opt_tp(ctx, 1, &o->tp, e);
     if (!rc)
         rc = zs_opts_bool(ctx->opts, "routing", 1, &o->routing, e);
     if (!rc)
@@ -34,9 +34,6 @@ static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
     if (rc)
         return rc;
     const zs_cluster *cl = ctx->cluster;
-    if (cl->gpus_per_node % o->tp != 0)
-        return zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
-                          "tp=%ld does not divide %d GPUs per node", o->tp, cl->gpus_per_node);
     defk = zs_zep_default_k(cl, (int)o->tp);
     defc = (long)(zs_zep_default_chunk(cl) / 1024);
     rc = zs_opts_int(ctx->opts, "k", defk, 1, ZS_ZEP_MAX_K, &o->k, e);
