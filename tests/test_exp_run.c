@@ -215,21 +215,6 @@ static void test_failure_stored(void)
     zs_spec_free(s);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *buf = calloc((size_t)n + 1, 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
-        buf[0] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void test_report(void)
 {
     zs_spec *s = load_tiny();
@@ -248,7 +233,7 @@ static void test_report(void)
     ZS_ASSERT_OK(zs_report_write(s, db, &o, &rs, &e), &e);
     ZS_ASSERT_INT_EQ(rs.stored, 4);
     ZS_ASSERT_INT_EQ(rs.missing, 0);
-    char *md = slurp(rs.md_path);
+    char *md = zs_test_slurp(rs.md_path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(md);
     ZS_ASSERT_STR_CONTAINS(md, "# Tiny");
     ZS_ASSERT_STR_CONTAINS(md, "| arxiv | TE CP |");
@@ -274,9 +259,9 @@ static void test_report(void)
     ZS_ASSERT_STR_CONTAINS(md, want);
     free(md);
     /* the same database gives the same report, byte for byte */
-    char *a = slurp(rs.md_path);
+    char *a = zs_test_slurp(rs.md_path);
     ZS_ASSERT_OK(zs_report_write(s, db, &o, &rs, &e), &e);
-    char *b = slurp(rs.md_path);
+    char *b = zs_test_slurp(rs.md_path);
     CU_ASSERT(a && b && !strcmp(a, b));
     free(a);
     free(b);

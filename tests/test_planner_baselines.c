@@ -100,16 +100,6 @@ static bytes_fb rank_bytes(const zs_schedule *s, int r, int kind, const char *pr
     return out;
 }
 
-/* Tokens of a rank per layout. */
-static int64_t rank_tokens(const zs_schedule *s, int r, int layout)
-{
-    int64_t t = 0;
-    for (int64_t i = 0; i < s->npieces; i++)
-        if (s->pieces[i].rank == r && s->pieces[i].layout == layout)
-            t += s->pieces[i].t1 - s->pieces[i].t0;
-    return t;
-}
-
 /* Sum over ranks of attention FLOPs equals the documents' causal FLOPs
  * times the layers (query heads counted once). */
 static void check_total_flops(const zs_schedule *s, const zs_model *m, const zs_batch *b)
@@ -202,7 +192,7 @@ static void test_tecp_hand_checked(void)
     expect_ranges(s, 6, 2, "750-1125,1875-2250");
     expect_ranges(s, 0, 0, "");
     for (int r = 0; r < 8; r++) {
-        ZS_ASSERT_INT_EQ(rank_tokens(s, r, ZS_LAYOUT_ATTN), 1000);
+        ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, r, ZS_LAYOUT_ATTN), 1000);
         /* Every rank sends its 1000-token KV shard cp-1 = 3 times per layer
          * forward; backward 3 KV steps and 4 dK/dV steps. */
         bytes_fb by = rank_bytes(s, r, ZS_OP_SEND, "ring");
@@ -258,7 +248,7 @@ static void test_llamacp_hand_checked(void)
     expect_ranges(s, 5, 0, "125-250,750-875");
     expect_ranges(s, 5, 2, "375-750,2250-2625");
     for (int r = 0; r < 8; r++) {
-        ZS_ASSERT_INT_EQ(rank_tokens(s, r, ZS_LAYOUT_LINEAR), 1000);
+        ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, r, ZS_LAYOUT_LINEAR), 1000);
         /* One all-gather of the rank's 1000-token KV per layer forward;
          * backward gathers again and reduce-scatters dK/dV. */
         bytes_fb ag = rank_bytes(s, r, ZS_OP_COLL, "cp-kv-all-gather");
@@ -284,7 +274,7 @@ static void test_llamacp_hand_checked(void)
     s = plan_ok(&v, "llama-cp", b, &rep);
     expect_ranges(s, 0, 0, "0-126,878-1003");
     expect_ranges(s, 3, 0, "378-503,503-628");
-    ZS_ASSERT_INT_EQ(rank_tokens(s, 3, ZS_LAYOUT_ATTN), 250);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 3, ZS_LAYOUT_ATTN), 250);
     ZS_ASSERT_REL(rank_bytes(s, 3, ZS_OP_COLL, "cp-kv-all-gather").fwd / 24, 251 * KV_TOK, 1e-12);
     zs_schedule_free(s);
     zs_batch_free(b);
@@ -312,8 +302,8 @@ static void test_hybriddp_hand_checked(void)
     expect_ranges(s, 1, 1, "1000-2000,2000-3000");
     expect_ranges(s, 4, 2, "0-750,2250-3000");
     expect_ranges(s, 6, 0, "0-1000");
-    ZS_ASSERT_INT_EQ(rank_tokens(s, 2, ZS_LAYOUT_ATTN), 0);
-    ZS_ASSERT_INT_EQ(rank_tokens(s, 7, ZS_LAYOUT_LINEAR), 0);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 2, ZS_LAYOUT_ATTN), 0);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 7, ZS_LAYOUT_LINEAR), 0);
     bytes_fb by = rank_bytes(s, 0, ZS_OP_SEND, "ring");
     ZS_ASSERT_REL(by.fwd / 24, 1 * 2000 * KV_TOK, 1e-12);
     ZS_ASSERT_REL(by.bwd / 24, 3 * 2000 * KV_TOK, 1e-12);
@@ -476,8 +466,8 @@ static void check_bytes(const char *method, const zs_schedule *s, const zs_model
         } else if (!strcmp(method, "llama-cp") || !strcmp(method, "ulysses")) {
             int64_t most = 0;
             for (int k = first; k < first + cp; k++)
-                if (rank_tokens(s, k, ZS_LAYOUT_LINEAR) > most)
-                    most = rank_tokens(s, k, ZS_LAYOUT_LINEAR);
+                if (zs_test_piece_tokens(s, k, ZS_LAYOUT_LINEAR) > most)
+                    most = zs_test_piece_tokens(s, k, ZS_LAYOUT_LINEAR);
             if (!strcmp(method, "llama-cp")) {
                 bytes_fb ag = rank_bytes(s, r, ZS_OP_COLL, "cp-kv-all-gather");
                 ZS_ASSERT_REL(ag.fwd / L, most * kvt, 1e-9);
@@ -562,7 +552,7 @@ static void test_hybriddp_properties(void)
             }
         }
         for (int r = 0; r < s->nranks; r++)
-            CU_ASSERT(rank_tokens(s, r, ZS_LAYOUT_ATTN) <= cap);
+            CU_ASSERT(zs_test_piece_tokens(s, r, ZS_LAYOUT_ATTN) <= cap);
         zs_schedule_free(s);
         zs_batch_free(b);
     }

@@ -61,15 +61,6 @@ static double ring_bytes(const zs_schedule *s, int r)
     return by;
 }
 
-static int64_t piece_tokens(const zs_schedule *s, int rank, int layout)
-{
-    int64_t t = 0;
-    for (int64_t i = 0; i < s->npieces; i++)
-        if (s->pieces[i].rank == rank && s->pieces[i].layout == layout)
-            t += s->pieces[i].t1 - s->pieces[i].t0;
-    return t;
-}
-
 static int has_piece(const zs_schedule *s, int rank, int doc, int t0, int t1)
 {
     for (int64_t i = 0; i < s->npieces; i++)
@@ -117,10 +108,10 @@ static void test_plain_hand_checked(void)
     CU_ASSERT(has_piece(s, 4, 2, 39, 50));
     CU_ASSERT(has_piece(s, 5, 2, 13, 26));
     CU_ASSERT(has_piece(s, 5, 2, 26, 39));
-    ZS_ASSERT_INT_EQ(piece_tokens(s, 0, ZS_LAYOUT_LINEAR), 44);
-    ZS_ASSERT_INT_EQ(piece_tokens(s, 1, ZS_LAYOUT_LINEAR), 46);
-    ZS_ASSERT_INT_EQ(piece_tokens(s, 4, ZS_LAYOUT_LINEAR), 24);
-    ZS_ASSERT_INT_EQ(piece_tokens(s, 5, ZS_LAYOUT_LINEAR), 26);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 0, ZS_LAYOUT_LINEAR), 44);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 1, ZS_LAYOUT_LINEAR), 46);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 4, ZS_LAYOUT_LINEAR), 24);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 5, ZS_LAYOUT_LINEAR), 26);
     /* Attention FLOPs per rank = pairs x 4 x heads x head_dim x layers of
      * the stage (stage 0: ranks 0,1,4,5; stage 1: 2,3,6,7; 12 layers each). */
     double pairs[8] = {696, 1599, 696, 1599, 586, 689, 586, 689};

@@ -298,25 +298,6 @@ static void test_stuck_schedule_is_an_error(void)
     zs_schedule_free(s);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[n] = '\0';
-    fclose(f);
-    return b;
-}
-
 static void test_timeline_and_determinism(void)
 {
     zs_cluster c = cluster("cluster-a", 2);
@@ -335,7 +316,7 @@ static void test_timeline_and_determinism(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r2);
     CU_ASSERT(r1->iter_time == r2->iter_time);
-    char *a = slurp(path1), *b = slurp(path2);
+    char *a = zs_test_slurp(path1), *b = zs_test_slurp(path2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT(strcmp(a, b) == 0);

@@ -8,6 +8,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "zs_fdio.h"
+
 static const char *g_filter;
 static const char *g_prog = "test";
 
@@ -111,4 +113,25 @@ uint64_t zs_test_rng(uint64_t *x)
     *x ^= *x >> 7;
     *x ^= *x << 17;
     return *x;
+}
+
+char *zs_test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t n;
+    if (f && zs_read_stream(f, &text, &n) != ZS_OK)
+        text = NULL;
+    if (f)
+        fclose(f);
+    return text;
+}
+
+int64_t zs_test_piece_tokens(const zs_schedule *s, int rank, int layout)
+{
+    int64_t t = 0;
+    for (int64_t i = 0; i < s->npieces; i++)
+        if (s->pieces[i].rank == rank && s->pieces[i].layout == layout)
+            t += s->pieces[i].t1 - s->pieces[i].t0;
+    return t;
 }

@@ -12,6 +12,7 @@
 #include <CUnit/CUnit.h>
 
 #include "zs_err.h"
+#include "zs_schedule.h"
 
 typedef struct zs_test_case {
     const char *name;
@@ -38,6 +39,11 @@ const char *zs_test_write(const char *name, const char *text);
 /* Runs a shell command, captures stdout+stderr into out (may be NULL) and
  * returns its exit status (-1 when it could not run). */
 int zs_test_run(const char *cmd, char *out, size_t n);
+/* A file's whole text (NUL-terminated, caller frees), NULL when it cannot
+ * be read. */
+char *zs_test_slurp(const char *path);
+/* Tokens the schedule's pieces place on `rank` in `layout`. */
+int64_t zs_test_piece_tokens(const zs_schedule *s, int rank, int layout);
 /* Deterministic pseudo-random numbers for property tests (xorshift64 on
  * the caller's state, which must start non-zero). */
 uint64_t zs_test_rng(uint64_t *x);
