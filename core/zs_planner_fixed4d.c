@@ -7,7 +7,7 @@
  *
  * The planner sees one batch, so it repacks inside it (repack_window=1).
  * Repacking over a window of k batches belongs to the batcher:
- * zs_pack_fixed_window (traces/zs_wlb_pack.h) turns k loader batches into
+ * zs_pack_fixed_window (core/zs_wlb_pack.h) turns k loader batches into
  * k packed batches, whose packing (zs_batch.micro_of) this planner keeps;
  * asking for repack_window > 1 on an unpacked batch is an error that says
  * so. Options: tp, cp, pp, window, micro (zs_plan4d.h), repack_window. */

@@ -3,7 +3,7 @@
  *   - pipeline level: variable-length packing into micro-batches balanced
  *     by predicted W_a + W_l, with outlier documents delayed in queues
  *     across iterations. The queues need state across batches, so they
- *     live in the packer (traces/zs_wlb_pack.h, usable as the batcher); a
+ *     live in the packer (core/zs_wlb_pack.h, usable as the batcher); a
  *     batch it packed carries micro_of and is lowered as is. An unpacked
  *     batch is packed here by the same variable-length step (no queues,
  *     nothing can wait for a later batch: documents that fit no micro-batch

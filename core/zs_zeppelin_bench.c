@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "zs_lengen.h"
 #include "zs_planner.h"
 #include "zs_zeppelin_cost.h"
 #include "zs_zeppelin_part.h"
@@ -65,9 +64,8 @@ static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_model *m, 
     return rc;
 }
 
-int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const char *trace,
-                           int64_t tokens, uint64_t seed, const char *opts, int reps,
-                           zs_zep_bench *out, zs_err *e)
+int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const zs_batch *b,
+                           uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e)
 {
     zs_model m;
     zs_cluster cl;
@@ -76,25 +74,9 @@ int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, co
         rc = zs_cluster_load(cluster, nodes, &cl, e);
     if (rc)
         return rc;
-    zs_lengen *g = NULL;
-    if ((rc = zs_lengen_new(trace, seed, &g, e)))
-        return rc;
-    zs_batch *b = zs_batch_new(1024);
     zs_cost *cost = zs_cost_analytic_new(&m, &cl);
-    if (!b || !cost) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    while (b->tokens < tokens && !rc) {
-        int32_t len = zs_lengen_next(g);
-        if (b->tokens + len > tokens)
-            len = (int32_t)(tokens - b->tokens); /* the batch budget cuts the last document */
-        rc = zs_batch_push(b, len, -1);
-    }
-    if (rc) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
+    if (!cost)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     zs_zep_bench r = {0};
     r.gpus = zs_cluster_gpus(&cl);
     r.docs = b->ndocs;
@@ -124,9 +106,6 @@ int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, co
     }
     if (!rc)
         *out = r;
-out:
     zs_cost_free(cost);
-    zs_batch_free(b);
-    zs_lengen_free(g);
     return rc;
 }

@@ -7,12 +7,13 @@
  * ops, which a real system does not do). Memory: ZeRO-1 with full
  * recomputation (32K tokens per GPU do not fit otherwise). Timings are host wall time,
  * the best of `reps` runs; not asserted by any test. Depends on the
- * planner registry, the Zeppelin modules and the length generators. */
+ * planner registry and the Zeppelin modules; the caller draws the batch. */
 #ifndef ZS_ZEPPELIN_BENCH_H
 #define ZS_ZEPPELIN_BENCH_H
 
 #include <stdint.h>
 
+#include "zs_batch.h"
 #include "zs_err.h"
 
 typedef struct zs_zep_bench {
@@ -24,11 +25,9 @@ typedef struct zs_zep_bench {
     int count[4];    /* documents per class (zs_zep_class) */
 } zs_zep_bench;
 
-/* Plans one batch of about `tokens` tokens drawn from the generator spec
- * `trace` (e.g. "arxiv") with `seed`, for model/cluster presets with
- * `nodes` nodes. Options as for the planner ("" for defaults). */
-int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const char *trace,
-                           int64_t tokens, uint64_t seed, const char *opts, int reps,
-                           zs_zep_bench *out, zs_err *e);
+/* Plans the batch b (borrowed) for model/cluster presets with `nodes`
+ * nodes. Options as for the planner ("" for defaults). */
+int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const zs_batch *b,
+                           uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e);
 
 #endif

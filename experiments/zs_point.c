@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "zs_analytic.h"
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_calib.h"
 #include "zs_plan4d.h"
 #include "zs_planner.h"
@@ -168,7 +168,7 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
             wc.window = o4.window;
             wc.nqueues = 2;
             wc.cost = (zs_pack_cost){zs__4d_doc_cost_fn, &dc};
-            rc = zs_batcher_wlb_new(src, &wc, &bat, e);
+            rc = zs_batcher_wlb_new(zs_trace_src_stream(src), &wc, &bat, e);
         } else {
             bcfg.budget = (int64_t)nmicro * o4.window;
             bcfg.window = o4.window;

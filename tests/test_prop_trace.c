@@ -10,7 +10,7 @@
  *   in the threshold, attention share >= token share >= document share. */
 #include <stdlib.h>
 
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_test.h"
 #include "zs_trace_stats.h"
 

@@ -2,7 +2,7 @@
  * truncating, cycling and exhaustion. */
 #include <stdlib.h>
 
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_test.h"
 
 static zs_trace_src *src_of(const int32_t *len, int n)

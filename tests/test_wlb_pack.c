@@ -1,4 +1,4 @@
-/* Tests of the 4D packers (traces/zs_wlb_pack.h): hand-checked cases of
+/* Tests of the 4D packers (core/zs_wlb_pack.h): hand-checked cases of
  * loader-order packing, fixed-length greedy repacking (in one batch and
  * over a window of batches), WLB-LLM's variable-length step and its
  * stateful packer with outlier queues (delays counted by hand), and, on
@@ -7,7 +7,7 @@
  * packing time per batch is printed, never asserted. */
 #include <stdlib.h>
 
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_model.h"
 #include "zs_test.h"
 #include "zs_trace_read.h"
@@ -114,12 +114,13 @@ static void test_packer_queues(void)
      * documents above 60 tokens. */
     int32_t len[] = {70, 50, 50, 50, 50, 80, 40, 40, 40, 40, 40};
     zs_trace_src *src = src_of(len, 11);
+    zs_doc_stream ds = zs_trace_src_stream(src);
     zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost};
     zs_wlb_packer *p = NULL;
     ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
     zs_batch *b = NULL;
     /* Batch 0: 70 waits (one outlier cannot be spread over 2 micro-batches). */
-    ZS_ASSERT_OK(zs_wlb_packer_next(p, src, &b, &e), &e);
+    ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     ZS_ASSERT_INT_EQ(b->ndocs, 4);
     ZS_ASSERT_INT_EQ(b->tokens, 200);
@@ -130,7 +131,7 @@ static void test_packer_queues(void)
     /* Batch 1: 80 joins the queue, both outliers are released and go to
      * different micro-batches: 80 -> 0, 70 -> 1, then the 40s by least
      * cost: 1 (3305), 0 (4060), 1 (4125), 0 (4880), 1: 160 and 190 tokens. */
-    ZS_ASSERT_OK(zs_wlb_packer_next(p, src, &b, &e), &e);
+    ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     ZS_ASSERT_INT_EQ(b->ndocs, 7);
     ZS_ASSERT_INT_EQ(b->tokens, 350);
@@ -148,7 +149,7 @@ static void test_packer_queues(void)
     ZS_ASSERT_NEAR(st->avg_delay_delayed, 1.0, 1e-12);
     ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 550.0, 1e-12);
     zs_batch_free(b);
-    ZS_ASSERT_OK(zs_wlb_packer_next(p, src, &b, &e), &e);
+    ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NULL(b);
     zs_wlb_packer_free(p);
     zs_trace_src_free(src);
@@ -164,8 +165,9 @@ static void test_packer_errors(void)
     zs_wlb_pack_cfg cfg = {2, 100, 150, 0, {0}, unit_cost};
     ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
     zs_trace_src *src = src_of((int32_t[]){20, 170}, 2);
+    zs_doc_stream ds = zs_trace_src_stream(src);
     zs_batch *b = NULL;
-    ZS_ASSERT_INT_EQ(zs_wlb_packer_next(p, src, &b, &e), ZS_EINPUT);
+    ZS_ASSERT_INT_EQ(zs_wlb_packer_next(p, &ds, &b, &e), ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.where, "document 1");
     CU_ASSERT_PTR_NULL(b);
     zs_wlb_packer_free(p);
@@ -181,7 +183,7 @@ static void test_as_batcher(void)
     zs_trace_src *src = src_of(len, 11);
     zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost};
     zs_batcher *bt = NULL;
-    ZS_ASSERT_OK(zs_batcher_wlb_new(src, &cfg, &bt, &e), &e);
+    ZS_ASSERT_OK(zs_batcher_wlb_new(zs_trace_src_stream(src), &cfg, &bt, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(zs_batcher_wlb_packer(bt));
     zs_batch *b = NULL;
     int n = 0;
@@ -217,6 +219,7 @@ static void test_trace_imbalance(void)
 
     /* Plain: the greedy batcher cuts 4 x 128K batches in loader order. */
     zs_trace_src *src = zs_trace_src_from_trace(t);
+    zs_doc_stream ds = zs_trace_src_stream(src);
     zs_batcher_cfg bc = {(int64_t)nmicro * window, window, ZS_LONG_SPLIT, 0};
     zs_batcher *bt = NULL;
     ZS_ASSERT_OK(zs_batcher_greedy_new(src, &bc, &bt, &e), &e);
@@ -242,7 +245,7 @@ static void test_trace_imbalance(void)
         zs_wlb_packer *p = NULL;
         ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
         for (int i = 0; i < nbatches; i++) {
-            ZS_ASSERT_OK(zs_wlb_packer_next(p, src, &b, &e), &e);
+            ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
             if (!b)
                 break;
             zs_batch_free(b);

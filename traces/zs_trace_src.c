@@ -157,6 +157,16 @@ int zs_trace_src_next(zs_trace_src *s, int32_t *len, int64_t *id)
     return 1;
 }
 
+static int stream_next(void *arg, int32_t *len, int64_t *id)
+{
+    return zs_trace_src_next(arg, len, id);
+}
+
+zs_doc_stream zs_trace_src_stream(zs_trace_src *s)
+{
+    return (zs_doc_stream){stream_next, s};
+}
+
 void zs_trace_src_reset(zs_trace_src *s)
 {
     s->pos = 0;

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "zs_batcher.h"
 #include "zs_lengen.h"
 #include "zs_trace.h"
 #include "zs_trace_read.h"
@@ -59,6 +60,9 @@ int32_t zs_trace_src_window(const zs_trace_src *s);
 /* Next document: returns 1 and fills len (and id, the document's index in
  * the source, when not NULL), or 0 when a finite source is exhausted. */
 int zs_trace_src_next(zs_trace_src *s, int32_t *len, int64_t *id);
+/* The source as a document stream (base/zs_batcher.h) for packers that
+ * live above traces/; s is borrowed and must outlive the stream. */
+zs_doc_stream zs_trace_src_stream(zs_trace_src *s);
 /* Starts again from the first document (same seed: same lengths). */
 void zs_trace_src_reset(zs_trace_src *s);
 /* Number of documents in a file source; -1 for a generator. */

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "zs_cluster.h"
 #include "zs_cost.h"
+#include "zs_lengen.h"
 #include "zs_sort.h"
 #include "zs_model.h"
 #include "zs_schedule.h"
@@ -252,6 +253,30 @@ static int bench_sim(int argc, char **argv)
 
 /* `bench plan`: Zeppelin planning time for one global batch (decisions
  * alone, and the full planner with the schedule), best of --reps runs. */
+/* A batch of about `tokens` tokens drawn from the generator spec `trace`
+ * (e.g. "arxiv") with `seed`; the budget cuts the last document. */
+static int bench_batch(const char *trace, int64_t tokens, uint64_t seed, zs_batch **out, zs_err *e)
+{
+    zs_lengen *g = NULL;
+    int rc = zs_lengen_new(trace, seed, &g, e);
+    if (rc)
+        return rc;
+    zs_batch *b = zs_batch_new(1024);
+    while (b && b->tokens < tokens && !rc) {
+        int32_t len = zs_lengen_next(g);
+        if (b->tokens + len > tokens)
+            len = (int32_t)(tokens - b->tokens);
+        rc = zs_batch_push(b, len, -1);
+    }
+    zs_lengen_free(g);
+    if (!b || rc) {
+        zs_batch_free(b);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    *out = b;
+    return ZS_OK;
+}
+
 static int bench_plan(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
@@ -325,8 +350,12 @@ static int bench_plan(int argc, char **argv)
     for (char *tr = strtok_r(traces, ",", &save); tr && !rc; tr = strtok_r(NULL, ",", &save)) {
         zs_zep_bench b;
         fprintf(stderr, "bench plan: %s ...\n", tr);
-        rc = zs_zeppelin_bench_plan(model, cluster, (int)nodes, tr, tokens, (uint64_t)seed, opt,
-                                    (int)reps, &b, &e);
+        zs_batch *batch = NULL;
+        rc = bench_batch(tr, tokens, (uint64_t)seed, &batch, &e);
+        if (!rc)
+            rc = zs_zeppelin_bench_plan(model, cluster, (int)nodes, batch, (uint64_t)seed, opt,
+                                        (int)reps, &b, &e);
+        zs_batch_free(batch);
         if (rc)
             break;
         zs_table_row(t);

@@ -7,7 +7,7 @@
 
 #include "cli_point.h"
 #include "zs_analytic.h"
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_calib.h"
 #include "zs_planner.h"
 #include "zs_sim.h"

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "zs_batcher.h"
+#include "zs_batcher_greedy.h"
 #include "zs_lengen.h"
 #include "zs_trace_src.h"
 #include "zs_trace_stats.h"

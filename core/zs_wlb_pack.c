@@ -397,7 +397,7 @@ static int queue_of(const zs_wlb_pack_cfg *c, int32_t len)
     return q;
 }
 
-int zs_wlb_packer_next(zs_wlb_packer *p, zs_trace_src *src, zs_batch **out, zs_err *e)
+int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **out, zs_err *e)
 {
     double t0 = now_s();
     const zs_wlb_pack_cfg *c = &p->cfg;
@@ -415,7 +415,7 @@ int zs_wlb_packer_next(zs_wlb_packer *p, zs_trace_src *src, zs_batch **out, zs_e
     while (rc == ZS_OK && pool_tok < budget && !p->exhausted) {
         int32_t len;
         int64_t id;
-        if (!zs_trace_src_next(src, &len, &id)) {
+        if (!src->next(src->arg, &len, &id)) {
             p->exhausted = 1;
             break;
         }
@@ -525,14 +525,14 @@ int zs_wlb_packer_next(zs_wlb_packer *p, zs_trace_src *src, zs_batch **out, zs_e
 
 typedef struct wlb_batcher {
     zs_batcher base;
-    zs_trace_src *src;
+    zs_doc_stream src;
     zs_wlb_packer *p;
 } wlb_batcher;
 
 static int wlb_next(zs_batcher *bb, zs_batch **out, zs_err *e)
 {
     wlb_batcher *w = (wlb_batcher *)bb;
-    int rc = zs_wlb_packer_next(w->p, w->src, out, e);
+    int rc = zs_wlb_packer_next(w->p, &w->src, out, e);
     if (rc || !*out)
         return rc;
     bb->counts.batches++;
@@ -554,7 +554,7 @@ static void wlb_free(zs_batcher *bb)
 
 static const zs_batcher_ops wlb_ops = {"wlb-llm", wlb_next, wlb_free};
 
-int zs_batcher_wlb_new(zs_trace_src *src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e)
+int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e)
 {
     wlb_batcher *w = calloc(1, sizeof *w);
     if (!w)

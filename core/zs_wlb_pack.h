@@ -12,7 +12,8 @@
  * micro-batch) for the planner; the packer can stand in for the greedy
  * batcher through zs_batcher_wlb_new. Every sort breaks ties on the
  * document's position, so packing is deterministic. Depends on zs_batch,
- * zs_batcher, zs_trace_src and zs_err. */
+ * zs_batcher (the document stream) and zs_err; it reads documents through
+ * a zs_doc_stream, so it needs nothing from traces/. */
 #ifndef ZS_WLB_PACK_H
 #define ZS_WLB_PACK_H
 
@@ -21,7 +22,6 @@
 #include "zs_batch.h"
 #include "zs_batcher.h"
 #include "zs_err.h"
-#include "zs_trace_src.h"
 
 #define ZS_WLB_MAX_QUEUES 8
 
@@ -110,14 +110,14 @@ void zs_wlb_packer_free(zs_wlb_packer *p);
  * (borrowed) until the pool holds nmicro x window tokens, or *out = NULL
  * when src is exhausted and nothing waits. A document longer than smax is
  * a ZS_EINPUT error naming it. */
-int zs_wlb_packer_next(zs_wlb_packer *p, zs_trace_src *src, zs_batch **out, zs_err *e);
+int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **out, zs_err *e);
 const zs_wlb_pack_stats *zs_wlb_packer_stats(const zs_wlb_packer *p);
 const zs_wlb_pack_cfg *zs_wlb_packer_cfg(const zs_wlb_packer *p);
 
 /* The packer as a batcher (zs_batcher.h) over src (borrowed); its budget
  * is nmicro x window. zs_batcher_wlb_packer gives the packer for its stats
  * (NULL for another batcher). */
-int zs_batcher_wlb_new(zs_trace_src *src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e);
+int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e);
 zs_wlb_packer *zs_batcher_wlb_packer(zs_batcher *b);
 
 #endif

@@ -1,5 +1,5 @@
-/* Batchers: see zs_batcher.h. */
-#include "zs_batcher.h"
+/* The greedy batcher: see zs_batcher_greedy.h. */
+#include "zs_batcher_greedy.h"
 
 #include <stdlib.h>
 
@@ -106,20 +106,4 @@ int zs_batcher_greedy_new(zs_trace_src *src, const zs_batcher_cfg *cfg, zs_batch
                                 cfg->policy == ZS_LONG_KEEP ? ZS_LONG_SPLIT : cfg->policy);
     *out = &g->base;
     return ZS_OK;
-}
-
-int zs_batcher_next(zs_batcher *b, zs_batch **out, zs_err *e)
-{
-    return b->ops->next(b, out, e);
-}
-
-void zs_batcher_free(zs_batcher *b)
-{
-    if (b)
-        b->ops->free(b);
-}
-
-const zs_batcher_counts *zs_batcher_counts_get(const zs_batcher *b)
-{
-    return &b->counts;
 }
