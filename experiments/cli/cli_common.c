@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "zs_num.h"
 
 int zs_cli_fail(const zs_err *e)
 {
@@ -31,15 +32,11 @@ void zs_cli_reset_getopt(void)
 
 int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    char fix[128];
-    snprintf(fix, sizeof fix, "give an integer in [%ld, %ld]", min, max);
-    if (errno || end == s || *end || v < min || v > max)
-        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad value '%s'", s);
-    *out = v;
-    return ZS_OK;
+    int64_t v;
+    int rc = zs_num_i64(s, min, max, ZS_EUSAGE, opt, &v, e);
+    if (!rc)
+        *out = (long)v;
+    return rc;
 }
 
 int zs_cli_parse_range(const char *opt, const char *s, long min, long max, int *lo, int *hi,
@@ -73,15 +70,7 @@ int zs_cli_parse_timeline_limit(int layers, const char *s, int *lo, int *hi, zs_
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    char fix[128];
-    snprintf(fix, sizeof fix, "give a number in [%g, %g]", min, max);
-    if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
-        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad value '%s'", s);
-    *out = v;
-    return ZS_OK;
+    return zs_num_f64(s, min, max, ZS_EUSAGE, opt, out, e);
 }
 
 int zs_cli_bad_option(const char *cmd, int c, char **argv)

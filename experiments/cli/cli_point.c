@@ -1,5 +1,6 @@
 /* Study-point options shared by simulate, compare and plan: see cli_point.h. */
 #include "cli_point.h"
+#include "zs_num.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,8 @@ static int point_opt(int c, const char *arg, zs_point_cfg *p, zs_format *fmt, zs
         p->iterations = (int)v;
         break;
     case ZS_PO_SEED: {
-        char *end;
-        unsigned long long s = strtoull(arg, &end, 10);
-        if (!*arg || *end)
-            rc = zs_err_set(e, ZS_EUSAGE, "--seed", "give a non-negative integer", "bad value '%s'",
-                            arg);
+        uint64_t s = p->seed;
+        rc = zs_num_u64(arg, 0, UINT64_MAX, ZS_EUSAGE, "--seed", &s, e);
         p->seed = s;
         break;
     }

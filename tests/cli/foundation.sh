@@ -38,4 +38,11 @@ printf '{"name": "x", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 32,
 expect_rc typo-key 2 "$ZEPSIM" show model "$TMP/typo.json"
 expect_out typo-key "unknown key 'layer': .*typo.json:2:[0-9]+"
 
+# Numbers are parsed strictly: no wrap-around, no blanks, no trailing text.
+for v in -1 18446744073709551616 " 3" 3x; do
+  expect_rc "seed-bad-$v" 2 "$ZEPSIM" simulate --backend analytic --nodes 2 --iterations 1 --seed "$v"
+  expect_out "seed-bad-$v" "bad value .*--seed: give a whole number in \\[0, 18446744073709551615\\]"
+done
+expect_rc nodes-blank 2 "$ZEPSIM" show cluster cluster-a --nodes " 2"
+
 finish
