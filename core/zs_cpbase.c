@@ -183,11 +183,16 @@ int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out)
 int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e)
 {
     zs_schedule *s = zs_schedule_new(c->nranks);
-    if (!s || zs_schedule_set_docs(s, c->len, c->ndocs) ||
-        (*cp_stream = zs_schedule_add_stream(s, "cp")) < 0) {
-        zs_schedule_free(s);
+    if (!s)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    zs_schedule_set_docs(s, c->len, c->ndocs);
+    int stream = zs_schedule_add_stream(s, "cp");
+    int rc = zs_schedule_check(s, e);
+    if (rc) {
+        zs_schedule_free(s);
+        return rc;
     }
+    *cp_stream = stream;
     *out = s;
     return ZS_OK;
 }
@@ -198,30 +203,29 @@ int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int
     if (t1 <= t0)
         return ZS_OK;
     int rank = zs__cpb_rank(c, slot);
-    if (zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_ATTN, 0) ||
-        zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_LINEAR, 0))
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    return ZS_OK;
+    zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_ATTN, 0);
+    zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_LINEAR, 0);
+    return zs_schedule_check(s, e);
 }
 
-int64_t zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
-                           int backward, int64_t dep)
+int zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
+                       int backward, int64_t *dep, zs_err *e)
 {
     if (n < 1)
-        return dep;
+        return ZS_OK;
     zs_schedule *s = zs_iter_schedule(it);
     zs_attn_block *blk = malloc(sizeof(zs_attn_block) * (size_t)n);
     if (!blk)
-        return ZS_ENOMEM;
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; i < n; i++)
         blk[i] = (zs_attn_block){docs[i], 0, s->doc_len[docs[i]], 0, s->doc_len[docs[i]]};
     if (heads <= 0)
         heads = zs_iter_heads(it);
     double t = zs_cost_attn(zs_iter_cost(it), blk, n, heads, backward);
-    int64_t deps[1] = {dep};
-    int64_t op = zs_sched_attn(s, zs_iter_rank(it, stage, slot), ZS_STREAM_COMPUTE,
-                               backward ? "attn-bwd" : "attn-fwd", backward, blk, n, heads, t, deps,
-                               dep >= 0);
+    int64_t deps[1] = {*dep};
+    *dep = zs_sched_attn(s, zs_iter_rank(it, stage, slot), ZS_STREAM_COMPUTE,
+                         backward ? "attn-bwd" : "attn-fwd", backward, blk, n, heads, t, deps,
+                         deps[0] >= 0);
     free(blk);
-    return op;
+    return ZS_OK;
 }

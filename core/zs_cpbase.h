@@ -69,16 +69,18 @@ int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e);
 int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e);
 
 /* Places tokens [t0, t1) of a document on a slot for attention and for the
- * linear modules alike (these baselines do not remap). */
+ * linear modules alike (these baselines do not remap); returns the
+ * schedule's check. */
 int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int32_t t1, int slot,
                   zs_err *e);
 
 /* Appends one attention op over whole documents (local attention, no
  * communication) with `heads` query heads (0: the iteration's) to a slot's
- * rank after dep; returns the op, dep when there is nothing to compute, or
- * a negative status. */
-int64_t zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
-                           int backward, int64_t dep);
+ * rank after *dep and sets *dep to it (unchanged when there is nothing to
+ * compute). Returns ZS_OK, or ZS_ENOMEM when its scratch space cannot be
+ * had; a failed append is the schedule's to report (zs_schedule_check). */
+int zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
+                       int backward, int64_t *dep, zs_err *e);
 
 /* A planner's last step: frees c, then hands s to *out when rc is ZS_OK
  * and frees it otherwise; returns rc. */

@@ -84,15 +84,11 @@ static int stage_layers(const zs_iter *it, int stage)
     return it->m->layers / it->pp + (stage < it->m->layers % it->pp ? 1 : 0);
 }
 
-/* ---- op helpers: every failure becomes one error message ---------------- */
-
-static int chk(zs_iter *it, int64_t op, const char *what)
-{
-    if (op >= 0)
-        return ZS_OK;
-    return zs_err_set(it->e, op == ZS_ENOMEM ? ZS_ENOMEM : ZS_EINVALID, "iteration builder", NULL,
-                      "could not append %s (status %d)", what, (int)op);
-}
+/* ---- op helpers ------------------------------------------------------------
+ *
+ * The builder appends freely: a failed append is recorded in the schedule
+ * (zs_schedule.h) and later ones do nothing, so the body, the chunks and the
+ * groups check the schedule once per phase, with zs_schedule_check. */
 
 typedef struct chain {
     int rank;
@@ -126,18 +122,25 @@ static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
     return op;
 }
 
+/* A collective on the compute stream after the chain's last op. */
+static int64_t coll(zs_iter *it, chain *c, const char *label, int group, zs_coll_kind k,
+                    double bytes)
+{
+    int64_t deps[1] = {c->last};
+    int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, label, group, k, bytes, deps,
+                               c->last >= 0);
+    if (op >= 0)
+        c->last = op;
+    return op;
+}
+
 /* A TP collective sits on the compute stream: sequence parallelism puts it
  * on the critical path between the norm and the GEMM. */
 static int64_t tp_coll(zs_iter *it, chain *c, const char *label, zs_coll_kind k, double bytes)
 {
     if (it->tp == 1)
         return c->last;
-    int64_t deps[1] = {c->last};
-    int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, label, it->tp_group[c->rank], k,
-                               bytes, deps, c->last >= 0);
-    if (op >= 0)
-        c->last = op;
-    return op;
+    return coll(it, c, label, it->tp_group[c->rank], k, bytes);
 }
 
 /* ---- MoE ------------------------------------------------------------------- */
@@ -192,24 +195,42 @@ static double tokens(const zs_iter *it, int micro, int slot)
 }
 
 /* Forward linear ops before attention; sets entry[slot]. */
-static int fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
+static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
 {
     const zs_model *m = it->m;
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
     char l[64];
     snprintf(l, sizeof l, "%snorm1", pfx);
-    int rc = chk(it, elem(it, c, l, 2 * Tl * h * by), l);
+    elem(it, c, l, 2 * Tl * h * by);
     snprintf(l, sizeof l, "%stp-ag-attn", pfx);
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by), l);
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
     snprintf(l, sizeof l, "%sqkv", pfx);
-    int64_t pag = b->param_ag ? b->param_ag[slot] : -1;
-    if (!rc)
-        rc = chk(it, gemm(it, c, l, T, qkv_n, h, pag), l);
+    gemm(it, c, l, T, qkv_n, h, b->param_ag ? b->param_ag[slot] : -1);
     it->entry[slot] = c->last;
     it->exit[slot] = -1;
-    return rc;
+}
+
+/* The MoE block of a forward layer: router, dispatch, experts, combine. */
+static void fwd_moe(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
+{
+    const zs_model *m = it->m;
+    double T = tokens(it, b->micro, slot), h = m->hidden, by = m->dtype_bytes;
+    double load = it->moe_load[c->rank];
+    double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
+    char l[64];
+    snprintf(l, sizeof l, "%smoe-router", pfx);
+    gemm(it, c, l, T, m->experts, h, -1);
+    snprintf(l, sizeof l, "%smoe-dispatch", pfx);
+    coll(it, c, l, b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+    snprintf(l, sizeof l, "%sexpert-gate-up", pfx);
+    gemm(it, c, l, Tk * load, 2 * f, h, -1);
+    snprintf(l, sizeof l, "%sexpert-swiglu", pfx);
+    elem(it, c, l, 3 * Tk * load * f * by);
+    snprintf(l, sizeof l, "%sexpert-down", pfx);
+    gemm(it, c, l, Tk * load, h, f, -1);
+    snprintf(l, sizeof l, "%smoe-combine", pfx);
+    coll(it, c, l, b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
 }
 
 /* Forward ops after attention. */
@@ -219,133 +240,75 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double ad = (double)m->heads * m->head_dim / it->tp;
     char l[64];
-    int rc = ZS_OK;
     if (it->exit[slot] < 0)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention exit op", slot);
     snprintf(l, sizeof l, "%so-proj", pfx);
-    rc = chk(it, gemm(it, c, l, T, h, ad, it->exit[slot]), l);
+    gemm(it, c, l, T, h, ad, it->exit[slot]);
     snprintf(l, sizeof l, "%stp-rs-attn", pfx);
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by), l);
+    tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     snprintf(l, sizeof l, "%sresidual-norm2", pfx);
-    if (!rc)
-        rc = chk(it, elem(it, c, l, 3 * Tl * h * by), l);
+    elem(it, c, l, 3 * Tl * h * by);
     snprintf(l, sizeof l, "%stp-ag-mlp", pfx);
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by), l);
-    if (rc)
-        return rc;
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
     if (zs_model_is_moe(m)) {
-        double load = it->moe_load[c->rank];
-        double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
-        snprintf(l, sizeof l, "%smoe-router", pfx);
-        rc = chk(it, gemm(it, c, l, T, m->experts, h, -1), l);
-        snprintf(l, sizeof l, "%smoe-dispatch", pfx);
-        int64_t deps[1] = {c->last};
-        int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, l, b->ep_group[slot],
-                                   ZS_COLL_ALLTOALL, Tk * h * by, deps, 1);
-        if (!rc && (rc = chk(it, op, l)) == ZS_OK)
-            c->last = op;
-        snprintf(l, sizeof l, "%sexpert-gate-up", pfx);
-        if (!rc)
-            rc = chk(it, gemm(it, c, l, Tk * load, 2 * f, h, -1), l);
-        snprintf(l, sizeof l, "%sexpert-swiglu", pfx);
-        if (!rc)
-            rc = chk(it, elem(it, c, l, 3 * Tk * load * f * by), l);
-        snprintf(l, sizeof l, "%sexpert-down", pfx);
-        if (!rc)
-            rc = chk(it, gemm(it, c, l, Tk * load, h, f, -1), l);
-        snprintf(l, sizeof l, "%smoe-combine", pfx);
-        deps[0] = c->last;
-        op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, l, b->ep_group[slot],
-                           ZS_COLL_ALLTOALL, Tk * h * by, deps, 1);
-        if (!rc && (rc = chk(it, op, l)) == ZS_OK)
-            c->last = op;
+        fwd_moe(it, b, c, slot, pfx);
     } else {
         double f = (double)m->ffn / it->tp;
         snprintf(l, sizeof l, "%smlp-gate-up", pfx);
-        rc = chk(it, gemm(it, c, l, T, 2 * f, h, -1), l);
+        gemm(it, c, l, T, 2 * f, h, -1);
         snprintf(l, sizeof l, "%sswiglu", pfx);
-        if (!rc)
-            rc = chk(it, elem(it, c, l, 3 * T * f * by), l);
+        elem(it, c, l, 3 * T * f * by);
         snprintf(l, sizeof l, "%smlp-down", pfx);
-        if (!rc)
-            rc = chk(it, gemm(it, c, l, T, h, f, -1), l);
+        gemm(it, c, l, T, h, f, -1);
     }
     snprintf(l, sizeof l, "%stp-rs-mlp", pfx);
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by), l);
+    tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     snprintf(l, sizeof l, "%sresidual", pfx);
-    if (!rc)
-        rc = chk(it, elem(it, c, l, 2 * Tl * h * by), l);
-    return rc;
+    elem(it, c, l, 2 * Tl * h * by);
+    return ZS_OK;
 }
 
 /* A backward GEMM is the input-gradient and the weight-gradient GEMMs. */
-static int gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n, double k,
-                    int64_t extra_dep)
+static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n, double k,
+                     int64_t extra_dep)
 {
     char l[64];
     snprintf(l, sizeof l, "%s-dgrad", name);
-    int rc = chk(it, gemm(it, c, l, m, k, n, extra_dep), l);
+    gemm(it, c, l, m, k, n, extra_dep);
     snprintf(l, sizeof l, "%s-wgrad", name);
-    if (!rc)
-        rc = chk(it, gemm(it, c, l, k, n, m, -1), l);
-    return rc;
+    gemm(it, c, l, k, n, m, -1);
 }
 
 /* Backward ops before attention backward (MLP, O projection). */
-static int bwd_pre(zs_iter *it, body *b, chain *c, int slot)
+static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
 {
     const zs_model *m = it->m;
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double ad = (double)m->heads * m->head_dim / it->tp;
-    int rc = chk(it, elem(it, c, "residual-bwd", 2 * Tl * h * by), "residual-bwd");
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, "tp-ag-mlp-bwd", ZS_COLL_ALLGATHER, Tl * h * by), "tp-ag");
-    if (rc)
-        return rc;
+    elem(it, c, "residual-bwd", 2 * Tl * h * by);
+    tp_coll(it, c, "tp-ag-mlp-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
     if (zs_model_is_moe(m)) {
         double load = it->moe_load[c->rank];
         double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
-        int64_t deps[1] = {c->last};
-        int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, "moe-combine-bwd",
-                                   b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by, deps, 1);
-        if ((rc = chk(it, op, "moe-combine-bwd")))
-            return rc;
-        c->last = op;
-        rc = gemm_bwd(it, c, "expert-down", Tk * load, h, f, -1);
-        if (!rc)
-            rc = chk(it, elem(it, c, "expert-swiglu-bwd", 4 * Tk * load * f * by), "swiglu-bwd");
-        if (!rc)
-            rc = gemm_bwd(it, c, "expert-gate-up", Tk * load, 2 * f, h, -1);
-        deps[0] = c->last;
-        op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, "moe-dispatch-bwd", b->ep_group[slot],
-                           ZS_COLL_ALLTOALL, Tk * h * by, deps, 1);
-        if (!rc && (rc = chk(it, op, "moe-dispatch-bwd")) == ZS_OK)
-            c->last = op;
-        if (!rc)
-            rc = gemm_bwd(it, c, "moe-router", T, m->experts, h, -1);
+        coll(it, c, "moe-combine-bwd", b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+        gemm_bwd(it, c, "expert-down", Tk * load, h, f, -1);
+        elem(it, c, "expert-swiglu-bwd", 4 * Tk * load * f * by);
+        gemm_bwd(it, c, "expert-gate-up", Tk * load, 2 * f, h, -1);
+        coll(it, c, "moe-dispatch-bwd", b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+        gemm_bwd(it, c, "moe-router", T, m->experts, h, -1);
     } else {
         double f = (double)m->ffn / it->tp;
-        rc = gemm_bwd(it, c, "mlp-down", T, h, f, -1);
-        if (!rc)
-            rc = chk(it, elem(it, c, "swiglu-bwd", 4 * T * f * by), "swiglu-bwd");
-        if (!rc)
-            rc = gemm_bwd(it, c, "mlp-gate-up", T, 2 * f, h, -1);
+        gemm_bwd(it, c, "mlp-down", T, h, f, -1);
+        elem(it, c, "swiglu-bwd", 4 * T * f * by);
+        gemm_bwd(it, c, "mlp-gate-up", T, 2 * f, h, -1);
     }
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by), "rs");
-    if (!rc)
-        rc = chk(it, elem(it, c, "norm2-bwd", 3 * Tl * h * by), "norm2-bwd");
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, "tp-ag-attn-bwd", ZS_COLL_ALLGATHER, Tl * h * by), "ag");
-    if (!rc)
-        rc = gemm_bwd(it, c, "o-proj", T, h, ad, -1);
+    tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
+    elem(it, c, "norm2-bwd", 3 * Tl * h * by);
+    tp_coll(it, c, "tp-ag-attn-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
+    gemm_bwd(it, c, "o-proj", T, h, ad, -1);
     it->entry[slot] = c->last;
     it->exit[slot] = -1;
-    return rc;
 }
 
 static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
@@ -356,38 +319,44 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     if (it->exit[slot] < 0)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention backward exit op", slot);
-    int rc = gemm_bwd(it, c, "qkv", T, qkv_n, h, it->exit[slot]);
-    if (!rc)
-        rc = chk(it, tp_coll(it, c, "tp-rs-attn-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by), "rs");
-    if (!rc)
-        rc = chk(it, elem(it, c, "norm1-bwd", 3 * Tl * h * by), "norm1-bwd");
-    if (rc || !b->last_micro)
-        return rc;
+    gemm_bwd(it, c, "qkv", T, qkv_n, h, it->exit[slot]);
+    tp_coll(it, c, "tp-rs-attn-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
+    elem(it, c, "norm1-bwd", 3 * Tl * h * by);
+    if (!b->last_micro)
+        return ZS_OK;
     /* Gradients of this layer are final after the last micro-batch: sync
      * them on the comm stream while the next layer's backward runs. */
     double grads = zs_model_params_per_layer(m) / it->tp * by;
     int64_t deps[1] = {c->last};
     int n = it->s->groups[b->dp_group[slot]].n;
-    int64_t op;
     if (it->sp->zero_stage >= 2)
-        op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-reduce-scatter", b->dp_group[slot],
-                           ZS_COLL_REDUCESCATTER, grads / n, deps, 1);
+        zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-reduce-scatter", b->dp_group[slot],
+                      ZS_COLL_REDUCESCATTER, grads / n, deps, 1);
     else
-        op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-all-reduce", b->dp_group[slot],
-                           ZS_COLL_ALLREDUCE, grads, deps, 1);
-    return chk(it, op, "gradient sync");
+        zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-all-reduce", b->dp_group[slot],
+                      ZS_COLL_ALLREDUCE, grads, deps, 1);
+    return ZS_OK;
 }
 
 /* ---- chunks ------------------------------------------------------------------ */
 
-static int begin_all(zs_iter *it, int stage, int repeat)
+static void begin_all(zs_iter *it, int stage, int repeat)
 {
-    for (int sl = 0; sl < it->nslots; sl++) {
-        int rc = zs_schedule_begin_segment(it->s, zs_iter_rank(it, stage, sl), repeat);
-        if (rc)
-            return chk(it, rc, "segment");
-    }
-    return ZS_OK;
+    for (int sl = 0; sl < it->nslots; sl++)
+        zs_schedule_begin_segment(it->s, zs_iter_rank(it, stage, sl), repeat);
+}
+
+/* Runs the planner's attention emitter for every slot of the stage, once
+ * the ops it follows are in. */
+static int attention(zs_iter *it, body *b, int backward)
+{
+    int rc = zs_schedule_check(it->s, it->e);
+    if (!rc)
+        rc = it->sp->emit_attn(it->sp->arg, it, b->stage, b->micro, backward, it->e);
+    /* An emitter that did not check its appends stops here all the same. */
+    if (!rc)
+        rc = zs_schedule_check(it->s, it->e);
+    return rc;
 }
 
 static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
@@ -396,21 +365,45 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
     if (it->sp->zero_stage >= 3 && !pfx[0]) {
         /* ZeRO-3: prefetch the layer's weights on the comm stream. */
         double w = zs_model_params_per_layer(it->m) / it->tp * it->m->dtype_bytes;
-        for (int sl = 0; sl < it->nslots && !rc; sl++) {
+        for (int sl = 0; sl < it->nslots; sl++) {
             int n = it->s->groups[b->dp_group[sl]].n;
-            int64_t op = zs_sched_coll(it->s, ch[sl].rank, ZS_STREAM_COMM, "zero3-param-ag",
-                                       b->dp_group[sl], ZS_COLL_ALLGATHER, w / n, NULL, 0);
-            rc = chk(it, op, "zero3-param-ag");
-            b->param_ag[sl] = op;
+            b->param_ag[sl] = zs_sched_coll(it->s, ch[sl].rank, ZS_STREAM_COMM, "zero3-param-ag",
+                                            b->dp_group[sl], ZS_COLL_ALLGATHER, w / n, NULL, 0);
         }
     }
-    for (int sl = 0; sl < it->nslots && !rc; sl++)
-        rc = fwd_pre(it, b, &ch[sl], sl, pfx);
-    if (!rc)
-        rc = it->sp->emit_attn(it->sp->arg, it, b->stage, b->micro, 0, it->e);
+    for (int sl = 0; sl < it->nslots; sl++)
+        fwd_pre(it, b, &ch[sl], sl, pfx);
+    rc = attention(it, b, 0);
     for (int sl = 0; sl < it->nslots && !rc; sl++) {
         ch[sl].last = it->exit[sl] > ch[sl].last ? it->exit[sl] : ch[sl].last;
         rc = fwd_post(it, b, &ch[sl], sl, pfx);
+    }
+    return rc;
+}
+
+static int layer_backward(zs_iter *it, body *b, chain *ch)
+{
+    int rc = ZS_OK;
+    if (it->sp->recompute == ZS_RECOMPUTE_FULL) {
+        int64_t *from = malloc(sizeof(int64_t) * (size_t)it->nslots);
+        if (!from)
+            return zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        for (int sl = 0; sl < it->nslots; sl++)
+            from[sl] = it->s->ranks[ch[sl].rank].nops;
+        rc = layer_forward(it, b, ch, "recompute-");
+        /* The emitter may have written to any rank of the stage. */
+        for (int sl = 0; sl < it->nslots && !rc; sl++)
+            zs_schedule_flag_ops(it->s, ch[sl].rank, from[sl], ZS_OPF_RECOMPUTE);
+        free(from);
+        if (rc)
+            return rc;
+    }
+    for (int sl = 0; sl < it->nslots; sl++)
+        bwd_pre(it, b, &ch[sl], sl);
+    rc = attention(it, b, 1);
+    for (int sl = 0; sl < it->nslots && !rc; sl++) {
+        ch[sl].last = it->exit[sl] > ch[sl].last ? it->exit[sl] : ch[sl].last;
+        rc = bwd_post(it, b, &ch[sl], sl);
     }
     return rc;
 }
@@ -419,102 +412,84 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
  * timelines can name each op's layer. dir 0: forward, counting up from the
  * stage's first layer; 1: backward, counting down from its last; -1: the
  * layers are over (layer -1). */
-static int layer_markers(zs_iter *it, chain *ch, int dir, int stage)
+static void layer_markers(zs_iter *it, chain *ch, int dir, int stage)
 {
     int first = zs_iter_stage_first_layer(it, stage), n = stage_layers(it, stage);
     zs_marker_kind kind = dir > 0 ? ZS_MARK_LAYER_DOWN : ZS_MARK_LAYER;
     int value = dir < 0 ? -1 : dir > 0 ? first + n - 1 : first;
-    for (int sl = 0; sl < it->nslots; sl++) {
-        int rc = chk(it, zs_sched_marker(it->s, ch[sl].rank, kind, value), "marker");
-        if (rc)
-            return rc;
-    }
-    return ZS_OK;
+    for (int sl = 0; sl < it->nslots; sl++)
+        zs_sched_marker(it->s, ch[sl].rank, kind, value);
 }
 
-static int chunk(zs_iter *it, body *b, chain *ch)
+/* A chunk's first segment: markers, then the embedding, the LM head's
+ * backward or the pipeline receive. */
+static void chunk_prologue(zs_iter *it, body *b, chain *ch)
 {
     int stage = b->stage, first = stage == 0, last = stage == it->pp - 1;
     const zs_model *m = it->m;
     double h = m->hidden, by = m->dtype_bytes;
-    int rc = begin_all(it, stage, 1);
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
+    begin_all(it, stage, 1);
+    for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
-        int64_t mk = zs_sched_marker(it->s, c->rank, ZS_MARK_MICROBATCH, b->micro);
-        if ((rc = chk(it, mk, "marker")))
-            break;
-        mk = zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE,
-                             b->backward ? ZS_PHASE_BACKWARD : ZS_PHASE_FORWARD);
-        if ((rc = chk(it, mk, "marker")))
-            break;
+        zs_sched_marker(it->s, c->rank, ZS_MARK_MICROBATCH, b->micro);
+        zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE,
+                        b->backward ? ZS_PHASE_BACKWARD : ZS_PHASE_FORWARD);
         if (!b->backward && first) {
-            rc = chk(it, elem(it, c, "embedding", 2 * Tl * h * by), "embedding");
+            elem(it, c, "embedding", 2 * Tl * h * by);
         } else if (b->backward && last) {
-            rc = gemm_bwd(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1);
+            gemm_bwd(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1);
         } else {
             /* Activations (forward) or their gradients (backward) arrive from
              * the neighbouring stage. */
             int peer = zs_iter_rank(it, b->backward ? stage + 1 : stage - 1, sl);
-            int64_t deps[1] = {c->last};
             int64_t op = zs_sched_recv(
                 it->s, c->rank, it->pp_stream, b->backward ? "pp-recv-grad" : "pp-recv-act", peer,
                 b->backward ? it->tag_grad : it->tag_act, Tl * h * by, NULL, 0);
-            (void)deps;
-            if ((rc = chk(it, op, "pipeline receive")) == ZS_OK)
+            if (op >= 0)
                 c->last = op; /* the chunk's first compute op waits for it */
         }
     }
-    if (rc)
-        return rc;
-    if ((rc = begin_all(it, stage, stage_layers(it, stage))) ||
-        (rc = layer_markers(it, ch, b->backward, stage)))
-        return rc;
-    if (!b->backward) {
-        rc = layer_forward(it, b, ch, "");
-    } else {
-        if (it->sp->recompute == ZS_RECOMPUTE_FULL) {
-            int64_t *from = malloc(sizeof(int64_t) * (size_t)it->nslots);
-            if (!from)
-                return zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            for (int sl = 0; sl < it->nslots; sl++)
-                from[sl] = it->s->ranks[ch[sl].rank].nops;
-            rc = layer_forward(it, b, ch, "recompute-");
-            /* The emitter may have written to any rank of the stage. */
-            for (int sl = 0; sl < it->nslots && !rc; sl++)
-                zs_schedule_flag_ops(it->s, ch[sl].rank, from[sl], ZS_OPF_RECOMPUTE);
-            free(from);
-        }
-        for (int sl = 0; sl < it->nslots && !rc; sl++)
-            rc = bwd_pre(it, b, &ch[sl], sl);
-        if (!rc)
-            rc = it->sp->emit_attn(it->sp->arg, it, stage, b->micro, 1, it->e);
-        for (int sl = 0; sl < it->nslots && !rc; sl++) {
-            ch[sl].last = it->exit[sl] > ch[sl].last ? it->exit[sl] : ch[sl].last;
-            rc = bwd_post(it, b, &ch[sl], sl);
-        }
-    }
-    if (rc || (rc = begin_all(it, stage, 1)) || (rc = layer_markers(it, ch, -1, stage)))
-        return rc;
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
+}
+
+/* A chunk's last segment: the LM head and loss, the embedding's backward or
+ * the pipeline send. */
+static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
+{
+    int stage = b->stage, first = stage == 0, last = stage == it->pp - 1;
+    const zs_model *m = it->m;
+    double h = m->hidden, by = m->dtype_bytes;
+    begin_all(it, stage, 1);
+    layer_markers(it, ch, -1, stage);
+    for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
         if (!b->backward && last) {
-            rc = chk(it, gemm(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1), "lm-head");
-            if (!rc)
-                rc = chk(it, elem(it, c, "loss", 2 * T * (double)m->vocab / it->tp * 4), "loss");
+            gemm(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1);
+            elem(it, c, "loss", 2 * T * (double)m->vocab / it->tp * 4);
         } else if (b->backward && first) {
-            rc = chk(it, elem(it, c, "embedding-bwd", 2 * Tl * h * by), "embedding-bwd");
+            elem(it, c, "embedding-bwd", 2 * Tl * h * by);
         } else {
             int peer = zs_iter_rank(it, b->backward ? stage - 1 : stage + 1, sl);
             int64_t deps[1] = {c->last};
-            int64_t op = zs_sched_send(
+            zs_sched_send(
                 it->s, c->rank, it->pp_stream, b->backward ? "pp-send-grad" : "pp-send-act", peer,
                 b->backward ? it->tag_grad : it->tag_act, Tl * h * by, deps, c->last >= 0);
-            rc = chk(it, op, "pipeline send");
         }
     }
-    return rc;
+}
+
+/* One micro-batch through the stage's layers, forward or backward. */
+static int chunk(zs_iter *it, body *b, chain *ch)
+{
+    chunk_prologue(it, b, ch);
+    begin_all(it, b->stage, stage_layers(it, b->stage));
+    layer_markers(it, ch, b->backward, b->stage);
+    int rc = b->backward ? layer_backward(it, b, ch) : layer_forward(it, b, ch, "");
+    if (rc)
+        return rc;
+    chunk_epilogue(it, b, ch);
+    return zs_schedule_check(it->s, it->e);
 }
 
 /* The optimizer step after the last backward (and the ZeRO weight
@@ -523,14 +498,12 @@ static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
 {
     const zs_model *m = it->m;
     double params = zs_model_params(m) / ((double)it->tp * it->pp);
-    int rc = begin_all(it, stage, 1);
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
+    begin_all(it, stage, 1);
+    for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         int n = it->s->groups[b->dp_group[sl]].n;
         double shard = it->sp->zero_stage >= 1 ? params / n : params;
-        int64_t mk = zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE, ZS_PHASE_OPTIMIZER);
-        if ((rc = chk(it, mk, "marker")))
-            break;
+        zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE, ZS_PHASE_OPTIMIZER);
         /* Wait for every gradient collective of the comm stream: depend on
          * the stream's last op. */
         const zs_rank_prog *p = &it->s->ranks[c->rank];
@@ -550,57 +523,31 @@ static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
         double bytes = shard * 32.0;
         int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, "optimizer", bytes,
                                           zs_cost_elementwise(it->cost, bytes), deps, nd);
-        if ((rc = chk(it, op, "optimizer")))
-            break;
-        c->last = op;
+        if (op >= 0)
+            c->last = op;
         if (it->sp->zero_stage >= 1 && n > 1) {
             /* On the comm stream, like every other collective of the DP
              * group (one communicator, one stream). */
             int64_t d1[1] = {c->last};
-            op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "zero-param-all-gather",
-                               b->dp_group[sl], ZS_COLL_ALLGATHER, shard * m->dtype_bytes, d1, 1);
-            rc = chk(it, op, "param all-gather");
+            zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "zero-param-all-gather", b->dp_group[sl],
+                          ZS_COLL_ALLGATHER, shard * m->dtype_bytes, d1, 1);
         }
     }
-    return rc;
+    return zs_schedule_check(it->s, it->e);
 }
 
 /* ---- groups ------------------------------------------------------------------ */
 
-static int make_groups(zs_iter *it, int stage, body *b)
+/* Expert parallelism inside a node: the stage's slots on the same node
+ * form one group. epid: per slot, the index of its group among them;
+ * returns how many there are. */
+static int ep_groups(zs_iter *it, int stage, body *b, int *ranks, int *epid)
 {
     const zs_cluster *cl = &it->cost->cluster;
-    int *ranks = malloc(sizeof(int) * (size_t)(it->nslots + it->tp));
-    int *epid = malloc(sizeof(int) * (size_t)it->nslots);
-    if (!ranks || !epid) {
-        free(ranks);
-        free(epid);
-        return zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
-    int rc = ZS_OK;
-    /* Gradient sync: every slot of the stage holds a replica of its weights. */
-    for (int sl = 0; sl < it->nslots; sl++)
-        ranks[sl] = zs_iter_rank(it, stage, sl);
-    int g = zs_schedule_group_tagged(it->s, ranks, it->nslots, ZS_GROUP_TAG_DP);
-    if (g < 0)
-        rc = chk(it, g, "group");
-    for (int sl = 0; sl < it->nslots; sl++)
-        b->dp_group[sl] = g;
-    /* TP groups. */
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
-        int r0 = zs_iter_rank(it, stage, sl);
-        for (int t = 0; t < it->tp; t++)
-            ranks[t] = r0 + t;
-        int tg = zs_schedule_group_tagged(it->s, ranks, it->tp, ZS_GROUP_TAG_TP);
-        if (tg < 0)
-            rc = chk(it, tg, "group");
-        it->tp_group[r0] = tg;
-    }
-    /* Expert parallelism inside a node: the stage's slots on the same node. */
     int ngroups = 0;
-    for (int sl = 0; sl < it->nslots && !rc; sl++)
+    for (int sl = 0; sl < it->nslots; sl++)
         epid[sl] = -1;
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
+    for (int sl = 0; sl < it->nslots; sl++) {
         if (epid[sl] >= 0)
             continue;
         int node = zs_cluster_node_of(cl, zs_iter_rank(it, stage, sl)), n = 0;
@@ -610,13 +557,38 @@ static int make_groups(zs_iter *it, int stage, body *b)
                 ranks[n++] = zs_iter_rank(it, stage, s2);
             }
         int eg = zs_schedule_group_tagged(it->s, ranks, n, ZS_GROUP_TAG_EP);
-        if (eg < 0)
-            rc = chk(it, eg, "group");
         for (int s2 = sl; s2 < it->nslots; s2++)
             if (epid[s2] == ngroups)
                 b->ep_group[s2] = eg;
         ngroups++;
     }
+    return ngroups;
+}
+
+static int make_groups(zs_iter *it, int stage, body *b)
+{
+    int *ranks = malloc(sizeof(int) * (size_t)(it->nslots + it->tp));
+    int *epid = malloc(sizeof(int) * (size_t)it->nslots);
+    if (!ranks || !epid) {
+        free(ranks);
+        free(epid);
+        return zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    /* Gradient sync: every slot of the stage holds a replica of its weights. */
+    for (int sl = 0; sl < it->nslots; sl++)
+        ranks[sl] = zs_iter_rank(it, stage, sl);
+    int g = zs_schedule_group_tagged(it->s, ranks, it->nslots, ZS_GROUP_TAG_DP);
+    for (int sl = 0; sl < it->nslots; sl++)
+        b->dp_group[sl] = g;
+    /* TP groups. */
+    for (int sl = 0; sl < it->nslots; sl++) {
+        int r0 = zs_iter_rank(it, stage, sl);
+        for (int t = 0; t < it->tp; t++)
+            ranks[t] = r0 + t;
+        it->tp_group[r0] = zs_schedule_group_tagged(it->s, ranks, it->tp, ZS_GROUP_TAG_TP);
+    }
+    int ngroups = ep_groups(it, stage, b, ranks, epid);
+    int rc = zs_schedule_check(it->s, it->e);
     if (!rc && zs_model_is_moe(it->m))
         moe_loads(it, stage, epid, ngroups);
     free(ranks);
@@ -624,7 +596,8 @@ static int make_groups(zs_iter *it, int stage, body *b)
     return rc;
 }
 
-/* Copies every TP group's rank-0 program to its other ranks. */
+/* Copies every TP group's rank-0 program to its other ranks, through the
+ * builder: TP groups stay, every other group moves with the TP rank. */
 static int replicate_tp(zs_iter *it)
 {
     zs_schedule *s = it->s;
@@ -638,59 +611,26 @@ static int replicate_tp(zs_iter *it)
         free(ranks);
         return zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
-    int rc = ZS_OK;
-    for (int o = 1; o < it->tp && !rc; o++) {
-        for (int32_t g = 0; g < ng0 && !rc; g++) {
+    for (int o = 1; o < it->tp; o++) {
+        for (int32_t g = 0; g < ng0; g++) {
             const zs_group *gr = &s->groups[g];
-            /* TP groups stay; every other group moves with the TP rank. */
             int inside = gr->n == it->tp && gr->ranks[0] % it->tp == 0 &&
                          gr->ranks[gr->n - 1] == gr->ranks[0] + it->tp - 1;
             if (inside) {
                 map[g] = g;
                 continue;
             }
-            for (int i = 0; i < gr->n; i++)
+            int n = gr->n, tag = gr->tag;
+            for (int i = 0; i < n; i++)
                 ranks[i] = gr->ranks[i] + o;
-            map[g] = zs_schedule_group_tagged(s, ranks, gr->n, gr->tag);
-            if (map[g] < 0)
-                rc = chk(it, map[g], "group");
+            map[g] = zs_schedule_group_tagged(s, ranks, n, tag);
         }
-        for (int r0 = 0; r0 < s->nranks && !rc; r0 += it->tp) {
-            const zs_rank_prog *src = &s->ranks[r0];
-            zs_rank_prog *dst = &s->ranks[r0 + o];
-            zs_rank_prog copy = {0};
-            copy.ops = malloc(sizeof(zs_op) * (size_t)(src->nops ? src->nops : 1));
-            copy.deps = malloc(sizeof(int32_t) * (size_t)(src->ndeps ? src->ndeps : 1));
-            copy.segs = malloc(sizeof(zs_segment) * (size_t)(src->nsegs ? src->nsegs : 1));
-            if (!copy.ops || !copy.deps || !copy.segs) {
-                free(copy.ops);
-                free(copy.deps);
-                free(copy.segs);
-                rc = zs_err_set(it->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-                break;
-            }
-            memcpy(copy.ops, src->ops, sizeof(zs_op) * (size_t)src->nops);
-            memcpy(copy.deps, src->deps, sizeof(int32_t) * (size_t)src->ndeps);
-            memcpy(copy.segs, src->segs, sizeof(zs_segment) * (size_t)src->nsegs);
-            copy.nops = copy.ops_cap = src->nops;
-            copy.ndeps = copy.deps_cap = src->ndeps;
-            copy.nsegs = copy.segs_cap = src->nsegs;
-            for (int64_t i = 0; i < copy.nops; i++) {
-                zs_op *op = &copy.ops[i];
-                if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
-                    op->u.p2p.peer += o;
-                else if (op->kind == ZS_OP_COLL)
-                    op->u.coll.group = map[op->u.coll.group];
-            }
-            free(dst->ops);
-            free(dst->deps);
-            free(dst->segs);
-            *dst = copy;
-        }
+        for (int r0 = 0; r0 < s->nranks; r0 += it->tp)
+            zs_schedule_copy_rank(s, r0, r0 + o, o, map, ng0);
     }
     free(map);
     free(ranks);
-    return rc;
+    return zs_schedule_check(s, it->e);
 }
 
 static int build(zs_iter *it)

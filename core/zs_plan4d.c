@@ -286,7 +286,7 @@ static int oom(zs_err *e)
     return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
 }
 
-static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int backward, zs_err *e)
+static void ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int backward)
 {
     zs_schedule *S = zs_iter_schedule(it);
     const zs_cost *cost = zs_iter_cost(it);
@@ -301,13 +301,11 @@ static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int 
             int nx = zs_iter_rank(it, stage, base + (i + 1) % g);
             int pv = zs_iter_rank(it, stage, base + (i - 1 + g) % g);
             int64_t dep[1] = {L->ready[i]};
-            int64_t a = zs_sched_send(S, r, L->stream, "cp-kv", nx, tag_kv,
-                                      kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
-            int64_t b = zs_sched_recv(S, r, L->stream, "cp-kv", pv, tag_kv,
-                                      kvb * (double)s->kv_tokens[(i - 1 - j + 2 * g) % g], dep, 1);
-            if (a < 0 || b < 0)
-                return oom(e);
-            L->nready[i] = b;
+            zs_sched_send(S, r, L->stream, "cp-kv", nx, tag_kv,
+                          kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
+            L->nready[i] =
+                zs_sched_recv(S, r, L->stream, "cp-kv", pv, tag_kv,
+                              kvb * (double)s->kv_tokens[(i - 1 - j + 2 * g) % g], dep, 1);
         }
         for (int i = 0; i < g; i++) {
             int r = zs_iter_rank(it, stage, base + i);
@@ -315,12 +313,9 @@ static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int 
             if (nb > 0) {
                 int64_t dep[2] = {L->last[i], L->ready[i]};
                 double t = zs_cost_attn(cost, s->blk + b0, (int)nb, heads, backward);
-                int64_t op = zs_sched_attn(
+                L->last[i] = zs_sched_attn(
                     S, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
                     s->blk + b0, (int)nb, heads, t, dep, dep[1] == dep[0] ? 1 : 2);
-                if (op < 0)
-                    return oom(e);
-                L->last[i] = op;
             }
             if (backward && g > 1) {
                 /* The dK/dV accumulated for the KV held at this step goes on
@@ -328,14 +323,11 @@ static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int 
                 int nx = zs_iter_rank(it, stage, base + (i + 1) % g);
                 int pv = zs_iter_rank(it, stage, base + (i - 1 + g) % g);
                 int64_t dep[1] = {L->last[i]};
-                int64_t a = zs_sched_send(S, r, L->stream, "cp-dkv", nx, tag_dkv,
-                                          kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
-                int64_t b =
+                zs_sched_send(S, r, L->stream, "cp-dkv", nx, tag_dkv,
+                              kvb * (double)s->kv_tokens[(i - j + g) % g], dep, 1);
+                L->dkv[i] =
                     zs_sched_recv(S, r, L->stream, "cp-dkv", pv, tag_dkv,
                                   kvb * (double)s->kv_tokens[(i - 1 - j + 2 * g) % g], dep, 1);
-                if (a < 0 || b < 0)
-                    return oom(e);
-                L->dkv[i] = b;
             }
         }
         for (int i = 0; i < g && j < g - 1; i++)
@@ -350,12 +342,9 @@ static int ring(lower *L, zs_iter *it, int stage, int base, const shard *s, int 
             int64_t dep[2] = {L->last[i], L->dkv[i]};
             exit = zs_sched_elementwise(S, r, ZS_STREAM_COMPUTE, "cp-dkv-add", by,
                                         zs_cost_elementwise(cost, by), dep, 2);
-            if (exit < 0)
-                return oom(e);
         }
         zs_iter_set_exit(it, base + i, exit);
     }
-    return ZS_OK;
 }
 
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
@@ -369,11 +358,9 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                 zs_iter_set_exit(it, d * cp + i, zs_iter_entry(it, d * cp + i));
             continue;
         }
-        int rc = ring(L, it, stage, d * cp, &L->sh[k], backward, e);
-        if (rc)
-            return rc;
+        ring(L, it, stage, d * cp, &L->sh[k], backward);
     }
-    return ZS_OK;
+    return zs_schedule_check(zs_iter_schedule(it), e);
 }
 
 /* ---- lowering ------------------------------------------------------------------- */
@@ -384,12 +371,145 @@ static int cmp_i64_desc(const void *a, const void *b)
     return x > y ? -1 : (x < y);
 }
 
+/* Documents grouped by sequence, batch order inside: sequence k's are
+ * docs[first[k] .. first[k] + ndoc[k]). */
+static int group_docs(const zs__4d *o, const zs_batch *b, const int32_t *seq_of, int32_t nseq,
+                      int32_t *docs, int32_t *ndoc, int32_t *first, zs_err *e)
+{
+    for (int32_t d = 0; d < b->ndocs; d++) {
+        if (seq_of[d] < 0 || seq_of[d] >= nseq)
+            return zs_err_set(e, ZS_EINVALID, o->method, NULL,
+                              "document %d has no micro-batch (%d of %d)", d, seq_of[d], nseq);
+        ndoc[seq_of[d]]++;
+    }
+    for (int32_t k = 0; k < nseq; k++)
+        first[k + 1] = first[k] + ndoc[k];
+    memset(ndoc, 0, sizeof(int32_t) * (size_t)nseq);
+    for (int32_t d = 0; d < b->ndocs; d++)
+        docs[first[seq_of[d]] + ndoc[seq_of[d]]++] = d;
+    return ZS_OK;
+}
+
+/* Shards: both shardings per sequence, then the choice into L->sh. Counts
+ * the sequences sharded per document and the non-empty ones. */
+static int choose_shards(const zs_plan_ctx *ctx, const zs_batch *b, lower *L, zs__shard shard_mode,
+                         const int32_t *docs, const int32_t *ndoc, const int32_t *first,
+                         int *ndocmode, int *nused, zs_err *e)
+{
+    int g = L->o->dims.cp, heads = ctx->model->heads / L->o->dims.tp, rc = ZS_OK;
+    int32_t nseq = L->nseq;
+    double tot[2] = {0, 0};
+    shard *alt = calloc((size_t)nseq + 1, sizeof(shard));
+    if (!alt)
+        return oom(e);
+    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
+        if (ndoc[k] == 0)
+            continue;
+        if (shard_build(&L->sh[k], g, ZS__SHARD_SEQ, docs + first[k], ndoc[k], b->len, ctx->cost,
+                        heads) ||
+            shard_build(&alt[k], g, ZS__SHARD_DOC, docs + first[k], ndoc[k], b->len, ctx->cost,
+                        heads))
+            rc = oom(e);
+        tot[0] += L->sh[k].lat_fwd + L->sh[k].lat_bwd;
+        tot[1] += alt[k].lat_fwd + alt[k].lat_bwd;
+    }
+    *ndocmode = *nused = 0;
+    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
+        if (ndoc[k] == 0)
+            continue;
+        (*nused)++;
+        int use_doc = shard_mode == ZS__SHARD_DOC ||
+                      (shard_mode == ZS__SHARD_STATIC && tot[1] < tot[0]) ||
+                      (shard_mode == ZS__SHARD_ADAPTIVE &&
+                       alt[k].lat_fwd + alt[k].lat_bwd < L->sh[k].lat_fwd + L->sh[k].lat_bwd);
+        if (use_doc) {
+            shard t = L->sh[k];
+            L->sh[k] = alt[k];
+            alt[k] = t;
+            (*ndocmode)++;
+        }
+        shard_free(&alt[k]);
+    }
+    for (int32_t k = 0; k < nseq; k++)
+        shard_free(&alt[k]);
+    free(alt);
+    return rc;
+}
+
+/* Plan pieces, linear tokens per micro-batch and slot, and each sequence's
+ * predicted forward latency (lat; sum and largest in lat_sum, lat_max). */
+static int place(const zs_plan_ctx *ctx, const zs_batch *b, const lower *L, zs_schedule *S,
+                 int64_t *lin, double *lat, double *lat_sum, double *lat_max, zs_err *e)
+{
+    const zs_layout_dims *D = &L->o->dims;
+    int g = D->cp, nslots = D->dp * D->cp, micro = L->micro;
+    zs_schedule_set_docs(S, b->len, b->ndocs);
+    double lin_n = zs_model_linear_flops_per_token(ctx->model) / (2.0 * ctx->model->hidden) / D->tp;
+    *lat_sum = *lat_max = 0;
+    for (int32_t k = 0; k < L->nseq; k++) {
+        const shard *s = &L->sh[k];
+        if (s->g == 0)
+            continue;
+        int dp = k / micro, m = k % micro;
+        int64_t maxtok = 0;
+        for (int i = 0; i < g; i++) {
+            int slot = dp * g + i, rank = zs_slot_rank(D, 0, slot);
+            lin[(size_t)m * nslots + slot] = s->tokens[i];
+            maxtok = s->tokens[i] > maxtok ? s->tokens[i] : maxtok;
+            for (int64_t r = s->rg0[i]; r < s->rg0[i + 1]; r++) {
+                zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
+                                      ZS_LAYOUT_ATTN, m);
+                zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
+                                      ZS_LAYOUT_LINEAR, m);
+            }
+        }
+        lat[k] = s->lat_fwd + zs_cost_gemm(ctx->cost, (double)maxtok, lin_n, ctx->model->hidden);
+        *lat_sum += lat[k];
+        *lat_max = lat[k] > *lat_max ? lat[k] : *lat_max;
+    }
+    return zs_schedule_check(S, e);
+}
+
+/* 1F1B keeps up to min(pp, micro) micro-batches' activations on the first
+ * stage: the largest ones must fit together. per: micro scratch entries. */
+static int check_inflight(const lower *L, const int64_t *lin, int64_t *per, const int32_t *docs,
+                          const int32_t *ndoc, const int32_t *first, zs_err *e)
+{
+    const zs_layout_dims *D = &L->o->dims;
+    int g = D->cp, nslots = D->dp * D->cp, micro = L->micro;
+    int inflight = D->pp < micro ? D->pp : micro;
+    for (int slot = 0; slot < nslots; slot++) {
+        for (int m = 0; m < micro; m++)
+            per[m] = lin[(size_t)m * nslots + slot];
+        qsort(per, (size_t)micro, sizeof(int64_t), cmp_i64_desc);
+        int64_t sum = 0;
+        for (int m = 0; m < inflight; m++)
+            sum += per[m];
+        if (sum <= L->o->max_tokens)
+            continue;
+        int32_t worst = (slot / g) * micro;
+        for (int32_t q = worst; q < (slot / g + 1) * micro && q < L->nseq; q++)
+            if (L->sh[q].g &&
+                (!L->sh[worst].g || L->sh[q].tokens[slot % g] > L->sh[worst].tokens[slot % g]))
+                worst = q;
+        char w[96];
+        snprintf(w, sizeof w, "micro-batch %d (document %d first)", worst,
+                 ndoc[worst] ? docs[first[worst]] : -1);
+        return zs_err_set(e, ZS_EINPUT, w,
+                          "use a smaller window or smax, more CP, recomputation or ZeRO",
+                          "%lld tokens of %d in-flight micro-batches on one GPU exceed the %ld "
+                          "that fit in its memory",
+                          (long long)sum, inflight, L->o->max_tokens);
+    }
+    return ZS_OK;
+}
+
 int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, const int32_t *seq_of,
                  int32_t nseq, zs__shard shard_mode, zs_schedule **out, zs_plan_report *rep,
                  zs_err *e)
 {
     const zs_layout_dims *D = &o->dims;
-    int g = D->cp, heads = ctx->model->heads / D->tp;
+    int g = D->cp;
     int micro = o->micro > 0 ? o->micro : (nseq + D->dp - 1) / D->dp;
     if (micro < 1)
         micro = 1;
@@ -408,7 +528,8 @@ int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, con
     L.sh = calloc((size_t)nseq + 1, sizeof(shard));
     L.last = malloc(sizeof(int64_t) * 4 * (size_t)g);
     zs_schedule *S = zs_schedule_new(zs_cluster_gpus(ctx->cluster));
-    int rc = ZS_OK;
+    int rc = ZS_OK, ndocmode = 0, nused = 0;
+    double lat_sum = 0, lat_max = 0;
     if (!docs || !ndoc || !first || !lin || !per || !lat || !L.sh || !L.last || !S) {
         rc = oom(e);
         goto done;
@@ -416,122 +537,14 @@ int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, con
     L.ready = L.last + g;
     L.nready = L.last + 2 * g;
     L.dkv = L.last + 3 * g;
-    /* Documents grouped by sequence, batch order inside. */
-    for (int32_t d = 0; d < b->ndocs; d++) {
-        if (seq_of[d] < 0 || seq_of[d] >= nseq) {
-            rc = zs_err_set(e, ZS_EINVALID, o->method, NULL,
-                            "document %d has no micro-batch (%d of %d)", d, seq_of[d], nseq);
-            goto done;
-        }
-        ndoc[seq_of[d]]++;
-    }
-    for (int32_t k = 0; k < nseq; k++)
-        first[k + 1] = first[k] + ndoc[k];
-    memset(ndoc, 0, sizeof(int32_t) * (size_t)nseq);
-    for (int32_t d = 0; d < b->ndocs; d++)
-        docs[first[seq_of[d]] + ndoc[seq_of[d]]++] = d;
-    /* Shards: both shardings per sequence, then the choice. */
-    double tot[2] = {0, 0};
-    shard *alt = calloc((size_t)nseq + 1, sizeof(shard));
-    if (!alt) {
-        rc = oom(e);
+    if ((rc = group_docs(o, b, seq_of, nseq, docs, ndoc, first, e)) ||
+        (rc = choose_shards(ctx, b, &L, shard_mode, docs, ndoc, first, &ndocmode, &nused, e)) ||
+        (rc = place(ctx, b, &L, S, lin, lat, &lat_sum, &lat_max, e)) ||
+        (rc = check_inflight(&L, lin, per, docs, ndoc, first, e)))
         goto done;
-    }
-    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
-        if (ndoc[k] == 0)
-            continue;
-        if (shard_build(&L.sh[k], g, ZS__SHARD_SEQ, docs + first[k], ndoc[k], b->len, ctx->cost,
-                        heads) ||
-            shard_build(&alt[k], g, ZS__SHARD_DOC, docs + first[k], ndoc[k], b->len, ctx->cost,
-                        heads))
-            rc = oom(e);
-        tot[0] += L.sh[k].lat_fwd + L.sh[k].lat_bwd;
-        tot[1] += alt[k].lat_fwd + alt[k].lat_bwd;
-    }
-    int ndocmode = 0, nused = 0;
-    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
-        if (ndoc[k] == 0)
-            continue;
-        nused++;
-        int use_doc = shard_mode == ZS__SHARD_DOC ||
-                      (shard_mode == ZS__SHARD_STATIC && tot[1] < tot[0]) ||
-                      (shard_mode == ZS__SHARD_ADAPTIVE &&
-                       alt[k].lat_fwd + alt[k].lat_bwd < L.sh[k].lat_fwd + L.sh[k].lat_bwd);
-        if (use_doc) {
-            shard t = L.sh[k];
-            L.sh[k] = alt[k];
-            alt[k] = t;
-            ndocmode++;
-        }
-        shard_free(&alt[k]);
-    }
-    for (int32_t k = 0; k < nseq; k++)
-        shard_free(&alt[k]);
-    free(alt);
-    if (rc)
-        goto done;
-    /* Plan pieces, linear tokens, memory, predicted forward latency. */
-    if ((rc = zs_schedule_set_docs(S, b->len, b->ndocs))) {
-        rc = oom(e);
-        goto done;
-    }
-    double lin_n = zs_model_linear_flops_per_token(ctx->model) / (2.0 * ctx->model->hidden) / D->tp;
-    double lat_sum = 0, lat_max = 0;
-    for (int32_t k = 0; k < nseq && rc == ZS_OK; k++) {
-        const shard *s = &L.sh[k];
-        if (s->g == 0)
-            continue;
-        int dp = k / micro, m = k % micro;
-        int64_t maxtok = 0;
-        for (int i = 0; i < g && rc == ZS_OK; i++) {
-            int slot = dp * g + i, rank = zs_slot_rank(D, 0, slot);
-            lin[(size_t)m * nslots + slot] = s->tokens[i];
-            maxtok = s->tokens[i] > maxtok ? s->tokens[i] : maxtok;
-            for (int64_t r = s->rg0[i]; r < s->rg0[i + 1] && rc == ZS_OK; r++)
-                if (zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
-                                          ZS_LAYOUT_ATTN, m) ||
-                    zs_schedule_add_piece(S, s->rg[r].doc, s->rg[r].t0, s->rg[r].t1, rank,
-                                          ZS_LAYOUT_LINEAR, m))
-                    rc = oom(e);
-        }
-        lat[k] = s->lat_fwd + zs_cost_gemm(ctx->cost, (double)maxtok, lin_n, ctx->model->hidden);
-        lat_sum += lat[k];
-        lat_max = lat[k] > lat_max ? lat[k] : lat_max;
-    }
-    if (rc)
-        goto done;
-    /* 1F1B keeps up to min(pp, micro) micro-batches' activations on the
-     * first stage: the largest ones must fit together. */
-    int inflight = D->pp < micro ? D->pp : micro;
-    for (int slot = 0; slot < nslots; slot++) {
-        for (int m = 0; m < micro; m++)
-            per[m] = lin[(size_t)m * nslots + slot];
-        qsort(per, (size_t)micro, sizeof(int64_t), cmp_i64_desc);
-        int64_t sum = 0;
-        for (int m = 0; m < inflight; m++)
-            sum += per[m];
-        if (sum > o->max_tokens) {
-            int32_t worst = (slot / g) * micro;
-            for (int32_t q = worst; q < (slot / g + 1) * micro && q < nseq; q++)
-                if (L.sh[q].g &&
-                    (!L.sh[worst].g || L.sh[q].tokens[slot % g] > L.sh[worst].tokens[slot % g]))
-                    worst = q;
-            char w[96];
-            snprintf(w, sizeof w, "micro-batch %d (document %d first)", worst,
-                     ndoc[worst] ? docs[first[worst]] : -1);
-            rc = zs_err_set(e, ZS_EINPUT, w,
-                            "use a smaller window or smax, more CP, recomputation or ZeRO",
-                            "%lld tokens of %d in-flight micro-batches on one GPU exceed the %ld "
-                            "that fit in its memory",
-                            (long long)sum, inflight, o->max_tokens);
-            goto done;
-        }
-    }
     L.stream = zs_schedule_add_stream(S, "cp");
-    if (L.stream < 0) {
-        rc = zs_err_set(e, ZS_EINVALID, o->method, NULL, "no stream left for the CP ring");
+    if ((rc = zs_schedule_check(S, e)))
         goto done;
-    }
     L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
     zs_iter_spec spec = {*D,        micro, lin, ctx->mem.recompute, ctx->mem.zero_stage,
                          ctx->seed, emit,  &L};

@@ -80,15 +80,12 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     }
     for (int sl = 0; sl < c->nslots && rc == ZS_OK; sl++) {
         int n = H->slot_start[sl + 1] - H->slot_start[sl];
-        dep[sl] = zs__cpb_local_attn(it, stage, sl, H->slot_docs + H->slot_start[sl], n, 0,
-                                     backward, dep[sl]);
-        if (dep[sl] < 0)
-            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        else
-            zs_iter_set_exit(it, sl, dep[sl]);
+        rc = zs__cpb_local_attn(it, stage, sl, H->slot_docs + H->slot_start[sl], n, 0, backward,
+                                &dep[sl], e);
+        zs_iter_set_exit(it, sl, dep[sl]);
     }
     free(dep);
-    return rc;
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }
 
 static double doc_flops(const zs_model *m, int32_t len)

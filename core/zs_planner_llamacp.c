@@ -60,7 +60,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         goto out;
     }
     int heads = zs_iter_heads(it);
-    for (int g = 0; g < c->dp && rc == ZS_OK; g++) {
+    for (int g = 0; g < c->dp; g++) {
         int64_t most = 0;
         for (int k = 0; k < c->cp; k++) {
             int sl = zs__cpb_slot(c, g, k);
@@ -70,7 +70,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         }
         int grp = c->cp > 1 ? zs_schedule_group(s, ranks, c->cp) : -1;
         double kvb = zs__cpb_kv_bytes(m, c->tp, most);
-        for (int k = 0; k < c->cp && rc == ZS_OK; k++) {
+        for (int k = 0; k < c->cp; k++) {
             int sl = zs__cpb_slot(c, g, k);
             int64_t last = zs_iter_entry(it, sl);
             int n = blocks_of(L, s, g, k, blk);
@@ -86,22 +86,20 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                                      ZS_COLL_ALLGATHER, kvb, d1, 1);
                 d1[0] = last;
             }
-            if (last >= 0 && n > 0) {
+            if (n > 0) {
                 double t = zs_cost_attn(zs_iter_cost(it), blk, n, heads, backward);
                 last = zs_sched_attn(s, ranks[k], ZS_STREAM_COMPUTE,
                                      backward ? "cp-attn-bwd" : "cp-attn-fwd", backward, blk, n,
                                      heads, t, d1, 1);
                 d1[0] = last;
             }
-            if (last >= 0 && backward && grp >= 0)
+            if (backward && grp >= 0)
                 last = zs_sched_coll(s, ranks[k], L->cp_stream, "cp-dkv-reduce-scatter", grp,
                                      ZS_COLL_REDUCESCATTER, kvb, d1, 1);
-            if (last < 0)
-                rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            else
-                zs_iter_set_exit(it, sl, last);
+            zs_iter_set_exit(it, sl, last);
         }
     }
+    rc = zs_schedule_check(s, e);
 out:
     free(blk);
     free(ranks);

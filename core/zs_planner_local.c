@@ -41,15 +41,11 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
             double t = zs_cost_attn(L->cost, blk, n, heads, backward);
             op = zs_sched_attn(s, rank, ZS_STREAM_COMPUTE, backward ? "attn-bwd" : "attn-fwd",
                                backward, blk, n, heads, t, dep, 1);
-            if (op < 0) {
-                free(blk);
-                return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            }
         }
         zs_iter_set_exit(it, sl, op);
     }
     free(blk);
-    return ZS_OK;
+    return zs_schedule_check(s, e);
 }
 
 static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
@@ -143,18 +139,14 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         load[best] += w;
         tok[best] += L.len[d];
     }
-    if ((rc = zs_schedule_set_docs(s, L.len, L.ndocs)))
-        goto out;
-    for (int d = 0; d < L.ndocs && !rc; d++) {
+    zs_schedule_set_docs(s, L.len, L.ndocs);
+    for (int d = 0; d < L.ndocs; d++) {
         int rank = L.slot_of[d] * (int)tp;
-        rc = zs_schedule_add_piece(s, d, 0, L.len[d], rank, ZS_LAYOUT_ATTN, 0);
-        if (!rc)
-            rc = zs_schedule_add_piece(s, d, 0, L.len[d], rank, ZS_LAYOUT_LINEAR, 0);
+        zs_schedule_add_piece(s, d, 0, L.len[d], rank, ZS_LAYOUT_ATTN, 0);
+        zs_schedule_add_piece(s, d, 0, L.len[d], rank, ZS_LAYOUT_LINEAR, 0);
     }
-    if (rc) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    if ((rc = zs_schedule_check(s, e)))
         goto out;
-    }
     for (int sl = 0; sl < nslots; sl++)
         lin[sl] = tok[sl];
     zs_iter_spec spec = {{(int)tp, 1, 1, nslots}, 1,         lin,  mc.recompute,

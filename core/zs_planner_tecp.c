@@ -37,10 +37,8 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         for (int k = 0; k < c->cp; k++)
             dep[k] = zs_iter_entry(it, zs__cpb_slot(c, g, k));
         if (n > 0 && c->cp == 1) {
-            dep[0] =
-                zs__cpb_local_attn(it, stage, zs__cpb_slot(c, g, 0), docs, n, 0, backward, dep[0]);
-            if (dep[0] < 0)
-                rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            rc = zs__cpb_local_attn(it, stage, zs__cpb_slot(c, g, 0), docs, n, 0, backward, &dep[0],
+                                    e);
         } else if (n > 0) {
             zs_ring_spec rs = {c->cp,       T->slots + g * c->cp, n,      docs,
                                ZS_RING_PAD, T->cp_stream,         "ring", NULL,
@@ -51,7 +49,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
             zs_iter_set_exit(it, zs__cpb_slot(c, g, k), dep[k]);
     }
     free(dep);
-    return rc;
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }
 
 static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,

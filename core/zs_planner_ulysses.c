@@ -50,7 +50,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     int hq = zs_iter_heads(it), hkv = zs_iter_kv_heads(it), heads = hq / c->cp;
     double tok_q = (double)hq * m->head_dim * m->dtype_bytes;
     double tok_qkv = (double)(hq + 2 * hkv) * m->head_dim * m->dtype_bytes;
-    for (int g = 0; g < c->dp && rc == ZS_OK; g++) {
+    for (int g = 0; g < c->dp; g++) {
         int n = 0;
         for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
             int d = c->gdocs[i];
@@ -65,7 +65,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         }
         int grp = c->cp > 1 ? zs_schedule_group(s, ranks, c->cp) : -1;
         double t = n > 0 ? zs_cost_attn(zs_iter_cost(it), blk, n, heads, backward) : 0;
-        for (int k = 0; k < c->cp && rc == ZS_OK; k++) {
+        for (int k = 0; k < c->cp; k++) {
             int sl = zs__cpb_slot(c, g, k);
             int64_t last = zs_iter_entry(it, sl);
             if (n == 0) {
@@ -75,21 +75,17 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
             if (grp >= 0)
                 last = a2a(s, ranks[k], U->cp_stream, backward ? "a2a-do" : "a2a-qkv", grp,
                            (double)most * (backward ? tok_q : tok_qkv), last);
-            if (last >= 0) {
-                int64_t d1[1] = {last};
-                last = zs_sched_attn(s, ranks[k], ZS_STREAM_COMPUTE,
-                                     backward ? "uly-attn-bwd" : "uly-attn-fwd", backward, blk, n,
-                                     heads, t, d1, 1);
-            }
-            if (last >= 0 && grp >= 0)
+            int64_t d1[1] = {last};
+            last = zs_sched_attn(s, ranks[k], ZS_STREAM_COMPUTE,
+                                 backward ? "uly-attn-bwd" : "uly-attn-fwd", backward, blk, n,
+                                 heads, t, d1, 1);
+            if (grp >= 0)
                 last = a2a(s, ranks[k], U->cp_stream, backward ? "a2a-dqkv" : "a2a-o", grp,
                            (double)most * (backward ? tok_qkv : tok_q), last);
-            if (last < 0)
-                rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            else
-                zs_iter_set_exit(it, sl, last);
+            zs_iter_set_exit(it, sl, last);
         }
     }
+    rc = zs_schedule_check(s, e);
 out:
     free(blk);
     free(ranks);

@@ -34,13 +34,13 @@ static int64_t a2a(zs_schedule *s, int rank, int stream, const char *label, int 
 }
 
 /* The all-to-all of every Ulysses group of CP group g. */
-static int uly_a2a(usp *U, zs_iter *it, int stage, int g, const char *label, double per_tok,
-                   int64_t *dep, zs_err *e)
+static void uly_a2a(usp *U, zs_iter *it, int stage, int g, const char *label, double per_tok,
+                    int64_t *dep)
 {
     const zs__cpb *c = &U->c;
     zs_schedule *s = zs_iter_schedule(it);
     if (U->u == 1)
-        return ZS_OK;
+        return;
     int ranks[64];
     for (int i = 0; i < U->r; i++) {
         int first = zs__cpb_slot(c, g, i * U->u);
@@ -49,14 +49,10 @@ static int uly_a2a(usp *U, zs_iter *it, int stage, int g, const char *label, dou
         int grp = zs_schedule_group(s, ranks, U->u);
         for (int j = 0; j < U->u; j++) {
             int sl = first + j;
-            dep[sl] = grp < 0 ? grp
-                              : a2a(s, ranks[j], U->cp_stream, label, grp,
-                                    (double)U->lin[first] * per_tok, dep[sl]);
-            if (dep[sl] < 0)
-                return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            dep[sl] = a2a(s, ranks[j], U->cp_stream, label, grp, (double)U->lin[first] * per_tok,
+                          dep[sl]);
         }
     }
-    return ZS_OK;
 }
 
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
@@ -83,15 +79,13 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         const int32_t *docs = c->gdocs + c->gstart[g];
         if (n == 0)
             continue;
-        rc = uly_a2a(U, it, stage, g, backward ? "usp-a2a-do" : "usp-a2a-qkv",
-                     backward ? tok_q : tok_qkv, dep, e);
+        uly_a2a(U, it, stage, g, backward ? "usp-a2a-do" : "usp-a2a-qkv",
+                backward ? tok_q : tok_qkv, dep);
         for (int j = 0; j < U->u && rc == ZS_OK; j++) {
             const int *slots = U->ring_slots + (size_t)(g * U->u + j) * U->r;
             if (U->r == 1) {
-                dep[slots[0]] = zs__cpb_local_attn(it, stage, slots[0], docs, n, hq / U->u,
-                                                   backward, dep[slots[0]]);
-                if (dep[slots[0]] < 0)
-                    rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+                rc = zs__cpb_local_attn(it, stage, slots[0], docs, n, hq / U->u, backward,
+                                        &dep[slots[0]], e);
                 continue;
             }
             for (int i = 0; i < U->r; i++)
@@ -103,14 +97,14 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                 dep[slots[i]] = rdep[i];
         }
         if (rc == ZS_OK)
-            rc = uly_a2a(U, it, stage, g, backward ? "usp-a2a-dqkv" : "usp-a2a-o",
-                         backward ? tok_qkv : tok_q, dep, e);
+            uly_a2a(U, it, stage, g, backward ? "usp-a2a-dqkv" : "usp-a2a-o",
+                    backward ? tok_qkv : tok_q, dep);
     }
     for (int sl = 0; sl < c->nslots && rc == ZS_OK; sl++)
         zs_iter_set_exit(it, sl, dep[sl]);
     free(dep);
     free(rdep);
-    return rc;
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }
 
 /* Ulysses degree: the option, checked, or the largest divisor of cp that

@@ -106,15 +106,17 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     int intra_stream = zs_schedule_add_stream(s, "zep-intra");
     int inter_stream = zs_schedule_add_stream(s, "comm-inter");
     int route_stream = zs_schedule_add_stream(s, "route");
+    zs_schedule_set_docs(s, batch->len, batch->ndocs);
+    if ((rc = zs_schedule_check(s, e)))
+        goto out;
     route = zs_zep_route_new(cl, tp, k, chunk, route_stream);
-    if (intra_stream < 0 || inter_stream < 0 || route_stream < 0 || !route) {
+    if (!route) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
     en = (zs_zep_engine){part, rm, route, intra_stream, inter_stream, batch->len, NULL, NULL};
     zs_layout_dims dims = {tp, 1, 1, S};
-    if ((rc = zs_zep_engine_init(&en, e)) ||
-        (rc = zs_schedule_set_docs(s, batch->len, batch->ndocs)))
+    if ((rc = zs_zep_engine_init(&en, e)))
         goto out;
     if ((rc = zs_zep_engine_pieces(&en, s, &dims, e)))
         goto out;

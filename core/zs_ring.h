@@ -34,7 +34,8 @@ typedef enum zs_ring_chunking { ZS_RING_PAD = 0, ZS_RING_EXACT = 1 } zs_ring_chu
  * on each side that completes it (the receiver's is what the next compute
  * waits for). All transfers of one ring step are emitted before the
  * step's compute, with the same `group_id`, so a hook can issue them as one
- * NCCL group. */
+ * NCCL group. A failed append is the schedule's to report (the ring checks
+ * it once at its end); the hook returns its own failures only. */
 typedef int (*zs_ring_xfer_fn)(void *arg, zs_iter *it, int src, int dst, int stream, int tag,
                                double bytes, int64_t src_dep, int64_t dst_dep, int64_t *src_op,
                                int64_t *dst_op, zs_err *e);
@@ -52,7 +53,8 @@ typedef struct zs_ring_spec {
 } zs_ring_spec;
 
 /* Emits the ring's attention (forward, or backward when backward=1) for
- * stage `stage`. dep[k] (in/out) is the last op of slot slots[k]'s chain. */
+ * stage `stage`. dep[k] (in/out) is the last op of slot slots[k]'s chain.
+ * Returns ZS_OK or the first failure (zs_schedule_check). */
 int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, int64_t *dep,
                  zs_err *e);
 /* The same ring computing `heads` query heads and moving `kv_heads` KV

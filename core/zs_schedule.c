@@ -2,8 +2,68 @@
  * reload live in zs_schedule_io.c. */
 #include "zs_schedule.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the first failure ---------------------------------------------------- */
+
+static int64_t next_op(const zs_schedule *s, int rank)
+{
+    return rank >= 0 && rank < s->nranks ? s->ranks[rank].nops : -1;
+}
+
+/* Records a failure unless one is recorded already; returns the recorded
+ * code (the first failure's). */
+static int fail(zs_schedule *s, int code, int rank, int64_t op, const char *label, const char *fmt,
+                ...) __attribute__((format(printf, 6, 7)));
+
+static int fail(zs_schedule *s, int code, int rank, int64_t op, const char *label, const char *fmt,
+                ...)
+{
+    zs_sched_error *f = &s->error;
+    if (f->code != ZS_OK)
+        return f->code;
+    f->code = code;
+    f->rank = rank;
+    f->op = op;
+    snprintf(f->label, sizeof f->label, "%s", label ? label : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->msg, sizeof f->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int zs_schedule_check(const zs_schedule *s, zs_err *e)
+{
+    const zs_sched_error *f = &s->error;
+    if (f->code == ZS_OK)
+        return ZS_OK;
+    char where[160], op[32] = "", label[80] = "";
+    if (f->op >= 0)
+        snprintf(op, sizeof op, ", op %lld", (long long)f->op);
+    if (f->label[0])
+        snprintf(label, sizeof label, " \"%s\"", f->label);
+    if (f->rank >= 0)
+        snprintf(where, sizeof where, "schedule builder: rank %d%s%s", f->rank, op, label);
+    else
+        snprintf(where, sizeof where, "schedule builder%s", label);
+    const char *fix = f->code == ZS_ENOMEM
+                          ? "use fewer GPUs or a smaller batch, or free memory"
+                          : "the planner broke a schedule invariant: this is a planner bug, "
+                            "report it with the command line";
+    return zs_err_set(e, f->code, where, fix, "%s", f->msg);
+}
+
+/* A number the builder stores must be finite and not negative. */
+static int bad_amount(double x)
+{
+    return !(x >= 0) || isinf(x);
+}
+
+/* ---- storage ------------------------------------------------------------------ */
 
 /* Grows *arr (element size sz) to hold at least need elements. */
 static int grow(void **arr, int64_t *cap, int64_t need, size_t sz)
@@ -29,6 +89,28 @@ static int grow32(void **arr, int32_t *cap, int64_t need, size_t sz)
     return rc;
 }
 
+/* Grows *arr to exactly need elements when it holds fewer (a copy whose
+ * size is known). */
+static int reserve(void **arr, int64_t *cap, int64_t need, size_t sz)
+{
+    if (need <= *cap)
+        return ZS_OK;
+    void *p = realloc(*arr, (size_t)need * sz);
+    if (!p)
+        return ZS_ENOMEM;
+    *arr = p;
+    *cap = need;
+    return ZS_OK;
+}
+
+static int reserve32(void **arr, int32_t *cap, int64_t need, size_t sz)
+{
+    int64_t c = *cap;
+    int rc = reserve(arr, &c, need, sz);
+    *cap = (int32_t)c;
+    return rc;
+}
+
 zs_schedule *zs_schedule_new(int nranks)
 {
     if (nranks < 1)
@@ -42,6 +124,8 @@ zs_schedule *zs_schedule_new(int nranks)
     s->micro_batches = 1;
     s->layers = 1;
     s->heads = 1;
+    s->error.rank = -1;
+    s->error.op = -1;
     if (!s->ranks || zs_schedule_add_stream(s, "compute") < 0 ||
         zs_schedule_add_stream(s, "comm") < 0) {
         zs_schedule_free(s);
@@ -72,16 +156,28 @@ void zs_schedule_free(zs_schedule *s)
     free(s);
 }
 
+/* ---- streams, labels, groups, the plan -------------------------------------- */
+
 int zs_schedule_add_stream(zs_schedule *s, const char *name)
 {
-    if (s->nstreams >= ZS_MAX_STREAMS || strlen(name) >= sizeof s->stream_names[0])
-        return ZS_EINVALID;
+    if (s->error.code)
+        return s->error.code;
+    if (s->nstreams >= ZS_MAX_STREAMS)
+        return fail(s, ZS_EINVALID, -1, -1, NULL,
+                    "no room for stream \"%s\": a schedule has at most %d streams", name,
+                    ZS_MAX_STREAMS);
+    if (strlen(name) >= sizeof s->stream_names[0])
+        return fail(s, ZS_EINVALID, -1, -1, NULL, "stream name \"%s\" longer than %d characters",
+                    name, (int)sizeof s->stream_names[0] - 1);
     snprintf(s->stream_names[s->nstreams], sizeof s->stream_names[0], "%s", name);
     return s->nstreams++;
 }
 
-int zs_schedule_label(zs_schedule *s, const char *name)
+/* Interns a label for an op of a rank (rank -1: for no op). */
+static int intern(zs_schedule *s, const char *name, int rank)
 {
+    if (s->error.code)
+        return s->error.code;
     /* Planners append ops of the same label in runs: check the last hit first. */
     int32_t h = s->label_hint;
     if (h >= 0 && h < s->nlabels && strcmp(s->labels[h], name) == 0)
@@ -91,17 +187,23 @@ int zs_schedule_label(zs_schedule *s, const char *name)
             s->label_hint = i;
             return i;
         }
-    if (s->nlabels >= 65535 ||
-        grow32((void **)&s->labels, &s->labels_cap, s->nlabels + 1, sizeof(char *)))
-        return ZS_ENOMEM;
+    if (s->nlabels >= 65535)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), name,
+                    "more than 65535 distinct labels");
+    char *d = NULL;
     size_t n = strlen(name) + 1;
-    char *d = malloc(n);
-    if (!d)
-        return ZS_ENOMEM;
+    if (grow32((void **)&s->labels, &s->labels_cap, s->nlabels + 1, sizeof(char *)) ||
+        !(d = malloc(n)))
+        return fail(s, ZS_ENOMEM, rank, next_op(s, rank), name, "out of memory adding a label");
     memcpy(d, name, n);
     s->labels[s->nlabels] = d;
     s->label_hint = s->nlabels;
     return s->nlabels++;
+}
+
+int zs_schedule_label(zs_schedule *s, const char *name)
+{
+    return intern(s, name, -1);
 }
 
 static int cmp_int32(const void *a, const void *b)
@@ -117,23 +219,26 @@ int zs_schedule_group(zs_schedule *s, const int *ranks, int n)
 
 int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag)
 {
+    if (s->error.code)
+        return s->error.code;
     if (n < 1)
-        return ZS_EINVALID;
+        return fail(s, ZS_EINVALID, -1, -1, NULL, "a group of %d ranks (needs at least one)", n);
+    for (int i = 0; i < n; i++)
+        if (ranks[i] < 0 || ranks[i] >= s->nranks)
+            return fail(s, ZS_EINVALID, -1, -1, NULL,
+                        "group member %d is not a rank of this %d-rank schedule", ranks[i],
+                        s->nranks);
     int32_t *sorted = malloc(sizeof(int32_t) * (size_t)n);
     if (!sorted)
-        return ZS_ENOMEM;
-    for (int i = 0; i < n; i++) {
-        if (ranks[i] < 0 || ranks[i] >= s->nranks) {
-            free(sorted);
-            return ZS_EINVALID;
-        }
+        return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a group of %d ranks", n);
+    for (int i = 0; i < n; i++)
         sorted[i] = ranks[i];
-    }
     qsort(sorted, (size_t)n, sizeof *sorted, cmp_int32);
     for (int i = 1; i < n; i++)
         if (sorted[i] == sorted[i - 1]) {
+            int r = sorted[i];
             free(sorted);
-            return ZS_EINVALID;
+            return fail(s, ZS_EINVALID, -1, -1, NULL, "rank %d twice in a group", r);
         }
     for (int32_t g = s->ngroups - 1; g >= 0; g--)
         if (s->groups[g].n == n && s->groups[g].tag == tag &&
@@ -143,7 +248,7 @@ int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag)
         }
     if (grow32((void **)&s->groups, &s->groups_cap, s->ngroups + 1, sizeof(zs_group))) {
         free(sorted);
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a group of %d ranks", n);
     }
     s->groups[s->ngroups].n = n;
     s->groups[s->ngroups].ranks = sorted;
@@ -153,9 +258,13 @@ int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag)
 
 int zs_schedule_set_docs(zs_schedule *s, const int32_t *len, int32_t ndocs)
 {
+    if (s->error.code)
+        return s->error.code;
+    if (ndocs < 0)
+        return fail(s, ZS_EINVALID, -1, -1, NULL, "%d documents", ndocs);
     int32_t *d = malloc(sizeof(int32_t) * (size_t)(ndocs > 0 ? ndocs : 1));
     if (!d)
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory storing %d documents", ndocs);
     if (ndocs > 0)
         memcpy(d, len, sizeof(int32_t) * (size_t)ndocs);
     free(s->doc_len);
@@ -167,8 +276,22 @@ int zs_schedule_set_docs(zs_schedule *s, const int32_t *len, int32_t ndocs)
 int zs_schedule_add_piece(zs_schedule *s, int32_t doc, int32_t t0, int32_t t1, int32_t rank,
                           zs_layout layout, int micro)
 {
+    if (s->error.code)
+        return s->error.code;
+    if (doc < 0 || doc >= s->ndocs)
+        return fail(s, ZS_EINVALID, -1, -1, NULL, "piece of document %d: the plan has %d documents",
+                    doc, s->ndocs);
+    if (rank < 0 || rank >= s->nranks)
+        return fail(s, ZS_EINVALID, -1, -1, NULL,
+                    "piece of document %d on rank %d: not a rank of this %d-rank schedule", doc,
+                    rank, s->nranks);
+    if ((layout != ZS_LAYOUT_ATTN && layout != ZS_LAYOUT_LINEAR) || micro < 0 || micro > 32767)
+        return fail(s, ZS_EINVALID, rank, -1, NULL,
+                    "piece of document %d: layout %d or micro-batch %d out of range", doc,
+                    (int)layout, micro);
     if (grow((void **)&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof(zs_piece)))
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, rank, -1, NULL, "out of memory adding a piece of document %d",
+                    doc);
     zs_piece *p = &s->pieces[s->npieces++];
     p->doc = doc;
     p->t0 = t0;
@@ -179,10 +302,18 @@ int zs_schedule_add_piece(zs_schedule *s, int32_t doc, int32_t t0, int32_t t1, i
     return ZS_OK;
 }
 
+/* ---- programs ----------------------------------------------------------------- */
+
 int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat)
 {
-    if (rank < 0 || rank >= s->nranks || repeat < 1)
-        return ZS_EINVALID;
+    if (s->error.code)
+        return s->error.code;
+    if (rank < 0 || rank >= s->nranks)
+        return fail(s, ZS_EINVALID, rank, -1, NULL,
+                    "segment on rank %d: not a rank of this %d-rank schedule", rank, s->nranks);
+    if (repeat < 1)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), NULL,
+                    "segment repeated %d times (at least once)", repeat);
     zs_rank_prog *p = &s->ranks[rank];
     /* An empty last segment is reused rather than left behind. */
     if (p->nsegs > 0 && p->segs[p->nsegs - 1].nops == 0) {
@@ -190,7 +321,7 @@ int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat)
         return ZS_OK;
     }
     if (grow32((void **)&p->segs, &p->segs_cap, p->nsegs + 1, sizeof(zs_segment)))
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, rank, p->nops, NULL, "out of memory adding a segment");
     p->segs[p->nsegs].op0 = p->nops;
     p->segs[p->nsegs].nops = 0;
     p->segs[p->nsegs].repeat = repeat;
@@ -198,25 +329,39 @@ int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat)
     return ZS_OK;
 }
 
-/* Appends a zeroed op with its common fields; returns its index or < 0. */
+/* Appends a zeroed op with its common fields; returns its index or the
+ * recorded failure. what: the op for messages ("gemm", "send", ...). */
 static int64_t append(zs_schedule *s, int rank, int stream, const char *label, zs_op_kind kind,
-                      const int64_t *deps, int ndeps)
+                      const char *what, const int64_t *deps, int ndeps)
 {
-    if (rank < 0 || rank >= s->nranks || stream < 0 || stream >= s->nstreams || ndeps < 0 ||
-        ndeps > 32767)
-        return ZS_EINVALID;
+    if (s->error.code)
+        return s->error.code;
+    label = label ? label : "";
+    if (rank < 0 || rank >= s->nranks)
+        return fail(s, ZS_EINVALID, rank, -1, label,
+                    "%s on rank %d: not a rank of this %d-rank "
+                    "schedule",
+                    what, rank, s->nranks);
     zs_rank_prog *p = &s->ranks[rank];
+    if (stream < 0 || stream >= s->nstreams)
+        return fail(s, ZS_EINVALID, rank, p->nops, label,
+                    "%s on stream %d: the schedule has %d streams", what, stream, s->nstreams);
+    if (ndeps < 0 || ndeps > 32767)
+        return fail(s, ZS_EINVALID, rank, p->nops, label, "%s with %d dependencies (0 to 32767)",
+                    what, ndeps);
     for (int i = 0; i < ndeps; i++)
-        if (deps[i] < 0 || deps[i] >= p->nops)
-            return ZS_EINVALID; /* only earlier ops: keeps every program acyclic */
-    int lab = zs_schedule_label(s, label ? label : "");
+        if (deps[i] < 0 || deps[i] >= p->nops) /* only earlier ops: keeps programs acyclic */
+            return fail(s, ZS_EINVALID, rank, p->nops, label,
+                        "%s depends on op %lld, not an earlier op of rank %d (%lld ops so far)",
+                        what, (long long)deps[i], rank, (long long)p->nops);
+    int lab = intern(s, label, rank);
     if (lab < 0)
         return lab;
     if (p->nsegs == 0 && zs_schedule_begin_segment(s, rank, 1))
-        return ZS_ENOMEM;
+        return s->error.code;
     if (grow((void **)&p->ops, &p->ops_cap, p->nops + 1, sizeof(zs_op)) ||
         grow((void **)&p->deps, &p->deps_cap, p->ndeps + ndeps, sizeof(int32_t)))
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, rank, p->nops, label, "out of memory appending a %s", what);
     zs_op *op = &p->ops[p->nops];
     memset(op, 0, sizeof *op);
     op->kind = (uint8_t)kind;
@@ -234,14 +379,26 @@ int64_t zs__sched_attn_ref(zs_schedule *s, int rank, int stream, const char *lab
                            int64_t block0, int nblocks, int heads, double duration,
                            const int64_t *deps, int ndeps)
 {
-    if (nblocks < 1 || heads < 1 || heads > 32767 || block0 < 0 || block0 + nblocks > s->nblocks)
-        return ZS_EINVALID;
-    int64_t i = append(s, rank, stream, label, ZS_OP_COMPUTE, deps, ndeps);
+    if (s->error.code)
+        return s->error.code;
+    if (nblocks < 1 || block0 < 0 || block0 + nblocks > s->nblocks)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "attention over blocks [%lld, %lld) of a pool of %lld", (long long)block0,
+                    (long long)block0 + nblocks, (long long)s->nblocks);
+    if (heads < 1 || heads > 32767)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "attention with %d heads (1 to 32767)", heads);
+    if (bad_amount(duration))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "attention with duration %g s (finite, >= 0)", duration);
+    zs_compute_kind ck = backward ? ZS_CK_ATTN_BWD : ZS_CK_ATTN_FWD;
+    int64_t i =
+        append(s, rank, stream, label, ZS_OP_COMPUTE, zs_compute_kind_name(ck), deps, ndeps);
     if (i < 0)
         return i;
     zs_op *op = &s->ranks[rank].ops[i];
     op->duration = duration;
-    op->u.compute.ck = backward ? ZS_CK_ATTN_BWD : ZS_CK_ATTN_FWD;
+    op->u.compute.ck = (uint8_t)ck;
     op->u.compute.heads = (int16_t)heads;
     op->u.compute.nblocks = nblocks;
     op->u.compute.block0 = block0;
@@ -252,10 +409,14 @@ int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, i
                       const zs_attn_block *b, int nblocks, int heads, double duration,
                       const int64_t *deps, int ndeps)
 {
+    if (s->error.code)
+        return s->error.code;
     if (nblocks < 1)
-        return ZS_EINVALID;
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "attention over %d blocks (at least one)", nblocks);
     if (grow((void **)&s->blocks, &s->blocks_cap, s->nblocks + nblocks, sizeof(zs_attn_block)))
-        return ZS_ENOMEM;
+        return fail(s, ZS_ENOMEM, rank, next_op(s, rank), label,
+                    "out of memory adding %d attention blocks", nblocks);
     int64_t block0 = s->nblocks;
     memcpy(s->blocks + block0, b, sizeof(zs_attn_block) * (size_t)nblocks);
     s->nblocks += nblocks;
@@ -266,15 +427,34 @@ int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, i
     return i;
 }
 
+/* A compute op of kind ck (GEMM or elementwise). */
+static int64_t compute(zs_schedule *s, int rank, int stream, const char *label, zs_compute_kind ck,
+                       double duration, const int64_t *deps, int ndeps)
+{
+    if (s->error.code)
+        return s->error.code;
+    if (bad_amount(duration))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "%s with duration %g s (finite, >= 0)", zs_compute_kind_name(ck), duration);
+    int64_t i =
+        append(s, rank, stream, label, ZS_OP_COMPUTE, zs_compute_kind_name(ck), deps, ndeps);
+    if (i >= 0) {
+        s->ranks[rank].ops[i].duration = duration;
+        s->ranks[rank].ops[i].u.compute.ck = (uint8_t)ck;
+    }
+    return i;
+}
+
 int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, double m, double n,
                       double k, double duration, const int64_t *deps, int ndeps)
 {
-    int64_t i = append(s, rank, stream, label, ZS_OP_COMPUTE, deps, ndeps);
+    if (!s->error.code && (bad_amount(m) || bad_amount(n) || bad_amount(k)))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "gemm of shape %g x %g x %g (finite, >= 0)", m, n, k);
+    int64_t i = compute(s, rank, stream, label, ZS_CK_GEMM, duration, deps, ndeps);
     if (i < 0)
         return i;
     zs_op *op = &s->ranks[rank].ops[i];
-    op->duration = duration;
-    op->u.compute.ck = ZS_CK_GEMM;
     op->u.compute.m = m;
     op->u.compute.n = n;
     op->u.compute.k = k;
@@ -284,22 +464,31 @@ int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, d
 int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *label, double bytes,
                              double duration, const int64_t *deps, int ndeps)
 {
-    int64_t i = append(s, rank, stream, label, ZS_OP_COMPUTE, deps, ndeps);
-    if (i < 0)
-        return i;
-    zs_op *op = &s->ranks[rank].ops[i];
-    op->duration = duration;
-    op->u.compute.ck = ZS_CK_ELEMWISE;
-    op->u.compute.bytes = bytes;
+    if (!s->error.code && bad_amount(bytes))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "elementwise op over %g bytes (finite, >= 0)", bytes);
+    int64_t i = compute(s, rank, stream, label, ZS_CK_ELEMWISE, duration, deps, ndeps);
+    if (i >= 0)
+        s->ranks[rank].ops[i].u.compute.bytes = bytes;
     return i;
 }
 
 static int64_t p2p(zs_schedule *s, zs_op_kind kind, int rank, int stream, const char *label,
                    int peer, int tag, double bytes, const int64_t *deps, int ndeps)
 {
-    if (peer < 0 || peer >= s->nranks || peer == rank || bytes < 0)
-        return ZS_EINVALID;
-    int64_t i = append(s, rank, stream, label, kind, deps, ndeps);
+    if (s->error.code)
+        return s->error.code;
+    const char *what = kind == ZS_OP_SEND ? "send to" : "receive from";
+    if (peer < 0 || peer >= s->nranks)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "%s peer %d: not a rank of this %d-rank schedule", what, peer, s->nranks);
+    if (peer == rank)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "%s peer %d: a rank cannot message itself", what, peer);
+    if (bad_amount(bytes))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "%s peer %d: %g bytes (finite, >= 0)", what, peer, bytes);
+    int64_t i = append(s, rank, stream, label, kind, zs_op_kind_name(kind), deps, ndeps);
     if (i < 0)
         return i;
     zs_op *op = &s->ranks[rank].ops[i];
@@ -324,9 +513,18 @@ int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, i
 int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, int group,
                       zs_coll_kind kind, double bytes, const int64_t *deps, int ndeps)
 {
-    if (group < 0 || group >= s->ngroups || kind < 0 || kind >= ZS_COLL_NKINDS || bytes < 0)
-        return ZS_EINVALID;
-    int64_t i = append(s, rank, stream, label, ZS_OP_COLL, deps, ndeps);
+    if (s->error.code)
+        return s->error.code;
+    if (group < 0 || group >= s->ngroups)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "collective on group %d: the schedule has %d groups", group, s->ngroups);
+    if ((int)kind < 0 || kind >= ZS_COLL_NKINDS)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label, "collective of unknown kind %d",
+                    (int)kind);
+    if (bad_amount(bytes))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "%s over %g bytes (finite, >= 0)", zs_coll_kind_name(kind), bytes);
+    int64_t i = append(s, rank, stream, label, ZS_OP_COLL, zs_coll_kind_name(kind), deps, ndeps);
     if (i < 0)
         return i;
     zs_op *op = &s->ranks[rank].ops[i];
@@ -339,8 +537,12 @@ int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, i
 int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value)
 {
     static const char *names[] = {"layer", "phase", "micro-batch", "layer"};
-    int64_t i =
-        append(s, rank, ZS_STREAM_COMPUTE, names[mk % ZS_MARK_NKINDS], ZS_OP_MARKER, NULL, 0);
+    if (s->error.code)
+        return s->error.code;
+    if ((int)mk < 0 || mk >= ZS_MARK_NKINDS)
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), NULL, "marker of unknown kind %d",
+                    (int)mk);
+    int64_t i = append(s, rank, ZS_STREAM_COMPUTE, names[mk], ZS_OP_MARKER, "marker", NULL, 0);
     if (i < 0)
         return i;
     zs_op *op = &s->ranks[rank].ops[i];
@@ -351,9 +553,94 @@ int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value)
 
 void zs_schedule_flag_ops(zs_schedule *s, int rank, int64_t from, unsigned flags)
 {
+    if (s->error.code)
+        return;
+    if (rank < 0 || rank >= s->nranks) {
+        fail(s, ZS_EINVALID, rank, -1, NULL,
+             "flags on rank %d: not a rank of this %d-rank schedule", rank, s->nranks);
+        return;
+    }
     zs_rank_prog *p = &s->ranks[rank];
     for (int64_t i = from < 0 ? 0 : from; i < p->nops; i++)
         p->ops[i].flags |= (uint16_t)flags;
+}
+
+/* ---- copies of a program ------------------------------------------------------ */
+
+/* Appends a copy of op of another rank to rank dst. */
+static int64_t copy_op(zs_schedule *s, int dst, const zs_op *op, const int64_t *deps,
+                       int peer_shift, const int *group_map, int nmap)
+{
+    const char *label = s->labels[op->label];
+    s->label_hint = op->label;
+    int st = op->stream, nd = op->ndeps;
+    switch (op->kind) {
+    case ZS_OP_COMPUTE:
+        if (op->u.compute.ck <= ZS_CK_ATTN_BWD)
+            return zs__sched_attn_ref(s, dst, st, label, op->u.compute.ck == ZS_CK_ATTN_BWD,
+                                      op->u.compute.block0, op->u.compute.nblocks,
+                                      op->u.compute.heads, op->duration, deps, nd);
+        if (op->u.compute.ck == ZS_CK_GEMM)
+            return zs_sched_gemm(s, dst, st, label, op->u.compute.m, op->u.compute.n,
+                                 op->u.compute.k, op->duration, deps, nd);
+        return zs_sched_elementwise(s, dst, st, label, op->u.compute.bytes, op->duration, deps, nd);
+    case ZS_OP_SEND:
+    case ZS_OP_RECV:
+        return p2p(s, (zs_op_kind)op->kind, dst, st, label, op->u.p2p.peer + peer_shift,
+                   op->u.p2p.tag, op->u.p2p.bytes, deps, nd);
+    case ZS_OP_COLL: {
+        int g = op->u.coll.group;
+        if (group_map && (g < 0 || g >= nmap))
+            return fail(s, ZS_EINVALID, dst, next_op(s, dst), label,
+                        "copied collective on group %d: the group map covers %d groups", g, nmap);
+        return zs_sched_coll(s, dst, st, label, group_map ? group_map[g] : g,
+                             (zs_coll_kind)op->u.coll.ck, op->u.coll.bytes, deps, nd);
+    }
+    default:
+        return zs_sched_marker(s, dst, (zs_marker_kind)op->u.marker.mk, op->u.marker.value);
+    }
+}
+
+int zs_schedule_copy_rank(zs_schedule *s, int src, int dst, int peer_shift, const int *group_map,
+                          int ngroup_map)
+{
+    if (s->error.code)
+        return s->error.code;
+    if (src < 0 || src >= s->nranks || dst < 0 || dst >= s->nranks || src == dst)
+        return fail(s, ZS_EINVALID, dst, -1, NULL,
+                    "copy of rank %d to rank %d: two different ranks of this %d-rank schedule", src,
+                    dst, s->nranks);
+    const zs_rank_prog *p = &s->ranks[src];
+    zs_rank_prog *q = &s->ranks[dst];
+    if (q->nops > 0 || q->nsegs > 0)
+        return fail(s, ZS_EINVALID, dst, q->nops, NULL,
+                    "copy of rank %d to rank %d, which already has a program", src, dst);
+    int maxd = 1;
+    for (int64_t i = 0; i < p->nops; i++)
+        maxd = p->ops[i].ndeps > maxd ? p->ops[i].ndeps : maxd;
+    int64_t *deps = malloc(sizeof(int64_t) * (size_t)maxd);
+    /* The copy is as large as the original: allocate it once. */
+    if (!deps || reserve((void **)&q->ops, &q->ops_cap, p->nops, sizeof(zs_op)) ||
+        reserve((void **)&q->deps, &q->deps_cap, p->ndeps, sizeof(int32_t)) ||
+        reserve32((void **)&q->segs, &q->segs_cap, p->nsegs, sizeof(zs_segment))) {
+        free(deps);
+        return fail(s, ZS_ENOMEM, dst, 0, NULL, "out of memory copying rank %d", src);
+    }
+    for (int32_t g = 0; g < p->nsegs && !s->error.code; g++) {
+        const zs_segment *sg = &p->segs[g];
+        zs_schedule_begin_segment(s, dst, sg->repeat);
+        for (int64_t i = sg->op0; i < sg->op0 + sg->nops && !s->error.code; i++) {
+            const zs_op *op = &p->ops[i];
+            const int32_t *d = p->deps + op->dep0;
+            for (int j = 0; j < op->ndeps; j++)
+                deps[j] = d[j];
+            int64_t k = copy_op(s, dst, op, deps, peer_shift, group_map, ngroup_map);
+            if (k >= 0)
+                q->ops[k].flags = op->flags;
+        }
+    }
+    free(deps);
+    return s->error.code;
 }
 
 double zs_schedule_attn_work(const zs_schedule *s, int rank)

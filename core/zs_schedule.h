@@ -160,6 +160,15 @@ typedef struct zs_layout_dims {
     int tp, cp, pp, dp;
 } zs_layout_dims;
 
+/* The builder's first failure (see "building" below). */
+typedef struct zs_sched_error {
+    int code;       /* a zs_status; ZS_OK while nothing has failed */
+    int rank;       /* the rank written to, -1 when the failure is about no rank */
+    int64_t op;     /* the index the op would have had in that rank, -1 when no op */
+    char label[64]; /* the op's label, "" when none */
+    char msg[256];  /* what was wrong */
+} zs_sched_error;
+
 typedef struct zs_schedule {
     /* Provenance and shape, printed with every result. */
     char method[64];
@@ -192,9 +201,24 @@ typedef struct zs_schedule {
     int32_t *doc_len;
     zs_piece *pieces;
     int64_t npieces, pieces_cap;
+
+    zs_sched_error error; /* the builder's first failure (code ZS_OK: none) */
 } zs_schedule;
 
-/* ---- building (planners) ------------------------------------------------ */
+/* ---- building (planners) ------------------------------------------------ *
+ *
+ * Every building function checks its arguments against the schedule (ranks,
+ * streams, peers, groups, dependencies on earlier ops, byte counts and
+ * durations finite and >= 0; token ranges and collective membership are the
+ * validator's) and records the first failure in s->error: its code, rank,
+ * op index, label and a message. From then on every building function
+ * appends nothing and returns that code. A planner therefore appends freely
+ * (a failed op's negative index fed into later calls does no harm) and
+ * checks once, with zs_schedule_check, at the end of an emitter or a phase:
+ * the error names what really failed. */
+
+/* ZS_OK, or s->error as a zs_err (what failed, rank/op/label, the fix). */
+int zs_schedule_check(const zs_schedule *s, zs_err *e);
 
 /* A schedule of nranks ranks with streams "compute" and "comm". */
 zs_schedule *zs_schedule_new(int nranks);
@@ -241,6 +265,13 @@ int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, i
 int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value);
 /* Sets flags on ops [from, rank's op count) of a rank (e.g. a recomputed run). */
 void zs_schedule_flag_ops(zs_schedule *s, int rank, int64_t from, unsigned flags);
+/* Appends rank src's whole program (segments, ops, dependencies, flags) to
+ * rank dst, which must have no ops yet: peers move by peer_shift and
+ * collectives go to group_map[group] (group < ngroup_map; NULL map: the
+ * same groups). The copies of a TP group leader's program to its other
+ * ranks. Returns ZS_OK or the recorded failure. */
+int zs_schedule_copy_rank(zs_schedule *s, int src, int dst, int peer_shift, const int *group_map,
+                          int ngroup_map);
 
 /* ---- reading (backends, reports) ----------------------------------------- */
 

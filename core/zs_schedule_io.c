@@ -238,6 +238,22 @@ static int parse_kind(const char *name, int *kind, int *ck)
     return 0;
 }
 
+/* A failure of the schedule builder while reading: the builder's message
+ * at the file (input the builder refuses is bad input). */
+static int built(rd *r, const zs_schedule *s, const char *where)
+{
+    int rc = zs_schedule_check(s, r->e);
+    if (rc && r->e) {
+        snprintf(r->e->where, sizeof r->e->where, "%s: %s", r->path, where);
+        if (rc == ZS_EINVALID) {
+            rc = r->e->code = ZS_EINPUT;
+            snprintf(r->e->fix, sizeof r->e->fix,
+                     "the file must be a schedule written by `zepsim plan --dump`");
+        }
+    }
+    return rc;
+}
+
 static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
 {
     char where[128];
@@ -340,8 +356,8 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         break;
     }
     }
-    if (got == ZS_ENOMEM)
-        return zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory reading the schedule");
+    if (got < 0)
+        return built(r, s, where);
     if (got != idx)
         return bad(r, where, "%s: inconsistent op", "op");
     json_t *fl = json_object_get(o, "flags");
@@ -353,9 +369,9 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
     return ZS_OK;
 }
 
-static int read_doc(rd *r, json_t *root, zs_schedule **out)
+/* The header: version, shape, provenance and layout; a new schedule. */
+static int read_header(rd *r, json_t *root, zs_schedule **out)
 {
-    long v[6];
     int rc;
     if (!json_is_object(root) || !json_is_integer(json_object_get(root, "zepsim_schedule")))
         return bad(r, "top level", "%s: not a zepsim schedule dump", "zepsim_schedule");
@@ -373,13 +389,13 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
     s->layers = (int)layers;
     s->heads = (int)heads;
     s->micro_batches = (int)micro;
+    json_t *dims = json_object_get(root, "dims");
+    long tp, cp, pp, dp;
     if ((rc = get_str(r, root, "method", s->method, sizeof s->method)) ||
         (rc = get_str(r, root, "model", s->model, sizeof s->model)) ||
         (rc = get_str(r, root, "cluster", s->cluster, sizeof s->cluster)) ||
         (rc = get_str(r, root, "cost", s->cost_desc, sizeof s->cost_desc)))
         goto fail;
-    json_t *dims = json_object_get(root, "dims");
-    long tp, cp, pp, dp;
     if (!json_is_object(dims)) {
         rc = bad(r, "dims", "%s: missing", "dims");
         goto fail;
@@ -390,36 +406,36 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
         (rc = get_int(r, dims, "dp", 1, nranks, &dp, "dims")))
         goto fail;
     s->dims = (zs_layout_dims){(int)tp, (int)cp, (int)pp, (int)dp};
+    *out = s;
+    return ZS_OK;
+fail:
+    zs_schedule_free(s);
+    return rc;
+}
+
+/* Stream names, labels and groups: each must come back at its index. */
+static int read_names(rd *r, json_t *root, zs_schedule *s)
+{
     json_t *a = json_object_get(root, "streams");
-    if (!json_is_array(a) || json_array_size(a) < 2 || json_array_size(a) > ZS_MAX_STREAMS) {
-        rc = bad(r, "streams", "%s: expected 2 to 4 stream names", "streams");
-        goto fail;
-    }
+    if (!json_is_array(a) || json_array_size(a) < 2 || json_array_size(a) > ZS_MAX_STREAMS)
+        return bad(r, "streams", "%s: expected 2 to 4 stream names", "streams");
     s->nstreams = 0;
     for (size_t i = 0; i < json_array_size(a); i++) {
         json_t *n = json_array_get(a, i);
-        if (!json_is_string(n) || zs_schedule_add_stream(s, json_string_value(n)) < 0) {
-            rc = bad(r, "streams", "%s: bad stream name", "streams");
-            goto fail;
-        }
+        if (!json_is_string(n) || zs_schedule_add_stream(s, json_string_value(n)) < 0)
+            return bad(r, "streams", "%s: bad stream name", "streams");
     }
     a = json_object_get(root, "labels");
-    if (!json_is_array(a)) {
-        rc = bad(r, "labels", "%s: missing", "labels");
-        goto fail;
-    }
+    if (!json_is_array(a))
+        return bad(r, "labels", "%s: missing", "labels");
     for (size_t i = 0; i < json_array_size(a); i++) {
         json_t *n = json_array_get(a, i);
-        if (!json_is_string(n) || zs_schedule_label(s, json_string_value(n)) != (int)i) {
-            rc = bad(r, "labels", "%s: labels must be distinct strings", "labels");
-            goto fail;
-        }
+        if (!json_is_string(n) || zs_schedule_label(s, json_string_value(n)) != (int)i)
+            return bad(r, "labels", "%s: labels must be distinct strings", "labels");
     }
     a = json_object_get(root, "groups");
-    if (!json_is_array(a)) {
-        rc = bad(r, "groups", "%s: missing", "groups");
-        goto fail;
-    }
+    if (!json_is_array(a))
+        return bad(r, "groups", "%s: missing", "groups");
     for (size_t g = 0; g < json_array_size(a); g++) {
         json_t *ga = json_array_get(a, g);
         int n = json_is_array(ga) ? (int)json_array_size(ga) : 0;
@@ -427,8 +443,8 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
         int okg = n > 0 && ranks;
         for (int i = 0; okg && i < n; i++) {
             json_t *x = json_array_get(ga, (size_t)i);
-            okg =
-                json_is_integer(x) && json_integer_value(x) >= 0 && json_integer_value(x) < nranks;
+            okg = json_is_integer(x) && json_integer_value(x) >= 0 &&
+                  json_integer_value(x) < s->nranks;
             if (okg)
                 ranks[i] = (int)json_integer_value(x);
         }
@@ -441,119 +457,132 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
         if (got != (int)g) {
             char w[64];
             snprintf(w, sizeof w, "groups[%zu]", g);
-            rc =
-                bad(r, w, "%s: a group is a list of distinct ranks, groups are distinct", "groups");
-            goto fail;
+            return bad(r, w, "%s: a group is a list of distinct ranks, groups are distinct",
+                       "groups");
         }
     }
-    a = json_object_get(root, "docs");
-    if (!json_is_array(a)) {
-        rc = bad(r, "docs", "%s: missing", "docs");
-        goto fail;
-    }
+    return ZS_OK;
+}
+
+/* The plan: document lengths and pieces. */
+static int read_plan(rd *r, json_t *root, zs_schedule *s)
+{
+    long v[6];
+    json_t *a = json_object_get(root, "docs");
+    if (!json_is_array(a))
+        return bad(r, "docs", "%s: missing", "docs");
     int32_t nd = (int32_t)json_array_size(a);
     int32_t *len = malloc(sizeof(int32_t) * (size_t)(nd > 0 ? nd : 1));
-    if (!len) {
-        rc = zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
-        goto fail;
-    }
+    if (!len)
+        return zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
     for (int32_t d = 0; d < nd; d++) {
         json_t *x = json_array_get(a, (size_t)d);
         if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > INT32_MAX) {
             free(len);
             char w[64];
             snprintf(w, sizeof w, "docs[%d]", d);
-            rc = bad(r, w, "%s: document lengths are positive integers", "docs");
-            goto fail;
+            return bad(r, w, "%s: document lengths are positive integers", "docs");
         }
         len[d] = (int32_t)json_integer_value(x);
     }
-    rc = zs_schedule_set_docs(s, len, nd);
+    zs_schedule_set_docs(s, len, nd);
     free(len);
+    int rc = built(r, s, "docs");
     if (rc)
-        goto fail;
+        return rc;
     a = json_object_get(root, "pieces");
-    if (!json_is_array(a)) {
-        rc = bad(r, "pieces", "%s: missing", "pieces");
-        goto fail;
-    }
+    if (!json_is_array(a))
+        return bad(r, "pieces", "%s: missing", "pieces");
     for (size_t i = 0; i < json_array_size(a); i++) {
         char w[64];
         snprintf(w, sizeof w, "pieces[%zu]", i);
         if ((rc = int_tuple(r, json_array_get(a, i), 6, 0, INT32_MAX, v, w)))
-            goto fail;
-        if (v[0] >= nd || v[3] >= nranks || v[4] > 1 || v[5] > 32767) {
-            rc = bad(r, w, "%s: doc, rank, layout or micro-batch out of range", "piece");
-            goto fail;
-        }
-        if ((rc = zs_schedule_add_piece(s, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2],
-                                        (int32_t)v[3], (zs_layout)v[4], (int)v[5])))
-            goto fail;
+            return rc;
+        if (v[0] >= nd || v[3] >= s->nranks || v[4] > 1 || v[5] > 32767)
+            return bad(r, w, "%s: doc, rank, layout or micro-batch out of range", "piece");
+        zs_schedule_add_piece(s, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3],
+                              (zs_layout)v[4], (int)v[5]);
+        if ((rc = built(r, s, w)))
+            return rc;
     }
-    a = json_object_get(root, "blocks");
-    if (!json_is_array(a)) {
-        rc = bad(r, "blocks", "%s: missing", "blocks");
-        goto fail;
-    }
+    return ZS_OK;
+}
+
+/* The attention block pool, as dumped. */
+static int read_blocks(rd *r, json_t *root, zs_schedule *s)
+{
+    long v[6];
+    json_t *a = json_object_get(root, "blocks");
+    if (!json_is_array(a))
+        return bad(r, "blocks", "%s: missing", "blocks");
     size_t nb = json_array_size(a);
     s->blocks = malloc(sizeof(zs_attn_block) * (nb > 0 ? nb : 1));
     s->blocks_cap = (int64_t)(nb > 0 ? nb : 1);
-    if (!s->blocks) {
-        rc = zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
-        goto fail;
-    }
+    if (!s->blocks)
+        return zs_err_set(r->e, ZS_ENOMEM, r->path, NULL, "out of memory");
     for (size_t i = 0; i < nb; i++) {
         char w[64];
         snprintf(w, sizeof w, "blocks[%zu]", i);
-        if ((rc = int_tuple(r, json_array_get(a, i), 5, 0, INT32_MAX, v, w)))
-            goto fail;
-        if (v[0] >= nd) {
-            rc = bad(r, w, "%s: document index out of range", "block");
-            goto fail;
-        }
+        int rc = int_tuple(r, json_array_get(a, i), 5, 0, INT32_MAX, v, w);
+        if (rc)
+            return rc;
+        if (v[0] >= s->ndocs)
+            return bad(r, w, "%s: document index out of range", "block");
         s->blocks[i] = (zs_attn_block){(int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3],
                                        (int32_t)v[4]};
     }
     s->nblocks = (int64_t)nb;
-    a = json_object_get(root, "ranks");
-    if (!json_is_array(a) || (long)json_array_size(a) != nranks) {
-        rc = bad(r, "ranks", "%s: expected one entry per rank", "ranks");
-        goto fail;
-    }
-    for (int rk = 0; rk < nranks; rk++) {
+    return ZS_OK;
+}
+
+/* Every rank's segments and ops. */
+static int read_ranks(rd *r, json_t *root, zs_schedule *s)
+{
+    long v[6];
+    int rc;
+    json_t *a = json_object_get(root, "ranks");
+    if (!json_is_array(a) || (long)json_array_size(a) != s->nranks)
+        return bad(r, "ranks", "%s: expected one entry per rank", "ranks");
+    for (int rk = 0; rk < s->nranks; rk++) {
         json_t *ro = json_array_get(a, (size_t)rk);
         json_t *segs = json_object_get(ro, "segments"), *ops = json_object_get(ro, "ops");
         char w[64];
         snprintf(w, sizeof w, "ranks[%d]", rk);
-        if (!json_is_array(segs) || !json_is_array(ops)) {
-            rc = bad(r, w, "%s: needs segments and ops", "rank");
-            goto fail;
-        }
+        if (!json_is_array(segs) || !json_is_array(ops))
+            return bad(r, w, "%s: needs segments and ops", "rank");
         int64_t next = 0;
         for (size_t si = 0; si < json_array_size(segs); si++) {
             if ((rc = int_tuple(r, json_array_get(segs, si), 3, 0, INT32_MAX, v, w)))
-                goto fail;
-            if (v[0] != next || v[2] < 1 || v[0] + v[1] > (long)json_array_size(ops)) {
-                rc = bad(r, w, "%s: segments must tile the ops in order", "segments");
-                goto fail;
-            }
-            if ((rc = zs_schedule_begin_segment(s, rk, (int)v[2])))
-                goto fail;
+                return rc;
+            if (v[0] != next || v[2] < 1 || v[0] + v[1] > (long)json_array_size(ops))
+                return bad(r, w, "%s: segments must tile the ops in order", "segments");
+            zs_schedule_begin_segment(s, rk, (int)v[2]);
+            if ((rc = built(r, s, w)))
+                return rc;
             for (long i = v[0]; i < v[0] + v[1]; i++)
                 if ((rc = read_op(r, s, rk, i, json_array_get(ops, (size_t)i))))
-                    goto fail;
+                    return rc;
             next = v[0] + v[1];
         }
-        if (next != (int64_t)json_array_size(ops)) {
-            rc = bad(r, w, "%s: ops outside any segment", "segments");
-            goto fail;
-        }
+        if (next != (int64_t)json_array_size(ops))
+            return bad(r, w, "%s: ops outside any segment", "segments");
+    }
+    return ZS_OK;
+}
+
+static int read_doc(rd *r, json_t *root, zs_schedule **out)
+{
+    zs_schedule *s = NULL;
+    int rc = read_header(r, root, &s);
+    if (rc)
+        return rc;
+    if ((rc = read_names(r, root, s)) || (rc = read_plan(r, root, s)) ||
+        (rc = read_blocks(r, root, s)) || (rc = read_ranks(r, root, s))) {
+        zs_schedule_free(s);
+        return rc;
     }
     *out = s;
     return ZS_OK;
-fail:
-    zs_schedule_free(s);
-    return rc ? rc : ZS_EINPUT;
 }
 
 int zs_schedule_load_file(const char *path, zs_schedule **out, zs_err *e)

@@ -327,9 +327,10 @@ static int op_where(char *w, size_t n, int rank, int64_t op)
     return snprintf(w, n, "rank %d op %lld", rank, (long long)op);
 }
 
-static int check_messages(const zs_schedule *s, zs_err *e)
+/* Every send, receive and collective of the unrolled programs, with its
+ * position in its rank's order. */
+static int collect_messages(const zs_schedule *s, msgs *sends, msgs *recvs, msgs *colls)
 {
-    msgs sends = {0}, recvs = {0}, colls = {0};
     int rc = ZS_OK;
     for (int r = 0; r < s->nranks && rc == ZS_OK; r++) {
         const zs_rank_prog *p = &s->ranks[r];
@@ -340,31 +341,34 @@ static int check_messages(const zs_schedule *s, zs_err *e)
                     const zs_op *op = &p->ops[i];
                     order++;
                     if (op->kind == ZS_OP_SEND)
-                        rc = msgs_push(&sends, (msg){r, op->u.p2p.peer, op->u.p2p.tag, order,
-                                                     op->u.p2p.bytes, r, i});
+                        rc = msgs_push(sends, (msg){r, op->u.p2p.peer, op->u.p2p.tag, order,
+                                                    op->u.p2p.bytes, r, i});
                     else if (op->kind == ZS_OP_RECV)
-                        rc = msgs_push(&recvs, (msg){op->u.p2p.peer, r, op->u.p2p.tag, order,
-                                                     op->u.p2p.bytes, r, i});
+                        rc = msgs_push(recvs, (msg){op->u.p2p.peer, r, op->u.p2p.tag, order,
+                                                    op->u.p2p.bytes, r, i});
                     else if (op->kind == ZS_OP_COLL)
-                        rc = msgs_push(&colls, (msg){op->u.coll.group, r, op->u.coll.ck, order,
-                                                     op->u.coll.bytes, r, i});
+                        rc = msgs_push(colls, (msg){op->u.coll.group, r, op->u.coll.ck, order,
+                                                    op->u.coll.bytes, r, i});
                     if (rc)
                         break;
                 }
     }
-    if (rc) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
+    return rc;
+}
+
+/* Sends and receives pair up in order per (sender, receiver, tag), with
+ * equal sizes. */
+static int match_p2p(msgs *sends, msgs *recvs, zs_err *e)
+{
     /* qsort must not see a NULL array, even empty (UBSan). */
-    if (sends.n)
-        qsort(sends.v, (size_t)sends.n, sizeof(msg), cmp_msg);
-    if (recvs.n)
-        qsort(recvs.v, (size_t)recvs.n, sizeof(msg), cmp_msg);
+    if (sends->n)
+        qsort(sends->v, (size_t)sends->n, sizeof(msg), cmp_msg);
+    if (recvs->n)
+        qsort(recvs->v, (size_t)recvs->n, sizeof(msg), cmp_msg);
     char w[128];
     int64_t i = 0, j = 0;
-    while (i < sends.n || j < recvs.n) {
-        const msg *a = i < sends.n ? &sends.v[i] : NULL, *b = j < recvs.n ? &recvs.v[j] : NULL;
+    while (i < sends->n || j < recvs->n) {
+        const msg *a = i < sends->n ? &sends->v[i] : NULL, *b = j < recvs->n ? &recvs->v[j] : NULL;
         int c = !a   ? 1
                 : !b ? -1
                      : (a->a != b->a       ? (a->a < b->a ? -1 : 1)
@@ -373,94 +377,102 @@ static int check_messages(const zs_schedule *s, zs_err *e)
                                            : 0);
         if (c < 0) {
             op_where(w, sizeof w, a->rank, a->op);
-            rc =
-                fail(e, w, "send to rank %lld (tag %lld) has no matching receive", a->b, a->tag, 0);
-            goto out;
+            return fail(e, w, "send to rank %lld (tag %lld) has no matching receive", a->b, a->tag,
+                        0);
         }
         if (c > 0) {
             op_where(w, sizeof w, b->rank, b->op);
-            rc = fail(e, w, "receive from rank %lld (tag %lld) has no matching send", b->a, b->tag,
-                      0);
-            goto out;
+            return fail(e, w, "receive from rank %lld (tag %lld) has no matching send", b->a,
+                        b->tag, 0);
         }
         if (a->bytes != b->bytes) {
             op_where(w, sizeof w, b->rank, b->op);
-            rc = zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the dump",
-                            "receive of %.0f bytes from rank %d matches a send of %.0f bytes",
-                            b->bytes, b->a, a->bytes);
-            goto out;
+            return zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the dump",
+                              "receive of %.0f bytes from rank %d matches a send of %.0f bytes",
+                              b->bytes, b->a, a->bytes);
         }
         i++;
         j++;
     }
-    /* Collectives: sorted by (group, rank, order); each member's sequence must
-     * equal the first member's. */
-    if (colls.n)
-        qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
-    for (int64_t k = 0; k < colls.n;) {
-        int32_t g = colls.v[k].a;
-        const zs_group *grp = &s->groups[g];
-        int64_t start = k, first_len = -1;
-        int members = 0;
-        while (k < colls.n && colls.v[k].a == g) {
-            int32_t r = colls.v[k].b;
-            int64_t rs = k;
-            while (k < colls.n && colls.v[k].a == g && colls.v[k].b == r)
-                k++;
-            int member = 0;
-            for (int x = 0; x < grp->n; x++)
-                member |= grp->ranks[x] == r;
-            op_where(w, sizeof w, r, colls.v[rs].op);
-            if (!member) {
-                rc = fail(e, w, "rank %lld runs a collective on group %lld it is not in", r, g, 0);
-                goto out;
+    return ZS_OK;
+}
+
+/* The collectives of one group: colls->v[k ..) while the group is g; on
+ * return *next is the first entry of the next group. Each member's
+ * sequence must equal the first member's. */
+static int check_group(const zs_schedule *s, const msgs *colls, int64_t k, int64_t *next, zs_err *e)
+{
+    char w[128];
+    int32_t g = colls->v[k].a;
+    const zs_group *grp = &s->groups[g];
+    int64_t start = k, first_len = -1;
+    int members = 0;
+    while (k < colls->n && colls->v[k].a == g) {
+        int32_t r = colls->v[k].b;
+        int64_t rs = k;
+        while (k < colls->n && colls->v[k].a == g && colls->v[k].b == r)
+            k++;
+        int member = 0;
+        for (int x = 0; x < grp->n; x++)
+            member |= grp->ranks[x] == r;
+        op_where(w, sizeof w, r, colls->v[rs].op);
+        if (!member)
+            return fail(e, w, "rank %lld runs a collective on group %lld it is not in", r, g, 0);
+        members++;
+        int64_t len = k - rs;
+        /* A group is one communicator: its collectives on a rank must
+         * come from one stream, or their order across ranks is undefined. */
+        for (int64_t x = rs + 1; x < k; x++)
+            if (s->ranks[r].ops[colls->v[x].op].stream != s->ranks[r].ops[colls->v[rs].op].stream) {
+                op_where(w, sizeof w, r, colls->v[x].op);
+                return fail(e, w,
+                            "group %lld is used from two streams on rank %lld (give each "
+                            "stream its own group)",
+                            g, r, 0);
             }
-            members++;
-            int64_t len = k - rs;
-            /* A group is one communicator: its collectives on a rank must
-             * come from one stream, or their order across ranks is undefined. */
-            for (int64_t x = rs + 1; x < k; x++)
-                if (s->ranks[r].ops[colls.v[x].op].stream !=
-                    s->ranks[r].ops[colls.v[rs].op].stream) {
-                    op_where(w, sizeof w, r, colls.v[x].op);
-                    rc = fail(e, w,
-                              "group %lld is used from two streams on rank %lld (give each "
-                              "stream its own group)",
-                              g, r, 0);
-                    goto out;
-                }
-            if (first_len < 0) {
-                first_len = len;
-                continue;
-            }
-            if (len != first_len) {
-                rc = fail(e, w,
-                          "rank %lld runs %lld collectives on group %lld, other members a "
-                          "different number",
-                          r, len, g);
-                goto out;
-            }
-            for (int64_t x = 0; x < len; x++) {
-                const msg *p = &colls.v[start + x], *q = &colls.v[rs + x];
-                /* All-to-all is all-to-all-v: members' buffers may differ. */
-                if (p->tag != q->tag || (p->tag != ZS_COLL_ALLTOALL && p->bytes != q->bytes)) {
-                    op_where(w, sizeof w, r, q->op);
-                    rc = fail(e, w,
-                              "collective %lld on group %lld differs in kind or size from "
-                              "rank %lld's",
-                              x, g, p->b);
-                    goto out;
-                }
-            }
+        if (first_len < 0) {
+            first_len = len;
+            continue;
         }
-        if (members != grp->n) {
-            snprintf(w, sizeof w, "group %d", g);
-            rc = fail(e, w, "only %lld of the %lld members of group %lld run its collectives",
-                      members, grp->n, g);
-            goto out;
+        if (len != first_len)
+            return fail(e, w,
+                        "rank %lld runs %lld collectives on group %lld, other members a "
+                        "different number",
+                        r, len, g);
+        for (int64_t x = 0; x < len; x++) {
+            const msg *p = &colls->v[start + x], *q = &colls->v[rs + x];
+            /* All-to-all is all-to-all-v: members' buffers may differ. */
+            if (p->tag != q->tag || (p->tag != ZS_COLL_ALLTOALL && p->bytes != q->bytes)) {
+                op_where(w, sizeof w, r, q->op);
+                return fail(e, w,
+                            "collective %lld on group %lld differs in kind or size from "
+                            "rank %lld's",
+                            x, g, p->b);
+            }
         }
     }
-out:
+    if (members != grp->n) {
+        snprintf(w, sizeof w, "group %d", g);
+        return fail(e, w, "only %lld of the %lld members of group %lld run its collectives",
+                    members, grp->n, g);
+    }
+    *next = k;
+    return ZS_OK;
+}
+
+static int check_messages(const zs_schedule *s, zs_err *e)
+{
+    msgs sends = {0}, recvs = {0}, colls = {0};
+    int rc = collect_messages(s, &sends, &recvs, &colls);
+    if (rc)
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    if (!rc)
+        rc = match_p2p(&sends, &recvs, e);
+    /* Collectives: sorted by (group, rank, order). */
+    if (!rc && colls.n)
+        qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
+    for (int64_t k = 0; !rc && k < colls.n;)
+        rc = check_group(s, &colls, k, &k, e);
     free(sends.v);
     free(recvs.v);
     free(colls.v);

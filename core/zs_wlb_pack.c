@@ -397,18 +397,18 @@ static int queue_of(const zs_wlb_pack_cfg *c, int32_t len)
     return q;
 }
 
-int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **out, zs_err *e)
+/* The pool of the next batch: carried documents first, then fresh ones up
+ * to the batch's tokens (outliers go to their queues), then the queues
+ * that can give every micro-batch one outlier; at the end of the source,
+ * everything left. */
+static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err *e)
 {
-    double t0 = now_s();
     const zs_wlb_pack_cfg *c = &p->cfg;
     int64_t budget = (int64_t)c->nmicro * c->window;
-    dvec pool = {0};
     int rc = ZS_OK;
-    *out = NULL;
-    /* 1. The pool: carried documents first, then fresh ones. */
     int64_t pool_tok = 0;
     for (int64_t i = p->carry.head; i < p->carry.n && rc == ZS_OK; i++) {
-        rc = dvec_push(&pool, p->carry.v[i]);
+        rc = dvec_push(pool, p->carry.v[i]);
         pool_tok += p->carry.v[i].len;
     }
     p->carry.n = p->carry.head = 0;
@@ -422,23 +422,20 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
         if (len > c->smax) {
             char w[96];
             snprintf(w, sizeof w, "document %lld of the trace", (long long)id);
-            rc = zs_err_set(e, ZS_EINPUT, w,
-                            "raise smax or cut documents at the window (--long split)",
-                            "a document of %d tokens is longer than smax=%d", len, c->smax);
-            break;
+            return zs_err_set(e, ZS_EINPUT, w,
+                              "raise smax or cut documents at the window (--long split)",
+                              "a document of %d tokens is longer than smax=%d", len, c->smax);
         }
         wdoc d = {len, id, p->iter};
         int q = queue_of(c, len);
         if (q >= 0)
             rc = dvec_push(&p->queue[q], d);
         else {
-            rc = dvec_push(&pool, d);
+            rc = dvec_push(pool, d);
             pool_tok += len;
         }
     }
-    /* 2. Release the queues that can give every micro-batch one outlier;
-     * at the end of the source, everything left. */
-    int at_end = p->exhausted && pool.n == 0;
+    int at_end = p->exhausted && pool->n == 0;
     for (int q = 0; q < c->nqueues && rc == ZS_OK; q++) {
         dvec *Q = &p->queue[q];
         int64_t take = dvec_size(Q) >= c->nmicro ? c->nmicro : 0;
@@ -447,13 +444,45 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
             p->st.flushed_docs += take;
         }
         for (int64_t i = 0; i < take && rc == ZS_OK; i++)
-            rc = dvec_push(&pool, Q->v[Q->head++]);
+            rc = dvec_push(pool, Q->v[Q->head++]);
     }
+    return rc ? zs_err_set(e, rc, NULL, NULL, "out of memory") : ZS_OK;
+}
+
+/* The statistics after a batch b is packed. */
+static void count_batch(zs_wlb_packer *p, const zs_batch *b)
+{
+    const zs_wlb_pack_cfg *c = &p->cfg;
+    p->st.imbalance_sum += zs_pack_imbalance(b->len, b->ndocs, b->micro_of, c->nmicro, c->cost);
+    p->st.batches++;
+    p->st.docs += b->ndocs;
+    p->st.tokens += b->tokens;
+    p->st.avg_delay_delayed =
+        p->st.delayed_tokens ? p->st.delay_token_iters / (double)p->st.delayed_tokens : 0;
+    p->st.avg_delay_all = p->st.tokens ? p->st.delay_token_iters / (double)p->st.tokens : 0;
+    p->st.waiting_docs = dvec_size(&p->carry);
+    p->st.waiting_tokens = 0;
+    for (int64_t i = p->carry.head; i < p->carry.n; i++)
+        p->st.waiting_tokens += p->carry.v[i].len;
+    for (int q = 0; q < c->nqueues; q++) {
+        p->st.waiting_docs += dvec_size(&p->queue[q]);
+        for (int64_t i = p->queue[q].head; i < p->queue[q].n; i++)
+            p->st.waiting_tokens += p->queue[q].v[i].len;
+    }
+}
+
+int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **out, zs_err *e)
+{
+    double t0 = now_s();
+    const zs_wlb_pack_cfg *c = &p->cfg;
+    dvec pool = {0};
+    *out = NULL;
+    int rc = gather(p, src, &pool, e);
     if (rc == ZS_OK && pool.n == 0) {
         free(pool.v);
         return ZS_OK; /* nothing left anywhere */
     }
-    /* 3. Pack; what does not fit waits for the next batch. */
+    /* Pack; what does not fit waits for the next batch. */
     int32_t n = (int32_t)pool.n;
     int32_t *len = calloc((size_t)(n + 1), sizeof(int32_t)); /* zeroed: gcc -O3 */
     int32_t *mo = malloc(sizeof(int32_t) * (size_t)(n + 1));
@@ -488,22 +517,7 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
         rc = zs_batch_set_micro(b, mo2, c->nmicro, e);
     if (rc == ZS_OK) {
         b->index = (int32_t)p->iter;
-        p->st.imbalance_sum += zs_pack_imbalance(b->len, b->ndocs, b->micro_of, c->nmicro, c->cost);
-        p->st.batches++;
-        p->st.docs += b->ndocs;
-        p->st.tokens += b->tokens;
-        p->st.avg_delay_delayed =
-            p->st.delayed_tokens ? p->st.delay_token_iters / (double)p->st.delayed_tokens : 0;
-        p->st.avg_delay_all = p->st.tokens ? p->st.delay_token_iters / (double)p->st.tokens : 0;
-        p->st.waiting_docs = dvec_size(&p->carry);
-        p->st.waiting_tokens = 0;
-        for (int64_t i = p->carry.head; i < p->carry.n; i++)
-            p->st.waiting_tokens += p->carry.v[i].len;
-        for (int q = 0; q < c->nqueues; q++) {
-            p->st.waiting_docs += dvec_size(&p->queue[q]);
-            for (int64_t i = p->queue[q].head; i < p->queue[q].n; i++)
-                p->st.waiting_tokens += p->queue[q].v[i].len;
-        }
+        count_batch(p, b);
         p->iter++;
         *out = b;
         b = NULL;

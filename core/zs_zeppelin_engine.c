@@ -97,9 +97,8 @@ static int remap_pass(const zs_zep_engine *en, zs_iter *it, int stage, int in, d
                 w->dep[to] = dd;
             continue;
         }
-        if (zs_sched_send(s, rf, en->intra_stream, label, rt, tag, b, d, d[0] >= 0) < 0 ||
-            zs_sched_recv(s, rt, en->intra_stream, label, rf, tag, b, NULL, 0) < 0)
-            return nomem(e);
+        zs_sched_send(s, rf, en->intra_stream, label, rt, tag, b, d, d[0] >= 0);
+        zs_sched_recv(s, rt, en->intra_stream, label, rf, tag, b, NULL, 0);
     }
     /* A sync waits for every earlier transfer of its stream: it marks the
      * slot's part of the all-to-all-v as done (with the routed arrivals,
@@ -113,10 +112,7 @@ static int remap_pass(const zs_zep_engine *en, zs_iter *it, int stage, int in, d
             d[nd++] = after[sl];
         if (w->dep[sl] >= 0)
             d[nd++] = w->dep[sl];
-        int64_t op = zs_zep_sync(s, zs_iter_rank(it, stage, sl), en->intra_stream, d, nd);
-        if (op < 0)
-            return nomem(e);
-        after[sl] = op;
+        after[sl] = zs_zep_sync(s, zs_iter_rank(it, stage, sl), en->intra_stream, d, nd);
     }
     return ZS_OK;
 }
@@ -141,12 +137,9 @@ static int local_attn(const zs_zep_engine *en, zs_iter *it, int stage, int sl, i
     int heads = zs_iter_heads(it);
     double t = zs_cost_attn(zs_iter_cost(it), w->blk, n, heads, backward);
     int64_t d[1] = {w->ready[sl]};
-    int64_t op = zs_sched_attn(zs_iter_schedule(it), zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE,
-                               backward ? "local-attn-bwd" : "local-attn-fwd", backward, w->blk, n,
-                               heads, t, d, d[0] >= 0);
-    if (op < 0)
-        return nomem(e);
-    w->ex_c[sl] = op;
+    w->ex_c[sl] = zs_sched_attn(zs_iter_schedule(it), zs_iter_rank(it, stage, sl),
+                                ZS_STREAM_COMPUTE, backward ? "local-attn-bwd" : "local-attn-fwd",
+                                backward, w->blk, n, heads, t, d, d[0] >= 0);
     return ZS_OK;
 }
 
@@ -236,8 +229,6 @@ int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backwar
         } else {
             w.exit[sl] = zs_sched_elementwise(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE,
                                               "attn-join", 0, 0, d, nd);
-            if (w.exit[sl] < 0)
-                rc = nomem(e);
         }
     }
     if (!rc && remap)
@@ -245,7 +236,7 @@ int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backwar
     for (int sl = 0; sl < S && !rc; sl++)
         zs_iter_set_exit(it, sl, w.exit[sl]);
     ws_free(&w);
-    return rc;
+    return rc ? rc : zs_schedule_check(s, e);
 }
 
 int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layout_dims *dims,
@@ -257,9 +248,8 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
     for (int sl = 0; sl < S; sl++)
         for (int32_t i = en->local_off[sl]; i < en->local_off[sl + 1]; i++) {
             int32_t d = en->local_docs[i];
-            if (zs_schedule_add_piece(s, d, 0, en->len[d], zs_slot_rank(dims, 0, sl),
-                                      ZS_LAYOUT_ATTN, 0))
-                return nomem(e);
+            zs_schedule_add_piece(s, d, 0, en->len[d], zs_slot_rank(dims, 0, sl), ZS_LAYOUT_ATTN,
+                                  0);
         }
     for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
@@ -272,10 +262,9 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
     if (!en->remap) {
         for (int64_t i = a0; i < a1; i++) {
             zs_piece pc = s->pieces[i];
-            if (zs_schedule_add_piece(s, pc.doc, pc.t0, pc.t1, pc.rank, ZS_LAYOUT_LINEAR, 0))
-                return nomem(e);
+            zs_schedule_add_piece(s, pc.doc, pc.t0, pc.t1, pc.rank, ZS_LAYOUT_LINEAR, 0);
         }
-        return ZS_OK;
+        return zs_schedule_check(s, e);
     }
     /* Attention pieces by slot (stable), then each slot keeps its first
      * target tokens and hands the rest to its flows in order. */
@@ -323,14 +312,15 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
                     break;
                 }
                 int32_t u = pc.t1 - t < left ? pc.t1 : (int32_t)(t + left);
-                if (zs_schedule_add_piece(s, pc.doc, t, u, zs_slot_rank(dims, 0, holder),
-                                          ZS_LAYOUT_LINEAR, 0))
-                    rc = nomem(e);
+                zs_schedule_add_piece(s, pc.doc, t, u, zs_slot_rank(dims, 0, holder),
+                                      ZS_LAYOUT_LINEAR, 0);
                 left -= u - t;
                 t = u;
             }
         }
     }
+    if (!rc)
+        rc = zs_schedule_check(s, e);
 out:
     free(off);
     free(idx);

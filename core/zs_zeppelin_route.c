@@ -137,15 +137,10 @@ int64_t zs_zep_sync(zs_schedule *s, int rank, int stream, const int64_t *deps, i
     return zs_sched_elementwise(s, rank, stream, "route-sync", 0, 0, deps, ndeps);
 }
 
-static int nomem(zs_err *e)
-{
-    return zs_err_set(e, ZS_ENOMEM, "routing layer", NULL, "could not append a routed transfer");
-}
-
 /* A relay on the route stream: receive chunk c, then send it while the
  * next one arrives. */
-static int relay(zs_schedule *s, int rank, int stream, int from, int to, int tag, int n,
-                 double chunk, double slice, const char *lin, const char *lout)
+static void relay(zs_schedule *s, int rank, int stream, int from, int to, int tag, int n,
+                  double chunk, double slice, const char *lin, const char *lout)
 {
     int64_t prev = -1;
     for (int c = 0; c <= n; c++) {
@@ -153,14 +148,12 @@ static int relay(zs_schedule *s, int rank, int stream, int from, int to, int tag
         double bp = c > 0 ? (c == n ? slice - chunk * (n - 1) : chunk) : 0;
         if (c > 0) {
             int64_t d[1] = {prev};
-            if (zs_zep_sync(s, rank, stream, d, 1) < 0 ||
-                zs_sched_send(s, rank, stream, lout, to, tag, bp, NULL, 0) < 0)
-                return ZS_ENOMEM;
+            zs_zep_sync(s, rank, stream, d, 1);
+            zs_sched_send(s, rank, stream, lout, to, tag, bp, NULL, 0);
         }
-        if (c < n && (prev = zs_sched_recv(s, rank, stream, lin, from, tag, b, NULL, 0)) < 0)
-            return ZS_ENOMEM;
+        if (c < n)
+            prev = zs_sched_recv(s, rank, stream, lin, from, tag, b, NULL, 0);
     }
-    return ZS_OK;
 }
 
 static const char *hop_label(const zs_cluster *cl, int a, int b)
@@ -189,7 +182,7 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
     if (p.direct) {
         *src_op = zs_sched_send(s, src, stream, "ring-xfer", dst, tag, bytes, d1, src_dep >= 0);
         *dst_op = zs_sched_recv(s, dst, stream, "ring-xfer", src, tag, bytes, d2, dst_dep >= 0);
-        return *src_op < 0 || *dst_op < 0 ? nomem(e) : ZS_OK;
+        return zs_schedule_check(s, e);
     }
     const zs_cluster *cl = r->cl;
     int t = route_tag;
@@ -201,22 +194,17 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
         int first = px != src ? px : q, last = q != dst ? q : px;
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            int64_t so = zs_sched_send(s, src, stream, hop_label(cl, src, first), first, t, b, d1,
-                                       src_dep >= 0);
-            if (so < 0)
-                return nomem(e);
-            *src_op = so;
+            *src_op = zs_sched_send(s, src, stream, hop_label(cl, src, first), first, t, b, d1,
+                                    src_dep >= 0);
         }
-        if (px != src && relay(s, px, r->stream, src, q, t, n, ch, sl, "route-nvlink", "route-net"))
-            return nomem(e);
-        if (q != dst && relay(s, q, r->stream, px, dst, t, n, ch, sl, "route-net", "route-nvlink"))
-            return nomem(e);
+        if (px != src)
+            relay(s, px, r->stream, src, q, t, n, ch, sl, "route-nvlink", "route-net");
+        if (q != dst)
+            relay(s, q, r->stream, px, dst, t, n, ch, sl, "route-net", "route-nvlink");
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            int64_t ro = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
-                                       dst_dep >= 0);
-            if (ro < 0)
-                return nomem(e);
+            zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
+                          dst_dep >= 0);
         }
     }
     /* The receiver's compute must wait for every slice: a dependency on one
@@ -225,7 +213,5 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
      * stream is not used for this: a sync there would hold the receiver's
      * own ring send of the step until the receive is complete. */
     *dst_op = zs_zep_sync(s, dst, r->stream, NULL, 0);
-    if (*dst_op < 0)
-        return nomem(e);
-    return ZS_OK;
+    return zs_schedule_check(s, e);
 }

@@ -59,7 +59,8 @@ int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int 
                       zs_err *e);
 
 /* The same on a bare schedule: `tag` for a direct transfer, `route_tag`
- * (fresh, unused elsewhere) for the hops of a routed one. */
+ * (fresh, unused elsewhere) for the hops of a routed one. Returns ZS_OK or
+ * the schedule's first failure (zs_schedule_check). */
 int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
                       int route_tag, double bytes, int64_t src_dep, int64_t dst_dep,
                       int64_t *src_op, int64_t *dst_op, zs_err *e);

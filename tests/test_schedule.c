@@ -28,19 +28,16 @@ static void test_builder_basics(void)
     int g2 = zs_schedule_group(s, (int[]){0, 1, 2}, 3);
     ZS_ASSERT_INT_EQ(g1, g2);
     ZS_ASSERT_INT_EQ(s->groups[g1].ranks[0], 0);
-    CU_ASSERT(zs_schedule_group(s, (int[]){0, 0}, 2) < 0); /* duplicate rank */
-    CU_ASSERT(zs_schedule_group(s, (int[]){0, 9}, 2) < 0); /* out of range */
     int64_t a = zs_sched_gemm(s, 0, 0, "qkv", 10, 20, 30, 1e-3, NULL, 0);
     ZS_ASSERT_INT_EQ(a, 0);
     ZS_ASSERT_OK(zs_schedule_begin_segment(s, 0, 5), NULL);
     int64_t b = zs_sched_elementwise(s, 0, 0, "norm", 100, 2e-3, &a, 1);
     ZS_ASSERT_INT_EQ(b, 1);
-    int64_t fwd = 7;
-    CU_ASSERT(zs_sched_elementwise(s, 0, 0, "x", 1, 1, &fwd, 1) < 0); /* forward dependency */
-    CU_ASSERT(zs_sched_send(s, 0, 1, "x", 0, 1, 10, NULL, 0) < 0);    /* send to itself */
     ZS_ASSERT_INT_EQ(s->ranks[0].nsegs, 2);
     ZS_ASSERT_INT_EQ(zs_schedule_unrolled_ops(s, 0), 1 + 5);
     ZS_ASSERT_INT_EQ(zs_schedule_label(s, "qkv"), 0);
+    zs_err e;
+    ZS_ASSERT_OK(zs_schedule_check(s, &e), &e);
     zs_schedule_free(s);
     zs_schedule_free(NULL);
 }
