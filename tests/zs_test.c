@@ -102,11 +102,6 @@ int zs_test_run(const char *cmd, char *out, size_t n)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-const char *zs_test_zepsim(void)
-{
-    return ZS_BIN;
-}
-
 uint64_t zs_test_rng(uint64_t *x)
 {
     *x ^= *x << 13;

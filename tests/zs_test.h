@@ -47,7 +47,8 @@ int64_t zs_test_piece_tokens(const zs_schedule *s, int rank, int layout);
 /* Deterministic pseudo-random numbers for property tests (xorshift64 on
  * the caller's state, which must start non-zero). */
 uint64_t zs_test_rng(uint64_t *x);
-/* Path to the built zepsim binary. */
+/* Path to the built zepsim binary (tests/zs_test_cli.c: a test that calls
+ * it links the CLI and is built after it). */
 const char *zs_test_zepsim(void);
 
 #define ZS_ASSERT_OK(expr, errp)                                                                   \
