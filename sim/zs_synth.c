@@ -137,6 +137,10 @@ int zs_synth_cp_ring(const zs_cost *cost, const zs_synth_spec *sp, zs_schedule *
     return ZS_OK;
 oom:
     free(grp);
+    /* The builder's first failure when it was one, else the malloc above. */
+    int rc = zs_schedule_check(s, e);
+    if (!rc)
+        rc = zs_err_set(e, ZS_ENOMEM, "synthetic schedule", NULL, "out of memory");
     zs_schedule_free(s);
-    return zs_err_set(e, ZS_ENOMEM, "synthetic schedule", NULL, "building the schedule failed");
+    return rc;
 }
