@@ -43,16 +43,17 @@ int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e)
                       (long long)tokens, c->cap);
 }
 
-static int layout(const zs_plan_ctx *ctx, long cp_default, zs__cpb *c, zs_err *e)
+static int layout(const zs_plan_ctx *ctx, const zs_opt_spec *cp_row, long cp_default, zs__cpb *c,
+                  zs_err *e)
 {
     long tp, cp;
-    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, &zs_opt_tp, 0, &tp, e);
     if (rc)
         return rc;
     int nranks = zs_cluster_gpus(ctx->cluster);
     int nslots = nranks / (int)tp;
     long def = cp_default < nslots ? cp_default : nslots;
-    if ((rc = zs_opts_int(ctx->opts, "cp", def, 1, 1 << 20, &cp, e)))
+    if ((rc = zs_opt_int_def(ctx->opts, cp_row, def, &cp, e)))
         return rc;
     if (nslots % cp != 0)
         return zs_err_set(
@@ -66,12 +67,12 @@ static int layout(const zs_plan_ctx *ctx, long cp_default, zs__cpb *c, zs_err *e
     return ZS_OK;
 }
 
-int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, long cp_default,
-                 zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e)
+int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
+                 long cp_default, zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e)
 {
     zs__cpb c;
     memset(&c, 0, sizeof c);
-    int rc = layout(ctx, cp_default, &c, e);
+    int rc = layout(ctx, cp_row, cp_default, &c, e);
     if (rc)
         return rc;
     c.mc = ctx->mem;

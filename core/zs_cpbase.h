@@ -31,11 +31,18 @@ typedef struct zs__cpb {
     int64_t *gtokens;   /* tokens per group */
 } zs__cpb;
 
-/* Reads the options tp and cp (cp_default, capped at the number of TP
- * groups when it is the default), checks the layout, computes the token
+/* Reads the options tp (zs_opt_tp) and cp (the planner's cp_row; cp_default,
+ * capped at the number of TP groups when it is the default), checks the layout, computes the token
  * capacity and splits the batch. Errors name the option or the document. */
-int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, long cp_default,
-                 zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e);
+int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
+                 long cp_default, zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e);
+
+/* The cp row of a baseline's option table (the planner words its default
+ * and meaning; the range is the same for all). */
+#define ZS__CPB_OPT_CP(computed_, help_)                                                           \
+    {                                                                                              \
+        "cp", ZS_OPT_INT, 1, 1L << 20, 16, NULL, computed_, help_                                  \
+    }
 void zs__cpb_free(zs__cpb *c);
 
 /* Slot of CP rank k of DP group g, and the rank (TP rank 0) of a slot. */

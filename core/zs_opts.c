@@ -1,11 +1,12 @@
 /* Method options: see zs_opts.h. */
 #include "zs_opts.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "zs_num.h"
+#include "zs_suggest.h"
 
 void zs_opts_init(zs_opts *o)
 {
@@ -64,50 +65,35 @@ static const char *find(zs_opts *o, const char *key)
     return NULL;
 }
 
-int zs_opts_int(zs_opts *o, const char *key, long def, long min, long max, long *out, zs_err *e)
+static int int_in(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err *e)
 {
-    const char *v = find(o, key);
+    const char *v = find(o, s->key);
     if (!v) {
         *out = def;
         return ZS_OK;
     }
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < min || x > max) {
-        char fix[128];
-        snprintf(fix, sizeof fix, "use an integer in [%ld, %ld]", min, max);
-        return zs_err_set(e, ZS_EUSAGE, key, fix, "bad value '%s' for option '%s'", v, key);
-    }
-    *out = x;
-    return ZS_OK;
+    int64_t x;
+    int rc = zs_num_i64(v, s->min, s->max, ZS_EUSAGE, s->key, &x, e);
+    if (!rc)
+        *out = (long)x;
+    return rc;
 }
 
-int zs_opts_double(zs_opts *o, const char *key, double def, double min, double max, double *out,
-                   zs_err *e)
+int zs_opt_int(zs_opts *o, const zs_opt_spec *s, long *out, zs_err *e)
 {
-    const char *v = find(o, key);
-    if (!v) {
-        *out = def;
-        return ZS_OK;
-    }
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x) || x < min || x > max) {
-        char fix[128];
-        snprintf(fix, sizeof fix, "use a number in [%g, %g]", min, max);
-        return zs_err_set(e, ZS_EUSAGE, key, fix, "bad value '%s' for option '%s'", v, key);
-    }
-    *out = x;
-    return ZS_OK;
+    return int_in(o, s, s->def, out, e);
 }
 
-int zs_opts_bool(zs_opts *o, const char *key, int def, int *out, zs_err *e)
+int zs_opt_int_def(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err *e)
 {
-    const char *v = find(o, key);
+    return int_in(o, s, def, out, e);
+}
+
+int zs_opt_bool(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e)
+{
+    const char *v = find(o, s->key);
     if (!v) {
-        *out = def;
+        *out = s->def != 0;
         return ZS_OK;
     }
     if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "yes"))
@@ -115,24 +101,100 @@ int zs_opts_bool(zs_opts *o, const char *key, int def, int *out, zs_err *e)
     else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "no"))
         *out = 0;
     else
-        return zs_err_set(e, ZS_EUSAGE, key, "use 1/0, true/false, on/off",
-                          "bad value '%s' for option '%s'", v, key);
+        return zs_err_set(e, ZS_EUSAGE, s->key, "use 1/0, true/false, on/off",
+                          "bad value '%s' for option '%s'", v, s->key);
     return ZS_OK;
 }
 
-const char *zs_opts_str(zs_opts *o, const char *key, const char *def)
+/* Index of v among the '|'-separated values, or -1. */
+static int enum_index(const char *values, const char *v)
 {
-    const char *v = find(o, key);
-    return v ? v : def;
+    size_t len = strlen(v);
+    int i = 0;
+    for (const char *p = values; *p; i++) {
+        size_t w = strcspn(p, "|");
+        if (w == len && strncmp(p, v, len) == 0)
+            return i;
+        p += w;
+        if (*p == '|')
+            p++;
+    }
+    return -1;
 }
 
-int zs_opts_check_used(const zs_opts *o, const char *who, zs_err *e)
+int zs_opt_enum(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e)
 {
-    for (int i = 0; i < o->n; i++)
-        if (!o->used[i])
-            return zs_err_set(e, ZS_EUSAGE, "--opt",
-                              "see `zepsim plan --help` for the options each method reads",
-                              "method '%s' has no option '%s'", who, o->key[i]);
+    const char *v = find(o, s->key);
+    if (!v) {
+        *out = (int)s->def;
+        return ZS_OK;
+    }
+    int i = enum_index(s->values, v);
+    if (i < 0) {
+        char fix[256];
+        snprintf(fix, sizeof fix, "use %s=%s", s->key, s->values);
+        return zs_err_set(e, ZS_EUSAGE, s->key, fix, "bad value '%s' for option '%s'", v, s->key);
+    }
+    *out = i;
+    return ZS_OK;
+}
+
+/* The default of a row as text. */
+static void default_text(const zs_opt_spec *s, char *buf, size_t n)
+{
+    if (s->computed) {
+        snprintf(buf, n, "%s", s->computed);
+    } else if (s->type == ZS_OPT_ENUM) {
+        const char *p = s->values;
+        for (long i = 0; i < s->def && *p; i++) {
+            p += strcspn(p, "|");
+            if (*p)
+                p++;
+        }
+        snprintf(buf, n, "%.*s", (int)strcspn(p, "|"), p);
+    } else {
+        snprintf(buf, n, "%ld", s->def);
+    }
+}
+
+void zs_opt_help(const zs_opt_spec *const *specs, char *buf, size_t n)
+{
+    size_t off = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; specs && specs[i] && off < n; i++) {
+        const zs_opt_spec *s = specs[i];
+        char def[256];
+        default_text(s, def, sizeof def);
+        const char *arg = s->type == ZS_OPT_INT ? "N" : s->type == ZS_OPT_BOOL ? "0|1" : s->values;
+        off += (size_t)snprintf(buf + off, n - off, "%s%s=%s (default %s): %s", i ? "; " : "",
+                                s->key, arg, def, s->help);
+    }
+}
+
+int zs_opts_check_used(const zs_opts *o, const char *who, const zs_opt_spec *const *specs,
+                       zs_err *e)
+{
+    for (int i = 0; i < o->n; i++) {
+        if (o->used[i])
+            continue;
+        char fix[600], keys[400] = "";
+        zs_suggest sg;
+        zs_suggest_init(&sg, o->key[i]);
+        size_t off = 0;
+        for (int k = 0; specs && specs[k] && off < sizeof keys; k++) {
+            zs_suggest_add(&sg, specs[k]->key);
+            off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", k ? ", " : "",
+                                    specs[k]->key);
+        }
+        zs_suggest_phrase(&sg, fix, sizeof fix);
+        if (keys[0])
+            snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "%s reads: %s", who, keys);
+        else
+            snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "%s reads no options", who);
+        return zs_err_set(e, ZS_EUSAGE, "--opt", fix, "method '%s' has no option '%s'", who,
+                          o->key[i]);
+    }
     return ZS_OK;
 }
 

@@ -1,9 +1,18 @@
 /* Method options: "key=value,key=value" strings (`--opt cp=16,routing=0`)
- * that a planner reads with typed getters; keys a planner never read are
- * reported as errors, so a misspelt option never silently does nothing.
- * Depends on zs_err. */
+ * and the tables in which every planner declares the keys it reads.
+ *
+ * A planner declares each option once, as a zs_opt_spec row (key, type,
+ * range, default, one sentence of help), lists its rows in its
+ * zs_planner_ops, and reads values only through the row (zs_opt_int,
+ * zs_opt_bool, zs_opt_enum), so the range a value is checked against, the
+ * default it gets and the `zepsim plan --help` text (zs_opt_help) all come
+ * from the same row. Numbers are parsed strictly (base/zs_num.h). Keys a
+ * planner never read are reported as errors, so a misspelt option never
+ * silently does nothing. Depends on zs_err, zs_num and zs_suggest. */
 #ifndef ZS_OPTS_H
 #define ZS_OPTS_H
+
+#include <stddef.h>
 
 #include "zs_err.h"
 
@@ -21,16 +30,46 @@ void zs_opts_init(zs_opts *o);
 int zs_opts_parse(zs_opts *o, const char *spec, zs_err *e);
 /* Sets a key programmatically (overrides). */
 int zs_opts_set(zs_opts *o, const char *key, const char *val, zs_err *e);
-/* Typed getters: the default when absent, an error when malformed or out of range. */
-int zs_opts_int(zs_opts *o, const char *key, long def, long min, long max, long *out, zs_err *e);
-int zs_opts_double(zs_opts *o, const char *key, double def, double min, double max, double *out,
-                   zs_err *e);
-int zs_opts_bool(zs_opts *o, const char *key, int def, int *out, zs_err *e);
-/* The string value or def (no copy). */
-const char *zs_opts_str(zs_opts *o, const char *key, const char *def);
-/* Error on any key nobody read; `who` names the method in the message. */
-int zs_opts_check_used(const zs_opts *o, const char *who, zs_err *e);
 /* "k=v,k=v" of all keys, for provenance. */
 void zs_opts_format(const zs_opts *o, char *buf, size_t n);
+
+/* ---- the option tables ---------------------------------------------------- */
+
+typedef enum zs_opt_type {
+    ZS_OPT_INT,  /* an integer in [min, max] */
+    ZS_OPT_BOOL, /* 1/0, true/false, on/off, yes/no */
+    ZS_OPT_ENUM  /* one of the '|'-separated values; the value's index */
+} zs_opt_type;
+
+/* One option of a method. A default the planner computes from the model,
+ * the cluster or the batch is given in words in `computed` (and passed to
+ * zs_opt_int_def); otherwise `def` is the default (ENUM: an index). */
+typedef struct zs_opt_spec {
+    const char *key;
+    zs_opt_type type;
+    long min, max;
+    long def;
+    const char *values;   /* ENUM: "adaptive|doc|seq" */
+    const char *computed; /* a computed default in words, or NULL */
+    const char *help;     /* one phrase: what the option sets */
+} zs_opt_spec;
+
+/* Typed reads through a row: the default when the key is absent, a
+ * ZS_EUSAGE error naming the key and the accepted values when the value is
+ * malformed or out of range. zs_opt_int uses the row's def; zs_opt_int_def
+ * the computed default def (rows with `computed`). */
+int zs_opt_int(zs_opts *o, const zs_opt_spec *s, long *out, zs_err *e);
+int zs_opt_int_def(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err *e);
+int zs_opt_bool(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e);
+int zs_opt_enum(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e);
+
+/* The help text of a table (NULL-terminated row pointers):
+ * "tp=N (default 1): tensor-parallel degree; split_long=0|1 (default 0): ...". */
+void zs_opt_help(const zs_opt_spec *const *specs, char *buf, size_t n);
+
+/* Error on any key nobody read; `who` names the method in the message and
+ * its table (may be NULL) gives the keys it reads and a "did you mean". */
+int zs_opts_check_used(const zs_opts *o, const char *who, const zs_opt_spec *const *specs,
+                       zs_err *e);
 
 #endif

@@ -24,14 +24,48 @@ static const struct {
     {"llama3-70b", 65536, 256, 16, 4, 4, 1}, {"llama3-70b", 131072, 256, 16, 4, 4, 1},
 };
 
+#define TABLE1 "WLB-LLM's Table 1 when model, window and GPU count match, else "
+const zs_opt_spec zs__4d_opt_tp = {.key = "tp",
+                                   .type = ZS_OPT_INT,
+                                   .min = 1,
+                                   .max = 64,
+                                   .computed = TABLE1 "min(8, GPUs per node)",
+                                   .help = "tensor-parallel degree (divides the GPUs of a node)"};
+const zs_opt_spec zs__4d_opt_cp = {.key = "cp",
+                                   .type = ZS_OPT_INT,
+                                   .min = 1,
+                                   .max = 1024,
+                                   .computed = TABLE1 "2",
+                                   .help = "context-parallel degree"};
+const zs_opt_spec zs__4d_opt_pp = {.key = "pp",
+                                   .type = ZS_OPT_INT,
+                                   .min = 1,
+                                   .max = 256,
+                                   .computed = TABLE1 "4",
+                                   .help = "pipeline stages"};
+const zs_opt_spec zs__4d_opt_window = {.key = "window",
+                                       .type = ZS_OPT_INT,
+                                       .min = 1,
+                                       .max = INT32_MAX / 4,
+                                       .def = 131072,
+                                       .help = "context window (tokens of one packed sequence)"};
+const zs_opt_spec zs__4d_opt_micro = {.key = "micro",
+                                      .type = ZS_OPT_INT,
+                                      .min = 0,
+                                      .max = 4096,
+                                      .def = 0,
+                                      .help = "micro-batches per DP rank (0: as many as "
+                                              "loader-order packing needs)"};
+#undef TABLE1
+
 int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e)
 {
     memset(o, 0, sizeof *o);
     o->method = method;
     long window, micro, tp, cp, pp;
-    int rc = zs_opts_int(ctx->opts, "window", 131072, 1, INT32_MAX / 4, &window, e);
+    int rc = zs_opt_int(ctx->opts, &zs__4d_opt_window, &window, e);
     if (!rc)
-        rc = zs_opts_int(ctx->opts, "micro", 0, 0, 4096, &micro, e);
+        rc = zs_opt_int(ctx->opts, &zs__4d_opt_micro, &micro, e);
     if (rc)
         return rc;
     int gpus = zs_cluster_gpus(ctx->cluster), gpn = ctx->cluster->gpus_per_node;
@@ -43,11 +77,11 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
             dcp = table1[i].cp;
             dpp = table1[i].pp;
         }
-    rc = zs_plan_opt_tp(ctx, dtp, &tp, e);
+    rc = zs_plan_opt_tp(ctx, &zs__4d_opt_tp, dtp, &tp, e);
     if (!rc)
-        rc = zs_opts_int(ctx->opts, "cp", dcp, 1, 1024, &cp, e);
+        rc = zs_opt_int_def(ctx->opts, &zs__4d_opt_cp, dcp, &cp, e);
     if (!rc)
-        rc = zs_opts_int(ctx->opts, "pp", dpp, 1, 256, &pp, e);
+        rc = zs_opt_int_def(ctx->opts, &zs__4d_opt_pp, dpp, &pp, e);
     if (rc)
         return rc;
     if (gpus % (tp * cp * pp) != 0)
@@ -73,6 +107,28 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
                           "use more pipeline stages, ZeRO sharding or recomputation",
                           "the model's weights and optimizer state alone do not fit one GPU");
     o->max_tokens = mb.max_tokens;
+    return ZS_OK;
+}
+
+int zs__4d_loader(const zs_plan_ctx *ctx, const char *method, zs__4d *o, int *nmicro, zs_err *e)
+{
+    int rc = zs__4d_options(ctx, method, o, e);
+    if (rc)
+        return rc;
+    int n = o->dims.pp * o->dims.dp * (o->micro > 0 ? o->micro / o->dims.pp : 1);
+    *nmicro = n >= 1 ? n : o->dims.pp * o->dims.dp;
+    return ZS_OK;
+}
+
+int zs__4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e)
+{
+    zs__4d o;
+    int nmicro;
+    int rc = zs__4d_loader(ctx, method, &o, &nmicro, e);
+    if (rc)
+        return rc;
+    shape->budget = (int64_t)nmicro * o.window;
+    shape->window = o.window;
     return ZS_OK;
 }
 

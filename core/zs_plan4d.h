@@ -35,10 +35,26 @@ typedef struct zs__4d {
     long max_tokens; /* tokens per GPU that fit (all in-flight micro-batches) */
 } zs__4d;
 
+/* The options every 4D method reads (rows of their tables, zs_opts.h). */
+extern const zs_opt_spec zs__4d_opt_tp, zs__4d_opt_cp, zs__4d_opt_pp, zs__4d_opt_window,
+    zs__4d_opt_micro;
+#define ZS__4D_OPTIONS                                                                             \
+    &zs__4d_opt_tp, &zs__4d_opt_cp, &zs__4d_opt_pp, &zs__4d_opt_window, &zs__4d_opt_micro
+
 /* Reads tp, cp, pp, window, micro (defaults from WLB-LLM's Table 1 when the
  * model, window and GPU count match a row, else tp = min(8, GPUs per node),
  * cp = 2, pp = 4) and the memory capacity. */
 int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e);
+
+/* The loader of the 4D methods (their batcher hook, zs_planner.h): a
+ * global batch is nmicro context windows, nmicro = PP x DP micro-batches
+ * (micro x DP when micro is given), as WLB-LLM's loader brings them.
+ * Reads the options into *o. */
+int zs__4d_loader(const zs_plan_ctx *ctx, const char *method, zs__4d *o, int *nmicro, zs_err *e);
+/* The hook of the methods that pack inside the planner (plain-4d,
+ * fixed-4d): the greedy batcher reshaped to nmicro windows, documents
+ * longer than a window split. */
+int zs__4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e);
 
 /* ZS_EINPUT naming the first document longer than the window. */
 int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e);

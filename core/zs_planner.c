@@ -4,9 +4,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "zs_result.h"
+#include "zs_suggest.h"
 #include "zs_validate.h"
 
 #define ZS_PLANNER(sym) extern const zs_planner_ops sym;
@@ -38,9 +40,13 @@ void zs_planner_names(char *buf, size_t n)
         o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", registry[i]->name);
 }
 
-int zs_plan_opt_tp(const zs_plan_ctx *ctx, long def, long *tp, zs_err *e)
+const zs_opt_spec zs_opt_tp = {
+    "tp", ZS_OPT_INT, 1, 64, 1, NULL, NULL, "tensor-parallel degree (divides the GPUs of a node)"};
+
+int zs_plan_opt_tp(const zs_plan_ctx *ctx, const zs_opt_spec *row, long def, long *tp, zs_err *e)
 {
-    int rc = zs_opts_int(ctx->opts, "tp", def, 1, 64, tp, e);
+    int rc = row->computed ? zs_opt_int_def(ctx->opts, row, def, tp, e)
+                           : zs_opt_int(ctx->opts, row, tp, e);
     if (!rc && ctx->cluster->gpus_per_node % *tp != 0)
         rc =
             zs_err_set(e, ZS_EINPUT, "tp", "use a TP degree that divides the GPUs of a node",
@@ -51,9 +57,27 @@ int zs_plan_opt_tp(const zs_plan_ctx *ctx, long def, long *tp, zs_err *e)
 const zs_planner_ops *zs_planner_find(const char *name)
 {
     for (int i = 0; i < zs_planner_count(); i++)
-        if (strcmp(registry[i]->name, name) == 0)
+        if (strcasecmp(registry[i]->name, name) == 0)
             return registry[i];
     return NULL;
+}
+
+int zs_planner_lookup(const char *name, const char *where, const zs_planner_ops **out, zs_err *e)
+{
+    const zs_planner_ops *p = zs_planner_find(name);
+    if (p) {
+        *out = p;
+        return ZS_OK;
+    }
+    zs_suggest sg;
+    zs_suggest_init(&sg, name);
+    for (int i = 0; i < zs_planner_count(); i++)
+        zs_suggest_add(&sg, registry[i]->name);
+    char fix[700], names[512];
+    zs_suggest_phrase(&sg, fix, sizeof fix);
+    zs_planner_names(names, sizeof names);
+    snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "use one of: %s", names);
+    return zs_err_set(e, ZS_EUSAGE, where, fix, "unknown method '%s'", name);
 }
 
 void zs_plan_report_note(zs_plan_report *r, const char *fmt, ...)
@@ -120,7 +144,7 @@ int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batc
     int rc = p->plan(ctx, batch, &s, rep, e);
     rep->plan_seconds = now_s() - t0;
     if (rc == ZS_OK)
-        rc = zs_opts_check_used(ctx->opts, p->name, e);
+        rc = zs_opts_check_used(ctx->opts, p->name, p->options, e);
     if (rc == ZS_OK) {
         snprintf(s->method, sizeof s->method, "%s", p->name);
         rep->dims = s->dims;

@@ -6,11 +6,15 @@
  * cost model, the memory configuration and method options; they place
  * tokens, lower the plan to a schedule through the builder in
  * zs_schedule.h (and the shared layer helpers in zs_iteration.h), and fill a
- * small report. Depends on the core and models only. */
+ * small report. A method that packs its own batches (the 4D methods,
+ * WLB-LLM's outlier queues) says so through its batcher hook, so every
+ * caller that turns a trace into batches for a method gets the same
+ * batches. Depends on the core and models only. */
 #ifndef ZS_PLANNER_H
 #define ZS_PLANNER_H
 
 #include "zs_batch.h"
+#include "zs_batcher.h"
 #include "zs_cluster.h"
 #include "zs_cost.h"
 #include "zs_memory.h"
@@ -37,24 +41,48 @@ typedef struct zs_plan_report {
     char notes[1024];    /* decisions and approximations, "; "-separated */
 } zs_plan_report;
 
+/* The shape of the greedy batcher's global batches. */
+typedef struct zs_batch_shape {
+    int64_t budget; /* tokens per global batch */
+    int32_t window; /* longest document kept whole; longer ones are split */
+} zs_batch_shape;
+
 typedef struct zs_planner_ops {
     const char *name;
     const char *summary;
-    const char *options_help; /* "cp=N (default 16): context-parallel degree; ..." */
+    /* The options plan reads (NULL-terminated rows, zs_opts.h): their
+     * parsing, ranges, defaults and `zepsim plan --help` text. */
+    const zs_opt_spec *const *options;
     int (*plan)(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
                 zs_plan_report *rep, zs_err *e);
+    /* How the method brings its documents; NULL: the greedy batcher with
+     * the study's shape (GPUs / group x context tokens, window = context).
+     * Called once per study with the study's shape in *shape and the
+     * documents of the trace; it either reshapes the greedy batcher's
+     * batches (changes *shape, leaves *out NULL) or returns a batcher of
+     * its own over docs in *out. The batcher borrows ctx and docs: both
+     * must outlive it. Reads options like plan does. */
+    int (*batcher)(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
+                   zs_batcher **out, zs_err *e);
 } zs_planner_ops;
 
-/* The registry (zs_planners.def). */
+/* The registry (zs_planners.def). Names match case-insensitively. */
 const zs_planner_ops *zs_planner_find(const char *name);
 const zs_planner_ops *zs_planner_at(int i); /* NULL past the end */
 int zs_planner_count(void);
 /* The registered methods' names, ", "-separated, into buf (truncated to n). */
 void zs_planner_names(char *buf, size_t n);
+/* zs_planner_find, or ZS_EUSAGE "unknown method 'x'" with `where` (an
+ * option, a key path) and a fix that offers the nearest name and lists
+ * them all. *out untouched on failure. */
+int zs_planner_lookup(const char *name, const char *where, const zs_planner_ops **out, zs_err *e);
 
-/* The planners' common "tp" option: 1..64 (default def), dividing the GPUs
- * of a node (TP groups stay inside NVLink). */
-int zs_plan_opt_tp(const zs_plan_ctx *ctx, long def, long *tp, zs_err *e);
+/* The planners' common "tp" option (1..64, dividing the GPUs of a node:
+ * TP groups stay inside NVLink), default 1. */
+extern const zs_opt_spec zs_opt_tp;
+/* Reads a tp row (zs_opt_tp or a method's own with a computed default
+ * def) and checks that it divides a node's GPUs. */
+int zs_plan_opt_tp(const zs_plan_ctx *ctx, const zs_opt_spec *row, long def, long *tp, zs_err *e);
 
 /* Runs a planner, times it, and (with validate=1) checks the schedule. */
 int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batch *batch,

@@ -16,6 +16,14 @@
 #include "zs_plan4d.h"
 #include "zs_wlb_pack.h"
 
+static const zs_opt_spec opt_repack_window = {
+    .key = "repack_window",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = 1024,
+    .def = 1,
+    .help = "batches repacked together (> 1 needs a batch packed by zs_pack_fixed_window)"};
+
 static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
                 zs_err *e)
 {
@@ -23,7 +31,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     long rw;
     int rc = zs__4d_options(ctx, "fixed-4d", &o, e);
     if (!rc)
-        rc = zs_opts_int(ctx->opts, "repack_window", 1, 1, 1024, &rw, e);
+        rc = zs_opt_int(ctx->opts, &opt_repack_window, &rw, e);
     if (rc)
         return rc;
     if (b->micro_of) {
@@ -62,11 +70,19 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     return rc;
 }
 
+static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
+                   zs_batcher **out, zs_err *e)
+{
+    (void)docs;
+    (void)out;
+    return zs__4d_shape(ctx, "fixed-4d", shape, e);
+}
+
+static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_repack_window, NULL};
+
 const zs_planner_ops zs_planner_fixed4d = {
-    "fixed-4d", "4D parallel, fixed-length greedy repacking, one static CP sharding (the faster)",
-    "tp=N, cp=N, pp=N (defaults: WLB-LLM's Table 1 when model, window and GPU count match, "
-    "else tp=min(8, GPUs per node), cp=2, pp=4); window=N (default 131072): context window; "
-    "micro=N (default: as many as loader order needs): micro-batches per DP rank; "
-    "repack_window=N (default 1): batches repacked together (> 1 needs a batch packed by "
-    "zs_pack_fixed_window)",
-    plan};
+    .name = "fixed-4d",
+    .summary = "4D parallel, fixed-length greedy repacking, one static CP sharding (the faster)",
+    .options = options,
+    .plan = plan,
+    .batcher = batcher};

@@ -21,10 +21,25 @@
  * GPU's even share of the batch, capped by the memory model's capacity;
  * ByteScale's per-GPU budget is a setting, and a higher one trades balance
  * for less communication). */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "zs_cpbase.h"
 #include "zs_ring.h"
+
+static const zs_opt_spec opt_cp =
+    ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer",
+                   "GPUs per group that share a slice of the batch (rings stay inside a group)");
+/* Its upper bound, one GPU's capacity, depends on the model and cluster:
+ * whole_max() checks it. */
+static const zs_opt_spec opt_whole_max = {
+    .key = "whole_max",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = LONG_MAX,
+    .computed = "each GPU's share of the batch, at most its capacity",
+    .help = "longest document kept whole on one GPU (at most its capacity); longer ones go to "
+            "rings whose shares stay within N"};
 
 typedef struct hdp {
     zs__cpb c;
@@ -273,11 +288,28 @@ out:
     return rc;
 }
 
+/* whole_max, at most what one GPU holds. */
+static int whole_max(const zs_plan_ctx *ctx, const zs__cpb *c, long def, long *out, zs_err *e)
+{
+    long v;
+    int rc = zs_opt_int_def(ctx->opts, &opt_whole_max, def, &v, e);
+    if (rc)
+        return rc;
+    if (v > c->cap) {
+        char fix[128];
+        snprintf(fix, sizeof fix, "give an integer in [1, %ld]", c->cap);
+        return zs_err_set(e, ZS_EUSAGE, opt_whole_max.key, fix,
+                          "whole_max=%ld is more than one GPU holds (%ld tokens)", v, c->cap);
+    }
+    *out = v;
+    return ZS_OK;
+}
+
 static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
                 zs_plan_report *rep, zs_err *e)
 {
     hdp H = {0};
-    int rc = zs__cpb_init(ctx, batch, 16, zs__cpb_fp_even, &H.c, e);
+    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_even, &H.c, e);
     if (rc)
         return rc;
     zs__cpb *c = &H.c;
@@ -291,7 +323,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     long share = (long)((batch->tokens + c->nslots - 1) / c->nslots);
     if (share > c->cap)
         share = c->cap;
-    if ((rc = zs_opts_int(ctx->opts, "whole_max", share, 1, c->cap, &H.whole, e))) {
+    if ((rc = whole_max(ctx, c, share, &H.whole, e))) {
         zs__cpb_free(&H.c);
         return rc;
     }
@@ -341,12 +373,11 @@ out:
     return zs__cpb_finish(&H.c, s, rc, out);
 }
 
+static const zs_opt_spec *const options[] = {&opt_cp, &opt_whole_max, &zs_opt_tp, NULL};
+
 const zs_planner_ops zs_planner_hybriddp = {
-    "hybrid-dp",
-    "ByteScale-style hybrid DP: short documents whole per GPU, long ones on power-of-two rings",
-    "cp=N (default 16, or all GPUs / tp when fewer): GPUs per group that share a slice of the "
-    "batch (rings stay inside a group); whole_max=N (default: each GPU's share of the batch, at "
-    "most its capacity): longest "
-    "document kept whole on one GPU, longer ones go to rings whose shares stay within N; tp=N "
-    "(default 1): tensor-parallel degree",
-    plan};
+    .name = "hybrid-dp",
+    .summary =
+        "ByteScale-style hybrid DP: short documents whole per GPU, long ones on power-of-two rings",
+    .options = options,
+    .plan = plan};

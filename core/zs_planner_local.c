@@ -14,6 +14,13 @@
 #include "zs_planner.h"
 #include "zs_sort.h"
 
+static const zs_opt_spec opt_split_long = {
+    .key = "split_long",
+    .type = ZS_OPT_BOOL,
+    .max = 1,
+    .def = 0,
+    .help = "cut documents longer than one GPU's capacity into independent documents"};
+
 typedef struct local {
     const zs_cost *cost;
     int nslots, ndocs;
@@ -53,9 +60,9 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 {
     long tp;
     int split;
-    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, &zs_opt_tp, 0, &tp, e);
     if (!rc)
-        rc = zs_opts_bool(ctx->opts, "split_long", 0, &split, e);
+        rc = zs_opt_bool(ctx->opts, &opt_split_long, &split, e);
     if (rc)
         return rc;
     int nranks = zs_cluster_gpus(ctx->cluster);
@@ -167,8 +174,10 @@ out:
     return ZS_OK;
 }
 
+static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_split_long, NULL};
+
 const zs_planner_ops zs_planner_local = {
-    "local", "every document whole on the least-loaded GPU (DP only, no CP)",
-    "tp=N (default 1): tensor-parallel degree; split_long=0|1 (default 0): cut documents "
-    "longer than one GPU's capacity into independent documents",
-    plan};
+    .name = "local",
+    .summary = "every document whole on the least-loaded GPU (DP only, no CP)",
+    .options = options,
+    .plan = plan};

@@ -32,9 +32,19 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     return rc;
 }
 
+static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
+                   zs_batcher **out, zs_err *e)
+{
+    (void)docs;
+    (void)out;
+    return zs__4d_shape(ctx, "plain-4d", shape, e);
+}
+
+static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, NULL};
+
 const zs_planner_ops zs_planner_plain4d = {
-    "plain-4d", "4D parallel (TP, CP, PP 1F1B, DP), loader-order packing, per-sequence CP sharding",
-    "tp=N, cp=N, pp=N (defaults: WLB-LLM's Table 1 when model, window and GPU count match, "
-    "else tp=min(8, GPUs per node), cp=2, pp=4); window=N (default 131072): context window; "
-    "micro=N (default: as many as the packing needs): micro-batches per DP rank",
-    plan};
+    .name = "plain-4d",
+    .summary = "4D parallel (TP, CP, PP 1F1B, DP), loader-order packing, per-sequence CP sharding",
+    .options = options,
+    .plan = plan,
+    .batcher = batcher};

@@ -16,6 +16,10 @@
 #include "zs_cpbase.h"
 #include "zs_ring.h"
 
+static const zs_opt_spec opt_cp =
+    ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer",
+                   "context-parallel degree, CP groups of consecutive GPUs and DP across them");
+
 typedef struct tecp {
     zs__cpb c;
     int cp_stream;
@@ -56,7 +60,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     tecp T = {0};
-    int rc = zs__cpb_init(ctx, batch, 16, zs__cpb_fp_zigzag, &T.c, e);
+    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_zigzag, &T.c, e);
     if (rc)
         return rc;
     zs__cpb *c = &T.c;
@@ -104,8 +108,10 @@ out:
     return zs__cpb_finish(&T.c, s, rc, out);
 }
 
+static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, NULL};
+
 const zs_planner_ops zs_planner_tecp = {
-    "te-cp", "TransformerEngine ring context parallelism (zigzag, packed batch per CP group)",
-    "cp=N (default 16, or all GPUs / tp when fewer): context-parallel degree, CP groups of "
-    "consecutive GPUs and DP across them; tp=N (default 1): tensor-parallel degree",
-    plan};
+    .name = "te-cp",
+    .summary = "TransformerEngine ring context parallelism (zigzag, packed batch per CP group)",
+    .options = options,
+    .plan = plan};

@@ -16,6 +16,10 @@
 
 #include "zs_cpbase.h"
 
+static const zs_opt_spec opt_cp =
+    ZS__CPB_OPT_CP("16, capped at the GPUs / tp and the KV heads per GPU",
+                   "head-parallel degree, at most the KV heads per GPU");
+
 typedef struct uly {
     zs__cpb c;
     int cp_stream;
@@ -127,11 +131,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     /* The default CP degree also stays within the KV heads (an explicit cp
      * beyond them is an error below). */
     long tp;
-    int rc = zs_plan_opt_tp(ctx, 1, &tp, e);
+    int rc = zs_plan_opt_tp(ctx, &zs_opt_tp, 0, &tp, e);
     if (rc)
         return rc;
     long def = ctx->model->kv_heads / tp > 1 ? ctx->model->kv_heads / tp : 1;
-    rc = zs__cpb_init(ctx, batch, def < 16 ? def : 16, zs__cpb_fp_even, &U.c, e);
+    rc = zs__cpb_init(ctx, batch, &opt_cp, def < 16 ? def : 16, zs__cpb_fp_even, &U.c, e);
     if (rc)
         return rc;
     zs__cpb *c = &U.c;
@@ -169,8 +173,10 @@ out:
     return zs__cpb_finish(&U.c, s, rc, out);
 }
 
+static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, NULL};
+
 const zs_planner_ops zs_planner_ulysses = {
-    "ulysses", "DeepSpeed-Ulysses: all-to-all from sequence to heads and back (cp <= KV heads)",
-    "cp=N (default 16, capped at the GPUs / tp and the KV heads per GPU): head-parallel degree, "
-    "at most the KV heads per GPU; tp=N (default 1): tensor-parallel degree",
-    plan};
+    .name = "ulysses",
+    .summary = "DeepSpeed-Ulysses: all-to-all from sequence to heads and back (cp <= KV heads)",
+    .options = options,
+    .plan = plan};

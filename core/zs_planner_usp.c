@@ -18,6 +18,16 @@
 #include "zs_cpbase.h"
 #include "zs_ring.h"
 
+static const zs_opt_spec opt_cp =
+    ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer", "context-parallel degree (ulysses x ring)");
+static const zs_opt_spec opt_ulysses = {
+    .key = "ulysses",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = 64,
+    .computed = "the largest divisor of cp that fits a node and divides the KV heads",
+    .help = "head-parallel degree inside a node"};
+
 typedef struct usp {
     zs__cpb c;
     int cp_stream;
@@ -119,7 +129,7 @@ static int choose_u(const zs_plan_ctx *ctx, const zs__cpb *c, int *u_out, zs_err
         if (c->cp % u == 0 && gpn % u == 0 && hq % u == 0 && hkv % u == 0)
             def = u;
     long u;
-    int rc = zs_opts_int(ctx->opts, "ulysses", def, 1, 64, &u, e);
+    int rc = zs_opt_int_def(ctx->opts, &opt_ulysses, def, &u, e);
     if (rc)
         return rc;
     if (c->cp % u != 0)
@@ -176,7 +186,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     usp U = {0};
-    int rc = zs__cpb_init(ctx, batch, 16, zs__cpb_fp_zigzag, &U.c, e);
+    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_zigzag, &U.c, e);
     if (rc)
         return rc;
     zs__cpb *c = &U.c;
@@ -204,9 +214,10 @@ out:
     return zs__cpb_finish(&U.c, s, rc, out);
 }
 
+static const zs_opt_spec *const options[] = {&opt_cp, &opt_ulysses, &zs_opt_tp, NULL};
+
 const zs_planner_ops zs_planner_usp = {
-    "usp", "USP / LoongTrain 2-D attention: Ulysses inside a node x ring across nodes",
-    "cp=N (default 16, or all GPUs / tp when fewer): context-parallel degree (ulysses x ring); "
-    "ulysses=U (default: the largest divisor of cp that fits a node and divides the KV heads): "
-    "head-parallel degree inside a node; tp=N (default 1): tensor-parallel degree",
-    plan};
+    .name = "usp",
+    .summary = "USP / LoongTrain 2-D attention: Ulysses inside a node x ring across nodes",
+    .options = options,
+    .plan = plan};

@@ -13,12 +13,27 @@
  *     (tile padding included), or forced with sharding=doc|seq.
  * Options: tp, cp, pp, window, micro (zs_plan4d.h); smax=N (default
  * min(2 x window, what the CP group's memory holds)); sharding=adaptive|
- * doc|seq. */
+ * doc|seq. Its batcher hook is the packer, so `simulate`, `compare`,
+ * `plan` and the runner all plan the batches the packer makes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "zs_plan4d.h"
 #include "zs_wlb_pack.h"
+
+static const zs_opt_spec opt_smax = {.key = "smax",
+                                     .type = ZS_OPT_INT,
+                                     .min = 1,
+                                     .max = INT32_MAX,
+                                     .computed = "min(2 x window, CP group memory)",
+                                     .help = "longest micro-batch in tokens"};
+/* The values in the order of modes[] in plan(). */
+static const zs_opt_spec opt_sharding = {.key = "sharding",
+                                         .type = ZS_OPT_ENUM,
+                                         .values = "adaptive|doc|seq",
+                                         .def = 0,
+                                         .help = "CP sharding: per micro-batch the faster, or "
+                                                 "always per-document or per-sequence"};
 
 static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
                 zs_err *e)
@@ -28,14 +43,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     int rc = zs__4d_options(ctx, "wlb-llm", &o, e);
     if (rc)
         return rc;
-    const char *sh = zs_opts_str(ctx->opts, "sharding", "adaptive");
-    zs__shard mode = strcmp(sh, "adaptive") == 0 ? ZS__SHARD_ADAPTIVE
-                     : strcmp(sh, "doc") == 0    ? ZS__SHARD_DOC
-                     : strcmp(sh, "seq") == 0    ? ZS__SHARD_SEQ
-                                                 : (zs__shard)-1;
-    if ((int)mode < 0)
-        return zs_err_set(e, ZS_EINPUT, "sharding", "use sharding=adaptive, doc or seq",
-                          "unknown CP sharding '%s'", sh);
+    int sh;
+    if ((rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e)))
+        return rc;
+    static const zs__shard modes[] = {ZS__SHARD_ADAPTIVE, ZS__SHARD_DOC, ZS__SHARD_SEQ};
+    zs__shard mode = modes[sh];
     int32_t *seq = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
     if (!seq)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -44,7 +56,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     int inflight = o.dims.pp < micro ? o.dims.pp : micro;
     long mem_cap = o.max_tokens / inflight * o.dims.cp;
     long def = 2L * o.window < mem_cap ? 2L * o.window : mem_cap;
-    rc = zs_opts_int(ctx->opts, "smax", def, 1, INT32_MAX, &smax, e);
+    rc = zs_opt_int_def(ctx->opts, &opt_smax, def, &smax, e);
     if (rc || b->micro_of) {
         if (!rc) {
             zs_plan_report_note(rep, "packing from the batch (%d micro-batches)", b->nmicro);
@@ -107,13 +119,44 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     return rc;
 }
 
+/* The packer's cost per document needs the options it was read with for
+ * as long as the packer lives, so the packer owns them. */
+typedef struct pack_cost {
+    zs__4d o;
+    zs__4d_doc_cost dc;
+} pack_cost;
+
+/* WLB-LLM's loader: nmicro windows a batch (zs__4d_loader) through its
+ * packer with two outlier queues. */
+static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
+                   zs_batcher **out, zs_err *e)
+{
+    (void)shape;
+    pack_cost *pc = calloc(1, sizeof *pc);
+    if (!pc)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int nmicro;
+    int rc = zs__4d_loader(ctx, "wlb-llm", &pc->o, &nmicro, e);
+    if (rc) {
+        free(pc);
+        return rc;
+    }
+    pc->dc = (zs__4d_doc_cost){ctx, &pc->o};
+    zs_wlb_pack_cfg wc;
+    memset(&wc, 0, sizeof wc);
+    wc.nmicro = nmicro;
+    wc.window = pc->o.window;
+    wc.nqueues = 2;
+    wc.cost = (zs_pack_cost){zs__4d_doc_cost_fn, &pc->dc};
+    return zs_batcher_wlb_new_owning(docs, &wc, pc, out, e);
+}
+
+static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_smax, &opt_sharding, NULL};
+
 const zs_planner_ops zs_planner_wlb = {
-    "wlb-llm",
-    "WLB-LLM: variable-length packing (outlier queues in its packer), per-document or "
-    "per-sequence CP sharding chosen per micro-batch, 4D parallel",
-    "tp=N, cp=N, pp=N (defaults: WLB-LLM's Table 1 when model, window and GPU count match, "
-    "else tp=min(8, GPUs per node), cp=2, pp=4); window=N (default 131072); micro=N "
-    "(default: as many as loader order needs): micro-batches per DP rank; smax=N (default "
-    "min(2 x window, CP group memory)): longest micro-batch; sharding=adaptive|doc|seq "
-    "(default adaptive)",
-    plan};
+    .name = "wlb-llm",
+    .summary = "WLB-LLM: variable-length packing (outlier queues in its packer), per-document "
+               "or per-sequence CP sharding chosen per micro-batch, 4D parallel",
+    .options = options,
+    .plan = plan,
+    .batcher = batcher};

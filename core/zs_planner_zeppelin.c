@@ -16,6 +16,29 @@
 #include "zs_zeppelin_cost.h"
 #include "zs_zeppelin_engine.h"
 
+static const zs_opt_spec opt_routing = {
+    .key = "routing", .type = ZS_OPT_BOOL, .max = 1, .def = 1, .help = "the routing layer"};
+static const zs_opt_spec opt_remap = {
+    .key = "remap", .type = ZS_OPT_BOOL, .max = 1, .def = 1, .help = "the remapping layer"};
+static const zs_opt_spec opt_hier = {.key = "hier",
+                                     .type = ZS_OPT_BOOL,
+                                     .max = 1,
+                                     .def = 1,
+                                     .help = "hierarchical partitioning (0: one global ring for "
+                                             "every document longer than m_intra)"};
+static const zs_opt_spec opt_k = {.key = "k",
+                                  .type = ZS_OPT_INT,
+                                  .min = 1,
+                                  .max = ZS_ZEP_MAX_K,
+                                  .computed = "NICs one GPU's NVLink can feed, at most the node's",
+                                  .help = "NICs per routed transfer"};
+static const zs_opt_spec opt_chunk_kib = {.key = "chunk_kib",
+                                          .type = ZS_OPT_INT,
+                                          .min = 4,
+                                          .max = 1L << 22,
+                                          .computed = "10x the bytes a NIC moves in one latency",
+                                          .help = "routing chunk in KiB"};
+
 typedef struct zopts {
     long tp, k, chunk_kib;
     int routing, remap, hier;
@@ -24,21 +47,21 @@ typedef struct zopts {
 static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
 {
     long defk = 0, defc = 0;
-    int rc = zs_plan_opt_tp(ctx, 1, &o->tp, e);
+    int rc = zs_plan_opt_tp(ctx, &zs_opt_tp, 0, &o->tp, e);
     if (!rc)
-        rc = zs_opts_bool(ctx->opts, "routing", 1, &o->routing, e);
+        rc = zs_opt_bool(ctx->opts, &opt_routing, &o->routing, e);
     if (!rc)
-        rc = zs_opts_bool(ctx->opts, "remap", 1, &o->remap, e);
+        rc = zs_opt_bool(ctx->opts, &opt_remap, &o->remap, e);
     if (!rc)
-        rc = zs_opts_bool(ctx->opts, "hier", 1, &o->hier, e);
+        rc = zs_opt_bool(ctx->opts, &opt_hier, &o->hier, e);
     if (rc)
         return rc;
     const zs_cluster *cl = ctx->cluster;
     defk = zs_zep_default_k(cl, (int)o->tp);
     defc = (long)(zs_zep_default_chunk(cl) / 1024);
-    rc = zs_opts_int(ctx->opts, "k", defk, 1, ZS_ZEP_MAX_K, &o->k, e);
+    rc = zs_opt_int_def(ctx->opts, &opt_k, defk, &o->k, e);
     if (!rc)
-        rc = zs_opts_int(ctx->opts, "chunk_kib", defc, 4, 1L << 22, &o->chunk_kib, e);
+        rc = zs_opt_int_def(ctx->opts, &opt_chunk_kib, defc, &o->chunk_kib, e);
     return rc;
 }
 
@@ -162,12 +185,12 @@ out:
     return ZS_OK;
 }
 
+static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_routing,   &opt_remap, &opt_hier,
+                                             &opt_k,     &opt_chunk_kib, NULL};
+
 const zs_planner_ops zs_planner_zeppelin = {
-    "zeppelin",
-    "hierarchical partitioning, attention engine, NIC routing and token remapping (Zeppelin)",
-    "tp=N (default 1): tensor-parallel degree; routing=0|1, remap=0|1, hier=0|1 (default 1): "
-    "the routing layer, the remapping layer and hierarchical partitioning (0: one global ring "
-    "for every document longer than m_intra); k=N (default: NICs one GPU's NVLink can feed, "
-    "at most the node's): NICs per routed transfer; chunk_kib=N (default: 10x the bytes a NIC "
-    "moves in one latency): routing chunk",
-    plan};
+    .name = "zeppelin",
+    .summary =
+        "hierarchical partitioning, attention engine, NIC routing and token remapping (Zeppelin)",
+    .options = options,
+    .plan = plan};

@@ -541,6 +541,7 @@ typedef struct wlb_batcher {
     zs_batcher base;
     zs_doc_stream src;
     zs_wlb_packer *p;
+    void *owned;
 } wlb_batcher;
 
 static int wlb_next(zs_batcher *bb, zs_batch **out, zs_err *e)
@@ -563,26 +564,37 @@ static void wlb_free(zs_batcher *bb)
 {
     wlb_batcher *w = (wlb_batcher *)bb;
     zs_wlb_packer_free(w->p);
+    free(w->owned);
     free(w);
 }
 
 static const zs_batcher_ops wlb_ops = {"wlb-llm", wlb_next, wlb_free};
 
-int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e)
+int zs_batcher_wlb_new_owning(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, void *owned,
+                              zs_batcher **out, zs_err *e)
 {
     wlb_batcher *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        free(owned);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
     int rc = zs_wlb_packer_new(cfg, &w->p, e);
     if (rc) {
+        free(owned);
         free(w);
         return rc;
     }
     w->base.ops = &wlb_ops;
     w->base.budget = (int64_t)cfg->nmicro * cfg->window;
     w->src = src;
+    w->owned = owned;
     *out = &w->base;
     return ZS_OK;
+}
+
+int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e)
+{
+    return zs_batcher_wlb_new_owning(src, cfg, NULL, out, e);
 }
 
 zs_wlb_packer *zs_batcher_wlb_packer(zs_batcher *b)

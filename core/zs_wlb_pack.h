@@ -118,6 +118,11 @@ const zs_wlb_pack_cfg *zs_wlb_packer_cfg(const zs_wlb_packer *p);
  * is nmicro x window. zs_batcher_wlb_packer gives the packer for its stats
  * (NULL for another batcher). */
 int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher **out, zs_err *e);
+/* The same, and the batcher owns `owned` (typically what cfg->cost.arg
+ * points into): it is released with free() when the batcher is freed, or
+ * at once when this call fails. */
+int zs_batcher_wlb_new_owning(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, void *owned,
+                              zs_batcher **out, zs_err *e);
 zs_wlb_packer *zs_batcher_wlb_packer(zs_batcher *b);
 
 #endif

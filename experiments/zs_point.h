@@ -2,16 +2,22 @@
  * its options, context, iterations, seed, backend, calibration) and what
  * running it gives (throughput, MFU, exposed communication, NIC use,
  * imbalance). `zepsim simulate`, `zepsim compare` and the experiment runner
- * all run points through zs_point_run, so every number in a table or the
- * results database comes from the same path:
- *   trace -> batcher -> planner -> backend -> result.
- * Depends on the core, the models, the traces and both backends. */
+ * all run points through zs_point_run, and `zepsim plan` plans through
+ * zs_point_plan_batch; both build the point's env (zs_point_env.h), so
+ * every number in a table or the results database, and every plan, comes
+ * from the same path:
+ *   trace -> the method's batcher -> planner -> backend -> result.
+ * The options of a configuration, their ranges and defaults are one table
+ * (zs_point_opts.h). Depends on the core, the models, the traces and both
+ * backends. */
 #ifndef ZS_POINT_H
 #define ZS_POINT_H
 
 #include <stdint.h>
 
+#include "zs_batch.h"
 #include "zs_memory.h"
+#include "zs_planner.h"
 #include "zs_result.h"
 #include "zs_table.h"
 
@@ -26,7 +32,7 @@ typedef struct zs_point_cfg {
     int group;       /* GPUs per context group: global batch = GPUs / group x context */
     int iterations;
     uint64_t seed;
-    char backend[16]; /* "sim" or "analytic" */
+    char backend[16]; /* a backend's name (zs_backend.h) */
     char calib[512];  /* "" : analytical cost model */
     int zero_stage;
     zs_recompute recompute;
@@ -36,9 +42,10 @@ typedef struct zs_point_cfg {
     int tl_rank0, tl_rank1, tl_layer0, tl_layer1;
 } zs_point_cfg;
 
-/* The default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K tokens per
- * 16-GPU group, 3 iterations, seed 1, the SimGrid backend, ZeRO-1, full
- * recomputation (long contexts do not fit otherwise). */
+/* The default study (the defaults of zs_point_opts.c): cluster-a, 16
+ * nodes, llama-7b, arxiv, 256K tokens per 16-GPU group, 3 iterations, seed
+ * 1, the SimGrid backend, ZeRO-1, full recomputation (long contexts do not
+ * fit otherwise). */
 void zs_point_cfg_default(zs_point_cfg *c);
 
 typedef struct zs_point_result {
@@ -68,6 +75,21 @@ typedef void (*zs_point_progress)(void *arg, int done, int total);
 int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg,
                  zs_point_result *out, zs_err *e);
 void zs_point_result_clear(zs_point_result *r);
+
+/* One planned batch of a point, as `zepsim plan` shows it (owned). */
+typedef struct zs_point_plan {
+    zs_batch *batch;
+    zs_schedule *sched;
+    zs_plan_report rep;
+    char method[64]; /* the registry's spelling */
+    char cost_desc[256];
+} zs_point_plan;
+
+/* Plans the index-th global batch (from 0) of cfg's trace with cfg's
+ * method: the batch zs_point_run simulates in iteration index. *out is
+ * cleared on failure. */
+int zs_point_plan_batch(const zs_point_cfg *cfg, long index, zs_point_plan *out, zs_err *e);
+void zs_point_plan_clear(zs_point_plan *p);
 
 /* The configuration as "key=value; ..." text (for provenance). */
 void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n);

@@ -288,7 +288,7 @@ static void test_errors(void)
     zs_batch *b = zs_batch_from_lengths((int32_t[]){100, 5000, 30}, 3);
     expect_error(&v, "plain-4d", "tp=1,cp=2,pp=2,window=4096", b, "document 1");
     expect_error(&v, "fixed-4d", "tp=1,cp=3,pp=2", b, "divide");
-    expect_error(&v, "wlb-llm", "tp=1,cp=2,pp=2,sharding=zigzag", b, "sharding");
+    expect_error_code(&v, "wlb-llm", "tp=1,cp=2,pp=2,sharding=zigzag", b, "sharding", ZS_EUSAGE);
     expect_error(&v, "wlb-llm", "tp=1,cp=2,pp=2,window=4096,smax=4096", b, "smax");
     expect_error(&v, "plain-4d", "tp=1,cp=2,pp=2,window=5000,micro=1", b, "micro");
     expect_error_code(&v, "plain-4d", "tp=1,cp=2,pp=2,bogus=1", b, "bogus", ZS_EUSAGE);

@@ -1,69 +1,35 @@
 /* Command-line options that describe a study point (model, cluster, trace,
  * method and options, context, iterations, seed, backend, calibration),
- * shared by `simulate`, `compare` and `plan`, so every command spells and
- * checks them the same way and prints the same effective configuration. */
+ * shared by `simulate`, `compare` and `plan`. Their getopt table, their
+ * --help lines and their parsing are generated from the study-point option
+ * table (zs_point_opts.h), so every command spells, documents and checks
+ * them the same way and prints the same effective configuration. */
 #ifndef ZS_CLI_POINT_H
 #define ZS_CLI_POINT_H
 
 #include "cli.h"
 #include "zs_point.h"
 
-/* Option ids above the ASCII range so commands can add their own. */
-enum {
-    ZS_PO_MODEL = 1000,
-    ZS_PO_CLUSTER,
-    ZS_PO_NODES,
-    ZS_PO_TRACE,
-    ZS_PO_METHOD,
-    ZS_PO_OPT,
-    ZS_PO_CONTEXT,
-    ZS_PO_GROUP,
-    ZS_PO_ITERS,
-    ZS_PO_SEED,
-    ZS_PO_BACKEND,
-    ZS_PO_CALIB,
-    ZS_PO_ZERO,
-    ZS_PO_RECOMPUTE,
-    ZS_PO_VALIDATE,
-    ZS_PO_NO_ROUTING,
-    ZS_PO_NO_REMAP,
-    ZS_PO_NO_HIER,
-    ZS_PO_TIMELINE,
-    ZS_PO_TL_RANKS,
-    ZS_PO_TL_LAYERS,
-    ZS_PO_FORMAT
-};
+/* getopt ids: ZS_PO_BASE + the row of a point option, ZS_PO_FORMAT for
+ * --format; a command's own options use ids from 2000 or characters. */
+enum { ZS_PO_FORMAT = 999, ZS_PO_BASE = 1000 };
+/* Rows of a command's getopt table (its own options, the point options,
+ * --format and the terminating zero row). */
+#define ZS_CLI_MAX_OPTS 64
 
-#define ZS_POINT_LONGOPTS                                                                          \
-    {"model", required_argument, 0, ZS_PO_MODEL},                                                  \
-        {"cluster", required_argument, 0, ZS_PO_CLUSTER},                                          \
-        {"nodes", required_argument, 0, ZS_PO_NODES},                                              \
-        {"trace", required_argument, 0, ZS_PO_TRACE},                                              \
-        {"method", required_argument, 0, ZS_PO_METHOD}, {"opt", required_argument, 0, ZS_PO_OPT},  \
-        {"context", required_argument, 0, ZS_PO_CONTEXT},                                          \
-        {"group", required_argument, 0, ZS_PO_GROUP},                                              \
-        {"iterations", required_argument, 0, ZS_PO_ITERS},                                         \
-        {"seed", required_argument, 0, ZS_PO_SEED},                                                \
-        {"backend", required_argument, 0, ZS_PO_BACKEND},                                          \
-        {"calib", required_argument, 0, ZS_PO_CALIB}, {"zero", required_argument, 0, ZS_PO_ZERO},  \
-        {"recompute", required_argument, 0, ZS_PO_RECOMPUTE},                                      \
-        {"validate", no_argument, 0, ZS_PO_VALIDATE},                                              \
-        {"no-routing", no_argument, 0, ZS_PO_NO_ROUTING},                                          \
-        {"no-remap", no_argument, 0, ZS_PO_NO_REMAP}, {"no-hier", no_argument, 0, ZS_PO_NO_HIER},  \
-        {"timeline", required_argument, 0, ZS_PO_TIMELINE},                                        \
-        {"timeline-ranks", required_argument, 0, ZS_PO_TL_RANKS},                                  \
-        {"timeline-layers", required_argument, 0, ZS_PO_TL_LAYERS},                                \
-    {                                                                                              \
-        "format", required_argument, 0, ZS_PO_FORMAT                                               \
-    }
+/* Builds a command's getopt table into out[ZS_CLI_MAX_OPTS]: its own
+ * options (extra, ended by a zero row), the point options except those
+ * named in skip (a NULL-terminated list of names; NULL: none), --format. */
+void zs_cli_point_longopts(const struct option *extra, const char *const *skip, struct option *out);
 
-/* The --help text for these options. */
-extern const char zs_cli_point_help[];
+/* Prints the --help lines of the point options (except skip) and --format. */
+void zs_cli_point_help(FILE *f, const char *const *skip);
 
-/* Handles getopt result c (with optarg) of command cmd as a point option.
- * Returns 0 when it was one and its value is good; otherwise prints the
- * error (a bad value, or an option cmd does not know) and returns the exit
- * status. */
+/* Handles getopt result c (with optarg) of command cmd as a point option:
+ * parses the value and resolves names (an unknown method fails here, before
+ * anything runs). Returns 0 when it was one and its value is good;
+ * otherwise prints the error (a bad value, or an option cmd does not know)
+ * and returns the exit status. */
 int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt);
 
 /* Prints the effective configuration ("# key: value" lines) to f. */

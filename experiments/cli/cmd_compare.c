@@ -10,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "zs_fdio.h"
 #include "cli_point.h"
+#include "zs_backend.h"
+#include "zs_fdio.h"
+#include "zs_planner.h"
 
 #define MAX_METHODS 16
 
@@ -52,7 +54,8 @@ static int split_methods(char *list, char **out, int max)
 }
 
 /* Runs every method, at most jobs at a time; fills res[]. */
-static int run_all(const zs_point_cfg *base, char **methods, int n, int jobs, outcome *res)
+static int run_all(const zs_point_cfg *base, const char *const *methods, int n, int jobs,
+                   outcome *res)
 {
     pid_t pid[MAX_METHODS];
     int fd[MAX_METHODS], started = 0, finished = 0, running = 0;
@@ -112,7 +115,8 @@ static int run_all(const zs_point_cfg *base, char **methods, int n, int jobs, ou
     return 0;
 }
 
-static int plot(const char *path, char **methods, const outcome *res, int n, const char *title)
+static int plot(const char *path, const char *const *methods, const outcome *res, int n,
+                const char *title)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0)
         return 1;
@@ -145,95 +149,112 @@ static int plot(const char *path, char **methods, const outcome *res, int n, con
     return rc == 0 ? 0 : -1;
 }
 
-int zs_cmd_compare(int argc, char **argv)
+typedef struct compare_args {
+    zs_point_cfg p;
+    zs_format fmt;
+    char mlist[512];
+    const char *methods[MAX_METHODS]; /* the registry's spelling */
+    int n;
+    const char *plot_path;
+    char baseline[64];
+    long jobs;
+} compare_args;
+
+static void usage(void)
+{
+    static const char *const skip[] = {"method", NULL};
+    printf("usage: zepsim compare [options]\n\n"
+           "Simulates the same study for several methods and prints a comparison\n"
+           "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
+           "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
+           "options:\n"
+           "  --methods A,B,...      methods to compare (default %s)\n"
+           "  --baseline NAME        speedups are over this method (default te-cp)\n"
+           "  --jobs N               methods simulated in parallel (default: CPUs)\n"
+           "  --plot FILE.png|none   bar chart of tokens/s (default zepsim-compare.png)\n",
+           default_methods);
+    zs_cli_point_help(stdout, skip);
+}
+
+/* Every method name resolves (any case, to the registry's spelling)
+ * before anything runs; so does the baseline. */
+static int resolve_methods(compare_args *a, zs_err *e)
+{
+    char *names[MAX_METHODS];
+    a->n = split_methods(a->mlist, names, MAX_METHODS);
+    if (a->n <= 0)
+        return zs_err_set(e, ZS_EUSAGE, "--methods", "give 1 to 16 methods, comma-separated",
+                          "bad method list");
+    for (int i = 0; i < a->n; i++) {
+        const zs_planner_ops *pl;
+        if (zs_planner_lookup(names[i], "--methods", &pl, e))
+            return ZS_EUSAGE;
+        a->methods[i] = pl->name;
+    }
+    const zs_planner_ops *pl;
+    if (zs_planner_lookup(a->baseline, "--baseline", &pl, e))
+        return ZS_EUSAGE;
+    snprintf(a->baseline, sizeof a->baseline, "%s", pl->name);
+    return ZS_OK;
+}
+
+/* -1: parsed; otherwise the exit status. */
+static int parse_args(int argc, char **argv, compare_args *a)
 {
     enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"methods", required_argument, 0, O_METHODS},
-                                         {"jobs", required_argument, 0, O_JOBS},
-                                         {"plot", required_argument, 0, O_PLOT},
-                                         {"baseline", required_argument, 0, O_BASELINE},
-                                         ZS_POINT_LONGOPTS,
-                                         {0, 0, 0, 0}};
-    zs_point_cfg p;
-    zs_point_cfg_default(&p);
-    zs_format fmt = ZS_FMT_TABLE;
+    static const struct option own[] = {{"help", no_argument, 0, 'h'},
+                                        {"methods", required_argument, 0, O_METHODS},
+                                        {"jobs", required_argument, 0, O_JOBS},
+                                        {"plot", required_argument, 0, O_PLOT},
+                                        {"baseline", required_argument, 0, O_BASELINE},
+                                        {0, 0, 0, 0}};
+    /* one method per run here: --methods */
+    static const char *const skip[] = {"method", NULL};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_point_longopts(own, skip, opts);
     zs_err e;
     zs_err_clear(&e);
-    char mlist[512];
-    snprintf(mlist, sizeof mlist, "%s", default_methods);
-    const char *plot_path = "zepsim-compare.png", *baseline = "te-cp";
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     int c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            printf("usage: zepsim compare [options]\n\n"
-                   "Simulates the same study for several methods and prints a comparison\n"
-                   "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
-                   "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
-                   "options:\n"
-                   "  --methods A,B,...      methods to compare (default %s)\n"
-                   "  --baseline NAME        speedups are over this method (default te-cp)\n"
-                   "  --jobs N               methods simulated in parallel (default: CPUs)\n"
-                   "  --plot FILE.png|none   bar chart of tokens/s (default zepsim-compare.png)\n"
-                   "%s",
-                   default_methods, zs_cli_point_help);
+        int st = 0;
+        if (c == 'h') {
+            usage();
             return 0;
-        case O_METHODS:
-            snprintf(mlist, sizeof mlist, "%s", optarg);
-            break;
-        case O_JOBS:
-            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &jobs, &e))
+        } else if (c == O_METHODS) {
+            if (strlen(optarg) >= sizeof a->mlist)
+                return zs_cli_usage_error("compare", "--methods is too long");
+            snprintf(a->mlist, sizeof a->mlist, "%s", optarg);
+        } else if (c == O_JOBS) {
+            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &a->jobs, &e))
                 return zs_cli_fail(&e);
-            break;
-        case O_PLOT:
-            plot_path = optarg;
-            break;
-        case O_BASELINE:
-            baseline = optarg;
-            break;
-        default: {
-            int st = zs_cli_point_opt("compare", c, argv, &p, &fmt);
-            if (st)
-                return st;
-        }
+        } else if (c == O_PLOT) {
+            a->plot_path = optarg;
+        } else if (c == O_BASELINE) {
+            snprintf(a->baseline, sizeof a->baseline, "%.63s", optarg);
+        } else if ((st = zs_cli_point_opt("compare", c, argv, &a->p, &a->fmt))) {
+            return st;
         }
     }
     if (optind < argc)
         return zs_cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
-    char *methods[MAX_METHODS];
-    int n = split_methods(mlist, methods, MAX_METHODS);
-    if (n <= 0)
-        return zs_cli_usage_error("compare", "give 1 to %d methods with --methods", MAX_METHODS);
-    outcome *res = calloc((size_t)n, sizeof *res);
-    if (!res || run_all(&p, methods, n, (int)jobs, res) != 0) {
-        free(res);
-        fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
-        return 1;
-    }
-    int base = -1, failed = 0;
-    const char *cost_desc = "";
-    for (int i = 0; i < n; i++) {
-        if (res[i].rc == ZS_OK && !strcmp(methods[i], baseline))
-            base = i;
-        if (res[i].rc == ZS_OK)
-            cost_desc = res[i].r.cost_desc;
-    }
-    if (fmt == ZS_FMT_TABLE)
-        zs_cli_point_print_cfg(stdout, &p, cost_desc);
+    if (resolve_methods(a, &e))
+        return zs_cli_fail(&e);
+    return -1;
+}
+
+static void print_table(const compare_args *a, const outcome *res, int base)
+{
     zs_table *t = zs_table_new(NULL);
     const char *cols[] = {"method",    "tokens/s", "iter_ms",   "speedup",  "mfu_%",  "busy_%",
                           "exposed_%", "idle_%",   "max_nic_%", "attn_imb", "plan_ms"};
     const int ncols = (int)(sizeof cols / sizeof cols[0]);
     for (int i = 0; i < ncols; i++)
         zs_table_col(t, cols[i], i > 0);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < a->n; i++) {
         zs_table_row(t);
-        zs_table_set(t, 0, "%s", methods[i]);
+        zs_table_set(t, 0, "%s", a->methods[i]);
         if (res[i].rc != ZS_OK) {
-            failed++;
             zs_table_set(t, 1, "failed");
             continue;
         }
@@ -250,38 +271,83 @@ int zs_cmd_compare(int argc, char **argv)
         zs_table_set(t, 9, "%.2f", r->attn_imbalance);
         zs_table_set(t, 10, "%.1f", r->plan_ms);
     }
-    zs_table_print(t, stdout, fmt);
+    zs_table_print(t, stdout, a->fmt);
     zs_table_free(t);
-    for (int i = 0; i < n; i++)
+}
+
+static void print_notes(const compare_args *a, int base)
+{
+    if (a->fmt != ZS_FMT_TABLE)
+        return;
+    if (base < 0)
+        printf("(no speedups: the baseline '%s' is not among the methods that ran)\n", a->baseline);
+    printf("speedup = tokens/s over %s; busy / exposed / idle = mean share of the "
+           "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
+           "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
+           "GPU\n",
+           a->baseline);
+    const zs_backend *b = zs_backend_find(a->p.backend);
+    if (b && b->caveat)
+        printf("%s\n", b->caveat);
+}
+
+static void draw(const compare_args *a, const outcome *res, int ok)
+{
+    if (strcmp(a->plot_path, "none") == 0 || ok == 0)
+        return;
+    const zs_point_cfg *p = &a->p;
+    char title[600];
+    snprintf(title, sizeof title, "%s on %s x%d, %s, %lld tokens per %d GPUs", p->model, p->cluster,
+             p->nodes, p->trace, (long long)p->context, p->group);
+    int pr = plot(a->plot_path, a->methods, res, a->n, title);
+    FILE *o = a->fmt == ZS_FMT_TABLE ? stdout : stderr;
+    if (pr == 0)
+        fprintf(o, "bar chart: %s\n", a->plot_path);
+    else if (pr == 1)
+        fprintf(o, "no bar chart: gnuplot is not installed (scripts/setup installs it)\n");
+    else
+        fprintf(o, "no bar chart: gnuplot failed writing %s\n", a->plot_path);
+}
+
+int zs_cmd_compare(int argc, char **argv)
+{
+    compare_args a;
+    memset(&a, 0, sizeof a);
+    zs_point_cfg_default(&a.p);
+    a.fmt = ZS_FMT_TABLE;
+    snprintf(a.mlist, sizeof a.mlist, "%s", default_methods);
+    snprintf(a.baseline, sizeof a.baseline, "te-cp");
+    a.plot_path = "zepsim-compare.png";
+    a.jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    outcome *res = calloc((size_t)a.n, sizeof *res);
+    if (!res || run_all(&a.p, a.methods, a.n, (int)a.jobs, res) != 0) {
+        free(res);
+        fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
+        return 1;
+    }
+    int base = -1, failed = 0;
+    const char *cost_desc = "";
+    for (int i = 0; i < a.n; i++) {
+        if (res[i].rc == ZS_OK && !strcmp(a.methods[i], a.baseline))
+            base = i;
+        if (res[i].rc == ZS_OK)
+            cost_desc = res[i].r.cost_desc;
+        else
+            failed++;
+    }
+    if (a.fmt == ZS_FMT_TABLE)
+        zs_cli_point_print_cfg(stdout, &a.p, cost_desc);
+    print_table(&a, res, base);
+    for (int i = 0; i < a.n; i++)
         if (res[i].rc != ZS_OK) {
-            fprintf(stderr, "%s: ", methods[i]);
+            fprintf(stderr, "%s: ", a.methods[i]);
             zs_err_print(stderr, &res[i].err);
         }
-    if (fmt == ZS_FMT_TABLE) {
-        if (base < 0)
-            printf("(no speedups: the baseline '%s' is not among the methods that ran)\n",
-                   baseline);
-        printf("speedup = tokens/s over %s; busy / exposed / idle = mean share of the "
-               "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
-               "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
-               "GPU\n",
-               baseline);
-        if (!strcmp(p.backend, "analytic"))
-            printf("backend analytic: no link contention (use --backend sim for SimGrid)\n");
-    }
-    if (strcmp(plot_path, "none") != 0 && n - failed > 0) {
-        char title[600];
-        snprintf(title, sizeof title, "%s on %s x%d, %s, %lld tokens per %d GPUs", p.model,
-                 p.cluster, p.nodes, p.trace, (long long)p.context, p.group);
-        int pr = plot(plot_path, methods, res, n, title);
-        FILE *o = fmt == ZS_FMT_TABLE ? stdout : stderr;
-        if (pr == 0)
-            fprintf(o, "bar chart: %s\n", plot_path);
-        else if (pr == 1)
-            fprintf(o, "no bar chart: gnuplot is not installed (scripts/setup installs it)\n");
-        else
-            fprintf(o, "no bar chart: gnuplot failed writing %s\n", plot_path);
-    }
+    print_notes(&a, base);
+    draw(&a, res, a.n - failed);
     free(res);
     return failed ? 1 : 0;
 }

@@ -21,10 +21,10 @@ static void row(zs_table *t, const char *k, const char *fmt, double v, const cha
 
 int zs_cmd_simulate(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"ranks", no_argument, 0, 'r'},
-                                         ZS_POINT_LONGOPTS,
-                                         {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"help", no_argument, 0, 'h'}, {"ranks", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_point_longopts(own, NULL, opts);
     zs_point_cfg p;
     zs_point_cfg_default(&p);
     zs_format fmt = ZS_FMT_TABLE;
@@ -37,8 +37,9 @@ int zs_cmd_simulate(int argc, char **argv)
             printf("usage: zepsim simulate --method NAME [options]\n\n"
                    "Plans N global batches with one method and runs each schedule on the\n"
                    "simulator; prints throughput, MFU and the per-rank breakdown.\n\n"
-                   "options:\n%s  --ranks                per-rank table of the last iteration\n",
-                   zs_cli_point_help);
+                   "options:\n");
+            zs_cli_point_help(stdout, NULL);
+            printf("  --ranks                per-rank table of the last iteration\n");
             return 0;
         }
         if (c == 'r') {

@@ -1,0 +1,205 @@
+/* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump` on a
+ * backend of the registry (zs_backend.h), on the plan's own cluster (sized
+ * to its ranks) unless told otherwise. */
+#include <string.h>
+
+#include "cli.h"
+#include "zs_backend.h"
+#include "zs_calib.h"
+#include "zs_point_opts.h"
+#include "zs_validate.h"
+
+static const char run_help[] =
+    "usage: zepsim run [options] PLAN.json\n\n"
+    "Replays a schedule written by `zepsim plan --dump` on a backend.\n\n"
+    "options:\n"
+    "  --backend analytic|sim  (default analytic)\n"
+    "  --cluster NAME|FILE     cluster (default: the one named in the plan, with\n"
+    "                          as many nodes as the plan needs)\n"
+    "  --model NAME|FILE       model for the cost model (default: the plan's)\n"
+    "  --calib FILE            calibrated cost model (analytic backend)\n"
+    "  --validate              check the schedule first\n"
+    "  --timeline FILE         sim: Chrome trace events\n"
+    "  --timeline-ranks A-B    only ranks A..B in the timeline (default all)\n"
+    "  --timeline-layers A-B   only layers A..B (from 0) in the timeline\n"
+    "  --ranks                 per-rank table\n"
+    "  --format table|csv|json\n";
+
+typedef struct run_args {
+    const zs_backend *backend;
+    const char *cluster, *model, *calib, *timeline, *plan;
+    zs_point_cfg tl; /* the timeline limits, read by the study-point rows */
+    zs_format fmt;
+    int validate, ranks;
+} run_args;
+
+/* A timeline limit through its row of the study-point table, so `run`
+ * accepts the same ranges as `simulate`. */
+static int timeline_limit(const char *name, const char *val, zs_point_cfg *tl, zs_err *e)
+{
+    char where[64];
+    snprintf(where, sizeof where, "--%s", name);
+    return zs_popt_parse(zs_popt_find_cli(name), val, ZS_EUSAGE, where, tl, e);
+}
+
+static int parse_opt(int c, run_args *a, zs_err *e)
+{
+    switch (c) {
+    case 'b':
+        return zs_backend_lookup(optarg, "--backend", ZS_EUSAGE, &a->backend, e);
+    case 'c':
+        a->cluster = optarg;
+        return ZS_OK;
+    case 'm':
+        a->model = optarg;
+        return ZS_OK;
+    case 'k':
+        a->calib = optarg;
+        return ZS_OK;
+    case 'f':
+        return zs_format_parse(optarg, &a->fmt, e);
+    case 'v':
+        a->validate = 1;
+        return ZS_OK;
+    case 'r':
+        a->ranks = 1;
+        return ZS_OK;
+    case 't':
+        a->timeline = optarg;
+        return ZS_OK;
+    case 'R':
+        return timeline_limit("timeline-ranks", optarg, &a->tl, e);
+    case 'L':
+        return timeline_limit("timeline-layers", optarg, &a->tl, e);
+    }
+    return 1;
+}
+
+/* -1: parsed; otherwise the exit status. */
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"backend", required_argument, 0, 'b'},
+                                         {"cluster", required_argument, 0, 'c'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {"calib", required_argument, 0, 'k'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"validate", no_argument, 0, 'v'},
+                                         {"timeline", required_argument, 0, 't'},
+                                         {"ranks", no_argument, 0, 'r'},
+                                         {"timeline-ranks", required_argument, 0, 'R'},
+                                         {"timeline-layers", required_argument, 0, 'L'},
+                                         {0, 0, 0, 0}};
+    zs_err e;
+    zs_err_clear(&e);
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(run_help, stdout);
+            return 0;
+        }
+        int rc = parse_opt(c, a, &e);
+        if (rc > 0)
+            return zs_cli_bad_option("run", c, argv);
+        if (rc < 0)
+            return zs_cli_fail(&e);
+    }
+    if (argc - optind != 1)
+        return zs_cli_usage_error("run", "expected one schedule file");
+    a->plan = argv[optind];
+    return -1;
+}
+
+/* The model, the cluster (the plan's own by default, sized to its ranks)
+ * and the cost model of a replay. */
+static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs_cluster *cl,
+                        zs_calib **cal, zs_cost **cost, zs_err *e)
+{
+    const char *cluster = a->cluster ? a->cluster : s->cluster;
+    int rc = zs_model_load(a->model ? a->model : s->model, m, e);
+    if (!rc)
+        rc = zs_cluster_load(cluster, 1, cl, e);
+    if (!rc)
+        rc = zs_cluster_load(cluster, (s->nranks + cl->gpus_per_node - 1) / cl->gpus_per_node, cl,
+                             e);
+    if (!rc && a->calib && (rc = zs_calib_load(a->calib, cal, e)) == ZS_OK)
+        *cost = zs_cost_calibrated_new(m, cl, *cal);
+    else if (!rc)
+        *cost = zs_cost_analytic_new(m, cl);
+    if (!rc && !*cost)
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    return rc;
+}
+
+static void print_result(const run_args *a, const zs_schedule *s, const zs_model *m,
+                         const zs_cluster *cl, const zs_cost *cost, const zs_result *r)
+{
+    if (a->fmt == ZS_FMT_TABLE)
+        printf("# %s: method %s, model %s, cluster %s (%d ranks), backend %s\n# cost model: "
+               "%s\n",
+               a->plan, s->method, m->name, cl->name, s->nranks, a->backend->name,
+               a->backend->durations ? a->backend->durations : cost->desc);
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "key", 0);
+    zs_table_col(t, "value", 1);
+    zs_table_col(t, "unit", 0);
+    zs_result_summary(r, t);
+    zs_table_print(t, stdout, a->fmt);
+    zs_table_free(t);
+    if (a->fmt == ZS_FMT_TABLE)
+        zs_result_print_text(r, stdout);
+    if (a->ranks) {
+        zs_table *rt = zs_table_new(NULL);
+        const char *cols[] = {"rank", "compute", "exposed_comm", "idle", "comm", "end"};
+        for (int i = 0; i < 6; i++)
+            zs_table_col(rt, cols[i], 1);
+        zs_result_ranks(r, rt);
+        zs_table_print(rt, stdout, a->fmt);
+        zs_table_free(rt);
+    }
+}
+
+int zs_cmd_run(int argc, char **argv)
+{
+    run_args a;
+    memset(&a, 0, sizeof a);
+    a.backend = zs_backend_find("analytic");
+    a.fmt = ZS_FMT_TABLE;
+    a.tl.tl_rank0 = a.tl.tl_rank1 = a.tl.tl_layer0 = a.tl.tl_layer1 = -1;
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    zs_err e;
+    zs_err_clear(&e);
+    zs_schedule *s = NULL;
+    if (zs_schedule_load_file(a.plan, &s, &e))
+        return zs_cli_fail(&e);
+    zs_model m;
+    zs_cluster cl;
+    zs_calib *cal = NULL;
+    zs_cost *cost = NULL;
+    zs_result *r = NULL;
+    int rc = load_machine(&a, s, &m, &cl, &cal, &cost, &e);
+    if (!rc && a.validate) {
+        zs_validate_opts vo = {0, 0};
+        rc = zs_validate(s, &vo, &e);
+    }
+    if (!rc) {
+        zs_backend_in in;
+        zs_backend_in_init(&in, &cl, cost);
+        in.timeline = a.timeline;
+        in.tl_rank0 = a.tl.tl_rank0;
+        in.tl_rank1 = a.tl.tl_rank1;
+        in.tl_layer0 = a.tl.tl_layer0;
+        in.tl_layer1 = a.tl.tl_layer1;
+        rc = a.backend->run(s, &in, &r, &e);
+    }
+    if (!rc)
+        print_result(&a, s, &m, &cl, cost, r);
+    zs_result_free(r);
+    zs_cost_free(cost);
+    zs_calib_free(cal);
+    zs_schedule_free(s);
+    return rc ? zs_cli_fail(&e) : 0;
+}

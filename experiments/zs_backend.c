@@ -1,0 +1,89 @@
+/* The backend registry: see zs_backend.h. */
+#include "zs_backend.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "zs_analytic.h"
+#include "zs_sim.h"
+#include "zs_suggest.h"
+
+/* SimGrid allows one platform per process, so every run is forked. */
+static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
+{
+    zs_sim_opts so;
+    zs_sim_opts_init(&so);
+    so.timeline = in->timeline;
+    so.tl_rank0 = in->tl_rank0;
+    so.tl_rank1 = in->tl_rank1;
+    so.tl_layer0 = in->tl_layer0;
+    so.tl_layer1 = in->tl_layer1;
+    return zs_sim_run_forked(s, in->cluster, &so, out, e);
+}
+
+static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
+{
+    return zs_analytic_run(s, in->cost, NULL, out, e);
+}
+
+static const zs_backend registry[] = {
+    {"sim", "SimGrid: flows share NVLink, PCIe, NIC and fabric links max-min fairly",
+     "durations stamped in the plan", NULL, run_sim},
+    {"analytic", "the analytic evaluator: each op its predicted time, no link contention", NULL,
+     "backend analytic: no link contention (use --backend sim for SimGrid)", run_analytic},
+};
+
+int zs_backend_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const zs_backend *zs_backend_at(int i)
+{
+    return i >= 0 && i < zs_backend_count() ? &registry[i] : NULL;
+}
+
+const zs_backend *zs_backend_find(const char *name)
+{
+    for (int i = 0; i < zs_backend_count(); i++)
+        if (strcasecmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+void zs_backend_names(const char *sep, char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < zs_backend_count() && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? sep : "", registry[i].name);
+}
+
+int zs_backend_lookup(const char *name, const char *where, int code, const zs_backend **out,
+                      zs_err *e)
+{
+    const zs_backend *b = zs_backend_find(name);
+    if (b) {
+        *out = b;
+        return ZS_OK;
+    }
+    zs_suggest sg;
+    zs_suggest_init(&sg, name);
+    for (int i = 0; i < zs_backend_count(); i++)
+        zs_suggest_add(&sg, registry[i].name);
+    char fix[256], names[128];
+    zs_suggest_phrase(&sg, fix, sizeof fix);
+    zs_backend_names(" or ", names, sizeof names);
+    snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "use %s", names);
+    return zs_err_set(e, code, where, fix, "unknown backend '%s'", name);
+}
+
+void zs_backend_in_init(zs_backend_in *in, const zs_cluster *cluster, const zs_cost *cost)
+{
+    memset(in, 0, sizeof *in);
+    in->cluster = cluster;
+    in->cost = cost;
+    in->tl_rank0 = in->tl_rank1 = in->tl_layer0 = in->tl_layer1 = -1;
+}
