@@ -1,6 +1,7 @@
 /* Method options: see zs_opts.h. */
 #include "zs_opts.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,20 @@ static const char *find(zs_opts *o, const char *key)
     return NULL;
 }
 
+/* The value of a row's key (NULL when absent), noting that it was asked. */
+static const char *lookup(zs_opts *o, const zs_opt_spec *s)
+{
+    int seen = 0;
+    for (int i = 0; i < o->nasked && !seen; i++)
+        seen = o->asked[i] == s->key || strcmp(o->asked[i], s->key) == 0;
+    if (!seen && o->nasked < ZS_OPTS_MAX)
+        o->asked[o->nasked++] = s->key;
+    return find(o, s->key);
+}
+
 static int int_in(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err *e)
 {
-    const char *v = find(o, s->key);
+    const char *v = lookup(o, s);
     if (!v) {
         *out = def;
         return ZS_OK;
@@ -91,7 +103,7 @@ int zs_opt_int_def(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err
 
 int zs_opt_bool(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e)
 {
-    const char *v = find(o, s->key);
+    const char *v = lookup(o, s);
     if (!v) {
         *out = s->def != 0;
         return ZS_OK;
@@ -124,7 +136,7 @@ static int enum_index(const char *values, const char *v)
 
 int zs_opt_enum(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e)
 {
-    const char *v = find(o, s->key);
+    const char *v = lookup(o, s);
     if (!v) {
         *out = (int)s->def;
         return ZS_OK;
@@ -157,19 +169,45 @@ static void default_text(const zs_opt_spec *s, char *buf, size_t n)
     }
 }
 
+void zs_opt_help_row(const zs_opt_spec *s, char *buf, size_t n)
+{
+    char def[256];
+    default_text(s, def, sizeof def);
+    const char *arg = s->type == ZS_OPT_INT ? "N" : s->type == ZS_OPT_BOOL ? "0|1" : s->values;
+    char range[64] = "";
+    if (s->type == ZS_OPT_INT && s->max == LONG_MAX)
+        snprintf(range, sizeof range, ">= %ld, ", s->min);
+    else if (s->type == ZS_OPT_INT)
+        snprintf(range, sizeof range, "%ld..%ld, ", s->min, s->max);
+    snprintf(buf, n, "%s=%s (%sdefault %s): %s", s->key, arg, range, def, s->help);
+}
+
 void zs_opt_help(const zs_opt_spec *const *specs, char *buf, size_t n)
 {
     size_t off = 0;
     if (n)
         buf[0] = '\0';
     for (int i = 0; specs && specs[i] && off < n; i++) {
-        const zs_opt_spec *s = specs[i];
-        char def[256];
-        default_text(s, def, sizeof def);
-        const char *arg = s->type == ZS_OPT_INT ? "N" : s->type == ZS_OPT_BOOL ? "0|1" : s->values;
-        off += (size_t)snprintf(buf + off, n - off, "%s%s=%s (default %s): %s", i ? "; " : "",
-                                s->key, arg, def, s->help);
+        char row[768];
+        zs_opt_help_row(specs[i], row, sizeof row);
+        off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "; " : "", row);
     }
+}
+
+int zs_opts_check_declared(const zs_opts *o, const char *who, const zs_opt_spec *const *specs,
+                           zs_err *e)
+{
+    for (int i = 0; i < o->nasked; i++) {
+        int found = 0;
+        for (int k = 0; specs && specs[k] && !found; k++)
+            found = strcmp(specs[k]->key, o->asked[i]) == 0;
+        if (!found)
+            return zs_err_set(e, ZS_EINVALID, who, "add the option's row to the method's table",
+                              "method '%s' reads option '%s', which its option table does not "
+                              "declare",
+                              who, o->asked[i]);
+    }
+    return ZS_OK;
 }
 
 int zs_opts_check_used(const zs_opts *o, const char *who, const zs_opt_spec *const *specs,

@@ -23,6 +23,10 @@ typedef struct zs_opts {
     char key[ZS_OPTS_MAX][32];
     char val[ZS_OPTS_MAX][96];
     int used[ZS_OPTS_MAX];
+    /* The keys read through rows, given or not (their rows' key strings),
+     * so zs_plan_batch can check a planner reads only what it declares. */
+    int nasked;
+    const char *asked[ZS_OPTS_MAX];
 } zs_opts;
 
 void zs_opts_init(zs_opts *o);
@@ -63,9 +67,16 @@ int zs_opt_int_def(zs_opts *o, const zs_opt_spec *s, long def, long *out, zs_err
 int zs_opt_bool(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e);
 int zs_opt_enum(zs_opts *o, const zs_opt_spec *s, int *out, zs_err *e);
 
-/* The help text of a table (NULL-terminated row pointers):
- * "tp=N (default 1): tensor-parallel degree; split_long=0|1 (default 0): ...". */
+/* The help of one row: "tp=N (default 1): tensor-parallel degree". */
+void zs_opt_help_row(const zs_opt_spec *s, char *buf, size_t n);
+/* The help text of a table (NULL-terminated row pointers), rows joined by
+ * "; ". */
 void zs_opt_help(const zs_opt_spec *const *specs, char *buf, size_t n);
+
+/* ZS_EINVALID when a key was read through a row that is not in specs (a
+ * planner whose table misses an option it reads): `who` names it. */
+int zs_opts_check_declared(const zs_opts *o, const char *who, const zs_opt_spec *const *specs,
+                           zs_err *e);
 
 /* Error on any key nobody read; `who` names the method in the message and
  * its table (may be NULL) gives the keys it reads and a "did you mean". */

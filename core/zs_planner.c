@@ -145,6 +145,8 @@ int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batc
     rep->plan_seconds = now_s() - t0;
     if (rc == ZS_OK)
         rc = zs_opts_check_used(ctx->opts, p->name, p->options, e);
+    if (rc == ZS_OK)
+        rc = zs_opts_check_declared(ctx->opts, p->name, p->options, e);
     if (rc == ZS_OK) {
         snprintf(s->method, sizeof s->method, "%s", p->name);
         rep->dims = s->dims;

@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_cluster.h"
 #include "zs_config.h"
-#include "zs_model.h"
 #include "zs_planner.h"
-#include "zs_trace_src.h"
+#include "zs_point_opts.h"
 
 /* ---- locating a key path in the JSON text -------------------------------
  * jansson keeps no positions, so errors about a value re-scan the text
@@ -156,182 +154,59 @@ static int fail(const ctx *c, const char *path, const char *fix, const char *wha
     return zs_err_set(c->e, ZS_EINPUT, w, fix, "%s", what);
 }
 
-/* ---- point fields ---------------------------------------------------- */
+/* ---- point fields ----------------------------------------------------
+ * The keys, types, ranges and checks are the study-point option table's
+ * (zs_point_opts.h); this reader only turns JSON values into its text. */
 
-typedef enum pf_type { PF_STR, PF_INT, PF_I64, PF_U64, PF_ENUM, PF_BOOL, PF_OPTS } pf_type;
-
-typedef struct pfield {
-    const char *key;
-    pf_type type;
-    size_t off, size;
-    double min, max;
-    const char *help; /* enum values ("a|b") or range text */
-} pfield;
-
-#define PF(k, t, m, lo, hi, h)                                                                     \
-    {                                                                                              \
-        k, t, offsetof(zs_point_cfg, m), sizeof(((zs_point_cfg *)0)->m), lo, hi, h                 \
-    }
-static const pfield pfields[] = {
-    PF("model", PF_STR, model, 0, 0, "a model preset or file"),
-    PF("cluster", PF_STR, cluster, 0, 0, "a cluster preset or file"),
-    PF("nodes", PF_INT, nodes, 1, 65536, "an integer in [1, 65536]"),
-    PF("trace", PF_STR, trace, 0, 0, "a trace preset, generator spec or file"),
-    PF("method", PF_STR, method, 0, 0, "a method name"),
-    PF("opts", PF_OPTS, opts, 0, 0, "\"k=v,k=v\" method options"),
-    PF("context", PF_I64, context, 1, 17179869184.0, "tokens in [1, 2^34]"),
-    PF("group", PF_INT, group, 1, 1048576, "GPUs in [1, 2^20]"),
-    PF("iterations", PF_INT, iterations, 1, 100000, "an integer in [1, 100000]"),
-    PF("seed", PF_U64, seed, 0, 9007199254740992.0, "an integer in [0, 2^53]"),
-    PF("backend", PF_ENUM, backend, 0, 0, "sim|analytic"),
-    PF("calib", PF_STR, calib, 0, 0, "a calibration file"),
-    PF("zero_stage", PF_INT, zero_stage, 0, 3, "an integer in [0, 3]"),
-    PF("recompute", PF_ENUM, recompute, 0, 0, "none|full"),
-    PF("validate", PF_BOOL, validate, 0, 1, "true or false"),
-    PF("timeline", PF_STR, timeline, 0, 0, "a file name; {case} and {series} become the labels"),
-};
-#undef PF
-#define NPFIELDS (sizeof pfields / sizeof pfields[0])
-
-static const pfield *pfield_find(const char *key)
+/* The JSON value as the text the table parses, or NULL with *want naming
+ * the JSON type the option needs. */
+static const char *field_text(const zs_popt *f, const json_t *v, char *buf, size_t n,
+                              const char **want)
 {
-    for (size_t i = 0; i < NPFIELDS; i++)
-        if (!strcmp(pfields[i].key, key))
-            return &pfields[i];
-    return NULL;
+    switch (f->type) {
+    case ZS_POPT_INT:
+    case ZS_POPT_I64:
+    case ZS_POPT_U64:
+        *want = "an integer";
+        if (!json_is_integer(v))
+            return NULL;
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+        return buf;
+    case ZS_POPT_FLAG:
+        *want = "true or false";
+        return json_is_boolean(v) ? (json_is_true(v) ? "1" : "0") : NULL;
+    default:
+        *want = "a string";
+        return json_is_string(v) ? json_string_value(v) : NULL;
+    }
 }
 
-static const char *pfield_names(void)
-{
-    static char buf[512];
-    if (!buf[0]) {
-        size_t o = 0;
-        for (size_t i = 0; i < NPFIELDS && o < sizeof buf; i++)
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", i ? ", " : "", pfields[i].key);
-    }
-    return buf;
-}
-
-/* Checks that a name resolves (a preset or a readable file of the kind). */
-static int check_name(const ctx *c, const char *key, const char *val, const char *path)
-{
-    zs_err sub;
-    zs_err_clear(&sub);
-    int rc = ZS_OK;
-    if (!strcmp(key, "model")) {
-        zs_model m;
-        rc = zs_model_load(val, &m, &sub);
-    } else if (!strcmp(key, "cluster")) {
-        zs_cluster cl;
-        rc = zs_cluster_load(val, 0, &cl, &sub);
-    } else if (!strcmp(key, "trace")) {
-        zs_trace_src_cfg scfg;
-        memset(&scfg, 0, sizeof scfg);
-        scfg.seed = 1;
-        zs_trace_src *src = NULL;
-        rc = zs_trace_src_open(val, &scfg, &src, &sub);
-        zs_trace_src_free(src);
-    } else if (!strcmp(key, "method")) {
-        if (!zs_planner_find(val)) {
-            char names[512];
-            zs_planner_names(names, sizeof names);
-            char fix[600], what[300];
-            snprintf(fix, sizeof fix, "use one of: %s", names);
-            snprintf(what, sizeof what, "unknown method '%s'", val);
-            return fail(c, path, fix, what);
-        }
-    }
-    if (rc) {
-        char what[700];
-        snprintf(what, sizeof what, "bad %s '%s' (%s)", key, val, sub.what);
-        return fail(c, path, sub.fix[0] ? sub.fix : NULL, what);
-    }
-    return ZS_OK;
-}
-
-/* Applies one configuration value to cfg; path locates it for errors. */
-static int apply_field(const ctx *c, const pfield *f, const json_t *v, const char *path,
+/* Applies one configuration value to cfg; path locates it for errors. A
+ * name check that named the value in `where` (a loader's message) is
+ * reworded around the value, since the location replaces it. */
+static int apply_field(const ctx *c, const zs_popt *f, const json_t *v, const char *path,
                        zs_point_cfg *cfg)
 {
-    char what[600], fix[300];
-    char *dst = (char *)cfg + f->off;
-    snprintf(fix, sizeof fix, "give %s", f->help);
-    switch (f->type) {
-    case PF_STR:
-    case PF_OPTS:
-    case PF_ENUM: {
-        if (!json_is_string(v)) {
-            snprintf(what, sizeof what, "'%s' must be a string", f->key);
-            return fail(c, path, fix, what);
-        }
-        const char *s = json_string_value(v);
-        if (f->type == PF_ENUM) {
-            if (!strcmp(f->key, "backend") && (!strcmp(s, "sim") || !strcmp(s, "analytic"))) {
-                snprintf(cfg->backend, sizeof cfg->backend, "%s", s);
-                return ZS_OK;
-            }
-            if (!strcmp(f->key, "recompute") && (!strcmp(s, "none") || !strcmp(s, "full"))) {
-                cfg->recompute = !strcmp(s, "full") ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
-                return ZS_OK;
-            }
-            snprintf(what, sizeof what, "bad %s '%s'", f->key, s);
-            return fail(c, path, fix, what);
-        }
-        size_t len = strlen(s), cur = f->type == PF_OPTS ? strlen(dst) : 0;
-        if (f->type == PF_OPTS && !len)
-            return ZS_OK;
-        if (f->type != PF_OPTS && f->size && !len && strcmp(f->key, "calib") &&
-            strcmp(f->key, "timeline")) {
-            snprintf(what, sizeof what, "'%s' must not be empty", f->key);
-            return fail(c, path, fix, what);
-        }
-        if (cur + len + 2 > f->size) {
-            snprintf(what, sizeof what, "'%s' is too long (at most %zu characters)", f->key,
-                     f->size - 1);
-            return fail(c, path, "shorten the value", what);
-        }
-        if (f->type == PF_OPTS) {
-            for (const char *p = s; *p; p++)
-                if (isspace((unsigned char)*p)) {
-                    snprintf(what, sizeof what, "method options '%s' contain a space", s);
-                    return fail(c, path, "write them as k=v,k=v without spaces", what);
-                }
-            snprintf(dst + cur, f->size - cur, "%s%s", cur ? "," : "", s);
-            return ZS_OK;
-        }
-        if (len && check_name(c, f->key, s, path))
-            return c->e->code;
-        snprintf(dst, f->size, "%s", s);
-        return ZS_OK;
+    char buf[32], what[800];
+    const char *want;
+    const char *text = field_text(f, v, buf, sizeof buf, &want);
+    if (!text) {
+        char fix[64];
+        snprintf(fix, sizeof fix, "give %s", want);
+        snprintf(what, sizeof what, "'%s' must be %s", f->key, want);
+        return fail(c, path, fix, what);
     }
-    case PF_BOOL:
-        if (!json_is_boolean(v)) {
-            snprintf(what, sizeof what, "'%s' must be true or false", f->key);
-            return fail(c, path, fix, what);
-        }
-        cfg->validate = json_is_true(v);
-        return ZS_OK;
-    case PF_INT:
-    case PF_I64:
-    case PF_U64: {
-        if (!json_is_integer(v)) {
-            snprintf(what, sizeof what, "'%s' must be an integer", f->key);
-            return fail(c, path, fix, what);
-        }
-        json_int_t x = json_integer_value(v);
-        if ((double)x < f->min || (double)x > f->max) {
-            snprintf(what, sizeof what, "'%s' = %lld is out of range", f->key, (long long)x);
-            return fail(c, path, fix, what);
-        }
-        if (f->type == PF_INT)
-            *(int *)(void *)dst = (int)x;
-        else if (f->type == PF_I64)
-            *(int64_t *)(void *)dst = (int64_t)x;
-        else
-            *(uint64_t *)(void *)dst = (uint64_t)x;
-        return ZS_OK;
+    zs_err sub;
+    zs_err_clear(&sub);
+    zs_point_cfg next = *cfg;
+    int rc = zs_popt_parse(f, text, ZS_EINPUT, NULL, &next, &sub);
+    if (!rc && (rc = zs_popt_check(f, &next, ZS_EINPUT, NULL, &sub)) && sub.where[0]) {
+        snprintf(what, sizeof what, "bad %s '%.200s' (%s)", f->key, text, sub.what);
+        return fail(c, path, sub.fix[0] ? sub.fix : NULL, what);
     }
-    }
+    if (rc)
+        return fail(c, path, sub.fix[0] ? sub.fix : NULL, sub.what);
+    *cfg = next;
     return ZS_OK;
 }
 
@@ -355,7 +230,7 @@ static int apply_object(const ctx *c, const json_t *obj, const char *path, const
     {
         char sub[300];
         snprintf(sub, sizeof sub, "%s.%s", path, key);
-        const pfield *f = pfield_find(key);
+        const zs_popt *f = zs_popt_find_key(key);
         if (f) {
             if (apply_field(c, f, v, sub, cfg))
                 return c->e->code;
@@ -367,7 +242,7 @@ static int apply_object(const ctx *c, const json_t *obj, const char *path, const
         if (!ok) {
             char what[300], fix[900];
             snprintf(what, sizeof what, "unknown key '%s'", key);
-            snprintf(fix, sizeof fix, "use one of: %s", pfield_names());
+            snprintf(fix, sizeof fix, "use one of: %s", zs_popt_keys());
             for (int i = 0; extra && extra[i]; i++)
                 snprintf(fix + strlen(fix), sizeof fix - strlen(fix), ", %s", extra[i]);
             return fail(c, sub, fix, what);
@@ -537,7 +412,7 @@ static int value_apply(const ctx *c, const char *axis, const json_t *v, const ch
             *x = json_number_value(xv);
         return ZS_OK;
     }
-    const pfield *f = pfield_find(axis);
+    const zs_popt *f = zs_popt_find_key(axis);
     if (!f) {
         char what[300];
         snprintf(what, sizeof what, "axis '%s' is not a configuration field", axis);

@@ -37,18 +37,19 @@ static void help_entry(FILE *f, const char *name, const char *arg, const char *t
     snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
     fputs(head, f);
     int col = (int)strlen(head);
-    if (col >= 24) {
+    if (col > 30) {
         fputc('\n', f);
         col = 0;
     }
-    fprintf(f, "%*s", 25 - col, "");
-    col = 25;
+    int start = col + 2 > 25 ? col + 2 : 25;
+    fprintf(f, "%*s", start - col, "");
+    col = start;
     for (const char *p = text; *p;) {
         size_t w = strcspn(p, " ");
-        if (col > 25 && col + 1 + (int)w > 79) {
+        if (col > start && col + 1 + (int)w > 79) {
             fprintf(f, "\n%25s", "");
-            col = 25;
-        } else if (col > 25) {
+            col = start = 25;
+        } else if (col > start) {
             fputc(' ', f);
             col++;
         }

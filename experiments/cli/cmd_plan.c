@@ -18,14 +18,15 @@ typedef struct plan_args {
 
 static void methods_help(void)
 {
-    printf("\nmethods and their options (--opt K=V):\n");
+    printf("\nmethods and their options (--opt K=V; from each planner's option table):\n");
     for (int i = 0; i < zs_planner_count(); i++) {
         const zs_planner_ops *p = zs_planner_at(i);
-        char help[2048];
-        zs_opt_help(p->options, help, sizeof help);
         printf("  %-10s %s\n", p->name, p->summary);
-        if (help[0])
-            printf("             options: %s\n", help);
+        for (int k = 0; p->options && p->options[k]; k++) {
+            char row[768];
+            zs_opt_help_row(p->options[k], row, sizeof row);
+            printf("             %s\n", row);
+        }
     }
 }
 

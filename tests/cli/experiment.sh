@@ -32,7 +32,7 @@ expect_out bad-shard "bad shard '3/2'"
 expect_rc missing-spec 2 "$ZEPSIM" experiment run "$TMP/nope.json" --db "$TMP/x.db"
 printf '{\n  "name": "bad",\n  "series": [{"label": "A",\n    "method": "te-cpp"}]\n}\n' >"$TMP/bad.json"
 expect_rc bad-method 2 "$ZEPSIM" experiment run "$TMP/bad.json" --db "$TMP/x.db"
-expect_out bad-method "^zepsim: unknown method 'te-cpp': .*bad.json:4:5: series\[0\]\.method: use one of"
+expect_out bad-method "^zepsim: unknown method 'te-cpp': .*bad.json:4:5: series\[0\]\.method: did you mean 'te-cp'\? use one of"
 
 # run, rerun (skips), report
 expect_rc run 0 "$ZEPSIM" experiment run "$TMP/tiny.json" --db "$TMP/t.db" --jobs 2
