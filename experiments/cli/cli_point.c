@@ -29,9 +29,7 @@ void zs_cli_point_longopts(const struct option *extra, const char *const *skip, 
     out[n] = (struct option){0, 0, 0, 0};
 }
 
-/* One help entry: "  --name ARG" in a 25-column gutter, the text wrapped
- * at 79 columns. */
-static void help_entry(FILE *f, const char *name, const char *arg, const char *text)
+void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
 {
     char head[96];
     snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
@@ -75,9 +73,9 @@ void zs_cli_point_help(FILE *f, const char *const *skip)
             snprintf(text, sizeof text, "%s (default %s)", o->help, def);
         else
             snprintf(text, sizeof text, "%s", o->help);
-        help_entry(f, o->cli, o->arg, text);
+        zs_cli_help_entry(f, o->cli, o->arg, text);
     }
-    help_entry(f, "format", "table|csv|json", "output format (default table)");
+    zs_cli_help_entry(f, "format", "table|csv|json", "output format (default table)");
 }
 
 int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt)

@@ -22,6 +22,10 @@ enum { ZS_PO_FORMAT = 999, ZS_PO_BASE = 1000 };
  * named in skip (a NULL-terminated list of names; NULL: none), --format. */
 void zs_cli_point_longopts(const struct option *extra, const char *const *skip, struct option *out);
 
+/* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
+ * gutter, the text wrapped at 79 columns. */
+void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text);
+
 /* Prints the --help lines of the point options (except skip) and --format. */
 void zs_cli_point_help(FILE *f, const char *const *skip);
 

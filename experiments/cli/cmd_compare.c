@@ -167,12 +167,14 @@ static void usage(void)
            "Simulates the same study for several methods and prints a comparison\n"
            "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
            "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
-           "options:\n"
-           "  --methods A,B,...      methods to compare (default %s)\n"
-           "  --baseline NAME        speedups are over this method (default te-cp)\n"
-           "  --jobs N               methods simulated in parallel (default: CPUs)\n"
-           "  --plot FILE.png|none   bar chart of tokens/s (default zepsim-compare.png)\n",
-           default_methods);
+           "options:\n");
+    char text[256];
+    snprintf(text, sizeof text, "methods to compare, any case (default %s)", default_methods);
+    zs_cli_help_entry(stdout, "methods", "A,B,...", text);
+    zs_cli_help_entry(stdout, "baseline", "NAME", "speedups are over this method (default te-cp)");
+    zs_cli_help_entry(stdout, "jobs", "N", "methods simulated in parallel (default: CPUs)");
+    zs_cli_help_entry(stdout, "plot", "FILE.png|none",
+                      "bar chart of tokens/s (default zepsim-compare.png)");
     zs_cli_point_help(stdout, skip);
 }
 

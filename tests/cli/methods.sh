@@ -1,0 +1,69 @@
+# End to end: method and backend names resolve in any case, misspellings
+# fail at once with a suggestion (before any method runs), the option
+# tables drive --help, and `plan` plans the batch `simulate` runs.
+. "$(dirname "$0")/lib.bash"
+SMALL="--backend analytic --nodes 2 --iterations 1"
+
+expect_rc any-case 0 "$ZEPSIM" simulate --method Zeppelin $SMALL
+expect_out any-case "^# method zeppelin$"
+expect_rc backend-case 0 "$ZEPSIM" plan --method TE-CP --backend Analytic --nodes 2
+expect_out backend-case "^# method te-cp, batch 0"
+
+expect_rc misspelt 2 "$ZEPSIM" simulate --method zeppeln $SMALL
+expect_out misspelt "^zepsim: unknown method 'zeppeln': --method: did you mean 'zeppelin'\? use one of: local, te-cp"
+# compare checks every name first: te-cp never runs
+expect_rc compare-misspelt 2 "$ZEPSIM" compare --methods te-cp,zeppeln $SMALL --plot none
+expect_out compare-misspelt "^zepsim: unknown method 'zeppeln': --methods: did you mean 'zeppelin'\?"
+if grep -q "tokens/s" "$TMP/out"; then
+  echo "FAIL compare-misspelt: a method ran"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+expect_rc compare-bogus 2 "$ZEPSIM" compare --methods bogus $SMALL --plot none
+expect_out compare-bogus "^zepsim: unknown method 'bogus': --methods: use one of"
+expect_rc compare-baseline 2 "$ZEPSIM" compare --methods te-cp --baseline tecp $SMALL --plot none
+expect_out compare-baseline "--baseline: did you mean 'te-cp'\?"
+expect_rc compare-case 0 "$ZEPSIM" compare --methods TE-CP,Local --baseline te-cp $SMALL --plot none --format csv
+expect_out compare-case "^local,[0-9]+,.*,0\.[0-9]+,"
+expect_rc bad-backend 2 "$ZEPSIM" simulate --method local --backend analytc --nodes 2
+expect_out bad-backend "unknown backend 'analytc': --backend: did you mean 'analytic'\? use sim or analytic"
+expect_rc run-bad-backend 2 "$ZEPSIM" run --backend gpu /nonexistent.json
+expect_out run-bad-backend "unknown backend 'gpu'"
+
+# --opt keys come from each planner's table
+expect_rc opt-typo 2 "$ZEPSIM" simulate --method te-cp --opt cpp=4 $SMALL
+expect_out opt-typo "method 'te-cp' has no option 'cpp': --opt: did you mean 'cp'\? te-cp reads: cp, tp"
+expect_rc opt-range 2 "$ZEPSIM" simulate --method te-cp --opt cp=0 $SMALL
+expect_out opt-range "bad value '0': cp: give an integer in \[1, 1048576\]"
+expect_rc opt-enum 2 "$ZEPSIM" simulate --method wlb-llm --opt tp=4,cp=2,pp=2,sharding=zigzag $SMALL
+expect_out opt-enum "sharding: use sharding=adaptive\|doc\|seq"
+expect_rc opt-space 2 "$ZEPSIM" simulate --method te-cp --opt "cp=4, tp=1" $SMALL
+expect_out opt-space "contain a space"
+expect_rc plan-help 0 "$ZEPSIM" plan --help
+expect_out plan-help "sharding=adaptive\|doc\|seq \(default adaptive\)"
+expect_out plan-help "split_long=0\|1 \(default 0\)"
+expect_out plan-help "repack_window=N \(1\.\.1024, default 1\)"
+
+# the study-point table drives every command's --help
+for cmd in simulate compare plan; do
+  expect_rc "help-$cmd" 0 "$ZEPSIM" "$cmd" --help
+  for o in model cluster nodes trace opt no-routing context group iterations seed backend calib \
+           zero recompute validate timeline timeline-ranks timeline-layers format; do
+    expect_out "help-$cmd-$o" "^  --$o( |$)"
+  done
+done
+expect_rc help-compare 0 "$ZEPSIM" compare --help
+expect_out help-compare-methods "^  --methods"
+if grep -qE "^  --method " "$TMP/out"; then
+  echo "FAIL help-compare: lists --method"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+expect_rc bad-zero 2 "$ZEPSIM" simulate --zero 4 $SMALL
+expect_out bad-zero "bad value '4': --zero: give an integer in \[0, 3\]"
+expect_rc bad-recompute 2 "$ZEPSIM" plan --recompute some
+expect_out bad-recompute "bad recompute 'some': --recompute: use none\|full"
+expect_rc bad-model 2 "$ZEPSIM" compare --model llama-9b --methods te-cp --plot none
+expect_out bad-model "unknown model"
+
+# plan shows the batch simulate runs: WLB-LLM's packer, not the greedy
+# 16-GPU-group batch (issue 19: 12 documents, 261801 tokens)
+expect_rc plan-wlb 0 "$ZEPSIM" plan --method wlb-llm --nodes 8 --context 65536 --format csv
+expect_out plan-wlb "^tokens,"
+if grep -qE "^tokens,261801$" "$TMP/out"; then
+  echo "FAIL plan-wlb: the greedy batch"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+finish

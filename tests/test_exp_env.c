@@ -1,0 +1,210 @@
+/* The point env and the backend registry: `plan` (zs_point_plan_batch) and
+ * `simulate` (zs_point_run) plan the same batch for every registered
+ * method, each method gets the batcher its hook asks for, configuration
+ * errors name the option at fault, and every backend in the registry runs
+ * a schedule. */
+#include <stdlib.h>
+
+#include "zs_backend.h"
+#include "zs_point_env.h"
+#include "zs_test.h"
+#include "zs_wlb_pack.h"
+
+/* A small study every method can plan: 2 nodes (16 GPUs) of cluster-a,
+ * one iteration on the analytic backend; the 4D methods (those with a pp
+ * option) get a layout that divides 16 GPUs. */
+static void small_cfg(const zs_planner_ops *p, zs_point_cfg *c)
+{
+    zs_point_cfg_default(c);
+    snprintf(c->method, sizeof c->method, "%s", p->name);
+    snprintf(c->backend, sizeof c->backend, "analytic");
+    c->nodes = 2;
+    c->iterations = 1;
+    for (int k = 0; p->options && p->options[k]; k++)
+        if (!strcmp(p->options[k]->key, "pp"))
+            snprintf(c->opts, sizeof c->opts, "tp=4,cp=2,pp=2");
+}
+
+/* plan's batch index 0 is simulate's first iteration: same tokens, same
+ * planner figures, same schedule size. */
+static void expect_same_batch(const zs_point_cfg *c)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_plan pl;
+    zs_point_result r;
+    ZS_ASSERT_OK(zs_point_plan_batch(c, 0, &pl, &e), &e);
+    ZS_ASSERT_OK(zs_point_run(c, NULL, NULL, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.iterations, 1);
+    ZS_ASSERT_INT_EQ((int64_t)r.tokens, pl.batch->tokens);
+    ZS_ASSERT_INT_EQ(r.ops, zs_schedule_total_unrolled(pl.sched));
+    ZS_ASSERT_REL(r.attn_imbalance, pl.rep.attn_imbalance, 0);
+    ZS_ASSERT_REL(r.linear_imbalance, pl.rep.linear_imbalance, 0);
+    if ((int64_t)r.tokens != pl.batch->tokens)
+        fprintf(stderr, "method %s: plan and simulate disagree\n", c->method);
+    zs_point_plan_clear(&pl);
+    zs_point_result_clear(&r);
+}
+
+static void test_plan_is_simulate(void)
+{
+    for (int i = 0; i < zs_planner_count(); i++) {
+        zs_point_cfg c;
+        small_cfg(zs_planner_at(i), &c);
+        expect_same_batch(&c);
+    }
+}
+
+/* The case of issue 19: WLB-LLM on 8 nodes with 64K windows packs its own
+ * batches (nmicro windows through the outlier queues), far more than the
+ * greedy 16-GPU-group batch plan used to show. */
+static void test_plan_is_simulate_wlb(void)
+{
+    zs_point_cfg c;
+    small_cfg(zs_planner_find("wlb-llm"), &c);
+    c.nodes = 8;
+    c.context = 65536;
+    c.opts[0] = '\0';
+    expect_same_batch(&c);
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_plan pl;
+    ZS_ASSERT_OK(zs_point_plan_batch(&c, 0, &pl, &e), &e);
+    CU_ASSERT(pl.batch->tokens > 8 * 8 / 16 * 65536); /* more than the greedy study's shape */
+    CU_ASSERT_PTR_NOT_NULL(pl.batch->micro_of);       /* packed by the packer */
+    zs_point_plan_clear(&pl);
+}
+
+/* Each method gets the batcher its hook asks for. */
+static void test_batchers(void)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    for (int i = 0; i < zs_planner_count(); i++) {
+        const zs_planner_ops *p = zs_planner_at(i);
+        zs_point_cfg c;
+        small_cfg(p, &c);
+        zs_point_env *env = NULL;
+        ZS_ASSERT_OK(zs_point_env_new(&c, &env, &e), &e);
+        if (!p->batcher) { /* the study's shape: 16 GPUs / 16 x context */
+            ZS_ASSERT_INT_EQ(env->batcher->budget, c.context);
+        } else if (!strcmp(p->name, "wlb-llm")) {
+            CU_ASSERT_PTR_NOT_NULL(zs_batcher_wlb_packer(env->batcher));
+        } else { /* tp=4 cp=2 pp=2 on 16 GPUs: dp 1, nmicro = pp x dp = 2 windows */
+            ZS_ASSERT_INT_EQ(env->batcher->budget, 2 * 131072);
+        }
+        zs_point_env_free(env);
+    }
+}
+
+static void expect_env_error(const zs_point_cfg *c, int code, const char *needle)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_env *env = NULL;
+    ZS_ASSERT_INT_EQ(zs_point_env_new(c, &env, &e), code);
+    CU_ASSERT_PTR_NULL(env);
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s | %s | %s", e.what, e.where, e.fix);
+    ZS_ASSERT_STR_CONTAINS(msg, needle);
+}
+
+static void test_env_errors(void)
+{
+    zs_point_cfg c;
+    small_cfg(zs_planner_find("te-cp"), &c);
+    snprintf(c.method, sizeof c.method, "zeppeln");
+    expect_env_error(&c, ZS_EUSAGE, "did you mean 'zeppelin'");
+    snprintf(c.method, sizeof c.method, "te-cp");
+    snprintf(c.backend, sizeof c.backend, "gpu");
+    expect_env_error(&c, ZS_EUSAGE, "unknown backend 'gpu' | --backend");
+    snprintf(c.backend, sizeof c.backend, "analytic");
+    c.group = 5; /* 16 GPUs are no groups of 5 ... */
+    expect_env_error(&c, ZS_EUSAGE, "--group");
+    /* ... but a method with its own batcher does not use the group */
+    small_cfg(zs_planner_find("plain-4d"), &c);
+    c.group = 5;
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_env *env = NULL;
+    ZS_ASSERT_OK(zs_point_env_new(&c, &env, &e), &e);
+    zs_point_env_free(env);
+    /* a 4D layout that does not divide the GPUs fails in the hook */
+    snprintf(c.opts, sizeof c.opts, "tp=8,cp=2,pp=4");
+    expect_env_error(&c, ZS_EINPUT, "does not divide 16 GPUs");
+}
+
+/* Names resolve in any case to the registry's spelling. */
+static void test_names(void)
+{
+    zs_point_cfg c;
+    small_cfg(zs_planner_find("zeppelin"), &c);
+    snprintf(c.method, sizeof c.method, "ZePPelin");
+    snprintf(c.backend, sizeof c.backend, "ANALYTIC");
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_env *env = NULL;
+    ZS_ASSERT_OK(zs_point_env_new(&c, &env, &e), &e);
+    CU_ASSERT_STRING_EQUAL(env->cfg.method, "zeppelin");
+    CU_ASSERT_STRING_EQUAL(env->cfg.backend, "analytic");
+    CU_ASSERT_PTR_EQUAL(env->planner, zs_planner_find("zeppelin"));
+    zs_point_env_free(env);
+    const zs_planner_ops *p = NULL;
+    ZS_ASSERT_INT_EQ(zs_planner_lookup("bogus", "--method", &p, &e), ZS_EUSAGE);
+    CU_ASSERT_PTR_NULL(p);
+    ZS_ASSERT_STR_CONTAINS(e.what, "unknown method 'bogus'");
+    CU_ASSERT(strstr(e.fix, "did you mean") == NULL); /* nothing close */
+    ZS_ASSERT_STR_CONTAINS(e.fix, "use one of: local, te-cp");
+}
+
+/* Every backend of the registry runs a schedule and can be found by name. */
+static void test_backends(void)
+{
+    ZS_ASSERT_INT_EQ(zs_backend_count(), 2);
+    char names[64];
+    zs_backend_names("|", names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "sim|analytic");
+    zs_point_cfg c;
+    small_cfg(zs_planner_find("te-cp"), &c);
+    c.nodes = 1;
+    c.group = 8;
+    c.context = 16384;
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_env *env = NULL;
+    ZS_ASSERT_OK(zs_point_env_new(&c, &env, &e), &e);
+    zs_batch *b = NULL;
+    zs_schedule *s = NULL;
+    zs_plan_report rep;
+    ZS_ASSERT_OK(zs_point_env_next(env, &b, &e), &e);
+    ZS_ASSERT_OK(zs_point_env_plan(env, b, &s, &rep, &e), &e);
+    for (int i = 0; i < zs_backend_count(); i++) {
+        const zs_backend *be = zs_backend_at(i);
+        CU_ASSERT_PTR_EQUAL(zs_backend_find(be->name), be);
+        zs_backend_in in;
+        zs_backend_in_init(&in, &env->cluster, env->cost);
+        zs_result *r = NULL;
+        ZS_ASSERT_OK(be->run(s, &in, &r, &e), &e);
+        CU_ASSERT(r && r->iter_time > 0);
+        zs_result_free(r);
+    }
+    const zs_backend *be = NULL;
+    ZS_ASSERT_INT_EQ(zs_backend_lookup("simm", "--backend", ZS_EINPUT, &be, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "did you mean 'sim'");
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_point_env_free(env);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case cases[] = {{"plan_is_simulate", test_plan_is_simulate},
+                                         {"plan_is_simulate_wlb", test_plan_is_simulate_wlb},
+                                         {"batchers", test_batchers},
+                                         {"env_errors", test_env_errors},
+                                         {"names", test_names},
+                                         {"backends", test_backends},
+                                         {NULL, NULL}};
+    static const zs_test_suite suites[] = {{"env", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
