@@ -184,101 +184,101 @@ static void cfg_line(FILE *f, const zs_point_cfg *c)
             c->calib[0] ? ", calibration " : "", c->calib);
 }
 
-static int write_plot(const zs_spec *s, const zs_db_row *rows, const int *found, const char *dir,
-                      zs_err *e)
-{
-    char path[1200];
-    const char *m = s->plot.metric;
-    FILE *d = open_out(dir, s->name, "dat", path, sizeof path, e);
-    if (!d)
-        return e->code;
-    int lines = !strcmp(s->plot.kind, "lines");
-    int xaxis = -1;
-    for (int a = 0; a < s->naxes; a++)
-        if (!strcmp(s->axis_name[a], s->plot.x))
-            xaxis = a;
-    /* line groups: a series x the labels of the other axes */
-    int ngroups = 0;
-    char(*groups)[320] = calloc((size_t)s->npoints + 1, sizeof *groups);
-    int *gseries = calloc((size_t)s->npoints + 1, sizeof *gseries);
-    if (!groups || !gseries) {
-        fclose(d);
-        free(groups);
-        free(gseries);
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
-    if (!lines) {
-        fprintf(d, "case");
-        for (int k = 0; k < s->nseries; k++)
-            fprintf(d, "\t%s", s->series[k].label);
-        fputc('\n', d);
-        for (int c = 0; c < s->ncases; c++) {
-            fprintf(d, "%s", s->cases[c].label);
-            for (int k = 0; k < s->nseries; k++) {
-                double v = zs_report_metric(s, rows, found, c * s->nseries + k, m);
-                if (isnan(v))
-                    fprintf(d, "\t?");
-                else
-                    fprintf(d, "\t%.6g", v);
-            }
-            fputc('\n', d);
-        }
-    } else {
-        for (int k = 0; k < s->nseries; k++) {
-            /* the distinct "other axes" labels, in case order */
-            int first = ngroups;
-            for (int c = 0; c < s->ncases; c++) {
-                char g[320];
-                snprintf(g, sizeof g, "%s", s->series[k].label);
-                for (int a = 0; a < s->naxes; a++)
-                    if (a != xaxis && s->cases[c].axis[a][0])
-                        snprintf(g + strlen(g), sizeof g - strlen(g), ", %s", s->cases[c].axis[a]);
-                int have = 0;
-                for (int j = first; j < ngroups; j++)
-                    have |= !strcmp(groups[j], g);
-                if (!have) {
-                    snprintf(groups[ngroups], sizeof groups[0], "%s", g);
-                    gseries[ngroups++] = k;
-                }
-            }
-        }
-        for (int j = 0; j < ngroups; j++) {
-            fprintf(d, "# %s\n", groups[j]);
-            int k = gseries[j];
-            for (int c = 0; c < s->ncases; c++) {
-                char g[320];
-                snprintf(g, sizeof g, "%s", s->series[k].label);
-                for (int a = 0; a < s->naxes; a++)
-                    if (a != xaxis && s->cases[c].axis[a][0])
-                        snprintf(g + strlen(g), sizeof g - strlen(g), ", %s", s->cases[c].axis[a]);
-                if (strcmp(g, groups[j]) || isnan(s->cases[c].x))
-                    continue;
-                double v = zs_report_metric(s, rows, found, c * s->nseries + k, m);
-                if (isnan(v))
-                    fprintf(d, "%.6g\t?\n", s->cases[c].x);
-                else
-                    fprintf(d, "%.6g\t%.6g\n", s->cases[c].x, v);
-            }
-            fprintf(d, "\n\n");
-        }
-    }
-    fclose(d);
+/* The points a report reads: rows/found indexed like s->points. */
+typedef struct report_rows {
+    zs_db_row *rows;
+    int *found;
+} report_rows;
 
-    FILE *g = open_out(dir, s->name, "gp", path, sizeof path, e);
-    if (!g) {
-        free(groups);
-        free(gseries);
-        return e->code;
+/* Bars: one line per case, one column per series. */
+static void dat_bars(FILE *d, const zs_spec *s, const report_rows *r)
+{
+    fprintf(d, "case");
+    for (int k = 0; k < s->nseries; k++)
+        fprintf(d, "\t%s", s->series[k].label);
+    fputc('\n', d);
+    for (int c = 0; c < s->ncases; c++) {
+        fprintf(d, "%s", s->cases[c].label);
+        for (int k = 0; k < s->nseries; k++) {
+            double v = zs_report_metric(s, r->rows, r->found, c * s->nseries + k, s->plot.metric);
+            if (isnan(v))
+                fprintf(d, "\t?");
+            else
+                fprintf(d, "\t%.6g", v);
+        }
+        fputc('\n', d);
     }
-    fprintf(g,
-            "# gnuplot script written by `zepsim experiment report`; renders %s.png and "
-            "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp).\n",
-            s->name, s->name, s->name, s->name);
+}
+
+/* A line's name: the series and the labels of the axes other than x. */
+static void line_group(const zs_spec *s, int k, int c, int xaxis, char *g, size_t n)
+{
+    snprintf(g, n, "%s", s->series[k].label);
+    for (int a = 0; a < s->naxes; a++)
+        if (a != xaxis && s->cases[c].axis[a][0])
+            snprintf(g + strlen(g), n - strlen(g), ", %s", s->cases[c].axis[a]);
+}
+
+/* The lines of a line plot, in series then case order. */
+typedef struct line_groups {
+    int n;
+    char (*name)[320];
+    int *series;
+} line_groups;
+
+static int line_groups_find(const zs_spec *s, int xaxis, line_groups *lg)
+{
+    lg->n = 0;
+    lg->name = calloc((size_t)s->npoints + 1, sizeof *lg->name);
+    lg->series = calloc((size_t)s->npoints + 1, sizeof *lg->series);
+    if (!lg->name || !lg->series)
+        return ZS_ENOMEM;
+    for (int k = 0; k < s->nseries; k++) {
+        int first = lg->n;
+        for (int c = 0; c < s->ncases; c++) {
+            char g[320];
+            line_group(s, k, c, xaxis, g, sizeof g);
+            int have = 0;
+            for (int j = first; j < lg->n; j++)
+                have |= !strcmp(lg->name[j], g);
+            if (!have) {
+                snprintf(lg->name[lg->n], sizeof lg->name[0], "%s", g);
+                lg->series[lg->n++] = k;
+            }
+        }
+    }
+    return ZS_OK;
+}
+
+/* Lines: one gnuplot data block per line, x and the metric. */
+static void dat_lines(FILE *d, const zs_spec *s, const report_rows *r, int xaxis,
+                      const line_groups *lg)
+{
+    for (int j = 0; j < lg->n; j++) {
+        fprintf(d, "# %s\n", lg->name[j]);
+        int k = lg->series[j];
+        for (int c = 0; c < s->ncases; c++) {
+            char g[320];
+            line_group(s, k, c, xaxis, g, sizeof g);
+            if (strcmp(g, lg->name[j]) || isnan(s->cases[c].x))
+                continue;
+            double v = zs_report_metric(s, r->rows, r->found, c * s->nseries + k, s->plot.metric);
+            if (isnan(v))
+                fprintf(d, "%.6g\t?\n", s->cases[c].x);
+            else
+                fprintf(d, "%.6g\t%.6g\n", s->cases[c].x, v);
+        }
+        fprintf(d, "\n\n");
+    }
+}
+
+static void gp_axes(FILE *g, const zs_spec *s, int lines)
+{
     fprintf(g, "set datafile separator \"\\t\"\nset datafile missing \"?\"\n");
     fprintf(g, "set title \"");
     gq(g, s->title);
     fprintf(g, "\" noenhanced\nset ylabel \"");
-    gq(g, s->plot.ylabel[0] ? s->plot.ylabel : metric_title(m));
+    gq(g, s->plot.ylabel[0] ? s->plot.ylabel : metric_title(s->plot.metric));
     fprintf(g, "\" noenhanced\nset grid ytics\nset key outside right top noenhanced\n");
     if (s->plot.logy)
         fprintf(g, "set logscale y\n");
@@ -299,6 +299,16 @@ static int write_plot(const zs_spec *s, const zs_db_row *rows, const int *found,
             fprintf(g, "set logscale x 2\n");
         fprintf(g, "set yrange [0:*]\n");
     }
+}
+
+/* The gnuplot script: axes, then a PNG and an SVG of the same plot. */
+static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *lg)
+{
+    fprintf(g,
+            "# gnuplot script written by `zepsim experiment report`; renders %s.png and "
+            "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp).\n",
+            s->name, s->name, s->name, s->name);
+    gp_axes(g, s, lines);
     int w = s->ncases * (lines ? 0 : s->nseries) * 14 + 500;
     w = w < 900 ? 900 : w > 2400 ? 2400 : w;
     for (int t = 0; t < 2; t++) {
@@ -312,20 +322,55 @@ static int write_plot(const zs_spec *s, const zs_db_row *rows, const int *found,
                     s->nseries + 1, s->name);
         } else {
             fprintf(g, "plot ");
-            for (int j = 0; j < ngroups; j++) {
+            for (int j = 0; j < lg->n; j++) {
                 fprintf(g, "%s\"%s.dat\" index %d using 1:2 with linespoints lw 2 title \"",
                         j ? ", \\\n     " : "", s->name, j);
-                gq(g, groups[j]);
+                gq(g, lg->name[j]);
                 fputc('"', g);
             }
             fputc('\n', g);
         }
     }
     fprintf(g, "unset output\n");
-    fclose(g);
-    free(groups);
-    free(gseries);
-    return ZS_OK;
+}
+
+/* NAME.dat and NAME.gp. */
+static int write_plot(const zs_spec *s, const report_rows *r, const char *dir, zs_err *e)
+{
+    char path[1200];
+    int lines = !strcmp(s->plot.kind, "lines");
+    int xaxis = -1;
+    for (int a = 0; a < s->naxes; a++)
+        if (!strcmp(s->axis_name[a], s->plot.x))
+            xaxis = a;
+    line_groups lg;
+    int rc = ZS_OK;
+    FILE *d = NULL, *g = NULL;
+    if (line_groups_find(s, xaxis, &lg)) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    if (!(d = open_out(dir, s->name, "dat", path, sizeof path, e))) {
+        rc = e->code;
+        goto out;
+    }
+    if (lines)
+        dat_lines(d, s, r, xaxis, &lg);
+    else
+        dat_bars(d, s, r);
+    if (!(g = open_out(dir, s->name, "gp", path, sizeof path, e))) {
+        rc = e->code;
+        goto out;
+    }
+    gp_script(g, s, lines, &lg);
+out:
+    if (d)
+        fclose(d);
+    if (g)
+        fclose(g);
+    free(lg.name);
+    free(lg.series);
+    return rc;
 }
 
 /* Runs gnuplot on NAME.gp inside dir; 0 when it succeeded. */
@@ -368,51 +413,31 @@ static int render(const zs_spec *s, const zs_report_opts *o, char *note, size_t 
     return -1;
 }
 
-int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_report_stats *st,
-                    zs_err *e)
+/* Every point's stored row, counted into st. */
+static int read_rows(const zs_spec *s, zs_db *db, report_rows *r, zs_report_stats *st, zs_err *e)
 {
-    memset(st, 0, sizeof *st);
-    st->points = s->npoints;
-    zs_db_row *rows = calloc((size_t)s->npoints + 1, sizeof *rows);
-    int *found = calloc((size_t)s->npoints + 1, sizeof *found);
+    r->rows = calloc((size_t)s->npoints + 1, sizeof *r->rows);
+    r->found = calloc((size_t)s->npoints + 1, sizeof *r->found);
+    if (!r->rows || !r->found)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int rc = ZS_OK;
-    FILE *f = NULL;
-    if (!rows || !found) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
     for (int i = 0; i < s->npoints && !rc; i++) {
         char key[4096];
         rc = zs_db_key(&s->points[i].cfg, key, sizeof key, e);
         if (!rc)
-            rc = zs_db_get(db, key, &rows[i], &found[i], e);
-        if (!found[i])
+            rc = zs_db_get(db, key, &r->rows[i], &r->found[i], e);
+        if (!r->found[i])
             st->missing++;
-        else if (!rows[i].ok)
+        else if (!r->rows[i].ok)
             st->failed++;
         else
             st->stored++;
     }
-    if (rc)
-        goto out;
-    if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
-        rc = zs_err_set(e, ZS_EIO, o->out_dir, "check the parent folder exists",
-                        "cannot create the report folder: %s", strerror(errno));
-        goto out;
-    }
-    if ((rc = write_plot(s, rows, found, o->out_dir, e)))
-        goto out;
-    if (o->plot)
-        st->plotted = render(s, o, st->plot_note, sizeof st->plot_note) == 0;
-    else
-        snprintf(st->plot_note, sizeof st->plot_note,
-                 "rendering was not requested (--no-plot); the script is %s.gp", s->name);
+    return rc;
+}
 
-    f = open_out(o->out_dir, s->name, "md", st->md_path, sizeof st->md_path, e);
-    if (!f) {
-        rc = e->code;
-        goto out;
-    }
+static void md_head(FILE *f, const zs_spec *s, const zs_report_stats *st)
+{
     fprintf(f, "# ");
     md(f, s->title);
     fprintf(f, "\n\n");
@@ -437,38 +462,44 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
             fprintf(f, "- %s\n", s->assumptions[i]);
         fputc('\n', f);
     }
+}
 
-    if (s->npaper) {
-        fprintf(f, "## Paper vs ours\n\n| what | series | ours | paper | ours / paper | points "
-                   "| source, note |\n|---|---|---:|---:|---:|---:|---|\n");
-        for (int i = 0; i < s->npaper; i++) {
-            const zs_spec_paper *p = &s->paper[i];
-            int n, nm;
-            double v = paper_ours(s, rows, found, p, &n, &nm);
-            char ours[64], paper[64] = "not published", ratio[64] = "—";
-            fmt_metric(p->metric, v, ours, sizeof ours);
-            if (p->has_value) {
-                fmt_metric(p->metric, p->value, paper, sizeof paper);
-                if (!isnan(v) && p->value != 0)
-                    snprintf(ratio, sizeof ratio, "%.2f", v / p->value);
-            }
-            fputs("| ", f);
-            md(f, p->what);
-            fputs(" | ", f);
-            md(f, p->series);
-            fprintf(f, " | %s | %s | %s | %d/%d | ", ours, paper, ratio, n, nm);
-            md(f, p->source);
-            if (p->source[0] && p->note[0])
-                fputs("; ", f);
-            md(f, p->note);
-            fputs(" |\n", f);
+static void md_paper(FILE *f, const zs_spec *s, const report_rows *r)
+{
+    if (!s->npaper)
+        return;
+    fprintf(f, "## Paper vs ours\n\n| what | series | ours | paper | ours / paper | points "
+               "| source, note |\n|---|---|---:|---:|---:|---:|---|\n");
+    for (int i = 0; i < s->npaper; i++) {
+        const zs_spec_paper *p = &s->paper[i];
+        int n, nm;
+        double v = paper_ours(s, r->rows, r->found, p, &n, &nm);
+        char ours[64], paper[64] = "not published", ratio[64] = "—";
+        fmt_metric(p->metric, v, ours, sizeof ours);
+        if (p->has_value) {
+            fmt_metric(p->metric, p->value, paper, sizeof paper);
+            if (!isnan(v) && p->value != 0)
+                snprintf(ratio, sizeof ratio, "%.2f", v / p->value);
         }
-        fprintf(f,
-                "\n`ours` aggregates (%s) the metric over the matching points that ran; "
-                "`points` is ran/matching.\n\n",
-                "value, mean, geomean, min or max as the entry says");
+        fputs("| ", f);
+        md(f, p->what);
+        fputs(" | ", f);
+        md(f, p->series);
+        fprintf(f, " | %s | %s | %s | %d/%d | ", ours, paper, ratio, n, nm);
+        md(f, p->source);
+        if (p->source[0] && p->note[0])
+            fputs("; ", f);
+        md(f, p->note);
+        fputs(" |\n", f);
     }
+    fprintf(f,
+            "\n`ours` aggregates (%s) the metric over the matching points that ran; "
+            "`points` is ran/matching.\n\n",
+            "value, mean, geomean, min or max as the entry says");
+}
 
+static void md_results(FILE *f, const zs_spec *s, const report_rows *r)
+{
     fprintf(f,
             "## Results\n\n| case | series | tokens/s | iteration (ms) | speedup%s%s | MFU | "
             "exposed comm | max NIC util | attn imbalance | status |\n"
@@ -484,20 +515,23 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
         md(f, s->series[p->series_idx].label);
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             char b[64];
-            fmt_metric(cols[k], zs_report_metric(s, rows, found, i, cols[k]), b, sizeof b);
+            fmt_metric(cols[k], zs_report_metric(s, r->rows, r->found, i, cols[k]), b, sizeof b);
             fprintf(f, " | %s", b);
         }
         fputs(" | ", f);
-        if (!found[i])
+        if (!r->found[i])
             fputs("not run", f);
-        else if (!rows[i].ok) {
+        else if (!r->rows[i].ok) {
             fputs("failed: ", f);
-            md(f, rows[i].error);
+            md(f, r->rows[i].error);
         } else
             fputs("ok", f);
         fputs(" |\n", f);
     }
+}
 
+static void md_config(FILE *f, const zs_spec *s)
+{
     fprintf(f, "\n## Configuration\n\nFirst point: ");
     cfg_line(f, &s->points[0].cfg);
     fprintf(f, ".\n\n");
@@ -521,22 +555,25 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
         fprintf(f, "`: method `%s`%s%s%s\n", c->method, c->opts[0] ? ", options `" : "", c->opts,
                 c->opts[0] ? "`" : "");
     }
+}
 
-    /* the approximations behind the numbers, each stated once */
+/* The approximations behind the numbers, each stated once. */
+static void md_models(FILE *f, const zs_spec *s, const report_rows *r)
+{
     fprintf(f, "\n## Models and approximations\n\n");
     int any = 0;
     for (int i = 0; i < s->npoints; i++) {
-        if (!found[i] || !rows[i].ok)
+        if (!r->found[i] || !r->rows[i].ok)
             continue;
-        const char *txt[2] = {rows[i].r.cost_desc, rows[i].backend_notes};
+        const char *txt[2] = {r->rows[i].r.cost_desc, r->rows[i].backend_notes};
         const char *pre[2] = {"cost model", "backend"};
         for (int t = 0; t < 2; t++) {
             if (!txt[t][0])
                 continue;
             int seen = 0;
             for (int j = 0; j < i && !seen; j++)
-                if (found[j] && rows[j].ok)
-                    seen = !strcmp(t ? rows[j].backend_notes : rows[j].r.cost_desc, txt[t]);
+                if (r->found[j] && r->rows[j].ok)
+                    seen = !strcmp(t ? r->rows[j].backend_notes : r->rows[j].r.cost_desc, txt[t]);
             if (seen)
                 continue;
             fprintf(f, "- %s: ", pre[t]);
@@ -547,12 +584,46 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
     }
     if (!any)
         fprintf(f, "- (no stored points)\n");
+}
+
+int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_report_stats *st,
+                    zs_err *e)
+{
+    memset(st, 0, sizeof *st);
+    st->points = s->npoints;
+    report_rows r = {NULL, NULL};
+    FILE *f = NULL;
+    int rc = read_rows(s, db, &r, st, e);
+    if (rc)
+        goto out;
+    if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
+        rc = zs_err_set(e, ZS_EIO, o->out_dir, "check the parent folder exists",
+                        "cannot create the report folder: %s", strerror(errno));
+        goto out;
+    }
+    if ((rc = write_plot(s, &r, o->out_dir, e)))
+        goto out;
+    if (o->plot)
+        st->plotted = render(s, o, st->plot_note, sizeof st->plot_note) == 0;
+    else
+        snprintf(st->plot_note, sizeof st->plot_note,
+                 "rendering was not requested (--no-plot); the script is %s.gp", s->name);
+    f = open_out(o->out_dir, s->name, "md", st->md_path, sizeof st->md_path, e);
+    if (!f) {
+        rc = e->code;
+        goto out;
+    }
+    md_head(f, s, st);
+    md_paper(f, s, &r);
+    md_results(f, s, &r);
+    md_config(f, s);
+    md_models(f, s, &r);
     if (ferror(f))
         rc = zs_err_set(e, ZS_EIO, st->md_path, "check the disk", "write failed");
 out:
     if (f)
         fclose(f);
-    free(rows);
-    free(found);
+    free(r.rows);
+    free(r.found);
     return rc;
 }

@@ -359,134 +359,149 @@ static int cmd_presets(zs_format fmt)
     return 0;
 }
 
+static const struct option trace_opts[] = {{"help", no_argument, 0, 'h'},
+                                           {"format", required_argument, 0, 'f'},
+                                           {"n", required_argument, 0, 'n'},
+                                           {"seed", required_argument, 0, 's'},
+                                           {"window", required_argument, 0, 'w'},
+                                           {"long", required_argument, 0, 'l'},
+                                           {"trace-format", required_argument, 0, 'F'},
+                                           {"column", required_argument, 0, 'c'},
+                                           {"above", required_argument, 0, 'a'},
+                                           {"out", required_argument, 0, 'o'},
+                                           {"budget", required_argument, 0, 'b'},
+                                           {"ranks", required_argument, 0, 'r'},
+                                           {"tokens-per-rank", required_argument, 0, 't'},
+                                           {"cycle", no_argument, 0, 'C'},
+                                           {"timing", no_argument, 0, 'T'},
+                                           {0, 0, 0, 0}};
+
+/* One option into a; 1 when c is not one of trace's options. */
+static int parse_opt(int c, trace_args *a, zs_err *e)
+{
+    long v;
+    int rc = ZS_OK;
+    switch (c) {
+    case 'f':
+        return zs_format_parse(optarg, &a->fmt, e);
+    case 'n':
+        a->n_set = 1;
+        return zs_cli_parse_int("--n", optarg, 1, 1L << 34, &a->n, e);
+    case 's':
+        rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &v, e);
+        if (!rc)
+            a->seed = (uint64_t)v;
+        return rc;
+    case 'w':
+        rc = zs_cli_parse_int("--window", optarg, 1, ZS_TRACE_MAX_LEN, &v, e);
+        if (!rc)
+            a->src.window = (int32_t)v;
+        return rc;
+    case 'l':
+        a->long_set = 1;
+        return zs_long_policy_parse(optarg, &a->src.policy, e);
+    case 'F':
+        return zs_trace_format_parse(optarg, &a->src.read.format, e);
+    case 'c':
+        a->src.read.column = optarg;
+        return ZS_OK;
+    case 'a':
+        return parse_above(optarg, a, e);
+    case 'o':
+        a->out = optarg;
+        return ZS_OK;
+    case 'b':
+        return zs_cli_parse_int("--budget", optarg, 1, 1L << 40, &a->budget, e);
+    case 'r':
+        return zs_cli_parse_int("--ranks", optarg, 1, 1 << 20, &a->ranks, e);
+    case 't':
+        return zs_cli_parse_int("--tokens-per-rank", optarg, 1, 1L << 30, &a->per_rank, e);
+    case 'C':
+        a->cycle = 1;
+        return ZS_OK;
+    case 'T':
+        a->timing = 1;
+        return ZS_OK;
+    }
+    return 1;
+}
+
+/* The subcommands and the options each accepts, so none is silently
+ * ignored. */
+static const struct {
+    const char *name, *allowed;
+    int nargs;
+} subs[] = {{"stats", "fnswlFcaT", 1},
+            {"gen", "fnswlFo", 1},
+            {"batches", "fnswlFcbrtC", 1},
+            {"presets", "f", 0}};
+
+/* The subcommand's index, or -(exit status) after printing why the
+ * options or arguments do not fit it. */
+static int check_sub(int argc, char **argv, const char *given, const trace_args *a)
+{
+    const char *sub = argv[optind];
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(sub, subs[i].name) == 0)
+            k = i;
+    if (k < 0)
+        return -zs_cli_usage_error("trace",
+                                   "unknown subcommand '%s' (use stats, gen, batches or "
+                                   "presets)",
+                                   sub);
+    for (const char *g = given; *g; g++)
+        if (!strchr(subs[k].allowed, *g)) {
+            const char *name = "?";
+            for (const struct option *o = trace_opts; o->name; o++)
+                if (o->val == *g)
+                    name = o->name;
+            return -zs_cli_usage_error("trace", "option '--%s' does not apply to trace %s", name,
+                                       sub);
+        }
+    if (argc - optind - 1 != subs[k].nargs)
+        return -zs_cli_usage_error("trace", "trace %s takes %s", sub,
+                                   subs[k].nargs ? "one SOURCE" : "no arguments");
+    if (a->long_set && a->src.policy != ZS_LONG_KEEP && !a->src.window && k != 2)
+        return -zs_cli_usage_error("trace", "--long needs --window N");
+    if ((a->ranks != 0) != (a->per_rank != 0) || (a->budget && a->ranks))
+        return -zs_cli_usage_error("trace",
+                                   "give either --budget or both --ranks and --tokens-per-rank");
+    return k;
+}
+
 int zs_cmd_trace(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"n", required_argument, 0, 'n'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"window", required_argument, 0, 'w'},
-                                         {"long", required_argument, 0, 'l'},
-                                         {"trace-format", required_argument, 0, 'F'},
-                                         {"column", required_argument, 0, 'c'},
-                                         {"above", required_argument, 0, 'a'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"budget", required_argument, 0, 'b'},
-                                         {"ranks", required_argument, 0, 'r'},
-                                         {"tokens-per-rank", required_argument, 0, 't'},
-                                         {"cycle", no_argument, 0, 'C'},
-                                         {"timing", no_argument, 0, 'T'},
-                                         {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
     trace_args a;
     memset(&a, 0, sizeof a);
     a.seed = 1;
-    /* Which options each subcommand accepts, so none is silently ignored. */
-    char given[32] = "";
+    char given[32] = ""; /* the options given, by getopt id */
     size_t ng = 0;
-    long v;
     int c;
     zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
+    while ((c = getopt_long(argc, argv, ":h", trace_opts, NULL)) != -1) {
         if (c != 'h' && c != ':' && c != '?' && ng + 1 < sizeof given && !strchr(given, c)) {
             given[ng++] = (char)c;
             given[ng] = '\0';
         }
-        switch (c) {
-        case 'h':
+        if (c == 'h') {
             fputs(trace_help, stdout);
             return 0;
-        case 'f':
-            rc = zs_format_parse(optarg, &a.fmt, &e);
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--n", optarg, 1, 1L << 34, &a.n, &e);
-            a.n_set = 1;
-            break;
-        case 's':
-            rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &v, &e);
-            a.seed = (uint64_t)v;
-            break;
-        case 'w':
-            rc = zs_cli_parse_int("--window", optarg, 1, ZS_TRACE_MAX_LEN, &v, &e);
-            a.src.window = (int32_t)v;
-            break;
-        case 'l':
-            rc = zs_long_policy_parse(optarg, &a.src.policy, &e);
-            a.long_set = 1;
-            break;
-        case 'F':
-            rc = zs_trace_format_parse(optarg, &a.src.read.format, &e);
-            break;
-        case 'c':
-            a.src.read.column = optarg;
-            break;
-        case 'a':
-            rc = parse_above(optarg, &a, &e);
-            break;
-        case 'o':
-            a.out = optarg;
-            break;
-        case 'b':
-            rc = zs_cli_parse_int("--budget", optarg, 1, 1L << 40, &a.budget, &e);
-            break;
-        case 'r':
-            rc = zs_cli_parse_int("--ranks", optarg, 1, 1 << 20, &a.ranks, &e);
-            break;
-        case 't':
-            rc = zs_cli_parse_int("--tokens-per-rank", optarg, 1, 1L << 30, &a.per_rank, &e);
-            break;
-        case 'C':
-            a.cycle = 1;
-            break;
-        case 'T':
-            a.timing = 1;
-            break;
-        default:
-            return zs_cli_bad_option("trace", c, argv);
         }
+        int rc = parse_opt(c, &a, &e);
+        if (rc > 0)
+            return zs_cli_bad_option("trace", c, argv);
         if (rc)
             return zs_cli_fail(&e);
     }
     a.src.seed = a.seed;
     if (optind >= argc)
         return zs_cli_usage_error("trace", "expected stats, gen, batches or presets");
-    const char *sub = argv[optind];
-    static const struct {
-        const char *name, *allowed;
-        int nargs;
-    } subs[] = {{"stats", "fnswlFcaT", 1},
-                {"gen", "fnswlFo", 1},
-                {"batches", "fnswlFcbrtC", 1},
-                {"presets", "f", 0}};
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(sub, subs[i].name) == 0)
-            k = i;
+    int k = check_sub(argc, argv, given, &a);
     if (k < 0)
-        return zs_cli_usage_error("trace",
-                                  "unknown subcommand '%s' (use stats, gen, batches or "
-                                  "presets)",
-                                  sub);
-    for (size_t i = 0; i < ng; i++)
-        if (!strchr(subs[k].allowed, given[i])) {
-            const char *name = "?";
-            for (const struct option *o = opts; o->name; o++)
-                if (o->val == given[i])
-                    name = o->name;
-            return zs_cli_usage_error("trace", "option '--%s' does not apply to trace %s", name,
-                                      sub);
-        }
-    if (argc - optind - 1 != subs[k].nargs)
-        return zs_cli_usage_error("trace", "trace %s takes %s", sub,
-                                  subs[k].nargs ? "one SOURCE" : "no arguments");
-    if (a.long_set && a.src.policy != ZS_LONG_KEEP && !a.src.window && k != 2)
-        return zs_cli_usage_error("trace", "--long needs --window N");
-    if ((a.ranks != 0) != (a.per_rank != 0) || (a.budget && a.ranks))
-        return zs_cli_usage_error("trace",
-                                  "give either --budget or both --ranks and --tokens-per-rank");
+        return -k;
     int rc;
     switch (k) {
     case 0:
