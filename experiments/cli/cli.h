@@ -28,12 +28,6 @@ int zs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 void zs_cli_reset_getopt(void);
 /* Parses a positive integer option value; on error fills e (ZS_EUSAGE). */
 int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e);
-/* Parses "A" or "A-B" (A <= B, both in [min, max]); on error fills e (ZS_EUSAGE). */
-int zs_cli_parse_range(const char *opt, const char *s, long min, long max, int *lo, int *hi,
-                       zs_err *e);
-/* --timeline-ranks (layers = 0) or --timeline-layers (1): a range, with the
- * same bounds for every command that takes them. */
-int zs_cli_parse_timeline_limit(int layers, const char *s, int *lo, int *hi, zs_err *e);
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */

@@ -1,5 +1,4 @@
 /* Shared pieces of the command-line front end: see cli.h. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,34 +36,6 @@ int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *o
     if (!rc)
         *out = (long)v;
     return rc;
-}
-
-int zs_cli_parse_range(const char *opt, const char *s, long min, long max, int *lo, int *hi,
-                       zs_err *e)
-{
-    char *end;
-    errno = 0;
-    long a = strtol(s, &end, 10), b = a;
-    int ok = !errno && end != s;
-    if (ok && *end == '-') {
-        const char *t = end + 1;
-        b = strtol(t, &end, 10);
-        ok = !errno && end != t;
-    }
-    if (!ok || *end || a < min || b > max || a > b) {
-        char fix[160];
-        snprintf(fix, sizeof fix, "give A or A-B with %ld <= A <= B <= %ld", min, max);
-        return zs_err_set(e, ZS_EUSAGE, opt, fix, "bad range '%s'", s);
-    }
-    *lo = (int)a;
-    *hi = (int)b;
-    return ZS_OK;
-}
-
-int zs_cli_parse_timeline_limit(int layers, const char *s, int *lo, int *hi, zs_err *e)
-{
-    return zs_cli_parse_range(layers ? "--timeline-layers" : "--timeline-ranks", s, 0,
-                              layers ? 1 << 20 : 1 << 24, lo, hi, e);
 }
 
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
