@@ -1,0 +1,272 @@
+/* Collectives of the SimGrid executor (see zs_sim_int.h).
+ *
+ * A collective starts when every member has reached it: each member posts
+ * its receives on its own inbox of the group and waits; the last to arrive
+ * starts every flow at once. Flows are aggregated, never message by
+ * message: for ring kinds one flow per ring edge and channel carrying the
+ * bytes of all steps (plus the latency of the extra steps charged as
+ * equivalent bytes at the edge's bottleneck bandwidth), for all-to-all one
+ * flow per ordered pair. A member whose own flows are in waits for a
+ * wake-up until every flow of the collective is in, as in a real ring
+ * where every step waits for the previous one everywhere. */
+#include "zs_sim_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "zs_calib.h"
+
+static int member_index(const zs_group *g, int rank)
+{
+    int lo = 0, hi = g->n - 1;
+    while (lo <= hi) {
+        int m = (lo + hi) / 2;
+        if (g->ranks[m] == rank)
+            return m;
+        if (g->ranks[m] < rank)
+            lo = m + 1;
+        else
+            hi = m - 1;
+    }
+    return -1;
+}
+
+static sg_mailbox_t coll_mailbox(sim *x, int gi, int idx)
+{
+    group_st *gs = &x->groups[gi];
+    if (!gs->mb_in[idx]) {
+        char name[64];
+        snprintf(name, sizeof name, "c%d.%d", gi, idx);
+        gs->mb_in[idx] = sg_mailbox_by_name(name);
+    }
+    return gs->mb_in[idx];
+}
+
+/* A flow leaves from its source GPU's host (the actor migrates there to
+ * post it: SimGrid routes a transfer between the hosts of its two actors),
+ * and every member has already posted its receives, so it starts at once. */
+static void put_detached(sim *x, int src, sg_mailbox_t mb, flow *f, long size)
+{
+    zs__sim_flow_start(x, f->src, f->dst, simgrid_get_clock());
+    sg_actor_set_host(sg_actor_self(), x->hosts[src]);
+    sg_comm_t c = sg_mailbox_put_init(mb, f, size);
+    sg_comm_detach(c, NULL);
+}
+
+/* NCCL runs a ring collective as several channels whose rings leave each
+ * node through different GPUs, so across nodes they use different NICs:
+ * as many channels as the fewest distinct NICs the members of one node
+ * reach (1 inside a node). The same figure the analytic cost model uses. */
+static int coll_channels(const zs_cluster *c, const zs_group *g)
+{
+    int k = c->nics_per_node, nodes = 0;
+    for (int i = 0; i < g->n;) {
+        int node = zs_cluster_node_of(c, g->ranks[i]);
+        unsigned long long seen = 0;
+        int nics = 0;
+        for (; i < g->n && zs_cluster_node_of(c, g->ranks[i]) == node; i++) {
+            int nic = zs_cluster_nic_of(c, g->ranks[i]) % 64;
+            if (!(seen & (1ULL << nic))) {
+                seen |= 1ULL << nic;
+                nics++;
+            }
+        }
+        k = nics < k ? nics : k;
+        nodes++;
+    }
+    return nodes > 1 && k > 1 ? k : 1;
+}
+
+/* Member index (in g->ranks) at position pos of channel ch's ring. Nodes
+ * come in rank order; inside a node channel ch enters through a member on
+ * the node's ch-th NIC and leaves through one on the NIC before it, so
+ * every channel's network edges use different NICs at both ends. */
+static int channel_member(const zs_cluster *c, const zs_group *g, int ch, int pos)
+{
+    int start = 0;
+    for (;;) {
+        int node = zs_cluster_node_of(c, g->ranks[start]), end = start;
+        while (end < g->n && zs_cluster_node_of(c, g->ranks[end]) == node)
+            end++;
+        int len = end - start;
+        if (pos >= len) {
+            pos -= len;
+            start = end;
+            continue;
+        }
+        /* The node's distinct NICs, in order (members are sorted by rank,
+         * and NICs grow with the rank inside a node). */
+        int nics[64], nn = 0;
+        for (int i = start; i < end; i++) {
+            int nic = zs_cluster_nic_of(c, g->ranks[i]);
+            if (nn == 0 || nics[nn - 1] != nic)
+                nics[nn < 63 ? nn++ : nn] = nic;
+        }
+        int first = ch % nn;
+        /* pos-th member in the order: NICs first, first+1, ..., wrapping. */
+        for (int k = 0; k < nn; k++) {
+            int nic = nics[(first + k) % nn];
+            for (int i = start; i < end; i++)
+                if (zs_cluster_nic_of(c, g->ranks[i]) == nic && pos-- == 0)
+                    return i;
+        }
+        return start; /* not reached */
+    }
+}
+
+static flow *flow_new(int src, int dst, double bytes, coll_inst *inst)
+{
+    flow *f = malloc(sizeof *f);
+    if (f)
+        *f = (flow){src, dst, bytes, inst};
+    return f;
+}
+
+/* The last member to arrive starts every flow of the collective. */
+static int coll_trigger(rank_st *R, const zs_op *op)
+{
+    sim *x = R->x;
+    const zs_group *g = &x->s->groups[op->u.coll.group];
+    int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
+    double bus, steps;
+    zs__coll_bus((zs_coll_kind)op->u.coll.ck, n, op->u.coll.bytes, &bus, &steps);
+    coll_inst *inst = calloc(1, sizeof *inst);
+    if (!inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
+        !(inst->wait_stream = malloc((size_t)n))) {
+        if (inst)
+            free(inst->wait_rank);
+        free(inst);
+        return ZS_ENOMEM;
+    }
+    int nch = a2a ? 1 : coll_channels(x->c, g);
+    inst->flows_left = a2a ? n * (n - 1) : n * nch;
+    if (a2a) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                flow *f = flow_new(g->ranks[i], g->ranks[j], op->u.coll.bytes / n, inst);
+                if (!f)
+                    return ZS_ENOMEM;
+                put_detached(x, f->src, coll_mailbox(x, op->u.coll.group, j), f,
+                             zs__sim_bytes(f->bytes));
+            }
+    } else {
+        for (int ch = 0; ch < nch; ch++)
+            for (int pos = 0; pos < n; pos++) {
+                int i = channel_member(x->c, g, ch, pos);
+                int j = channel_member(x->c, g, ch, (pos + 1) % n);
+                flow *f = flow_new(g->ranks[i], g->ranks[j], bus / nch, inst);
+                if (!f)
+                    return ZS_ENOMEM;
+                double lat, bw;
+                zs_cluster_path(x->c, f->src, f->dst, &lat, &bw);
+                double extra = steps > 1 ? (steps - 1) * lat * bw : 0;
+                put_detached(x, f->src, coll_mailbox(x, op->u.coll.group, j), f,
+                             zs__sim_bytes(f->bytes + extra));
+            }
+    }
+    sg_actor_set_host(sg_actor_self(), R->host);
+    return ZS_OK;
+}
+
+/* Every member arrived: communication starts for all of them (until now
+ * they waited on peers: idle), and the flows start. */
+static int coll_all_arrived(rank_st *R, const zs_op *op, const zs_group *g, double now)
+{
+    sim *x = R->x;
+    int gi = op->u.coll.group;
+    for (int k = 0; k < g->n; k++) {
+        rank_st *M = &x->ranks[g->ranks[k]];
+        zs_rank_acct_change(&M->acct, &x->r->ranks[M->rank], now, 0, 1);
+    }
+    x->groups[gi].arrived = 0;
+    zs_op big = *op;
+    big.u.coll.bytes = x->groups[gi].max_bytes;
+    return coll_trigger(R, &big);
+}
+
+int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
+{
+    sim *x = R->x;
+    stream_st *t = &R->st[s];
+    const zs_op *op = &R->p->ops[i];
+    int gi = op->u.coll.group;
+    const zs_group *g = gi >= 0 && gi < x->s->ngroups ? &x->s->groups[gi] : NULL;
+    int idx = g ? member_index(g, R->rank) : -1;
+    if (idx < 0) {
+        zs__sim_fail(R, ZS_EINVALID, "a rank may only join collectives of groups it belongs to",
+                     "%s on a group that does not hold this rank", i, "collective");
+        return 0;
+    }
+    if (g->n == 1) {
+        zs_timeline_op(x->tl, R->rank, i, t->iter, now, now, ZS_TL_SEQ_NONE);
+        zs__sim_op_done(R, i, now);
+        zs__sim_stream_next(R, s, i);
+        return 1;
+    }
+    int nin = op->u.coll.ck == ZS_COLL_ALLTOALL ? g->n - 1 : coll_channels(x->c, g);
+    for (int k = 0; k < nin; k++) {
+        went *w = zs__sim_went_new(R, W_COLL, s);
+        if (!w) {
+            zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+            return 0;
+        }
+        w->is_recv = 1;
+        w->comm = sg_mailbox_get_async(coll_mailbox(x, gi, idx), &w->data);
+    }
+    t->running = 1;
+    t->t_start = now;
+    /* All-to-all(v): members' buffers differ; the largest sets the pace. */
+    group_st *gs = &x->groups[gi];
+    if (gs->arrived == 0 || op->u.coll.bytes > gs->max_bytes)
+        gs->max_bytes = op->u.coll.bytes;
+    if (++gs->arrived == g->n && coll_all_arrived(R, op, g, now)) {
+        zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+        return 0;
+    }
+    return 1;
+}
+
+coll_inst *zs__sim_coll_flow_in(rank_st *R, went *w, double now)
+{
+    flow *f = w->data;
+    zs__sim_flow_end(R->x, f->src, f->dst, f->bytes, now);
+    coll_inst *inst = f->inst;
+    inst->flows_left--;
+    free(f);
+    return inst;
+}
+
+/* All flows into this member are in. If others are still moving, wait for
+ * a wake-up (returns 1); otherwise the collective is over: wake the waiting
+ * members and return 0. A wake-up is a zero-byte message over the member's
+ * own zero-latency compute link (sent from its host), so it arrives at the
+ * same date. */
+int zs__sim_coll_flows_in(rank_st *R, int s, coll_inst *inst)
+{
+    sim *x = R->x;
+    if (inst->flows_left > 0) {
+        went *w = zs__sim_went_new(R, W_WAKE, s);
+        if (!w) {
+            zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", R->st[s].cur, "out of memory");
+            return 1;
+        }
+        w->comm = sg_mailbox_get_async(R->wake_mb[s], &w->data);
+        inst->wait_rank[inst->nwait] = R->rank;
+        inst->wait_stream[inst->nwait++] = (uint8_t)s;
+        return 1;
+    }
+    for (int k = 0; k < inst->nwait; k++) {
+        int r = inst->wait_rank[k];
+        sg_actor_set_host(sg_actor_self(), x->hosts[r]);
+        sg_comm_t c = sg_mailbox_put_init(x->ranks[r].wake_mb[inst->wait_stream[k]], &x->dummy, 0);
+        sg_comm_detach(c, NULL);
+    }
+    if (inst->nwait)
+        sg_actor_set_host(sg_actor_self(), R->host);
+    free(inst->wait_rank);
+    free(inst->wait_stream);
+    free(inst);
+    return 0;
+}

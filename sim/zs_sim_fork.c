@@ -1,0 +1,96 @@
+/* Simulations in child processes (see zs_sim.h): SimGrid allows one
+ * platform per process, so every simulation of a caller that runs several
+ * goes through zs_fork_call. The child sends its zs_result as plain data:
+ * the struct (its pointers are meaningless in the parent and replaced),
+ * then the per-rank rows and the two per-NIC arrays. */
+#include "zs_sim_int.h"
+
+#include <string.h>
+#include <sys/resource.h>
+
+#include "zs_fork.h"
+
+typedef struct job {
+    const zs_schedule *s;
+    const zs_cluster *c;
+    const zs_sim_opts *o;
+} job;
+
+static int child(void *arg, zs_fork_buf *out, zs_err *e)
+{
+    const job *j = arg;
+    zs_result *r = NULL;
+    int rc = zs_sim_run(j->s, j->c, j->o, &r, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r, sizeof *r, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->ranks, sizeof *r->ranks * (size_t)r->nranks, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->nic_bytes, sizeof(double) * (size_t)r->nnics, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->nic_busy, sizeof(double) * (size_t)r->nnics, e);
+    zs_result_free(r);
+    return rc;
+}
+
+/* The result back from its bytes (NULL when they do not hold one). */
+static zs_result *decode(const zs_fork_buf *b)
+{
+    zs_result hdr;
+    size_t pos = 0;
+    if (zs_fork_buf_get(b, &pos, &hdr, sizeof hdr) || hdr.nranks < 0 || hdr.nnics < 0)
+        return NULL;
+    zs_result *r = zs_result_new(hdr.nranks, hdr.nnics);
+    if (!r)
+        return NULL;
+    zs_rank_result *ranks = r->ranks;
+    double *nb = r->nic_bytes, *nu = r->nic_busy;
+    *r = hdr;
+    r->ranks = ranks;
+    r->nic_bytes = nb;
+    r->nic_busy = nu;
+    if (zs_fork_buf_get(b, &pos, r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
+        zs_fork_buf_get(b, &pos, r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
+        zs_fork_buf_get(b, &pos, r->nic_busy, sizeof(double) * (size_t)r->nnics) ||
+        pos != b->n) {
+        zs_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                      zs_result **out, zs_err *e)
+{
+    return zs__sim_run_forked_rss(s, c, o, out, NULL, NULL, e);
+}
+
+int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                           zs_result **out, double *child_rss, double *child_cpu, zs_err *e)
+{
+    job j = {s, c, o};
+    zs_fork_buf b = {0};
+    zs_child_usage u = {0, 0};
+    int rc = zs_fork_call("simulation", child, &j, &b, &u, e);
+    if (child_rss)
+        *child_rss = u.max_rss;
+    if (child_cpu)
+        *child_cpu = u.cpu_s;
+    if (rc)
+        return rc;
+    zs_result *r = decode(&b);
+    zs_fork_buf_free(&b);
+    if (!r)
+        return zs_err_set(e, ZS_ERUNTIME, "simulation process", NULL,
+                          "the simulation's result came back incomplete or out of memory");
+    *out = r;
+    return ZS_OK;
+}
+
+double zs_sim_peak_rss(int children)
+{
+    struct rusage ru;
+    if (getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)ru.ru_maxrss * 1024.0;
+}

@@ -1,0 +1,173 @@
+/* Internals of the SimGrid executor (zs_sim.h), shared by its files, one
+ * concern each:
+ *   zs_sim.c        zs_sim_run: checks, the engine, the actors, the result;
+ *   zs_sim_setup.c  per-rank tables, the platform, the engine flags, release;
+ *   zs_sim_walk.c   the program walker: each rank's actor and its event loop;
+ *   zs_sim_chan.c   point-to-point: channels, posting, completion;
+ *   zs_sim_coll.c   collectives: arrival, aggregated flows, wake-ups;
+ *   zs_sim_links.c  link and NIC accounting along each flow's route;
+ *   zs_sim_fork.c   running a simulation in a child process (zs_fork).
+ *
+ * One simulation per process: SimGrid 3.32 holds one platform and one
+ * engine per process, so a `sim` exists at most once. It is not a global:
+ * each rank's state points back to it (rank_st.x) and every function
+ * reaches it from there, so the data flow stays visible. Only the
+ * once-per-process guard is static (zs_sim.c).
+ *
+ * Nothing outside sim/ includes this header. Depends on SimGrid 3.32's C
+ * API, the schedule IR, zs_result, zs_platform and zs_timeline. */
+#ifndef ZS_SIM_INT_H
+#define ZS_SIM_INT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+
+#include "zs_platform.h"
+#include "zs_sim.h"
+#include "zs_timeline.h"
+
+/* What an outstanding communication of a rank is. W_SINK: the sending half
+ * of a compute op's self-transfer, waited for and dropped (a detached comm
+ * would cost O(all detached comms) at its end: SimGrid 3.32 keeps them in
+ * one list). */
+enum { W_COMPUTE, W_P2P, W_COLL, W_WAKE, W_SINK };
+
+typedef struct chan { /* the p2p channel (src, dst, tag) */
+    int32_t src, dst, tag;
+    int32_t pend_send, pend_recv; /* posted, not yet matched */
+    int32_t nsend, nrecv;         /* posted so far: the k-th send meets the k-th receive */
+    sg_mailbox_t mb;
+    struct chan *next;
+} chan;
+
+/* One running collective: its members are done when all its flows are, as
+ * in a real ring where every step waits for the previous one everywhere. */
+typedef struct coll_inst {
+    int flows_left;
+    int nwait;
+    int32_t *wait_rank; /* members whose own flows are in, waiting for the rest */
+    uint8_t *wait_stream;
+} coll_inst;
+
+typedef struct flow { /* payload of a collective flow */
+    int32_t src, dst;
+    double bytes;
+    coll_inst *inst;
+} flow;
+
+typedef struct went { /* one outstanding communication of a rank */
+    sg_comm_t comm;
+    void *data;
+    chan *ch; /* receives: the channel, for accounting */
+    double bytes;
+    int64_t op; /* p2p: the op, its segment iteration, issue date, message number */
+    int32_t seg, iter, seq;
+    double t0;
+    uint8_t kind, stream, is_recv;
+    struct went *next_free;
+} went;
+
+typedef struct stream_st {
+    int32_t seg, iter;
+    int64_t cur;     /* stored index of the head op; -1 when the stream is done */
+    int npend;       /* outstanding communications of the running op */
+    int p2p_pending; /* sends and receives issued and not complete */
+    int running;     /* a compute op or collective holds the stream */
+    double t_start;
+} stream_st;
+
+struct sim;
+
+typedef struct rank_st {
+    struct sim *x; /* the simulation */
+    int rank;
+    const zs_rank_prog *p;
+    int32_t *seg_of, *done, *next_same, *first; /* first[seg * ZS_MAX_STREAMS + s] */
+    chan **chan_of;
+    stream_st st[ZS_MAX_STREAMS];
+    went **w;
+    sg_comm_t *comms;
+    int nw, capw;
+    went *free_w;
+    zs_rank_acct acct;
+    double end;
+    int finished;
+    sg_host_t host;
+    sg_mailbox_t self_mb[ZS_MAX_STREAMS];
+    sg_mailbox_t wake_mb[ZS_MAX_STREAMS];
+} rank_st;
+
+typedef struct group_st {
+    int arrived;
+    double max_bytes;    /* largest buffer among the members arrived so far */
+    sg_mailbox_t *mb_in; /* per member index */
+} group_st;
+
+typedef struct sim {
+    const zs_schedule *s;
+    const zs_cluster *c;
+    zs_sim_opts o;
+    zs_result *r;
+    rank_st *ranks;
+    sg_host_t *hosts;
+    group_st *groups;
+    /* links */
+    int nlinks;
+    int32_t *l_act;
+    double *l_last;
+    int32_t *nic_act;
+    double *nic_last;
+    /* p2p channels */
+    chan **chash;
+    size_t nchash;
+    zs_timeline *tl; /* NULL: no timeline */
+    char dummy;      /* payload of every message: SimGrid refuses NULL payloads */
+    /* failure reported by an actor */
+    int failed;
+    zs_err err;
+} sim;
+
+/* Bytes as SimGrid takes them. */
+static inline long zs__sim_bytes(double b)
+{
+    return b <= 0 ? 0 : (long)llround(b);
+}
+
+/* zs_sim_setup.c */
+int zs__sim_setup(sim *x, zs_err *e);
+void zs__sim_release(sim *x);
+void zs__sim_engine_init(void);
+int zs__sim_load_platform(const zs_cluster *c, zs_err *e);
+void zs__sim_describe_stuck(sim *x, zs_err *e);
+
+/* zs_sim_walk.c */
+void zs__sim_actor_main(int argc, char **argv);
+/* Records the first failure (later ones are dropped): the run stops. */
+void zs__sim_fail(const rank_st *R, int code, const char *fix, const char *fmt, int64_t op,
+                  const char *what);
+void zs__sim_stream_seek(rank_st *R, int s, int32_t seg);
+void zs__sim_stream_next(rank_st *R, int s, int64_t i);
+void zs__sim_op_done(rank_st *R, int64_t i, double now);
+/* A new outstanding communication of stream s (NULL when out of memory). */
+went *zs__sim_went_new(rank_st *R, int kind, int s);
+
+/* zs_sim_chan.c */
+int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now);
+void zs__sim_p2p_done(rank_st *R, went *w, double now);
+
+/* zs_sim_coll.c */
+int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now);
+coll_inst *zs__sim_coll_flow_in(rank_st *R, went *w, double now);
+int zs__sim_coll_flows_in(rank_st *R, int s, coll_inst *inst);
+
+/* zs_sim_links.c */
+void zs__sim_flow_start(sim *x, int src, int dst, double now);
+void zs__sim_flow_end(sim *x, int src, int dst, double bytes, double now);
+
+#endif

@@ -1,0 +1,45 @@
+/* Link and NIC accounting of the SimGrid executor (see zs_sim_int.h).
+ *
+ * A flow follows its default route through the link table of zs_platform.h.
+ * A link (or NIC) is busy while at least one flow crosses it: busy time
+ * accrues from its first flow's start to its last flow's end. A flow's
+ * bytes count once per link class it crosses, and once on each NIC it
+ * leaves or enters. A p2p flow starts at the mailbox match and ends when
+ * the receive completes; collective flows start when the last member
+ * arrives. */
+#include "zs_sim_int.h"
+
+void zs__sim_flow_start(sim *x, int src, int dst, double now)
+{
+    int l[ZS_ROUTE_MAX];
+    int n = zs__plat_route(x->c, src, dst, l);
+    for (int i = 0; i < n; i++) {
+        if (x->l_act[l[i]]++ == 0)
+            x->l_last[l[i]] = now;
+        int k = zs__plat_link_nic(x->c, l[i]);
+        if (k >= 0 && x->nic_act[k]++ == 0)
+            x->nic_last[k] = now;
+    }
+}
+
+void zs__sim_flow_end(sim *x, int src, int dst, double bytes, double now)
+{
+    int l[ZS_ROUTE_MAX];
+    int n = zs__plat_route(x->c, src, dst, l);
+    int seen[ZS_LINK_NCLASSES] = {0};
+    for (int i = 0; i < n; i++) {
+        zs_link_class lc = zs__plat_link_class(x->c, l[i]);
+        if (--x->l_act[l[i]] == 0)
+            x->r->link_busy[lc] += now - x->l_last[l[i]];
+        if (!seen[lc]) { /* a flow's payload counts once per class it crosses */
+            seen[lc] = 1;
+            x->r->link_bytes[lc] += bytes;
+        }
+        int k = zs__plat_link_nic(x->c, l[i]);
+        if (k >= 0) {
+            x->r->nic_bytes[k] += bytes; /* once on the way out, once on the way in */
+            if (--x->nic_act[k] == 0)
+                x->r->nic_busy[k] += now - x->nic_last[k];
+        }
+    }
+}

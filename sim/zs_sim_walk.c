@@ -1,0 +1,257 @@
+/* The program walker of the SimGrid executor (see zs_sim_int.h): one actor
+ * per rank runs a small event loop over the rank's streams.
+ *
+ *   1. start every op that can start: for each stream, the op at its head
+ *      if its dependencies are done (markers and zero-time ops complete on
+ *      the spot, so this repeats until nothing changes);
+ *   2. wait for any of the rank's outstanding communications (compute ops
+ *      are communications on the GPU's private link, so one wait-any covers
+ *      both: SimGrid 3.32 has no wait-any mixing execs and comms, and its
+ *      sg_comm_wait_any_for drops the references of every comm on timeout);
+ *   3. retire what completed: accounting, timeline, advance the stream.
+ *
+ * Segments repeat: a stream's cursor is (segment, iteration, op), and a
+ * dependency inside the op's segment means the same iteration, one in an
+ * earlier segment its last iteration, as in the analytic backend. */
+#include "zs_sim_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void zs__sim_fail(const rank_st *R, int code, const char *fix, const char *fmt, int64_t op,
+                  const char *what)
+{
+    sim *x = R->x;
+    if (x->failed)
+        return;
+    x->failed = 1;
+    char where[128];
+    snprintf(where, sizeof where, "rank %d op #%lld", R->rank, (long long)op);
+    zs_err_set(&x->err, code, where, fix, fmt, what);
+}
+
+/* Moves stream s to its first op at or after segment `seg` (iteration 0). */
+void zs__sim_stream_seek(rank_st *R, int s, int32_t seg)
+{
+    stream_st *t = &R->st[s];
+    for (; seg < R->p->nsegs; seg++) {
+        if (R->first[(int64_t)seg * ZS_MAX_STREAMS + s] >= 0) {
+            t->seg = seg;
+            t->iter = 0;
+            t->cur = R->first[(int64_t)seg * ZS_MAX_STREAMS + s];
+            return;
+        }
+    }
+    t->cur = -1;
+}
+
+/* Moves the head of stream s past op i. */
+void zs__sim_stream_next(rank_st *R, int s, int64_t i)
+{
+    stream_st *t = &R->st[s];
+    if (R->next_same[i] >= 0) {
+        t->cur = R->next_same[i];
+        return;
+    }
+    if (++t->iter < R->p->segs[t->seg].repeat) {
+        t->cur = R->first[(int64_t)t->seg * ZS_MAX_STREAMS + s];
+        return;
+    }
+    zs__sim_stream_seek(R, s, t->seg + 1);
+}
+
+void zs__sim_op_done(rank_st *R, int64_t i, double now)
+{
+    R->done[i]++;
+    R->x->r->ranks[R->rank].ops++;
+    R->end = now;
+}
+
+/* Completions are counted per stored op. */
+static int deps_done(const rank_st *R, int s, int64_t i)
+{
+    const stream_st *t = &R->st[s];
+    const zs_op *op = &R->p->ops[i];
+    const int32_t *d = R->p->deps + op->dep0;
+    for (int k = 0; k < op->ndeps; k++) {
+        int32_t j = d[k];
+        int32_t sj = R->seg_of[j];
+        int32_t need = sj == t->seg ? t->iter + 1 : R->p->segs[sj].repeat;
+        if (R->done[j] < need)
+            return 0;
+    }
+    return 1;
+}
+
+went *zs__sim_went_new(rank_st *R, int kind, int s)
+{
+    went *w = R->free_w;
+    if (w)
+        R->free_w = w->next_free;
+    else if (!(w = malloc(sizeof *w)))
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->kind = (uint8_t)kind;
+    w->stream = (uint8_t)s;
+    if (R->nw == R->capw) {
+        int cap = R->capw ? R->capw * 2 : 8;
+        went **nw = realloc(R->w, sizeof *nw * (size_t)cap);
+        sg_comm_t *nc = nw ? realloc(R->comms, sizeof *nc * (size_t)cap) : NULL;
+        if (nw)
+            R->w = nw;
+        if (!nc) {
+            free(w);
+            return NULL;
+        }
+        R->comms = nc;
+        R->capw = cap;
+    }
+    R->w[R->nw++] = w;
+    if (kind != W_P2P && kind != W_SINK)
+        R->st[s].npend++;
+    return w;
+}
+
+/* An op that takes no time completes on the spot. */
+static int finish_now(rank_st *R, int s, int64_t i, double now)
+{
+    zs_timeline_op(R->x->tl, R->rank, i, R->st[s].iter, now, now, ZS_TL_SEQ_NONE);
+    zs__sim_op_done(R, i, now);
+    zs__sim_stream_next(R, s, i);
+    return 1;
+}
+
+/* A compute op of d seconds is a self-transfer of d * ZS_COMPUTE_BPS bytes
+ * over the GPU's private compute link. */
+static int start_compute(rank_st *R, int s, int64_t i, double now)
+{
+    const zs_op *op = &R->p->ops[i];
+    stream_st *t = &R->st[s];
+    if (op->duration <= 0)
+        return finish_now(R, s, i, now);
+    went *w = zs__sim_went_new(R, W_COMPUTE, s);
+    went *sink = w ? zs__sim_went_new(R, W_SINK, s) : NULL;
+    if (!sink) {
+        zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+        return 0;
+    }
+    sink->comm = sg_mailbox_put_async(R->self_mb[s], &R->x->dummy,
+                                      zs__sim_bytes(op->duration * ZS_COMPUTE_BPS));
+    w->comm = sg_mailbox_get_async(R->self_mb[s], &w->data);
+    zs_rank_acct_change(&R->acct, &R->x->r->ranks[R->rank], now, 1, 0);
+    t->running = 1;
+    t->t_start = now;
+    return 1;
+}
+
+/* Tries to start the head op of stream s; returns 1 if the stream changed.
+ * Sends and receives never hold the stream; any other op waits until the
+ * stream's transfers have all completed. */
+static int try_start(rank_st *R, int s)
+{
+    stream_st *t = &R->st[s];
+    if (t->running || t->cur < 0)
+        return 0;
+    int64_t i = t->cur;
+    const zs_op *op = &R->p->ops[i];
+    if (!deps_done(R, s, i))
+        return 0;
+    double now = simgrid_get_clock();
+    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+        return zs__sim_start_p2p(R, s, i, now);
+    if (t->p2p_pending > 0)
+        return 0;
+    switch (op->kind) {
+    case ZS_OP_MARKER:
+        zs__sim_op_done(R, i, now);
+        zs__sim_stream_next(R, s, i);
+        return 1;
+    case ZS_OP_COMPUTE:
+        return start_compute(R, s, i, now);
+    case ZS_OP_COLL:
+        return zs__sim_start_coll(R, s, i, now);
+    default:
+        zs__sim_fail(R, ZS_EINVALID, "rebuild the schedule", "%s", i, "unknown op kind");
+        return 0;
+    }
+}
+
+/* A communication of stream s completed. */
+static void retire(rank_st *R, went *w)
+{
+    int s = w->stream;
+    stream_st *t = &R->st[s];
+    double now = simgrid_get_clock();
+    w->next_free = R->free_w;
+    R->free_w = w;
+    if (w->kind == W_SINK)
+        return;
+    if (w->kind == W_P2P) {
+        zs__sim_p2p_done(R, w, now);
+        return;
+    }
+    coll_inst *inst = w->kind == W_COLL ? zs__sim_coll_flow_in(R, w, now) : NULL;
+    if (--t->npend > 0)
+        return;
+    if (inst && zs__sim_coll_flows_in(R, s, inst))
+        return; /* the rest of the collective is still moving */
+    t->running = 0;
+    zs_rank_acct_change(&R->acct, &R->x->r->ranks[R->rank], now, w->kind == W_COMPUTE ? -1 : 0,
+                        w->kind == W_COMPUTE ? 0 : -1);
+    zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
+    zs__sim_op_done(R, t->cur, now);
+    zs__sim_stream_next(R, s, t->cur);
+}
+
+/* Phase 1: starts what can start, until nothing changes. */
+static void start_ready(rank_st *R)
+{
+    sim *x = R->x;
+    int changed = 1;
+    while (changed && !x->failed) {
+        changed = 0;
+        for (int s = 0; s < x->s->nstreams; s++)
+            while (try_start(R, s))
+                changed = 1;
+    }
+}
+
+static int all_done(const rank_st *R)
+{
+    if (R->nw != 0)
+        return 0;
+    for (int s = 0; s < R->x->s->nstreams; s++)
+        if (R->st[s].cur >= 0 || R->st[s].p2p_pending > 0)
+            return 0;
+    return 1;
+}
+
+void zs__sim_actor_main(int argc, char **argv)
+{
+    rank_st *R = sg_actor_self_get_data();
+    for (;;) {
+        start_ready(R);
+        if (R->x->failed)
+            break;
+        if (all_done(R)) {
+            R->finished = 1;
+            break;
+        }
+        if (R->nw == 0)
+            break; /* stuck on a dependency that can never complete: reported after the run */
+        /* Phase 2: wait for any outstanding communication. */
+        for (int k = 0; k < R->nw; k++)
+            R->comms[k] = R->w[k]->comm;
+        ssize_t k = sg_comm_wait_any(R->comms, (size_t)R->nw);
+        if (k < 0 || k >= R->nw)
+            break;
+        went *w = R->w[k];
+        /* Keep the order of the others: completions at the same date are
+         * then retired in the same order on every run. */
+        memmove(R->w + k, R->w + k + 1, sizeof *R->w * (size_t)(R->nw - k - 1));
+        R->nw--;
+        /* Phase 3. */
+        retire(R, w);
+    }
+}
