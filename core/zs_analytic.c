@@ -20,7 +20,10 @@ typedef struct ev {
     double t;
     int64_t seq;
     int64_t op; /* the op that completes */
+    double t0;  /* when it started (timeline) */
     int32_t rank;
+    int32_t iter; /* iteration of the op's segment (timeline) */
+    int32_t msg;  /* p2p: message number on its channel (timeline flows) */
     int8_t stream;
     int8_t comm; /* 1: a transfer or collective, 0: compute */
 } ev;
@@ -46,6 +49,9 @@ typedef struct post {
     int8_t stream;
     int64_t op;
     double bytes;
+    double t0;    /* when it was posted */
+    int32_t iter; /* iteration of the op's segment */
+    int32_t msg;  /* p2p: message number on its channel */
 } post;
 
 typedef struct fifo {
@@ -55,6 +61,7 @@ typedef struct fifo {
 
 typedef struct pkey {
     int32_t src, dst, tag, used;
+    int32_t nsend, nrecv; /* posted so far: the k-th send meets the k-th receive */
     fifo sends, recvs;
 } pkey;
 
@@ -78,6 +85,7 @@ typedef struct ex {
     double now;
     double *nic_tx, *nic_rx; /* seconds at line rate each way (NICs are full duplex) */
     zs_result *res;
+    zs_timeline *tl; /* NULL: no timeline */
     zs_err *e;
     int failed;
 } ex;
@@ -89,7 +97,8 @@ static int ev_less(const ev *a, const ev *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int push(ex *x, double t, int rank, int stream, int64_t op, int comm)
+/* Schedules the completion at t of an op p that started at p->t0. */
+static int push(ex *x, double t, const post *p, int comm)
 {
     if (x->nheap == x->capheap) {
         int64_t nc = x->capheap ? x->capheap * 2 : 1024;
@@ -99,7 +108,7 @@ static int push(ex *x, double t, int rank, int stream, int64_t op, int comm)
         x->heap = h;
         x->capheap = nc;
     }
-    ev v = {t, x->seq++, op, rank, (int8_t)stream, (int8_t)comm};
+    ev v = {t, x->seq++, p->op, p->t0, p->rank, p->iter, p->msg, p->stream, (int8_t)comm};
     int64_t i = x->nheap++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -334,7 +343,9 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     if (!k)
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
-    post me = {rank, (int8_t)stream, i, op->u.p2p.bytes};
+    const stream_st *c = &x->r[rank].st[stream];
+    post me = {rank, (int8_t)stream, i, op->u.p2p.bytes, x->now, c->iter,
+               send ? k->nsend++ : k->nrecv++};
     if (other->head == other->n)
         return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                    : ZS_OK;
@@ -346,13 +357,12 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
         count_p2p_bytes(x, src, dst, me.bytes);
     acct(x, rank, 0, 1);
     acct(x, peer.rank, 0, 1);
-    if (push(x, x->now + t, rank, stream, i, 1) ||
-        push(x, x->now + t, peer.rank, peer.stream, peer.op, 1))
+    if (push(x, x->now + t, &me, 1) || push(x, x->now + t, &peer, 1))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     return ZS_OK;
 }
 
-static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
+static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, int32_t iter)
 {
     const zs_group *g = &x->s->groups[op->u.coll.group];
     coll_st *c = &x->colls[op->u.coll.group];
@@ -371,7 +381,7 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     } else if (op->u.coll.bytes > c->bytes) {
         c->bytes = op->u.coll.bytes; /* all-to-all(v): the largest buffer sets the pace */
     }
-    c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->u.coll.bytes};
+    c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->u.coll.bytes, x->now, iter, -1};
     if (c->arrived < g->n)
         return ZS_OK;
     double t = 0;
@@ -387,7 +397,7 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     }
     for (int k = 0; k < g->n; k++) {
         acct(x, c->who[k].rank, 0, 1);
-        if (push(x, x->now + t, c->who[k].rank, c->who[k].stream, c->who[k].op, 1))
+        if (push(x, x->now + t, &c->who[k], 1))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     c->arrived = 0;
@@ -427,9 +437,10 @@ static int try_start(ex *x, int rank, int stream)
         c->busy = 1;
         c->cur = c->pos++;
         if (op->kind == ZS_OP_COLL)
-            return post_coll(x, rank, stream, op, c->cur);
+            return post_coll(x, rank, stream, op, c->cur, c->iter);
         acct(x, rank, 1, 0);
-        if (push(x, x->now + (x->dry ? 0 : op->duration), rank, stream, c->cur, 0))
+        post me = {rank, (int8_t)stream, c->cur, 0, x->now, c->iter, -1};
+        if (push(x, x->now + (x->dry ? 0 : op->duration), &me, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
     }
@@ -459,6 +470,8 @@ static int retire(ex *x, const ev *v)
         c->p2p_pending--;
     else
         c->busy = 0;
+    zs_timeline_op(x->tl, v->rank, v->op, v->iter, v->t0, x->now,
+                   is_p2p(op) ? v->msg : ZS_TL_SEQ_NONE);
     return try_rank(x, v->rank);
 }
 
@@ -481,6 +494,8 @@ static void ex_free(ex *x)
     free(x->colls);
     free(x->nic_tx);
     free(x->nic_rx);
+    zs_timeline_free(x->tl); /* an unfinished timeline leaves no file */
+    x->tl = NULL;
 }
 
 static int setup(ex *x)
@@ -507,6 +522,35 @@ static int setup(ex *x)
         for (int st = 0; st < s->nstreams; st++)
             r->st[st].pos = p->nsegs > 0 ? p->segs[0].op0 : 0;
     }
+    return ZS_OK;
+}
+
+/* Nothing is pending: a rank with work left is stuck (a deadlock). */
+static int check_finished(ex *x)
+{
+    const zs_schedule *s = x->s;
+    for (int rk = 0; rk < s->nranks; rk++)
+        for (int st = 0; st < s->nstreams; st++) {
+            stream_st *c = &x->r[rk].st[st];
+            if (c->busy || (!c->finished && c->p2p_pending == 0))
+                return fail_at(x, ZS_EINVALID, rk, c->busy ? c->cur : c->pos,
+                               "the schedule cannot finish: this op waits forever (a message "
+                               "or collective peer that never comes, or a cycle)");
+            if (c->p2p_pending > 0 || !c->finished) {
+                /* Find an issued transfer that never completed. */
+                const zs_rank_prog *p = &s->ranks[rk];
+                int64_t stuck = 0;
+                for (int64_t i = 0; i < p->nops; i++)
+                    if (p->ops[i].stream == st && is_p2p(&p->ops[i]) &&
+                        x->r[rk].done[i] < p->segs[x->r[rk].seg_of[i]].repeat) {
+                        stuck = i;
+                        break;
+                    }
+                return fail_at(x, ZS_EINVALID, rk, stuck,
+                               "the schedule cannot finish: this transfer never completes (a "
+                               "message peer that never comes, or a cycle)");
+            }
+        }
     return ZS_OK;
 }
 
@@ -540,6 +584,19 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the analytic run");
     }
     snprintf(x.res->backend, sizeof x.res->backend, "analytic");
+    if (o && o->timeline && !dry) {
+        zs_tl_cfg tc;
+        if (o->tl)
+            tc = *o->tl;
+        else
+            zs_tl_cfg_init(&tc);
+        tc.gpus_per_node = cl->gpus_per_node;
+        if ((rc = zs_timeline_open(o->timeline, s, &tc, &x.tl, e))) {
+            ex_free(&x);
+            zs_result_free(x.res);
+            return rc;
+        }
+    }
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
         rc = try_rank(&x, rk);
     while (rc == ZS_OK && x.nheap > 0) {
@@ -547,32 +604,12 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         x.now = v.t;
         rc = retire(&x, &v);
     }
-    if (rc == ZS_OK) {
-        for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
-            for (int st = 0; st < s->nstreams; st++) {
-                stream_st *c = &x.r[rk].st[st];
-                if (c->busy || (!c->finished && c->p2p_pending == 0)) {
-                    rc = fail_at(&x, ZS_EINVALID, rk, c->busy ? c->cur : c->pos,
-                                 "the schedule cannot finish: this op waits forever (a message "
-                                 "or collective peer that never comes, or a cycle)");
-                    break;
-                }
-                if (c->p2p_pending > 0 || !c->finished) {
-                    /* Find an issued transfer that never completed. */
-                    const zs_rank_prog *p = &s->ranks[rk];
-                    int64_t stuck = 0;
-                    for (int64_t i = 0; i < p->nops; i++)
-                        if (p->ops[i].stream == st && is_p2p(&p->ops[i]) &&
-                            x.r[rk].done[i] < p->segs[x.r[rk].seg_of[i]].repeat) {
-                            stuck = i;
-                            break;
-                        }
-                    rc = fail_at(&x, ZS_EINVALID, rk, stuck,
-                                 "the schedule cannot finish: this transfer never completes (a "
-                                 "message peer that never comes, or a cycle)");
-                    break;
-                }
-            }
+    if (rc == ZS_OK)
+        rc = check_finished(&x);
+    double tl_bytes = 0;
+    if (rc == ZS_OK && x.tl) {
+        rc = zs_timeline_close(x.tl, &tl_bytes, e);
+        x.tl = NULL;
     }
     if (rc) {
         ex_free(&x);
@@ -587,6 +624,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     zs_result_finish(x.res);
     zs_result_note(x.res, "no contention: each transfer alone on its path, collectives by the "
                           "cost model; NIC busy = the busier direction's bytes / line rate");
+    if (o && o->timeline && !dry)
+        zs_timeline_note(x.res, o->timeline, tl_bytes);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ex_free(&x);
     *out = x.res;

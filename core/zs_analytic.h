@@ -5,16 +5,22 @@
  * collectives, so it is the cross-check for the SimGrid backend (on a
  * schedule without shared links both agree) and the fast mode for sweeps.
  * The plan validator also uses it, with `dry` set, to prove that a schedule
- * cannot deadlock. Depends on the schedule IR, the cost model, zs_result. */
+ * cannot deadlock. It can write a timeline: every op's start and end are
+ * known. Depends on the schedule IR, the cost model, zs_result and
+ * zs_timeline. */
 #ifndef ZS_ANALYTIC_H
 #define ZS_ANALYTIC_H
 
 #include "zs_cost.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
+#include "zs_timeline.h"
 
 typedef struct zs_analytic_opts {
     int dry; /* 1: every op takes zero time (deadlock check only, no result figures) */
+    const char *timeline; /* timeline file (zs_timeline.h) or NULL; not with dry */
+    const zs_tl_cfg *tl;  /* its ranks and layers (NULL: all; gpus_per_node from the
+                           * cost model's cluster) */
 } zs_analytic_opts;
 
 /* Runs the schedule; *out is a new result (free with zs_result_free).

@@ -22,9 +22,17 @@ static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **ou
     return zs_sim_run_forked(s, in->cluster, &so, out, e);
 }
 
+/* It knows every op's start and end, so it writes timelines too. */
 static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
 {
-    return zs_analytic_run(s, in->cost, NULL, out, e);
+    zs_tl_cfg tc;
+    zs_tl_cfg_init(&tc);
+    tc.rank0 = in->tl_rank0;
+    tc.rank1 = in->tl_rank1;
+    tc.layer0 = in->tl_layer0;
+    tc.layer1 = in->tl_layer1;
+    zs_analytic_opts ao = {.dry = 0, .timeline = in->timeline, .tl = &tc};
+    return zs_analytic_run(s, in->cost, &ao, out, e);
 }
 
 static const zs_backend registry[] = {

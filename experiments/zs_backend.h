@@ -21,7 +21,7 @@
 typedef struct zs_backend_in {
     const zs_cluster *cluster;
     const zs_cost *cost;  /* prices ops on backends that price them (analytic) */
-    const char *timeline; /* Chrome trace path, NULL: none (backends that write one) */
+    const char *timeline; /* timeline path (zs_timeline.h), NULL: none; every backend writes one */
     int tl_rank0, tl_rank1, tl_layer0, tl_layer1; /* timeline limits, -1: all */
 } zs_backend_in;
 

@@ -37,7 +37,7 @@ typedef struct zs_point_cfg {
     int zero_stage;
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
-    char timeline[512]; /* sim: Chrome trace of the last iteration ("" none) */
+    char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
     /* Timeline limits, inclusive (-1: all ranks / layers; the defaults). */
     int tl_rank0, tl_rank1, tl_layer0, tl_layer1;
 } zs_point_cfg;

@@ -117,8 +117,8 @@ static const zs_popt table[] = {
     ROW("validate", "validate", ZS_POPT_FLAG, validate, 0, 1, "0", NULL, NULL, NULL,
         "check every plan with the plan validator"),
     ROW("timeline", "timeline", ZS_POPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
-        "sim: Chrome trace of the last iteration (in a spec, {case} and {series} become the "
-        "labels)"),
+        "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "
+        "in a spec, {case} and {series} become the labels)"),
     RANGE("timeline-ranks", tl_rank0, tl_rank1, 1 << 24,
           "only ranks A..B in the timeline (also A; default all)"),
     RANGE("timeline-layers", tl_layer0, tl_layer1, 1 << 20,

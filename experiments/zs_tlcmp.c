@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "zs_config.h"
 #include "zs_sort.h"
@@ -81,6 +82,55 @@ static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
                       "complete event (\"ph\": \"X\") %s", what);
 }
 
+/* A gzip-compressed timeline (".gz", as zepsim writes when asked): read
+ * through zlib, up to 4 GiB of JSON. */
+static int load_gz(const char *path, zs_json_doc **out, zs_err *e)
+{
+    const size_t max = (size_t)1 << 32;
+    gzFile g = gzopen(path, "rb");
+    if (!g)
+        return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
+    size_t n = 0, cap = 1 << 20;
+    char *buf = malloc(cap + 1);
+    int rc = buf ? ZS_OK : zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
+    while (rc == ZS_OK) {
+        if (n == cap) {
+            char *b = cap < max ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!b) {
+                rc = cap < max ? zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file")
+                               : zs_err_set(e, ZS_EINPUT, path,
+                                            "write a smaller timeline (--timeline-ranks, "
+                                            "--timeline-layers)",
+                                            "more than 4 GiB of JSON");
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        unsigned want = cap - n > (1u << 30) ? 1u << 30 : (unsigned)(cap - n);
+        int k = gzread(g, buf + n, want);
+        if (k < 0) {
+            int zerr;
+            rc = zs_err_set(e, ZS_EINPUT, path, "check that the file is a whole gzip file",
+                            "cannot decompress: %s", gzerror(g, &zerr));
+        } else if (k == 0) {
+            break;
+        }
+        n += k > 0 ? (size_t)k : 0;
+    }
+    gzclose(g);
+    if (rc == ZS_OK) {
+        buf[n] = '\0';
+        if (strlen(buf) != n)
+            rc = zs_err_set(e, ZS_EINPUT, path, "give a timeline written by zepsim",
+                            "file contains a NUL byte (binary file?)");
+        else
+            rc = zs_json_doc_load_text(path, buf, out, e);
+    }
+    free(buf);
+    return rc;
+}
+
 /* Appends one file's complete events to f. */
 static int file_add(const char *path, tl_file *f, zs_err *e)
 {
@@ -88,7 +138,10 @@ static int file_add(const char *path, tl_file *f, zs_err *e)
     if (!d)
         return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
     f->doc = d;
-    int rc = zs_json_doc_load_file(path, &f->doc[f->ndoc], e);
+    size_t plen = strlen(path);
+    int rc = plen > 3 && !strcmp(path + plen - 3, ".gz")
+                 ? load_gz(path, &f->doc[f->ndoc], e)
+                 : zs_json_doc_load_file(path, &f->doc[f->ndoc], e);
     if (rc)
         return rc;
     json_t *root = f->doc[f->ndoc++]->root;

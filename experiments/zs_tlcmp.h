@@ -6,7 +6,8 @@
  * same op in both files. Reports the iteration span of each file and, per
  * op label, the median durations and the median relative error, so a
  * calibration can be judged on a whole schedule, not only on isolated
- * microbenchmarks. Depends on jansson (via zs_config's JSON loader). */
+ * microbenchmarks. Files ending in ".gz" are read through zlib. Depends on
+ * jansson (via zs_config's JSON loader) and zlib. */
 #ifndef ZS_TLCMP_H
 #define ZS_TLCMP_H
 

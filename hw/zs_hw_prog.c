@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_timeline.h"
+
 void zs_hw_progs_free(zs_hw_prog *progs, int nranks)
 {
     if (!progs)
@@ -585,71 +587,33 @@ int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, 
     return tiles && m > cap ? cap : m;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 int zs_hw_timeline_write(const zs_schedule *s, const zs_hw_prog *progs, const zs_hw_times *t,
-                         int gpus_per_node, int only_rank, FILE *f, zs_err *e)
+                         int gpus_per_node, int only_rank, const char *path, double *bytes,
+                         zs_err *e)
 {
-    if (gpus_per_node < 1)
-        gpus_per_node = 1;
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    int first = 1;
+    zs_tl_cfg tc;
+    zs_tl_cfg_init(&tc);
+    tc.gpus_per_node = gpus_per_node;
+    tc.measured = 1;
+    if (only_rank >= 0)
+        tc.rank0 = tc.rank1 = only_rank;
+    zs_timeline *tl = NULL;
+    int rc = zs_timeline_open(path, s, &tc, &tl, e);
+    if (rc)
+        return rc;
+    /* Each rank's items are in program order, so the writer can number
+     * every channel's messages itself (ZS_TL_SEQ_ORDER), which is how the
+     * schedule matches them (the k-th send a->b with tag t meets the k-th
+     * receive). */
     for (int r = 0; r < s->nranks; r++) {
-        if (only_rank >= 0 && r != only_rank)
+        if (!zs_timeline_rank_on(tl, r))
             continue;
-        int node = r / gpus_per_node, local = r % gpus_per_node;
-        if (local == 0 || r == only_rank) {
-            fprintf(f,
-                    "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": "
-                    "{\"name\": \"node %d\"}}",
-                    first ? "" : ",\n", node, node);
-            first = 0;
-        }
-        for (int st = 0; st < s->nstreams; st++)
-            fprintf(f,
-                    ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                    "\"args\": {\"name\": \"gpu %d (rank %d) %s\"}}",
-                    node, local * s->nstreams + st, local, r, s->stream_names[st]);
         for (int64_t i = 0; i < progs[r].n; i++) {
-            const zs_op *op = zs_schedule_op(s, r, progs[r].items[i].op);
-            if (op->kind == ZS_OP_MARKER)
+            const zs_hw_item *it = &progs[r].items[i];
+            if (zs_schedule_op(s, r, it->op)->kind == ZS_OP_MARKER)
                 continue;
-            fprintf(f, ",\n{\"name\": ");
-            json_str(f, op->label < s->nlabels ? s->labels[op->label] : "");
-            fprintf(f,
-                    ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
-                    "\"dur\": %.3f, \"args\": {\"rank\": %d, \"op\": %lld, \"iter\": %d",
-                    zs_op_kind_name(op->kind), node, local * s->nstreams + op->stream,
-                    t[r].start[i] * 1e6, (t[r].end[i] - t[r].start[i]) * 1e6, r,
-                    (long long)progs[r].items[i].op, progs[r].items[i].iter);
-            if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
-                fprintf(f, ", \"peer\": %d, \"tag\": %d, \"bytes\": %.0f", op->u.p2p.peer,
-                        op->u.p2p.tag, op->u.p2p.bytes);
-            else if (op->kind == ZS_OP_COLL)
-                fprintf(f, ", \"group\": %d, \"kind\": \"%s\", \"bytes\": %.0f", op->u.coll.group,
-                        zs_coll_kind_name(op->u.coll.ck), op->u.coll.bytes);
-            else if (op->kind == ZS_OP_COMPUTE)
-                fprintf(f, ", \"compute\": \"%s\", \"predicted_us\": %.3f",
-                        zs_compute_kind_name(op->u.compute.ck), op->duration * 1e6);
-            fputc('}', f);
-            fputc('}', f);
+            zs_timeline_op(tl, r, it->op, it->iter, t[r].start[i], t[r].end[i], ZS_TL_SEQ_ORDER);
         }
     }
-    fprintf(f, "\n]}\n");
-    if (ferror(f))
-        return zs_err_set(e, ZS_EIO, "timeline", "check the disk and the path",
-                          "could not write the timeline");
-    return ZS_OK;
+    return zs_timeline_close(tl, bytes, e);
 }

@@ -92,11 +92,15 @@ void zs_hw_blocks_pack(const zs_attn_block *in, int n, zs_hw_block *out, int64_t
 int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, int32_t *tiles,
                          int64_t cap);
 
-/* Writes a Chrome trace (chrome://tracing, Perfetto): one process per node
+/* Writes the measured times as a timeline (core/zs_timeline.h: Chrome
+ * trace JSON, .gz compressed, written atomically): one process per node
  * (gpus_per_node ranks each), one thread per GPU stream, an "X" event per
- * timed op with its label, kind and sizes in "args". only_rank >= 0 writes
- * that rank alone (process mode: each process writes its own file). */
+ * timed op with its label, kind, sizes, op index and predicted duration in
+ * "args", and send->receive flows. only_rank >= 0 writes that rank alone
+ * (process mode: each process writes its own file). *bytes (may be NULL)
+ * is the JSON size. */
 int zs_hw_timeline_write(const zs_schedule *s, const zs_hw_prog *progs, const zs_hw_times *t,
-                         int gpus_per_node, int only_rank, FILE *f, zs_err *e);
+                         int gpus_per_node, int only_rank, const char *path, double *bytes,
+                         zs_err *e);
 
 #endif

@@ -49,7 +49,7 @@ static int check_first(const zs_schedule *s, const zs_cluster *c, const zs_sim_o
         return rc;
     /* Prove it can finish first: a deadlocked schedule gets a clear error
      * instead of SimGrid's deadlock report. */
-    zs_analytic_opts dry = {1};
+    zs_analytic_opts dry = {.dry = 1};
     zs_result *tmp = NULL;
     if ((rc = zs_analytic_run(s, NULL, &dry, &tmp, e)))
         return rc;

@@ -215,27 +215,39 @@ static void test_account_by_hand(void)
     ZS_ASSERT_NEAR(r->iter_time, 4, 1e-12);
     ZS_ASSERT_INT_EQ(r->slowest_rank, 1);
     /* The timeline: valid JSON, one "X" event per non-marker op. */
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    ZS_ASSERT_OK(zs_hw_timeline_write(s, p, t, 8, -1, f, &e), &e);
-    fclose(f);
+    char path[512];
+    snprintf(path, sizeof path, "%s/hw-timeline.json", zs_test_tmpdir());
+    double bytes = 0;
+    ZS_ASSERT_OK(zs_hw_timeline_write(s, p, t, 8, -1, path, &bytes, &e), &e);
+    char *buf = zs_test_slurp(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    ZS_ASSERT_INT_EQ(bytes, strlen(buf));
     json_error_t je;
     json_t *doc = json_loads(buf, 0, &je);
     CU_ASSERT_FATAL(doc != NULL);
     json_t *ev = json_object_get(doc, "traceEvents"), *x;
     size_t i;
-    int nx = 0, comm_thread = 0;
+    int nx = 0, comm_thread = 0, ns = 0, nf = 0;
     json_array_foreach(ev, i, x)
     {
         const char *ph = json_string_value(json_object_get(x, "ph"));
         nx += ph && ph[0] == 'X';
+        ns += ph && ph[0] == 's';
+        nf += ph && ph[0] == 'f';
         const char *nm = json_string_value(json_object_get(json_object_get(x, "args"), "name"));
         comm_thread += nm && strcmp(nm, "gpu 1 (rank 1) comm") == 0;
     }
     ZS_ASSERT_INT_EQ(nx, 3);
     ZS_ASSERT_INT_EQ(comm_thread, 1);
-    ZS_ASSERT_STR_CONTAINS(buf, "\"ts\": 1000000.000, \"dur\": 2000000.000");
+    /* The send [1, 4] -> receive [1, 3]: one flow, leaving at the match (1)
+     * and landing inside the receive (2). */
+    ZS_ASSERT_INT_EQ(ns, 1);
+    ZS_ASSERT_INT_EQ(nf, 1);
+    ZS_ASSERT_STR_CONTAINS(buf, "\"ph\":\"s\",\"id\":0,\"pid\":0,\"tid\":3,\"ts\":1000000.000");
+    ZS_ASSERT_STR_CONTAINS(buf, "\"ph\":\"f\",\"bp\":\"e\",\"id\":0,\"pid\":0,\"tid\":1,"
+                                "\"ts\":2000000.000");
+    ZS_ASSERT_STR_CONTAINS(buf, "\"op\":0,\"predicted_us\":");
+    ZS_ASSERT_STR_CONTAINS(buf, "\"ts\":1000000.000,\"dur\":2000000.000");
     json_decref(doc);
     free(buf);
     zs_result_free(r);

@@ -30,6 +30,10 @@ void zs_cli_reset_getopt(void);
 int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e);
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e);
+/* Reports a timeline written to path (bytes of JSON text): "timeline[
+ * LABEL]: PATH (N MB)" on out, and on stderr a warning naming
+ * --timeline-ranks / --timeline-layers when it is above ZS_TL_WARN_BYTES. */
+void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "zs_num.h"
+#include "zs_timeline.h"
 
 int zs_cli_fail(const zs_err *e)
 {
@@ -51,4 +52,16 @@ int zs_cli_bad_option(const char *cmd, int c, char **argv)
     if (optopt)
         return zs_cli_usage_error(cmd, "unknown option '-%c'", optopt);
     return zs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes)
+{
+    fprintf(out, "timeline%s%s: %s (%.1f MB of JSON)\n", label ? " " : "", label ? label : "",
+            path, bytes / 1e6);
+    if (bytes > ZS_TL_WARN_BYTES)
+        fprintf(stderr,
+                "zepsim: warning: timeline %s is %.0f MB of JSON: chrome://tracing stops at "
+                "256 MB and Perfetto slows down: write fewer ranks or layers with "
+                "--timeline-ranks A-B / --timeline-layers A-B\n",
+                path, bytes / 1e6);
 }

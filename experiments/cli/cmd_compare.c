@@ -23,6 +23,7 @@ typedef struct outcome {
     zs_err err;
     zs_point_result r; /* r.last is NULL here */
     char why[256];     /* slowest rank's explanation of the last iteration */
+    double tl_bytes;   /* JSON size of the timeline written (0: none) */
 } outcome;
 
 static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin";
@@ -32,8 +33,10 @@ static void run_child(const zs_point_cfg *p, int fd)
     outcome o;
     memset(&o, 0, sizeof o);
     o.rc = zs_point_run(p, NULL, NULL, &o.r, &o.err);
-    if (o.rc == ZS_OK && o.r.last)
+    if (o.rc == ZS_OK && o.r.last) {
         snprintf(o.why, sizeof o.why, "%s", o.r.last->slowest_why);
+        o.tl_bytes = o.r.last->timeline_bytes;
+    }
     zs_result_free(o.r.last);
     o.r.last = NULL;
     zs_write_all(fd, &o, sizeof o);
@@ -53,9 +56,10 @@ static int split_methods(char *list, char **out, int max)
     return n;
 }
 
-/* Runs every method, at most jobs at a time; fills res[]. */
-static int run_all(const zs_point_cfg *base, const char *const *methods, int n, int jobs,
-                   outcome *res)
+/* Runs every method, at most jobs at a time; fills res[]. tl: each
+ * method's timeline file (NULL: the configuration's). */
+static int run_all(const zs_point_cfg *base, const char *const *methods, char (*tl)[512], int n,
+                   int jobs, outcome *res)
 {
     pid_t pid[MAX_METHODS];
     int fd[MAX_METHODS], started = 0, finished = 0, running = 0;
@@ -69,6 +73,8 @@ static int run_all(const zs_point_cfg *base, const char *const *methods, int n, 
                 return -1;
             zs_point_cfg p = *base;
             snprintf(p.method, sizeof p.method, "%s", methods[started]);
+            if (tl)
+                snprintf(p.timeline, sizeof p.timeline, "%s", tl[started]);
             fflush(NULL);
             pid_t k = fork();
             if (k < 0)
@@ -158,6 +164,7 @@ typedef struct compare_args {
     const char *plot_path;
     char baseline[64];
     long jobs;
+    char tl[MAX_METHODS][512]; /* per-method timeline files (several methods) */
 } compare_args;
 
 static void usage(void)
@@ -176,6 +183,37 @@ static void usage(void)
     zs_cli_help_entry(stdout, "plot", "FILE.png|none",
                       "bar chart of tokens/s (default zepsim-compare.png)");
     zs_cli_point_help(stdout, skip);
+}
+
+/* Each method's timeline file: T.json -> T.METHOD.json (also .json.gz,
+ * .gz; other names get .METHOD appended), so no two workers ever write one
+ * file, whatever --jobs. */
+static int timeline_names(compare_args *a, zs_err *e)
+{
+    static const char *const exts[] = {".json.gz", ".json", ".gz"};
+    const char *t = a->p.timeline;
+    size_t len = strlen(t), stem = len;
+    const char *ext = "";
+    for (int k = 0; k < 3; k++) {
+        size_t el = strlen(exts[k]);
+        if (len > el && !strcmp(t + len - el, exts[k])) {
+            stem = len - el;
+            ext = exts[k];
+            break;
+        }
+    }
+    for (int i = 0; i < a->n; i++) {
+        for (int j = 0; j < i; j++)
+            if (!strcmp(a->methods[i], a->methods[j]))
+                return zs_err_set(e, ZS_EUSAGE, "--methods", "list each method once",
+                                  "method '%s' is listed twice (each writes its own timeline)",
+                                  a->methods[i]);
+        int k = snprintf(a->tl[i], sizeof a->tl[i], "%.*s.%s%s", (int)stem, t, a->methods[i], ext);
+        if (k < 0 || (size_t)k >= sizeof a->tl[i])
+            return zs_err_set(e, ZS_EUSAGE, "--timeline", "use a shorter file name",
+                              "timeline name too long");
+    }
+    return ZS_OK;
 }
 
 /* Every method name resolves (any case, to the registry's spelling)
@@ -197,6 +235,8 @@ static int resolve_methods(compare_args *a, zs_err *e)
     if (zs_planner_lookup(a->baseline, "--baseline", &pl, e))
         return ZS_EUSAGE;
     snprintf(a->baseline, sizeof a->baseline, "%s", pl->name);
+    if (a->p.timeline[0] && a->n > 1)
+        return timeline_names(a, e);
     return ZS_OK;
 }
 
@@ -293,6 +333,17 @@ static void print_notes(const compare_args *a, int base)
         printf("%s\n", b->caveat);
 }
 
+/* Where each method's timeline went (several methods: one file each). */
+static void print_timelines(const compare_args *a, const outcome *res)
+{
+    int several = a->n > 1;
+    for (int i = 0; i < a->n && a->p.timeline[0]; i++)
+        if (res[i].rc == ZS_OK)
+            zs_cli_timeline_done(a->fmt == ZS_FMT_TABLE ? stdout : stderr,
+                                 several ? a->methods[i] : NULL,
+                                 several ? a->tl[i] : a->p.timeline, res[i].tl_bytes);
+}
+
 static void draw(const compare_args *a, const outcome *res, int ok)
 {
     if (strcmp(a->plot_path, "none") == 0 || ok == 0)
@@ -325,7 +376,8 @@ int zs_cmd_compare(int argc, char **argv)
     if (st >= 0)
         return st;
     outcome *res = calloc((size_t)a.n, sizeof *res);
-    if (!res || run_all(&a.p, a.methods, a.n, (int)a.jobs, res) != 0) {
+    if (!res || run_all(&a.p, a.methods, a.n > 1 && a.p.timeline[0] ? a.tl : NULL, a.n,
+                        (int)a.jobs, res) != 0) {
         free(res);
         fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
         return 1;
@@ -349,6 +401,7 @@ int zs_cmd_compare(int argc, char **argv)
             zs_err_print(stderr, &res[i].err);
         }
     print_notes(&a, base);
+    print_timelines(&a, res);
     draw(&a, res, a.n - failed);
     free(res);
     return failed ? 1 : 0;

@@ -30,6 +30,10 @@ static void methods_help(void)
     }
 }
 
+/* plan runs no backend, so it writes no timeline: the timeline options
+ * are left out of its help and refused when given (parse_args). */
+static const char *const no_run[] = {"timeline", "timeline-ranks", "timeline-layers", NULL};
+
 static void usage(void)
 {
     printf("usage: zepsim plan --method NAME [options] [--dump FILE]\n\n"
@@ -38,7 +42,7 @@ static void usage(void)
            "options:\n"
            "  --dump FILE            write the schedule\n"
            "  --batch K              plan the K-th global batch of the trace (default 0)\n");
-    zs_cli_point_help(stdout, NULL);
+    zs_cli_point_help(stdout, no_run);
     methods_help();
 }
 
@@ -74,6 +78,11 @@ static int parse_args(int argc, char **argv, plan_args *a)
     }
     if (optind < argc)
         return zs_cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+    if (a->p.timeline[0] || a->p.tl_rank0 >= 0 || a->p.tl_layer0 >= 0)
+        return zs_cli_usage_error("plan",
+                                  "--timeline needs a run: plan runs no backend (use `zepsim "
+                                  "simulate --timeline`, or `zepsim plan --dump F` then "
+                                  "`zepsim run F --timeline`)");
     return -1;
 }
 

@@ -19,7 +19,7 @@ static const char run_help[] =
     "  --model NAME|FILE       model for the cost model (default: the plan's)\n"
     "  --calib FILE            calibrated cost model (analytic backend)\n"
     "  --validate              check the schedule first\n"
-    "  --timeline FILE         sim: Chrome trace events\n"
+    "  --timeline FILE         Chrome trace events (.json, or .json.gz compressed)\n"
     "  --timeline-ranks A-B    only ranks A..B in the timeline (default all)\n"
     "  --timeline-layers A-B   only layers A..B (from 0) in the timeline\n"
     "  --ranks                 per-rank table\n"
@@ -158,6 +158,9 @@ static void print_result(const run_args *a, const zs_schedule *s, const zs_model
         zs_table_print(rt, stdout, a->fmt);
         zs_table_free(rt);
     }
+    if (a->timeline)
+        zs_cli_timeline_done(a->fmt == ZS_FMT_TABLE ? stdout : stderr, NULL, a->timeline,
+                             r->timeline_bytes);
 }
 
 int zs_cmd_run(int argc, char **argv)

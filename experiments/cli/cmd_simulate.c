@@ -101,6 +101,9 @@ int zs_cmd_simulate(int argc, char **argv)
         zs_table_print(rt, stdout, fmt);
         zs_table_free(rt);
     }
+    if (p.timeline[0] && r.last)
+        zs_cli_timeline_done(fmt == ZS_FMT_TABLE ? stdout : stderr, NULL, p.timeline,
+                             r.last->timeline_bytes);
     zs_point_result_clear(&r);
     return 0;
 }

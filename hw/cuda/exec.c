@@ -31,6 +31,7 @@
 
 #include "zs_cuda.h"
 #include "zs_hw_prog.h"
+#include "zs_timeline.h"
 
 #define ZS_HW_WAIT_S 300.0 /* longest wait for one iteration before giving up */
 
@@ -792,21 +793,21 @@ int zs__cuda_run(const zs_schedule *s, const zs_hw_run_cfg *cfg_in, zs_result **
             free_ctx(&ctx[i]);
         }
     if (!rc && cfg.timeline) {
+        /* Process mode: one file per rank, T.rank<R>.json (T.rank<R>.json.gz
+         * when T ends in .gz). */
         char path[4096];
+        size_t len = strlen(cfg.timeline);
+        int gz = len > 3 && !strcmp(cfg.timeline + len - 3, ".gz");
         if (procs)
-            snprintf(path, sizeof path, "%s.rank%d.json", cfg.timeline, cfg.rank);
+            snprintf(path, sizeof path, "%.*s.rank%d.json%s", (int)(gz ? len - 3 : len),
+                     cfg.timeline, cfg.rank, gz ? ".gz" : "");
         else
             snprintf(path, sizeof path, "%s", cfg.timeline);
-        FILE *f = fopen(path, "w");
-        if (!f)
-            rc = zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
-                            "cannot write the timeline");
-        else {
-            rc = zs_hw_timeline_write(s, sh.progs, sh.times, cfg.gpus_per_node,
-                                      procs ? cfg.rank : -1, f, e);
-            if (fclose(f) != 0 && !rc)
-                rc = zs_err_set(e, ZS_EIO, path, NULL, "cannot write the timeline");
-        }
+        double bytes = 0;
+        rc = zs_hw_timeline_write(s, sh.progs, sh.times, cfg.gpus_per_node, procs ? cfg.rank : -1,
+                                  path, &bytes, e);
+        if (!rc)
+            zs_timeline_note(res, path, bytes);
     }
     for (int r = 0; sh.times && r < s->nranks; r++)
         free(sh.times[r].start), free(sh.times[r].end);
