@@ -344,8 +344,8 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
     const stream_st *c = &x->r[rank].st[stream];
-    post me = {rank, (int8_t)stream, i, op->u.p2p.bytes, x->now, c->iter,
-               send ? k->nsend++ : k->nrecv++};
+    post me = {
+        rank, (int8_t)stream, i, op->u.p2p.bytes, x->now, c->iter, send ? k->nsend++ : k->nrecv++};
     if (other->head == other->n)
         return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                    : ZS_OK;

@@ -17,7 +17,7 @@
 #include "zs_timeline.h"
 
 typedef struct zs_analytic_opts {
-    int dry; /* 1: every op takes zero time (deadlock check only, no result figures) */
+    int dry;              /* 1: every op takes zero time (deadlock check only, no result figures) */
     const char *timeline; /* timeline file (zs_timeline.h) or NULL; not with dry */
     const zs_tl_cfg *tl;  /* its ranks and layers (NULL: all; gpus_per_node from the
                            * cost model's cluster) */

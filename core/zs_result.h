@@ -41,7 +41,7 @@ typedef struct zs_result {
     int slowest_rank;
     char slowest_why[256];
     int64_t ops_executed;
-    double wall_seconds; /* host time the backend took */
+    double wall_seconds;   /* host time the backend took */
     double timeline_bytes; /* JSON size of the timeline written (0: none; zs_timeline_note) */
     /* Filled by the caller for throughput and MFU. */
     double tokens;      /* tokens trained in the iteration */

@@ -16,7 +16,7 @@
 #include "zs_afile.h"
 #include "zs_json_esc.h"
 
-#define BUF_CAP (1u << 20)
+#define BUF_CAP  (1u << 20)
 #define ZBUF_CAP (1u << 18)
 
 /* Per written rank: the layer of each op, as the last layer marker before
@@ -337,8 +337,9 @@ static void flow_end(zs_timeline *t, int send, int32_t src, int32_t dst, int32_t
         return;
     double f_ts = (f0 + b1) / 2;
     int64_t id = t->next_id++;
-    out(t, ",\n{\"name\":\"p2p\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":%d,"
-           "\"ts\":%.3f}",
+    out(t,
+        ",\n{\"name\":\"p2p\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,\"pid\":%d,\"tid\":%d,"
+        "\"ts\":%.3f}",
         (long long)id, spid, stid, s_ts * 1e6);
     out(t,
         ",\n{\"name\":\"p2p\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld,\"pid\":%d,"

@@ -53,10 +53,11 @@ int zs_timeline_rank_on(const zs_timeline *t, int rank);
 
 /* Message numbers for zs_timeline_op: the k-th message of a (sender,
  * receiver, tag) channel is k (from 0) on both of its ends. */
-#define ZS_TL_SEQ_NONE (-1)  /* no flow for this op */
-#define ZS_TL_SEQ_ORDER (-2) /* the writer numbers the channel's messages in call
-                              * order: for callers that write each rank's ops in
-                              * program order */
+#define ZS_TL_SEQ_NONE (-1) /* no flow for this op */
+#define ZS_TL_SEQ_ORDER                                                                            \
+    (-2) /* the writer numbers the channel's messages in call                                      \
+          * order: for callers that write each rank's ops in                                       \
+          * program order */
 
 /* One op of `rank` (its index in the rank's stored ops, the iteration of its
  * segment) ran from t0 to t1 seconds. For a send or receive, seq numbers

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "zs_afile.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
 
@@ -138,6 +139,17 @@ static int iterate(zs_point_env *env, int it, sums *t, zs_point_result *out, zs_
     return rc;
 }
 
+/* The timeline is written in the last iteration: a path that cannot be
+ * written fails now, not after the iterations before it. */
+static int probe_timeline(const char *path, zs_err *e)
+{
+    zs_afile probe;
+    int rc = zs_afile_open(&probe, path, e);
+    if (!rc)
+        zs_afile_abort(&probe);
+    return rc;
+}
+
 int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg,
                  zs_point_result *out, zs_err *e)
 {
@@ -145,6 +157,8 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
     memset(out, 0, sizeof *out);
     zs_point_env *env = NULL;
     int rc = zs_point_env_new(cfg, &env, e);
+    if (!rc && cfg->timeline[0])
+        rc = probe_timeline(cfg->timeline, e);
     if (!rc) {
         snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->cost->desc);
         sums t;

@@ -3,24 +3,21 @@
  * The loop, in phases:
  *   1. select: the points of this shard whose key the database lacks
  *      (each configuration once, even when two points share it);
- *   2. start min(jobs, todo) workers, each with a task pipe and a result
- *      pipe; workers die with the parent (PR_SET_PDEATHSIG), so a killed
- *      run leaves no orphans behind;
- *   3. hand out point indices one at a time; store each result as it
- *      arrives (the parent is the only database writer) and hand the
- *      worker the next point;
- *   4. close the task pipes and reap the workers. */
-#include "zs_fdio.h"
+ *   2. keep up to `jobs` points running, each in its own child process
+ *      (zs_fork.h: the child runs the point and sends back a plain-data
+ *      message; children die with the parent, so a killed run leaves no
+ *      orphans behind);
+ *   3. wait for any child's answer; store each result as it arrives (the
+ *      parent is the only database writer) and start the next point;
+ *   4. on an error, kill the children still running. */
+#include "zs_fork.h"
 #include "zs_runner.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,40 +65,69 @@ typedef struct msg {
     char slowest_why[256];
 } msg;
 
-static void worker(const zs_spec *s, const zs_runner_opts *o, int task_fd, int res_fd)
-{
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+typedef struct task {
+    const zs_spec *s;
+    const zs_runner_opts *o;
     int idx;
-    while (zs_read_all(task_fd, &idx, sizeof idx) == 1 && idx >= 0 && idx < s->npoints) {
-        zs_point_cfg cfg = s->points[idx].cfg;
-        if (cfg.timeline[0] && cfg.timeline[0] != '/' && o->timeline_dir[0])
-            snprintf(cfg.timeline, sizeof cfg.timeline, "%s/%s", o->timeline_dir,
-                     s->points[idx].cfg.timeline);
-        msg *m = calloc(1, sizeof *m);
-        if (!m)
-            _exit(3);
-        m->idx = idx;
-        zs_err_clear(&m->err);
-        m->rc = zs_point_run(&cfg, NULL, NULL, &m->r, &m->err);
-        if (m->r.last) {
-            snprintf(m->backend_notes, sizeof m->backend_notes, "%s", m->r.last->notes);
-            snprintf(m->slowest_why, sizeof m->slowest_why, "%s", m->r.last->slowest_why);
-            zs_result_free(m->r.last);
-            m->r.last = NULL;
-        }
-        int w = zs_write_all(res_fd, m, sizeof *m);
-        free(m);
-        if (w)
-            break;
+} task;
+
+/* Runs in the child: one point; its failure is part of the message. */
+static int worker(void *arg, zs_fork_buf *out, zs_err *e)
+{
+    const task *t = arg;
+    const zs_spec *s = t->s;
+    int idx = t->idx;
+    zs_point_cfg cfg = s->points[idx].cfg;
+    if (cfg.timeline[0] && cfg.timeline[0] != '/' && t->o->timeline_dir[0])
+        snprintf(cfg.timeline, sizeof cfg.timeline, "%s/%s", t->o->timeline_dir,
+                 s->points[idx].cfg.timeline);
+    msg *m = calloc(1, sizeof *m);
+    if (!m)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    m->idx = idx;
+    zs_err_clear(&m->err);
+    m->rc = zs_point_run(&cfg, NULL, NULL, &m->r, &m->err);
+    if (m->r.last) {
+        snprintf(m->backend_notes, sizeof m->backend_notes, "%s", m->r.last->notes);
+        snprintf(m->slowest_why, sizeof m->slowest_why, "%s", m->r.last->slowest_why);
+        zs_result_free(m->r.last);
+        m->r.last = NULL;
     }
-    _exit(0);
+    int rc = zs_fork_buf_add(out, m, sizeof *m, e);
+    free(m);
+    return rc;
 }
 
 typedef struct slot {
-    pid_t pid;
-    int task_fd, res_fd;
+    zs_child ch;
     int busy; /* point index or -1 */
 } slot;
+
+/* Starts point idx in slot sl. */
+static int start_point(const zs_spec *s, const zs_runner_opts *o, slot *sl, int idx, zs_err *e)
+{
+    task t = {s, o, idx};
+    char what[64];
+    snprintf(what, sizeof what, "point %d", idx);
+    int rc = zs_child_start(&sl->ch, what, worker, &t, e);
+    sl->busy = rc ? -1 : idx;
+    return rc;
+}
+
+/* The answer of the child in sl: 1 with *m filled, 0 when the child died
+ * (its error in ce). */
+static int collect(slot *sl, msg *m, zs_err *ce)
+{
+    zs_fork_buf b = {0};
+    size_t pos = 0;
+    int rc = zs_child_finish(&sl->ch, &b, NULL, ce);
+    int ok = rc == ZS_OK && b.n == sizeof *m && !zs_fork_buf_get(&b, &pos, m, sizeof *m) &&
+             m->idx == sl->busy;
+    if (rc == ZS_OK && !ok)
+        zs_err_set(ce, ZS_ERUNTIME, sl->ch.what, NULL, "the worker process sent a bad message");
+    zs_fork_buf_free(&b);
+    return ok;
+}
 
 static void fmt_dur(double s, char *buf, size_t n)
 {
@@ -211,85 +237,44 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
     if (o->timeline_dir[0])
         mkdir(o->timeline_dir, 0777);
 
-    /* 2. start the workers */
+    /* 2. - 3. run the points, at most `jobs` at a time; store results */
     nslots = o->jobs < ntodo ? o->jobs : ntodo;
     slots = calloc((size_t)nslots, sizeof *slots);
-    if (!slots) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-    fflush(stdout);
-    fflush(stderr);
-    int started = 0;
-    for (int w = 0; w < nslots; w++) {
-        int tp[2], rp[2];
-        if (pipe(tp))
-            break;
-        if (pipe(rp)) {
-            close(tp[0]);
-            close(tp[1]);
-            break;
-        }
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(tp[0]);
-            close(tp[1]);
-            close(rp[0]);
-            close(rp[1]);
-            break;
-        }
-        if (pid == 0) {
-            close(tp[1]);
-            close(rp[0]);
-            for (int k = 0; k < started; k++) { /* the other workers' pipes */
-                close(slots[k].task_fd);
-                close(slots[k].res_fd);
-            }
-            worker(s, o, tp[0], rp[1]);
-        }
-        close(tp[0]);
-        close(rp[1]);
-        slots[started++] = (slot){pid, tp[1], rp[0], -1};
-    }
-    nslots = started;
-    if (nslots == 0) {
-        signal(SIGPIPE, old_pipe);
-        rc = zs_err_set(e, ZS_ERUNTIME, "fork", "free some processes or memory",
-                        "cannot start worker processes: %s", strerror(errno));
-        goto out;
-    }
-
-    /* 3. hand out points, store results */
-    int next = 0, done = 0, live = nslots;
-    progress(o->progress, 0, ntodo, 0, t0);
-    for (int w = 0; w < nslots; w++) {
-        int idx = next < ntodo ? todo[next++] : -1;
-        slots[w].busy = idx;
-        if (zs_write_all(slots[w].task_fd, &idx, sizeof idx)) {
-            slots[w].busy = -1;
-            next -= idx >= 0;
-        }
-    }
     msg *m = calloc(1, sizeof *m);
     zs_db_row *row = calloc(1, sizeof *row);
-    if (!m || !row) {
+    if (!slots || !m || !row) {
         free(m);
         free(row);
-        signal(SIGPIPE, old_pipe);
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto reap;
+        goto out;
     }
-    while (live > 0 && rc == ZS_OK) {
+    for (int w = 0; w < nslots; w++)
+        slots[w].busy = -1;
+    int next = 0, done = 0, running = 0;
+    progress(o->progress, 0, ntodo, 0, t0);
+    while (rc == ZS_OK && (next < ntodo || running > 0)) {
+        for (int w = 0; w < nslots && next < ntodo; w++) {
+            if (slots[w].busy >= 0)
+                continue;
+            zs_err fe;
+            if (start_point(s, o, &slots[w], todo[next], &fe)) {
+                if (running == 0) /* nothing runs that could free resources */
+                    rc = zs_err_set(e, ZS_ERUNTIME, "fork", "free some processes or memory",
+                                    "cannot start worker processes: %s", fe.what);
+                break;
+            }
+            next++;
+            running++;
+        }
+        if (rc)
+            break;
         struct pollfd pf[256];
         int map[256], np = 0;
         for (int w = 0; w < nslots && np < 256; w++)
-            if (slots[w].res_fd >= 0 && slots[w].busy >= 0) {
-                pf[np] = (struct pollfd){slots[w].res_fd, POLLIN, 0};
+            if (slots[w].busy >= 0) {
+                pf[np] = (struct pollfd){slots[w].ch.fd, POLLIN, 0};
                 map[np++] = w;
             }
-        if (np == 0)
-            break;
         if (poll(pf, (nfds_t)np, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -301,25 +286,24 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
             if (!pf[k].revents)
                 continue;
             slot *sl = &slots[map[k]];
-            int got = zs_read_all(sl->res_fd, m, sizeof *m);
             const zs_spec_point *p = &s->points[sl->busy];
+            zs_err ce;
+            int got = collect(sl, m, &ce);
+            int idx = sl->busy;
+            sl->busy = -1;
+            running--;
+            done++;
             char key[4096];
             if ((rc = zs_db_key(&p->cfg, key, sizeof key, e)))
                 break;
-            if (got != 1 || m->idx != sl->busy) {
+            if (!got) {
                 /* the worker died mid-point: a crash, not a property of the
                  * configuration, so nothing is stored */
                 st->failed++;
                 if (!st->first_error[0])
                     snprintf(st->first_error, sizeof st->first_error,
-                             "point %d (%s, %s): the worker process died", sl->busy,
-                             s->cases[p->case_idx].label, s->series[p->series_idx].label);
-                close(sl->res_fd);
-                close(sl->task_fd);
-                sl->res_fd = sl->task_fd = -1;
-                sl->busy = -1;
-                live--;
-                done++;
+                             "point %d (%s, %s): the worker process died: %s", idx,
+                             s->cases[p->case_idx].label, s->series[p->series_idx].label, ce.what);
                 progress(o->progress, done, ntodo, st->failed, t0);
                 continue;
             }
@@ -334,49 +318,24 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
                          m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "",
                          m->err.fix);
                 if (!st->first_error[0])
-                    snprintf(st->first_error, sizeof st->first_error, "point %d (%s, %s): %s",
-                             sl->busy, s->cases[p->case_idx].label, s->series[p->series_idx].label,
+                    snprintf(st->first_error, sizeof st->first_error, "point %d (%s, %s): %s", idx,
+                             s->cases[p->case_idx].label, s->series[p->series_idx].label,
                              row->error);
             } else {
                 st->ran++;
             }
             if (row->ok || deterministic(m->rc))
                 rc = zs_db_put(db, key, s->name, &p->cfg, row, o->retry_failed, e);
-            done++;
             progress(o->progress, done, ntodo, st->failed, t0);
-            int idx = next < ntodo ? todo[next++] : -1;
-            sl->busy = idx;
-            if (zs_write_all(sl->task_fd, &idx, sizeof idx) || idx < 0) {
-                if (idx >= 0)
-                    next--; /* give the point to another worker */
-                sl->busy = -1;
-                live--;
-            }
         }
-    }
-    /* points never handed out because workers died are reported, not lost */
-    if (rc == ZS_OK && next < ntodo) {
-        st->failed += ntodo - next;
-        if (!st->first_error[0])
-            snprintf(st->first_error, sizeof st->first_error,
-                     "%d points were not run: every worker process died", ntodo - next);
     }
     free(m);
     free(row);
-    signal(SIGPIPE, old_pipe);
 
-reap:
-    /* 4. stop the workers */
-    for (int w = 0; w < nslots; w++) {
-        if (slots[w].task_fd >= 0)
-            close(slots[w].task_fd);
-        if (slots[w].res_fd >= 0)
-            close(slots[w].res_fd);
-        if (rc)
-            kill(slots[w].pid, SIGKILL);
-        while (waitpid(slots[w].pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
+    /* 4. on an error, stop what still runs */
+    for (int w = 0; w < nslots; w++)
+        if (slots[w].busy >= 0)
+            zs_child_kill(&slots[w].ch);
 out:
     for (int j = 0; j < nkeys; j++)
         free(keys[j].key);

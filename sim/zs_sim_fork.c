@@ -51,8 +51,7 @@ static zs_result *decode(const zs_fork_buf *b)
     r->nic_busy = nu;
     if (zs_fork_buf_get(b, &pos, r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
         zs_fork_buf_get(b, &pos, r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
-        zs_fork_buf_get(b, &pos, r->nic_busy, sizeof(double) * (size_t)r->nnics) ||
-        pos != b->n) {
+        zs_fork_buf_get(b, &pos, r->nic_busy, sizeof(double) * (size_t)r->nnics) || pos != b->n) {
         zs_result_free(r);
         return NULL;
     }

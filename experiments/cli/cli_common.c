@@ -56,8 +56,8 @@ int zs_cli_bad_option(const char *cmd, int c, char **argv)
 
 void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes)
 {
-    fprintf(out, "timeline%s%s: %s (%.1f MB of JSON)\n", label ? " " : "", label ? label : "",
-            path, bytes / 1e6);
+    fprintf(out, "timeline%s%s: %s (%.1f MB of JSON)\n", label ? " " : "", label ? label : "", path,
+            bytes / 1e6);
     if (bytes > ZS_TL_WARN_BYTES)
         fprintf(stderr,
                 "zepsim: warning: timeline %s is %.0f MB of JSON: chrome://tracing stops at "
