@@ -20,13 +20,19 @@ typedef struct ev {
     double t;
     int64_t seq;
     int64_t op; /* the op that completes */
-    double t0;  /* when it started (timeline) */
     int32_t rank;
-    int32_t iter; /* iteration of the op's segment (timeline) */
-    int32_t msg;  /* p2p: message number on its channel (timeline flows) */
     int8_t stream;
     int8_t comm; /* 1: a transfer or collective, 0: compute */
 } ev;
+
+/* What the timeline needs of an event, kept beside the heap (indexed by
+ * the event's seq) only when a timeline is written, so the heap's events
+ * stay small for sweeps. */
+typedef struct tl_aux {
+    double t0;    /* when the op started */
+    int32_t iter; /* iteration of its segment */
+    int32_t msg;  /* p2p: message number on its channel (the flow) */
+} tl_aux;
 
 typedef struct stream_st {
     int32_t seg, iter;
@@ -86,6 +92,8 @@ typedef struct ex {
     double *nic_tx, *nic_rx; /* seconds at line rate each way (NICs are full duplex) */
     zs_result *res;
     zs_timeline *tl; /* NULL: no timeline */
+    tl_aux *aux;     /* per event seq, with a timeline */
+    int64_t capaux;
     zs_err *e;
     int failed;
 } ex;
@@ -108,7 +116,18 @@ static int push(ex *x, double t, const post *p, int comm)
         x->heap = h;
         x->capheap = nc;
     }
-    ev v = {t, x->seq++, p->op, p->t0, p->rank, p->iter, p->msg, p->stream, (int8_t)comm};
+    if (x->tl) {
+        if (x->seq == x->capaux) {
+            int64_t nc = x->capaux ? x->capaux * 2 : 1024;
+            tl_aux *a = realloc(x->aux, sizeof *a * (size_t)nc);
+            if (!a)
+                return ZS_ENOMEM;
+            x->aux = a;
+            x->capaux = nc;
+        }
+        x->aux[x->seq] = (tl_aux){p->t0, p->iter, p->msg};
+    }
+    ev v = {t, x->seq++, p->op, p->rank, p->stream, (int8_t)comm};
     int64_t i = x->nheap++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -470,8 +489,11 @@ static int retire(ex *x, const ev *v)
         c->p2p_pending--;
     else
         c->busy = 0;
-    zs_timeline_op(x->tl, v->rank, v->op, v->iter, v->t0, x->now,
-                   is_p2p(op) ? v->msg : ZS_TL_SEQ_NONE);
+    if (x->tl) {
+        const tl_aux *a = &x->aux[v->seq];
+        zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
+                       is_p2p(op) ? a->msg : ZS_TL_SEQ_NONE);
+    }
     return try_rank(x, v->rank);
 }
 
@@ -496,6 +518,7 @@ static void ex_free(ex *x)
     free(x->nic_rx);
     zs_timeline_free(x->tl); /* an unfinished timeline leaves no file */
     x->tl = NULL;
+    free(x->aux);
 }
 
 static int setup(ex *x)

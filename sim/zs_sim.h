@@ -1,7 +1,7 @@
 /* The SimGrid backend: runs a schedule on a SimGrid model of a cluster and
  * fills the shared zs_result (iteration time, per-rank compute / exposed
  * communication / idle, bytes and busy time per link class and per NIC)
- * and, optionally, a Chrome trace timeline.
+ * and, optionally, a timeline (core/zs_timeline.h).
  *
  * How ops are modelled (also written into the result notes):
  *   - one SimGrid actor per GPU drives all its streams with asynchronous
@@ -19,9 +19,10 @@
  *
  * SimGrid allows one platform per process: zs_sim_run can be called once
  * per process (a second call is a ZS_EUNSUPPORTED error). zs_sim_run_forked
- * runs it in a child process and ships the result back through a pipe, so
- * a caller can simulate many schedules. Depends on the schedule IR,
- * zs_result, zs_cluster and zs_platform. */
+ * runs it in a child process and ships the result back (base/zs_fork.h),
+ * so a caller can simulate many schedules. The implementation is split by
+ * concern (sim/zs_sim_int.h lists the files). Depends on the schedule IR,
+ * zs_result, zs_cluster, zs_platform and zs_timeline. */
 #ifndef ZS_SIM_H
 #define ZS_SIM_H
 
@@ -31,7 +32,7 @@
 #include "zs_schedule.h"
 
 typedef struct zs_sim_opts {
-    const char *timeline;     /* Chrome trace JSON path, NULL for none */
+    const char *timeline;     /* timeline path (zs_timeline.h; ".gz": compressed), NULL: none */
     int tl_rank0, tl_rank1;   /* ranks written to the timeline, inclusive (-1: all) */
     int tl_layer0, tl_layer1; /* layers written (-1: all; ops before any layer marker
                                * are layer -1 and written only without a layer range) */
