@@ -340,8 +340,8 @@ static void print_timelines(const compare_args *a, const outcome *res)
     for (int i = 0; i < a->n && a->p.timeline[0]; i++)
         if (res[i].rc == ZS_OK)
             zs_cli_timeline_done(a->fmt == ZS_FMT_TABLE ? stdout : stderr,
-                                 several ? a->methods[i] : NULL,
-                                 several ? a->tl[i] : a->p.timeline, res[i].tl_bytes);
+                                 several ? a->methods[i] : NULL, several ? a->tl[i] : a->p.timeline,
+                                 res[i].tl_bytes);
 }
 
 static void draw(const compare_args *a, const outcome *res, int ok)
@@ -376,8 +376,8 @@ int zs_cmd_compare(int argc, char **argv)
     if (st >= 0)
         return st;
     outcome *res = calloc((size_t)a.n, sizeof *res);
-    if (!res || run_all(&a.p, a.methods, a.n > 1 && a.p.timeline[0] ? a.tl : NULL, a.n,
-                        (int)a.jobs, res) != 0) {
+    if (!res || run_all(&a.p, a.methods, a.n > 1 && a.p.timeline[0] ? a.tl : NULL, a.n, (int)a.jobs,
+                        res) != 0) {
         free(res);
         fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
         return 1;
