@@ -8,6 +8,7 @@
 
 #include "zs_calib_internal.h"
 #include "zs_config.h"
+#include "zs_presets.h"
 
 static const char *const slot_names[ZS_CAL_NSLOTS] = {
     "attn_fwd", "attn_bwd",   "gemm",       "elementwise",    "p2p_nvlink", "p2p_pcie",
@@ -39,6 +40,54 @@ static double coll_rank_bytes(zs_coll_kind k, int n, double size)
     return k == ZS_COLL_ALLREDUCE ? size : size / n;
 }
 
+int zs_meas_attn_launch(const zs_meas *m, zs_attn_block **blocks, int *n, int *heads, int *kv_heads,
+                        zs_err *e)
+{
+    int tp = m->tp > 1 ? m->tp : 1, cp = m->cp > 1 ? m->cp : 1, docs = m->docs > 1 ? m->docs : 1;
+    int h = m->heads / tp, kv = (m->kv_heads > 0 ? m->kv_heads : m->heads) / tp;
+    if (m->seq_len < 1 || h < 1 || m->head_dim < 1 || docs > (1 << 24) || (!m->causal && cp > 1))
+        return zs_err_set(e, ZS_EINPUT, m->source,
+                          "attention points need seq_len, heads (>= tp) and head_dim (give "
+                          "--model for per-document profiles); cp > 1 only for causal points",
+                          "cannot build the launch of attention point '%s'", m->op);
+    /* The shard a CP rank computes for one document, as the DistCA
+     * profiler builds it: L/cp queries (the end of the document) against
+     * the (1/2 + 1/(2cp)) L keys a zigzag shard sees on average. */
+    int64_t L = m->seq_len, K = (int64_t)((0.5 + 0.5 / cp) * (double)L), Q = L / cp;
+    zs_attn_block b = m->causal ? (zs_attn_block){0, (int32_t)(K - Q), (int32_t)K, 0, (int32_t)K}
+                                : (zs_attn_block){0, (int32_t)L, (int32_t)(2 * L), 0, (int32_t)L};
+    if (Q < 1 || (m->causal ? K : 2 * L) > 2147483647LL)
+        return zs_err_set(e, ZS_EINPUT, m->source, "use fewer CP ranks or a shorter document",
+                          "attention point's shard is empty or too long");
+    zs_attn_block *v = malloc(sizeof *v * (size_t)docs);
+    if (!v)
+        return zs_err_set(e, ZS_ENOMEM, m->source, NULL, "out of memory");
+    for (int i = 0; i < docs; i++) {
+        v[i] = b;
+        v[i].doc = i;
+    }
+    *blocks = v;
+    *n = docs;
+    *heads = h;
+    *kv_heads = kv > 0 ? kv : 1;
+    return ZS_OK;
+}
+
+int zs_meas_set_apply_model(zs_meas_set *s, const zs_model *m)
+{
+    int k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        zs_meas *p = &s->v[i];
+        if (strncmp(p->op, "attn_", 5) != 0 || p->heads > 0)
+            continue;
+        p->heads = m->heads;
+        p->kv_heads = m->kv_heads;
+        p->head_dim = m->head_dim;
+        k++;
+    }
+    return k;
+}
+
 int zs__meas_point(const zs_meas *m, const zs_model *lm, zs__fit_pt *out)
 {
     memset(out, 0, sizeof *out);
@@ -47,12 +96,13 @@ int zs__meas_point(const zs_meas *m, const zs_model *lm, zs__fit_pt *out)
     out->m = m;
     int s = zs_calib_slot_parse(m->op);
     if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
-        if (m->seq_len < 1 || m->heads < 1 || m->head_dim < 1)
+        /* Priced by the kernel model from the point's launch shape. */
+        zs_attn_block *b = NULL;
+        int n, h, kv;
+        zs_err e;
+        if (zs_meas_attn_launch(m, &b, &n, &h, &kv, &e))
             return -1;
-        zs_attn_block b = {0, 0, m->seq_len, 0, m->seq_len};
-        out->work = 4.0 * m->heads * m->head_dim * (double)zs__attn_tile_pairs(&b, 1) *
-                    (s == ZS_CAL_ATTN_BWD ? 2.5 : 1.0);
-        out->x = out->work;
+        free(b);
         return s;
     }
     if (s == ZS_CAL_GEMM) {
@@ -120,7 +170,24 @@ void zs_calib_free(zs_calib *c)
     free(c);
 }
 
-static int add_resid(zs_calib *c, int slot, const zs__fit_pt *p, const zs_curve *cv)
+/* Predicted seconds of a fitted point: the attention kernel for the
+ * attention slots, the slot's curve otherwise. */
+static double slot_predict(const zs_calib *c, int slot, const zs__fit_pt *p)
+{
+    if (slot != ZS_CAL_ATTN_FWD && slot != ZS_CAL_ATTN_BWD)
+        return zs_curve_time(&c->curve[slot], p->steps, p->work, p->x);
+    zs_attn_block *b = NULL;
+    int n, h, kv;
+    zs_err e;
+    if (zs_meas_attn_launch(p->m, &b, &n, &h, &kv, &e))
+        return 0;
+    zs_attn_shape sh = {h, kv, p->m->head_dim, c->attn_sms, 0, 2};
+    double t = zs_attn_kernel_time(&c->attn, slot == ZS_CAL_ATTN_BWD, b, n, &sh, NULL) / n;
+    free(b);
+    return t;
+}
+
+static int add_resid(zs_calib *c, int slot, const zs__fit_pt *p)
 {
     zs__resid *r = realloc(c->resid, (c->nresid + 1) * sizeof *r);
     if (!r)
@@ -131,11 +198,17 @@ static int add_resid(zs_calib *c, int slot, const zs__fit_pt *p, const zs_curve 
     snprintf(r->source, sizeof r->source, "%s", p->m->source);
     r->x = p->x;
     r->measured = p->t;
-    r->predicted = zs_curve_time(cv, p->steps, p->work, p->x);
+    r->predicted = slot_predict(c, slot, p);
     return ZS_OK;
 }
 
 int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_err *e)
+{
+    return zs_calib_fit_gpu(s, o, NULL, out, e);
+}
+
+int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g, zs_calib **out,
+                     zs_err *e)
 {
     zs_calib *c = zs_calib_new();
     zs__fit_pt *pt = malloc((s->n ? s->n : 1) * sizeof *pt);
@@ -148,6 +221,16 @@ int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_
     }
     snprintf(c->gpu, sizeof c->gpu, "%s", s->gpu);
     int rc = ZS_OK, any = 0;
+    /* The attention fit keeps this GPU kernel's structure. */
+    zs_gpu gpu;
+    if (g)
+        gpu = *g;
+    else if ((rc = zs__gpu_for_device(s->gpu, &gpu, e))) {
+        zs_calib_free(c);
+        free(pt);
+        free(slot);
+        return rc;
+    }
     if (s->nfiles) {
         c->files = calloc(s->nfiles, sizeof *c->files);
         if (!c->files)
@@ -187,10 +270,15 @@ int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_
             mask[0] = 0;
             fixed[0] = 0;
         }
-        if (n > 0 && zs__fit_curve(sel, n, mask, fixed, &c->curve[sl])) {
+        int ok = 0;
+        if (n > 0 && (sl == ZS_CAL_ATTN_FWD || sl == ZS_CAL_ATTN_BWD))
+            ok = zs__fit_attn(c, sl, sel, n, zs_gpu_attn_kernel(&gpu), gpu.sms, gpu.peak_tflops);
+        else if (n > 0)
+            ok = zs__fit_curve(sel, n, mask, fixed, &c->curve[sl]);
+        if (ok) {
             any = 1;
             for (size_t i = 0; i < n && rc == ZS_OK; i++)
-                if (add_resid(c, sl, &sel[i], &c->curve[sl]))
+                if (add_resid(c, sl, &sel[i]))
                     rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         }
         free(sel);
@@ -217,6 +305,24 @@ const zs_curve *zs_calib_curve(const zs_calib *c, zs_calib_slot s)
     return &c->curve[s];
 }
 
+const zs_attn_kernel *zs_calib_attn_kernel(const zs_calib *c, int *sms)
+{
+    if (!c || (!c->curve[ZS_CAL_ATTN_FWD].fitted && !c->curve[ZS_CAL_ATTN_BWD].fitted))
+        return NULL;
+    if (sms)
+        *sms = c->attn_sms;
+    return &c->attn;
+}
+
+int zs__gpu_for_device(const char *device, zs_gpu *out, zs_err *e)
+{
+    char name[64];
+    for (size_t i = 0; device[0] && zs_preset_name("gpu", i, name, sizeof name); i++)
+        if (zs__same_gpu(device, name))
+            return zs_gpu_load(name, out, e);
+    return zs_gpu_load("h100-sxm", out, e);
+}
+
 int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double *bw_Bps)
 {
     if (!c || lc < 0 || lc >= ZS_LINK_NCLASSES)
@@ -236,9 +342,27 @@ int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double
 
 void zs_calib_merge(zs_calib *dst, const zs_calib *src)
 {
+    int had_attn = dst->curve[ZS_CAL_ATTN_FWD].fitted || dst->curve[ZS_CAL_ATTN_BWD].fitted;
     for (int s = 0; s < ZS_CAL_NSLOTS; s++)
-        if (!dst->curve[s].fitted && src->curve[s].fitted)
+        if (!dst->curve[s].fitted && src->curve[s].fitted) {
             dst->curve[s] = src->curve[s];
+            /* An attention direction comes with its kernel structure; a
+             * second direction joins only when the structures agree. */
+            if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+                if (!had_attn) {
+                    dst->attn = src->attn;
+                    dst->attn_sms = src->attn_sms;
+                } else if (dst->attn.tile_q == src->attn.tile_q &&
+                           dst->attn.tile_k == src->attn.tile_k) {
+                    if (s == ZS_CAL_ATTN_FWD)
+                        dst->attn.fwd = src->attn.fwd;
+                    else
+                        dst->attn.bwd = src->attn.bwd;
+                } else {
+                    dst->curve[s].fitted = 0;
+                }
+            }
+        }
     if (!dst->gpu[0])
         snprintf(dst->gpu, sizeof dst->gpu, "%s", src->gpu);
 }
@@ -269,11 +393,23 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
         const zs_curve *cv = &c->curve[s];
         if (!cv->fitted)
             continue;
-        json_t *o = json_object(), *res = json_array();
-        json_object_set_new(o, "t0", json_real(cv->t0));
-        json_object_set_new(o, "rmax", json_real(cv->rmax));
-        json_object_set_new(o, "half", json_real(cv->half));
-        json_object_set_new(o, "p", json_real(cv->p));
+        json_t *o, *res = json_array();
+        if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+            /* The kernel direction and the structure it was fitted with. */
+            o = zs_attn_dir_to_json(s == ZS_CAL_ATTN_FWD ? &c->attn.fwd : &c->attn.bwd);
+            json_object_set_new(o, "kernel", json_string(c->attn.name));
+            json_object_set_new(o, "tile_q", json_integer(c->attn.tile_q));
+            json_object_set_new(o, "tile_k", json_integer(c->attn.tile_k));
+            json_object_set_new(o, "ctas_per_sm", json_integer(c->attn.ctas_per_sm));
+            json_object_set_new(o, "dfix", json_real(c->attn.dfix));
+            json_object_set_new(o, "sms", json_integer(c->attn_sms));
+        } else {
+            o = json_object();
+            json_object_set_new(o, "t0", json_real(cv->t0));
+            json_object_set_new(o, "rmax", json_real(cv->rmax));
+            json_object_set_new(o, "half", json_real(cv->half));
+            json_object_set_new(o, "p", json_real(cv->p));
+        }
         json_object_set_new(o, "points", json_integer(cv->npoints));
         json_object_set_new(o, "rms_rel", json_real(cv->rms_rel));
         json_object_set_new(o, "max_rel", json_real(cv->max_rel));
@@ -315,6 +451,49 @@ static int num(const zs_json_doc *doc, json_t *o, const char *parent, const char
                           "regenerate the file with `zepsim calib fit`",
                           "curve '%s': '%s' must be a non-negative number", parent, key);
     *out = json_number_value(v);
+    return ZS_OK;
+}
+
+/* An attention slot: the kernel direction and its structure (the same for
+ * both directions). */
+static int load_attn(const zs_json_doc *doc, json_t *o, const char *key, zs_calib *c, int s,
+                     zs_err *e)
+{
+    static const char *const structure[] = {"kernel",  "tile_q",   "tile_k", "ctas_per_sm",
+                                            "dfix",    "sms",      "points", "rms_rel",
+                                            "max_rel", "residuals"};
+    json_t *d = json_deep_copy(o);
+    if (!d)
+        return zs_err_set(e, ZS_ENOMEM, doc->source, NULL, "out of memory");
+    for (size_t i = 0; i < sizeof structure / sizeof structure[0]; i++)
+        json_object_del(d, structure[i]);
+    zs_attn_dir dir;
+    int rc = zs_attn_dir_from_json(doc, d, key, &dir, e);
+    json_decref(d);
+    if (rc)
+        return rc;
+    double tq = 0, tk = 0, cps = 0, dfix = 0, sms = 0;
+    if ((rc = num(doc, o, key, "tile_q", 1, &tq, e)) ||
+        (rc = num(doc, o, key, "tile_k", 1, &tk, e)) ||
+        (rc = num(doc, o, key, "ctas_per_sm", 1, &cps, e)) ||
+        (rc = num(doc, o, key, "dfix", 1, &dfix, e)) || (rc = num(doc, o, key, "sms", 1, &sms, e)))
+        return rc;
+    char where[600];
+    zs_json_where(doc, "curves", key, where, sizeof where);
+    if (tq < 16 || tq > 1024 || tk < 16 || tk > 1024 || cps < 1 || cps > 64 || dfix > 1 ||
+        sms < 1 || sms > 100000)
+        return zs_err_set(e, ZS_EINPUT, where, "regenerate the file with `zepsim calib fit`",
+                          "curve '%s': tile sizes, CTAs per SM, dfix or SMs out of range", key);
+    json_t *kn = json_object_get(o, "kernel");
+    c->attn.tile_q = (int)tq;
+    c->attn.tile_k = (int)tk;
+    c->attn.ctas_per_sm = (int)cps;
+    c->attn.dfix = dfix;
+    c->attn_sms = (int)sms;
+    snprintf(c->attn.name, sizeof c->attn.name, "%s",
+             json_is_string(kn) ? json_string_value(kn) : "fitted");
+    snprintf(c->attn.source, sizeof c->attn.source, "calibration %s", doc->source);
+    *(s == ZS_CAL_ATTN_FWD ? &c->attn.fwd : &c->attn.bwd) = dir;
     return ZS_OK;
 }
 
@@ -367,6 +546,16 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
         }
         zs_curve *cv = &c->curve[s];
         double np = 0;
+        if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+            if ((rc = load_attn(doc, o, key, c, s, e)) ||
+                (rc = num(doc, o, key, "points", 0, &np, e)) ||
+                (rc = num(doc, o, key, "rms_rel", 0, &cv->rms_rel, e)) ||
+                (rc = num(doc, o, key, "max_rel", 0, &cv->max_rel, e)))
+                break;
+            cv->npoints = (int)np;
+            cv->fitted = 1;
+            continue;
+        }
         if ((rc = num(doc, o, key, "t0", 1, &cv->t0, e)) ||
             (rc = num(doc, o, key, "rmax", 1, &cv->rmax, e)) ||
             (rc = num(doc, o, key, "half", 1, &cv->half, e)) ||
@@ -420,6 +609,16 @@ void zs_calib_print(FILE *f, const zs_calib *c)
         const zs_curve *cv = &c->curve[s];
         if (!cv->fitted)
             continue;
+        if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+            const zs_attn_dir *d = s == ZS_CAL_ATTN_FWD ? &c->attn.fwd : &c->attn.bwd;
+            fprintf(f,
+                    "  %-14s %.1f TFLOP/s, cta %.3f us, seq %.3f us, launch %.1f us, half %.4g, "
+                    "p %.3f [tiles %dx%d, %d SMs] (%d points, rms %.2f%%, max %.2f%%)\n",
+                    slot_names[s], d->tflops, d->cta_us, d->seq_us, d->launch_us, d->half, d->p,
+                    c->attn.tile_q, c->attn.tile_k, c->attn_sms, cv->npoints, 100 * cv->rms_rel,
+                    100 * cv->max_rel);
+            continue;
+        }
         fprintf(f,
                 "  %-14s t0 %9.3f us  rmax %10.4g /s  half %10.4g  p %5.3f  (%d points, rms "
                 "%.2f%%, max %.2f%%)\n",

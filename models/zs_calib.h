@@ -20,11 +20,9 @@
 #include "zs_model.h"
 
 /* Version 2: collective curves take the bus bytes per GPU as their size
- * variable x (version 1 took the nccl-tests buffer size). */
-#define ZS_CALIB_VERSION 2
-/* Query/key tile of the attention kernels we model (FlashAttention-2/3,
- * cuDNN): work is counted in whole 128 x 128 tiles. */
-#define ZS_ATTN_TILE 128
+ * variable x (version 1 took the nccl-tests buffer size). Version 3:
+ * attention is fitted as a tiled kernel (zs_kernel.h), not a curve. */
+#define ZS_CALIB_VERSION 3
 
 /* ---- the shared curve ------------------------------------------------------
  * time(W, x) = steps * t0 + W / rmax * (1 + (half / x)^p)
@@ -69,10 +67,13 @@ typedef struct zs_meas {
                      "layer:<name>" for a Megatron layer op */
     int gpus;     /* GPUs taking part (collectives), 1 for kernels */
     double bytes; /* collectives: nccl-tests "size" (total buffer); p2p: bytes */
-    int seq_len;  /* attention: tokens of one causal document */
-    int heads, kv_heads, head_dim;
-    double m, n, k;   /* GEMM shape (m = tokens) */
-    int tp, cp;       /* layer ops: parallel degrees of the measurement */
+    int seq_len;  /* attention: tokens of one document */
+    int docs;     /* attention: equal documents in the launch (varlen); seconds is per document */
+    int causal;   /* attention: 1 causal (default), 0 every query sees every key */
+    int heads, kv_heads, head_dim; /* attention: the model's (tp divides them); 0: from --model */
+    double m, n, k;                /* GEMM shape (m = tokens) */
+    int tp, cp;       /* parallel degrees: layer ops; attention shards (heads / tp; L / cp
+                         queries against the (1 + 1/cp) L / 2 keys they see on average) */
     double tokens;    /* layer ops: tokens per GPU */
     double seconds;   /* measured */
     char source[256]; /* file:line of the measurement */
@@ -102,6 +103,15 @@ void zs_meas_set_clear(zs_meas_set *s);
  * with file:line and leave s unchanged. */
 int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e);
 int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e);
+/* Gives attention points that carry no shape (per-document profiles:
+ * L,cp,tp,duration_per_doc) the model's heads, KV heads and head dim;
+ * returns how many points it filled. */
+int zs_meas_set_apply_model(zs_meas_set *s, const zs_model *m);
+/* The launch an attention point measures: `docs` blocks of the point's
+ * shard shape (caller frees *blocks) and the heads on the GPU. ZS_EINPUT
+ * when the point has no usable shape. */
+int zs_meas_attn_launch(const zs_meas *m, zs_attn_block **blocks, int *n, int *heads, int *kv_heads,
+                        zs_err *e);
 /* Writes a measurement file in the documented JSON schema (docs/validation.md). */
 int zs_meas_write_json(const zs_meas_set *s, const char *path, zs_err *e);
 
@@ -121,15 +131,27 @@ typedef struct zs_fit_opts {
     void *exclude_arg;
 } zs_fit_opts;
 
-/* Fits every slot the measurements cover; slots without data stay analytic. */
+/* Fits every slot the measurements cover; slots without data stay analytic.
+ * Attention is fitted as the kernel of the preset matching the measured
+ * device (h100-sxm when none matches): its structure (tiles, CTAs per SM,
+ * dfix, launch cost, SMs) is kept, its rate and fixed costs fitted. */
 int zs_calib_fit(const zs_meas_set *s, const zs_fit_opts *o, zs_calib **out, zs_err *e);
+/* The same with the structure of gpu's selected attention kernel. */
+int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *gpu, zs_calib **out,
+                     zs_err *e);
 zs_calib *zs_calib_new(void);
 void zs_calib_free(zs_calib *c);
 int zs_calib_save(const zs_calib *c, const char *path, zs_err *e);
 int zs_calib_load(const char *path, zs_calib **out, zs_err *e);
 
-/* The curve of a slot; NULL when the calibration does not fit it. */
+/* The curve of a slot; NULL when the calibration does not fit it. For the
+ * attention slots only the fit record (points, residuals) is meaningful:
+ * the fitted figures are in the kernel (zs_calib_attn_kernel). */
 const zs_curve *zs_calib_curve(const zs_calib *c, zs_calib_slot s);
+/* The fitted attention kernel (its fwd / bwd valid where the attention
+ * slots are fitted) and the SMs it was fitted for; NULL when neither
+ * direction is fitted. */
+const zs_attn_kernel *zs_calib_attn_kernel(const zs_calib *c, int *sms);
 /* Link figures for the SimGrid platform: latency (s) and asymptotic
  * bandwidth (bytes/s) of one link class. Returns 1 when the calibration
  * fits that class (outputs set), 0 when it does not (outputs untouched:
@@ -153,17 +175,15 @@ int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *layer_m
                      double *seconds, zs_err *e);
 
 /* ---- internals shared by the cost models --------------------------------------- */
-/* Pairs the kernel computes: whole 128-query tiles against whole key tiles
- * up to the diagonal (see zs_cost.c). */
-int64_t zs__attn_tile_pairs(const zs_attn_block *b, int n);
-int64_t zs__attn_pairs(const zs_attn_block *b, int n);
 /* The analytic curves for a model and cluster (assumptions, documented in
  * docs/cost-model.md). */
 void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS]);
 /* Builds a cost model from explicit curves (slot curves with rmax == 0 for
- * links and collectives mean "the cluster's bottleneck bandwidth"). */
+ * links and collectives mean "the cluster's bottleneck bandwidth") and the
+ * attention kernel whose CTAs spread over kern_sms SMs. */
 zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
-                             const zs_curve curves[ZS_CAL_NSLOTS], const char *desc);
+                             const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
+                             int kern_sms, const char *desc);
 /* Bus bytes and steps of a ring collective on n ranks with `bytes` per rank
  * as zs_cost_ops.collective defines it (used by sim/zs_sim.c too). */
 void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps);

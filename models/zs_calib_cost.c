@@ -10,7 +10,7 @@
 
 /* "NVIDIA H200" / "H200" vs the preset "h200": compare letters and
  * digits without case, the measured name containing the preset's. */
-static int same_gpu(const char *measured, const char *preset)
+int zs__same_gpu(const char *measured, const char *preset)
 {
     char a[128], b[128];
     size_t na = 0, nb = 0;
@@ -38,17 +38,32 @@ zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const z
         const zs_curve *c = zs_calib_curve(calib, (zs_calib_slot)s);
         if (!c)
             continue;
-        cv[s] = *c;
+        if (s != ZS_CAL_ATTN_FWD && s != ZS_CAL_ATTN_BWD)
+            cv[s] = *c;
         if (o < sizeof fitted)
             o += (size_t)snprintf(fitted + o, sizeof fitted - o, "%s%s", o ? "," : "",
                                   zs_calib_slot_name(s));
     }
+    /* Attention: the fitted kernel's directions, the GPU's selected kernel
+     * for a direction the calibration does not fit. */
+    const zs_attn_kernel *pk = zs_gpu_attn_kernel(&cl->gpu);
+    zs_attn_kernel k = *pk;
+    int sms = cl->gpu.sms, fsms = 0;
+    const zs_attn_kernel *fk = zs_calib_attn_kernel(calib, &fsms);
+    if (fk) {
+        k = *fk;
+        sms = fsms;
+        if (!zs_calib_curve(calib, ZS_CAL_ATTN_FWD))
+            k.fwd = pk->fwd;
+        if (!zs_calib_curve(calib, ZS_CAL_ATTN_BWD))
+            k.bwd = pk->bwd;
+    }
     const char *gpu = zs_calib_gpu(calib);
-    snprintf(desc, sizeof desc, "calibrated on %s (fitted: %s; analytic elsewhere)%s%s",
-             gpu[0] ? gpu : "unknown GPU", fitted[0] ? fitted : "none",
-             same_gpu(gpu, cl->gpu.name) ? "" : "; applied to ",
-             same_gpu(gpu, cl->gpu.name) ? "" : cl->gpu.name);
-    return zs__cost_curves_new("calibrated", m, cl, cv, desc);
+    int same = zs__same_gpu(gpu, cl->gpu.name);
+    snprintf(desc, sizeof desc, "calibrated on %s (fitted: %s; %s kernel %s elsewhere)%s%s",
+             gpu[0] ? gpu : "unknown GPU", fitted[0] ? fitted : "none", cl->gpu.name, pk->name,
+             same ? "" : "; applied to ", same ? "" : cl->gpu.name);
+    return zs__cost_curves_new("calibrated", m, cl, cv, &k, sms, desc);
 }
 
 int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *lm, double *seconds,
@@ -63,9 +78,15 @@ int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *lm, dou
     /* A private copy whose model and cluster fit the point's shape. */
     zs_cost tmp = *c;
     if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
+        zs_attn_block *b = NULL;
+        int n, h, kv, rc = zs_meas_attn_launch(m, &b, &n, &h, &kv, e);
+        if (rc)
+            return rc;
+        tmp.model.heads = h;
+        tmp.model.kv_heads = kv;
         tmp.model.head_dim = m->head_dim;
-        zs_attn_block b = {0, 0, m->seq_len, 0, m->seq_len};
-        *seconds = zs_cost_attn(&tmp, &b, 1, m->heads, s == ZS_CAL_ATTN_BWD);
+        *seconds = zs_cost_attn(&tmp, b, n, h, s == ZS_CAL_ATTN_BWD) / n;
+        free(b);
         return ZS_OK;
     }
     if (strncmp(m->op, "layer:", 6) == 0) {

@@ -28,6 +28,11 @@ void zs_meas_set_clear(zs_meas_set *s)
 
 int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e)
 {
+    if (m->docs < 1) { /* a point built without a document count: one document */
+        zs_meas one = *m;
+        one.docs = 1;
+        return zs_meas_add(s, &one, e);
+    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
         zs_meas *v = realloc(s->v, cap * sizeof *v);
@@ -274,37 +279,57 @@ static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, co
     return 0;
 }
 
+/* Kernel latency CSVs. Two layouts:
+ *  - one row per document length with its shape: seq_len, latency(ms), hqo,
+ *    hkv, d (optional: op, gpu_type, tp, cp, tested_total_seqlen: the
+ *    tokens of the launch, which packs tested_total_seqlen / seq_len equal
+ *    documents; latency is then per document);
+ *  - per-document attention profiles without a shape: L, cp, tp,
+ *    duration_per_doc (ms per document, a launch of total_len / L
+ *    documents, total_len 32768 unless given as a column, as DistCA's
+ *    profiler runs them); heads and head dim come from --model. */
 static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 {
     char where[600];
     char *cur = text, *line = next_line(&cur);
     char *hdr[MAXCOLS + 1];
     int nh = split_delim(line, ',', hdr, MAXCOLS);
-    static const char *const c_len[] = {"seq_len", "seqlen", "tokens", NULL};
-    static const char *const c_ms[] = {"latency(ms)", "latency_ms", "ms", NULL};
+    static const char *const c_len[] = {"seq_len", "seqlen", "tokens", "L", NULL};
+    static const char *const c_ms[] = {"latency(ms)", "latency_ms", "ms", "duration_per_doc", NULL};
     static const char *const c_hq[] = {"hqo", "heads", "hq", NULL};
     static const char *const c_hkv[] = {"hkv", "kv_heads", NULL};
     static const char *const c_d[] = {"d", "head_dim", NULL};
     static const char *const c_op[] = {"op", NULL};
     static const char *const c_gpu[] = {"gpu_type", "gpu", NULL};
+    static const char *const c_tp[] = {"tp", NULL}, *const c_cp[] = {"cp", NULL};
+    static const char *const c_tot[] = {"tested_total_seqlen", "total_len", NULL};
+    static const char *const c_prof[] = {"duration_per_doc", NULL};
     int il = col_of(hdr, nh, c_len), it = col_of(hdr, nh, c_ms), ih = col_of(hdr, nh, c_hq),
         ik = col_of(hdr, nh, c_hkv), id = col_of(hdr, nh, c_d), io = col_of(hdr, nh, c_op),
-        ig = col_of(hdr, nh, c_gpu);
+        ig = col_of(hdr, nh, c_gpu), itp = col_of(hdr, nh, c_tp), icp = col_of(hdr, nh, c_cp),
+        itot = col_of(hdr, nh, c_tot), profile = col_of(hdr, nh, c_prof) >= 0;
     where_line(where, sizeof where, path, 1);
-    if (nh > MAXCOLS || il < 0 || it < 0 || ih < 0 || id < 0)
+    if (nh > MAXCOLS || il < 0 || it < 0 || (!profile && (ih < 0 || id < 0)))
         return zs_err_set(e, ZS_EINPUT, where,
                           "a kernel latency CSV needs the columns seq_len, latency(ms), hqo, "
-                          "hkv and d (see docs/validation.md)",
+                          "hkv and d, or (per-document profiles) L, cp, tp and "
+                          "duration_per_doc (see docs/validation.md)",
                           "unrecognised CSV header");
     int line_no = 1, rows = 0;
     char *tok[MAXCOLS + 1];
     int got;
     while ((got = next_row(&cur, &line_no, ',', nh, tok, path, where, sizeof where, e)) > 0) {
-        double len, ms, hq, hkv = 0, d;
+        double len, ms, hq = 0, hkv = 0, d = 0, tp = 1, cp = 1, tot = profile ? 32768 : 0;
         if (!parse_num(tok[il], &len) || len < 1 || len > 2147483647.0 ||
-            !parse_num(tok[it], &ms) || ms <= 0 || !parse_num(tok[ih], &hq) || hq < 1 ||
-            !parse_num(tok[id], &d) || d < 1 || (ik >= 0 && !parse_num(tok[ik], &hkv)))
-            return zs_err_set(e, ZS_EINPUT, where, "lengths, heads and latencies must be positive",
+            !parse_num(tok[it], &ms) || ms <= 0 ||
+            (ih >= 0 && (!parse_num(tok[ih], &hq) || hq < 1 || hq > 65536)) ||
+            (id >= 0 && (!parse_num(tok[id], &d) || d < 1 || d > 65536)) ||
+            (ik >= 0 && (!parse_num(tok[ik], &hkv) || hkv < 0 || hkv > 65536)) ||
+            (itp >= 0 && (!parse_num(tok[itp], &tp) || tp < 1 || tp > 65536)) ||
+            (icp >= 0 && (!parse_num(tok[icp], &cp) || cp < 1 || cp > 65536)) ||
+            (itot >= 0 && (!parse_num(tok[itot], &tot) || tot < 0 || tot > 2147483647.0)))
+            return zs_err_set(e, ZS_EINPUT, where,
+                              "lengths, heads, degrees and latencies must be positive",
                               "bad number in a kernel latency row");
         const char *opname = io >= 0 ? tok[io] : "attn";
         zs_meas m;
@@ -320,11 +345,14 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
             snprintf(s->gpu, sizeof s->gpu, "%s", tok[ig]);
         m.gpus = 1;
         m.seq_len = (int)len;
+        m.docs = tot >= len ? (int)(tot / len) : 1;
+        m.causal = 1;
         m.heads = (int)hq;
         m.kv_heads = (int)hkv;
         m.head_dim = (int)d;
         m.seconds = ms * 1e-3;
-        m.tp = m.cp = 1;
+        m.tp = (int)tp;
+        m.cp = (int)cp;
         snprintf(m.source, sizeof m.source, "%s", where);
         int rc = zs_meas_add(s, &m, e);
         if (rc)
@@ -407,7 +435,10 @@ static const zs_field meas_fields[] = {
     F("seconds", ZS_F_DOUBLE, seconds, 1e-12, 1e6, 1, 0, "s", "measured time"),
     F("gpus", ZS_F_INT, gpus, 1, 1 << 20, 0, 1, "", "GPUs taking part"),
     F("bytes", ZS_F_DOUBLE, bytes, 0, 1e15, 0, 0, "B", "collective size (nccl-tests) or p2p bytes"),
-    F("seq_len", ZS_F_INT, seq_len, 0, 2147483647.0, 0, 0, "tokens", "causal document length"),
+    F("seq_len", ZS_F_INT, seq_len, 0, 2147483647.0, 0, 0, "tokens", "document length"),
+    F("docs", ZS_F_INT, docs, 1, 1 << 24, 0, 1, "",
+      "equal documents in the launch (seconds is per document)"),
+    F("causal", ZS_F_BOOL, causal, 0, 1, 0, 1, "", "causal attention"),
     F("heads", ZS_F_INT, heads, 0, 1 << 16, 0, 0, "", "query heads"),
     F("kv_heads", ZS_F_INT, kv_heads, 0, 1 << 16, 0, 0, "", "KV heads"),
     F("head_dim", ZS_F_INT, head_dim, 0, 1 << 16, 0, 0, "", "head dimension"),

@@ -23,16 +23,42 @@ struct zs_calib {
     int version;
     char gpu[64];
     zs_curve curve[ZS_CAL_NSLOTS]; /* fitted == 1 where the data covers the slot */
+    zs_attn_kernel attn;           /* attention slots: the fitted kernel */
+    int attn_sms;
     zs_calib_source *files;
     size_t nfiles;
     zs__resid *resid;
     size_t nresid;
 };
 
+/* "NVIDIA H200" / "H200" vs the preset "h200": 1 when they name the same
+ * GPU (or the measured name is unknown). */
+int zs__same_gpu(const char *measured, const char *preset);
+/* The GPU preset a measured device name matches (h100-sxm when none). */
+int zs__gpu_for_device(const char *device, zs_gpu *out, zs_err *e);
+
 /* Fits one curve; parameters whose free_mask entry is 0 keep fixed[].
  * Returns 1 on success (out filled, residuals set), 0 when it cannot. */
 int zs__fit_curve(const zs__fit_pt *pt, size_t n, const int free_mask[4], const double fixed[4],
                   zs_curve *out);
+
+/* A model of npar positive parameters: predicted seconds of point i. */
+typedef double (*zs__fit_model)(const double *par, size_t i, void *arg);
+#define ZS__FIT_MAXPAR 8
+/* Nonlinear least squares on relative residuals over n points (measured
+ * t[i]), parameters in log space, or below upper[j] when upper (may be
+ * NULL) gives a positive bound; free_mask[j] = 0 keeps the start value.
+ * Tries each of the nstart starting vectors (npar each) and keeps the
+ * best; out gets the parameters, *rms / *max the relative residuals.
+ * Returns 1 on success, 0 when no start converges to a finite cost. */
+int zs__fit_params(size_t n, const double *t, int npar, const int *free_mask, const double *upper,
+                   const double *starts, int nstart, zs__fit_model f, void *arg, double *out,
+                   double *rms, double *max);
+/* Fits the attention slot's kernel direction to the points (structure of
+ * base kept); fills c->attn and the slot's fit record. Returns 1 on
+ * success, 0 when it cannot. */
+int zs__fit_attn(zs_calib *c, int slot, const zs__fit_pt *pt, size_t n, const zs_attn_kernel *base,
+                 int sms, double peak_tflops);
 /* The slot and curve inputs of a measurement; returns the slot, or -1 when
  * the point cannot be priced (layer ops without a model, tp > 1). */
 int zs__meas_point(const zs_meas *m, const zs_model *layer_model, zs__fit_pt *out);

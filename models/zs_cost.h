@@ -17,18 +17,8 @@
 #include "zs_err.h"
 #include "zs_model.h"
 
-/* One attention block: queries [q0, q1) against keys/values [k0, k1) of one
- * document. The causal mask always applies: query q attends key k iff
- * k <= q. A block entirely below the diagonal is "full", one crossing it is
- * "causal"; a block entirely above it computes nothing and is a bug. */
-typedef struct zs_attn_block {
-    int32_t doc; /* document index in the global batch */
-    int32_t q0, q1;
-    int32_t k0, k1;
-} zs_attn_block;
-
-/* Number of (q, k) pairs with k <= q inside the block. */
-int64_t zs_attn_block_pairs(const zs_attn_block *b);
+/* zs_attn_block (queries [q0, q1) against keys [k0, k1) of one document,
+ * causal) is defined in zs_kernel.h, which prices it. */
 
 /* Collective kinds shared by the IR and the cost models. */
 typedef enum zs_coll_kind {
@@ -76,6 +66,9 @@ struct zs_cost {
  * Returns NULL when out of memory. Free with zs_cost_free. */
 zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *c);
 void zs_cost_free(zs_cost *c);
+/* The attention kernel a cost model prices attention with (its name,
+ * source and curves; for `zepsim cost` and reports). */
+const zs_attn_kernel *zs_cost_attn_kernel(const zs_cost *c);
 
 /* Convenience wrappers (no NULL checks: c must be valid). */
 static inline double zs_cost_attn(const zs_cost *c, const zs_attn_block *b, int n, int heads,
@@ -100,5 +93,21 @@ static inline double zs_cost_collective(const zs_cost *c, zs_coll_kind k, const 
 {
     return c->ops->collective(c, k, ranks, n, bytes);
 }
+
+/* ---- context-parallel shards (zigzag over g ranks, 2g chunks) ---------------- */
+/* Chunk c of 2g of a document of len tokens (exact split, the remainder
+ * spread over the first chunks). */
+void zs_zigzag_chunk(int32_t len, int g, int c, int32_t *t0, int32_t *t1);
+/* The blocks rank `rank` computes in ring step `step`: its query chunks
+ * rank and 2g-1-rank against the KV chunks first held by rank - step
+ * (mod g), blocks above the diagonal dropped. Returns how many (<= 4). */
+int zs_zigzag_step_blocks(int32_t doc, int32_t len, int g, int rank, int step,
+                          zs_attn_block out[4]);
+/* Seconds rank `rank` spends on one document's attention under zigzag CP
+ * over g ranks: one launch per ring step, or (one_launch) all its blocks
+ * as one launch, which is the document's share of launches other documents
+ * share too. g <= 1: the whole document. */
+double zs_cost_attn_zigzag(const zs_cost *c, int32_t len, int g, int rank, int heads, int backward,
+                           int one_launch);
 
 #endif

@@ -1,16 +1,18 @@
-/* The analytical cost model (SYSTEM.md section 4), written as curves:
- * every op costs a fixed launch or step latency plus its work (FLOPs or
- * bytes) at a rate that saturates with size (zs_curve). The analytic model
- * fills the curves with assumptions (docs/cost-model.md lists them); the
- * calibrated model (zs_calib_cost.c) builds the same object with fitted
- * curves, so both price ops with the code below.
+/* The analytical cost model (SYSTEM.md section 4). Compute kernels are
+ * priced from the GPU description's measured kernel curves (zs_kernel.h:
+ * the selected attention kernel's forward and backward curves, the GEMM
+ * curve; each with its source in the preset); memory-bound ops, transfers
+ * and collectives are written as saturating curves (zs_curve): a fixed
+ * launch or step latency plus bytes at a rate. The calibrated model
+ * (zs_calib_cost.c) builds the same object with fitted curves and fitted
+ * attention kernels, so both price ops with the code below.
  *
  * Transfers: a point-to-point message pays the latency of the default path
  * plus bytes over its bottleneck link. Collectives are rings: all-gather and
  * reduce-scatter take n-1 steps that each move one rank's share, all-reduce
  * is a reduce-scatter then an all-gather, all-to-all moves (n-1)/n of the
  * buffer; the bandwidth is that of the group's slowest link (NVLink inside
- * a node, else each GPU's share of its NIC). */
+ * a node, else the NICs its members share). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +20,13 @@
 #include "zs_calib.h"
 
 /* ---- assumptions of the analytic model (see docs/cost-model.md) ---------- */
-/* Attention ceiling as a fraction of the dense bf16 peak. FlashAttention-2
- * reports ~35% forward on H100; Megatron/TransformerEngine's kernel in the
- * DistCA H100 measurements reaches ~12%. 20% sits between them, so the
- * uncalibrated model is within 2x of either; calibrate for real numbers. */
-#define ATTN_EFF_MAX 0.20
-/* Work per launch at which attention reaches half its ceiling: about the
- * FLOPs of a few hundred 128 x 128 tiles over 64 heads, i.e. a launch that
- * fills the SMs of one GPU once. */
-#define ATTN_HALF_FLOP 2e9
-#define GEMM_EFF_MAX   0.75 /* cuBLAS on large bf16 GEMMs */
-#define GEMM_HALF_DIM  128  /* smallest GEMM dimension at which half the ceiling is reached */
-#define LAUNCH_S       5e-6 /* kernel launch and prologue */
-#define ELEM_EFF       0.80 /* fraction of HBM bandwidth a streaming kernel reaches */
-#define ELEM_LAUNCH_S  3e-6
-#define ATTN_BWD_RATIO 2.5 /* backward FLOPs over forward (dQ, dK, dV and recompute of P) */
+#define ELEM_EFF      0.80 /* fraction of HBM bandwidth a streaming kernel reaches */
+#define ELEM_LAUNCH_S 3e-6
 
 typedef struct cost_impl {
     zs_curve curve[ZS_CAL_NSLOTS];
+    zs_attn_kernel kern; /* attention: forward and backward curves */
+    int kern_sms;        /* SMs the kernel's CTAs spread over */
 } cost_impl;
 
 double zs_curve_time(const zs_curve *c, double steps, double work, double x)
@@ -49,11 +40,11 @@ double zs_curve_time(const zs_curve *c, double steps, double work, double x)
 void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS])
 {
     memset(out, 0, sizeof(zs_curve) * ZS_CAL_NSLOTS);
-    double peak = cl->gpu.peak_tflops * 1e12;
-    out[ZS_CAL_ATTN_FWD] =
-        (zs_curve){LAUNCH_S, ATTN_EFF_MAX * peak, ATTN_HALF_FLOP, 1.0, 0, 0, 0, 0};
-    out[ZS_CAL_ATTN_BWD] = out[ZS_CAL_ATTN_FWD];
-    out[ZS_CAL_GEMM] = (zs_curve){LAUNCH_S, GEMM_EFF_MAX * peak, GEMM_HALF_DIM, 1.0, 0, 0, 0, 0};
+    const zs_gemm_curve *g = &cl->gpu.gemm;
+    /* The GEMM curve of the GPU description in zs_curve form (x = the
+     * smallest dimension). Attention slots stay empty: priced by kernels. */
+    out[ZS_CAL_GEMM] =
+        (zs_curve){g->launch_us * 1e-6, g->tflops * 1e12, g->half_dim, g->p, 0, 0, 0, 0};
     out[ZS_CAL_ELEMENTWISE] =
         (zs_curve){ELEM_LAUNCH_S, ELEM_EFF * cl->gpu.hbm_gbs * 1e9, 0, 1.0, 0, 0, 0, 0};
     /* Link and collective slots stay unfitted: priced from the cluster. */
@@ -68,13 +59,17 @@ static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, i
 {
     if (n <= 0 || heads <= 0)
         return 0;
-    double w = 4.0 * heads * c->model.head_dim * (double)zs__attn_tile_pairs(b, n);
-    if (w <= 0)
-        return 0;
-    if (backward)
-        w *= ATTN_BWD_RATIO;
-    const zs_curve *cv = &impl(c)->curve[backward ? ZS_CAL_ATTN_BWD : ZS_CAL_ATTN_FWD];
-    return zs_curve_time(cv, 1, w, w);
+    const zs_model *m = &c->model;
+    /* KV heads on this GPU: the model's, divided as the query heads are
+     * (tensor or head parallelism), at least one. */
+    int kv = m->heads > 0 ? (int)((int64_t)m->kv_heads * heads / m->heads) : heads;
+    zs_attn_shape sh = {heads,
+                        kv > 0 ? kv : 1,
+                        m->head_dim,
+                        impl(c)->kern_sms,
+                        c->cluster.gpu.hbm_gbs * 1e9,
+                        m->dtype_bytes};
+    return zs_attn_kernel_time(&impl(c)->kern, backward, b, n, &sh, NULL);
 }
 
 static double gemm(const zs_cost *c, double m, double n, double k)
@@ -214,7 +209,8 @@ static const zs_cost_ops calibrated_ops = {"calibrated", attn,       gemm,     e
                                            p2p,          collective, cost_free};
 
 zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
-                             const zs_curve curves[ZS_CAL_NSLOTS], const char *desc)
+                             const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
+                             int kern_sms, const char *desc)
 {
     zs_cost *c = calloc(1, sizeof *c);
     cost_impl *im = calloc(1, sizeof *im);
@@ -224,6 +220,8 @@ zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_clust
         return NULL;
     }
     memcpy(im->curve, curves, sizeof im->curve);
+    im->kern = *kern;
+    im->kern_sms = kern_sms;
     c->ops = strcmp(name, "calibrated") == 0 ? &calibrated_ops : &analytic_ops;
     c->model = *m;
     c->cluster = *cl;
@@ -232,10 +230,21 @@ zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_clust
     return c;
 }
 
+const zs_attn_kernel *zs_cost_attn_kernel(const zs_cost *c)
+{
+    return &impl(c)->kern;
+}
+
 zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *cl)
 {
     zs_curve cv[ZS_CAL_NSLOTS];
     zs__cost_analytic_curves(cl, cv);
-    return zs__cost_curves_new("analytic", m, cl, cv,
-                               "analytic (FLOP/byte model, efficiencies assumed)");
+    const zs_attn_kernel *k = zs_gpu_attn_kernel(&cl->gpu);
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "analytic (%s kernel curves: attention %s, GEMM%s; transfers from "
+             "the cluster)",
+             cl->gpu.name, k->name,
+             cl->gpu.assumed_kernels ? "; ASSUMED, scaled from a800-80g" : "");
+    return zs__cost_curves_new("analytic", m, cl, cv, k, cl->gpu.sms, desc);
 }

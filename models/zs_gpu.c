@@ -19,15 +19,123 @@ const zs_field zs_gpu_fields[] = {
     F("mem_gib", ZS_F_DOUBLE, mem_gib, 1, 1e5, 1, 0, "GiB", "device memory"),
     F("nvlink_gbs", ZS_F_DOUBLE, nvlink_gbs, 1, 1e5, 1, 0, "GB/s",
       "NVLink bandwidth per GPU per direction"),
+    F("sms", ZS_F_INT, sms, 1, 100000, 0, 132, "", "streaming multiprocessors"),
+    F("attn_kernel", ZS_F_STRING, attn_kernel, 0, 0, 0, 0, "",
+      "attention kernel modelled (one of attn_kernels; default the first)"),
 };
 #undef F
 const size_t zs_gpu_nfields = sizeof zs_gpu_fields / sizeof zs_gpu_fields[0];
 
+static void kernel_names(const zs_gpu *g, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < g->nkernels && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", g->kernels[i].name);
+}
+
+const zs_attn_kernel *zs_gpu_attn_kernel(const zs_gpu *g)
+{
+    for (int i = 0; i < g->nkernels; i++)
+        if (strcmp(g->kernels[i].name, g->attn_kernel) == 0)
+            return &g->kernels[i];
+    return &g->kernels[0];
+}
+
+int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e)
+{
+    for (int i = 0; i < g->nkernels; i++)
+        if (strcmp(g->kernels[i].name, name) == 0) {
+            snprintf(g->attn_kernel, sizeof g->attn_kernel, "%s", name);
+            return ZS_OK;
+        }
+    char names[256];
+    kernel_names(g, names, sizeof names);
+    return zs_err_set(e, ZS_EINPUT, "--attn-kernel", "choose one of the GPU's kernels",
+                      "GPU '%s' has no attention kernel '%s' (it has: %s)", g->name, name, names);
+}
+
+/* A description without kernels gets the A800 preset's (FlashAttention-2
+ * and cuBLAS on A100-class silicon) with every rate scaled by the ratio of
+ * the peaks: an assumption, said in the sources. */
+static int assume_kernels(zs_gpu *g, zs_err *e)
+{
+    zs_gpu ref;
+    int rc = zs_gpu_load("a800-80g", &ref, e);
+    if (rc)
+        return rc;
+    double s = g->peak_tflops / ref.peak_tflops;
+    g->nkernels = 1;
+    g->kernels[0] = *zs_gpu_attn_kernel(&ref);
+    g->kernels[0].fwd.tflops *= s;
+    g->kernels[0].bwd.tflops *= s;
+    snprintf(g->kernels[0].source, sizeof g->kernels[0].source,
+             "assumed: no attention kernel in the GPU description; the a800-80g preset's %s "
+             "kernel with its rates scaled by the peaks (x%.3f)",
+             ref.kernels[0].name, s);
+    snprintf(g->attn_kernel, sizeof g->attn_kernel, "%s", g->kernels[0].name);
+    g->gemm = ref.gemm;
+    g->gemm.tflops *= s;
+    snprintf(g->gemm.source, sizeof g->gemm.source,
+             "assumed: no GEMM curve in the GPU description; the a800-80g preset's curve with "
+             "its rate scaled by the peaks (x%.3f)",
+             s);
+    g->assumed_kernels = 1;
+    return ZS_OK;
+}
+
 int zs_gpu_from_json(const zs_json_doc *doc, const json_t *obj, const char *parent_key, zs_gpu *out,
                      zs_err *e)
 {
+    static const char *const own[] = {"attn_kernels", "gemm", NULL};
     zs_gpu g;
-    int rc = zs_config_parse(doc, obj, parent_key, zs_gpu_fields, zs_gpu_nfields, NULL, &g, e);
+    memset(&g, 0, sizeof g);
+    int rc = zs_config_parse(doc, obj, parent_key, zs_gpu_fields, zs_gpu_nfields, own, &g, e);
+    if (rc)
+        return rc;
+    json_t *ks = json_object_get(obj, "attn_kernels"), *gm = json_object_get(obj, "gemm");
+    char where[600];
+    if (!ks != !gm) {
+        zs_json_where(doc, parent_key, ks ? "attn_kernels" : "gemm", where, sizeof where);
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "give both \"attn_kernels\" and \"gemm\", or neither (then both are "
+                          "scaled from the a800-80g preset, an assumption)",
+                          "GPU '%s' has %s but no %s", g.name, ks ? "attn_kernels" : "gemm",
+                          ks ? "gemm" : "attn_kernels");
+    }
+    if (!ks)
+        rc = assume_kernels(&g, e);
+    else if (!json_is_array(ks) || json_array_size(ks) < 1 || json_array_size(ks) > ZS_KERNEL_MAX) {
+        zs_json_where(doc, parent_key, "attn_kernels", where, sizeof where);
+        return zs_err_set(e, ZS_EINPUT, where, "give a list of 1 to 4 kernel objects",
+                          "bad attn_kernels list");
+    } else {
+        size_t i;
+        json_t *k;
+        json_array_foreach(ks, i, k)
+        {
+            if ((rc = zs_attn_kernel_from_json(doc, k, &g.kernels[g.nkernels], e)))
+                return rc;
+            for (int j = 0; j < g.nkernels; j++)
+                if (strcmp(g.kernels[j].name, g.kernels[g.nkernels].name) == 0) {
+                    zs_json_where(doc, parent_key, "attn_kernels", where, sizeof where);
+                    return zs_err_set(e, ZS_EINPUT, where, "give each kernel its own name",
+                                      "two attention kernels named '%s'", g.kernels[j].name);
+                }
+            g.nkernels++;
+        }
+        rc = zs_gemm_curve_from_json(doc, gm, &g.gemm, e);
+        if (rc == ZS_OK && !g.attn_kernel[0])
+            snprintf(g.attn_kernel, sizeof g.attn_kernel, "%s", g.kernels[0].name);
+        if (rc == ZS_OK && strcmp(zs_gpu_attn_kernel(&g)->name, g.attn_kernel) != 0) {
+            char names[256];
+            kernel_names(&g, names, sizeof names);
+            zs_json_where(doc, parent_key, "attn_kernel", where, sizeof where);
+            return zs_err_set(e, ZS_EINPUT, where, "name one of the GPU's attn_kernels",
+                              "attn_kernel '%s' is not among the kernels (%s)", g.attn_kernel,
+                              names);
+        }
+    }
     if (rc == ZS_OK)
         *out = g;
     return rc;
@@ -46,4 +154,8 @@ int zs_gpu_load(const char *name_or_file, zs_gpu *out, zs_err *e)
 void zs_gpu_print(FILE *f, const zs_gpu *g)
 {
     zs_config_print(f, zs_gpu_fields, zs_gpu_nfields, g, 2);
+    for (int i = 0; i < g->nkernels; i++)
+        zs_attn_kernel_print(f, &g->kernels[i], 2);
+    fprintf(f, "  gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us\n    source: %s\n",
+            g->gemm.tflops, g->gemm.half_dim, g->gemm.p, g->gemm.launch_us, g->gemm.source);
 }

@@ -1,6 +1,8 @@
 /* GPU descriptions: dense bf16 peak, HBM bandwidth and capacity, NVLink
- * bandwidth. Loaded from a built-in preset name or a JSON file. Depends on
- * zs_config. */
+ * bandwidth, SM count, and the compute kernels that run on it (attention
+ * kernels with forward and backward curves, the GEMM curve; zs_kernel.h),
+ * each with its source. Loaded from a built-in preset name or a JSON file.
+ * Depends on zs_config and zs_kernel. */
 #ifndef ZS_GPU_H
 #define ZS_GPU_H
 
@@ -8,15 +10,22 @@
 
 #include "zs_config.h"
 #include "zs_err.h"
+#include "zs_kernel.h"
 
 typedef struct zs_gpu {
     char name[64];
-    char source[256];   /* where the numbers come from (optional, free text) */
-    double peak_tflops; /* dense bf16 tensor-core peak, TFLOP/s */
-    double hbm_gbs;     /* HBM bandwidth, GB/s */
-    double mem_gib;     /* device memory, GiB */
-    double nvlink_gbs;  /* NVLink bandwidth per GPU per direction, GB/s
-                         * (spec sheets quote both directions: 400 -> 200) */
+    char source[256];     /* where the numbers come from (optional, free text) */
+    double peak_tflops;   /* dense bf16 tensor-core peak, TFLOP/s */
+    double hbm_gbs;       /* HBM bandwidth, GB/s */
+    double mem_gib;       /* device memory, GiB */
+    double nvlink_gbs;    /* NVLink bandwidth per GPU per direction, GB/s
+                           * (spec sheets quote both directions: 400 -> 200) */
+    int sms;              /* streaming multiprocessors */
+    char attn_kernel[32]; /* the attention kernel this GPU is modelled with */
+    int nkernels;
+    zs_attn_kernel kernels[ZS_KERNEL_MAX];
+    zs_gemm_curve gemm;
+    int assumed_kernels; /* 1: no kernels in the description, scaled from the A800 preset */
 } zs_gpu;
 
 extern const zs_field zs_gpu_fields[];
@@ -25,6 +34,11 @@ extern const size_t zs_gpu_nfields;
 int zs_gpu_load(const char *name_or_file, zs_gpu *out, zs_err *e);
 int zs_gpu_from_json(const zs_json_doc *doc, const json_t *obj, const char *parent_key, zs_gpu *out,
                      zs_err *e);
+/* The attention kernel the GPU is modelled with (its attn_kernel). */
+const zs_attn_kernel *zs_gpu_attn_kernel(const zs_gpu *g);
+/* Selects the attention kernel by name; ZS_EINPUT naming the choices when
+ * the GPU has none of that name (g untouched). */
+int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e);
 void zs_gpu_print(FILE *f, const zs_gpu *g);
 
 #endif

@@ -8,7 +8,7 @@
 #include "zs_calib.h"
 
 static const char calib_help[] =
-    "usage: zepsim calib fit FILES... -o OUT.json [--model M]\n"
+    "usage: zepsim calib fit FILES... -o OUT.json [--model M] [--gpu G [--attn-kernel K]]\n"
     "       zepsim calib show FILE.json\n"
     "\n"
     "fit: reads nccl-tests logs, kernel latency CSVs, Megatron layer-op TSVs and\n"
@@ -20,15 +20,23 @@ static const char calib_help[] =
     "options:\n"
     "  -o, --output FILE   calibration file to write (required for fit)\n"
     "  --model M           model shape of layer-op TSV rows (default: those rows\n"
-    "                      are not fitted, the TSV does not name its model)\n";
+    "                      are not fitted, the TSV does not name its model)\n"
+    "  --gpu G             GPU whose attention kernel gives the structure (tile sizes,\n"
+    "                      CTAs per SM, launch cost, SMs) the attention fit keeps\n"
+    "                      (default: the preset matching the measured device, else\n"
+    "                      h100-sxm)\n"
+    "  --attn-kernel K     that GPU's kernel to take the structure from (default the\n"
+    "                      GPU's own)\n";
 
 int zs_cmd_calib(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"output", required_argument, 0, 'o'},
                                          {"model", required_argument, 0, 'm'},
+                                         {"gpu", required_argument, 0, 'g'},
+                                         {"attn-kernel", required_argument, 0, 'k'},
                                          {0, 0, 0, 0}};
-    const char *out = NULL, *model = NULL;
+    const char *out = NULL, *model = NULL, *gpu_name = NULL, *kernel = NULL;
     int c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -41,6 +49,12 @@ int zs_cmd_calib(int argc, char **argv)
             break;
         case 'm':
             model = optarg;
+            break;
+        case 'g':
+            gpu_name = optarg;
+            break;
+        case 'k':
+            kernel = optarg;
             break;
         default:
             return zs_cli_bad_option("calib", c, argv);
@@ -70,6 +84,12 @@ int zs_cmd_calib(int argc, char **argv)
     zs_model m;
     if (model && zs_model_load(model, &m, &e))
         return zs_cli_fail(&e);
+    zs_gpu g;
+    if (kernel && !gpu_name)
+        return zs_cli_usage_error("calib", "--attn-kernel needs --gpu");
+    if (gpu_name &&
+        (zs_gpu_load(gpu_name, &g, &e) || (kernel && zs_gpu_select_kernel(&g, kernel, &e))))
+        return zs_cli_fail(&e);
     zs_meas_set s;
     zs_meas_set_init(&s);
     int rc = ZS_OK;
@@ -78,7 +98,7 @@ int zs_cmd_calib(int argc, char **argv)
     zs_calib *cal = NULL;
     zs_fit_opts fo = {model ? &m : NULL, NULL, NULL};
     if (rc == ZS_OK)
-        rc = zs_calib_fit(&s, &fo, &cal, &e);
+        rc = zs_calib_fit_gpu(&s, &fo, gpu_name ? &g : NULL, &cal, &e);
     if (rc == ZS_OK)
         rc = zs_calib_save(cal, out, &e);
     if (rc == ZS_OK) {
