@@ -69,6 +69,14 @@ void zs_cost_free(zs_cost *c);
 /* The attention kernel a cost model prices attention with (its name,
  * source and curves; for `zepsim cost` and reports). */
 const zs_attn_kernel *zs_cost_attn_kernel(const zs_cost *c);
+/* zs_cost_collective with a sentence saying how the model priced it (for
+ * `zepsim cost collective`). */
+double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
+                              double bytes, char *how, size_t len);
+/* zs_cost_attn with what the launch amounts to (tiles, CTAs, compute and
+ * memory time) in w. */
+double zs_cost_attn_work(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward,
+                         zs_attn_work *w);
 
 /* Convenience wrappers (no NULL checks: c must be valid). */
 static inline double zs_cost_attn(const zs_cost *c, const zs_attn_block *b, int n, int heads,

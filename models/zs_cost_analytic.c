@@ -55,10 +55,14 @@ static const cost_impl *impl(const zs_cost *c)
     return (const cost_impl *)c->impl;
 }
 
-static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward)
+double zs_cost_attn_work(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward,
+                         zs_attn_work *w)
 {
-    if (n <= 0 || heads <= 0)
+    if (n <= 0 || heads <= 0) {
+        if (w)
+            memset(w, 0, sizeof *w);
         return 0;
+    }
     const zs_model *m = &c->model;
     /* KV heads on this GPU: the model's, divided as the query heads are
      * (tensor or head parallelism), at least one. */
@@ -69,7 +73,12 @@ static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, i
                         impl(c)->kern_sms,
                         c->cluster.gpu.hbm_gbs * 1e9,
                         m->dtype_bytes};
-    return zs_attn_kernel_time(&impl(c)->kern, backward, b, n, &sh, NULL);
+    return zs_attn_kernel_time(&impl(c)->kern, backward, b, n, &sh, w);
+}
+
+static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward)
+{
+    return zs_cost_attn_work(c, b, n, heads, backward, NULL);
 }
 
 static double gemm(const zs_cost *c, double m, double n, double k)
@@ -183,8 +192,11 @@ static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra
         *bw = nv;
 }
 
-static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n, double bytes)
+double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
+                              double bytes, char *how, size_t len)
 {
+    if (how && len)
+        snprintf(how, len, "nothing to do");
     if (n <= 1 || bytes < 0 || kind < 0 || kind >= ZS_COLL_NKINDS)
         return 0;
     int intra;
@@ -192,9 +204,24 @@ static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, 
     group_link(&c->cluster, ranks, n, &intra, &lat, &bw);
     zs__coll_bus(kind, n, bytes, &bus, &steps);
     const zs_curve *cv = &impl(c)->curve[ZS_CAL_COLL_AG + kind];
-    if (intra && cv->fitted)
+    if (intra && cv->fitted) {
+        if (how && len)
+            snprintf(how, len, "fitted curve (intra-node, calibration): %.0f bus bytes, %.0f steps",
+                     bus, steps);
         return zs_curve_time(cv, steps, bus, bus);
+    }
+    if (how && len)
+        snprintf(how, len,
+                 "ring: %.0f steps of %.2f us, %.0f bus bytes over %.1f GB/s (%s; no contention "
+                 "with other transfers)",
+                 steps, lat * 1e6, bus, bw / 1e9,
+                 intra ? "NVLink inside one node" : "NIC paths shared by the group across nodes");
     return steps * lat + bus / bw;
+}
+
+static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n, double bytes)
+{
+    return zs_cost_collective_how(c, kind, ranks, n, bytes, NULL, 0);
 }
 
 static void cost_free(zs_cost *c)

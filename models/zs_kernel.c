@@ -130,8 +130,11 @@ double zs_attn_kernel_time(const zs_attn_kernel *k, int backward, const zs_attn_
     if (d->half > 0 && z.flops_tiles > 0)
         slow += pow(d->half / z.flops_tiles, d->p);
     double t_tiles = (double)z.tiles * tile_s * slow;
-    double t_fixed = H * ((double)ctas * d->cta_us + (double)seqs * d->seq_us) * 1e-6 / slots;
-    z.t_longest_cta = (d->cta_us + d->seq_us) * 1e-6 + (double)longest * tile_s * slots * slow;
+    /* A CTA's own work (loading its Q tile, writing O, the softmax epilogue)
+     * scales with the head dimension as a tile's does. */
+    const double cta_s = d->cta_us * 1e-6 * d_eff / 128.0;
+    double t_fixed = H * ((double)ctas * cta_s + (double)seqs * d->seq_us * 1e-6) / slots;
+    z.t_longest_cta = cta_s + d->seq_us * 1e-6 + (double)longest * tile_s * slots * slow;
     z.t_compute = t_tiles + t_fixed > z.t_longest_cta ? t_tiles + t_fixed : z.t_longest_cta;
     /* HBM traffic: each query head reads Q and writes O (backward also dO,
      * dQ and its expanded dK, dV); each KV head's K and V are read once. */

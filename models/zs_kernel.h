@@ -22,7 +22,8 @@
  * `tile` is 4 * tile_q * tile_k * d_eff FLOPs (x2.5 backward) at the rate
  * `tflops` spread over the slots; d_eff = 128 * (dfix + (1 - dfix) * d / 128)
  * makes the part of a tile's time that does not scale with the head
- * dimension (softmax, masking) explicit. GQA enters through the bytes (K and
+ * dimension (softmax, masking) explicit; `cta` scales with d_eff / 128 too
+ * (a CTA loads its Q tile and writes O). GQA enters through the bytes (K and
  * V are read once per KV head). */
 #ifndef ZS_KERNEL_H
 #define ZS_KERNEL_H

@@ -1,0 +1,534 @@
+/* `zepsim cost attention|gemm|collective|p2p`: a calculator over the cost
+ * model the simulator uses. Each prints the predicted time, the rate it
+ * amounts to and what priced it (the kernel curve and its source, the
+ * calibration, or how the collective model went about it), as a key /
+ * value / unit table (--format). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_calib.h"
+#include "zs_cost.h"
+
+static const char cost_help[] =
+    "usage: zepsim cost attention [--gpu G | --cluster C] [--model M] --len L [options]\n"
+    "       zepsim cost gemm [--gpu G | --cluster C] (--m M --n N --k K | [--model M] --len T)\n"
+    "       zepsim cost collective --cluster C [--nodes N] --op OP --bytes S --gpus n\n"
+    "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
+    "\n"
+    "Prices one op with the cost model the simulator uses and prints the time, the\n"
+    "rate and which curve (and its source) priced it.\n"
+    "\n"
+    "  attention   one document of --len tokens on one GPU: forward (or --bwd),\n"
+    "              one launch; with --cp N the zigzag shard of the busiest rank,\n"
+    "              one launch per ring step (its chunks against the KV chunks of\n"
+    "              that step); --docs N packs N equal documents in one launch\n"
+    "  gemm        one GEMM (--m --n --k), or a layer's GEMMs for --len tokens of\n"
+    "              --model (QKV, output projection, MLP), split over --tp\n"
+    "  collective  OP (all-gather, reduce-scatter, all-reduce, all-to-all) over\n"
+    "              ranks 0..n-1 with --bytes per rank (the whole buffer for\n"
+    "              all-reduce); prints what the collective model does\n"
+    "  p2p         --bytes from rank --src to rank --dst, uncontended\n"
+    "\n"
+    "options:\n"
+    "  --gpu NAME|FILE         GPU (default h100-sxm, or the cluster's)\n"
+    "  --cluster NAME|FILE     cluster (collective, p2p; also gives the GPU)\n"
+    "  --nodes N               nodes of the cluster (default: the preset's)\n"
+    "  --model NAME|FILE       model shape (default llama-7b)\n"
+    "  --heads H --kv-heads K --head-dim D   override the model's attention shape\n"
+    "  --attn-kernel NAME      the GPU's attention kernel to use (`zepsim show gpu G`)\n"
+    "  --len L                 tokens of the document (attention) or of the layer (gemm)\n"
+    "  --docs N                equal documents in one varlen launch (default 1)\n"
+    "  --cp N                  context-parallel ranks (zigzag shards; default 1)\n"
+    "  --tp N                  tensor-parallel degree: heads / N, GEMM columns / N\n"
+    "  --bwd                   attention backward\n"
+    "  --m M --n N --k K       one GEMM of M x K by K x N\n"
+    "  --op OP --bytes S[K|M|G] --gpus n --src A --dst B   collectives and p2p\n"
+    "  --calib FILE            a calibration from `zepsim calib fit`\n"
+    "  --format table|csv|json output format (default table)\n";
+
+typedef struct cost_args {
+    const char *gpu, *cluster, *model, *kernel, *calib, *op;
+    long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst;
+    double m, n, k, bytes;
+    int bwd;
+    zs_format fmt;
+} cost_args;
+
+/* "64M", "1.5G", "4096": bytes (binary suffixes). */
+static int parse_bytes(const char *s, double *out, zs_err *e)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    double mul = 1;
+    if (n > 0 && n < sizeof buf && strchr("KkMmGg", s[n - 1])) {
+        char c = s[n - 1];
+        mul = c == 'K' || c == 'k' ? 1024.0 : c == 'M' || c == 'm' ? 1048576.0 : 1073741824.0;
+        memcpy(buf, s, n - 1);
+        buf[n - 1] = '\0';
+        s = buf;
+    }
+    double v;
+    int rc = zs_cli_parse_double("--bytes", s, 0, 1e15, &v, e);
+    if (rc == ZS_OK)
+        *out = v * mul;
+    return rc;
+}
+
+static void row(zs_table *t, const char *key, const char *unit, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void row(zs_table *t, const char *key, const char *unit, const char *fmt, ...)
+{
+    char v[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    zs_table_row(t);
+    zs_table_set(t, 0, "%s", key);
+    zs_table_set(t, 1, "%s", v);
+    zs_table_set(t, 2, "%s", unit);
+}
+
+static zs_table *kv_table(const char *title)
+{
+    zs_table *t = zs_table_new(title);
+    zs_table_col(t, "key", 0);
+    zs_table_col(t, "value", 0);
+    zs_table_col(t, "unit", 0);
+    return t;
+}
+
+/* The cluster (a preset or file, or one node around --gpu), the GPU and
+ * kernel choice, the model with its overrides, and the cost model. */
+static int setup(const cost_args *a, int need_cluster, zs_model *m, zs_cluster *cl, zs_cost **cost,
+                 zs_err *e)
+{
+    int rc;
+    if (need_cluster && !a->cluster)
+        return zs_err_set(e, ZS_EUSAGE, "--cluster", "name a cluster (`zepsim list clusters`)",
+                          "this op needs a cluster");
+    if ((rc = zs_cluster_load(a->cluster ? a->cluster : "dgx-h100", (int)a->nodes, cl, e)))
+        return rc;
+    if (a->gpu && (rc = zs_gpu_load(a->gpu, &cl->gpu, e)))
+        return rc;
+    if (!a->gpu && !a->cluster && (rc = zs_gpu_load("h100-sxm", &cl->gpu, e)))
+        return rc;
+    if (a->kernel && (rc = zs_gpu_select_kernel(&cl->gpu, a->kernel, e)))
+        return rc;
+    if ((rc = zs_model_load(a->model ? a->model : "llama-7b", m, e)))
+        return rc;
+    if (a->heads)
+        m->heads = (int)a->heads;
+    if (a->kv_heads)
+        m->kv_heads = (int)a->kv_heads;
+    if (a->head_dim)
+        m->head_dim = (int)a->head_dim;
+    if (m->kv_heads > m->heads)
+        return zs_err_set(e, ZS_EUSAGE, "--kv-heads", "use at most as many KV heads as heads",
+                          "%d KV heads but %d heads", m->kv_heads, m->heads);
+    if (a->calib) {
+        zs_calib *c = NULL;
+        if ((rc = zs_calib_load(a->calib, &c, e)))
+            return rc;
+        *cost = zs_cost_calibrated_new(m, cl, c);
+        zs_calib_free(c);
+    } else {
+        *cost = zs_cost_analytic_new(m, cl);
+    }
+    if (!*cost)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    return ZS_OK;
+}
+
+static void add_kernel(zs_table *t, const zs_cost *c, int bwd)
+{
+    const zs_attn_kernel *k = zs_cost_attn_kernel(c);
+    const zs_attn_dir *d = bwd ? &k->bwd : &k->fwd;
+    row(t, "kernel", "", "%s (%s)", k->name, bwd ? "backward curve" : "forward curve");
+    row(t, "kernel_curve", "",
+        "%.1f TFLOP/s on whole %dx%d tiles at d=128, %.3f us per CTA, %.3f us per sequence x "
+        "head, %.1f us per launch%s",
+        d->tflops, k->tile_q, k->tile_k, d->cta_us, d->seq_us, d->launch_us,
+        d->half > 0 ? ", rate slowed by (1 + (half/W)^p)" : "");
+    row(t, "kernel_source", "", "%s", k->source);
+}
+
+static int cost_attention(const cost_args *a, zs_err *e)
+{
+    if (a->len < 1)
+        return zs_err_set(e, ZS_EUSAGE, "--len", "give the document length in tokens",
+                          "attention needs --len");
+    zs_model m;
+    zs_cluster cl;
+    zs_cost *c = NULL;
+    int rc = setup(a, 0, &m, &cl, &c, e);
+    if (rc)
+        return rc;
+    int tp = (int)a->tp, cp = (int)a->cp, docs = (int)a->docs;
+    if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_EUSAGE, "--tp", "use a TP degree that divides the heads",
+                          "tp=%d does not divide %d heads / %d KV heads", tp, m.heads, m.kv_heads);
+    }
+    if (cp > 1 && a->len < 2 * cp) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_EUSAGE, "--cp", "use fewer CP ranks or a longer document",
+                          "%ld tokens cannot be cut into %d zigzag chunks", a->len, 2 * cp);
+    }
+    int heads = m.heads / tp, bwd = a->bwd;
+    int32_t len = (int32_t)a->len;
+    /* The busiest rank: per rank, one launch per ring step over its blocks
+     * (docs equal documents each). */
+    zs_attn_block *blk = malloc(sizeof *blk * 4 * (size_t)docs);
+    if (!blk) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    double best = -1, flops = 0, tiles = 0, ctas = 0, tc = 0, tm = 0;
+    int launches = 0, busiest = 0;
+    for (int r = 0; r < cp; r++) {
+        double t = 0, f = 0, ti = 0, ct = 0, c1 = 0, m1 = 0;
+        int l = 0;
+        for (int j = 0; j < cp; j++) {
+            zs_attn_block step[4];
+            int k = cp > 1 ? zs_zigzag_step_blocks(0, len, cp, r, j, step) : 1;
+            if (cp == 1)
+                step[0] = (zs_attn_block){0, 0, len, 0, len};
+            int n = 0;
+            for (int d = 0; d < docs; d++)
+                for (int i = 0; i < k; i++) {
+                    blk[n] = step[i];
+                    blk[n++].doc = d;
+                }
+            zs_attn_work w;
+            t += zs_cost_attn_work(c, blk, n, heads, bwd, &w);
+            f += w.flops_exact;
+            ti += (double)w.tiles;
+            ct += (double)w.ctas;
+            c1 += w.t_compute;
+            m1 += w.t_memory;
+            l += n > 0;
+        }
+        if (t > best) {
+            best = t, flops = f, tiles = ti, ctas = ct, tc = c1, tm = m1, launches = l;
+            busiest = r;
+        }
+    }
+    double whole = 0;
+    if (cp > 1) { /* the same documents unsharded, for the speedup */
+        for (int d = 0; d < docs; d++)
+            blk[d] = (zs_attn_block){d, 0, len, 0, len};
+        whole = zs_cost_attn(c, blk, docs, heads, bwd);
+    }
+    free(blk);
+    zs_table *t = kv_table("attention");
+    row(t, "gpu", "", "%s (%d SMs, %.0f TFLOP/s bf16 peak)", cl.gpu.name, cl.gpu.sms,
+        cl.gpu.peak_tflops);
+    row(t, "model", "", "%s: %d heads, %d KV heads, head dim %d", m.name, m.heads, m.kv_heads,
+        m.head_dim);
+    row(t, "direction", "", "%s", bwd ? "backward" : "forward");
+    row(t, "len", "tokens", "%ld", a->len);
+    row(t, "docs", "per launch", "%d", docs);
+    row(t, "tp", "", "%d (%d heads on this GPU)", tp, heads);
+    row(t, "cp", "", "%d%s", cp, cp > 1 ? " (zigzag: 2 chunks per rank, one launch per ring step)" : "");
+    if (cp > 1)
+        row(t, "busiest_rank", "", "%d", busiest);
+    row(t, "time", "ms", "%.4f", best * 1e3);
+    if (docs > 1)
+        row(t, "time_per_doc", "ms", "%.4f", best * 1e3 / docs);
+    row(t, "rate", "TFLOP/s", "%.1f", best > 0 ? flops / best / 1e12 : 0);
+    row(t, "rate_of_peak", "%", "%.1f", best > 0 ? 100 * flops / best / 1e12 / cl.gpu.peak_tflops : 0);
+    row(t, "flops", "FLOP", "%.4g (exact causal pairs, FA convention%s)", flops,
+        bwd ? ", x2.5 backward" : "");
+    row(t, "tiles", "", "%.0f", tiles);
+    row(t, "ctas", "", "%.0f", ctas);
+    row(t, "launches", "", "%d", launches);
+    row(t, "compute_time", "ms", "%.4f", tc * 1e3);
+    row(t, "memory_time", "ms", "%.4f (HBM floor, %s)", tm * 1e3,
+        tm > tc ? "binding" : "not binding");
+    if (cp > 1)
+        row(t, "speedup_vs_cp1", "x", "%.2f (ideal %d)", best > 0 ? whole / best : 0, cp);
+    add_kernel(t, c, bwd);
+    row(t, "cost_model", "", "%s", c->desc);
+    zs_table_print(t, stdout, a->fmt);
+    zs_table_free(t);
+    zs_cost_free(c);
+    return ZS_OK;
+}
+
+static int cost_gemm(const cost_args *a, zs_err *e)
+{
+    int one = a->m > 0 || a->n > 0 || a->k > 0;
+    if (one && !(a->m > 0 && a->n > 0 && a->k > 0))
+        return zs_err_set(e, ZS_EUSAGE, "--m", "give all of --m, --n and --k",
+                          "a GEMM needs --m, --n and --k");
+    if (!one && a->len < 1)
+        return zs_err_set(e, ZS_EUSAGE, "--len", "give --m --n --k, or --len tokens of a layer",
+                          "gemm needs a shape");
+    zs_model m;
+    zs_cluster cl;
+    zs_cost *c = NULL;
+    int rc = setup(a, 0, &m, &cl, &c, e);
+    if (rc)
+        return rc;
+    double T = (double)a->len, h = m.hidden, tp = (double)a->tp;
+    typedef struct shape {
+        const char *name;
+        double m, n, k, count;
+    } shape;
+    shape g[4] = {{"gemm", a->m, a->n, a->k, 1}};
+    int ng = 1;
+    if (!one) {
+        double qkv = (double)(m.heads + 2 * m.kv_heads) * m.head_dim / tp;
+        double ad = (double)m.heads * m.head_dim / tp, f = m.ffn / tp;
+        g[0] = (shape){"qkv", T, qkv, h, 1};
+        g[1] = (shape){"out-proj", T, h, ad, 1};
+        g[2] = (shape){"mlp-up+gate", T, f, h, 2};
+        g[3] = (shape){"mlp-down", T, h, f, 1};
+        ng = 4;
+    }
+    zs_table *t = zs_table_new("gemm (forward)");
+    zs_table_col(t, "gemm", 0);
+    zs_table_col(t, "m", 1);
+    zs_table_col(t, "n", 1);
+    zs_table_col(t, "k", 1);
+    zs_table_col(t, "count", 1);
+    zs_table_col(t, "time_ms", 1);
+    zs_table_col(t, "tflops", 1);
+    zs_table_col(t, "of_peak_pct", 1);
+    for (int i = 0; i < ng; i++) {
+        double s = g[i].count * zs_cost_gemm(c, g[i].m, g[i].n, g[i].k);
+        double fl = 2.0 * g[i].m * g[i].n * g[i].k * g[i].count;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", g[i].name);
+        zs_table_set(t, 1, "%.0f", g[i].m);
+        zs_table_set(t, 2, "%.0f", g[i].n);
+        zs_table_set(t, 3, "%.0f", g[i].k);
+        zs_table_set(t, 4, "%.0f", g[i].count);
+        zs_table_set(t, 5, "%.4f", s * 1e3);
+        zs_table_set(t, 6, "%.1f", s > 0 ? fl / s / 1e12 : 0);
+        zs_table_set(t, 7, "%.1f", s > 0 ? 100 * fl / s / 1e12 / cl.gpu.peak_tflops : 0);
+    }
+    zs_table_print(t, stdout, a->fmt);
+    zs_table_free(t);
+    zs_table *k = kv_table("priced by");
+    row(k, "gpu", "", "%s", cl.gpu.name);
+    row(k, "gemm_curve", "",
+        "%.1f TFLOP/s x 1 / (1 + (%.1f / min(m,n,k))^%.3f), %.2f us per GEMM (%s)",
+        cl.gpu.gemm.tflops, cl.gpu.gemm.half_dim, cl.gpu.gemm.p, cl.gpu.gemm.launch_us,
+        a->calib ? "unless the calibration fits gemm" : "GPU preset");
+    row(k, "gemm_source", "", "%s", cl.gpu.gemm.source);
+    row(k, "cost_model", "", "%s", c->desc);
+    if (a->fmt == ZS_FMT_TABLE)
+        printf("\n");
+    zs_table_print(k, stdout, a->fmt);
+    zs_table_free(k);
+    zs_cost_free(c);
+    return ZS_OK;
+}
+
+static int cost_transfer(const cost_args *a, int coll, zs_err *e)
+{
+    if (a->bytes < 0)
+        return zs_err_set(e, ZS_EUSAGE, "--bytes", "give the bytes, e.g. --bytes 64M",
+                          "%s needs --bytes", coll ? "collective" : "p2p");
+    zs_coll_kind kind = ZS_COLL_ALLREDUCE;
+    if (coll) {
+        int found = 0;
+        for (int k = 0; a->op && k < ZS_COLL_NKINDS; k++)
+            if (strcmp(a->op, zs_coll_kind_name(k)) == 0)
+                kind = (zs_coll_kind)k, found = 1;
+        if (!found)
+            return zs_err_set(e, ZS_EUSAGE, "--op",
+                              "use all-gather, reduce-scatter, all-reduce or all-to-all",
+                              "unknown collective '%s'", a->op ? a->op : "(none)");
+    }
+    zs_model m;
+    zs_cluster cl;
+    zs_cost *c = NULL;
+    int rc = setup(a, 1, &m, &cl, &c, e);
+    if (rc)
+        return rc;
+    int gpus = zs_cluster_gpus(&cl);
+    zs_table *t = kv_table(coll ? "collective" : "p2p");
+    row(t, "cluster", "", "%s x %d nodes (%d GPUs, %d NICs per node, %.0f Gb/s each)", cl.name,
+        cl.nodes, gpus, cl.nics_per_node, cl.nic_gbps);
+    if (coll) {
+        if (a->gpus < 2 || a->gpus > gpus) {
+            zs_table_free(t);
+            zs_cost_free(c);
+            return zs_err_set(e, ZS_EUSAGE, "--gpus", "use 2 to the cluster's GPUs (--nodes)",
+                              "--gpus %ld out of range for %d GPUs", a->gpus, gpus);
+        }
+        int *ranks = malloc(sizeof *ranks * (size_t)a->gpus);
+        if (!ranks) {
+            zs_table_free(t);
+            zs_cost_free(c);
+            return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        }
+        for (int i = 0; i < a->gpus; i++)
+            ranks[i] = i;
+        char how[512];
+        double s = zs_cost_collective_how(c, kind, ranks, (int)a->gpus, a->bytes, how, sizeof how);
+        free(ranks);
+        double bus, steps;
+        zs__coll_bus(kind, (int)a->gpus, a->bytes, &bus, &steps);
+        row(t, "op", "", "%s over ranks 0..%ld", zs_coll_kind_name(kind), a->gpus - 1);
+        row(t, "bytes", "B per rank", "%.0f", a->bytes);
+        row(t, "time", "ms", "%.4f", s * 1e3);
+        row(t, "bus_bandwidth", "GB/s", "%.2f (bus bytes per rank / time)",
+            s > 0 ? bus / s / 1e9 : 0);
+        row(t, "how", "", "%s", how);
+    } else {
+        if (a->src < 0 || a->dst < 0 || a->src >= gpus || a->dst >= gpus) {
+            zs_table_free(t);
+            zs_cost_free(c);
+            return zs_err_set(e, ZS_EUSAGE, "--src", "give --src and --dst ranks of the cluster",
+                              "p2p needs --src and --dst in 0..%d", gpus - 1);
+        }
+        double s = zs_cost_p2p(c, (int)a->src, (int)a->dst, a->bytes), lat, bw;
+        zs_cluster_path(&cl, (int)a->src, (int)a->dst, &lat, &bw);
+        int same = zs_cluster_node_of(&cl, (int)a->src) == zs_cluster_node_of(&cl, (int)a->dst);
+        row(t, "path", "", "%ld -> %ld (%s)", a->src, a->dst,
+            a->src == a->dst ? "same GPU" : same ? "NVLink" : "PCIe, NIC, fabric");
+        row(t, "bytes", "B", "%.0f", a->bytes);
+        row(t, "time", "ms", "%.4f", s * 1e3);
+        row(t, "bandwidth", "GB/s", "%.2f", s > 0 ? a->bytes / s / 1e9 : 0);
+        row(t, "how", "", "latency %.2f us + bytes over the %.1f GB/s bottleneck, uncontended",
+            lat * 1e6, bw / 1e9);
+    }
+    row(t, "cost_model", "", "%s", c->desc);
+    zs_table_print(t, stdout, a->fmt);
+    zs_table_free(t);
+    zs_cost_free(c);
+    return ZS_OK;
+}
+
+int zs_cmd_cost(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},       {"gpu", required_argument, 0, 'g'},
+        {"cluster", required_argument, 0, 'C'}, {"nodes", required_argument, 0, 'N'},
+        {"model", required_argument, 0, 'M'}, {"heads", required_argument, 0, 'H'},
+        {"kv-heads", required_argument, 0, 'K'}, {"head-dim", required_argument, 0, 'D'},
+        {"attn-kernel", required_argument, 0, 'a'}, {"len", required_argument, 0, 'L'},
+        {"docs", required_argument, 0, 'd'},  {"cp", required_argument, 0, 'c'},
+        {"tp", required_argument, 0, 't'},    {"bwd", no_argument, 0, 'b'},
+        {"m", required_argument, 0, 'm'},     {"n", required_argument, 0, 'n'},
+        {"k", required_argument, 0, 'k'},     {"op", required_argument, 0, 'o'},
+        {"bytes", required_argument, 0, 'B'}, {"gpus", required_argument, 0, 'G'},
+        {"src", required_argument, 0, 's'},   {"dst", required_argument, 0, 'T'},
+        {"calib", required_argument, 0, 'l'}, {"format", required_argument, 0, 'f'},
+        {0, 0, 0, 0}};
+    cost_args a;
+    memset(&a, 0, sizeof a);
+    a.docs = a.cp = a.tp = 1;
+    a.src = a.dst = -1;
+    a.bytes = -1;
+    zs_err e;
+    zs_err_clear(&e);
+    int c;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = ZS_OK;
+        switch (c) {
+        case 'h':
+            fputs(cost_help, stdout);
+            return 0;
+        case 'g':
+            a.gpu = optarg;
+            break;
+        case 'C':
+            a.cluster = optarg;
+            break;
+        case 'N':
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 1 << 16, &a.nodes, &e);
+            break;
+        case 'M':
+            a.model = optarg;
+            break;
+        case 'H':
+            rc = zs_cli_parse_int("--heads", optarg, 1, 1 << 16, &a.heads, &e);
+            break;
+        case 'K':
+            rc = zs_cli_parse_int("--kv-heads", optarg, 1, 1 << 16, &a.kv_heads, &e);
+            break;
+        case 'D':
+            rc = zs_cli_parse_int("--head-dim", optarg, 1, 1 << 12, &a.head_dim, &e);
+            break;
+        case 'a':
+            a.kernel = optarg;
+            break;
+        case 'L':
+            rc = zs_cli_parse_int("--len", optarg, 1, 1L << 30, &a.len, &e);
+            break;
+        case 'd':
+            rc = zs_cli_parse_int("--docs", optarg, 1, 1 << 20, &a.docs, &e);
+            break;
+        case 'c':
+            rc = zs_cli_parse_int("--cp", optarg, 1, 4096, &a.cp, &e);
+            break;
+        case 't':
+            rc = zs_cli_parse_int("--tp", optarg, 1, 1024, &a.tp, &e);
+            break;
+        case 'b':
+            a.bwd = 1;
+            break;
+        case 'm':
+            rc = zs_cli_parse_double("--m", optarg, 1, 1e9, &a.m, &e);
+            break;
+        case 'n':
+            rc = zs_cli_parse_double("--n", optarg, 1, 1e9, &a.n, &e);
+            break;
+        case 'k':
+            rc = zs_cli_parse_double("--k", optarg, 1, 1e9, &a.k, &e);
+            break;
+        case 'o':
+            a.op = optarg;
+            break;
+        case 'B':
+            rc = parse_bytes(optarg, &a.bytes, &e);
+            break;
+        case 'G':
+            rc = zs_cli_parse_int("--gpus", optarg, 1, 1 << 24, &a.gpus, &e);
+            break;
+        case 's':
+            rc = zs_cli_parse_int("--src", optarg, 0, 1 << 24, &a.src, &e);
+            break;
+        case 'T':
+            rc = zs_cli_parse_int("--dst", optarg, 0, 1 << 24, &a.dst, &e);
+            break;
+        case 'l':
+            a.calib = optarg;
+            break;
+        case 'f':
+            rc = zs_format_parse(optarg, &a.fmt, &e);
+            break;
+        default:
+            return zs_cli_bad_option("cost", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    if (optind >= argc)
+        return zs_cli_usage_error("cost", "expected what to price: attention, gemm, collective "
+                                          "or p2p");
+    if (optind + 1 < argc)
+        return zs_cli_usage_error("cost", "unexpected argument '%s'", argv[optind + 1]);
+    const char *what = argv[optind];
+    int rc;
+    if (strcmp(what, "attention") == 0)
+        rc = cost_attention(&a, &e);
+    else if (strcmp(what, "gemm") == 0)
+        rc = cost_gemm(&a, &e);
+    else if (strcmp(what, "collective") == 0)
+        rc = cost_transfer(&a, 1, &e);
+    else if (strcmp(what, "p2p") == 0)
+        rc = cost_transfer(&a, 0, &e);
+    else
+        return zs_cli_usage_error("cost", "unknown op '%s' (attention, gemm, collective or p2p)",
+                                  what);
+    return rc ? zs_cli_fail(&e) : 0;
+}
