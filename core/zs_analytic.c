@@ -16,10 +16,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "zs_calib.h"
+#include "zs_share.h"
+
 typedef struct ev {
     double t;
     int64_t seq;
-    int64_t op; /* the op that completes */
+    int64_t op; /* the op that completes; rank < 0: a transfer sharing NICs (item id in
+                   the low 32 bits, its generation when this completion was computed in
+                   the high ones; its ops in ex.imem) */
     int32_t rank;
     int8_t stream;
     int8_t comm; /* 1: a transfer or collective, 0: compute */
@@ -90,6 +95,14 @@ typedef struct ex {
     coll_st *colls;
     double now;
     double *nic_tx, *nic_rx; /* seconds at line rate each way (NICs are full duplex) */
+    /* NIC directions shared by transfers in flight across nodes (resource
+     * 2k: NIC k sending, 2k + 1: receiving); imem[id] the ops an item
+     * completes. */
+    zs_share *sh;
+    post **imem;
+    int32_t *inmem, capimem;
+    double *acc; /* scratch: load per resource */
+    int *touched;
     zs_result *res;
     zs_timeline *tl; /* NULL: no timeline */
     tl_aux *aux;     /* per event seq, with a timeline */
@@ -105,18 +118,10 @@ static int ev_less(const ev *a, const ev *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-/* Schedules the completion at t of an op p that started at p->t0. */
-static int push(ex *x, double t, const post *p, int comm)
+/* A new event number for op p, with what the timeline needs of it. */
+static int next_seq(ex *x, const post *p, int64_t *seq)
 {
-    if (x->nheap == x->capheap) {
-        int64_t nc = x->capheap ? x->capheap * 2 : 1024;
-        ev *h = realloc(x->heap, sizeof(ev) * (size_t)nc);
-        if (!h)
-            return ZS_ENOMEM;
-        x->heap = h;
-        x->capheap = nc;
-    }
-    if (x->tl) {
+    if (x->tl && p) {
         if (x->seq == x->capaux) {
             int64_t nc = x->capaux ? x->capaux * 2 : 1024;
             tl_aux *a = realloc(x->aux, sizeof *a * (size_t)nc);
@@ -127,7 +132,20 @@ static int push(ex *x, double t, const post *p, int comm)
         }
         x->aux[x->seq] = (tl_aux){p->t0, p->iter, p->msg};
     }
-    ev v = {t, x->seq++, p->op, p->rank, p->stream, (int8_t)comm};
+    *seq = x->seq++;
+    return ZS_OK;
+}
+
+static int push_ev(ex *x, ev v)
+{
+    if (x->nheap == x->capheap) {
+        int64_t nc = x->capheap ? x->capheap * 2 : 1024;
+        ev *h = realloc(x->heap, sizeof(ev) * (size_t)nc);
+        if (!h)
+            return ZS_ENOMEM;
+        x->heap = h;
+        x->capheap = nc;
+    }
     int64_t i = x->nheap++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -138,6 +156,13 @@ static int push(ex *x, double t, const post *p, int comm)
     }
     x->heap[i] = v;
     return ZS_OK;
+}
+
+/* Schedules the completion at t of an op p that started at p->t0. */
+static int push(ex *x, double t, const post *p, int comm)
+{
+    ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
+    return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, v);
 }
 
 static ev pop(ex *x)
@@ -266,36 +291,181 @@ static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
     x->nic_rx[nd] += bytes / bw;
 }
 
-/* Bytes each member sends in a ring implementation of the collective. */
-static double coll_sent(int kind, int n, double bytes)
+/* ---- transfers that share NICs ---------------------------------------------- */
+
+static int nic_index(const zs_cluster *c, int rank)
 {
-    switch (kind) {
-    case ZS_COLL_ALLGATHER:
-    case ZS_COLL_REDUCESCATTER:
-        return (n - 1) * bytes;
-    case ZS_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n * bytes;
-    default:
-        return (double)(n - 1) / n * bytes;
-    }
+    return zs_cluster_node_of(c, rank) * c->nics_per_node + zs_cluster_nic_of(c, rank);
 }
 
-static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes)
+/* Pushes the completions of the items whose speed changed. */
+static int reschedule(ex *x)
+{
+    const int32_t *ch;
+    int n = zs_share_changed(x->sh, &ch);
+    for (int i = 0; i < n; i++) {
+        int64_t code = (int64_t)((uint64_t)zs_share_gen(x->sh, ch[i]) << 32 | (uint32_t)ch[i]);
+        ev v = {zs_share_finish(x->sh, ch[i]), 0, code, -1, 0, 1};
+        if (next_seq(x, NULL, &v.seq) || push_ev(x, v))
+            return ZS_ENOMEM;
+    }
+    return ZS_OK;
+}
+
+/* Starts a transfer (or collective) of uncontended time T that puts the
+ * loads accumulated in x->acc (the touched resources) on the NICs, and
+ * completes the ops in who[] when it ends. */
+static int start_item(ex *x, double T, int ntouched, const post *who, int nwho)
+{
+    int *res = x->touched;
+    double ld[256];
+    int32_t id;
+    int rc = ZS_OK;
+    if (ntouched > (int)(sizeof ld / sizeof ld[0])) {
+        /* A collective over very many NICs: the loads in place. */
+        double *big = malloc(sizeof(double) * (size_t)ntouched);
+        if (!big)
+            return ZS_ENOMEM;
+        for (int i = 0; i < ntouched; i++)
+            big[i] = x->acc[res[i]];
+        rc = zs_share_add(x->sh, x->now, T, res, big, ntouched, &id);
+        free(big);
+    } else {
+        for (int i = 0; i < ntouched; i++)
+            ld[i] = x->acc[res[i]];
+        rc = zs_share_add(x->sh, x->now, T, res, ld, ntouched, &id);
+    }
+    for (int i = 0; i < ntouched; i++)
+        x->acc[res[i]] = 0;
+    if (rc)
+        return rc;
+    if (id >= x->capimem) {
+        int32_t nc = x->capimem ? x->capimem * 2 : 64;
+        while (nc <= id)
+            nc *= 2;
+        post **m = realloc(x->imem, sizeof(post *) * (size_t)nc);
+        int32_t *n = m ? realloc(x->inmem, sizeof(int32_t) * (size_t)nc) : NULL;
+        if (m)
+            x->imem = m;
+        if (!n)
+            return ZS_ENOMEM;
+        x->inmem = n;
+        for (int32_t i = x->capimem; i < nc; i++) {
+            x->imem[i] = NULL;
+            x->inmem[i] = 0;
+        }
+        x->capimem = nc;
+    }
+    post *w = realloc(x->imem[id], sizeof(post) * (size_t)nwho);
+    if (!w)
+        return ZS_ENOMEM;
+    memcpy(w, who, sizeof(post) * (size_t)nwho);
+    x->imem[id] = w;
+    x->inmem[id] = nwho;
+    return reschedule(x);
+}
+
+static void load_add(ex *x, int res, double bytes, int *ntouched)
+{
+    if (x->acc[res] == 0 && bytes > 0)
+        x->touched[(*ntouched)++] = res;
+    x->acc[res] += bytes;
+}
+
+/* The NIC loads of a collective whose members span nodes, as the SimGrid
+ * backend moves it: an all-to-all sends bytes/n from every member to every
+ * other; a ring collective runs `channels` rings (the fewest distinct NICs
+ * any node's members reach) that enter each node through its NICs in turn
+ * (channel ch through the node's ch-th NIC, leaving through the one before
+ * it), each carrying bus / channels bytes. */
+static int coll_loads(ex *x, const zs_group *g, int kind, double bytes)
 {
     const zs_cluster *c = &x->cost->cluster;
-    double sent = coll_sent(kind, g->n, bytes);
-    /* In a ring over the sorted members, an edge crosses nodes when its two
-     * ends sit on different nodes. */
-    for (int i = 0; i < g->n; i++) {
-        int a = g->ranks[i], b = g->ranks[(i + 1) % g->n];
-        if (g->n == 1)
-            break;
-        if (zs_cluster_node_of(c, a) == zs_cluster_node_of(c, b)) {
-            x->res->link_bytes[ZS_LINK_NVLINK] += 2 * sent;
-        } else {
-            count_p2p_bytes(x, a, b, sent);
+    int n = g->n, nt = 0;
+    if (kind == ZS_COLL_ALLTOALL) {
+        for (int i = 0; i < n; i++) {
+            int others = 0, node = zs_cluster_node_of(c, g->ranks[i]);
+            for (int j = 0; j < n; j++)
+                others += zs_cluster_node_of(c, g->ranks[j]) != node;
+            int k = nic_index(c, g->ranks[i]);
+            load_add(x, 2 * k, others * bytes / n, &nt);
+            load_add(x, 2 * k + 1, others * bytes / n, &nt);
+        }
+        return nt;
+    }
+    double bus, steps;
+    zs__coll_bus((zs_coll_kind)kind, n, bytes, &bus, &steps);
+    int multi = 0;
+    for (int i = 1; i < n; i++)
+        multi |= zs_cluster_node_of(c, g->ranks[i]) != zs_cluster_node_of(c, g->ranks[0]);
+    if (!multi)
+        return 0; /* inside one node: NVLink only */
+    /* Per node (members sorted by rank, nodes in rank order): its distinct
+     * NICs in order. */
+    int ch = c->nics_per_node;
+    for (int i = 0; i < n;) {
+        int node = zs_cluster_node_of(c, g->ranks[i]), nn = 0, last = -1;
+        for (; i < n && zs_cluster_node_of(c, g->ranks[i]) == node; i++) {
+            int k = zs_cluster_nic_of(c, g->ranks[i]);
+            nn += k != last;
+            last = k;
+        }
+        ch = nn < ch ? nn : ch;
+    }
+    ch = ch < 1 ? 1 : ch;
+    for (int i = 0; i < n;) {
+        int node = zs_cluster_node_of(c, g->ranks[i]), nics[64], nn = 0;
+        for (; i < n && zs_cluster_node_of(c, g->ranks[i]) == node; i++) {
+            int k = zs_cluster_nic_of(c, g->ranks[i]);
+            if ((nn == 0 || nics[nn - 1] != k) && nn < 64)
+                nics[nn++] = k;
+        }
+        for (int h = 0; h < ch; h++) {
+            int base = node * c->nics_per_node;
+            load_add(x, 2 * (base + nics[(h + nn - 1) % nn]), bus / ch, &nt); /* leaves */
+            load_add(x, 2 * (base + nics[h % nn]) + 1, bus / ch, &nt);        /* enters */
         }
     }
+    return nt;
+}
+
+/* Bytes and NIC busy time of a collective: across nodes what coll_loads
+ * put in x->acc (left there), inside nodes the ring edges or all-to-all
+ * pairs that stay on NVLink. */
+static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, int nt)
+{
+    const zs_cluster *c = &x->cost->cluster;
+    zs_result *res = x->res;
+    double bw = zs_cluster_link_bw(c, ZS_LINK_NIC);
+    for (int i = 0; i < nt; i++) {
+        int r = x->touched[i], k = r / 2;
+        double b = x->acc[r];
+        res->nic_bytes[k] += b;
+        if (r % 2)
+            x->nic_rx[k] += b / bw;
+        else
+            x->nic_tx[k] += b / bw;
+        res->link_bytes[ZS_LINK_PCIE] += 2 * b; /* GPU -> switch -> NIC at this end */
+        res->link_bytes[ZS_LINK_NIC] += b;
+        res->link_bytes[ZS_LINK_FABRIC] += b;
+    }
+    int n = g->n, nodes = 0;
+    double intra = 0;
+    if (kind == ZS_COLL_ALLTOALL) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                intra += i != j &&
+                         zs_cluster_node_of(c, g->ranks[i]) == zs_cluster_node_of(c, g->ranks[j]);
+        intra *= bytes / n;
+    } else {
+        double bus, steps;
+        zs__coll_bus((zs_coll_kind)kind, n, bytes, &bus, &steps);
+        for (int i = 0; i < n; i++)
+            nodes += i == 0 ||
+                     zs_cluster_node_of(c, g->ranks[i]) != zs_cluster_node_of(c, g->ranks[i - 1]);
+        intra = (n - (nodes > 1 ? nodes : 0)) * bus; /* every channel's NVLink edges */
+    }
+    res->link_bytes[ZS_LINK_NVLINK] += 2 * intra; /* up-link and down-link */
 }
 
 /* ---- streams -------------------------------------------------------------- */
@@ -376,6 +546,17 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
         count_p2p_bytes(x, src, dst, me.bytes);
     acct(x, rank, 0, 1);
     acct(x, peer.rank, 0, 1);
+    const zs_cluster *cl = x->dry ? NULL : &x->cost->cluster;
+    if (cl && zs_cluster_node_of(cl, src) != zs_cluster_node_of(cl, dst) && me.bytes > 0) {
+        /* Across nodes: shares the NICs with the other transfers in flight. */
+        int nt = 0;
+        load_add(x, 2 * nic_index(cl, src), me.bytes, &nt);
+        load_add(x, 2 * nic_index(cl, dst) + 1, me.bytes, &nt);
+        post who[2] = {me, peer};
+        if (start_item(x, t, nt, who, 2))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        return ZS_OK;
+    }
     if (push(x, x->now + t, &me, 1) || push(x, x->now + t, &peer, 1))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     return ZS_OK;
@@ -412,14 +593,21 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, in
             ranks[k] = g->ranks[k];
         t = zs_cost_collective(x->cost, (zs_coll_kind)c->kind, ranks, g->n, c->bytes);
         free(ranks);
-        count_coll_bytes(x, g, c->kind, c->bytes);
     }
-    for (int k = 0; k < g->n; k++) {
+    for (int k = 0; k < g->n; k++)
         acct(x, c->who[k].rank, 0, 1);
+    c->arrived = 0;
+    int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes);
+    if (!x->dry)
+        count_coll_bytes(x, g, c->kind, c->bytes, nt);
+    if (nt > 0) { /* spans nodes: shares the NICs with the other transfers */
+        if (start_item(x, t, nt, c->who, g->n))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        return ZS_OK;
+    }
+    for (int k = 0; k < g->n; k++)
         if (push(x, x->now + t, &c->who[k], 1))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
-    c->arrived = 0;
     return ZS_OK;
 }
 
@@ -519,6 +707,37 @@ static void ex_free(ex *x)
     zs_timeline_free(x->tl); /* an unfinished timeline leaves no file */
     x->tl = NULL;
     free(x->aux);
+    for (int32_t i = 0; i < x->capimem; i++)
+        free(x->imem[i]);
+    free(x->imem);
+    free(x->inmem);
+    free(x->acc);
+    free(x->touched);
+    zs_share_free(x->sh);
+}
+
+/* An item's completion: its ops complete together. */
+static int finish_item(ex *x, const ev *v)
+{
+    int32_t id = (int32_t)(uint32_t)((uint64_t)v->op & 0xffffffffu);
+    uint32_t gen = (uint32_t)((uint64_t)v->op >> 32);
+    if (zs_share_gen(x->sh, id) != gen)
+        return ZS_OK; /* stale: its speed changed since */
+    int n = x->inmem[id];
+    post who[64], *w = n <= 64 ? who : malloc(sizeof(post) * (size_t)n);
+    if (!w)
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    memcpy(w, x->imem[id], sizeof(post) * (size_t)n); /* the id may be reused below */
+    zs_share_remove(x->sh, x->now, id);
+    int rc = reschedule(x) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
+    for (int i = 0; i < n && rc == ZS_OK; i++) {
+        ev m = {x->now, 0, w[i].op, w[i].rank, w[i].stream, 1};
+        rc = next_seq(x, &w[i], &m.seq) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
+                                         : retire(x, &m);
+    }
+    if (w != who)
+        free(w);
+    return rc;
 }
 
 static int setup(ex *x)
@@ -600,7 +819,15 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     x.res = zs_result_new(s->nranks, nnics);
     x.nic_tx = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
     x.nic_rx = calloc((size_t)(nnics > 0 ? nnics : 1), sizeof(double));
-    int rc = x.res && x.nic_tx && x.nic_rx ? setup(&x) : ZS_ENOMEM;
+    x.acc = calloc((size_t)(2 * nnics + 1), sizeof(double));
+    x.touched = calloc((size_t)(2 * nnics + 1), sizeof(int));
+    double *cap = calloc((size_t)(2 * nnics + 1), sizeof(double));
+    if (cap)
+        for (int k = 0; k < 2 * nnics; k++)
+            cap[k] = zs_cluster_link_bw(cl, ZS_LINK_NIC);
+    x.sh = cap ? zs_share_new(2 * nnics, cap) : NULL;
+    free(cap);
+    int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? setup(&x) : ZS_ENOMEM;
     if (rc) {
         ex_free(&x);
         zs_result_free(x.res);
@@ -625,7 +852,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     while (rc == ZS_OK && x.nheap > 0) {
         ev v = pop(&x);
         x.now = v.t;
-        rc = retire(&x, &v);
+        rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
     }
     if (rc == ZS_OK)
         rc = check_finished(&x);
@@ -645,8 +872,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);
-    zs_result_note(x.res, "no contention: each transfer alone on its path, collectives by the "
-                          "cost model; NIC busy = the busier direction's bytes / line rate");
+    zs_result_note(x.res, "transfers across nodes share NIC directions in proportion to their "
+                          "demand; no other contention (NVLink, PCIe, fabric); NIC busy = the "
+                          "busier direction's bytes / line rate");
     if (o && o->timeline && !dry)
         zs_timeline_note(x.res, o->timeline, tl_bytes);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;

@@ -192,6 +192,33 @@ static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra
         *bw = nv;
 }
 
+/* Seconds the busiest NIC direction needs for an all-to-all (bytes/n from
+ * every member to every other) over one NIC path's bandwidth (*bw). */
+static double a2a_nic_time(const zs_cluster *cl, const int *ranks, int n, double bytes, double *bw)
+{
+    int nn = cl->nodes * cl->nics_per_node;
+    double *load = calloc((size_t)(nn > 0 ? nn : 1), sizeof *load), worst = 0, lat;
+    int far = -1;
+    for (int i = 1; i < n && far < 0; i++)
+        if (zs_cluster_node_of(cl, ranks[i]) != zs_cluster_node_of(cl, ranks[0]))
+            far = ranks[i];
+    zs_cluster_path(cl, ranks[0], far, &lat, bw);
+    for (int i = 0; i < n; i++) {
+        int others = 0, node = zs_cluster_node_of(cl, ranks[i]);
+        for (int j = 0; j < n; j++)
+            others += zs_cluster_node_of(cl, ranks[j]) != node;
+        double b = others * bytes / n;
+        if (load) {
+            int k = node * cl->nics_per_node + zs_cluster_nic_of(cl, ranks[i]);
+            load[k] += b; /* sending and receiving carry the same per member */
+            b = load[k];
+        }
+        worst = b > worst ? b : worst;
+    }
+    free(load);
+    return worst / *bw;
+}
+
 double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
                               double bytes, char *how, size_t len)
 {
@@ -209,6 +236,29 @@ double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ra
             snprintf(how, len, "fitted curve (intra-node, calibration): %.0f bus bytes, %.0f steps",
                      bus, steps);
         return zs_curve_time(cv, steps, bus, bus);
+    }
+    if (kind == ZS_COLL_ALLTOALL && !intra) {
+        /* Every member sends bytes/n to every other: what leaves a node
+         * goes through the NICs its members sit behind, and GPUs behind one
+         * NIC share it. The busiest NIC direction (or a GPU's NVLink share)
+         * sets the time. */
+        double nic_t = a2a_nic_time(&c->cluster, ranks, n, bytes, &bw);
+        double nv = zs_cluster_link_bw(&c->cluster, ZS_LINK_NVLINK), nv_t = 0;
+        for (int i = 0; i < n; i++) {
+            int same = 0;
+            for (int j = 0; j < n; j++)
+                same += j != i && zs_cluster_node_of(&c->cluster, ranks[j]) ==
+                                      zs_cluster_node_of(&c->cluster, ranks[i]);
+            nv_t = same * bytes / n / nv > nv_t ? same * bytes / n / nv : nv_t;
+        }
+        double t = nic_t > nv_t ? nic_t : nv_t;
+        if (how && len)
+            snprintf(how, len,
+                     "all-to-all: %.0f steps of %.2f us; the busiest NIC direction carries what "
+                     "its GPUs send to other nodes at %.1f GB/s (GPUs behind one NIC share it), "
+                     "NVLink inside nodes; no contention with other transfers",
+                     steps, lat * 1e6, bw / 1e9);
+        return steps * lat + t;
     }
     if (how && len)
         snprintf(how, len,

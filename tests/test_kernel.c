@@ -15,8 +15,8 @@
 /* One tile (4 x 128 x 128 x 128 FLOPs) per microsecond on one slot. */
 static zs_attn_kernel hand_kernel(void)
 {
-    zs_attn_kernel k = {"hand", "test", 128, 128, 1, 0, {8.388608, 0.5, 2, 10, 0, 1},
-                        {8.388608, 0.5, 2, 10, 0, 1}};
+    zs_attn_kernel k = {
+        "hand", "test", 128, 128, 1, 0, {8.388608, 0.5, 2, 10, 0, 1}, {8.388608, 0.5, 2, 10, 0, 1}};
     return k;
 }
 
@@ -103,8 +103,9 @@ static void test_varlen(void)
     double t_short = run(&k, 0, v, 64, 1, 1, 128, 1, 0, NULL);
     double t_long = run(&k, 0, &big, 1, 1, 1, 128, 1, 0, NULL);
     ZS_ASSERT_NEAR(t_long, 10e-6 + (2080 + 64 * 0.5 + 2) * 1e-6, 1e-12);
-    CU_ASSERT(t_short < t_long);                                               /* less work */
-    CU_ASSERT(t_short / (64 * 128.0 * 129 / 2) > t_long / (8192.0 * 8193 / 2)); /* dearer per pair */
+    CU_ASSERT(t_short < t_long); /* less work */
+    CU_ASSERT(t_short / (64 * 128.0 * 129 / 2) >
+              t_long / (8192.0 * 8193 / 2)); /* dearer per pair */
 }
 
 /* Zigzag shards cover the triangle exactly once; each rank's blocks are
@@ -186,9 +187,12 @@ static const struct {
     int bwd, causal;
     double tflops[6];
 } fig[] = {
-    {"fa2", 0, 1, {191, 260, 298, 319, 333, 335}},  {"fa2", 1, 0, {214, 260, 291, 310, 318, 322}},
-    {"fa3", 0, 1, {292, 423, 521, 579, 602, 616}},  {"fa3", 1, 0, {316, 424, 501, 542, 559, 561}},
-    {"cudnn", 0, 1, {315, 410, 484, 518, 529, 539}}, {"cudnn", 1, 0, {305, 408, 465, 499, 518, 516}},
+    {"fa2", 0, 1, {191, 260, 298, 319, 333, 335}},
+    {"fa2", 1, 0, {214, 260, 291, 310, 318, 322}},
+    {"fa3", 0, 1, {292, 423, 521, 579, 602, 616}},
+    {"fa3", 1, 0, {316, 424, 501, 542, 559, 561}},
+    {"cudnn", 0, 1, {315, 410, 484, 518, 529, 539}},
+    {"cudnn", 1, 0, {305, 408, 465, 499, 518, 516}},
 };
 
 static double predict_fig(const zs_gpu *g, int bwd, int causal, int len, int heads, int d)
@@ -196,8 +200,8 @@ static double predict_fig(const zs_gpu *g, int bwd, int causal, int len, int hea
     int batch = 16384 / len;
     zs_attn_block *b = malloc(sizeof *b * (size_t)batch);
     for (int i = 0; i < batch; i++)
-        b[i] = causal ? (zs_attn_block){i, 0, len, 0, len}
-                      : (zs_attn_block){i, len, 2 * len, 0, len};
+        b[i] =
+            causal ? (zs_attn_block){i, 0, len, 0, len} : (zs_attn_block){i, len, 2 * len, 0, len};
     zs_attn_shape sh = {heads, heads, d, g->sms, g->hbm_gbs * 1e9, 2};
     double t = zs_attn_kernel_time(zs_gpu_attn_kernel(g), bwd, b, batch, &sh, NULL);
     free(b);
@@ -235,8 +239,8 @@ static void test_presets_reproduce_published(void)
         double b = predict_fig(&a, 1, 1, fig_len[j], 32, 64);
         double fb = 3.5 / (1 / f + 2.5 / b);
         double err = (fb - a100_fb[j]) / a100_fb[j];
-        printf("    a800 fa2 fwd+bwd causal d=64 %5d: %.0f vs %.0f TFLOP/s (%+.1f%%)\n",
-               fig_len[j], fb, a100_fb[j], 100 * err);
+        printf("    a800 fa2 fwd+bwd causal d=64 %5d: %.0f vs %.0f TFLOP/s (%+.1f%%)\n", fig_len[j],
+               fb, a100_fb[j], 100 * err);
         worst = fabs(err) > worst ? fabs(err) : worst;
     }
     CU_ASSERT(worst < 0.10);

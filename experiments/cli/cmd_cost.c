@@ -232,14 +232,16 @@ static int cost_attention(const cost_args *a, zs_err *e)
     row(t, "len", "tokens", "%ld", a->len);
     row(t, "docs", "per launch", "%d", docs);
     row(t, "tp", "", "%d (%d heads on this GPU)", tp, heads);
-    row(t, "cp", "", "%d%s", cp, cp > 1 ? " (zigzag: 2 chunks per rank, one launch per ring step)" : "");
+    row(t, "cp", "", "%d%s", cp,
+        cp > 1 ? " (zigzag: 2 chunks per rank, one launch per ring step)" : "");
     if (cp > 1)
         row(t, "busiest_rank", "", "%d", busiest);
     row(t, "time", "ms", "%.4f", best * 1e3);
     if (docs > 1)
         row(t, "time_per_doc", "ms", "%.4f", best * 1e3 / docs);
     row(t, "rate", "TFLOP/s", "%.1f", best > 0 ? flops / best / 1e12 : 0);
-    row(t, "rate_of_peak", "%", "%.1f", best > 0 ? 100 * flops / best / 1e12 / cl.gpu.peak_tflops : 0);
+    row(t, "rate_of_peak", "%", "%.1f",
+        best > 0 ? 100 * flops / best / 1e12 / cl.gpu.peak_tflops : 0);
     row(t, "flops", "FLOP", "%.4g (exact causal pairs, FA convention%s)", flops,
         bwd ? ", x2.5 backward" : "");
     row(t, "tiles", "", "%.0f", tiles);
@@ -392,7 +394,9 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
         zs_cluster_path(&cl, (int)a->src, (int)a->dst, &lat, &bw);
         int same = zs_cluster_node_of(&cl, (int)a->src) == zs_cluster_node_of(&cl, (int)a->dst);
         row(t, "path", "", "%ld -> %ld (%s)", a->src, a->dst,
-            a->src == a->dst ? "same GPU" : same ? "NVLink" : "PCIe, NIC, fabric");
+            a->src == a->dst ? "same GPU"
+            : same           ? "NVLink"
+                             : "PCIe, NIC, fabric");
         row(t, "bytes", "B", "%.0f", a->bytes);
         row(t, "time", "ms", "%.4f", s * 1e3);
         row(t, "bandwidth", "GB/s", "%.2f", s > 0 ? a->bytes / s / 1e9 : 0);
@@ -408,20 +412,31 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
 
 int zs_cmd_cost(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},       {"gpu", required_argument, 0, 'g'},
-        {"cluster", required_argument, 0, 'C'}, {"nodes", required_argument, 0, 'N'},
-        {"model", required_argument, 0, 'M'}, {"heads", required_argument, 0, 'H'},
-        {"kv-heads", required_argument, 0, 'K'}, {"head-dim", required_argument, 0, 'D'},
-        {"attn-kernel", required_argument, 0, 'a'}, {"len", required_argument, 0, 'L'},
-        {"docs", required_argument, 0, 'd'},  {"cp", required_argument, 0, 'c'},
-        {"tp", required_argument, 0, 't'},    {"bwd", no_argument, 0, 'b'},
-        {"m", required_argument, 0, 'm'},     {"n", required_argument, 0, 'n'},
-        {"k", required_argument, 0, 'k'},     {"op", required_argument, 0, 'o'},
-        {"bytes", required_argument, 0, 'B'}, {"gpus", required_argument, 0, 'G'},
-        {"src", required_argument, 0, 's'},   {"dst", required_argument, 0, 'T'},
-        {"calib", required_argument, 0, 'l'}, {"format", required_argument, 0, 'f'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"gpu", required_argument, 0, 'g'},
+                                         {"cluster", required_argument, 0, 'C'},
+                                         {"nodes", required_argument, 0, 'N'},
+                                         {"model", required_argument, 0, 'M'},
+                                         {"heads", required_argument, 0, 'H'},
+                                         {"kv-heads", required_argument, 0, 'K'},
+                                         {"head-dim", required_argument, 0, 'D'},
+                                         {"attn-kernel", required_argument, 0, 'a'},
+                                         {"len", required_argument, 0, 'L'},
+                                         {"docs", required_argument, 0, 'd'},
+                                         {"cp", required_argument, 0, 'c'},
+                                         {"tp", required_argument, 0, 't'},
+                                         {"bwd", no_argument, 0, 'b'},
+                                         {"m", required_argument, 0, 'm'},
+                                         {"n", required_argument, 0, 'n'},
+                                         {"k", required_argument, 0, 'k'},
+                                         {"op", required_argument, 0, 'o'},
+                                         {"bytes", required_argument, 0, 'B'},
+                                         {"gpus", required_argument, 0, 'G'},
+                                         {"src", required_argument, 0, 's'},
+                                         {"dst", required_argument, 0, 'T'},
+                                         {"calib", required_argument, 0, 'l'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
     cost_args a;
     memset(&a, 0, sizeof a);
     a.docs = a.cp = a.tp = 1;

@@ -1,0 +1,246 @@
+/* Shared links for the analytic backend: see zs_share.h. */
+#include "zs_share.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct load {
+    int32_t res;
+    double rate; /* load / T: bytes/s it asks of the resource */
+} load;
+
+typedef struct item {
+    double T, w, u, tu; /* duration alone, remaining (at speed 1), speed, time of last update */
+    uint32_t gen;
+    load *ld; /* its loads (kept, with their capacity, when the id is reused) */
+    int32_t n, capld;
+    int active;
+} item;
+
+typedef struct res_st {
+    double cap, demand;
+    int32_t *items, n, capn;
+} res_st;
+
+struct zs_share {
+    int nres;
+    res_st *res;
+    item *it;
+    int32_t nit, capit;
+    int32_t *freeid, nfree, capfree;
+    int32_t *changed, nchanged, capchanged;
+    uint32_t *mark, stamp; /* per item: last stamp it was visited in */
+};
+
+zs_share *zs_share_new(int nres, const double *cap)
+{
+    zs_share *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->nres = nres;
+    s->res = calloc((size_t)(nres > 0 ? nres : 1), sizeof *s->res);
+    if (!s->res) {
+        free(s);
+        return NULL;
+    }
+    for (int r = 0; r < nres; r++)
+        s->res[r].cap = cap[r];
+    return s;
+}
+
+void zs_share_free(zs_share *s)
+{
+    if (!s)
+        return;
+    for (int r = 0; r < s->nres; r++)
+        free(s->res[r].items);
+    free(s->res);
+    for (int32_t i = 0; i < s->nit; i++)
+        free(s->it[i].ld);
+    free(s->it);
+    free(s->freeid);
+    free(s->changed);
+    free(s->mark);
+    free(s);
+}
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t size)
+{
+    if (need <= *cap)
+        return ZS_OK;
+    int64_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * size);
+    if (!q)
+        return ZS_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return ZS_OK;
+}
+
+static int grow32(void **p, int32_t *cap, int32_t need, size_t size)
+{
+    int64_t c = *cap;
+    int rc = grow(p, &c, need, size);
+    *cap = (int32_t)c;
+    return rc;
+}
+
+static double speed_of(const zs_share *s, const item *x)
+{
+    double u = 1.0;
+    for (int32_t i = 0; i < x->n; i++) {
+        const res_st *r = &s->res[x->ld[i].res];
+        if (r->demand > r->cap && r->demand > 0) {
+            double f = r->cap / r->demand;
+            u = f < u ? f : u;
+        }
+    }
+    return u;
+}
+
+/* Brings item id to `now` at its old speed and gives it its new one. */
+static int resync(zs_share *s, int32_t id, double now)
+{
+    item *x = &s->it[id];
+    double u = speed_of(s, x);
+    if (fabs(u - x->u) <= 1e-12 * x->u)
+        return 0;
+    x->w -= (now - x->tu) * x->u;
+    if (x->w < 0)
+        x->w = 0;
+    x->tu = now;
+    x->u = u;
+    x->gen++;
+    return 1;
+}
+
+static int note_changed(zs_share *s, int32_t id)
+{
+    if (grow32((void **)&s->changed, &s->capchanged, s->nchanged + 1, sizeof(int32_t)))
+        return ZS_ENOMEM;
+    s->changed[s->nchanged++] = id;
+    return ZS_OK;
+}
+
+/* Revisits every active item on the resources of item `id` (but `id`). */
+static int revisit(zs_share *s, int32_t id, double now)
+{
+    const item *x = &s->it[id];
+    s->stamp++;
+    s->mark[id] = s->stamp;
+    for (int32_t i = 0; i < x->n; i++) {
+        const res_st *r = &s->res[x->ld[i].res];
+        for (int32_t k = 0; k < r->n; k++) {
+            int32_t j = r->items[k];
+            if (s->mark[j] == s->stamp)
+                continue;
+            s->mark[j] = s->stamp;
+            if (resync(s, j, now) && note_changed(s, j))
+                return ZS_ENOMEM;
+        }
+    }
+    return ZS_OK;
+}
+
+int zs_share_add(zs_share *s, double now, double T, const int *res, const double *ld, int n,
+                 int32_t *out)
+{
+    s->nchanged = 0;
+    int32_t id;
+    if (s->nfree > 0) {
+        id = s->freeid[--s->nfree];
+    } else {
+        if (grow32((void **)&s->it, &s->capit, s->nit + 1, sizeof(item)))
+            return ZS_ENOMEM;
+        int32_t cm = s->capit;
+        uint32_t *m = realloc(s->mark, sizeof(uint32_t) * (size_t)cm);
+        if (!m)
+            return ZS_ENOMEM;
+        s->mark = m;
+        s->mark[s->nit] = 0;
+        s->it[s->nit].ld = NULL;
+        s->it[s->nit].capld = 0;
+        s->it[s->nit].gen = 0;
+        id = s->nit++;
+    }
+    item *x = &s->it[id];
+    load *keep = x->ld;
+    int32_t keepcap = x->capld;
+    uint32_t gen = x->gen;
+    memset(x, 0, sizeof *x);
+    x->ld = keep;
+    x->capld = keepcap;
+    x->gen = gen + 1; /* never the generation of an earlier item with this id */
+    x->T = T > 0 ? T : 0;
+    x->w = x->T;
+    x->u = 1;
+    x->tu = now;
+    x->active = 1;
+    if (grow32((void **)&x->ld, &x->capld, n, sizeof(load)))
+        return ZS_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        if (res[i] < 0 || res[i] >= s->nres || !(ld[i] > 0) || x->T <= 0)
+            continue;
+        res_st *r = &s->res[res[i]];
+        if (grow32((void **)&r->items, &r->capn, r->n + 1, sizeof(int32_t)))
+            return ZS_ENOMEM;
+        r->items[r->n++] = id;
+        double rate = ld[i] / x->T;
+        r->demand += rate;
+        x->ld[x->n++] = (load){res[i], rate};
+    }
+    x->u = speed_of(s, x);
+    if (note_changed(s, id) || revisit(s, id, now))
+        return ZS_ENOMEM;
+    *out = id;
+    return ZS_OK;
+}
+
+void zs_share_remove(zs_share *s, double now, int32_t id)
+{
+    s->nchanged = 0;
+    item *x = &s->it[id];
+    if (!x->active)
+        return;
+    x->active = 0;
+    for (int32_t i = 0; i < x->n; i++) {
+        const load *l = &x->ld[i];
+        res_st *r = &s->res[l->res];
+        for (int32_t k = 0; k < r->n; k++)
+            if (r->items[k] == id) {
+                r->items[k] = r->items[--r->n];
+                break;
+            }
+        r->demand = r->n ? r->demand - l->rate : 0; /* no drift once empty */
+    }
+    /* Out of memory growing the changed list leaves some items at their
+     * (slower) speeds: late, never early. */
+    (void)revisit(s, id, now);
+    if (!grow32((void **)&s->freeid, &s->capfree, s->nfree + 1, sizeof(int32_t)))
+        s->freeid[s->nfree++] = id;
+}
+
+int zs_share_changed(const zs_share *s, const int32_t **ids)
+{
+    *ids = s->changed;
+    return s->nchanged;
+}
+
+double zs_share_finish(const zs_share *s, int32_t id)
+{
+    const item *x = &s->it[id];
+    return x->tu + (x->u > 0 ? x->w / x->u : 0);
+}
+
+uint32_t zs_share_gen(const zs_share *s, int32_t id)
+{
+    return s->it[id].gen;
+}
+
+double zs_share_speed(const zs_share *s, int32_t id)
+{
+    return s->it[id].u;
+}
