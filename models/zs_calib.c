@@ -73,6 +73,14 @@ int zs_meas_attn_launch(const zs_meas *m, zs_attn_block **blocks, int *n, int *h
     return ZS_OK;
 }
 
+int zs_meas_set_unshaped(const zs_meas_set *s)
+{
+    int k = 0;
+    for (size_t i = 0; i < s->n; i++)
+        k += strncmp(s->v[i].op, "attn_", 5) == 0 && s->v[i].heads < 1;
+    return k;
+}
+
 int zs_meas_set_apply_model(zs_meas_set *s, const zs_model *m)
 {
     int k = 0;

@@ -107,6 +107,8 @@ int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e);
  * L,cp,tp,duration_per_doc) the model's heads, KV heads and head dim;
  * returns how many points it filled. */
 int zs_meas_set_apply_model(zs_meas_set *s, const zs_model *m);
+/* Attention points without a shape (they need zs_meas_set_apply_model). */
+int zs_meas_set_unshaped(const zs_meas_set *s);
 /* The launch an attention point measures: `docs` blocks of the point's
  * shard shape (caller frees *blocks) and the heads on the GPU. ZS_EINPUT
  * when the point has no usable shape. */

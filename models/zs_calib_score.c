@@ -31,6 +31,9 @@ int zs_holdout_held(const zs_meas *m, void *arg)
         } else if (strcmp(h->t[i].key, "seq") == 0 && is_attn(m->op)) {
             if (m->seq_len > h->t[i].limit)
                 return 1;
+        } else if (strcmp(h->t[i].key, "cp") == 0 && is_attn(m->op)) {
+            if ((m->cp > 1 ? m->cp : 1) > h->t[i].limit)
+                return 1;
         } else if (strcmp(h->t[i].key, "bytes") == 0 &&
                    (is_coll(m->op) || strncmp(m->op, "p2p", 3) == 0)) {
             if (m->bytes > h->t[i].limit)
@@ -42,7 +45,7 @@ int zs_holdout_held(const zs_meas *m, void *arg)
 
 int zs_holdout_add(zs_holdout *h, const char *spec, zs_err *e)
 {
-    static const char fix[] = "use gpus=2[+4...], seq<=N or bytes<=N[K|M|G]";
+    static const char fix[] = "use gpus=2[+4...], seq<=N, cp<=N or bytes<=N[K|M|G]";
     if (h->nterms == ZS_HOLDOUT_MAX_TERMS)
         return zs_err_set(e, ZS_EUSAGE, "--holdout", fix, "too many --holdout terms");
     zs_holdout_term t;
@@ -58,11 +61,12 @@ int zs_holdout_add(zs_holdout *h, const char *spec, zs_err *e)
             t.gpus[t.ngpus++] = (int)v;
             p = *end ? end + 1 : end;
         }
-    } else if (strncmp(spec, "seq<=", 5) == 0 || strncmp(spec, "bytes<=", 7) == 0) {
-        int seq = spec[0] == 's';
-        snprintf(t.key, sizeof t.key, "%s", seq ? "seq" : "bytes");
+    } else if (strncmp(spec, "seq<=", 5) == 0 || strncmp(spec, "cp<=", 4) == 0 ||
+               strncmp(spec, "bytes<=", 7) == 0) {
+        int seq = spec[0] == 's', cp = spec[0] == 'c';
+        snprintf(t.key, sizeof t.key, "%s", seq ? "seq" : cp ? "cp" : "bytes");
         char *end;
-        const char *p = spec + (seq ? 5 : 7);
+        const char *p = spec + (seq ? 5 : cp ? 4 : 7);
         double v = strtod(p, &end);
         double mul = 1;
         if (*end == 'K' || *end == 'k')
@@ -213,6 +217,9 @@ void zs_meas_shape(const zs_meas *m, char *buf, size_t n)
 {
     if (is_coll(m->op) || strncmp(m->op, "p2p", 3) == 0)
         snprintf(buf, n, "%d GPUs, %.0f B", m->gpus, m->bytes);
+    else if (is_attn(m->op) && (m->docs > 1 || m->cp > 1 || m->tp > 1))
+        snprintf(buf, n, "%d tokens x%d, %d/%d heads, d=%d, cp=%d tp=%d", m->seq_len, m->docs,
+                 m->heads, m->kv_heads, m->head_dim, m->cp > 1 ? m->cp : 1, m->tp > 1 ? m->tp : 1);
     else if (is_attn(m->op))
         snprintf(buf, n, "%d tokens, %d/%d heads, d=%d", m->seq_len, m->heads, m->kv_heads,
                  m->head_dim);

@@ -16,10 +16,11 @@
 #define ZS_HOLDOUT_MAX_TERMS 8
 
 /* One --holdout term: fit collectives on these GPU counts (gpus), fit
- * attention on sequences up to limit tokens (seq), fit collectives and
- * p2p on sizes up to limit bytes (bytes). */
+ * attention on sequences up to limit tokens (seq) or on CP degrees up to
+ * limit (cp: per-document profiles), fit collectives and p2p on sizes up
+ * to limit bytes (bytes). */
 typedef struct zs_holdout_term {
-    char key[8]; /* gpus, seq, bytes */
+    char key[8]; /* gpus, seq, cp, bytes */
     int gpus[16];
     int ngpus;
     double limit;
@@ -30,7 +31,7 @@ typedef struct zs_holdout {
     zs_holdout_term t[ZS_HOLDOUT_MAX_TERMS];
 } zs_holdout;
 
-/* Adds a term "gpus=2[+4...]", "seq<=N" or "bytes<=N[K|M|G]"; ZS_EUSAGE
+/* Adds a term "gpus=2[+4...]", "seq<=N", "cp<=N" or "bytes<=N[K|M|G]"; ZS_EUSAGE
  * naming --holdout on a bad one (h unchanged). */
 int zs_holdout_add(zs_holdout *h, const char *spec, zs_err *e);
 /* 1 when m is held out (not fitted on); arg is the zs_holdout. The

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "zs_calib.h"
+#include "zs_calib_score.h"
 #include "zs_sort.h"
 #include "zs_test.h"
 
@@ -320,12 +321,101 @@ static void test_reference_holdout(void)
     zs_meas_set_clear(&s);
 }
 
+/* Per-document attention profiles (L,cp,tp,duration_per_doc, as DistCA's
+ * profiler writes them): the importer reads them without a shape, the
+ * model gives them one, and a fit on the cp = 1 points predicts the
+ * cp-sharded shards from their shapes. The "measurements" here are the
+ * h100-sxm preset's te kernel with a deterministic +-2% wobble, so the fit
+ * must recover them (the shard geometry is what is tested; there is no
+ * cp > 1 measurement in ../shared). */
+static void test_profile_cp_holdout(void)
+{
+    zs_err e;
+    zs_model m = {.name = "ref",
+                  .layers = 1,
+                  .hidden = 8192,
+                  .heads = 64,
+                  .kv_heads = 4,
+                  .head_dim = 128,
+                  .ffn = 28672,
+                  .vocab = 32000,
+                  .dtype_bytes = 2};
+    zs_cluster cl;
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    ZS_ASSERT_OK(zs_gpu_select_kernel(&cl.gpu, "te", &e), &e);
+    zs_cost *truth = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    char csv[8192];
+    size_t o = (size_t)snprintf(csv, sizeof csv, "L,cp,tp,duration_per_doc\n");
+    int k = 0;
+    for (int L = 64; L <= 32768; L *= 2)
+        for (int cp = 1; cp <= 8; cp *= 2)
+            for (int tp = 1; tp <= 2; tp++, k++) {
+                zs_meas p;
+                memset(&p, 0, sizeof p);
+                snprintf(p.op, sizeof p.op, "attn_fwd");
+                p.seq_len = L;
+                p.docs = 32768 / L;
+                p.causal = 1;
+                p.cp = cp;
+                p.tp = tp;
+                p.heads = 64;
+                p.kv_heads = 4;
+                p.head_dim = 128;
+                double t;
+                ZS_ASSERT_OK(zs_calib_predict(truth, &p, NULL, &t, &e), &e);
+                double wobble = 1 + 0.02 * ((k * 7 % 5) - 2) / 2.0;
+                o += (size_t)snprintf(csv + o, sizeof csv - o, "%d,%d,%d,%.9g\n", L, cp, tp,
+                                      t * 1e3 * wobble);
+            }
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("profile.csv", csv), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, (size_t)k);
+    ZS_ASSERT_INT_EQ(zs_meas_set_unshaped(&s), k); /* no heads in the file */
+    ZS_ASSERT_INT_EQ(s.v[0].docs, 512);
+    ZS_ASSERT_INT_EQ(zs_meas_set_apply_model(&s, &m), k);
+    zs_holdout h;
+    memset(&h, 0, sizeof h);
+    ZS_ASSERT_OK(zs_holdout_add(&h, "cp<=1", &e), &e);
+    zs_fit_opts fo = {NULL, zs_holdout_held, &h};
+    zs_calib *c = NULL;
+    zs_gpu g = cl.gpu;
+    ZS_ASSERT_OK(zs_calib_fit_gpu(&s, &fo, &g, &c, &e), &e);
+    zs_cost *cc = zs_cost_calibrated_new(&m, &cl, c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    zs_score_point *pts = NULL;
+    size_t np = 0;
+    ZS_ASSERT_OK(zs_score_points(cc, &s, NULL, &h, &pts, &np, &e), &e);
+    zs_score_row *rows = NULL;
+    int nrows = 0;
+    ZS_ASSERT_OK(zs_score_summary(pts, np, 1, &rows, &nrows, &e), &e);
+    int held = 0;
+    for (int i = 0; i < nrows; i++)
+        if (strcmp(rows[i].cls, "attn_fwd") == 0 && rows[i].held) {
+            printf("    cp > 1 shards predicted from the cp = 1 fit: median %.2f%%, max %.2f%% "
+                   "(%d points)\n",
+                   100 * rows[i].median, 100 * rows[i].max, rows[i].points);
+            CU_ASSERT(rows[i].median < 0.03);
+            CU_ASSERT(rows[i].max < 0.08);
+            held = rows[i].points;
+        }
+    ZS_ASSERT_INT_EQ(held, 3 * 10 * 2);
+    free(rows);
+    free(pts);
+    zs_cost_free(cc);
+    zs_calib_free(c);
+    zs_cost_free(truth);
+    zs_meas_set_clear(&s);
+}
+
 static const zs_test_case cases[] = {{"sha256_vectors", test_sha256_vectors},
                                      {"import_nccl", test_import_nccl},
                                      {"import_csv_tsv_json", test_import_csv_tsv_json},
                                      {"fit_recovers_known_curve", test_fit_recovers_known_curve},
                                      {"calib_file_errors", test_calib_file_errors},
                                      {"reference_holdout", test_reference_holdout},
+                                     {"profile_cp_holdout", test_profile_cp_holdout},
                                      {NULL, NULL}};
 
 int main(int argc, char **argv)

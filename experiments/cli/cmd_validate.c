@@ -15,9 +15,10 @@
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"
     "\n"
-    "Predicts each measured point (nccl-tests logs, kernel CSVs, layer-op TSVs,\n"
-    "zepsim-measurements JSON) and prints predicted vs measured with the error,\n"
-    "then median and max absolute error per op class and the targets.\n"
+    "Predicts each measured point (nccl-tests logs, kernel CSVs, per-document\n"
+    "attention profiles L,cp,tp,duration_per_doc, layer-op TSVs, zepsim-measurements\n"
+    "JSON) and prints predicted vs measured with the error, then median and max\n"
+    "absolute error per op class and the targets.\n"
     "\n"
     "options:\n"
     "  --calib FILE        calibration to validate (default: fit one from the\n"
@@ -27,10 +28,14 @@ static const char validate_help[] =
     "  --holdout SPEC      refit on part of the data and score the rest (repeatable):\n"
     "                        gpus=2[+4...]  collectives: fit on these GPU counts\n"
     "                        seq<=N         attention: fit on sequences <= N tokens\n"
+    "                        cp<=N          attention: fit on CP degrees <= N\n"
     "                        bytes<=N[K|M|G] collectives: fit on sizes <= N\n"
-    "  --model M           model shape for layer-op TSV rows\n"
+    "  --model M           model shape for layer-op TSV rows and attention profiles\n"
     "  --cluster C         cluster whose analytic figures fill unfitted slots\n"
     "                      (default cluster-c)\n"
+    "  --gpu G             the GPU measured (default: the cluster's); its attention\n"
+    "                      kernel prices attention and gives a fit its structure\n"
+    "  --attn-kernel K     that GPU's attention kernel (default its own)\n"
     "  --plot FILE|none    predicted-vs-measured log-log PNG (default validate.png;\n"
     "                      needs gnuplot)\n"
     "  --points            print every point (default: only summaries when more\n"
@@ -73,7 +78,7 @@ static void plot(const char *png, const zs_score_point *p, size_t n, int have_ho
 }
 
 typedef struct validate_args {
-    const char *calib_path, *model_name, *cluster_name, *png;
+    const char *calib_path, *model_name, *cluster_name, *png, *gpu_name, *kernel;
     const char *files[256];
     int nfiles, all_points;
     zs_format fmt;
@@ -91,12 +96,18 @@ static int add_file(validate_args *a, const char *path)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, validate_args *a)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},          {"calib", required_argument, 0, 'c'},
-        {"against", required_argument, 0, 'a'}, {"holdout", required_argument, 0, 'H'},
-        {"model", required_argument, 0, 'm'},   {"cluster", required_argument, 0, 'C'},
-        {"plot", required_argument, 0, 'p'},    {"points", no_argument, 0, 'P'},
-        {"format", required_argument, 0, 'f'},  {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"calib", required_argument, 0, 'c'},
+                                         {"against", required_argument, 0, 'a'},
+                                         {"holdout", required_argument, 0, 'H'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {"cluster", required_argument, 0, 'C'},
+                                         {"plot", required_argument, 0, 'p'},
+                                         {"points", no_argument, 0, 'P'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"gpu", required_argument, 0, 'g'},
+                                         {"attn-kernel", required_argument, 0, 'k'},
+                                         {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
     int c, st;
@@ -131,6 +142,12 @@ static int parse_args(int argc, char **argv, validate_args *a)
             break;
         case 'f':
             rc = zs_format_parse(optarg, &a->fmt, &e);
+            break;
+        case 'g':
+            a->gpu_name = optarg;
+            break;
+        case 'k':
+            a->kernel = optarg;
             break;
         default:
             return zs_cli_bad_option("validate", c, argv);
@@ -171,7 +188,9 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
     zs_meas_set_init(&v->s);
     if (a->model_name && (rc = zs_model_load(a->model_name, &v->lm, e)))
         return rc;
-    if ((rc = zs_cluster_load(a->cluster_name, 0, &v->cl, e)))
+    if ((rc = zs_cluster_load(a->cluster_name, 0, &v->cl, e)) ||
+        (a->gpu_name && (rc = zs_gpu_load(a->gpu_name, &v->cl.gpu, e))) ||
+        (a->kernel && (rc = zs_gpu_select_kernel(&v->cl.gpu, a->kernel, e))))
         return rc;
     v->cm = a->model_name ? v->lm
                           : (zs_model){.name = "none",
@@ -185,12 +204,19 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
                                        .dtype_bytes = 2};
     for (int i = 0; i < a->nfiles && rc == ZS_OK; i++)
         rc = zs_meas_read(&v->s, a->files[i], e);
+    if (rc == ZS_OK && a->model_name)
+        zs_meas_set_apply_model(&v->s, &v->lm);
+    if (rc == ZS_OK && zs_meas_set_unshaped(&v->s))
+        return zs_err_set(e, ZS_EUSAGE, "--model",
+                          "give the model (and --gpu) the profiles were measured for",
+                          "%d attention points have no shape (per-document profiles)",
+                          zs_meas_set_unshaped(&v->s));
     if (rc == ZS_OK && a->calib_path)
         rc = zs_calib_load(a->calib_path, &v->base, e);
     if (rc == ZS_OK && (a->h.nterms || !v->base)) {
         zs_fit_opts fo = {a->model_name ? &v->lm : NULL, a->h.nterms ? zs_holdout_held : NULL,
                           (void *)&a->h};
-        rc = zs_calib_fit(&v->s, &fo, &v->cal, e);
+        rc = zs_calib_fit_gpu(&v->s, &fo, a->gpu_name || a->kernel ? &v->cl.gpu : NULL, &v->cal, e);
         if (rc == ZS_OK && v->base)
             zs_calib_merge(v->cal, v->base);
     } else if (rc == ZS_OK) {

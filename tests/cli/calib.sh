@@ -14,6 +14,16 @@ expect_out calib-truncated "all_reduce-trunc.txt:3"
 expect_rc calib-missing 2 "$ZEPSIM" calib fit /nonexistent.txt -o "$TMP/x.json"
 expect_rc validate-bad-holdout 2 "$ZEPSIM" validate --against /nonexistent.txt --holdout "gpus=x"
 
+# Per-document attention profiles (L,cp,tp,duration_per_doc): they need
+# the model; with it, a fit on cp = 1 predicts the sharded points.
+printf 'L,cp,tp,duration_per_doc\n1024,1,1,0.2\n2048,1,1,0.7\n4096,1,1,2.7\n8192,1,1,10.1\n512,1,1,0.07\n256,1,1,0.025\n128,1,1,0.013\n64,1,1,0.012\n4096,2,1,1.6\n4096,4,2,0.5\n' >"$TMP/profile.csv"
+expect_rc validate-profile-no-model 2 "$ZEPSIM" validate --against "$TMP/profile.csv" --plot none
+expect_out validate-profile-no-model "attention points have no shape"
+expect_rc validate-profile 0 "$ZEPSIM" validate --against "$TMP/profile.csv" --model llama-7b --gpu h100-sxm --attn-kernel te --holdout 'cp<=1' --plot none
+expect_out validate-profile "4096 tokens x8, 32/32 heads, d=128, cp=4 tp=2 .* held-out"
+expect_out validate-profile "attn_fwd +held-out +2 "
+expect_rc validate-bad-kernel 2 "$ZEPSIM" validate --against "$TMP/profile.csv" --model llama-7b --gpu a800-80g --attn-kernel te
+
 if [ ! -d "$REF/h200-nccl-tests" ] || [ ! -f "$REF/h100-kernels/attention-latency-vs-seqlen.csv" ]; then
   echo "skipping the reference-data part: $REF not present"
   finish
