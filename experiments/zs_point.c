@@ -31,6 +31,9 @@ void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n)
              c->group, c->iterations, (unsigned long long)c->seed, c->backend,
              c->calib[0] ? c->calib : "none", c->zero_stage,
              c->recompute == ZS_RECOMPUTE_FULL ? "full" : "none");
+    size_t o = strlen(buf);
+    if (c->attn_kernel[0] && o < n) /* only when chosen: older records stay equal */
+        snprintf(buf + o, n - o, "; attn_kernel=%s", c->attn_kernel);
 }
 
 void zs_point_result_clear(zs_point_result *r)

@@ -32,8 +32,9 @@ typedef struct zs_point_cfg {
     int group;       /* GPUs per context group: global batch = GPUs / group x context */
     int iterations;
     uint64_t seed;
-    char backend[16]; /* a backend's name (zs_backend.h) */
-    char calib[512];  /* "" : analytical cost model */
+    char backend[16];     /* a backend's name (zs_backend.h) */
+    char calib[512];      /* "" : analytical cost model */
+    char attn_kernel[32]; /* "" : the GPU's own attention kernel */
     int zero_stage;
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */

@@ -47,6 +47,8 @@ static int load_machine(zs_point_env *env, zs_err *e)
     int rc = zs_model_load(c->model, &env->model, e);
     if (!rc)
         rc = zs_cluster_load(c->cluster, c->nodes, &env->cluster, e);
+    if (!rc && c->attn_kernel[0])
+        rc = zs_gpu_select_kernel(&env->cluster.gpu, c->attn_kernel, e);
     if (rc)
         return rc;
     env->gpus = zs_cluster_gpus(&env->cluster);

@@ -111,6 +111,9 @@ static const zs_popt table[] = {
         check_backend, "SimGrid (contention) or the analytic evaluator"),
     ROW("calib", "calib", ZS_POPT_STR, calib, 0, 0, "", "FILE", NULL, NULL,
         "calibration from `zepsim calib fit` (default: analytic costs)"),
+    ROW("attn-kernel", "attn_kernel", ZS_POPT_STR, attn_kernel, 0, 0, "", "NAME", NULL, NULL,
+        "attention kernel of the cluster's GPU (`zepsim show gpu G` lists them; default the "
+        "GPU's own)"),
     ROW("zero", "zero_stage", ZS_POPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL, "ZeRO stage"),
     ROW("recompute", "recompute", ZS_POPT_ENUM, recompute, 0, 0, "full", "none|full", "none|full",
         NULL, "activation recomputation"),

@@ -71,6 +71,39 @@ static void add(zs_table *t, const char *key, const char *unit, const char *fmt,
     set_value(t, buf, unit);
 }
 
+/* The GPU's compute kernels: each attention kernel's two curves and its
+ * source, and the GEMM curve (`zepsim cost` prices with them). */
+static void add_kernels(zs_table *t, const zs_gpu *g)
+{
+    for (int i = 0; i < g->nkernels; i++) {
+        const zs_attn_kernel *k = &g->kernels[i];
+        const zs_attn_dir *d[2] = {&k->fwd, &k->bwd};
+        char key[96], v[256];
+        for (int j = 0; j < 2; j++) {
+            zs_table_row(t);
+            snprintf(key, sizeof key, "attn.%s.%s", k->name, j ? "bwd" : "fwd");
+            zs_table_set(t, 0, "%s", key);
+            snprintf(v, sizeof v,
+                     "%.1f TFLOP/s on %dx%d tiles, cta %.3f us, seq %.3f us, launch %.1f us%s",
+                     d[j]->tflops, k->tile_q, k->tile_k, d[j]->cta_us, d[j]->seq_us,
+                     d[j]->launch_us, d[j]->half > 0 ? ", size effect" : "");
+            set_value(t, v, "");
+        }
+        zs_table_row(t);
+        zs_table_set(t, 0, "attn.%s.source", k->name);
+        set_value(t, k->source, "");
+    }
+    char v[256];
+    snprintf(v, sizeof v, "%.1f TFLOP/s, half at min dim %.0f, p %.2f, launch %.1f us",
+             g->gemm.tflops, g->gemm.half_dim, g->gemm.p, g->gemm.launch_us);
+    zs_table_row(t);
+    zs_table_set(t, 0, "gemm");
+    set_value(t, v, "");
+    zs_table_row(t);
+    zs_table_set(t, 0, "gemm.source");
+    set_value(t, g->gemm.source, "");
+}
+
 static int show_model(const char *name, const char *gpu_name, zs_mem_cfg *mc, zs_table *t,
                       zs_err *e)
 {
@@ -237,8 +270,10 @@ int zs_cmd_show(int argc, char **argv)
     } else if (strcmp(kind, "gpu") == 0) {
         zs_gpu g;
         rc = zs_gpu_load(name, &g, &e);
-        if (rc == ZS_OK)
+        if (rc == ZS_OK) {
             add_desc(t, zs_gpu_fields, zs_gpu_nfields, &g, "");
+            add_kernels(t, &g);
+        }
     } else if (strcmp(kind, "cluster") == 0) {
         rc = show_cluster(name, (int)nodes, t, &map, &e);
     } else {
