@@ -45,10 +45,12 @@ int zs_meas_attn_launch(const zs_meas *m, zs_attn_block **blocks, int *n, int *h
 {
     int tp = m->tp > 1 ? m->tp : 1, cp = m->cp > 1 ? m->cp : 1, docs = m->docs > 1 ? m->docs : 1;
     int h = m->heads / tp, kv = (m->kv_heads > 0 ? m->kv_heads : m->heads) / tp;
-    if (m->seq_len < 1 || h < 1 || m->head_dim < 1 || docs > (1 << 24) || (!m->causal && cp > 1))
+    if (m->seq_len < 1 || h < 1 || m->head_dim < 1 || docs > (1 << 24) ||
+        (double)docs * m->seq_len > 2147483648.0 || (!m->causal && cp > 1))
         return zs_err_set(e, ZS_EINPUT, m->source,
                           "attention points need seq_len, heads (>= tp) and head_dim (give "
-                          "--model for per-document profiles); cp > 1 only for causal points",
+                          "--model for per-document profiles), at most 2^31 tokens per launch "
+                          "(docs x seq_len); cp > 1 only for causal points",
                           "cannot build the launch of attention point '%s'", m->op);
     /* The shard a CP rank computes for one document, as the DistCA
      * profiler builds it: L/cp queries (the end of the document) against

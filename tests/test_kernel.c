@@ -82,6 +82,42 @@ static void test_memory_floor_gqa(void)
     ZS_ASSERT_NEAR(run(&k, 0, &d, 1, 2, 2, 128, 1, 1e9, &w), 10e-6 + 524288e-9, 1e-12);
 }
 
+/* The closed-form tile count agrees with the tile-by-tile walk on random
+ * blocks (causal, full, partly above the diagonal, tiny, long), for tile
+ * shapes where it applies and where the walk is used. */
+static void test_tile_count_closed_form(void)
+{
+    static const int shapes[][2] = {{128, 64}, {128, 128}, {256, 64}, {64, 64}, {128, 96}};
+    uint64_t x = 42;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        zs_attn_kernel k = hand_kernel();
+        k.tile_q = shapes[sh][0];
+        k.tile_k = shapes[sh][1];
+        int bad = 0;
+        for (int i = 0; i < 20000 && !bad; i++) {
+            zs_attn_block b;
+            b.doc = 0;
+            b.q0 = (int32_t)(zs_test_rng(&x) % 5000);
+            b.q1 = b.q0 + (int32_t)(zs_test_rng(&x) % (i % 2 ? 300 : 9000));
+            b.k0 = (int32_t)(zs_test_rng(&x) % 6000);
+            b.k1 = b.k0 + (int32_t)(zs_test_rng(&x) % (i % 3 ? 400 : 9000));
+            if (!zs__attn_walk_agrees(&k, &b)) {
+                fprintf(stderr, "tiles %dx%d: block q[%d,%d) k[%d,%d)\n", k.tile_q, k.tile_k, b.q0,
+                        b.q1, b.k0, b.k1);
+                bad = 1;
+            }
+        }
+        CU_ASSERT(!bad);
+    }
+    /* A million-token document: O(1), and the count by hand (7813 query
+     * tiles of 128, the last one padded; 128 x 64 tiles). */
+    zs_attn_kernel k = hand_kernel();
+    k.tile_k = 64;
+    zs_attn_block big = {0, 0, 1000000, 0, 1000000};
+    int64_t full = 7812, want = 2 * full * (full + 1) / 2 + (1000000 + 63) / 64;
+    ZS_ASSERT_INT_EQ(zs_attn_kernel_tile_pairs(&k, &big, 1), want * 128 * 64);
+}
+
 /* A varlen launch costs the sum of its documents' padded tiles, CTAs and
  * per-sequence costs plus one launch: short documents are not free. */
 static void test_varlen(void)
@@ -283,6 +319,7 @@ static void test_reference_csv_targets(void)
 static const zs_test_case cases[] = {
     {"hand_launch", test_hand_launch},
     {"memory_floor_gqa", test_memory_floor_gqa},
+    {"tile_count_closed_form", test_tile_count_closed_form},
     {"varlen", test_varlen},
     {"zigzag_shards", test_zigzag_shards},
     {"cp_tp_scaling", test_cp_tp_scaling},

@@ -172,6 +172,11 @@ static int cost_attention(const cost_args *a, zs_err *e)
         return zs_err_set(e, ZS_EUSAGE, "--tp", "use a TP degree that divides the heads",
                           "tp=%d does not divide %d heads / %d KV heads", tp, m.heads, m.kv_heads);
     }
+    if ((double)a->len * a->docs > 2147483648.0) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_EUSAGE, "--docs", "price at most 2^31 tokens in one launch",
+                          "%ld documents of %ld tokens is too large a launch", a->docs, a->len);
+    }
     if (cp > 1 && a->len < 2 * cp) {
         zs_cost_free(c);
         return zs_err_set(e, ZS_EUSAGE, "--cp", "use fewer CP ranks or a longer document",
@@ -197,8 +202,8 @@ static int cost_attention(const cost_args *a, zs_err *e)
             if (cp == 1)
                 step[0] = (zs_attn_block){0, 0, len, 0, len};
             int n = 0;
-            for (int d = 0; d < docs; d++)
-                for (int i = 0; i < k; i++) {
+            for (int i = 0; i < k; i++) /* equal blocks next to each other: walked once */
+                for (int d = 0; d < docs; d++) {
                     blk[n] = step[i];
                     blk[n++].doc = d;
                 }
