@@ -733,7 +733,7 @@ static int finish_item(ex *x, const ev *v)
     for (int i = 0; i < n && rc == ZS_OK; i++) {
         ev m = {x->now, 0, w[i].op, w[i].rank, w[i].stream, 1};
         rc = next_seq(x, &w[i], &m.seq) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
-                                         : retire(x, &m);
+                                        : retire(x, &m);
     }
     if (w != who)
         free(w);

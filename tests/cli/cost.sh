@@ -59,6 +59,17 @@ expect_out cost-coll-ring "ring: 14 steps"
 expect_rc cost-p2p 0 "$ZEPSIM" cost p2p --cluster cluster-a --nodes 2 --src 0 --dst 8 --bytes 64M --format csv
 expect_out cost-p2p "^path,\"0 -> 8 \(PCIe, NIC, fabric\)\""
 
+# --calib: a calibration's fitted attention kernel prices it, and says so.
+CSV="$SHARED/reference/h100-kernels/attention-latency-vs-seqlen.csv"
+if [ -f "$CSV" ]; then
+  expect_rc cost-calib-fit 0 "$ZEPSIM" calib fit "$CSV" -o "$TMP/te.calib.json" --gpu h100-sxm --attn-kernel te
+  expect_rc cost-calib 0 "$ZEPSIM" cost attention --calib "$TMP/te.calib.json" --gpu h100-sxm --heads 64 --kv-heads 4 --len 32768 --format csv
+  expect_out cost-calib "^cost_model,\"?calibrated on H100 \(fitted: attn_fwd"
+  expect_out cost-calib "^kernel_source,.*calibration"
+else
+  echo "skipping the --calib part: $CSV not present"
+fi
+
 # Every format parses: JSON through python when it is there.
 if command -v python3 >/dev/null; then
   "$ZEPSIM" cost attention --len 4096 --cp 4 --format json | python3 -c 'import json,sys; json.load(sys.stdin)' &&
