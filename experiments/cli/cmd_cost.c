@@ -415,7 +415,8 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
     return ZS_OK;
 }
 
-int zs_cmd_cost(int argc, char **argv)
+/* -1: parsed into a; otherwise the exit status. */
+static int parse_args(int argc, char **argv, cost_args *a)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"gpu", required_argument, 0, 'g'},
@@ -442,11 +443,6 @@ int zs_cmd_cost(int argc, char **argv)
                                          {"calib", required_argument, 0, 'l'},
                                          {"format", required_argument, 0, 'f'},
                                          {0, 0, 0, 0}};
-    cost_args a;
-    memset(&a, 0, sizeof a);
-    a.docs = a.cp = a.tp = 1;
-    a.src = a.dst = -1;
-    a.bytes = -1;
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -458,73 +454,73 @@ int zs_cmd_cost(int argc, char **argv)
             fputs(cost_help, stdout);
             return 0;
         case 'g':
-            a.gpu = optarg;
+            a->gpu = optarg;
             break;
         case 'C':
-            a.cluster = optarg;
+            a->cluster = optarg;
             break;
         case 'N':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 1 << 16, &a.nodes, &e);
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 1 << 16, &a->nodes, &e);
             break;
         case 'M':
-            a.model = optarg;
+            a->model = optarg;
             break;
         case 'H':
-            rc = zs_cli_parse_int("--heads", optarg, 1, 1 << 16, &a.heads, &e);
+            rc = zs_cli_parse_int("--heads", optarg, 1, 1 << 16, &a->heads, &e);
             break;
         case 'K':
-            rc = zs_cli_parse_int("--kv-heads", optarg, 1, 1 << 16, &a.kv_heads, &e);
+            rc = zs_cli_parse_int("--kv-heads", optarg, 1, 1 << 16, &a->kv_heads, &e);
             break;
         case 'D':
-            rc = zs_cli_parse_int("--head-dim", optarg, 1, 1 << 12, &a.head_dim, &e);
+            rc = zs_cli_parse_int("--head-dim", optarg, 1, 1 << 12, &a->head_dim, &e);
             break;
         case 'a':
-            a.kernel = optarg;
+            a->kernel = optarg;
             break;
         case 'L':
-            rc = zs_cli_parse_int("--len", optarg, 1, 1L << 30, &a.len, &e);
+            rc = zs_cli_parse_int("--len", optarg, 1, 1L << 30, &a->len, &e);
             break;
         case 'd':
-            rc = zs_cli_parse_int("--docs", optarg, 1, 1 << 20, &a.docs, &e);
+            rc = zs_cli_parse_int("--docs", optarg, 1, 1 << 20, &a->docs, &e);
             break;
         case 'c':
-            rc = zs_cli_parse_int("--cp", optarg, 1, 4096, &a.cp, &e);
+            rc = zs_cli_parse_int("--cp", optarg, 1, 4096, &a->cp, &e);
             break;
         case 't':
-            rc = zs_cli_parse_int("--tp", optarg, 1, 1024, &a.tp, &e);
+            rc = zs_cli_parse_int("--tp", optarg, 1, 1024, &a->tp, &e);
             break;
         case 'b':
-            a.bwd = 1;
+            a->bwd = 1;
             break;
         case 'm':
-            rc = zs_cli_parse_double("--m", optarg, 1, 1e9, &a.m, &e);
+            rc = zs_cli_parse_double("--m", optarg, 1, 1e9, &a->m, &e);
             break;
         case 'n':
-            rc = zs_cli_parse_double("--n", optarg, 1, 1e9, &a.n, &e);
+            rc = zs_cli_parse_double("--n", optarg, 1, 1e9, &a->n, &e);
             break;
         case 'k':
-            rc = zs_cli_parse_double("--k", optarg, 1, 1e9, &a.k, &e);
+            rc = zs_cli_parse_double("--k", optarg, 1, 1e9, &a->k, &e);
             break;
         case 'o':
-            a.op = optarg;
+            a->op = optarg;
             break;
         case 'B':
-            rc = parse_bytes(optarg, &a.bytes, &e);
+            rc = parse_bytes(optarg, &a->bytes, &e);
             break;
         case 'G':
-            rc = zs_cli_parse_int("--gpus", optarg, 1, 1 << 24, &a.gpus, &e);
+            rc = zs_cli_parse_int("--gpus", optarg, 1, 1 << 24, &a->gpus, &e);
             break;
         case 's':
-            rc = zs_cli_parse_int("--src", optarg, 0, 1 << 24, &a.src, &e);
+            rc = zs_cli_parse_int("--src", optarg, 0, 1 << 24, &a->src, &e);
             break;
         case 'T':
-            rc = zs_cli_parse_int("--dst", optarg, 0, 1 << 24, &a.dst, &e);
+            rc = zs_cli_parse_int("--dst", optarg, 0, 1 << 24, &a->dst, &e);
             break;
         case 'l':
-            a.calib = optarg;
+            a->calib = optarg;
             break;
         case 'f':
-            rc = zs_format_parse(optarg, &a.fmt, &e);
+            rc = zs_format_parse(optarg, &a->fmt, &e);
             break;
         default:
             return zs_cli_bad_option("cost", c, argv);
@@ -537,6 +533,21 @@ int zs_cmd_cost(int argc, char **argv)
                                           "or p2p");
     if (optind + 1 < argc)
         return zs_cli_usage_error("cost", "unexpected argument '%s'", argv[optind + 1]);
+    return -1;
+}
+
+int zs_cmd_cost(int argc, char **argv)
+{
+    cost_args a;
+    memset(&a, 0, sizeof a);
+    a.docs = a.cp = a.tp = 1;
+    a.src = a.dst = -1;
+    a.bytes = -1;
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    zs_err e;
+    zs_err_clear(&e);
     const char *what = argv[optind];
     int rc;
     if (strcmp(what, "attention") == 0)
