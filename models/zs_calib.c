@@ -1,7 +1,8 @@
 /* The calibration object: which measurements feed which curve, the fit of
- * every covered slot, the versioned JSON file with provenance and
- * residuals, and the accessors the cost model and the SimGrid platform
- * use. See zs_calib.h and docs/validation.md. */
+ * every covered slot (collectives: the NCCL model, zs_calib_nccl.c), the
+ * versioned JSON file with provenance and residuals, and the accessors the
+ * cost model and the SimGrid platform use. See zs_calib.h and
+ * docs/validation.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,7 @@ void zs_calib_free(zs_calib *c)
         return;
     free(c->files);
     free(c->resid);
+    free(c->cpts);
     free(c);
 }
 
@@ -223,10 +225,12 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
     zs_calib *c = zs_calib_new();
     zs__fit_pt *pt = malloc((s->n ? s->n : 1) * sizeof *pt);
     int *slot = malloc((s->n ? s->n : 1) * sizeof *slot);
-    if (!c || !pt || !slot) {
+    char *keep = calloc(s->n ? s->n : 1, 1);
+    if (!c || !pt || !slot || !keep) {
         zs_calib_free(c);
         free(pt);
         free(slot);
+        free(keep);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory fitting");
     }
     snprintf(c->gpu, sizeof c->gpu, "%s", s->gpu);
@@ -239,6 +243,7 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
         zs_calib_free(c);
         free(pt);
         free(slot);
+        free(keep);
         return rc;
     }
     if (s->nfiles) {
@@ -254,9 +259,14 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
         slot[i] = zs__meas_point(&s->v[i], o ? o->model : NULL, &p);
         if (slot[i] >= 0 && o && o->exclude && o->exclude(&s->v[i], o->exclude_arg))
             slot[i] = -1;
+        keep[i] = slot[i] >= 0;
         pt[i] = p;
     }
-    for (int sl = 0; sl < ZS_CAL_NSLOTS && rc == ZS_OK; sl++) {
+    /* Collectives: NCCL's model, not a curve. */
+    if (rc == ZS_OK)
+        rc = zs__calib_fit_nccl(c, s, keep, o ? o->cluster : NULL, e);
+    any = c->has_nccl;
+    for (int sl = 0; sl < ZS_CAL_COLL_AG && rc == ZS_OK; sl++) {
         zs__fit_pt *sel = malloc((s->n ? s->n : 1) * sizeof *sel);
         if (!sel) {
             rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory fitting");
@@ -270,15 +280,6 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
         double fixed[4] = {0, 0, 0, 1};
         if (sl == ZS_CAL_ELEMENTWISE || n < 6) {
             mask[2] = mask[3] = 0; /* too little data for a size effect: latency-bandwidth */
-        }
-        if (sl >= ZS_CAL_COLL_AG && sl <= ZS_CAL_COLL_A2A) {
-            /* Collectives: bus bytes over a bus bandwidth that follows the
-             * total size (nccl-tests' busbw is nearly independent of the GPU
-             * count at equal size). A per-step latency would be confounded
-             * with the size effect when the data has one GPU count, and the
-             * 8 MB+ sizes measured are far above the latency regime. */
-            mask[0] = 0;
-            fixed[0] = 0;
         }
         int ok = 0;
         if (n > 0 && (sl == ZS_CAL_ATTN_FWD || sl == ZS_CAL_ATTN_BWD))
@@ -295,6 +296,7 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
     }
     free(pt);
     free(slot);
+    free(keep);
     if (rc == ZS_OK && !any)
         rc = zs_err_set(e, ZS_EINPUT, s->nfiles ? s->files[0].path : NULL,
                         "give nccl-tests logs, attention latency CSVs, or a layer-op TSV with "
@@ -333,21 +335,36 @@ int zs__gpu_for_device(const char *device, zs_gpu *out, zs_err *e)
     return zs_gpu_load("h100-sxm", out, e);
 }
 
+const zs_nccl_params *zs_calib_nccl(const zs_calib *c)
+{
+    return c && c->has_nccl ? &c->nccl : NULL;
+}
+
+const char *zs_calib_nccl_cluster(const zs_calib *c)
+{
+    return c && c->has_nccl ? c->nccl_cluster : "";
+}
+
 int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double *bw_Bps)
 {
     if (!c || lc < 0 || lc >= ZS_LINK_NCLASSES)
         return 0;
     const zs_curve *cv = zs_calib_curve(c, (zs_calib_slot)(ZS_CAL_LINK_NVLINK + lc));
-    /* No NVLink p2p data: an intra-node all-gather ring is one NVLink
-     * transfer per step, so its per-step latency and bus bandwidth are the
-     * link's. */
-    if (!cv && lc == ZS_LINK_NVLINK)
-        cv = zs_calib_curve(c, ZS_CAL_COLL_AG);
-    if (!cv)
-        return 0;
-    *latency_s = cv->t0;
-    *bw_Bps = cv->rmax;
-    return 1;
+    if (cv) {
+        *latency_s = cv->t0;
+        *bw_Bps = cv->rmax;
+        return 1;
+    }
+    /* No NVLink p2p data: a ring step inside a node is one NVLink transfer,
+     * so the fitted ring bus bandwidth is the link's, and its per-step
+     * latency NCCL's (3.4 us for ring/Simple over NVLink) times the fitted
+     * scale. */
+    if (lc == ZS_LINK_NVLINK && c->has_nccl && c->nvl_bus_gbs > 0) {
+        *latency_s = 3.4e-6 * c->nccl.v[ZS_NP_INTRA_LAT];
+        *bw_Bps = c->nvl_bus_gbs * 1e9;
+        return 1;
+    }
+    return 0;
 }
 
 void zs_calib_merge(zs_calib *dst, const zs_calib *src)
@@ -373,6 +390,13 @@ void zs_calib_merge(zs_calib *dst, const zs_calib *src)
                 }
             }
         }
+    if (!dst->has_nccl && src->has_nccl) {
+        dst->has_nccl = 1;
+        dst->nccl = src->nccl;
+        dst->nccl_inplace = src->nccl_inplace;
+        dst->nvl_bus_gbs = src->nvl_bus_gbs;
+        snprintf(dst->nccl_cluster, sizeof dst->nccl_cluster, "%s", src->nccl_cluster);
+    }
     if (!dst->gpu[0])
         snprintf(dst->gpu, sizeof dst->gpu, "%s", src->gpu);
 }
@@ -439,6 +463,8 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
         json_object_set_new(curves, slot_names[s], o);
     }
     json_object_set_new(root, "curves", curves);
+    if (c->has_nccl)
+        json_object_set_new(root, "collectives", zs__calib_nccl_json(c));
     int rc =
         json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(root);
@@ -527,8 +553,9 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
         rc = zs_err_set(e, ZS_EINPUT, path, "write one with `zepsim calib fit FILES -o OUT.json`",
                         "not a zepsim calibration file");
     } else if (!json_is_integer(ver) || json_integer_value(ver) != ZS_CALIB_VERSION) {
-        /* Version 1 collective curves used another size variable: reading
-         * them as version 2 would silently mis-price collectives. */
+        /* Versions 1 to 3 priced collectives with per-collective curves
+         * that this build no longer has (and 1 and 2 attention with a
+         * curve): reading them would silently mis-price them. */
         zs_json_where(doc, NULL, "version", where, sizeof where);
         rc = zs_err_set(e, ZS_EINPUT, where,
                         "refit with this zepsim version (`zepsim calib fit FILES -o OUT.json`)",
@@ -545,7 +572,7 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
             break;
         int s = zs_calib_slot_parse(key);
         zs_json_where(doc, "curves", key, where, sizeof where);
-        if (s < 0) {
+        if (s < 0 || s >= ZS_CAL_COLL_AG) {
             rc = zs_err_set(e, ZS_EINPUT, where, "curve names are those zepsim calib fit writes",
                             "unknown curve '%s'", key);
             break;
@@ -582,6 +609,9 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
         cv->npoints = (int)np;
         cv->fitted = 1;
     }
+    json_t *coll = json_object_get(doc->root, "collectives");
+    if (!rc && coll)
+        rc = zs__calib_nccl_load(c, doc, coll, e);
     json_t *src = json_object_get(doc->root, "sources"), *f;
     size_t i;
     if (!rc && json_is_array(src) && json_array_size(src) > 0) {
@@ -635,4 +665,5 @@ void zs_calib_print(FILE *f, const zs_calib *c)
                 slot_names[s], cv->t0 * 1e6, cv->rmax, cv->half, cv->p, cv->npoints,
                 100 * cv->rms_rel, 100 * cv->max_rel);
     }
+    zs__calib_nccl_print(f, c);
 }

@@ -1,12 +1,14 @@
-/* Calibration: measurements in (nccl-tests logs, kernel latency CSV/TSV
- * files, the hardware backend's JSON measurement files), fitted curves out
- * (GSL least squares), kept in a versioned JSON calibration file with its
- * provenance, and a calibrated cost model built from it. Every cost model
- * (analytic or calibrated) prices ops with the same saturating curve
- * (zs_curve), so calibration replaces parameters, never formulas.
+/* Calibration: measurements in (nccl-tests logs of one node or many,
+ * kernel latency CSV/TSV files, the hardware backend's JSON measurement
+ * files), fitted parameters out (GSL least squares), kept in a versioned
+ * JSON calibration file with its provenance, and a calibrated cost model
+ * built from it. Kernels are priced with curves (zs_curve) and kernel
+ * models; collectives with NCCL's model (zs_nccl.h), whose parameters the
+ * nccl-tests points fit. Calibration replaces parameters, never formulas.
  *
- * Depends on zs_cost, zs_model, zs_cluster, GSL and jansson; never on a
- * backend. The SimGrid backend reads link figures through zs_calib_link. */
+ * Depends on zs_cost, zs_model, zs_cluster, zs_nccl, GSL and jansson;
+ * never on a backend. The SimGrid backend reads link figures through
+ * zs_calib_link. */
 #ifndef ZS_CALIB_H
 #define ZS_CALIB_H
 
@@ -18,11 +20,14 @@
 #include "zs_cost.h"
 #include "zs_err.h"
 #include "zs_model.h"
+#include "zs_nccl.h"
 
 /* Version 2: collective curves take the bus bytes per GPU as their size
  * variable x (version 1 took the nccl-tests buffer size). Version 3:
- * attention is fitted as a tiled kernel (zs_kernel.h), not a curve. */
-#define ZS_CALIB_VERSION 3
+ * attention is fitted as a tiled kernel (zs_kernel.h), not a curve.
+ * Version 4: collectives are NCCL's model with fitted parameters, not
+ * curves. */
+#define ZS_CALIB_VERSION 4
 
 /* ---- the shared curve ------------------------------------------------------
  * time(W, x) = steps * t0 + W / rmax * (1 + (half / x)^p)
@@ -39,8 +44,8 @@ typedef struct zs_curve {
 
 double zs_curve_time(const zs_curve *c, double steps, double work, double x);
 
-/* Curve slots a calibration may hold. Collectives are intra-node (the
- * nccl-tests data we have is); groups spanning nodes stay analytic. */
+/* Curve slots a calibration may hold. The collective slots name the
+ * collectives of measurements; their time comes from the NCCL model. */
 typedef enum zs_calib_slot {
     ZS_CAL_ATTN_FWD = 0,
     ZS_CAL_ATTN_BWD,
@@ -63,13 +68,16 @@ int zs_calib_slot_parse(const char *name);
 
 /* ---- measurements ----------------------------------------------------------- */
 typedef struct zs_meas {
-    char op[32];  /* a slot name (attn_fwd, gemm, all-gather, p2p_nvlink...) or
-                     "layer:<name>" for a Megatron layer op */
-    int gpus;     /* GPUs taking part (collectives), 1 for kernels */
-    double bytes; /* collectives: nccl-tests "size" (total buffer); p2p: bytes */
-    int seq_len;  /* attention: tokens of one document */
-    int docs;     /* attention: equal documents in the launch (varlen); seconds is per document */
-    int causal;   /* attention: 1 causal (default), 0 every query sees every key */
+    char op[32]; /* a slot name (attn_fwd, gemm, all-gather, p2p_nvlink...) or
+                    "layer:<name>" for a Megatron layer op */
+    int gpus;    /* GPUs taking part (collectives), 1 for kernels */
+    int nodes;   /* collectives: nodes those GPUs span (same number on each); 0 = 1 */
+    unsigned algo_mask, proto_mask; /* NCCL_ALGO / NCCL_PROTO of the run (zs_nccl
+                                       masks), 0: NCCL chose freely */
+    double bytes;                   /* collectives: nccl-tests "size" (total buffer); p2p: bytes */
+    int seq_len;                    /* attention: tokens of one document */
+    int docs;   /* attention: equal documents in the launch (varlen); seconds is per document */
+    int causal; /* attention: 1 causal (default), 0 every query sees every key */
     int heads, kv_heads, head_dim; /* attention: the model's (tp divides them); 0: from --model */
     double m, n, k;                /* GEMM shape (m = tokens) */
     int tp, cp;       /* parallel degrees: layer ops; attention shards (heads / tp; L / cp
@@ -94,6 +102,11 @@ typedef struct zs_meas_set {
     /* provenance: every file read, with its SHA-256 */
     zs_calib_source *files;
     size_t nfiles;
+    /* How nccl-tests logs are read (set before zs_meas_read): the in-place
+     * time instead of the out-of-place one, and the NCCL_ALGO/NCCL_PROTO
+     * runs used when their log does not say (0: NCCL's default). */
+    int nccl_inplace;
+    unsigned nccl_algo_mask, nccl_proto_mask;
 } zs_meas_set;
 
 void zs_meas_set_init(zs_meas_set *s);
@@ -131,9 +144,11 @@ typedef struct zs_fit_opts {
     const zs_model *model;
     int (*exclude)(const zs_meas *m, void *arg);
     void *exclude_arg;
+    const zs_cluster *cluster; /* the hardware the collectives ran on (required for them) */
 } zs_fit_opts;
 
-/* Fits every slot the measurements cover; slots without data stay analytic.
+/* Fits every slot the measurements cover and the NCCL model's parameters
+ * from the collectives; what the data does not cover stays analytic.
  * Attention is fitted as the kernel of the preset matching the measured
  * device (h100-sxm when none matches): its structure (tiles, CTAs per SM,
  * dfix, launch cost, SMs) is kept, its rate and fixed costs fitted. */
@@ -154,6 +169,12 @@ const zs_curve *zs_calib_curve(const zs_calib *c, zs_calib_slot s);
  * slots are fitted) and the SMs it was fitted for; NULL when neither
  * direction is fitted. */
 const zs_attn_kernel *zs_calib_attn_kernel(const zs_calib *c, int *sms);
+/* The NCCL model's parameters (defaults where not fitted); NULL when the
+ * calibration has no collective data. The collective slots never have a
+ * curve. */
+const zs_nccl_params *zs_calib_nccl(const zs_calib *c);
+/* Name of the cluster description the collective fit ran on ("" if none). */
+const char *zs_calib_nccl_cluster(const zs_calib *c);
 /* Link figures for the SimGrid platform: latency (s) and asymptotic
  * bandwidth (bytes/s) of one link class. Returns 1 when the calibration
  * fits that class (outputs set), 0 when it does not (outputs untouched:
@@ -171,10 +192,14 @@ void zs_calib_print(FILE *f, const zs_calib *c);
 zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const zs_calib *calib);
 
 /* Predicted seconds of one measurement point under a cost model (the model
- * shape of the point, not c->model, is used for kernels). Returns ZS_EINPUT
- * for points the model cannot price (e.g. layer ops without a model). */
-int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *layer_model,
-                     double *seconds, zs_err *e);
+ * shape of the point, not c->model, is used for kernels). Collectives are
+ * priced by the NCCL model on c's cluster with cal's parameters (NCCL's
+ * defaults when cal is NULL or has none); choice (may be NULL) receives
+ * the algorithm and protocol. Returns ZS_EINPUT for points the model
+ * cannot price (e.g. layer ops without a model). */
+int zs_calib_predict(const zs_cost *c, const zs_calib *cal, const zs_meas *m,
+                     const zs_model *layer_model, double *seconds, zs_nccl_choice *choice,
+                     zs_err *e);
 
 /* ---- internals shared by the cost models --------------------------------------- */
 /* The analytic curves for a model and cluster (assumptions, documented in

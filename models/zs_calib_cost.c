@@ -66,8 +66,8 @@ zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const z
     return zs__cost_curves_new("calibrated", m, cl, cv, &k, sms, desc);
 }
 
-int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *lm, double *seconds,
-                     zs_err *e)
+int zs_calib_predict(const zs_cost *c, const zs_calib *cal, const zs_meas *m, const zs_model *lm,
+                     double *seconds, zs_nccl_choice *choice, zs_err *e)
 {
     zs__fit_pt p;
     int s = zs__meas_point(m, lm, &p);
@@ -121,19 +121,23 @@ int zs_calib_predict(const zs_cost *c, const zs_meas *m, const zs_model *lm, dou
         *seconds = zs_cost_p2p(&tmp, 0, dst, m->bytes);
         return ZS_OK;
     }
-    /* Collectives: ranks 0..n-1, inside one node when they fit. */
+    /* Collectives: NCCL's choice and the calibrated time of that pair, on
+     * the measurement's nodes x GPUs per node (the first GPUs of each node). */
     zs_coll_kind k = (zs_coll_kind)(s - ZS_CAL_COLL_AG);
-    int n = m->gpus;
-    int *ranks = malloc(sizeof(int) * (size_t)n);
-    if (!ranks)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int i = 0; i < n; i++)
-        ranks[i] = i;
-    int need = (n + tmp.cluster.gpus_per_node - 1) / tmp.cluster.gpus_per_node;
-    if (tmp.cluster.nodes < need)
-        tmp.cluster.nodes = need;
-    double bytes = k == ZS_COLL_ALLREDUCE ? m->bytes : m->bytes / n;
-    *seconds = zs_cost_collective(&tmp, k, ranks, n, bytes);
-    free(ranks);
+    int nodes, ppn, rc = zs__coll_shape(m, &nodes, &ppn, e);
+    zs_nccl_topo t;
+    if (rc == ZS_OK && tmp.cluster.nodes < nodes)
+        tmp.cluster.nodes = nodes;
+    if (rc == ZS_OK && (rc = zs_nccl_topo_init(&tmp.cluster, nodes, ppn, 0, &t, e)))
+        zs_err_prefix_where(e, m->source);
+    zs_nccl_choice ch;
+    if (rc == ZS_OK)
+        rc = zs_nccl_choose(&t, k, m->bytes, m->algo_mask, m->proto_mask, zs_calib_nccl(cal), &ch,
+                            e);
+    if (rc)
+        return rc;
+    *seconds = ch.seconds;
+    if (choice)
+        *choice = ch;
     return ZS_OK;
 }

@@ -1,5 +1,5 @@
-/* Measurement importers: nccl-tests logs as NCCL prints them, kernel
- * latency CSVs, Megatron layer-op TSVs and the JSON measurement files the
+/* Measurement importers: nccl-tests logs as NCCL prints them
+ * (zs_nccl_log.c), kernel latency CSVs, Megatron layer-op TSVs and the JSON measurement files the
  * hardware backend writes (schema in docs/validation.md). Each file is read
  * whole into a scratch set and merged only when it parsed completely, so a
  * bad or truncated file is an error naming file:line and changes nothing.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_calib.h"
+#include "zs_calib_internal.h"
 #include "zs_fdio.h"
 #include "zs_config.h"
 
@@ -78,17 +78,6 @@ static char *next_line(char **cur)
     return p;
 }
 
-static int split_ws(char *line, char **tok, int max)
-{
-    int n = 0;
-    for (char *t = strtok(line, " \t"); t; t = strtok(NULL, " \t"))
-        if (n < max)
-            tok[n++] = t;
-        else
-            return max + 1;
-    return n;
-}
-
 static int parse_num(const char *s, double *v)
 {
     char *end;
@@ -105,130 +94,7 @@ static void where_line(char *buf, size_t n, const char *path, int line)
     snprintf(buf, n, "%s:%d", path, line);
 }
 
-/* ---- nccl-tests ----------------------------------------------------------------- */
-static const struct {
-    const char *bin, *op;
-} nccl_ops[] = {{"all_gather", "all-gather"},
-                {"reduce_scatter", "reduce-scatter"},
-                {"all_reduce", "all-reduce"},
-                {"alltoall", "all-to-all"},
-                {"sendrecv", "p2p"}};
-
-static const char *nccl_op_of(const char *text)
-{
-    for (size_t i = 0; i < sizeof nccl_ops / sizeof nccl_ops[0]; i++)
-        if (strstr(text, nccl_ops[i].bin))
-            return nccl_ops[i].op;
-    return NULL;
-}
-
-static int parse_nccl(zs_meas_set *s, const char *path, char *text, zs_err *e)
-{
-    char where[600];
-    const char *op = NULL;
-    int ranks = 0, nthread = 0, ngpus = 0, rows = 0, footer = 0, line_no = 0, last = 0;
-    char hosts[2][64] = {"", ""};
-    int nhosts = 0;
-    char *cur = text, *line;
-    while ((line = next_line(&cur))) {
-        line_no++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            continue;
-        last = line_no;
-        if (*p == '$') { /* the command line some logs start with */
-            if (!op)
-                op = nccl_op_of(p);
-            continue;
-        }
-        if (*p == '#') {
-            const char *q;
-            if ((q = strstr(p, "nThread")))
-                sscanf(q, "nThread %d nGpus %d", &nthread, &ngpus);
-            if (strstr(p, "Avg bus bandwidth"))
-                footer = 1;
-            if ((q = strstr(p, "Rank")) && strstr(p, "device")) {
-                int r;
-                if (sscanf(q, "Rank %d", &r) == 1)
-                    ranks++;
-                const char *on = strstr(p, " on ");
-                char host[64];
-                if (on && sscanf(on + 4, "%63s", host) == 1) {
-                    if (nhosts == 0 || (strcmp(host, hosts[0]) && nhosts == 1))
-                        snprintf(hosts[nhosts++], sizeof hosts[0], "%s", host);
-                }
-                const char *g = strstr(p, "NVIDIA ");
-                if (g && !s->gpu[0])
-                    snprintf(s->gpu, sizeof s->gpu, "%s", g + 7);
-            }
-            continue;
-        }
-        if (!isdigit((unsigned char)*p)) {
-            where_line(where, sizeof where, path, line_no);
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "pass the unmodified output of an nccl-tests *_perf binary",
-                              "unexpected text in an nccl-tests log: '%.40s'", p);
-        }
-        if (!op)
-            op = nccl_op_of(path);
-        where_line(where, sizeof where, path, line_no);
-        if (!op)
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "keep the '$ .../all_reduce_perf ...' line or name the file after "
-                              "the collective (all_gather, reduce_scatter, all_reduce, alltoall, "
-                              "sendrecv)",
-                              "cannot tell which collective this nccl-tests log measures");
-        char *tok[16];
-        int nt = split_ws(p, tok, 14);
-        if (nt != 13)
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "the file looks truncated or edited: regenerate it with nccl-tests",
-                              "expected 13 columns (size count type redop root, then time algbw "
-                              "busbw #wrong out of place and in place), found %d",
-                              nt > 14 ? 15 : nt);
-        double size, t, wrong;
-        if (!parse_num(tok[0], &size) || size <= 0 || !parse_num(tok[5], &t) || t <= 0 ||
-            !parse_num(tok[8], &wrong))
-            return zs_err_set(e, ZS_EINPUT, where, "size and time must be positive numbers",
-                              "bad number in an nccl-tests row");
-        if (wrong != 0)
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "NCCL found wrong results: fix the setup before calibrating on it",
-                              "%g wrong elements reported", wrong);
-        if (ranks == 0)
-            ranks = nthread > 0 && ngpus > 0 ? nthread * ngpus : ngpus;
-        if (ranks < 1)
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "keep the '# nThread ... nGpus ...' and '#  Rank ...' header lines",
-                              "cannot tell the number of GPUs from the header");
-        zs_meas m;
-        memset(&m, 0, sizeof m);
-        if (strcmp(op, "p2p") == 0)
-            snprintf(m.op, sizeof m.op, "%s", nhosts > 1 ? "p2p_nic" : "p2p_nvlink");
-        else
-            snprintf(m.op, sizeof m.op, "%s", op);
-        m.gpus = ranks;
-        m.bytes = size;
-        m.seconds = t * 1e-6; /* out-of-place time, us */
-        m.tp = m.cp = 1;
-        snprintf(m.source, sizeof m.source, "%s", where);
-        int rc = zs_meas_add(s, &m, e);
-        if (rc)
-            return rc;
-        rows++;
-    }
-    where_line(where, sizeof where, path, last);
-    if (!rows)
-        return zs_err_set(e, ZS_EINPUT, where, "the log has a header but no result rows",
-                          "no measurements in nccl-tests log");
-    if (!footer)
-        return zs_err_set(e, ZS_EINPUT, where,
-                          "the run was cut short: rerun nccl-tests to completion",
-                          "truncated nccl-tests log: no '# Avg bus bandwidth' line after the rows");
-    return ZS_OK;
-}
+/* nccl-tests logs: zs_nccl_log.c. */
 
 /* ---- delimited text: kernel CSV and Megatron TSV --------------------------------- */
 static int split_delim(char *line, char d, char **tok, int max)
@@ -434,6 +300,7 @@ static const zs_field meas_fields[] = {
     F("op", ZS_F_STRING, op, 0, 0, 1, 0, "", "op class (docs/validation.md)"),
     F("seconds", ZS_F_DOUBLE, seconds, 1e-12, 1e6, 1, 0, "s", "measured time"),
     F("gpus", ZS_F_INT, gpus, 1, 1 << 20, 0, 1, "", "GPUs taking part"),
+    F("nodes", ZS_F_INT, nodes, 0, 1 << 16, 0, 1, "", "nodes the GPUs span (collectives; 0 = 1)"),
     F("bytes", ZS_F_DOUBLE, bytes, 0, 1e15, 0, 0, "B", "collective size (nccl-tests) or p2p bytes"),
     F("seq_len", ZS_F_INT, seq_len, 0, 2147483647.0, 0, 0, "tokens", "document length"),
     F("docs", ZS_F_INT, docs, 1, 1 << 24, 0, 1, "",
@@ -521,6 +388,9 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
     zs_meas_set tmp;
     zs_meas_set_init(&tmp);
     snprintf(tmp.gpu, sizeof tmp.gpu, "%s", s->gpu);
+    tmp.nccl_inplace = s->nccl_inplace;
+    tmp.nccl_algo_mask = s->nccl_algo_mask;
+    tmp.nccl_proto_mask = s->nccl_proto_mask;
     char sha[65];
     zs_sha256_hex(text, len, sha);
     const char *p = text;
@@ -534,7 +404,7 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
     else if (*p == '{')
         rc = parse_json(&tmp, path, text, e);
     else if (*p == '$' || *p == '#')
-        rc = parse_nccl(&tmp, path, text, e);
+        rc = zs__nccl_log_parse(&tmp, path, text, e);
     else if (strchr(first, '\t'))
         rc = parse_tsv(&tmp, path, text, e);
     else if (strchr(first, ','))

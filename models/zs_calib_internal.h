@@ -1,10 +1,12 @@
-/* Internals shared by the calibration files (zs_calib_*.c): the fit point,
- * the calibration object's layout and the per-slot fitter. Not part of the
- * public interface; depends on zs_calib.h. */
+/* Internals shared by the calibration files (zs_calib_*.c, zs_nccl_log.c):
+ * the fit point, the calibration object's layout, the per-slot fitter and
+ * the nccl-tests reader. Not part of the public interface; depends on
+ * zs_calib.h. */
 #ifndef ZS_CALIB_INTERNAL_H
 #define ZS_CALIB_INTERNAL_H
 
 #include "zs_calib.h"
+#include "zs_config.h"
 
 /* One measurement seen by a slot's curve: steps, work and size variable
  * as zs_curve_time takes them, and the measured seconds. */
@@ -19,6 +21,15 @@ typedef struct zs__resid {
     double x, measured, predicted;
 } zs__resid;
 
+/* One collective measurement as the NCCL fit explained it. */
+typedef struct zs__coll_pt {
+    char source[256];
+    char op[32];
+    int gpus, nodes;
+    double bytes, measured, predicted;
+    char algo[16], proto[8];
+} zs__coll_pt;
+
 struct zs_calib {
     int version;
     char gpu[64];
@@ -29,6 +40,14 @@ struct zs_calib {
     size_t nfiles;
     zs__resid *resid;
     size_t nresid;
+    /* Collectives: NCCL's model. */
+    int has_nccl;
+    zs_nccl_params nccl;
+    char nccl_cluster[64]; /* the hardware description the fit used */
+    int nccl_inplace;      /* fitted on in-place times */
+    double nvl_bus_gbs;    /* achieved ring bus bandwidth inside one node, GB/s (0: unknown) */
+    zs__coll_pt *cpts;
+    size_t ncpts;
 };
 
 /* "NVIDIA H200" / "H200" vs the preset "h200": 1 when they name the same
@@ -62,5 +81,19 @@ int zs__fit_attn(zs_calib *c, int slot, const zs__fit_pt *pt, size_t n, const zs
 /* The slot and curve inputs of a measurement; returns the slot, or -1 when
  * the point cannot be priced (layer ops without a model, tp > 1). */
 int zs__meas_point(const zs_meas *m, const zs_model *layer_model, zs__fit_pt *out);
+/* Parses an nccl-tests log (text is modified) into s; see zs_nccl_log.c. */
+int zs__nccl_log_parse(zs_meas_set *s, const char *path, char *text, zs_err *e);
+/* Fits the NCCL model to the collective points of s that fit() keeps
+ * (keep[i] != 0), filling c's collective fields. */
+int zs__calib_fit_nccl(zs_calib *c, const zs_meas_set *s, const char *keep, const zs_cluster *cl,
+                       zs_err *e);
+/* The "collectives" object of the file, and back. */
+json_t *zs__calib_nccl_json(const zs_calib *c);
+int zs__calib_nccl_load(zs_calib *c, const zs_json_doc *doc, json_t *o, zs_err *e);
+void zs__calib_nccl_print(FILE *f, const zs_calib *c);
+/* The collective a measurement names, or -1. */
+int zs__meas_coll(const zs_meas *m);
+/* Nodes and GPUs per node of a collective measurement. */
+int zs__coll_shape(const zs_meas *m, int *nodes, int *ppn, zs_err *e);
 
 #endif

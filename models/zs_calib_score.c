@@ -22,10 +22,11 @@ int zs_holdout_held(const zs_meas *m, void *arg)
 {
     const zs_holdout *h = arg;
     for (int i = 0; i < h->nterms; i++) {
-        if (strcmp(h->t[i].key, "gpus") == 0 && is_coll(m->op)) {
-            int in = 0;
+        if ((strcmp(h->t[i].key, "gpus") == 0 || strcmp(h->t[i].key, "nodes") == 0) &&
+            is_coll(m->op)) {
+            int v = h->t[i].key[0] == 'g' ? m->gpus : (m->nodes > 0 ? m->nodes : 1), in = 0;
             for (int j = 0; j < h->t[i].ngpus; j++)
-                in |= m->gpus == h->t[i].gpus[j];
+                in |= v == h->t[i].gpus[j];
             if (!in)
                 return 1;
         } else if (strcmp(h->t[i].key, "seq") == 0 && is_attn(m->op)) {
@@ -45,22 +46,25 @@ int zs_holdout_held(const zs_meas *m, void *arg)
 
 int zs_holdout_add(zs_holdout *h, const char *spec, zs_err *e)
 {
-    static const char fix[] = "use gpus=2[+4...], seq<=N, cp<=N or bytes<=N[K|M|G]";
+    static const char fix[] = "use gpus=2[+4...], nodes=1[+2...], seq<=N, cp<=N or bytes<=N[K|M|G]";
     if (h->nterms == ZS_HOLDOUT_MAX_TERMS)
         return zs_err_set(e, ZS_EUSAGE, "--holdout", fix, "too many --holdout terms");
     zs_holdout_term t;
     memset(&t, 0, sizeof t);
-    if (strncmp(spec, "gpus=", 5) == 0) {
-        snprintf(t.key, sizeof t.key, "gpus");
-        const char *p = spec + 5;
+    if (strncmp(spec, "gpus=", 5) == 0 || strncmp(spec, "nodes=", 6) == 0) {
+        int g = spec[0] == 'g';
+        snprintf(t.key, sizeof t.key, "%s", g ? "gpus" : "nodes");
+        const char *p = spec + (g ? 5 : 6);
         while (*p && t.ngpus < 16) {
             char *end;
             long v = strtol(p, &end, 10);
             if (end == p || v < 1 || (*end && *end != '+'))
-                return zs_err_set(e, ZS_EUSAGE, "--holdout", fix, "bad GPU list in '%s'", spec);
+                return zs_err_set(e, ZS_EUSAGE, "--holdout", fix, "bad count list in '%s'", spec);
             t.gpus[t.ngpus++] = (int)v;
             p = *end ? end + 1 : end;
         }
+        if (!t.ngpus)
+            return zs_err_set(e, ZS_EUSAGE, "--holdout", fix, "no counts in '%s'", spec);
     } else if (strncmp(spec, "seq<=", 5) == 0 || strncmp(spec, "cp<=", 4) == 0 ||
                strncmp(spec, "bytes<=", 7) == 0) {
         int seq = spec[0] == 's', cp = spec[0] == 'c';
@@ -85,8 +89,9 @@ int zs_holdout_add(zs_holdout *h, const char *spec, zs_err *e)
     return ZS_OK;
 }
 
-int zs_score_points(const zs_cost *cost, const zs_meas_set *s, const zs_model *model,
-                    const zs_holdout *h, zs_score_point **out, size_t *n, zs_err *e)
+int zs_score_points(const zs_cost *cost, const zs_calib *cal, const zs_meas_set *s,
+                    const zs_model *model, const zs_holdout *h, zs_score_point **out, size_t *n,
+                    zs_err *e)
 {
     zs_score_point *p = calloc(s->n ? s->n : 1, sizeof *p);
     if (!p)
@@ -95,8 +100,20 @@ int zs_score_points(const zs_cost *cost, const zs_meas_set *s, const zs_model *m
     for (size_t i = 0; i < s->n; i++) {
         double pred;
         zs_err pe;
-        if (zs_calib_predict(cost, &s->v[i], model, &pred, &pe))
+        zs_nccl_choice ch;
+        if (is_coll(s->v[i].op)) {
+            int rc = zs_calib_predict(cost, cal, &s->v[i], NULL, &pred, &ch, e);
+            if (rc) { /* a collective the cluster cannot hold: an input error */
+                free(p);
+                return rc;
+            }
+            snprintf(p[np].nccl, sizeof p[np].nccl, "%s/%s", zs_nccl_algo_name(ch.algo),
+                     zs_nccl_proto_name(ch.proto));
+        } else if (zs_calib_predict(cost, cal, &s->v[i], model, &pred, NULL, &pe)) {
             continue; /* unpriceable (layer ops without a model) */
+        } else {
+            snprintf(p[np].nccl, sizeof p[np].nccl, "-");
+        }
         p[np].m = &s->v[i];
         p[np].pred = pred;
         p[np].err = (pred - s->v[i].seconds) / s->v[i].seconds;
@@ -135,6 +152,17 @@ static int keep_op(const zs_meas *m, const void *arg)
 static int keep_coll_ge(const zs_meas *m, const void *arg)
 {
     return is_coll(m->op) && m->bytes >= *(const double *)arg;
+}
+
+typedef struct op_ge {
+    const char *op;
+    double min_bytes;
+} op_ge;
+
+static int keep_op_ge(const zs_meas *m, const void *arg)
+{
+    const op_ge *x = arg;
+    return strcmp(m->op, x->op) == 0 && m->bytes >= x->min_bytes;
 }
 
 static int keep_attn_1k(const zs_meas *m, const void *arg)
@@ -183,9 +211,10 @@ int zs_score_summary(const zs_score_point *p, size_t n, int holdout, zs_score_ro
         const char *name;
         double min_bytes, target;
     } coll[] = {{"collectives >= 64 MB", 64e6, 0.05}, {"collectives >= 8 MB", 8e6, 0.10}};
+    static const char *const kinds[] = {"all-gather", "reduce-scatter", "all-reduce", "all-to-all"};
     char seen[64][32];
     int nseen = classes(p, n, seen), nr = 0, bad = 0;
-    zs_score_row *r = calloc((size_t)nseen * 2 + 3, sizeof *r);
+    zs_score_row *r = calloc((size_t)nseen * 2 + 3 + 8, sizeof *r);
     if (!r)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     double med, mx;
@@ -198,6 +227,15 @@ int zs_score_summary(const zs_score_point *p, size_t n, int holdout, zs_score_ro
         k = stats(p, n, 0, keep_op, seen[j], &med, &mx);
         bad |= add_row(r, &nr, seen[j], 0, k, med, mx, 0);
     }
+    /* The targets for each collective, then for all of them. */
+    for (size_t c = 0; c < 4; c++)
+        for (size_t j = 0; j < 2; j++) {
+            op_ge sel = {kinds[c], coll[j].min_bytes};
+            char name[48];
+            snprintf(name, sizeof name, "%s %s", kinds[c], coll[j].name + 12);
+            k = stats(p, n, holdout, keep_op_ge, &sel, &med, &mx);
+            bad |= add_row(r, &nr, name, holdout, k, med, mx, coll[j].target);
+        }
     for (size_t j = 0; j < 2; j++) {
         k = stats(p, n, holdout, keep_coll_ge, &coll[j].min_bytes, &med, &mx);
         bad |= add_row(r, &nr, coll[j].name, holdout, k, med, mx, coll[j].target);
@@ -215,7 +253,9 @@ int zs_score_summary(const zs_score_point *p, size_t n, int holdout, zs_score_ro
 
 void zs_meas_shape(const zs_meas *m, char *buf, size_t n)
 {
-    if (is_coll(m->op) || strncmp(m->op, "p2p", 3) == 0)
+    if (is_coll(m->op) && m->nodes > 1)
+        snprintf(buf, n, "%d x %d GPUs, %.0f B", m->nodes, m->gpus / m->nodes, m->bytes);
+    else if (is_coll(m->op) || strncmp(m->op, "p2p", 3) == 0)
         snprintf(buf, n, "%d GPUs, %.0f B", m->gpus, m->bytes);
     else if (is_attn(m->op) && (m->docs > 1 || m->cp > 1 || m->tp > 1))
         snprintf(buf, n, "%d tokens x%d, %d/%d heads, d=%d, cp=%d tp=%d", m->seq_len, m->docs,

@@ -28,6 +28,11 @@ const zs_field zs_cluster_fields[] = {
       "nodes whose NIC k share one rail leaf switch"),
     F("oversubscription", ZS_F_DOUBLE, oversubscription, 1, 64, 0, 1.0, "",
       "leaf down:up bandwidth ratio"),
+    F("nvswitch", ZS_F_BOOL, nvswitch, 0, 1, 0, 1, "", "GPUs of a node joined by NVSwitch"),
+    F("nvls", ZS_F_BOOL, nvls, 0, 1, 0, 0, "",
+      "NVSwitch does NVLink SHARP (NCCL's NVLS algorithms)"),
+    F("collnet", ZS_F_BOOL, collnet, 0, 1, 0, 0, "",
+      "network switches reduce (InfiniBand SHARP: NCCL's CollNet)"),
 };
 #undef F
 const size_t zs_cluster_nfields = sizeof zs_cluster_fields / sizeof zs_cluster_fields[0];
@@ -40,6 +45,11 @@ const char *zs_link_class_name(int c)
 
 int zs_cluster_check(const zs_cluster *c, const char *where, zs_err *e)
 {
+    if (c->nvls && !c->nvswitch)
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "NVLink SHARP is a feature of the NVSwitch: set \"nvswitch\": true or "
+                          "\"nvls\": false",
+                          "cluster '%s' has nvls without an NVSwitch", c->name);
     if (c->gpus_per_node % c->nics_per_node != 0)
         return zs_err_set(e, ZS_EINPUT, where,
                           "nics_per_node must divide gpus_per_node (each PCIe switch holds "

@@ -1,7 +1,8 @@
-/* Cluster descriptions: nodes of GPUs joined by NVLink through an NVSwitch,
- * PCIe switches that each hold gpus_per_nic GPUs and one NIC (the static
- * GPU-NIC affinity), and a rail-optimised leaf/spine fabric (NIC k of every
- * node on leaf k). Everything a backend needs to build a platform and a cost
+/* Cluster descriptions: nodes of GPUs joined by NVLink through an NVSwitch
+ * (with or without NVLink SHARP), PCIe switches that each hold gpus_per_nic
+ * GPUs and one NIC (the static GPU-NIC affinity), and a rail-optimised
+ * leaf/spine fabric (NIC k of every node on leaf k; with or without
+ * in-network reduction). Everything a backend needs to build a platform and a cost
  * model needs to price a transfer. Depends on zs_gpu and zs_config. */
 #ifndef ZS_CLUSTER_H
 #define ZS_CLUSTER_H
@@ -27,6 +28,10 @@ typedef struct zs_cluster {
     double fabric_latency_us; /* one switch hop inside the fabric */
     int nodes_per_leaf;       /* nodes whose NIC k share one rail leaf */
     double oversubscription;  /* leaf down-links : spine up-links bandwidth */
+    /* Fabric features NCCL's algorithm choice depends on (models/zs_nccl.h). */
+    int nvswitch; /* 1: the GPUs of a node reach each other through NVSwitch */
+    int nvls;     /* 1: the NVSwitch does NVLink SHARP (multicast/reduction: NVLS) */
+    int collnet;  /* 1: the network switches reduce (InfiniBand SHARP: CollNet) */
 } zs_cluster;
 
 /* Link classes every backend reports bytes and busy time for. */

@@ -20,6 +20,8 @@ const zs_field zs_gpu_fields[] = {
     F("nvlink_gbs", ZS_F_DOUBLE, nvlink_gbs, 1, 1e5, 1, 0, "GB/s",
       "NVLink bandwidth per GPU per direction"),
     F("sms", ZS_F_INT, sms, 1, 100000, 0, 132, "", "streaming multiprocessors"),
+    F("compute_capability", ZS_F_DOUBLE, cc, 6.0, 20.0, 0, 9.0, "",
+      "CUDA compute capability (8.0 Ampere, 9.0 Hopper): NCCL's constants"),
     F("attn_kernel", ZS_F_STRING, attn_kernel, 0, 0, 0, 0, "",
       "attention kernel modelled (one of attn_kernels; default the first)"),
 };

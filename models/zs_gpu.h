@@ -1,5 +1,5 @@
 /* GPU descriptions: dense bf16 peak, HBM bandwidth and capacity, NVLink
- * bandwidth, SM count, and the compute kernels that run on it (attention
+ * bandwidth, SM count, compute capability, and the compute kernels that run on it (attention
  * kernels with forward and backward curves, the GEMM curve; zs_kernel.h),
  * each with its source. Loaded from a built-in preset name or a JSON file.
  * Depends on zs_config and zs_kernel. */
@@ -21,6 +21,9 @@ typedef struct zs_gpu {
     double nvlink_gbs;    /* NVLink bandwidth per GPU per direction, GB/s
                            * (spec sheets quote both directions: 400 -> 200) */
     int sms;              /* streaming multiprocessors */
+    double cc;            /* CUDA compute capability (8.0 Ampere, 9.0 Hopper, 10.0
+                           * Blackwell): selects NCCL's per-architecture constants
+                           * (models/zs_nccl.c) */
     char attn_kernel[32]; /* the attention kernel this GPU is modelled with */
     int nkernels;
     zs_attn_kernel kernels[ZS_KERNEL_MAX];

@@ -304,7 +304,7 @@ static void test_reference_csv_targets(void)
     int checked = 0;
     for (size_t i = 0; i < s.n; i++) {
         double pred;
-        ZS_ASSERT_OK(zs_calib_predict(c, &s.v[i], NULL, &pred, &e), &e);
+        ZS_ASSERT_OK(zs_calib_predict(c, NULL, &s.v[i], NULL, &pred, NULL, &e), &e);
         double err = (pred - s.v[i].seconds) / s.v[i].seconds;
         printf("    te %6d tokens x %4d docs: %9.4f ms vs %9.4f ms (%+.1f%%)\n", s.v[i].seq_len,
                s.v[i].docs, pred * 1e3, s.v[i].seconds * 1e3, 100 * err);

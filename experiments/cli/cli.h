@@ -36,5 +36,26 @@ int zs_cli_parse_double(const char *opt, const char *s, double min, double max, 
 void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
+/* How calib fit and validate read nccl-tests logs: --nccl-column
+ * (out-of-place or in-place times), --nccl-algo and --nccl-proto (the
+ * NCCL_ALGO / NCCL_PROTO the runs used when their logs do not say). code is
+ * getopt's value for the option (ZS_CLI_NCCL_OPTS); on error fills e
+ * (ZS_EUSAGE). */
+struct zs_meas_set;
+enum { ZS_CLI_NCCL_COLUMN = 1001, ZS_CLI_NCCL_ALGO, ZS_CLI_NCCL_PROTO };
+int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e);
+#define ZS_CLI_NCCL_HELP                                                                           \
+    "  --nccl-column out-of-place|in-place\n"                                                      \
+    "                      nccl-tests time column to read (default out-of-place)\n"                \
+    "  --nccl-algo LIST    NCCL_ALGO the runs used when their logs do not show it\n"               \
+    "                      (ring, tree, nvls, nvls-tree, collnet-direct,\n"                        \
+    "                      collnet-chain, pat; comma list, ^LIST excludes)\n"                      \
+    "  --nccl-proto LIST   NCCL_PROTO likewise (LL, LL128, Simple)\n"
+#define ZS_CLI_NCCL_OPTS                                                                           \
+    {"nccl-column", required_argument, 0, ZS_CLI_NCCL_COLUMN},                                     \
+        {"nccl-algo", required_argument, 0, ZS_CLI_NCCL_ALGO},                                     \
+    {                                                                                              \
+        "nccl-proto", required_argument, 0, ZS_CLI_NCCL_PROTO                                      \
+    }
 
 #endif

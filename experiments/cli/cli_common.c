@@ -2,8 +2,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "zs_calib.h"
 #include "zs_num.h"
 #include "zs_timeline.h"
 
@@ -64,4 +66,28 @@ void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double
                 "256 MB and Perfetto slows down: write fewer ranks or layers with "
                 "--timeline-ranks A-B / --timeline-layers A-B\n",
                 path, bytes / 1e6);
+}
+
+int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e)
+{
+    const char *where = code == ZS_CLI_NCCL_COLUMN ? "--nccl-column"
+                        : code == ZS_CLI_NCCL_ALGO ? "--nccl-algo"
+                                                   : "--nccl-proto";
+    int rc = ZS_OK;
+    if (code == ZS_CLI_NCCL_COLUMN) {
+        if (strcmp(arg, "out-of-place") == 0 || strcmp(arg, "in-place") == 0)
+            s->nccl_inplace = arg[0] == 'i';
+        else
+            rc = zs_err_set(e, ZS_EUSAGE, where, "use out-of-place or in-place",
+                            "unknown nccl-tests column '%s'", arg);
+    } else if (code == ZS_CLI_NCCL_ALGO) {
+        rc = zs_nccl_algo_mask_parse(arg, &s->nccl_algo_mask, e);
+    } else {
+        rc = zs_nccl_proto_mask_parse(arg, &s->nccl_proto_mask, e);
+    }
+    if (rc) {
+        e->code = ZS_EUSAGE;
+        snprintf(e->where, sizeof e->where, "%s", where);
+    }
+    return rc;
 }

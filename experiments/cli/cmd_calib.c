@@ -1,5 +1,6 @@
-/* `zepsim calib fit FILES... -o OUT.json [--model M]`: fits the cost curves
- * to measurements and writes a calibration file; `zepsim calib show FILE`
+/* `zepsim calib fit FILES... -o OUT.json [--model M] [--cluster C]`: fits
+ * the cost curves, the attention kernel and the NCCL collective model to
+ * measurements and writes a calibration file; `zepsim calib show FILE`
  * prints one. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,17 @@
 
 static const char calib_help[] =
     "usage: zepsim calib fit FILES... -o OUT.json [--model M] [--gpu G [--attn-kernel K]]\n"
+    "                                             [--cluster C]\n"
     "       zepsim calib show FILE.json\n"
     "\n"
-    "fit: reads nccl-tests logs, kernel latency CSVs, Megatron layer-op TSVs and\n"
-    "zepsim-measurements JSON files (docs/validation.md), fits one curve per op\n"
-    "class with GSL least squares and writes a versioned calibration file with\n"
-    "the source files' SHA-256 and the fit residuals. Slots without data stay\n"
-    "analytic.\n"
+    "fit: reads nccl-tests logs (one node or many), kernel latency CSVs,\n"
+    "Megatron layer-op TSVs and zepsim-measurements JSON files\n"
+    "(docs/validation.md), fits one curve per kernel class, the attention\n"
+    "kernel and the parameters of NCCL's collective model (docs/cost-model.md)\n"
+    "with GSL least squares, and writes a versioned calibration file with the\n"
+    "source files' SHA-256, the fit residuals and, per collective point, the\n"
+    "algorithm and protocol NCCL runs there. What the data does not cover\n"
+    "stays analytic.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   calibration file to write (required for fit)\n"
@@ -26,7 +31,9 @@ static const char calib_help[] =
     "                      (default: the preset matching the measured device, else\n"
     "                      h100-sxm)\n"
     "  --attn-kernel K     that GPU's kernel to take the structure from (default the\n"
-    "                      GPU's own)\n";
+    "                      GPU's own)\n"
+    "  --cluster C         hardware the collectives ran on (preset or JSON;\n"
+    "                      default cluster-c: 8 x H200, NVSwitch with NVLS)\n" ZS_CLI_NCCL_HELP;
 
 int zs_cmd_calib(int argc, char **argv)
 {
@@ -35,8 +42,14 @@ int zs_cmd_calib(int argc, char **argv)
                                          {"model", required_argument, 0, 'm'},
                                          {"gpu", required_argument, 0, 'g'},
                                          {"attn-kernel", required_argument, 0, 'k'},
+                                         {"cluster", required_argument, 0, 'C'},
+                                         ZS_CLI_NCCL_OPTS,
                                          {0, 0, 0, 0}};
-    const char *out = NULL, *model = NULL, *gpu_name = NULL, *kernel = NULL;
+    const char *out = NULL, *model = NULL, *gpu_name = NULL, *kernel = NULL, *cluster = "cluster-c";
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    zs_err_clear(&e);
     int c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -56,6 +69,15 @@ int zs_cmd_calib(int argc, char **argv)
         case 'k':
             kernel = optarg;
             break;
+        case 'C':
+            cluster = optarg;
+            break;
+        case ZS_CLI_NCCL_COLUMN:
+        case ZS_CLI_NCCL_ALGO:
+        case ZS_CLI_NCCL_PROTO:
+            if (zs_cli_nccl_opt(c, optarg, &s, &e))
+                return zs_cli_fail(&e);
+            break;
         default:
             return zs_cli_bad_option("calib", c, argv);
         }
@@ -63,8 +85,6 @@ int zs_cmd_calib(int argc, char **argv)
     if (optind >= argc)
         return zs_cli_usage_error("calib", "expected a subcommand (fit or show)");
     const char *sub = argv[optind++];
-    zs_err e;
-    zs_err_clear(&e);
     if (strcmp(sub, "show") == 0) {
         if (argc - optind != 1)
             return zs_cli_usage_error("calib", "calib show takes one calibration file");
@@ -82,7 +102,10 @@ int zs_cmd_calib(int argc, char **argv)
     if (optind >= argc)
         return zs_cli_usage_error("calib", "calib fit needs at least one measurement file");
     zs_model m;
+    zs_cluster cl;
     if (model && zs_model_load(model, &m, &e))
+        return zs_cli_fail(&e);
+    if (zs_cluster_load(cluster, 0, &cl, &e))
         return zs_cli_fail(&e);
     zs_gpu g;
     if (kernel && !gpu_name)
@@ -90,13 +113,11 @@ int zs_cmd_calib(int argc, char **argv)
     if (gpu_name &&
         (zs_gpu_load(gpu_name, &g, &e) || (kernel && zs_gpu_select_kernel(&g, kernel, &e))))
         return zs_cli_fail(&e);
-    zs_meas_set s;
-    zs_meas_set_init(&s);
     int rc = ZS_OK;
     for (int i = optind; i < argc && rc == ZS_OK; i++)
         rc = zs_meas_read(&s, argv[i], &e);
     zs_calib *cal = NULL;
-    zs_fit_opts fo = {model ? &m : NULL, NULL, NULL};
+    zs_fit_opts fo = {model ? &m : NULL, NULL, NULL, &cl};
     if (rc == ZS_OK)
         rc = zs_calib_fit_gpu(&s, &fo, gpu_name ? &g : NULL, &cal, &e);
     if (rc == ZS_OK)

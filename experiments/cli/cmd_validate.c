@@ -15,10 +15,11 @@
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"
     "\n"
-    "Predicts each measured point (nccl-tests logs, kernel CSVs, per-document\n"
-    "attention profiles L,cp,tp,duration_per_doc, layer-op TSVs, zepsim-measurements\n"
-    "JSON) and prints predicted vs measured with the error, then median and max\n"
-    "absolute error per op class and the targets.\n"
+    "Predicts each measured point (nccl-tests logs of one node or many, kernel\n"
+    "CSVs, per-document attention profiles L,cp,tp,duration_per_doc, layer-op\n"
+    "TSVs, zepsim-measurements JSON) and prints predicted vs measured with the\n"
+    "error (collectives: with the algorithm and protocol NCCL runs), then median\n"
+    "and max absolute error per op class and the targets.\n"
     "\n"
     "options:\n"
     "  --calib FILE        calibration to validate (default: fit one from the\n"
@@ -27,12 +28,13 @@ static const char validate_help[] =
     "                      follow as arguments)\n"
     "  --holdout SPEC      refit on part of the data and score the rest (repeatable):\n"
     "                        gpus=2[+4...]  collectives: fit on these GPU counts\n"
+    "                        nodes=1[+2...] collectives: fit on these node counts\n"
     "                        seq<=N         attention: fit on sequences <= N tokens\n"
     "                        cp<=N          attention: fit on CP degrees <= N\n"
     "                        bytes<=N[K|M|G] collectives: fit on sizes <= N\n"
     "  --model M           model shape for layer-op TSV rows and attention profiles\n"
-    "  --cluster C         cluster whose analytic figures fill unfitted slots\n"
-    "                      (default cluster-c)\n"
+    "  --cluster C         hardware the measurements ran on (collectives) and whose\n"
+    "                      analytic figures fill unfitted slots (default cluster-c)\n"
     "  --gpu G             the GPU measured (default: the cluster's); its attention\n"
     "                      kernel prices attention and gives a fit its structure\n"
     "  --attn-kernel K     that GPU's attention kernel (default its own)\n"
@@ -40,7 +42,7 @@ static const char validate_help[] =
     "                      needs gnuplot)\n"
     "  --points            print every point (default: only summaries when more\n"
     "                      than 200 points)\n"
-    "  --format table|csv|json\n";
+    "  --format table|csv|json\n" ZS_CLI_NCCL_HELP;
 
 static void plot(const char *png, const zs_score_point *p, size_t n, int have_holdout)
 {
@@ -83,6 +85,7 @@ typedef struct validate_args {
     int nfiles, all_points;
     zs_format fmt;
     zs_holdout h;
+    zs_meas_set nccl; /* only its nccl-tests reading options */
 } validate_args;
 
 static int add_file(validate_args *a, const char *path)
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
                                          {"format", required_argument, 0, 'f'},
                                          {"gpu", required_argument, 0, 'g'},
                                          {"attn-kernel", required_argument, 0, 'k'},
+                                         ZS_CLI_NCCL_OPTS,
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -149,6 +153,11 @@ static int parse_args(int argc, char **argv, validate_args *a)
         case 'k':
             a->kernel = optarg;
             break;
+        case ZS_CLI_NCCL_COLUMN:
+        case ZS_CLI_NCCL_ALGO:
+        case ZS_CLI_NCCL_PROTO:
+            rc = zs_cli_nccl_opt(c, optarg, &a->nccl, &e);
+            break;
         default:
             return zs_cli_bad_option("validate", c, argv);
         }
@@ -186,6 +195,9 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
 {
     int rc = ZS_OK;
     zs_meas_set_init(&v->s);
+    v->s.nccl_inplace = a->nccl.nccl_inplace;
+    v->s.nccl_algo_mask = a->nccl.nccl_algo_mask;
+    v->s.nccl_proto_mask = a->nccl.nccl_proto_mask;
     if (a->model_name && (rc = zs_model_load(a->model_name, &v->lm, e)))
         return rc;
     if ((rc = zs_cluster_load(a->cluster_name, 0, &v->cl, e)) ||
@@ -215,7 +227,7 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
         rc = zs_calib_load(a->calib_path, &v->base, e);
     if (rc == ZS_OK && (a->h.nterms || !v->base)) {
         zs_fit_opts fo = {a->model_name ? &v->lm : NULL, a->h.nterms ? zs_holdout_held : NULL,
-                          (void *)&a->h};
+                          (void *)&a->h, &v->cl};
         rc = zs_calib_fit_gpu(&v->s, &fo, a->gpu_name || a->kernel ? &v->cl.gpu : NULL, &v->cal, e);
         if (rc == ZS_OK && v->base)
             zs_calib_merge(v->cal, v->base);
@@ -233,6 +245,17 @@ static void print_header(const validate_args *a, const validation *v, size_t np)
     if (a->fmt != ZS_FMT_TABLE)
         return;
     printf("cost model: %s\n", v->cost->desc);
+    const zs_nccl_params *np_ = zs_calib_nccl(v->cal);
+    if (np_) {
+        int nf = 0;
+        for (int j = 0; j < ZS_NP_NPARAMS; j++)
+            nf += np_->fitted[j];
+        const char *fc = zs_calib_nccl_cluster(v->cal);
+        int other = strcmp(fc, v->cl.name) != 0;
+        printf("collectives: NCCL's model (2.29.2 tuning.cc) on cluster '%s', %d parameters "
+               "fitted%s%s%s (calib show lists them)\n",
+               v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "", other ? "'" : "");
+    }
     printf("%s\n", a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
                                  "the fit (set=held-out); set=fit points are in-sample"
                                : (a->calib_path ? "validation of the given calibration"
@@ -249,6 +272,7 @@ static void print_points(const validate_args *a, const zs_score_point *pts, size
     zs_table *t = zs_table_new("points");
     zs_table_col(t, "op", 0);
     zs_table_col(t, "shape", 0);
+    zs_table_col(t, "nccl", 0);
     zs_table_col(t, "measured_us", 1);
     zs_table_col(t, "predicted_us", 1);
     zs_table_col(t, "error_pct", 1);
@@ -259,10 +283,11 @@ static void print_points(const validate_args *a, const zs_score_point *pts, size
         zs_table_row(t);
         zs_table_set(t, 0, "%s", pts[i].m->op);
         zs_table_set(t, 1, "%s", sh);
-        zs_table_set(t, 2, "%.2f", pts[i].m->seconds * 1e6);
-        zs_table_set(t, 3, "%.2f", pts[i].pred * 1e6);
-        zs_table_set(t, 4, "%+.2f", 100 * pts[i].err);
-        zs_table_set(t, 5, "%s", a->h.nterms ? (pts[i].held ? "held-out" : "fit") : "all");
+        zs_table_set(t, 2, "%s", pts[i].nccl);
+        zs_table_set(t, 3, "%.2f", pts[i].m->seconds * 1e6);
+        zs_table_set(t, 4, "%.2f", pts[i].pred * 1e6);
+        zs_table_set(t, 5, "%+.2f", 100 * pts[i].err);
+        zs_table_set(t, 6, "%s", a->h.nterms ? (pts[i].held ? "held-out" : "fit") : "all");
     }
     zs_table_print(t, stdout, a->fmt);
     zs_table_free(t);
@@ -315,7 +340,7 @@ int zs_cmd_validate(int argc, char **argv)
     int nrows = 0;
     int rc = load_and_fit(&a, &v, &e);
     if (!rc)
-        rc = zs_score_points(v.cost, &v.s, a.model_name ? &v.lm : NULL, &a.h, &pts, &np, &e);
+        rc = zs_score_points(v.cost, v.cal, &v.s, a.model_name ? &v.lm : NULL, &a.h, &pts, &np, &e);
     if (!rc)
         rc = zs_score_summary(pts, np, a.h.nterms > 0, &rows, &nrows, &e);
     if (!rc) {
