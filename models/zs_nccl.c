@@ -442,7 +442,14 @@ int zs_nccl_param_parse(const char *name)
 
 double zs_nccl_param_max(int i)
 {
-    return i == ZS_NP_RED_FRAC ? 1.0 / 3.0 : INFINITY;
+    /* The reduce step reads two buffers and writes one: at most a third of
+     * HBM. A ramp power above 1 would make the overhead grow as messages
+     * shrink (without bound below the measured sizes). */
+    if (i == ZS_NP_RED_FRAC)
+        return 1.0 / 3.0;
+    if (i == ZS_NP_RAMP_POW || i == ZS_NP_RED_POW)
+        return 1.0;
+    return INFINITY;
 }
 
 /* ---- the model ------------------------------------------------------------------ */
@@ -571,15 +578,15 @@ static double bus_bw(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, zs_n
     return busbw; /* CollNet chain */
 }
 
-/* busBw -> algBw (tuning.cc's ratio). */
+/* busBw -> algBw (tuning.cc's ratio; none for all-gather and
+ * reduce-scatter on anything but a ring). */
 static double alg_ratio(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a)
 {
-    int ar = k == ZS_COLL_ALLREDUCE;
+    if (a != ZS_NCCL_RING && k != ZS_COLL_ALLREDUCE)
+        return 1.0;
     if (a == ZS_NCCL_RING || a == ZS_NCCL_NVLS || a == ZS_NCCL_NVLS_TREE)
         return (double)t->nranks / nsteps_of(k, t->nranks);
-    if (ar)
-        return 0.5; /* tree, CollNet */
-    return 1.0;     /* PAT and CollNet direct for all-gather / reduce-scatter */
+    return 0.5; /* tree, CollNet */
 }
 
 /* NCCL's latency (us) of a pair. */
@@ -753,8 +760,14 @@ int zs_nccl_eval(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_a
     c.nsteps = nsteps_of(k, n);
     c.nccl_us = zs_nccl_model_us(t, k, nbytes, a, p);
     c.lat_s = latency_us(t, k, a, p, nbytes, &s) * 1e-6;
+    /* The size ramp: an overhead that grows with the bytes each GPU moves
+     * (as bus/B x (half/bus)^pow), at the algorithm's Simple bandwidth
+     * whatever the protocol, so a slow protocol does not inflate it. */
+    double simple = bus_bw(t, k, a, ZS_NCCL_SIMPLE, &s) * ratio * corr * eff_of(prm, a);
+    double rs = busbytes / nbytes * simple * 1e9; /* B/s, nccl-tests convention */
     c.data_s =
-        nbytes / (algbw * 1e9) * ramp(prm->v[ZS_NP_RAMP_HALF], prm->v[ZS_NP_RAMP_POW], busbytes);
+        nbytes / (algbw * 1e9) +
+        busbytes / rs * (ramp(prm->v[ZS_NP_RAMP_HALF], prm->v[ZS_NP_RAMP_POW], busbytes) - 1);
     /* The last step of a reduce-scatter ring (and PAT) reduces what it
      * received into the output without sending: one n-th of the buffer
      * read twice and written once from HBM, after the others. */

@@ -36,6 +36,8 @@ int zs_cli_parse_double(const char *opt, const char *s, double min, double max, 
 void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
+/* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */
+int zs_cmd_calib_predict(int argc, char **argv);
 /* How calib fit and validate read nccl-tests logs: --nccl-column
  * (out-of-place or in-place times), --nccl-algo and --nccl-proto (the
  * NCCL_ALGO / NCCL_PROTO the runs used when their logs do not say). code is

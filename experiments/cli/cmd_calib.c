@@ -12,6 +12,7 @@ static const char calib_help[] =
     "usage: zepsim calib fit FILES... -o OUT.json [--model M] [--gpu G [--attn-kernel K]]\n"
     "                                             [--cluster C]\n"
     "       zepsim calib show FILE.json\n"
+    "       zepsim calib predict [options]   (see zepsim calib predict --help)\n"
     "\n"
     "fit: reads nccl-tests logs (one node or many), kernel latency CSVs,\n"
     "Megatron layer-op TSVs and zepsim-measurements JSON files\n"
@@ -45,6 +46,8 @@ int zs_cmd_calib(int argc, char **argv)
                                          {"cluster", required_argument, 0, 'C'},
                                          ZS_CLI_NCCL_OPTS,
                                          {0, 0, 0, 0}};
+    if (argc > 1 && strcmp(argv[1], "predict") == 0)
+        return zs_cmd_calib_predict(argc - 1, argv + 1);
     const char *out = NULL, *model = NULL, *gpu_name = NULL, *kernel = NULL, *cluster = "cluster-c";
     zs_meas_set s;
     zs_meas_set_init(&s);
@@ -83,7 +86,7 @@ int zs_cmd_calib(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return zs_cli_usage_error("calib", "expected a subcommand (fit or show)");
+        return zs_cli_usage_error("calib", "expected a subcommand (fit, show or predict)");
     const char *sub = argv[optind++];
     if (strcmp(sub, "show") == 0) {
         if (argc - optind != 1)
@@ -96,7 +99,8 @@ int zs_cmd_calib(int argc, char **argv)
         return 0;
     }
     if (strcmp(sub, "fit") != 0)
-        return zs_cli_usage_error("calib", "unknown subcommand '%s' (use fit or show)", sub);
+        return zs_cli_usage_error("calib", "unknown subcommand '%s' (use fit, show or predict)",
+                                  sub);
     if (!out)
         return zs_cli_usage_error("calib", "calib fit needs -o OUT.json");
     if (optind >= argc)

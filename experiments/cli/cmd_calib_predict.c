@@ -1,0 +1,261 @@
+/* `zepsim calib predict`: NCCL's choice and the calibrated time of
+ * collectives on a cluster shape nobody measured (more GPUs per node, more
+ * nodes), with the runner-up pair NCCL's model compared it with (why the
+ * choice), for the sizes asked. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_calib.h"
+#include "zs_num.h"
+
+static const char predict_help[] =
+    "usage: zepsim calib predict [--calib FILE] [--cluster C] [--nodes N]\n"
+    "                            [--gpus-per-node G] [--op LIST] [--sizes SPEC]\n"
+    "\n"
+    "Prints, per collective and size, the algorithm and protocol NCCL runs\n"
+    "(NCCL 2.29.2's tuning model on the cluster's topology), NCCL's own\n"
+    "estimate, the runner-up pair and its estimate (why the choice), and the\n"
+    "calibrated prediction with its bus bandwidth (nccl-tests convention).\n"
+    "\n"
+    "options:\n"
+    "  --calib FILE        calibration whose collective parameters to use\n"
+    "                      (default: NCCL's own figures, nothing fitted)\n"
+    "  --cluster C         hardware (preset or JSON; default cluster-c)\n"
+    "  --nodes N           nodes (default 1)\n"
+    "  --gpus-per-node G   GPUs per node taking part (default: all of them)\n"
+    "  --op LIST           all-gather,reduce-scatter,all-reduce,all-to-all\n"
+    "                      (default: the first three)\n"
+    "  --sizes SPEC        sizes in bytes (nccl-tests \"size\": the whole buffer),\n"
+    "                      a comma list or A-B doubling, K/M/G binary suffixes\n"
+    "                      (default 8M-8G)\n"
+    "  --nccl-algo LIST    NCCL_ALGO to run with (default: NCCL chooses)\n"
+    "  --nccl-proto LIST   NCCL_PROTO likewise\n"
+    "  --format table|csv|json\n";
+
+static int parse_size(const char *s, double *out, zs_err *e)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    double mul = 1;
+    if (n > 0 && n < sizeof buf) {
+        char last = s[n - 1];
+        mul = last == 'K' || last == 'k'   ? 1024.0
+              : last == 'M' || last == 'm' ? 1048576.0
+              : last == 'G' || last == 'g' ? 1073741824.0
+                                           : 1;
+        snprintf(buf, sizeof buf, "%.*s", (int)(mul > 1 ? n - 1 : n), s);
+    } else {
+        buf[0] = '\0';
+    }
+    double v;
+    if (zs_num_f64(buf, 1, 1e15, ZS_EUSAGE, "--sizes", &v, e))
+        return ZS_EUSAGE;
+    *out = v * mul;
+    return ZS_OK;
+}
+
+#define MAX_SIZES 64
+
+static int parse_sizes(const char *spec, double *v, int *n, zs_err *e)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", spec);
+    *n = 0;
+    char *dash = strchr(tmp, '-');
+    if (dash && !strchr(tmp, ',')) {
+        *dash = '\0';
+        double a, b;
+        if (parse_size(tmp, &a, e) || parse_size(dash + 1, &b, e))
+            return ZS_EUSAGE;
+        if (b < a)
+            return zs_err_set(e, ZS_EUSAGE, "--sizes", "give A-B with A <= B", "bad range '%s'",
+                              spec);
+        for (double x = a; x <= b * (1 + 1e-12) && *n < MAX_SIZES; x *= 2)
+            v[(*n)++] = x;
+        return ZS_OK;
+    }
+    for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
+        if (*n == MAX_SIZES)
+            return zs_err_set(e, ZS_EUSAGE, "--sizes", NULL, "at most %d sizes", MAX_SIZES);
+        if (parse_size(t, &v[*n], e))
+            return ZS_EUSAGE;
+        (*n)++;
+    }
+    if (!*n)
+        return zs_err_set(e, ZS_EUSAGE, "--sizes", "give sizes like 8M,64M or 8M-8G",
+                          "no sizes in '%s'", spec);
+    return ZS_OK;
+}
+
+static int parse_ops(const char *spec, int *ops, int *n, zs_err *e)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", spec);
+    *n = 0;
+    for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
+        int k = -1;
+        for (int i = 0; i < ZS_COLL_NKINDS; i++)
+            if (strcmp(t, zs_coll_kind_name(i)) == 0)
+                k = i;
+        if (k < 0 || *n == ZS_COLL_NKINDS)
+            return zs_err_set(e, ZS_EUSAGE, "--op",
+                              "use all-gather, reduce-scatter, all-reduce or all-to-all",
+                              "unknown collective '%s'", t);
+        ops[(*n)++] = k;
+    }
+    if (!*n)
+        return zs_err_set(e, ZS_EUSAGE, "--op", NULL, "no collective given");
+    return ZS_OK;
+}
+
+/* NCCL's second-best enabled pair (its estimate in us), or -1. */
+static double runner_up(const zs_nccl_topo *t, zs_coll_kind k, double bytes, unsigned am,
+                        unsigned pm, const zs_nccl_choice *best, char *name, size_t n)
+{
+    double r = INFINITY;
+    snprintf(name, n, "-");
+    for (int a = 0; a < ZS_NCCL_NALGOS; a++)
+        for (int p = 0; p < ZS_NCCL_NPROTOS; p++) {
+            if ((am && !(am & (1u << a))) || (pm && !(pm & (1u << p))) ||
+                (a == (int)best->algo && p == (int)best->proto))
+                continue;
+            double us = zs_nccl_model_us(t, k, bytes, (zs_nccl_algo)a, (zs_nccl_proto)p);
+            if (us >= 0 && us < r) {
+                r = us;
+                snprintf(name, n, "%s/%s", zs_nccl_algo_name(a), zs_nccl_proto_name(p));
+            }
+        }
+    return isfinite(r) ? r : -1;
+}
+
+int zs_cmd_calib_predict(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"calib", required_argument, 0, 'c'},
+                                         {"cluster", required_argument, 0, 'C'},
+                                         {"nodes", required_argument, 0, 'n'},
+                                         {"gpus-per-node", required_argument, 0, 'g'},
+                                         {"op", required_argument, 0, 'o'},
+                                         {"sizes", required_argument, 0, 's'},
+                                         {"nccl-algo", required_argument, 0, 'A'},
+                                         {"nccl-proto", required_argument, 0, 'P'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+    const char *calib_path = NULL, *cluster = "cluster-c";
+    long nodes = 1, gpn = 0;
+    int ops[ZS_COLL_NKINDS] = {ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE};
+    int nops = 3, nsizes = 0;
+    double sizes[MAX_SIZES];
+    unsigned am = 0, pm = 0;
+    zs_format fmt = ZS_FMT_TABLE;
+    zs_err e;
+    zs_err_clear(&e);
+    int rc = parse_sizes("8M-8G", sizes, &nsizes, &e), c;
+    zs_cli_reset_getopt();
+    while (rc == ZS_OK && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(predict_help, stdout);
+            return 0;
+        case 'c':
+            calib_path = optarg;
+            break;
+        case 'C':
+            cluster = optarg;
+            break;
+        case 'n':
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
+            break;
+        case 'g':
+            rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 64, &gpn, &e);
+            break;
+        case 'o':
+            rc = parse_ops(optarg, ops, &nops, &e);
+            break;
+        case 's':
+            rc = parse_sizes(optarg, sizes, &nsizes, &e);
+            break;
+        case 'A':
+            if ((rc = zs_nccl_algo_mask_parse(optarg, &am, &e)))
+                e.code = ZS_EUSAGE;
+            break;
+        case 'P':
+            if ((rc = zs_nccl_proto_mask_parse(optarg, &pm, &e)))
+                e.code = ZS_EUSAGE;
+            break;
+        case 'f':
+            rc = zs_format_parse(optarg, &fmt, &e);
+            break;
+        default:
+            return zs_cli_bad_option("calib predict", c, argv);
+        }
+    }
+    if (rc)
+        return zs_cli_fail(&e);
+    if (optind < argc)
+        return zs_cli_usage_error("calib", "calib predict takes options only, not '%s'",
+                                  argv[optind]);
+    zs_cluster cl;
+    zs_calib *cal = NULL;
+    if ((rc = zs_cluster_load(cluster, (int)nodes, &cl, &e)))
+        return zs_cli_fail(&e);
+    if (calib_path && (rc = zs_calib_load(calib_path, &cal, &e)))
+        return zs_cli_fail(&e);
+    zs_nccl_topo t;
+    if ((rc = zs_nccl_topo_init(&cl, (int)nodes, gpn ? (int)gpn : cl.gpus_per_node, 0, &t, &e))) {
+        zs_calib_free(cal);
+        return zs_cli_fail(&e);
+    }
+    const zs_nccl_params *prm = zs_calib_nccl(cal);
+    if (fmt == ZS_FMT_TABLE) {
+        printf("cluster %s: %d node(s) x %d GPUs (%s, sm%d), %d NIC(s) per node at %.0f Gb/s; "
+               "NVLink SHARP %s, CollNet %s\n",
+               cl.name, t.nnodes, t.ppn, cl.gpu.name, t.sm, t.nics, cl.nic_gbps,
+               t.nvls ? "yes" : "no", t.collnet ? "yes" : "no");
+        printf("NCCL 2.29.2 model: ring %d x %.1f GB/s, tree %d x %.1f/%.1f GB/s, nvls %d x "
+               "%.1f/%.1f GB/s (channels x intra/inter)\n",
+               t.ring.nch, t.ring.bw_intra, t.tree.nch, t.tree.bw_intra, t.tree.bw_inter,
+               t.nvls_g.nch, t.nvls_g.bw_intra, t.nvls_g.bw_inter);
+        if (prm) {
+            printf("calibration %s:", calib_path);
+            for (int i = 0; i < ZS_NP_NPARAMS; i++)
+                if (prm->fitted[i])
+                    printf(" %s %.4g", zs_nccl_param_name(i), prm->v[i]);
+            printf(" (the rest NCCL's)\n");
+        } else {
+            printf("no calibration of collectives: NCCL's own figures, no size ramp\n");
+        }
+        printf("\n");
+    }
+    zs_table *tb = zs_table_new("collectives");
+    static const char *const cols[] = {"op",        "bytes",     "nccl",         "nccl_us",
+                                       "runner_up", "runner_us", "predicted_us", "busbw_gbs"};
+    for (int i = 0; i < 8; i++)
+        zs_table_col(tb, cols[i], i == 1 || i == 3 || i >= 5);
+    for (int o = 0; o < nops && rc == ZS_OK; o++)
+        for (int i = 0; i < nsizes && rc == ZS_OK; i++) {
+            zs_nccl_choice ch;
+            zs_coll_kind k = (zs_coll_kind)ops[o];
+            if ((rc = zs_nccl_choose(&t, k, sizes[i], am, pm, prm, &ch, &e)))
+                break;
+            char ru[32];
+            double rus = runner_up(&t, k, sizes[i], am, pm, &ch, ru, sizeof ru);
+            double bus = zs_nccl_bus_bytes(k, t.nranks, sizes[i]);
+            zs_table_row(tb);
+            zs_table_set(tb, 0, "%s", zs_coll_kind_name(k));
+            zs_table_set(tb, 1, "%.0f", sizes[i]);
+            zs_table_set(tb, 2, "%s/%s", zs_nccl_algo_name(ch.algo), zs_nccl_proto_name(ch.proto));
+            zs_table_set(tb, 3, "%.1f", ch.nccl_us);
+            zs_table_set(tb, 4, "%s", ru);
+            zs_table_set(tb, 5, "%.1f", rus);
+            zs_table_set(tb, 6, "%.1f", ch.seconds * 1e6);
+            zs_table_set(tb, 7, "%.1f", ch.seconds > 0 ? bus / ch.seconds / 1e9 : 0);
+        }
+    if (rc == ZS_OK)
+        zs_table_print(tb, stdout, fmt);
+    zs_table_free(tb);
+    zs_calib_free(cal);
+    return rc ? zs_cli_fail(&e) : 0;
+}

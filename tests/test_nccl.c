@@ -1,0 +1,455 @@
+/* NCCL's collective model: names and NCCL_ALGO/NCCL_PROTO masks, the
+ * topology figures and graphs on the presets, NCCL's own estimate and
+ * choice on hand-checked cases (2 GPUs: ring; 8 GPUs of an NVSwitch-SHARP
+ * node: NVLS for all-reduce; 2 nodes: tree for small all-reduces, ring or
+ * NVLS-tree for large ones), the per-step latency growth with the ranks and
+ * nodes, fit round trips, and nccl-tests logs of multi-node runs. Every
+ * expected figure below is worked out by hand from NCCL 2.29.2's tables
+ * (docs/cost-model.md), not read back from the code. */
+#include <stdlib.h>
+
+#include "zs_calib.h"
+#include "zs_nccl.h"
+#include "zs_test.h"
+
+static zs_cluster cluster(const char *name, int nodes)
+{
+    zs_cluster c;
+    zs_err e;
+    memset(&c, 0, sizeof c);
+    ZS_ASSERT_OK(zs_cluster_load(name, nodes, &c, &e), &e);
+    return c;
+}
+
+static zs_nccl_topo topo(const zs_cluster *c, int nodes, int ppn)
+{
+    zs_nccl_topo t;
+    zs_err e;
+    memset(&t, 0, sizeof t);
+    ZS_ASSERT_OK(zs_nccl_topo_init(c, nodes, ppn, 0, &t, &e), &e);
+    return t;
+}
+
+static zs_nccl_choice choose(const zs_nccl_topo *t, zs_coll_kind k, double bytes, unsigned am)
+{
+    zs_nccl_choice c;
+    zs_err e;
+    memset(&c, 0, sizeof c);
+    ZS_ASSERT_OK(zs_nccl_choose(t, k, bytes, am, 0, NULL, &c, &e), &e);
+    return c;
+}
+
+static void test_names_and_masks(void)
+{
+    zs_err e;
+    unsigned m = 0;
+    CU_ASSERT_STRING_EQUAL(zs_nccl_algo_name(ZS_NCCL_NVLS_TREE), "nvls-tree");
+    CU_ASSERT_STRING_EQUAL(zs_nccl_proto_name(ZS_NCCL_LL128), "LL128");
+    ZS_ASSERT_OK(zs_nccl_algo_mask_parse("Ring,NVLSTree", &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m, (1u << ZS_NCCL_RING) | (1u << ZS_NCCL_NVLS_TREE));
+    ZS_ASSERT_OK(zs_nccl_algo_mask_parse("CollnetDirect", &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m, 1u << ZS_NCCL_COLLNET_DIRECT);
+    ZS_ASSERT_OK(zs_nccl_proto_mask_parse("^LL128", &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m, (1u << ZS_NCCL_LL) | (1u << ZS_NCCL_SIMPLE));
+    char buf[64];
+    zs_nccl_mask_str(m, 0, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "LL,Simple");
+    zs_nccl_mask_str(ZS_NCCL_ALL_ALGOS, 1, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    ZS_ASSERT_INT_EQ(zs_nccl_algo_mask_parse("ring,warp", &m, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "warp");
+    ZS_ASSERT_INT_EQ(zs_nccl_proto_mask_parse("^LL,LL128,Simple", &m, &e), ZS_EINPUT);
+    ZS_ASSERT_INT_EQ(zs_nccl_algo_mask_parse("", &m, &e), ZS_EINPUT);
+    ZS_ASSERT_INT_EQ(zs_nccl_param_parse("nvlink_eff"), ZS_NP_NVL_EFF);
+    ZS_ASSERT_INT_EQ(zs_nccl_param_parse("bogus"), -1);
+}
+
+/* H200 node: 18 NVLinks x 20.6 GB/s = 370.8; the ring search stops at
+ * 6 x 60 and duplicates to 12 x 30 (NCCL logs 360 for H100); NVLS on 8
+ * GPUs: 9 shares per GPU -> 40 GB/s, the other side raised to 60. */
+static void test_topology(void)
+{
+    zs_cluster c = cluster("cluster-c", 2);
+    zs_nccl_topo t = topo(&c, 1, 8);
+    ZS_ASSERT_REL(t.nvl_bw, 370.8, 1e-9);
+    ZS_ASSERT_REL(t.pci_bw, 48, 1e-9);
+    ZS_ASSERT_REL(t.net_bw, 50, 1e-9);
+    ZS_ASSERT_INT_EQ(t.ring.nch, 12);
+    ZS_ASSERT_REL(t.ring.bw_intra, 30, 1e-9);
+    ZS_ASSERT_INT_EQ(t.nvls_g.nch, 8);
+    ZS_ASSERT_REL(t.nvls_g.bw_intra, 40, 1e-9);
+    ZS_ASSERT_REL(t.nvls_g.bw_inter, 60, 1e-9);
+    /* Two nodes: 8 rail NICs at min(PCIe Gen5 48, NIC 50) = 48 each, 8
+     * channels (8 x 48 >= 370.8), no duplication below 50 GB/s on sm90. */
+    zs_nccl_topo m = topo(&c, 2, 8);
+    ZS_ASSERT_INT_EQ(m.ring.nch, 8);
+    ZS_ASSERT_REL(m.ring.bw_inter, 48, 1e-9);
+    /* A800: 8 NVLinks x 20 = 160 -> 4 x 40, duplicated to 8 x 20. */
+    zs_cluster a = cluster("cluster-a", 2);
+    zs_nccl_topo ta = topo(&a, 1, 8);
+    ZS_ASSERT_REL(ta.nvl_bw, 160, 1e-9);
+    ZS_ASSERT_INT_EQ(ta.ring.nch, 8);
+    ZS_ASSERT_REL(ta.ring.bw_intra, 20, 1e-9);
+    ZS_ASSERT_INT_EQ(ta.nvls_g.nch, 0); /* no NVLink SHARP on cluster-a */
+    /* Groups: the nodes, ranks per node and NICs of the members. */
+    zs_err e;
+    zs_nccl_topo g;
+    int r2[2] = {0, 8}, r4[4] = {0, 1, 8, 9};
+    ZS_ASSERT_OK(zs_nccl_topo_group(&c, r2, 2, &g, &e), &e);
+    ZS_ASSERT_INT_EQ(g.nnodes, 2);
+    ZS_ASSERT_INT_EQ(g.ppn, 1);
+    ZS_ASSERT_INT_EQ(g.nics, 1);
+    ZS_ASSERT_OK(zs_nccl_topo_group(&a, r4, 4, &g, &e), &e);
+    ZS_ASSERT_INT_EQ(g.ppn, 2);
+    ZS_ASSERT_INT_EQ(g.nics, 1); /* GPUs 0 and 1 share cluster-a's first NIC */
+    ZS_ASSERT_INT_EQ(zs_nccl_topo_init(&c, 1, 9, 0, &g, &e), ZS_EINPUT);
+}
+
+/* 2 GPUs: ring. Ring/Simple all-reduce on 2 H200s: latency 8.4 + 2 x 3.4
+ * = 15.2 us, bus bandwidth 360, algorithm bandwidth 360 x 2/2. */
+static void test_choice_two_gpus(void)
+{
+    zs_cluster c = cluster("cluster-c", 1);
+    zs_nccl_topo t = topo(&c, 1, 2);
+    double S = 1 << 30;
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, S, ZS_NCCL_RING, ZS_NCCL_SIMPLE),
+                  15.2 + S / (1000 * 360.0), 1e-9);
+    /* all-gather: 8.4 + 3.4, algorithm bandwidth 360 x 2/1 */
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLGATHER, S, ZS_NCCL_RING, ZS_NCCL_SIMPLE),
+                  11.8 + S / (1000 * 720.0), 1e-9);
+    /* NVLS on 2 GPUs: 2 x min(60 x .85 x 1/2 x 2, 60) = 102 bus -> 102 alg. */
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS, ZS_NCCL_SIMPLE),
+                  25 + S / (1000 * 102.0), 1e-9);
+    for (int k = 0; k < 3; k++)
+        for (double b = 8 << 20; b <= 8e9; b *= 8) {
+            zs_nccl_choice ch = choose(&t, (zs_coll_kind)k, b, 0);
+            ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
+            ZS_ASSERT_INT_EQ(ch.proto, ZS_NCCL_SIMPLE);
+        }
+    /* Small messages: ring/LL (6.6 + 2 x 0.6 us, bus bandwidth min(141, 180)). */
+    zs_nccl_choice ch = choose(&t, ZS_COLL_ALLREDUCE, 4096, 0);
+    ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
+    ZS_ASSERT_INT_EQ(ch.proto, ZS_NCCL_LL);
+    ZS_ASSERT_REL(ch.nccl_us, 7.8 + 4096 / (1000 * 141.0), 1e-9);
+}
+
+/* 8 GPUs of an NVSwitch node with NVLink SHARP: NVLS for all-reduce from
+ * a few MB (8 x min(40 x .85 x 7/8 x 2, 60) = 476 bus, x 8/14 = 272 alg,
+ * 25 us) against ring/Simple (56 us, 360 x 8/14 = 205.7); all-gather and
+ * reduce-scatter stay on the ring (NVLS: 8 x 40 x .85 x 7/8 x 7/8 = 208,
+ * no ratio, against 360 x 8/7). Without SHARP: ring. */
+static void test_choice_nvls(void)
+{
+    zs_cluster c = cluster("cluster-c", 1);
+    zs_nccl_topo t = topo(&c, 1, 8);
+    double S = 1 << 30;
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS, ZS_NCCL_SIMPLE),
+                  25 + S / (1000 * 476.0 * 8 / 14), 1e-6);
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, S, ZS_NCCL_RING, ZS_NCCL_SIMPLE),
+                  56 + S / (1000 * 360.0 * 8 / 14), 1e-6);
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLGATHER, S, ZS_NCCL_NVLS, ZS_NCCL_SIMPLE),
+                  25 + S / (1000 * 208.25), 1e-6);
+    for (double b = 8 << 20; b <= 8e9; b *= 4) {
+        ZS_ASSERT_INT_EQ(choose(&t, ZS_COLL_ALLREDUCE, b, 0).algo, ZS_NCCL_NVLS);
+        ZS_ASSERT_INT_EQ(choose(&t, ZS_COLL_ALLGATHER, b, 0).algo, ZS_NCCL_RING);
+        ZS_ASSERT_INT_EQ(choose(&t, ZS_COLL_REDUCESCATTER, b, 0).algo, ZS_NCCL_RING);
+    }
+    /* 4 GPUs: NVLS 4 x min(60 x .85 x 3/4 x 2, 60) = 240 bus loses to the ring's 360. */
+    zs_nccl_topo t4 = topo(&c, 1, 4);
+    ZS_ASSERT_INT_EQ(choose(&t4, ZS_COLL_ALLREDUCE, S, 0).algo, ZS_NCCL_RING);
+    c.nvls = 0;
+    zs_nccl_topo t0 = topo(&c, 1, 8);
+    ZS_ASSERT_INT_EQ(choose(&t0, ZS_COLL_ALLREDUCE, S, 0).algo, ZS_NCCL_RING);
+    CU_ASSERT(zs_nccl_model_us(&t0, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS, ZS_NCCL_SIMPLE) < 0);
+}
+
+/* Two nodes of 8 A800s (4 x 200 Gb/s NICs, no NVLS): a 64 KB all-reduce
+ * runs on the tree (LL: 6.8 + 2(7 x 0.6 + 5.0) = 25.2 us; bus bandwidth
+ * min(.92 x 4 x 30, 4 x 23.6) / 3.8 = 24.84, x .5, x .6 tree correction
+ * at 64 KB) rather than the ring (LL: 6.6 + 28 x max(.6, 1.0) + 2 x 2.7 =
+ * 40 us); a 1 GB one on the ring (Simple: 4 x 24 = 96 bus x 16/30). */
+static void test_choice_two_nodes(void)
+{
+    zs_cluster a = cluster("cluster-a", 2);
+    zs_nccl_topo t = topo(&a, 2, 8);
+    double s = 65536, S = 1 << 30;
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, s, ZS_NCCL_TREE, ZS_NCCL_LL),
+                  25.2 + s / (1000 * 94.4 / 3.8 * 0.5 * 0.6), 1e-6);
+    ZS_ASSERT_REL(zs_nccl_model_us(&t, ZS_COLL_ALLREDUCE, s, ZS_NCCL_RING, ZS_NCCL_LL),
+                  40.0 + s / (1000 * 39.0 * 16 / 30), 1e-6);
+    zs_nccl_choice small = choose(&t, ZS_COLL_ALLREDUCE, s, 0);
+    ZS_ASSERT_INT_EQ(small.algo, ZS_NCCL_TREE);
+    ZS_ASSERT_INT_EQ(small.proto, ZS_NCCL_LL);
+    zs_nccl_choice big = choose(&t, ZS_COLL_ALLREDUCE, S, 0);
+    ZS_ASSERT_INT_EQ(big.algo, ZS_NCCL_RING);
+    ZS_ASSERT_INT_EQ(big.proto, ZS_NCCL_SIMPLE);
+    /* Ring/Simple across nodes: 8.4 + 28 x max(3.4, 3 x 1.0) + 2 x 14, x 1.4
+     * (the plateau above 64 B per channel and rank). */
+    ZS_ASSERT_REL(big.nccl_us, (8.4 + 28 * 3.4 + 2 * 14) * 1.4 + S / (1000 * 96.0 * 16 / 30), 1e-6);
+    /* H200 nodes with NVLS: the tree for small sizes, NVLS-tree for large
+     * ones; with NCCL_ALGO=ring,tree the ring takes the large ones. */
+    zs_cluster c = cluster("cluster-c", 2);
+    zs_nccl_topo h = topo(&c, 2, 8);
+    ZS_ASSERT_INT_EQ(choose(&h, ZS_COLL_ALLREDUCE, s, 0).algo, ZS_NCCL_TREE);
+    ZS_ASSERT_INT_EQ(choose(&h, ZS_COLL_ALLREDUCE, S, 0).algo, ZS_NCCL_NVLS_TREE);
+    unsigned rt = (1u << ZS_NCCL_RING) | (1u << ZS_NCCL_TREE);
+    ZS_ASSERT_INT_EQ(choose(&h, ZS_COLL_ALLREDUCE, S, rt).algo, ZS_NCCL_RING);
+    ZS_ASSERT_INT_EQ(choose(&h, ZS_COLL_ALLGATHER, S, 0).algo, ZS_NCCL_RING);
+    /* One GPU per node: PAT for all-gather (8 + 2.8 x 2 us) only when asked
+     * against the ring; NVLS impossible. */
+    zs_nccl_topo p = topo(&c, 2, 1);
+    CU_ASSERT(zs_nccl_model_us(&p, ZS_COLL_ALLGATHER, S, ZS_NCCL_PAT, ZS_NCCL_SIMPLE) > 0);
+    CU_ASSERT(zs_nccl_model_us(&p, ZS_COLL_ALLREDUCE, S, ZS_NCCL_PAT, ZS_NCCL_SIMPLE) < 0);
+    ZS_ASSERT_INT_EQ(choose(&p, ZS_COLL_ALLGATHER, S, 1u << ZS_NCCL_PAT).algo, ZS_NCCL_PAT);
+    zs_err e;
+    zs_nccl_choice ch;
+    ZS_ASSERT_INT_EQ(zs_nccl_choose(&p, ZS_COLL_ALLREDUCE, S, 1u << ZS_NCCL_NVLS, 0, NULL, &ch, &e),
+                     ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "NCCL_ALGO");
+}
+
+/* The ring's latency grows with its steps: 3.4 us (ring/Simple over
+ * NVLink) per step, 2(n-1) steps for all-reduce and n-1 for all-gather;
+ * across nodes the network steps cost 14 us. A fitted latency scale
+ * multiplies all of it. */
+static void test_latency_growth(void)
+{
+    zs_cluster c = cluster("cluster-c", 4);
+    zs_nccl_params p;
+    zs_nccl_params_default(&p);
+    zs_err e;
+    zs_nccl_choice ch;
+    for (int n = 2; n <= 8; n++) {
+        zs_nccl_topo t = topo(&c, 1, n);
+        ZS_ASSERT_OK(
+            zs_nccl_eval(&t, ZS_COLL_ALLREDUCE, 1e6, ZS_NCCL_RING, ZS_NCCL_SIMPLE, &p, &ch, &e),
+            &e);
+        ZS_ASSERT_REL(ch.lat_s, (8.4 + 2 * (n - 1) * 3.4) * 1e-6, 1e-9);
+        ZS_ASSERT_OK(
+            zs_nccl_eval(&t, ZS_COLL_ALLGATHER, 1e6, ZS_NCCL_RING, ZS_NCCL_LL, &p, &ch, &e), &e);
+        ZS_ASSERT_REL(ch.lat_s, (6.6 + (n - 1) * 0.6) * 1e-6, 1e-9);
+    }
+    double prev = 0;
+    for (int nodes = 1; nodes <= 4; nodes++) {
+        zs_nccl_topo t = topo(&c, nodes, 8);
+        ZS_ASSERT_OK(
+            zs_nccl_eval(&t, ZS_COLL_ALLGATHER, 1e6, ZS_NCCL_RING, ZS_NCCL_SIMPLE, &p, &ch, &e),
+            &e);
+        int n = 8 * nodes, inter = nodes - 1;
+        double intra = 3.4; /* max(3.4, 3 x 1.0 us network overhead) across nodes */
+        ZS_ASSERT_REL(ch.lat_s, (8.4 + (n - 1 - inter) * intra + inter * 14.0) * 1e-6, 1e-9);
+        CU_ASSERT(ch.lat_s > prev);
+        prev = ch.lat_s;
+    }
+    p.v[ZS_NP_INTRA_LAT] = 0.5;
+    zs_nccl_topo t = topo(&c, 1, 8);
+    ZS_ASSERT_OK(
+        zs_nccl_eval(&t, ZS_COLL_ALLREDUCE, 1e6, ZS_NCCL_RING, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+    ZS_ASSERT_REL(ch.lat_s, 0.5 * (8.4 + 14 * 3.4) * 1e-6, 1e-9);
+    /* All-to-all: one step; more bytes, more time; finite. */
+    zs_nccl_choice a1, a2;
+    ZS_ASSERT_OK(zs_nccl_choose(&t, ZS_COLL_ALLTOALL, 1e6, 0, 0, NULL, &a1, &e), &e);
+    ZS_ASSERT_OK(zs_nccl_choose(&t, ZS_COLL_ALLTOALL, 1e8, 0, 0, NULL, &a2, &e), &e);
+    ZS_ASSERT_INT_EQ(a1.algo, ZS_NCCL_P2P);
+    CU_ASSERT(a2.seconds > a1.seconds && isfinite(a2.seconds));
+}
+
+/* Fit round trip on NCCL's model alone: observations drawn from known
+ * parameters on one node (2 and 4 GPUs) and on two nodes recover them;
+ * one node count leaves the network latency scale at NCCL's value. */
+static void test_fit_round_trip(void)
+{
+    zs_cluster c = cluster("cluster-c", 2);
+    zs_nccl_params truth;
+    zs_nccl_params_default(&truth);
+    truth.v[ZS_NP_NVL_EFF] = 1.02;
+    truth.v[ZS_NP_NET_EFF] = 0.9;
+    truth.v[ZS_NP_INTRA_LAT] = 0.6;
+    truth.v[ZS_NP_RAMP_HALF] = 8e6;
+    truth.v[ZS_NP_RAMP_POW] = 0.9;
+    truth.v[ZS_NP_RED_FRAC] = 0.25;
+    zs_nccl_obs obs[128];
+    size_t n = 0;
+    static const int shapes[3][2] = {{1, 2}, {1, 4}, {2, 8}};
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < 3; k++)
+            for (double b = 8 << 20; b <= 4e9; b *= 4) {
+                zs_nccl_topo t = topo(&c, shapes[s][0], shapes[s][1]);
+                zs_nccl_obs *o = &obs[n++];
+                memset(o, 0, sizeof *o);
+                o->kind = (zs_coll_kind)k;
+                o->nodes = shapes[s][0];
+                o->ppn = shapes[s][1];
+                /* the two-node all-reduces as NCCL_ALGO=ring runs them */
+                o->algo_mask = s == 2 && k == 2 ? 1u << ZS_NCCL_RING : 0;
+                o->nbytes = b;
+                zs_nccl_choice ch = choose(&t, o->kind, b, o->algo_mask);
+                zs_err e;
+                ZS_ASSERT_OK(zs_nccl_choose(&t, o->kind, b, o->algo_mask, 0, &truth, &ch, &e), &e);
+                o->seconds = ch.seconds;
+            }
+    zs_nccl_params fit;
+    zs_err e;
+    ZS_ASSERT_OK(zs_nccl_fit(&c, obs, n, &fit, &e), &e);
+    static const int want[] = {ZS_NP_NVL_EFF,   ZS_NP_NET_EFF,  ZS_NP_INTRA_LAT,
+                               ZS_NP_RAMP_HALF, ZS_NP_RAMP_POW, ZS_NP_RED_FRAC};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CU_ASSERT(fit.fitted[want[i]]);
+        ZS_ASSERT_REL(fit.v[want[i]], truth.v[want[i]], 1e-3);
+    }
+    CU_ASSERT(!fit.fitted[ZS_NP_NET_LAT]);
+    ZS_ASSERT_REL(fit.v[ZS_NP_NET_LAT], 1.0, 0);
+    for (size_t i = 0; i < n; i++) {
+        ZS_ASSERT_REL(obs[i].predicted, obs[i].seconds, 1e-4);
+        if (obs[i].nodes == 2 && obs[i].kind == ZS_COLL_ALLREDUCE)
+            ZS_ASSERT_INT_EQ(obs[i].algo, ZS_NCCL_RING);
+    }
+    /* An observation that does not fit the cluster is an input error. */
+    obs[0].ppn = 16;
+    ZS_ASSERT_INT_EQ(zs_nccl_fit(&c, obs, n, &fit, &e), ZS_EINPUT);
+}
+
+/* A multi-node nccl-tests log (2 hosts x 8 GPUs, NCCL_ALGO on the command
+ * line, NCCL INFO lines, -c 0 so #wrong is N/A). */
+static const char two_nodes[] =
+    "$ mpirun -np 16 -x NCCL_ALGO=Ring ./build/all_reduce_perf -b 8M -e 16M -f 2 -g 1 -c 0\n"
+    "# nThread 1 nGpus 1 minBytes 8388608 maxBytes 16777216 step: 2(factor)\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid  100 on node-a device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  1 Group  0 Pid  101 on node-a device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  2 Group  0 Pid  102 on node-a device  2 [0x3a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  3 Group  0 Pid  103 on node-a device  3 [0x5d] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  4 Group  0 Pid  104 on node-a device  4 [0x9a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  5 Group  0 Pid  105 on node-a device  5 [0xab] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  6 Group  0 Pid  106 on node-a device  6 [0xba] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  7 Group  0 Pid  107 on node-a device  7 [0xdb] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  8 Group  0 Pid  200 on node-b device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  9 Group  0 Pid  201 on node-b device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 10 Group  0 Pid  202 on node-b device  2 [0x3a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 11 Group  0 Pid  203 on node-b device  3 [0x5d] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 12 Group  0 Pid  204 on node-b device  4 [0x9a] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 13 Group  0 Pid  205 on node-b device  5 [0xab] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 14 Group  0 Pid  206 on node-b device  6 [0xba] NVIDIA H100 80GB HBM3\n"
+    "#  Rank 15 Group  0 Pid  207 on node-b device  7 [0xdb] NVIDIA H100 80GB HBM3\n"
+    "node-a:100:100 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+    "#\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+    "time   algbw   busbw #wrong\n"
+    "     8388608       4194304      half     sum      -1    120.0   69.91  131.07    N/A    "
+    "110.0   76.26  142.99    N/A\n"
+    "    16777216       8388608      half     sum      -1    200.0   83.89  157.29    N/A    "
+    "190.0   88.30  165.57    N/A\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 144.23\n";
+
+static void test_multinode_log(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    const char *p = zs_test_write("two-nodes.txt", two_nodes);
+    ZS_ASSERT_OK(zs_meas_read(&s, p, &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 2);
+    CU_ASSERT_STRING_EQUAL(s.v[0].op, "all-reduce");
+    ZS_ASSERT_INT_EQ(s.v[0].gpus, 16);
+    ZS_ASSERT_INT_EQ(s.v[0].nodes, 2);
+    ZS_ASSERT_INT_EQ(s.v[0].algo_mask, 1u << ZS_NCCL_RING);
+    ZS_ASSERT_INT_EQ(s.v[0].proto_mask, 0);
+    ZS_ASSERT_NEAR(s.v[1].seconds, 200e-6, 1e-15);
+    ZS_ASSERT_STR_CONTAINS(s.gpu, "H100");
+    /* The in-place column on request. */
+    zs_meas_set_clear(&s);
+    s.nccl_inplace = 1;
+    ZS_ASSERT_OK(zs_meas_read(&s, p, &e), &e);
+    ZS_ASSERT_NEAR(s.v[1].seconds, 190e-6, 1e-15);
+    /* --nccl-algo that contradicts the log; one that agrees is fine. */
+    zs_meas_set_clear(&s);
+    s.nccl_algo_mask = 1u << ZS_NCCL_TREE;
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, p, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "--nccl-algo");
+    ZS_ASSERT_INT_EQ(s.n, 0);
+    s.nccl_algo_mask = 1u << ZS_NCCL_RING;
+    ZS_ASSERT_OK(zs_meas_read(&s, p, &e), &e);
+    /* A log that does not say takes the option. */
+    char *quiet = strdup(two_nodes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(quiet);
+    memcpy(strstr(quiet, "NCCL_ALGO=Ring"), "NCCL_XXXX=Ring", 14);
+    memcpy(strstr(quiet, "NCCL_ALGO set"), "NCCL_XXXX set", 13);
+    zs_meas_set_clear(&s);
+    s.nccl_proto_mask = 1u << ZS_NCCL_SIMPLE;
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("quiet.txt", quiet), &e), &e);
+    ZS_ASSERT_INT_EQ(s.v[0].algo_mask, 0);
+    ZS_ASSERT_INT_EQ(s.v[0].proto_mask, 1u << ZS_NCCL_SIMPLE);
+    /* 15 ranks on 2 hosts: not the same number per node. */
+    char *odd = strdup(two_nodes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(odd);
+    char *r15 = strstr(odd, "#  Rank 15");
+    memset(r15, ' ', (size_t)(strchr(r15, '\n') - r15));
+    zs_meas_set_clear(&s);
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, zs_test_write("odd.txt", odd), &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "15 ranks on 2 hosts");
+    /* A bad NCCL_ALGO value names the file. */
+    char *bad = strdup(two_nodes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+    memcpy(strstr(bad, "NCCL_ALGO=Ring"), "NCCL_ALGO=Warp", 14);
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, zs_test_write("badalgo.txt", bad), &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "badalgo.txt");
+    free(quiet);
+    free(odd);
+    free(bad);
+    zs_meas_set_clear(&s);
+}
+
+/* The synthetic two-node log through the calibration: fitted with the
+ * one-node reference data on the H100 cluster, its points are explained by
+ * the ring (NCCL_ALGO=Ring) and priced with the network's efficiency. */
+static void test_multinode_fit(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("two-nodes.txt", two_nodes), &e), &e);
+    zs_cluster c = cluster("dgx-h100", 2);
+    zs_fit_opts fo = {NULL, NULL, NULL, &c};
+    zs_calib *cal = NULL;
+    ZS_ASSERT_OK(zs_calib_fit(&s, &fo, &cal, &e), &e);
+    const zs_nccl_params *p = zs_calib_nccl(cal);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT(p->fitted[ZS_NP_NET_EFF]);
+    CU_ASSERT(!p->fitted[ZS_NP_NVL_EFF]);
+    zs_model m;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    zs_cost *cc = zs_cost_calibrated_new(&m, &c, cal);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    double pred;
+    zs_nccl_choice ch;
+    ZS_ASSERT_OK(zs_calib_predict(cc, cal, &s.v[1], NULL, &pred, &ch, &e), &e);
+    ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
+    /* Two points, one free parameter (fewer points than the ramp needs). */
+    ZS_ASSERT_REL(pred, s.v[1].seconds, 0.25);
+    /* The same log on a cluster with 4 GPUs per node does not fit. */
+    zs_cluster small = c;
+    small.gpus_per_node = 4;
+    small.nics_per_node = 4;
+    zs_calib *bad = NULL;
+    fo.cluster = &small;
+    ZS_ASSERT_INT_EQ(zs_calib_fit(&s, &fo, &bad, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "8 GPUs per node");
+    zs_cost_free(cc);
+    zs_calib_free(cal);
+    zs_meas_set_clear(&s);
+}
+
+static const zs_test_case cases[] = {
+    {"names_and_masks", test_names_and_masks},   {"topology", test_topology},
+    {"choice_two_gpus", test_choice_two_gpus},   {"choice_nvls", test_choice_nvls},
+    {"choice_two_nodes", test_choice_two_nodes}, {"latency_growth", test_latency_growth},
+    {"fit_round_trip", test_fit_round_trip},     {"multinode_log", test_multinode_log},
+    {"multinode_fit", test_multinode_fit},       {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"nccl", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
