@@ -267,6 +267,11 @@ void zs__calib_nccl_print(FILE *f, const zs_calib *c)
                     c->nccl.v[i] >= zs_nccl_param_max(i) * 0.9999 ? ", at its upper bound" : "");
     if (c->nvl_bus_gbs > 0)
         fprintf(f, "    ring bus bandwidth inside a node: %.1f GB/s\n", c->nvl_bus_gbs);
+    if (rms > 0.2)
+        fprintf(f,
+                "    warning: the model explains these collectives poorly (rms %.0f%%): check "
+                "the cluster (--cluster) and NCCL_ALGO/NCCL_PROTO of the runs\n",
+                100 * rms);
     /* Which pair explains how many points. */
     char seen[32][32];
     int count[32], ns = 0;

@@ -1,5 +1,6 @@
-# End to end: zepsim calib fit / show and zepsim validate on the shared
-# reference data (skipped when absent) and on broken files.
+# End to end: zepsim calib fit / show / predict and zepsim validate on the
+# shared reference data (skipped when absent), on a synthetic two-node
+# nccl-tests log (no public multi-node log is stored) and on broken files.
 . "$(dirname "$0")/lib.bash"
 REF="$SHARED/reference"
 
@@ -13,6 +14,61 @@ expect_rc calib-truncated 2 "$ZEPSIM" calib fit "$TMP/all_reduce-trunc.txt" -o "
 expect_out calib-truncated "all_reduce-trunc.txt:3"
 expect_rc calib-missing 2 "$ZEPSIM" calib fit /nonexistent.txt -o "$TMP/x.json"
 expect_rc validate-bad-holdout 2 "$ZEPSIM" validate --against /nonexistent.txt --holdout "gpus=x"
+printf '{"format": "zepsim-calibration", "version": 2, "curves": {}}\n' >"$TMP/v2.json"
+
+# A two-node log (2 hosts x 8 GPUs, NCCL_ALGO=Ring on the command line),
+# made up: its times follow no hardware, only the log format.
+{
+  echo '$ mpirun -np 16 -x NCCL_ALGO=Ring ./build/all_reduce_perf -b 8M -e 64M -f 2 -g 1'
+  echo '# nThread 1 nGpus 1 minBytes 8388608 maxBytes 67108864 step: 2(factor) warmup iters: 5 iters: 20'
+  echo '#'
+  echo '# Using devices'
+  for r in $(seq 0 15); do
+    printf '#  Rank %2d Group  0 Pid %4d on %s device  %d [0x%02x] NVIDIA H200\n' "$r" $((100 + r)) "node-$((r / 8))" $((r % 8)) $((r * 16))
+  done
+  echo '#'
+  echo '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong'
+  echo '     8388608       4194304      half     sum      -1    150.0   55.92  104.86      0    148.0   56.68  106.27      0'
+  echo '    16777216       8388608      half     sum      -1    230.0   72.94  136.77      0    228.0   73.58  137.97      0'
+  echo '    33554432      16777216      half     sum      -1    390.0   86.04  161.32      0    388.0   86.48  162.15      0'
+  echo '    67108864      33554432      half     sum      -1    700.0   95.87  179.75      0    698.0   96.14  180.27      0'
+  echo '# Out of bounds values : 0 OK'
+  echo '# Avg bus bandwidth    : 145.68'
+} >"$TMP/all_reduce-2x8.txt"
+expect_rc calib-multinode 0 "$ZEPSIM" calib fit "$TMP/all_reduce-2x8.txt" --cluster cluster-c -o "$TMP/mn.json"
+expect_out calib-multinode "points explained by: ring/"
+expect_out calib-multinode "net_eff .*fitted"
+expect_rc validate-multinode 0 "$ZEPSIM" validate --against "$TMP/all_reduce-2x8.txt" --plot none
+expect_out validate-multinode "2 x 8 GPUs, 67108864 B +ring/"
+expect_rc validate-inplace 0 "$ZEPSIM" validate --against "$TMP/all_reduce-2x8.txt" --plot none --nccl-column in-place --format csv
+expect_out validate-inplace ",698.00,"
+expect_rc nccl-algo-conflict 2 "$ZEPSIM" calib fit "$TMP/all_reduce-2x8.txt" --nccl-algo tree -o "$TMP/x.json"
+expect_out nccl-algo-conflict "NCCL_ALGO to 'ring' but --nccl-algo says 'tree'"
+expect_rc nccl-algo-bad 2 "$ZEPSIM" calib fit "$TMP/all_reduce-2x8.txt" --nccl-algo warp -o "$TMP/x.json"
+expect_out nccl-algo-bad "unknown algorithm 'warp'"
+expect_rc nccl-column-bad 2 "$ZEPSIM" validate --against "$TMP/all_reduce-2x8.txt" --nccl-column sideways
+printf '{"name": "four", "gpu": "h200", "gpus_per_node": 4, "nics_per_node": 4, "nic_gbps": 400, "pcie_gbs": 52}\n' >"$TMP/four.json"
+expect_rc multinode-small-cluster 2 "$ZEPSIM" calib fit "$TMP/all_reduce-2x8.txt" --cluster "$TMP/four.json" -o "$TMP/x.json"
+expect_out multinode-small-cluster "8 GPUs per node, cluster 'four' has 4"
+# Forced to LL, the model cannot explain these times: it says so.
+expect_rc calib-poor-fit 0 "$ZEPSIM" calib fit "$TMP/all_reduce-2x8.txt" --nccl-proto LL -o "$TMP/x.json"
+expect_out calib-poor-fit "warning: the model explains these collectives poorly"
+expect_rc calib-v2 2 "$ZEPSIM" calib show "$TMP/v2.json"
+# calib predict: NCCL's choice on shapes nobody measured.
+expect_rc predict-help 0 "$ZEPSIM" calib predict --help && expect_out predict-help "runner-up"
+expect_rc predict-2nodes 0 "$ZEPSIM" calib predict --cluster cluster-a --nodes 2 --op all-reduce --sizes 64K,1G
+expect_out predict-2nodes "all-reduce +65536 +tree/LL "
+expect_out predict-2nodes "all-reduce +1073741824 +ring/Simple "
+expect_rc predict-nvls 0 "$ZEPSIM" calib predict --cluster cluster-c --op all-reduce --sizes 1G --format csv
+expect_out predict-nvls "all-reduce,1073741824,nvls/Simple,"
+expect_rc predict-2gpus 0 "$ZEPSIM" calib predict --cluster cluster-c --gpus-per-node 2 --sizes 1G
+expect_out predict-2gpus "all-reduce +1073741824 +ring/Simple "
+expect_rc predict-json 0 "$ZEPSIM" calib predict --nodes 2 --sizes 8M-64M --format json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && PASSES=$((PASSES + 1)) || { echo "FAIL predict-json: not JSON"; FAILS=$((FAILS + 1)); }
+expect_rc predict-bad-size 2 "$ZEPSIM" calib predict --sizes 8X
+expect_rc predict-bad-op 2 "$ZEPSIM" calib predict --op broadcast
+expect_rc predict-too-many-gpus 2 "$ZEPSIM" calib predict --gpus-per-node 9
+expect_rc predict-nothing-runs 2 "$ZEPSIM" calib predict --gpus-per-node 2 --nccl-algo nvls-tree
 
 # Per-document attention profiles (L,cp,tp,duration_per_doc): they need
 # the model; with it, a fit on cp = 1 predicts the sharded points.
@@ -43,4 +99,8 @@ expect_out validate "all-reduce +all +22"
 expect_rc holdout 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$REF/h100-kernels/attention-latency-vs-seqlen.csv" --holdout gpus=2 --holdout 'seq<=4096' --plot none --format csv
 expect_out holdout "collectives >= 8 MB,held-out,33,"
 expect_out holdout "attn_fwd >= 1K tokens,held-out,3,"
+expect_out holdout "reduce-scatter >= 64 MB,held-out,8,[0-4]\.[0-9]+,[0-9.]+,median <= 5%: met"
+# One node's fit (2 and 4 GPUs) predicts the two-node points from the NIC line rate.
+expect_rc holdout-nodes 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$TMP/all_reduce-2x8.txt" --holdout nodes=1 --plot none
+expect_out holdout-nodes "2 x 8 GPUs, 8388608 B +ring/[A-Za-z0-9]+ .* held-out"
 finish
