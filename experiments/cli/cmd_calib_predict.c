@@ -28,7 +28,8 @@ static const char predict_help[] =
     "  --op LIST           all-gather,reduce-scatter,all-reduce,all-to-all\n"
     "                      (default: the first three)\n"
     "  --sizes SPEC        sizes in bytes (nccl-tests \"size\": the whole buffer),\n"
-    "                      a comma list or A-B doubling, K/M/G binary suffixes\n"
+    "                      a comma list of sizes or A-B ranges doubling from A,\n"
+    "                      K/M/G binary suffixes\n"
     "                      (default 8M-8G)\n"
     "  --nccl-algo LIST    NCCL_ALGO to run with (default: NCCL chooses)\n"
     "  --nccl-proto LIST   NCCL_PROTO likewise\n"
@@ -58,30 +59,30 @@ static int parse_size(const char *s, double *out, zs_err *e)
 
 #define MAX_SIZES 64
 
+/* A comma list whose items are sizes or A-B ranges doubling from A. */
 static int parse_sizes(const char *spec, double *v, int *n, zs_err *e)
 {
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s", spec);
     *n = 0;
-    char *dash = strchr(tmp, '-');
-    if (dash && !strchr(tmp, ',')) {
-        *dash = '\0';
+    char *save = NULL;
+    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(t, '-');
         double a, b;
-        if (parse_size(tmp, &a, e) || parse_size(dash + 1, &b, e))
+        if (dash)
+            *dash = '\0';
+        if (parse_size(t, &a, e) || (dash && parse_size(dash + 1, &b, e)))
             return ZS_EUSAGE;
+        if (!dash)
+            b = a;
         if (b < a)
-            return zs_err_set(e, ZS_EUSAGE, "--sizes", "give A-B with A <= B", "bad range '%s'",
+            return zs_err_set(e, ZS_EUSAGE, "--sizes", "give A-B with A <= B", "bad range in '%s'",
                               spec);
-        for (double x = a; x <= b * (1 + 1e-12) && *n < MAX_SIZES; x *= 2)
+        for (double x = a; x <= b * (1 + 1e-12); x *= 2) {
+            if (*n == MAX_SIZES)
+                return zs_err_set(e, ZS_EUSAGE, "--sizes", NULL, "at most %d sizes", MAX_SIZES);
             v[(*n)++] = x;
-        return ZS_OK;
-    }
-    for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
-        if (*n == MAX_SIZES)
-            return zs_err_set(e, ZS_EUSAGE, "--sizes", NULL, "at most %d sizes", MAX_SIZES);
-        if (parse_size(t, &v[*n], e))
-            return ZS_EUSAGE;
-        (*n)++;
+        }
     }
     if (!*n)
         return zs_err_set(e, ZS_EUSAGE, "--sizes", "give sizes like 8M,64M or 8M-8G",
