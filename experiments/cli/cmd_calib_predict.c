@@ -205,6 +205,11 @@ int zs_cmd_calib_predict(int argc, char **argv)
     if (calib_path && (rc = zs_calib_load(calib_path, &cal, &e)))
         return zs_cli_fail(&e);
     zs_nccl_topo t;
+    if (nodes * (gpn ? gpn : cl.gpus_per_node) < 2) {
+        zs_calib_free(cal);
+        return zs_cli_usage_error("calib", "a collective needs at least 2 GPUs (--nodes, "
+                                           "--gpus-per-node)");
+    }
     if ((rc = zs_nccl_topo_init(&cl, (int)nodes, gpn ? (int)gpn : cl.gpus_per_node, 0, &t, &e))) {
         zs_calib_free(cal);
         return zs_cli_fail(&e);
