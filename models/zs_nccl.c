@@ -822,3 +822,44 @@ int zs_nccl_choose(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, unsigne
     }
     return zs_nccl_eval(t, k, nbytes, (zs_nccl_algo)ba, (zs_nccl_proto)bp, prm, out, e);
 }
+
+void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_algo a,
+                        zs_nccl_traffic *out)
+{
+    int n = t->nranks, ppn = t->ppn, nn = t->nnodes;
+    double bus = zs_nccl_bus_bytes(k, n, nbytes), S = nbytes;
+    double share = nn > 1 ? (double)(ppn - 1) / ppn : 1.0; /* ring edges inside a node */
+    zs_nccl_traffic x = {0, 0};
+    if (n < 2 || nbytes <= 0) {
+        *out = x;
+        return;
+    }
+    switch (a) {
+    case ZS_NCCL_TREE: /* up the chain and the tree, then down */
+        x.gpu_intra = 2 * S * (ppn - 1) / ppn;
+        x.node_net = nn > 1 ? 2 * S * (nn - 1) / nn : 0;
+        break;
+    case ZS_NCCL_NVLS: /* each GPU's part to the switch (reduced or multicast there) */
+        x.gpu_intra = k == ZS_COLL_ALLREDUCE ? S : k == ZS_COLL_ALLGATHER ? S / n : S * (n - 1) / n;
+        x.node_net = nn > 1 ? S : 0; /* through the network switches (CollNet) */
+        break;
+    case ZS_NCCL_NVLS_TREE:
+        x.gpu_intra = S;
+        x.node_net = 2 * S * (nn - 1) / nn;
+        break;
+    case ZS_NCCL_COLLNET_DIRECT:
+    case ZS_NCCL_COLLNET_CHAIN: /* to the network switch and back */
+        x.gpu_intra = S * (ppn - 1) / ppn;
+        x.node_net = S;
+        break;
+    case ZS_NCCL_P2P:
+        x.gpu_intra = S * (ppn - 1) / n;
+        x.node_net = nn > 1 ? S * ppn * (n - ppn) / n : 0;
+        break;
+    default: /* ring, PAT */
+        x.gpu_intra = ppn > 1 ? bus * share : 0;
+        x.node_net = nn > 1 ? bus : 0;
+        break;
+    }
+    *out = x;
+}

@@ -154,6 +154,21 @@ int zs_nccl_eval(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_a
 int zs_nccl_choose(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, unsigned algo_mask,
                    unsigned proto_mask, const zs_nccl_params *prm, zs_nccl_choice *out, zs_err *e);
 
+/* What a pair moves over which links, for the backends: the bytes each
+ * GPU sends inside its node (NVLink, or PCIe without it) and each node
+ * sends into the network (over all the NICs its members reach, `nics` of
+ * them); receives mirror sends. Rings send the bus bytes (a node's share
+ * of the ring edges leaves it); trees send the buffer up and down; NVLS
+ * sends each GPU's contribution to the switch; all-to-all each pair's part.
+ * docs/cost-model.md lists them. */
+typedef struct zs_nccl_traffic {
+    double gpu_intra; /* bytes per GPU inside its node */
+    double node_net;  /* bytes per node into the network */
+} zs_nccl_traffic;
+
+void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_algo a,
+                        zs_nccl_traffic *out);
+
 /* nccl-tests bus bytes per GPU for a collective of nBytes on n ranks. */
 double zs_nccl_bus_bytes(zs_coll_kind k, int n, double nbytes);
 /* NCCL's nBytes for zs_cost's per-rank `bytes` (zs_cost_ops.collective). */

@@ -441,12 +441,45 @@ static void test_multinode_fit(void)
     zs_meas_set_clear(&s);
 }
 
-static const zs_test_case cases[] = {
-    {"names_and_masks", test_names_and_masks},   {"topology", test_topology},
-    {"choice_two_gpus", test_choice_two_gpus},   {"choice_nvls", test_choice_nvls},
-    {"choice_two_nodes", test_choice_two_nodes}, {"latency_growth", test_latency_growth},
-    {"fit_round_trip", test_fit_round_trip},     {"multinode_log", test_multinode_log},
-    {"multinode_fit", test_multinode_fit},       {NULL, NULL}};
+/* Bytes over links per algorithm: a single-node ring sends the bus bytes
+ * over NVLink; across 2 nodes a node's rings leave it with the bus bytes
+ * and each GPU forwards 7/8 of them inside; NVLS sends the buffer to the
+ * switch once; all-to-all its pairs' parts. */
+static void test_traffic(void)
+{
+    zs_cluster c = cluster("cluster-c", 2);
+    zs_nccl_traffic x;
+    double S = 1 << 30;
+    zs_nccl_topo t1 = topo(&c, 1, 8), t2 = topo(&c, 2, 8);
+    zs_nccl_traffic_of(&t1, ZS_COLL_ALLREDUCE, S, ZS_NCCL_RING, &x);
+    ZS_ASSERT_REL(x.gpu_intra, 2.0 * 7 / 8 * S, 1e-12);
+    ZS_ASSERT_NEAR(x.node_net, 0, 0);
+    zs_nccl_traffic_of(&t1, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS, &x);
+    ZS_ASSERT_REL(x.gpu_intra, S, 1e-12);
+    zs_nccl_traffic_of(&t2, ZS_COLL_ALLGATHER, S, ZS_NCCL_RING, &x);
+    ZS_ASSERT_REL(x.node_net, 15.0 / 16 * S, 1e-12);
+    ZS_ASSERT_REL(x.gpu_intra, 15.0 / 16 * S * 7 / 8, 1e-12);
+    zs_nccl_traffic_of(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, &x);
+    ZS_ASSERT_REL(x.node_net, S, 1e-12);
+    zs_nccl_traffic_of(&t2, ZS_COLL_ALLTOALL, S, ZS_NCCL_P2P, &x);
+    ZS_ASSERT_REL(x.gpu_intra, S * 7 / 16, 1e-12);
+    ZS_ASSERT_REL(x.node_net, S * 8 * 8 / 16, 1e-12);
+    zs_nccl_topo t0 = topo(&c, 1, 1);
+    zs_nccl_traffic_of(&t0, ZS_COLL_ALLREDUCE, S, ZS_NCCL_RING, &x);
+    ZS_ASSERT_NEAR(x.gpu_intra + x.node_net, 0, 0);
+}
+
+static const zs_test_case cases[] = {{"names_and_masks", test_names_and_masks},
+                                     {"topology", test_topology},
+                                     {"choice_two_gpus", test_choice_two_gpus},
+                                     {"choice_nvls", test_choice_nvls},
+                                     {"choice_two_nodes", test_choice_two_nodes},
+                                     {"latency_growth", test_latency_growth},
+                                     {"fit_round_trip", test_fit_round_trip},
+                                     {"multinode_log", test_multinode_log},
+                                     {"multinode_fit", test_multinode_fit},
+                                     {"traffic", test_traffic},
+                                     {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
