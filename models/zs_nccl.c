@@ -863,3 +863,21 @@ void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs
     }
     *out = x;
 }
+
+int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
+                       zs_err *e)
+{
+    zs_nccl_topo t;
+    zs_nccl_choice c;
+    int rc = zs_nccl_topo_group(cl, ranks, n, &t, e);
+    double nbytes = zs_nccl_nbytes(k, n, bytes);
+    if (rc == ZS_OK)
+        rc = zs_nccl_choose(&t, k, nbytes, 0, 0, prm, &c, e);
+    if (rc)
+        return rc;
+    if (tr)
+        zs_nccl_traffic_of(&t, k, nbytes, c.algo, tr);
+    *ch = c;
+    return ZS_OK;
+}

@@ -169,6 +169,14 @@ typedef struct zs_nccl_traffic {
 void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_algo a,
                         zs_nccl_traffic *out);
 
+/* One collective of a plan, as both backends price it: NCCL's choice on
+ * the group's topology (the ranks listed, any order), its calibrated time
+ * (prm NULL: NCCL's own figures) and its traffic. bytes is each rank's
+ * buffer as zs_cost_ops.collective takes it. */
+int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
+                       zs_err *e);
+
 /* nccl-tests bus bytes per GPU for a collective of nBytes on n ranks. */
 double zs_nccl_bus_bytes(zs_coll_kind k, int n, double nbytes);
 /* NCCL's nBytes for zs_cost's per-rank `bytes` (zs_cost_ops.collective). */

@@ -464,6 +464,17 @@ static void test_traffic(void)
     zs_nccl_traffic_of(&t2, ZS_COLL_ALLTOALL, S, ZS_NCCL_P2P, &x);
     ZS_ASSERT_REL(x.gpu_intra, S * 7 / 16, 1e-12);
     ZS_ASSERT_REL(x.node_net, S * 8 * 8 / 16, 1e-12);
+    /* A plan's group: ranks 0-7 and 8-15 of two nodes, per-rank bytes. */
+    int r16[16];
+    for (int i = 0; i < 16; i++)
+        r16[i] = 15 - i; /* any order */
+    zs_nccl_choice ch;
+    zs_err e;
+    ZS_ASSERT_OK(zs_nccl_group_plan(&c, r16, 16, ZS_COLL_ALLGATHER, S / 16, NULL, &ch, &x, &e), &e);
+    ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
+    ZS_ASSERT_REL(ch.nccl_us,
+                  zs_nccl_model_us(&t2, ZS_COLL_ALLGATHER, S, ZS_NCCL_RING, ZS_NCCL_SIMPLE), 1e-12);
+    ZS_ASSERT_REL(x.node_net, 15.0 / 16 * S, 1e-12);
     zs_nccl_topo t0 = topo(&c, 1, 1);
     zs_nccl_traffic_of(&t0, ZS_COLL_ALLREDUCE, S, ZS_NCCL_RING, &x);
     ZS_ASSERT_NEAR(x.gpu_intra + x.node_net, 0, 0);
