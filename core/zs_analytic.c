@@ -374,11 +374,13 @@ static void load_add(ex *x, int res, double bytes, int *ntouched)
 
 /* The NIC loads of a collective whose members span nodes, as the SimGrid
  * backend moves it: an all-to-all sends bytes/n from every member to every
- * other; a ring collective runs `channels` rings (the fewest distinct NICs
- * any node's members reach) that enter each node through its NICs in turn
- * (channel ch through the node's ch-th NIC, leaving through the one before
- * it), each carrying bus / channels bytes. */
-static int coll_loads(ex *x, const zs_group *g, int kind, double bytes)
+ * other; any other collective runs `channels` rings (the fewest distinct
+ * NICs any node's members reach) that enter each node through its NICs in
+ * turn (channel ch through the node's ch-th NIC, leaving through the one
+ * before it), each carrying 1/channels of what the algorithm NCCL runs
+ * sends from a node into the network (tr->node_net: a ring's bus bytes, a
+ * tree's buffer up and down, ...). */
+static int coll_loads(ex *x, const zs_group *g, int kind, double bytes, const zs_nccl_traffic *tr)
 {
     const zs_cluster *c = &x->cost->cluster;
     int n = g->n, nt = 0;
@@ -393,8 +395,7 @@ static int coll_loads(ex *x, const zs_group *g, int kind, double bytes)
         }
         return nt;
     }
-    double bus, steps;
-    zs__coll_bus((zs_coll_kind)kind, n, bytes, &bus, &steps);
+    double net = tr->node_net;
     int multi = 0;
     for (int i = 1; i < n; i++)
         multi |= zs_cluster_node_of(c, g->ranks[i]) != zs_cluster_node_of(c, g->ranks[0]);
@@ -422,17 +423,19 @@ static int coll_loads(ex *x, const zs_group *g, int kind, double bytes)
         }
         for (int h = 0; h < ch; h++) {
             int base = node * c->nics_per_node;
-            load_add(x, 2 * (base + nics[(h + nn - 1) % nn]), bus / ch, &nt); /* leaves */
-            load_add(x, 2 * (base + nics[h % nn]) + 1, bus / ch, &nt);        /* enters */
+            load_add(x, 2 * (base + nics[(h + nn - 1) % nn]), net / ch, &nt); /* leaves */
+            load_add(x, 2 * (base + nics[h % nn]) + 1, net / ch, &nt);        /* enters */
         }
     }
     return nt;
 }
 
 /* Bytes and NIC busy time of a collective: across nodes what coll_loads
- * put in x->acc (left there), inside nodes the ring edges or all-to-all
- * pairs that stay on NVLink. */
-static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, int nt)
+ * put in x->acc (left there), inside nodes what each member of the
+ * algorithm NCCL runs sends over NVLink (tr->gpu_intra), or the
+ * all-to-all pairs that stay on NVLink. */
+static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, int nt,
+                             const zs_nccl_traffic *tr)
 {
     const zs_cluster *c = &x->cost->cluster;
     zs_result *res = x->res;
@@ -449,7 +452,7 @@ static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
         res->link_bytes[ZS_LINK_NIC] += b;
         res->link_bytes[ZS_LINK_FABRIC] += b;
     }
-    int n = g->n, nodes = 0;
+    int n = g->n;
     double intra = 0;
     if (kind == ZS_COLL_ALLTOALL) {
         for (int i = 0; i < n; i++)
@@ -458,12 +461,7 @@ static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
                          zs_cluster_node_of(c, g->ranks[i]) == zs_cluster_node_of(c, g->ranks[j]);
         intra *= bytes / n;
     } else {
-        double bus, steps;
-        zs__coll_bus((zs_coll_kind)kind, n, bytes, &bus, &steps);
-        for (int i = 0; i < n; i++)
-            nodes += i == 0 ||
-                     zs_cluster_node_of(c, g->ranks[i]) != zs_cluster_node_of(c, g->ranks[i - 1]);
-        intra = (n - (nodes > 1 ? nodes : 0)) * bus; /* every channel's NVLink edges */
+        intra = n * tr->gpu_intra;
     }
     res->link_bytes[ZS_LINK_NVLINK] += 2 * intra; /* up-link and down-link */
 }
@@ -585,6 +583,7 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, in
     if (c->arrived < g->n)
         return ZS_OK;
     double t = 0;
+    zs_nccl_traffic tr = {0, 0};
     if (!x->dry) {
         int *ranks = malloc(sizeof(int) * (size_t)g->n);
         if (!ranks)
@@ -592,14 +591,22 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, in
         for (int k = 0; k < g->n; k++)
             ranks[k] = g->ranks[k];
         t = zs_cost_collective(x->cost, (zs_coll_kind)c->kind, ranks, g->n, c->bytes);
+        /* The algorithm the cost model priced, and what it moves where (the
+         * SimGrid backend asks the same question, zs_sim_coll.c). */
+        zs_nccl_choice ch;
+        zs_err pe;
+        int prc = zs_nccl_group_plan(&x->cost->cluster, ranks, g->n, (zs_coll_kind)c->kind,
+                                     c->bytes, zs_cost_nccl(x->cost), &ch, &tr, &pe);
         free(ranks);
+        if (prc)
+            return fail_at(x, prc, c->who[0].rank, c->who[0].op, pe.what);
     }
     for (int k = 0; k < g->n; k++)
         acct(x, c->who[k].rank, 0, 1);
     c->arrived = 0;
-    int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes);
+    int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes, &tr);
     if (!x->dry)
-        count_coll_bytes(x, g, c->kind, c->bytes, nt);
+        count_coll_bytes(x, g, c->kind, c->bytes, nt, &tr);
     if (nt > 0) { /* spans nodes: shares the NICs with the other transfers */
         if (start_item(x, t, nt, c->who, g->n))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -874,7 +881,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     zs_result_finish(x.res);
     zs_result_note(x.res, "transfers across nodes share NIC directions in proportion to their "
                           "demand; no other contention (NVLink, PCIe, fabric); NIC busy = the "
-                          "busier direction's bytes / line rate");
+                          "busier direction's bytes / line rate; collectives: the algorithm "
+                          "NCCL 2.29.2's model runs, its bytes on the links it uses");
     if (o && o->timeline && !dry)
         zs_timeline_note(x.res, o->timeline, tl_bytes);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;

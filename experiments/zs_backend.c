@@ -19,6 +19,8 @@ static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **ou
     so.tl_rank1 = in->tl_rank1;
     so.tl_layer0 = in->tl_layer0;
     so.tl_layer1 = in->tl_layer1;
+    /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
+    so.nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
     return zs_sim_run_forked(s, in->cluster, &so, out, e);
 }
 

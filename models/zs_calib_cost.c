@@ -60,10 +60,16 @@ zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const z
     }
     const char *gpu = zs_calib_gpu(calib);
     int same = zs__same_gpu(gpu, cl->gpu.name);
-    snprintf(desc, sizeof desc, "calibrated on %s (fitted: %s; %s kernel %s elsewhere)%s%s",
+    const zs_nccl_params *np = zs_calib_nccl(calib);
+    if (np && o < sizeof fitted)
+        snprintf(fitted + o, sizeof fitted - o, "%scollectives", o ? "," : "");
+    snprintf(desc, sizeof desc,
+             "calibrated on %s (fitted: %s; %s kernel %s elsewhere; collectives: NCCL 2.29.2 "
+             "model%s)%s%s",
              gpu[0] ? gpu : "unknown GPU", fitted[0] ? fitted : "none", cl->gpu.name, pk->name,
-             same ? "" : "; applied to ", same ? "" : cl->gpu.name);
-    return zs__cost_curves_new("calibrated", m, cl, cv, &k, sms, desc);
+             np ? "" : " with NCCL's figures", same ? "" : "; applied to ",
+             same ? "" : cl->gpu.name);
+    return zs__cost_curves_new("calibrated", m, cl, cv, &k, sms, np, desc);
 }
 
 int zs_calib_predict(const zs_cost *c, const zs_calib *cal, const zs_meas *m, const zs_model *lm,

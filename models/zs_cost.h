@@ -48,7 +48,8 @@ typedef struct zs_cost_ops {
     double (*p2p)(const zs_cost *c, int src_rank, int dst_rank, double bytes);
     /* Uncontended time of a collective over `n` ranks listed in `ranks`,
      * `bytes` being each rank's buffer (input for all-gather and all-to-all,
-     * output for reduce-scatter, the whole buffer for all-reduce). */
+     * output for reduce-scatter, the whole buffer for all-reduce): the pair
+     * NCCL runs there and its time (models/zs_nccl.h). */
     double (*collective)(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
                          double bytes);
     void (*free)(zs_cost *c);
@@ -69,6 +70,11 @@ void zs_cost_free(zs_cost *c);
 /* The attention kernel a cost model prices attention with (its name,
  * source and curves; for `zepsim cost` and reports). */
 const zs_attn_kernel *zs_cost_attn_kernel(const zs_cost *c);
+/* The parameters of NCCL's model the cost model prices collectives with
+ * (NCCL's own figures unless calibrated): both backends give them to
+ * zs_nccl_group_plan so that they run the same algorithm. */
+struct zs_nccl_params;
+const struct zs_nccl_params *zs_cost_nccl(const zs_cost *c);
 /* zs_cost_collective with a sentence saying how the model priced it (for
  * `zepsim cost collective`). */
 double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,

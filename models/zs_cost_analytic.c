@@ -1,18 +1,17 @@
 /* The analytical cost model (SYSTEM.md section 4). Compute kernels are
  * priced from the GPU description's measured kernel curves (zs_kernel.h:
  * the selected attention kernel's forward and backward curves, the GEMM
- * curve; each with its source in the preset); memory-bound ops, transfers
- * and collectives are written as saturating curves (zs_curve): a fixed
- * launch or step latency plus bytes at a rate. The calibrated model
- * (zs_calib_cost.c) builds the same object with fitted curves and fitted
- * attention kernels, so both price ops with the code below.
+ * curve; each with its source in the preset); memory-bound ops and
+ * transfers are written as saturating curves (zs_curve): a fixed launch or
+ * step latency plus bytes at a rate. The calibrated model (zs_calib_cost.c)
+ * builds the same object with fitted curves, fitted attention kernels and
+ * fitted NCCL parameters, so both price ops with the code below.
  *
  * Transfers: a point-to-point message pays the latency of the default path
- * plus bytes over its bottleneck link. Collectives are rings: all-gather and
- * reduce-scatter take n-1 steps that each move one rank's share, all-reduce
- * is a reduce-scatter then an all-gather, all-to-all moves (n-1)/n of the
- * buffer; the bandwidth is that of the group's slowest link (NVLink inside
- * a node, else the NICs its members share). */
+ * plus bytes over its bottleneck link. Collectives are NCCL's: the
+ * algorithm and protocol NCCL 2.29.2 runs on the group's topology and the
+ * time of that pair (models/zs_nccl.h; NCCL's own figures here, fitted
+ * ones in a calibrated model). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@ typedef struct cost_impl {
     zs_curve curve[ZS_CAL_NSLOTS];
     zs_attn_kernel kern; /* attention: forward and backward curves */
     int kern_sms;        /* SMs the kernel's CTAs spread over */
+    zs_nccl_params nccl; /* collectives */
 } cost_impl;
 
 double zs_curve_time(const zs_curve *c, double steps, double work, double x)
@@ -47,7 +47,8 @@ void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS])
         (zs_curve){g->launch_us * 1e-6, g->tflops * 1e12, g->half_dim, g->p, 0, 0, 0, 0};
     out[ZS_CAL_ELEMENTWISE] =
         (zs_curve){ELEM_LAUNCH_S, ELEM_EFF * cl->gpu.hbm_gbs * 1e9, 0, 1.0, 0, 0, 0, 0};
-    /* Link and collective slots stay unfitted: priced from the cluster. */
+    /* Link slots stay unfitted: priced from the cluster. Collectives are
+     * NCCL's model, never a curve. */
 }
 
 static const cost_impl *impl(const zs_cost *c)
@@ -132,146 +133,51 @@ void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double
     }
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Latency per step and bottleneck bandwidth of a group. Across nodes NCCL
- * runs one ring per channel and spreads the channels over the NICs its
- * members reach, so the ring's inter-node edges together get k NICs, k
- * being the fewest distinct NICs the members of any one node use (on
- * cluster-a a 16-GPU group over 2 nodes uses all 4 NICs of each node; a
- * group with one GPU per node only that GPU's NIC). Inside a node every
- * channel also crosses NVLink, which bounds the rate too. */
-static void group_link(const zs_cluster *cl, const int *ranks, int n, int *intra, double *lat,
-                       double *bw)
-{
-    int node0 = zs_cluster_node_of(cl, ranks[0]);
-    *intra = 1;
-    for (int i = 1; i < n; i++)
-        if (zs_cluster_node_of(cl, ranks[i]) != node0)
-            *intra = 0;
-    if (*intra) {
-        *lat = cl->nvlink_latency_us * 1e-6;
-        *bw = zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
-        return;
-    }
-    /* (node, nic) keys of the members, sorted: count NICs per node. */
-    int *key = malloc(sizeof(int) * (size_t)n);
-    int k = 1, multi = 0;
-    if (key) {
-        for (int i = 0; i < n; i++)
-            key[i] = zs_cluster_node_of(cl, ranks[i]) * cl->nics_per_node +
-                     zs_cluster_nic_of(cl, ranks[i]);
-        qsort(key, (size_t)n, sizeof(int), cmp_int);
-        k = cl->nics_per_node;
-        for (int i = 0; i < n;) {
-            int node = key[i] / cl->nics_per_node, nics = 0, members = 0;
-            for (; i < n && key[i] / cl->nics_per_node == node; i++) {
-                members++;
-                if (members == 1 || key[i] != key[i - 1])
-                    nics++;
-            }
-            k = nics < k ? nics : k;
-            multi |= members > 1;
-        }
-        free(key);
-    }
-    double l, b;
-    int far = -1;
-    for (int i = 1; i < n && far < 0; i++)
-        if (zs_cluster_node_of(cl, ranks[i]) != node0)
-            far = ranks[i];
-    zs_cluster_path(cl, ranks[0], far, &l, &b);
-    *lat = l;
-    *bw = k * b; /* b: one NIC path (NIC, PCIe, spine), k of them in parallel */
-    double nv = zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
-    if (multi && nv < *bw)
-        *bw = nv;
-}
-
-/* Seconds the busiest NIC direction needs for an all-to-all (bytes/n from
- * every member to every other) over one NIC path's bandwidth (*bw). */
-static double a2a_nic_time(const zs_cluster *cl, const int *ranks, int n, double bytes, double *bw)
-{
-    int nn = cl->nodes * cl->nics_per_node;
-    double *load = calloc((size_t)(nn > 0 ? nn : 1), sizeof *load), worst = 0, lat;
-    int far = -1;
-    for (int i = 1; i < n && far < 0; i++)
-        if (zs_cluster_node_of(cl, ranks[i]) != zs_cluster_node_of(cl, ranks[0]))
-            far = ranks[i];
-    zs_cluster_path(cl, ranks[0], far, &lat, bw);
-    for (int i = 0; i < n; i++) {
-        int others = 0, node = zs_cluster_node_of(cl, ranks[i]);
-        for (int j = 0; j < n; j++)
-            others += zs_cluster_node_of(cl, ranks[j]) != node;
-        double b = others * bytes / n;
-        if (load) {
-            int k = node * cl->nics_per_node + zs_cluster_nic_of(cl, ranks[i]);
-            load[k] += b; /* sending and receiving carry the same per member */
-            b = load[k];
-        }
-        worst = b > worst ? b : worst;
-    }
-    free(load);
-    return worst / *bw;
-}
-
 double zs_cost_collective_how(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n,
                               double bytes, char *how, size_t len)
 {
     if (how && len)
         snprintf(how, len, "nothing to do");
-    if (n <= 1 || bytes < 0 || kind < 0 || kind >= ZS_COLL_NKINDS)
+    if (n <= 1 || bytes <= 0 || kind < 0 || kind >= ZS_COLL_NKINDS)
         return 0;
-    int intra;
-    double lat, bw, bus, steps;
-    group_link(&c->cluster, ranks, n, &intra, &lat, &bw);
-    zs__coll_bus(kind, n, bytes, &bus, &steps);
-    const zs_curve *cv = &impl(c)->curve[ZS_CAL_COLL_AG + kind];
-    if (intra && cv->fitted) {
+    zs_nccl_choice ch;
+    zs_err e;
+    if (zs_nccl_group_plan(&c->cluster, ranks, n, kind, bytes, &impl(c)->nccl, &ch, NULL, &e)) {
+        /* Ranks outside the cluster: the callers' bug, never a plan's. */
         if (how && len)
-            snprintf(how, len, "fitted curve (intra-node, calibration): %.0f bus bytes, %.0f steps",
-                     bus, steps);
-        return zs_curve_time(cv, steps, bus, bus);
+            snprintf(how, len, "cannot price: %s", e.what);
+        return 0;
     }
-    if (kind == ZS_COLL_ALLTOALL && !intra) {
-        /* Every member sends bytes/n to every other: what leaves a node
-         * goes through the NICs its members sit behind, and GPUs behind one
-         * NIC share it. The busiest NIC direction (or a GPU's NVLink share)
-         * sets the time. */
-        double nic_t = a2a_nic_time(&c->cluster, ranks, n, bytes, &bw);
-        double nv = zs_cluster_link_bw(&c->cluster, ZS_LINK_NVLINK), nv_t = 0;
-        for (int i = 0; i < n; i++) {
-            int same = 0;
-            for (int j = 0; j < n; j++)
-                same += j != i && zs_cluster_node_of(&c->cluster, ranks[j]) ==
-                                      zs_cluster_node_of(&c->cluster, ranks[i]);
-            nv_t = same * bytes / n / nv > nv_t ? same * bytes / n / nv : nv_t;
-        }
-        double t = nic_t > nv_t ? nic_t : nv_t;
-        if (how && len)
+    if (how && len) {
+        int fitted = 0;
+        for (int i = 0; i < ZS_NP_NPARAMS; i++)
+            fitted |= impl(c)->nccl.fitted[i];
+        if (ch.algo == ZS_NCCL_P2P)
             snprintf(how, len,
-                     "all-to-all: %.0f steps of %.2f us; the busiest NIC direction carries what "
-                     "its GPUs send to other nodes at %.1f GB/s (GPUs behind one NIC share it), "
-                     "NVLink inside nodes; no contention with other transfers",
-                     steps, lat * 1e6, bw / 1e9);
-        return steps * lat + t;
+                     "all-to-all as NCCL runs it (grouped sends and receives, no tuning): latency "
+                     "%.2f us + %.2f us of data (each GPU's share of its node's NICs across "
+                     "nodes, NVLink inside); uncontended",
+                     ch.lat_s * 1e6, ch.data_s * 1e6);
+        else
+            snprintf(how, len,
+                     "NCCL 2.29.2 model: %s/%s (NCCL's own estimate %.2f us); latency %.2f us + "
+                     "data %.2f us + local reduce %.2f us, bus bandwidth %.1f GB/s before the "
+                     "size ramp; %s; uncontended",
+                     zs_nccl_algo_name(ch.algo), zs_nccl_proto_name(ch.proto), ch.nccl_us,
+                     ch.lat_s * 1e6, ch.data_s * 1e6, ch.reduce_s * 1e6, ch.busbw_gbs,
+                     fitted ? "fitted parameters" : "NCCL's figures");
     }
-    if (how && len)
-        snprintf(how, len,
-                 "ring: %.0f steps of %.2f us, %.0f bus bytes over %.1f GB/s (%s; no contention "
-                 "with other transfers)",
-                 steps, lat * 1e6, bus, bw / 1e9,
-                 intra ? "NVLink inside one node" : "NIC paths shared by the group across nodes");
-    return steps * lat + bus / bw;
+    return ch.seconds;
 }
 
 static double collective(const zs_cost *c, zs_coll_kind kind, const int *ranks, int n, double bytes)
 {
     return zs_cost_collective_how(c, kind, ranks, n, bytes, NULL, 0);
+}
+
+const zs_nccl_params *zs_cost_nccl(const zs_cost *c)
+{
+    return &impl(c)->nccl;
 }
 
 static void cost_free(zs_cost *c)
@@ -287,7 +193,7 @@ static const zs_cost_ops calibrated_ops = {"calibrated", attn,       gemm,     e
 
 zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
                              const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
-                             int kern_sms, const char *desc)
+                             int kern_sms, const zs_nccl_params *nccl, const char *desc)
 {
     zs_cost *c = calloc(1, sizeof *c);
     cost_impl *im = calloc(1, sizeof *im);
@@ -299,6 +205,10 @@ zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_clust
     memcpy(im->curve, curves, sizeof im->curve);
     im->kern = *kern;
     im->kern_sms = kern_sms;
+    if (nccl)
+        im->nccl = *nccl;
+    else
+        zs_nccl_params_default(&im->nccl);
     c->ops = strcmp(name, "calibrated") == 0 ? &calibrated_ops : &analytic_ops;
     c->model = *m;
     c->cluster = *cl;
@@ -320,8 +230,8 @@ zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *cl)
     char desc[256];
     snprintf(desc, sizeof desc,
              "analytic (%s kernel curves: attention %s, GEMM%s; transfers from "
-             "the cluster)",
+             "the cluster; collectives: NCCL 2.29.2 model)",
              cl->gpu.name, k->name,
              cl->gpu.assumed_kernels ? "; ASSUMED, scaled from a800-80g" : "");
-    return zs__cost_curves_new("analytic", m, cl, cv, k, cl->gpu.sms, desc);
+    return zs__cost_curves_new("analytic", m, cl, cv, k, cl->gpu.sms, NULL, desc);
 }

@@ -22,6 +22,8 @@ const zs_field zs_gpu_fields[] = {
     F("sms", ZS_F_INT, sms, 1, 100000, 0, 132, "", "streaming multiprocessors"),
     F("compute_capability", ZS_F_DOUBLE, cc, 6.0, 20.0, 0, 9.0, "",
       "CUDA compute capability (8.0 Ampere, 9.0 Hopper): NCCL's constants"),
+    F("nvlinks", ZS_F_INT, nvlinks, 0, 64, 0, 0, "",
+      "NVLink links per GPU (0: nvlink_gbs / 25, / 50 from compute capability 10)"),
     F("attn_kernel", ZS_F_STRING, attn_kernel, 0, 0, 0, 0, "",
       "attention kernel modelled (one of attn_kernels; default the first)"),
 };

@@ -24,6 +24,9 @@ typedef struct zs_gpu {
     double cc;            /* CUDA compute capability (8.0 Ampere, 9.0 Hopper, 10.0
                            * Blackwell): selects NCCL's per-architecture constants
                            * (models/zs_nccl.c) */
+    int nvlinks;          /* NVLink links per GPU (0: nvlink_gbs / 25, / 50 on
+                           * Blackwell): NCCL counts links x its per-link figure,
+                           * whatever a calibration makes of nvlink_gbs */
     char attn_kernel[32]; /* the attention kernel this GPU is modelled with */
     int nkernels;
     zs_attn_kernel kernels[ZS_KERNEL_MAX];

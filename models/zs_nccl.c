@@ -200,13 +200,14 @@ static double nccl_pci_bw(double pcie_gbs)
     return pcie_gbs;
 }
 
-/* A GPU's NVLinks as NCCL counts them: links (the spec-sheet bandwidth over
- * the raw per-link rate) times NCCL's per-link figure. */
+/* A GPU's NVLinks as NCCL counts them: links (given, or the spec-sheet
+ * bandwidth over the raw per-link rate) times NCCL's per-link figure. */
 static double nccl_nvl_bw(const zs_gpu *g, int sm)
 {
     double raw = sm >= 100 ? 50.0 : 25.0;
     double per = sm >= 100 ? SM100_NVLINK_BW : sm >= 90 ? SM90_NVLINK_BW : SM80_NVLINK_BW;
-    return g->nvlink_gbs / raw * per;
+    double links = g->nvlinks > 0 ? g->nvlinks : g->nvlink_gbs / raw;
+    return links * per;
 }
 
 typedef struct ladder {
@@ -456,6 +457,8 @@ double zs_nccl_param_max(int i)
 double zs_nccl_bus_bytes(zs_coll_kind k, int n, double nbytes)
 {
     double f = n > 1 ? (double)(n - 1) / n : 0;
+    if (k == ZS_COLL_ALLTOALL) /* nBytes is n ranks' buffers; each GPU sends (n-1)/n of its own */
+        return n > 1 ? f * nbytes / n : 0;
     return k == ZS_COLL_ALLREDUCE ? 2 * f * nbytes : f * nbytes;
 }
 
@@ -694,7 +697,7 @@ static void eval_p2p(const zs_nccl_topo *t, double nbytes, const zs_nccl_params 
     double intra_bw = (t->nvlink ? t->nvl_bw : t->pci_bw) * sin;
     double nic = t->net_bw < t->pci_bw ? t->net_bw : t->pci_bw;
     double inter_bw = nic * t->nics / ppn * prm->v[ZS_NP_NET_EFF];
-    double per = nbytes / n; /* per peer */
+    double per = nbytes / n / n; /* each rank's buffer, one n-th to each peer */
     double ti = (ppn - 1) * per / (intra_bw * 1e9), to = (n - ppn) * per / (inter_bw * 1e9);
     double lat = (base_lat[ZS_NCCL_RING][ZS_NCCL_SIMPLE] +
                   hw_lat[t->nvlink ? HW_NVLINK : HW_PCI][ZS_NCCL_RING][ZS_NCCL_SIMPLE]) *
@@ -852,9 +855,9 @@ void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs
         x.gpu_intra = S * (ppn - 1) / ppn;
         x.node_net = S;
         break;
-    case ZS_NCCL_P2P:
-        x.gpu_intra = S * (ppn - 1) / n;
-        x.node_net = nn > 1 ? S * ppn * (n - ppn) / n : 0;
+    case ZS_NCCL_P2P: /* S/n per rank, S/n^2 to each peer */
+        x.gpu_intra = S * (ppn - 1) / n / n;
+        x.node_net = nn > 1 ? S * ppn * (n - ppn) / n / n : 0;
         break;
     default: /* ring, PAT */
         x.gpu_intra = ppn > 1 ? bus * share : 0;

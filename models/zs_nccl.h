@@ -177,7 +177,8 @@ int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_ki
                        const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
                        zs_err *e);
 
-/* nccl-tests bus bytes per GPU for a collective of nBytes on n ranks. */
+/* nccl-tests bus bytes per GPU for a collective of nBytes on n ranks
+ * (all-to-all: the bytes each GPU sends, (n-1)/n of its nBytes/n buffer). */
 double zs_nccl_bus_bytes(zs_coll_kind k, int n, double nbytes);
 /* NCCL's nBytes for zs_cost's per-rank `bytes` (zs_cost_ops.collective). */
 double zs_nccl_nbytes(zs_coll_kind k, int n, double bytes);

@@ -71,6 +71,32 @@ zs_link_class zs__plat_link_class(const zs_cluster *c, int l)
     }
 }
 
+double zs__plat_link_bw(const zs_cluster *c, int l)
+{
+    int i;
+    double nic = zs_cluster_link_bw(c, ZS_LINK_NIC);
+    switch (kind_of(c, l, &i)) {
+    case L_NVU:
+    case L_NVD:
+        return zs_cluster_link_bw(c, ZS_LINK_NVLINK);
+    case L_PU:
+    case L_PD:
+        return zs_cluster_link_bw(c, ZS_LINK_PCIE);
+    case L_XU:
+    case L_XD:
+        return nic;
+    case L_SU:
+    case L_SD:
+        return nic * c->nics_per_node;
+    default: { /* leaf group uplinks, as zs_platform_write declares them */
+        int members = c->nodes - i * c->nodes_per_leaf;
+        if (members > c->nodes_per_leaf)
+            members = c->nodes_per_leaf;
+        return nic * c->nics_per_node * members / c->oversubscription;
+    }
+    }
+}
+
 int zs__plat_link_nic(const zs_cluster *c, int l)
 {
     int i;

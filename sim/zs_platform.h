@@ -49,6 +49,8 @@ int zs_platform_check(const zs_cluster *c, zs_err *e);
 int zs__plat_nlinks(const zs_cluster *c);
 /* Class of link id l. */
 zs_link_class zs__plat_link_class(const zs_cluster *c, int l);
+/* Bandwidth of link id l, bytes/s (as the XML declares it). */
+double zs__plat_link_bw(const zs_cluster *c, int l);
 /* NIC index (node * nics_per_node + k) a link belongs to, or -1. */
 int zs__plat_link_nic(const zs_cluster *c, int l);
 /* Links of the route src -> dst (ranks, src != dst); returns their count. */

@@ -91,9 +91,11 @@ static int finish(sim *x, zs_result **out, zs_err *e)
                    "simgrid %s: CM02 max-min flows on a generated platform (NVLink, PCIe, NIC "
                    "affinity, rail leaves%s); compute ops take their predicted duration",
                    "3.32", x->c->nodes > x->c->nodes_per_leaf ? ", spine" : "");
-    zs_result_note(res, "collectives: aggregated flows once all members arrive (ring kinds in "
-                        "NCCL-like channels over the members' NICs, one flow per channel edge "
-                        "with all steps' bytes; all-to-all one per pair), not per message");
+    zs_result_note(res, "collectives: the algorithm NCCL 2.29.2's model runs (as the cost model "
+                        "prices it) as aggregated flows once all members arrive (one per edge of "
+                        "NCCL's channel rings over the members' NICs, carrying what that "
+                        "algorithm moves there; all-to-all one per pair), stretched to the cost "
+                        "model's time when alone; not per message");
     zs_result_note(res, "link bytes count each flow once per class it crosses; NIC bytes count "
                         "in + out");
     if (x->o.timeline)

@@ -12,22 +12,26 @@
  *     matched per (src, dst, tag) in order, sharing links max-min fairly
  *     (CM02 model, no cross traffic, no TCP window bound);
  *   - a collective starts when every member has reached it and runs as
- *     aggregated flows: for ring kinds one flow per ring edge carrying the
- *     bytes of all steps (plus the latency of the extra steps charged as
- *     equivalent bytes at the edge's bottleneck bandwidth), for all-to-all
- *     one flow per ordered pair. Never message by message.
+ *     aggregated flows: one flow per edge of NCCL's channel rings carrying
+ *     what the algorithm NCCL runs moves over that edge (a ring's bus
+ *     bytes, a tree's or NVLS's buffer; zs_nccl_traffic), for all-to-all
+ *     one flow per ordered pair; all of a collective's flows stretched by
+ *     one factor so that, alone on the platform, it ends at the cost
+ *     model's time (zs_nccl_group_plan, as the analytic backend). Never
+ *     message by message.
  *
  * SimGrid allows one platform per process: zs_sim_run can be called once
  * per process (a second call is a ZS_EUNSUPPORTED error). zs_sim_run_forked
  * runs it in a child process and ships the result back (base/zs_fork.h),
  * so a caller can simulate many schedules. The implementation is split by
  * concern (sim/zs_sim_int.h lists the files). Depends on the schedule IR,
- * zs_result, zs_cluster, zs_platform and zs_timeline. */
+ * zs_result, zs_cluster, zs_nccl, zs_platform and zs_timeline. */
 #ifndef ZS_SIM_H
 #define ZS_SIM_H
 
 #include "zs_cluster.h"
 #include "zs_err.h"
+#include "zs_nccl.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
 
@@ -37,6 +41,10 @@ typedef struct zs_sim_opts {
     int tl_layer0, tl_layer1; /* layers written (-1: all; ops before any layer marker
                                * are layer -1 and written only without a layer range) */
     const char *platform_out; /* also write the generated platform XML here (NULL: no) */
+    /* Collectives: the parameters of NCCL's model the cost model prices them
+     * with (zs_cost_nccl), so that both backends run the same algorithm
+     * with the same uncontended time; NULL: NCCL's own figures. */
+    const zs_nccl_params *nccl;
 } zs_sim_opts;
 
 void zs_sim_opts_init(zs_sim_opts *o);

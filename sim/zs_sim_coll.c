@@ -3,18 +3,17 @@
  * A collective starts when every member has reached it: each member posts
  * its receives on its own inbox of the group and waits; the last to arrive
  * starts every flow at once. Flows are aggregated, never message by
- * message: for ring kinds one flow per ring edge and channel carrying the
- * bytes of all steps (plus the latency of the extra steps charged as
- * equivalent bytes at the edge's bottleneck bandwidth), for all-to-all one
- * flow per ordered pair. A member whose own flows are in waits for a
+ * message: one flow per edge of NCCL's channel rings carrying what the
+ * algorithm NCCL runs moves over it, for all-to-all one flow per ordered
+ * pair, all stretched to end at the cost model's time when alone
+ * (coll_trigger). A member whose own flows are in waits for a
  * wake-up until every flow of the collective is in, as in a real ring
  * where every step waits for the previous one everywhere. */
 #include "zs_sim_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "zs_calib.h"
 
 static int member_index(const zs_group *g, int rank)
 {
@@ -122,52 +121,153 @@ static flow *flow_new(int src, int dst, double bytes, coll_inst *inst)
     return f;
 }
 
-/* The last member to arrive starts every flow of the collective. */
+/* Adds a flow's payload to the links of its route (x->c_load), noting the
+ * links touched and, per link, the longest path latency of its flows
+ * (x->c_lat). */
+static int add_route(sim *x, int src, int dst, double bytes, int *nt)
+{
+    if (!x->c_load) {
+        x->c_load = calloc((size_t)x->nlinks, sizeof *x->c_load);
+        x->c_lat = calloc((size_t)x->nlinks, sizeof *x->c_lat);
+        x->c_touched = malloc(sizeof *x->c_touched * (size_t)x->nlinks);
+        if (!x->c_load || !x->c_lat || !x->c_touched)
+            return ZS_ENOMEM;
+    }
+    double pl, bw;
+    zs_cluster_path(x->c, src, dst, &pl, &bw);
+    int l[ZS_ROUTE_MAX];
+    int n = zs__plat_route(x->c, src, dst, l);
+    for (int i = 0; i < n; i++) {
+        if (x->c_load[l[i]] == 0 && bytes > 0)
+            x->c_touched[(*nt)++] = l[i];
+        x->c_load[l[i]] += bytes;
+        x->c_lat[l[i]] = pl > x->c_lat[l[i]] ? pl : x->c_lat[l[i]];
+    }
+    return ZS_OK;
+}
+
+/* The stretch that makes the last link to finish its flows (after their
+ * path latency) do so at t: flows move stretch x payload bytes (clearing
+ * the scratch). */
+static double stretch_to(sim *x, int nt, double t)
+{
+    double s = INFINITY;
+    for (int i = 0; i < nt; i++) {
+        int l = x->c_touched[i];
+        double u = x->c_load[l] / zs__plat_link_bw(x->c, l);
+        if (u > 0) {
+            double sl = (t - x->c_lat[l]) / u;
+            s = sl < s ? sl : s;
+        }
+        x->c_load[l] = 0;
+        x->c_lat[l] = 0;
+    }
+    return isfinite(s) && s > 1e-9 ? s : 1e-9;
+}
+
+/* The last member to arrive starts every flow of the collective. The
+ * flows keep NCCL's channel rings (all-to-all: every pair); what each
+ * carries follows the algorithm NCCL runs, from the same plan the cost
+ * model and the analytic backend use (zs_nccl_group_plan): the bytes a
+ * GPU sends inside its node spread over the ring edges inside nodes, the
+ * bytes a node sends into the network over the edges between nodes. Then
+ * every flow is stretched by one factor so that, alone on the platform,
+ * the last link to finish its flows (the busiest, after their path
+ * latency) does so at the cost model's time: latency, protocol and algorithm efficiency become
+ * equivalent bytes, and contention with other traffic slows them as it
+ * would slow the real transfers. */
 static int coll_trigger(rank_st *R, const zs_op *op)
 {
     sim *x = R->x;
     const zs_group *g = &x->s->groups[op->u.coll.group];
     int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
-    double bus, steps;
-    zs__coll_bus((zs_coll_kind)op->u.coll.ck, n, op->u.coll.bytes, &bus, &steps);
+    zs_coll_kind kind = (zs_coll_kind)op->u.coll.ck;
+    double bytes = op->u.coll.bytes;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
     coll_inst *inst = calloc(1, sizeof *inst);
-    if (!inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
+    if (!ranks || !inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
         !(inst->wait_stream = malloc((size_t)n))) {
         if (inst)
             free(inst->wait_rank);
         free(inst);
+        free(ranks);
         return ZS_ENOMEM;
     }
+    for (int i = 0; i < n; i++)
+        ranks[i] = g->ranks[i];
+    zs_nccl_choice ch;
+    zs_nccl_traffic tr;
+    zs_err pe;
+    int rc = zs_nccl_group_plan(x->c, ranks, n, kind, bytes, x->o.nccl, &ch, &tr, &pe);
+    free(ranks);
+    if (rc) {
+        free(inst->wait_rank);
+        free(inst->wait_stream);
+        free(inst);
+        return rc;
+    }
     int nch = a2a ? 1 : coll_channels(x->c, g);
-    inst->flows_left = a2a ? n * (n - 1) : n * nch;
+    int nflows = a2a ? n * (n - 1) : n * nch;
+    inst->flows_left = nflows;
+    /* The flows and their payloads: first count the ring edges inside and
+     * between nodes. */
+    int *src = malloc(sizeof(int) * (size_t)nflows), *dst = malloc(sizeof(int) * (size_t)nflows);
+    double *pay = malloc(sizeof(double) * (size_t)nflows);
+    if (!src || !dst || !pay) {
+        free(src);
+        free(dst);
+        free(pay);
+        free(inst->wait_rank);
+        free(inst->wait_stream);
+        free(inst);
+        return ZS_ENOMEM;
+    }
+    int k = 0, e_in = 0, e_out = 0, nodes = 0;
     if (a2a) {
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                if (i == j)
-                    continue;
-                flow *f = flow_new(g->ranks[i], g->ranks[j], op->u.coll.bytes / n, inst);
-                if (!f)
-                    return ZS_ENOMEM;
-                put_detached(x, f->src, coll_mailbox(x, op->u.coll.group, j), f,
-                             zs__sim_bytes(f->bytes));
-            }
+            for (int j = 0; j < n; j++)
+                if (i != j) {
+                    src[k] = i;
+                    dst[k] = j;
+                    pay[k++] = bytes / n;
+                }
     } else {
-        for (int ch = 0; ch < nch; ch++)
-            for (int pos = 0; pos < n; pos++) {
-                int i = channel_member(x->c, g, ch, pos);
-                int j = channel_member(x->c, g, ch, (pos + 1) % n);
-                flow *f = flow_new(g->ranks[i], g->ranks[j], bus / nch, inst);
-                if (!f)
-                    return ZS_ENOMEM;
-                double lat, bw;
-                zs_cluster_path(x->c, f->src, f->dst, &lat, &bw);
-                double extra = steps > 1 ? (steps - 1) * lat * bw : 0;
-                put_detached(x, f->src, coll_mailbox(x, op->u.coll.group, j), f,
-                             zs__sim_bytes(f->bytes + extra));
+        for (int i = 0; i < n; i++)
+            nodes += i == 0 || zs_cluster_node_of(x->c, g->ranks[i]) !=
+                                   zs_cluster_node_of(x->c, g->ranks[i - 1]);
+        for (int c = 0; c < nch; c++)
+            for (int pos = 0; pos < n; pos++, k++) {
+                src[k] = channel_member(x->c, g, c, pos);
+                dst[k] = channel_member(x->c, g, c, (pos + 1) % n);
+                int same = zs_cluster_node_of(x->c, g->ranks[src[k]]) ==
+                           zs_cluster_node_of(x->c, g->ranks[dst[k]]);
+                e_in += same;
+                e_out += !same;
+                pay[k] = same; /* 1 inside a node, 0 between nodes: set below */
             }
+        double b_in = e_in ? n * tr.gpu_intra / e_in : 0;
+        double b_out = e_out ? nodes * tr.node_net / e_out : 0;
+        for (int f = 0; f < nflows; f++)
+            pay[f] = pay[f] > 0 ? b_in : b_out;
     }
+    int nt = 0;
+    for (int f = 0; f < nflows && rc == ZS_OK; f++)
+        rc = add_route(x, g->ranks[src[f]], g->ranks[dst[f]], pay[f], &nt);
+    double stretch = rc == ZS_OK ? stretch_to(x, nt, ch.seconds) : 1;
+    for (int f = 0; f < nflows && rc == ZS_OK; f++) {
+        flow *fl = flow_new(g->ranks[src[f]], g->ranks[dst[f]], pay[f], inst);
+        if (!fl) {
+            rc = ZS_ENOMEM;
+            break;
+        }
+        put_detached(x, fl->src, coll_mailbox(x, op->u.coll.group, dst[f]), fl,
+                     zs__sim_bytes(pay[f] * stretch));
+    }
+    free(src);
+    free(dst);
+    free(pay);
     sg_actor_set_host(sg_actor_self(), R->host);
-    return ZS_OK;
+    return rc;
 }
 
 /* Every member arrived: communication starts for all of them (until now
@@ -221,8 +321,10 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
     group_st *gs = &x->groups[gi];
     if (gs->arrived == 0 || op->u.coll.bytes > gs->max_bytes)
         gs->max_bytes = op->u.coll.bytes;
-    if (++gs->arrived == g->n && coll_all_arrived(R, op, g, now)) {
-        zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+    int rc;
+    if (++gs->arrived == g->n && (rc = coll_all_arrived(R, op, g, now))) {
+        zs__sim_fail(R, rc, NULL, "%s", i,
+                     rc == ZS_ENOMEM ? "out of memory" : "collective outside the cluster");
         return 0;
     }
     return 1;

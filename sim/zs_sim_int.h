@@ -123,6 +123,10 @@ typedef struct sim {
     double *l_last;
     int32_t *nic_act;
     double *nic_last;
+    /* scratch of the collectives: bytes and longest path latency per link,
+     * and the links touched */
+    double *c_load, *c_lat;
+    int32_t *c_touched;
     /* p2p channels */
     chan **chash;
     size_t nchash;

@@ -157,6 +157,9 @@ void zs__sim_release(sim *x)
     free(x->l_last);
     free(x->nic_act);
     free(x->nic_last);
+    free(x->c_load);
+    free(x->c_lat);
+    free(x->c_touched);
     if (x->chash)
         for (size_t b = 0; b < x->nchash; b++)
             while (x->chash[b]) {

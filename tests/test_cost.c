@@ -177,34 +177,41 @@ static void test_p2p_and_collectives(void)
     /* Inside a node: NVLink, 2 us + bytes / 200 GB/s on the A800. */
     ZS_ASSERT_REL(zs_cost_p2p(ca, 0, 1, 64e6), 2e-6 + 64e6 / 200e9, 1e-9);
 
-    /* Ring all-gather over the 8 GPUs of a DGX-H100 node, 16 MB per rank:
-     * 7 steps of 2 us + 16 MB / 450 GB/s. */
+    /* Collectives are NCCL's (models/zs_nccl.h, hand checks in
+     * tests/test_nccl.c), here with NCCL's own figures. The 8 GPUs of a
+     * DGX-H100 node, 16 MB per rank (128 MB gathered): ring/Simple, 8.4 +
+     * 7 x 3.4 us and 12 x 30 GB/s bus (x 8/7 algorithm). */
     int node[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     double B = 16e6;
-    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLGATHER, node, 8, B), 7 * (2e-6 + B / 450e9),
-                  1e-9);
-    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_REDUCESCATTER, node, 8, B), 7 * (2e-6 + B / 450e9),
-                  1e-9);
-    /* All-reduce = reduce-scatter + all-gather of B/n chunks. */
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLGATHER, node, 8, B),
+                  (8.4 + 7 * 3.4) * 1e-6 + 8 * B / (360e9 * 8 / 7), 1e-9);
+    /* Reduce-scatter adds its last, local step: B read twice and written
+     * once at HBM speed (3350 GB/s / 3). */
+    ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_REDUCESCATTER, node, 8, B),
+                  (8.4 + 7 * 3.4) * 1e-6 + 8 * B / (360e9 * 8 / 7) + B / (3350e9 / 3), 1e-9);
+    /* All-reduce: NVLS (25 us, 476 GB/s bus x 8/14). */
     ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLREDUCE, node, 8, B),
-                  14 * (2e-6 + B / 8 / 450e9), 1e-9);
+                  25e-6 + B / (476e9 * 8 / 14), 1e-9);
+    /* All-to-all: grouped sends, one step (8.4 + 3.4 us), 7 x B/8 over the
+     * GPU's 18 x 20.6 GB/s of NVLink. */
     ZS_ASSERT_REL(zs_cost_collective(ch, ZS_COLL_ALLTOALL, node, 8, B),
-                  7 * 2e-6 + 7.0 / 8 * B / 450e9, 1e-9);
-    /* All 16 GPUs of two cluster-a nodes: NCCL's channels spread over the 4
-     * NICs of each node, so the ring's network edges get 4 x 25 GB/s (below
-     * NVLink's 200); the latency is one same-rail path, 6 us. */
+                  11.8e-6 + 7.0 / 8 * B / 370.8e9, 1e-9);
+    /* All 16 GPUs of two cluster-a nodes: NCCL's rings run over the 4 NICs
+     * of each node (4 channels x 24 GB/s, PCIe Gen4), x 16/15; latency 8.4
+     * + 14 x 3.4 us inside + 14 us for the network step. */
     int all[16];
     for (int i = 0; i < 16; i++)
         all[i] = i;
-    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, all, 16, B), 15 * (6e-6 + B / 100e9),
-                  1e-9);
-    /* GPUs 0 and 1 of each node share NIC 0: one NIC for the group. */
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, all, 16, B),
+                  (8.4 + 14 * 3.4 + 14) * 1e-6 + 16 * B / (96e9 * 16 / 15), 1e-9);
+    /* GPUs 0 and 1 of each node share NIC 0: one 24 GB/s channel. */
     int shared[4] = {0, 1, 8, 9};
-    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, shared, 4, B), 3 * (6e-6 + B / 25e9),
-                  1e-9);
-    /* One GPU per node (GPUs 0 and 8): the NIC is not shared. */
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, shared, 4, B),
+                  (8.4 + 2 * 3.4 + 14) * 1e-6 + 4 * B / (24e9 * 4 / 3), 1e-9);
+    /* One GPU per node (GPUs 0 and 8): one step across the network. */
     int pair[2] = {0, 8};
-    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, pair, 2, B), 6e-6 + B / 25e9, 1e-9);
+    ZS_ASSERT_REL(zs_cost_collective(ca, ZS_COLL_ALLGATHER, pair, 2, B),
+                  (8.4 + 14) * 1e-6 + 2 * B / (24e9 * 2), 1e-9);
     ZS_ASSERT_NEAR(zs_cost_collective(ca, ZS_COLL_ALLREDUCE, pair, 1, B), 0, 0);
     CU_ASSERT_STRING_EQUAL(zs_coll_kind_name(ZS_COLL_ALLTOALL), "all-to-all");
     CU_ASSERT_STRING_EQUAL(zs_coll_kind_name(99), "?");

@@ -461,9 +461,10 @@ static void test_traffic(void)
     ZS_ASSERT_REL(x.gpu_intra, 15.0 / 16 * S * 7 / 8, 1e-12);
     zs_nccl_traffic_of(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, &x);
     ZS_ASSERT_REL(x.node_net, S, 1e-12);
+    /* S is 16 ranks' buffers: each sends S/256 to each peer. */
     zs_nccl_traffic_of(&t2, ZS_COLL_ALLTOALL, S, ZS_NCCL_P2P, &x);
-    ZS_ASSERT_REL(x.gpu_intra, S * 7 / 16, 1e-12);
-    ZS_ASSERT_REL(x.node_net, S * 8 * 8 / 16, 1e-12);
+    ZS_ASSERT_REL(x.gpu_intra, S * 7 / 256, 1e-12);
+    ZS_ASSERT_REL(x.node_net, S * 8 * 8 / 256, 1e-12);
     /* A plan's group: ranks 0-7 and 8-15 of two nodes, per-rank bytes. */
     int r16[16];
     for (int i = 0; i < 16; i++)

@@ -188,13 +188,14 @@ static void test_ring_collective(void)
     }
     zs_result *rs = simulate(s, &c, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
-    /* Four channels (one per NIC of a node) each carry a quarter; their
-     * cross-node edges (NIC k-1 of one node to NIC k of the other, e.g.
-     * 7->8) bound the ring: 30 steps of latency + 2 * 15/16 * B/4 at NIC
-     * speed, after the late arrival. */
+    /* NCCL runs it as a ring/Simple over four channels (one per NIC of a
+     * node, 24 GB/s each with PCIe Gen4; models/zs_nccl.h): latency (8.4 +
+     * 28 x 3.4 + 2 x 14 us) x 1.4 across nodes, B over 4 x 24 GB/s x 16/30,
+     * after the late arrival. The flows carry the ring's bytes and are
+     * stretched to end at that time when alone. */
     double lat, bw;
     zs_cluster_path(&c, 7, 8, &lat, &bw);
-    double want = 2e-3 + 30 * lat + 2.0 * 15 / 16 * B / 4 / bw;
+    double want = 2e-3 + (8.4 + 28 * 3.4 + 2 * 14) * 1.4e-6 + B / (4 * 24e9 * 16 / 30);
     printf("\n  all-reduce 256 MB over 16 GPUs of 2 nodes: %.3f ms (hand: %.3f ms)\n",
            rs->iter_time * 1e3, want * 1e3);
     ZS_ASSERT_REL(rs->iter_time, want, 0.01);
@@ -204,6 +205,67 @@ static void test_ring_collective(void)
     ZS_ASSERT_STR_CONTAINS(rs->notes, "aggregated flows");
     zs_result_free(rs);
     zs_schedule_free(s);
+}
+
+/* Both backends run the algorithm NCCL's model picks for each collective
+ * of a plan, and price it alike: on two DGX-H100 nodes, an all-reduce
+ * inside one node runs on NVLS (each GPU sends its buffer to the switch
+ * once: 8 x B over NVLink, where a ring would send 8 x 14/8 x B), a small
+ * one over both nodes on the tree and a large one on NVLS-tree, an
+ * all-gather on the ring. Each collective alone: SimGrid ends where the
+ * analytic backend does, which is the cost model's time. */
+static void test_same_algorithm_both_backends(void)
+{
+    zs_cluster c = cluster("dgx-h100", 2);
+    zs_model m;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &m, &e), &e);
+    zs_cost *cost = zs_cost_analytic_new(&m, &c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    static const struct {
+        int n;
+        zs_coll_kind kind;
+        double bytes;
+        zs_nccl_algo algo;
+    } cases[] = {{8, ZS_COLL_ALLREDUCE, 256e6, ZS_NCCL_NVLS},
+                 {16, ZS_COLL_ALLREDUCE, 65536, ZS_NCCL_TREE},
+                 {16, ZS_COLL_ALLREDUCE, 1e9, ZS_NCCL_NVLS_TREE},
+                 {16, ZS_COLL_ALLGATHER, 64e6, ZS_NCCL_RING}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int ranks[16];
+        for (int r = 0; r < cases[i].n; r++)
+            ranks[r] = r;
+        zs_nccl_choice ch;
+        ZS_ASSERT_OK(zs_nccl_group_plan(&c, ranks, cases[i].n, cases[i].kind, cases[i].bytes,
+                                        zs_cost_nccl(cost), &ch, NULL, &e),
+                     &e);
+        ZS_ASSERT_INT_EQ(ch.algo, cases[i].algo);
+        double t = zs_cost_collective(cost, cases[i].kind, ranks, cases[i].n, cases[i].bytes);
+        ZS_ASSERT_REL(ch.seconds, t, 1e-12);
+        zs_schedule *s = zs_schedule_new(16);
+        int g = zs_schedule_group(s, ranks, cases[i].n);
+        for (int r = 0; r < cases[i].n; r++)
+            zs_sched_coll(s, r, 1, "coll", g, cases[i].kind, cases[i].bytes, NULL, 0);
+        zs_result *ra = NULL;
+        ZS_ASSERT_OK(zs_analytic_run(s, cost, NULL, &ra, &e), &e);
+        zs_sim_opts o;
+        zs_sim_opts_init(&o);
+        o.nccl = zs_cost_nccl(cost);
+        zs_result *rs = simulate(s, &c, &o);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+        printf("\n  %s %.0f B on %d GPUs: %s/%s, analytic %.4f ms, simgrid %.4f ms",
+               zs_coll_kind_name(cases[i].kind), cases[i].bytes, cases[i].n,
+               zs_nccl_algo_name(ch.algo), zs_nccl_proto_name(ch.proto), ra->iter_time * 1e3,
+               rs->iter_time * 1e3);
+        ZS_ASSERT_REL(ra->iter_time, t, 1e-9);
+        ZS_ASSERT_REL(rs->iter_time, t, 0.01);
+        if (i == 0) /* NVLS: each flow carries one GPU's buffer */
+            ZS_ASSERT_REL(rs->link_bytes[ZS_LINK_NVLINK], 8 * cases[i].bytes, 1e-9);
+        zs_result_free(ra);
+        zs_result_free(rs);
+        zs_schedule_free(s);
+    }
+    zs_cost_free(cost);
 }
 
 /* A 16-GPU ring across two nodes whose sends and receives are all posted at
@@ -367,6 +429,7 @@ int main(int argc, char **argv)
         {"kv_shard_sanity", test_kv_shard_sanity},
         {"agrees_with_analytic", test_agrees_with_analytic},
         {"ring_collective", test_ring_collective},
+        {"same_algorithm_both_backends", test_same_algorithm_both_backends},
         {"ring_accounting", test_ring_accounting},
         {"plan_nic_busy", test_plan_nic_busy},
         {"stuck_schedule_is_an_error", test_stuck_schedule_is_an_error},

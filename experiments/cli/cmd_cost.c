@@ -379,11 +379,26 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
             ranks[i] = i;
         char how[512];
         double s = zs_cost_collective_how(c, kind, ranks, (int)a->gpus, a->bytes, how, sizeof how);
+        /* The pair NCCL runs: what both backends run too. */
+        zs_nccl_choice nc;
+        zs_nccl_topo nt;
+        int prc = zs_nccl_group_plan(&cl, ranks, (int)a->gpus, kind, a->bytes, zs_cost_nccl(c), &nc,
+                                     NULL, e);
+        if (!prc)
+            prc = zs_nccl_topo_group(&cl, ranks, (int)a->gpus, &nt, e);
         free(ranks);
+        if (prc) {
+            zs_table_free(t);
+            zs_cost_free(c);
+            return prc;
+        }
         double bus, steps;
         zs__coll_bus(kind, (int)a->gpus, a->bytes, &bus, &steps);
-        row(t, "op", "", "%s over ranks 0..%ld", zs_coll_kind_name(kind), a->gpus - 1);
+        row(t, "op", "", "%s over ranks 0..%ld (%d node(s) x %d GPUs, %d NIC(s) each)",
+            zs_coll_kind_name(kind), a->gpus - 1, nt.nnodes, nt.ppn, nt.nics);
         row(t, "bytes", "B per rank", "%.0f", a->bytes);
+        row(t, "algorithm", "", "%s", zs_nccl_algo_name(nc.algo));
+        row(t, "protocol", "", "%s", nc.algo == ZS_NCCL_P2P ? "-" : zs_nccl_proto_name(nc.proto));
         row(t, "time", "ms", "%.4f", s * 1e3);
         row(t, "bus_bandwidth", "GB/s", "%.2f (bus bytes per rank / time)",
             s > 0 ? bus / s / 1e9 : 0);

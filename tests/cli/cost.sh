@@ -53,9 +53,19 @@ expect_out cost-gemm-layer "mlp-up\+gate"
 expect_out cost-gemm-layer "XLA"
 
 expect_rc cost-coll 0 "$ZEPSIM" cost collective --cluster cluster-a --nodes 2 --op all-to-all --bytes 64M --gpus 16 --format json
-expect_out cost-coll "GPUs behind one NIC share it"
+expect_out cost-coll "each GPU's share of its node's NICs"
+expect_out cost-coll '"key": "algorithm", "value": "p2p"'
+# NCCL's choice: a ring inside an A800 node (no NVLink SHARP), NVLS on a
+# DGX-H100 node, the tree for a small all-reduce across two A800 nodes.
 expect_rc cost-coll-ring 0 "$ZEPSIM" cost collective --cluster cluster-a --op all-reduce --bytes 1G --gpus 8
-expect_out cost-coll-ring "ring: 14 steps"
+expect_out cost-coll-ring "algorithm +ring"
+expect_out cost-coll-ring "protocol +Simple"
+expect_out cost-coll-ring "NCCL 2.29.2 model: ring/Simple"
+expect_rc cost-coll-nvls 0 "$ZEPSIM" cost collective --cluster dgx-h100 --nodes 1 --op all-reduce --bytes 1G --gpus 8
+expect_out cost-coll-nvls "algorithm +nvls"
+expect_rc cost-coll-tree 0 "$ZEPSIM" cost collective --cluster cluster-a --nodes 2 --op all-reduce --bytes 64K --gpus 16
+expect_out cost-coll-tree "algorithm +tree"
+expect_out cost-coll-tree "protocol +LL"
 expect_rc cost-p2p 0 "$ZEPSIM" cost p2p --cluster cluster-a --nodes 2 --src 0 --dst 8 --bytes 64M --format csv
 expect_out cost-p2p "^path,\"0 -> 8 \(PCIe, NIC, fabric\)\""
 
