@@ -131,7 +131,17 @@ static double runner_up(const zs_nccl_topo *t, zs_coll_kind k, double bytes, uns
     return isfinite(r) ? r : -1;
 }
 
-int zs_cmd_calib_predict(int argc, char **argv)
+typedef struct predict_args {
+    const char *calib_path, *cluster;
+    long nodes, gpn;
+    int ops[ZS_COLL_NKINDS], nops, nsizes;
+    double sizes[MAX_SIZES];
+    unsigned am, pm;
+    zs_format fmt;
+} predict_args;
+
+/* -1: parsed; otherwise the exit status. */
+static int parse_args(int argc, char **argv, predict_args *a)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"calib", required_argument, 0, 'c'},
@@ -144,16 +154,9 @@ int zs_cmd_calib_predict(int argc, char **argv)
                                          {"nccl-proto", required_argument, 0, 'P'},
                                          {"format", required_argument, 0, 'f'},
                                          {0, 0, 0, 0}};
-    const char *calib_path = NULL, *cluster = "cluster-c";
-    long nodes = 1, gpn = 0;
-    int ops[ZS_COLL_NKINDS] = {ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE};
-    int nops = 3, nsizes = 0;
-    double sizes[MAX_SIZES];
-    unsigned am = 0, pm = 0;
-    zs_format fmt = ZS_FMT_TABLE;
     zs_err e;
     zs_err_clear(&e);
-    int rc = parse_sizes("8M-8G", sizes, &nsizes, &e), c;
+    int rc = parse_sizes("8M-8G", a->sizes, &a->nsizes, &e), c;
     zs_cli_reset_getopt();
     while (rc == ZS_OK && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
@@ -161,33 +164,33 @@ int zs_cmd_calib_predict(int argc, char **argv)
             fputs(predict_help, stdout);
             return 0;
         case 'c':
-            calib_path = optarg;
+            a->calib_path = optarg;
             break;
         case 'C':
-            cluster = optarg;
+            a->cluster = optarg;
             break;
         case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
+            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &a->nodes, &e);
             break;
         case 'g':
-            rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 64, &gpn, &e);
+            rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 64, &a->gpn, &e);
             break;
         case 'o':
-            rc = parse_ops(optarg, ops, &nops, &e);
+            rc = parse_ops(optarg, a->ops, &a->nops, &e);
             break;
         case 's':
-            rc = parse_sizes(optarg, sizes, &nsizes, &e);
+            rc = parse_sizes(optarg, a->sizes, &a->nsizes, &e);
             break;
         case 'A':
-            if ((rc = zs_nccl_algo_mask_parse(optarg, &am, &e)))
+            if ((rc = zs_nccl_algo_mask_parse(optarg, &a->am, &e)))
                 e.code = ZS_EUSAGE;
             break;
         case 'P':
-            if ((rc = zs_nccl_proto_mask_parse(optarg, &pm, &e)))
+            if ((rc = zs_nccl_proto_mask_parse(optarg, &a->pm, &e)))
                 e.code = ZS_EUSAGE;
             break;
         case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
+            rc = zs_format_parse(optarg, &a->fmt, &e);
             break;
         default:
             return zs_cli_bad_option("calib predict", c, argv);
@@ -198,60 +201,55 @@ int zs_cmd_calib_predict(int argc, char **argv)
     if (optind < argc)
         return zs_cli_usage_error("calib", "calib predict takes options only, not '%s'",
                                   argv[optind]);
-    zs_cluster cl;
-    zs_calib *cal = NULL;
-    if ((rc = zs_cluster_load(cluster, (int)nodes, &cl, &e)))
-        return zs_cli_fail(&e);
-    if (calib_path && (rc = zs_calib_load(calib_path, &cal, &e)))
-        return zs_cli_fail(&e);
-    zs_nccl_topo t;
-    if (nodes * (gpn ? gpn : cl.gpus_per_node) < 2) {
-        zs_calib_free(cal);
-        return zs_cli_usage_error("calib", "a collective needs at least 2 GPUs (--nodes, "
-                                           "--gpus-per-node)");
+    return -1;
+}
+
+static void print_header(const predict_args *a, const zs_cluster *cl, const zs_nccl_topo *t,
+                         const zs_nccl_params *prm)
+{
+    printf("cluster %s: %d node(s) x %d GPUs (%s, sm%d), %d NIC(s) per node at %.0f Gb/s; "
+           "NVLink SHARP %s, CollNet %s\n",
+           cl->name, t->nnodes, t->ppn, cl->gpu.name, t->sm, t->nics, cl->nic_gbps,
+           t->nvls ? "yes" : "no", t->collnet ? "yes" : "no");
+    printf("NCCL 2.29.2 model: ring %d x %.1f GB/s, tree %d x %.1f/%.1f GB/s, nvls %d x "
+           "%.1f/%.1f GB/s (channels x intra/inter)\n",
+           t->ring.nch, t->ring.bw_intra, t->tree.nch, t->tree.bw_intra, t->tree.bw_inter,
+           t->nvls_g.nch, t->nvls_g.bw_intra, t->nvls_g.bw_inter);
+    if (prm) {
+        printf("calibration %s:", a->calib_path);
+        for (int i = 0; i < ZS_NP_NPARAMS; i++)
+            if (prm->fitted[i])
+                printf(" %s %.4g", zs_nccl_param_name(i), prm->v[i]);
+        printf(" (the rest NCCL's)\n");
+    } else {
+        printf("no calibration of collectives: NCCL's own figures, no size ramp\n");
     }
-    if ((rc = zs_nccl_topo_init(&cl, (int)nodes, gpn ? (int)gpn : cl.gpus_per_node, 0, &t, &e))) {
-        zs_calib_free(cal);
-        return zs_cli_fail(&e);
-    }
-    const zs_nccl_params *prm = zs_calib_nccl(cal);
-    if (fmt == ZS_FMT_TABLE) {
-        printf("cluster %s: %d node(s) x %d GPUs (%s, sm%d), %d NIC(s) per node at %.0f Gb/s; "
-               "NVLink SHARP %s, CollNet %s\n",
-               cl.name, t.nnodes, t.ppn, cl.gpu.name, t.sm, t.nics, cl.nic_gbps,
-               t.nvls ? "yes" : "no", t.collnet ? "yes" : "no");
-        printf("NCCL 2.29.2 model: ring %d x %.1f GB/s, tree %d x %.1f/%.1f GB/s, nvls %d x "
-               "%.1f/%.1f GB/s (channels x intra/inter)\n",
-               t.ring.nch, t.ring.bw_intra, t.tree.nch, t.tree.bw_intra, t.tree.bw_inter,
-               t.nvls_g.nch, t.nvls_g.bw_intra, t.nvls_g.bw_inter);
-        if (prm) {
-            printf("calibration %s:", calib_path);
-            for (int i = 0; i < ZS_NP_NPARAMS; i++)
-                if (prm->fitted[i])
-                    printf(" %s %.4g", zs_nccl_param_name(i), prm->v[i]);
-            printf(" (the rest NCCL's)\n");
-        } else {
-            printf("no calibration of collectives: NCCL's own figures, no size ramp\n");
-        }
-        printf("\n");
-    }
+    printf("\n");
+}
+
+/* One row per collective and size. */
+static int predict_table(const predict_args *a, const zs_nccl_topo *t, const zs_nccl_params *prm,
+                         zs_err *e)
+{
     zs_table *tb = zs_table_new("collectives");
     static const char *const cols[] = {"op",        "bytes",     "nccl",         "nccl_us",
                                        "runner_up", "runner_us", "predicted_us", "busbw_gbs"};
     for (int i = 0; i < 8; i++)
         zs_table_col(tb, cols[i], i == 1 || i == 3 || i >= 5);
-    for (int o = 0; o < nops && rc == ZS_OK; o++)
-        for (int i = 0; i < nsizes && rc == ZS_OK; i++) {
+    int rc = ZS_OK;
+    for (int o = 0; o < a->nops && rc == ZS_OK; o++)
+        for (int i = 0; i < a->nsizes && rc == ZS_OK; i++) {
             zs_nccl_choice ch;
-            zs_coll_kind k = (zs_coll_kind)ops[o];
-            if ((rc = zs_nccl_choose(&t, k, sizes[i], am, pm, prm, &ch, &e)))
+            zs_coll_kind k = (zs_coll_kind)a->ops[o];
+            double b = a->sizes[i];
+            if ((rc = zs_nccl_choose(t, k, b, a->am, a->pm, prm, &ch, e)))
                 break;
             char ru[32];
-            double rus = runner_up(&t, k, sizes[i], am, pm, &ch, ru, sizeof ru);
-            double bus = zs_nccl_bus_bytes(k, t.nranks, sizes[i]);
+            double rus = runner_up(t, k, b, a->am, a->pm, &ch, ru, sizeof ru);
+            double bus = zs_nccl_bus_bytes(k, t->nranks, b);
             zs_table_row(tb);
             zs_table_set(tb, 0, "%s", zs_coll_kind_name(k));
-            zs_table_set(tb, 1, "%.0f", sizes[i]);
+            zs_table_set(tb, 1, "%.0f", b);
             zs_table_set(tb, 2, "%s/%s", zs_nccl_algo_name(ch.algo), zs_nccl_proto_name(ch.proto));
             zs_table_set(tb, 3, "%.1f", ch.nccl_us);
             zs_table_set(tb, 4, "%s", ru);
@@ -260,8 +258,48 @@ int zs_cmd_calib_predict(int argc, char **argv)
             zs_table_set(tb, 7, "%.1f", ch.seconds > 0 ? bus / ch.seconds / 1e9 : 0);
         }
     if (rc == ZS_OK)
-        zs_table_print(tb, stdout, fmt);
+        zs_table_print(tb, stdout, a->fmt);
     zs_table_free(tb);
+    return rc;
+}
+
+int zs_cmd_calib_predict(int argc, char **argv)
+{
+    predict_args a = {NULL,
+                      "cluster-c",
+                      1,
+                      0,
+                      {ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE},
+                      3,
+                      0,
+                      {0},
+                      0,
+                      0,
+                      ZS_FMT_TABLE};
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    zs_err e;
+    zs_err_clear(&e);
+    zs_cluster cl;
+    zs_calib *cal = NULL;
+    if (zs_cluster_load(a.cluster, (int)a.nodes, &cl, &e) ||
+        (a.calib_path && zs_calib_load(a.calib_path, &cal, &e)))
+        return zs_cli_fail(&e);
+    int ppn = a.gpn ? (int)a.gpn : cl.gpus_per_node;
+    zs_nccl_topo t;
+    int rc = ZS_OK;
+    if (a.nodes * ppn < 2) {
+        zs_calib_free(cal);
+        return zs_cli_usage_error("calib", "a collective needs at least 2 GPUs (--nodes, "
+                                           "--gpus-per-node)");
+    }
+    if ((rc = zs_nccl_topo_init(&cl, (int)a.nodes, ppn, 0, &t, &e)) == ZS_OK) {
+        const zs_nccl_params *prm = zs_calib_nccl(cal);
+        if (a.fmt == ZS_FMT_TABLE)
+            print_header(&a, &cl, &t, prm);
+        rc = predict_table(&a, &t, prm, &e);
+    }
     zs_calib_free(cal);
     return rc ? zs_cli_fail(&e) : 0;
 }
