@@ -19,6 +19,10 @@ typedef struct zs_batch {
      * NULL (nmicro 0) when the batch is not packed. Freed with the batch. */
     int32_t *micro_of;
     int32_t nmicro;
+    /* Iterations the batch's tokens waited on average since the batch they
+     * were drawn for (packers that delay documents, WLB-LLM's queues); 0
+     * when nothing waits. */
+    double wait_iters;
 } zs_batch;
 
 /* An empty batch with room for cap documents; NULL when out of memory. */

@@ -614,10 +614,11 @@ int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, con
                                                          : "one static choice";
     zs_plan_report_note(rep, "CP sharding %s: per-document in %d of %d micro-batches", how,
                         ndocmode, nused);
+    rep->imbalance_degree = lat_sum > 0 ? lat_max * (micro * D->dp) / lat_sum : 1.0;
     zs_plan_report_note(rep,
                         "imbalance degree %.3f (largest predicted micro-batch forward latency x "
                         "%d / total)",
-                        lat_sum > 0 ? lat_max * (micro * D->dp) / lat_sum : 1.0, micro * D->dp);
+                        rep->imbalance_degree, micro * D->dp);
 done:
     for (int32_t k = 0; L.sh && k < nseq; k++)
         shard_free(&L.sh[k]);

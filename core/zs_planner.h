@@ -36,6 +36,10 @@ typedef struct zs_plan_report {
     zs_layout_dims dims;
     double attn_imbalance;   /* max / mean attention work per rank (per micro-batch for PP) */
     double linear_imbalance; /* max / mean tokens per rank for the linear modules */
+    /* WLB-LLM's imbalance degree: the largest predicted micro-batch forward
+     * latency x micro-batches / their total (1 = balanced); 0 for methods
+     * without micro-batches. */
+    double imbalance_degree;
     int64_t max_attn_tokens, max_linear_tokens;
     double plan_seconds; /* host time spent planning */
     char notes[1024];    /* decisions and approximations, "; "-separated */

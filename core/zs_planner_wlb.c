@@ -13,8 +13,13 @@
  *     (tile padding included), or forced with sharding=doc|seq.
  * Options: tp, cp, pp, window, micro (zs_plan4d.h); smax=N (default
  * min(2 x window, what the CP group's memory holds)); sharding=adaptive|
- * doc|seq. Its batcher hook is the packer, so `simulate`, `compare`,
- * `plan` and the runner all plan the batches the packer makes. */
+ * doc|seq; queues=N outlier queues (default 2, the paper's; 0 is the
+ * packer without delays, DistCA's "WLB-ideal"); warmup=N batches packed
+ * and dropped before the first one planned (default 32), so a run measures
+ * the queues at steady state: from empty queues no outlier trains until a
+ * queue holds one document per micro-batch, and a short run would train
+ * only the cheap documents. Its batcher hook is the packer, so `simulate`,
+ * `compare`, `plan` and the runner all plan the batches the packer makes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +32,19 @@ static const zs_opt_spec opt_smax = {.key = "smax",
                                      .max = INT32_MAX,
                                      .computed = "min(2 x window, CP group memory)",
                                      .help = "longest micro-batch in tokens"};
+static const zs_opt_spec opt_queues = {.key = "queues",
+                                       .type = ZS_OPT_INT,
+                                       .min = 0,
+                                       .max = ZS_WLB_MAX_QUEUES,
+                                       .def = 2,
+                                       .help = "outlier queues of the packer (0: no delays)"};
+static const zs_opt_spec opt_warmup = {.key = "warmup",
+                                       .type = ZS_OPT_INT,
+                                       .min = 0,
+                                       .max = 100000,
+                                       .def = 32,
+                                       .help = "batches packed and dropped before the first "
+                                               "(queues at steady state)"};
 /* The values in the order of modes[] in plan(). */
 static const zs_opt_spec opt_sharding = {.key = "sharding",
                                          .type = ZS_OPT_ENUM,
@@ -44,7 +62,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     if (rc)
         return rc;
     int sh;
-    if ((rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e)))
+    long queues, warmup;
+    if ((rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e)) ||
+        (rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e)) ||
+        (rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e)))
         return rc;
     static const zs__shard modes[] = {ZS__SHARD_ADAPTIVE, ZS__SHARD_DOC, ZS__SHARD_SEQ};
     zs__shard mode = modes[sh];
@@ -59,7 +80,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     rc = zs_opt_int_def(ctx->opts, &opt_smax, def, &smax, e);
     if (rc || b->micro_of) {
         if (!rc) {
-            zs_plan_report_note(rep, "packing from the batch (%d micro-batches)", b->nmicro);
+            zs_plan_report_note(rep,
+                                "packer with %ld outlier queue(s) after %ld warm-up batches: %d "
+                                "micro-batches; tokens waited %.2f iterations on average",
+                                queues, warmup, b->nmicro, b->wait_iters);
             rc = zs__4d_lower(ctx, b, &o, b->micro_of, b->nmicro, mode, out, rep, e);
         }
         free(seq);
@@ -136,7 +160,12 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
     if (!pc)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nmicro;
+    long queues, warmup;
     int rc = zs__4d_loader(ctx, "wlb-llm", &pc->o, &nmicro, e);
+    if (!rc)
+        rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e);
+    if (!rc)
+        rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e);
     if (rc) {
         free(pc);
         return rc;
@@ -146,12 +175,13 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
     memset(&wc, 0, sizeof wc);
     wc.nmicro = nmicro;
     wc.window = pc->o.window;
-    wc.nqueues = 2;
+    wc.nqueues = (int)queues;
     wc.cost = (zs_pack_cost){zs__4d_doc_cost_fn, &pc->dc};
-    return zs_batcher_wlb_new_owning(docs, &wc, pc, out, e);
+    return zs_batcher_wlb_new_warm(docs, &wc, (int)warmup, pc, out, e);
 }
 
-static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_smax, &opt_sharding, NULL};
+static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_smax,   &opt_sharding,
+                                             &opt_queues,    &opt_warmup, NULL};
 
 const zs_planner_ops zs_planner_wlb = {
     .name = "wlb-llm",

@@ -323,7 +323,7 @@ struct zs_wlb_packer {
     zs_wlb_pack_cfg cfg;
     dvec queue[ZS_WLB_MAX_QUEUES];
     dvec carry;
-    int64_t iter;
+    int64_t iter, iter0; /* iter0: the first batch counted (after a warm-up) */
     int exhausted;
     zs_wlb_pack_stats st;
 };
@@ -498,6 +498,7 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
             rc = left;
     }
     int32_t j = 0;
+    double waited = 0;
     for (int32_t i = 0; i < n && rc == ZS_OK; i++) {
         if (mo[i] < 0) {
             rc = dvec_push(&p->carry, pool.v[i]);
@@ -511,12 +512,14 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
             p->st.delayed_docs++;
             p->st.delayed_tokens += len[i];
             p->st.delay_token_iters += (double)delay * len[i];
+            waited += (double)delay * len[i];
         }
     }
     if (rc == ZS_OK)
         rc = zs_batch_set_micro(b, mo2, c->nmicro, e);
     if (rc == ZS_OK) {
-        b->index = (int32_t)p->iter;
+        b->wait_iters = b->tokens > 0 ? waited / (double)b->tokens : 0;
+        b->index = (int32_t)(p->iter - p->iter0);
         count_batch(p, b);
         p->iter++;
         *out = b;
@@ -533,6 +536,25 @@ int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **ou
     if (dt > p->st.max_pack_seconds)
         p->st.max_pack_seconds = dt;
     return rc;
+}
+
+int zs_wlb_packer_warmup(zs_wlb_packer *p, const zs_doc_stream *src, int n, zs_err *e)
+{
+    for (int i = 0; i < n; i++) {
+        zs_batch *b = NULL;
+        int rc = zs_wlb_packer_next(p, src, &b, e);
+        if (rc)
+            return rc;
+        if (!b)
+            break;
+        zs_batch_free(b);
+    }
+    int64_t wd = p->st.waiting_docs, wt = p->st.waiting_tokens;
+    memset(&p->st, 0, sizeof p->st);
+    p->st.waiting_docs = wd;
+    p->st.waiting_tokens = wt;
+    p->iter0 = p->iter;
+    return ZS_OK;
 }
 
 /* ---- as a batcher ----------------------------------------------------------- */
@@ -589,6 +611,22 @@ int zs_batcher_wlb_new_owning(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, voi
     w->src = src;
     w->owned = owned;
     *out = &w->base;
+    return ZS_OK;
+}
+
+int zs_batcher_wlb_new_warm(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, int warmup, void *owned,
+                            zs_batcher **out, zs_err *e)
+{
+    zs_batcher *b = NULL;
+    int rc = zs_batcher_wlb_new_owning(src, cfg, owned, &b, e);
+    if (rc)
+        return rc;
+    wlb_batcher *w = (wlb_batcher *)b;
+    if ((rc = zs_wlb_packer_warmup(w->p, &w->src, warmup, e))) {
+        zs_batcher_free(b);
+        return rc;
+    }
+    *out = b;
     return ZS_OK;
 }
 

@@ -106,6 +106,12 @@ typedef struct zs_wlb_packer zs_wlb_packer;
 int zs_wlb_packer_new(const zs_wlb_pack_cfg *cfg, zs_wlb_packer **out, zs_err *e);
 void zs_wlb_packer_free(zs_wlb_packer *p);
 
+/* Packs n batches from src and drops them, then starts the statistics
+ * afresh (queues and carried documents stay): the packer starts measuring
+ * at steady state, its queues holding what a long run leaves in them. The
+ * batches it then returns are numbered from 0. */
+int zs_wlb_packer_warmup(zs_wlb_packer *p, const zs_doc_stream *src, int n, zs_err *e);
+
 /* The next packed global batch (caller frees), drawing from src
  * (borrowed) until the pool holds nmicro x window tokens, or *out = NULL
  * when src is exhausted and nothing waits. A document longer than smax is
@@ -123,6 +129,10 @@ int zs_batcher_wlb_new(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, zs_batcher
  * at once when this call fails. */
 int zs_batcher_wlb_new_owning(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, void *owned,
                               zs_batcher **out, zs_err *e);
+/* The packer as a batcher after zs_wlb_packer_warmup of `warmup` batches
+ * (the batcher's counts start after it too). */
+int zs_batcher_wlb_new_warm(zs_doc_stream src, const zs_wlb_pack_cfg *cfg, int warmup, void *owned,
+                            zs_batcher **out, zs_err *e);
 zs_wlb_packer *zs_batcher_wlb_packer(zs_batcher *b);
 
 #endif

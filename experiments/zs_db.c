@@ -17,7 +17,7 @@ struct zs_db {
 };
 
 static const char schema_sql[] =
-    "-- zepsim results database (schema version 1).\n"
+    "-- zepsim results database (schema version 2).\n"
     "-- One row per run point. `key` is the canonical configuration (every\n"
     "-- field that can change a number, the software version and the\n"
     "-- calibration's SHA-256); it is UNIQUE, so a resumed run skips stored\n"
@@ -63,6 +63,9 @@ static const char schema_sql[] =
     "  attn_imbalance REAL,          --   max/mean attention work per rank\n"
     "  linear_imbalance REAL,        --   max/mean linear tokens per rank\n"
     "  plan_ms REAL,                 --   planning time per batch (host)\n"
+    "  imbalance_degree REAL,        --   max micro-batch latency x micro-batches / total\n"
+    "                                --   (mean; 0: no micro-batches)\n"
+    "  delay_iters REAL,             --   iterations a trained token waited (mean)\n"
     "  ops INTEGER,                  --   ops executed, all iterations\n"
     "  wall_s REAL,                  --   host seconds for the point\n"
     "  planner_notes TEXT,           -- the planner's notes (last iteration)\n"
@@ -77,7 +80,7 @@ static const char *const cols =
     "group_gpus, iterations, seed, backend, calib, calib_sha256, zero_stage, recompute, "
     "validate, timeline, config, cost_desc, iters_done, tokens, seconds, iter_time, "
     "tokens_per_s, mfu, exposed_share, max_nic_util, attn_imbalance, linear_imbalance, "
-    "plan_ms, ops, wall_s, planner_notes, backend_notes, slowest_why, host, created";
+    "plan_ms, imbalance_degree, delay_iters, ops, wall_s, planner_notes, backend_notes, slowest_why, host, created";
 
 const char *zs_db_schema(void)
 {
@@ -122,7 +125,7 @@ int zs_db_open(const char *path, zs_db **out, zs_err *e)
     if (!rc)
         rc = exec(db, schema_sql, e);
     if (!rc)
-        rc = exec(db, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '1');", e);
+        rc = exec(db, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '2');", e);
     if (!rc) {
         sqlite3_stmt *st = NULL;
         sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
@@ -197,7 +200,8 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
     const char *sql =
         "SELECT status, error, iters_done, tokens, seconds, iter_time, tokens_per_s, mfu, "
         "exposed_share, max_nic_util, attn_imbalance, linear_imbalance, plan_ms, ops, wall_s, "
-        "cost_desc, planner_notes, backend_notes, slowest_why FROM results WHERE key = ?";
+        "cost_desc, planner_notes, backend_notes, slowest_why, imbalance_degree, delay_iters "
+        "FROM results WHERE key = ?";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL))
         return db_fail(db->h, db->path, NULL, "database lookup", e);
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -226,6 +230,9 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
         text_col(st, 16, r->notes, sizeof r->notes);
         text_col(st, 17, row->backend_notes, sizeof row->backend_notes);
         text_col(st, 18, row->slowest_why, sizeof row->slowest_why);
+        r->imbalance_degree = sqlite3_column_double(st, 19);
+        r->delay_iters = sqlite3_column_double(st, 20);
+        r->tokens_per_iter = r->iterations > 0 ? r->tokens / r->iterations : 0;
     }
     sqlite3_finalize(st);
     if (s != SQLITE_ROW && s != SQLITE_DONE)
@@ -239,7 +246,7 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
     char sql[2048], cfgtxt[2048], sha[65] = "", host[256] = "", created[32];
     snprintf(sql, sizeof sql,
              "INSERT OR %s INTO results (%s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-             "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+             "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
              replace ? "REPLACE" : "IGNORE", cols);
     if (c->calib[0]) {
         int rc = zs_sha256_file(c->calib, sha, e);
@@ -295,12 +302,13 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
         sqlite3_bind_int(st, i++, r->iterations);
         double v[] = {
             r->tokens,        r->seconds,      r->iter_time,      r->tokens_per_s,     r->mfu,
-            r->exposed_share, r->max_nic_util, r->attn_imbalance, r->linear_imbalance, r->plan_ms};
+            r->exposed_share, r->max_nic_util, r->attn_imbalance, r->linear_imbalance, r->plan_ms,
+            r->imbalance_degree, r->delay_iters};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             sqlite3_bind_double(st, i++, v[k]);
         sqlite3_bind_int64(st, i++, r->ops);
     } else {
-        for (int k = 0; k < 12; k++)
+        for (int k = 0; k < 14; k++)
             sqlite3_bind_null(st, i++);
     }
     sqlite3_bind_double(st, i++, r->wall_s);

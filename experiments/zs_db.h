@@ -14,7 +14,7 @@
 #include "zs_point.h"
 #include "zs_table.h"
 
-#define ZS_DB_SCHEMA_VERSION 1
+#define ZS_DB_SCHEMA_VERSION 2
 
 typedef struct zs_db zs_db;
 

@@ -64,7 +64,7 @@ static double batch_flops(const zs_model *m, const zs_batch *b)
 
 /* Sums over iterations, for the means. */
 typedef struct sums {
-    double imb_a, imb_l, plan_s, exposed, nic, flops, peak, busy, idle;
+    double imb_a, imb_l, imb_d, wait, plan_s, exposed, nic, flops, peak, busy, idle;
 } sums;
 
 /* Adds one iteration's result r (whose ownership moves to out->last). */
@@ -96,6 +96,8 @@ static void add_iteration(const zs_point_env *env, const zs_batch *b, const zs_p
     }
     t->imb_a += rep->attn_imbalance;
     t->imb_l += rep->linear_imbalance;
+    t->imb_d += rep->imbalance_degree;
+    t->wait += b->wait_iters * (double)b->tokens;
     t->plan_s += rep->plan_seconds;
     out->iterations++;
     snprintf(out->notes, sizeof out->notes, "%s", rep->notes);
@@ -107,6 +109,7 @@ static void take_means(const sums *t, zs_point_result *out)
 {
     int n = out->iterations;
     out->iter_time = out->seconds / n;
+    out->tokens_per_iter = out->tokens / n;
     out->tokens_per_s = out->seconds > 0 ? out->tokens / out->seconds : 0;
     out->mfu = out->seconds > 0 && t->peak > 0 ? t->flops / (out->seconds * t->peak) : 0;
     out->exposed_share = t->exposed / n;
@@ -115,6 +118,8 @@ static void take_means(const sums *t, zs_point_result *out)
     out->max_nic_util = t->nic / n;
     out->attn_imbalance = t->imb_a / n;
     out->linear_imbalance = t->imb_l / n;
+    out->imbalance_degree = t->imb_d / n;
+    out->delay_iters = out->tokens > 0 ? t->wait / out->tokens : 0;
     out->plan_ms = t->plan_s / n * 1e3;
 }
 

@@ -52,6 +52,10 @@ void zs_point_cfg_default(zs_point_cfg *c);
 typedef struct zs_point_result {
     int iterations;
     double tokens;    /* trained tokens, all iterations */
+    /* trained tokens per iteration (tokens / iterations): methods that
+     * delay documents (WLB-LLM's queues) or pad windows train a different
+     * amount per iteration, so throughputs compare only beside this */
+    double tokens_per_iter;
     double seconds;   /* simulated time, all iterations */
     double iter_time; /* mean per iteration, s */
     double tokens_per_s;
@@ -62,7 +66,9 @@ typedef struct zs_point_result {
     double max_nic_util;   /* busiest NIC's busy time / iteration time */
     double attn_imbalance; /* mean over iterations, from the planner */
     double linear_imbalance;
-    double plan_ms; /* mean planning time per batch */
+    double imbalance_degree; /* mean over iterations; 0: no micro-batches (zs_plan_report) */
+    double delay_iters;      /* iterations a trained token waited on average (zs_batch) */
+    double plan_ms;          /* mean planning time per batch */
     double wall_s;  /* host time of the whole point */
     int64_t ops;    /* ops simulated, all iterations */
     char cost_desc[256];

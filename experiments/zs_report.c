@@ -39,6 +39,12 @@ double zs_report_metric(const zs_spec *s, const zs_db_row *rows, const int *foun
         return r->linear_imbalance;
     if (!strcmp(metric, "plan_ms"))
         return r->plan_ms;
+    if (!strcmp(metric, "tokens_per_iter"))
+        return r->iterations > 0 ? r->tokens / r->iterations : NAN;
+    if (!strcmp(metric, "imbalance_degree"))
+        return r->imbalance_degree > 0 ? r->imbalance_degree : NAN;
+    if (!strcmp(metric, "delay_iters"))
+        return r->delay_iters;
     if (!strcmp(metric, "speedup")) {
         if (s->baseline < 0)
             return NAN;
@@ -53,7 +59,7 @@ static void fmt_metric(const char *metric, double v, char *buf, size_t n)
 {
     if (isnan(v))
         snprintf(buf, n, "—");
-    else if (!strcmp(metric, "tokens_per_s"))
+    else if (!strcmp(metric, "tokens_per_s") || !strcmp(metric, "tokens_per_iter"))
         snprintf(buf, n, "%.0f", v);
     else if (!strcmp(metric, "iter_time_ms"))
         snprintf(buf, n, "%.1f", v);
@@ -86,6 +92,12 @@ static const char *metric_title(const char *m)
         return "attention imbalance (max/mean)";
     if (!strcmp(m, "linear_imbalance"))
         return "linear-module imbalance (max/mean)";
+    if (!strcmp(m, "tokens_per_iter"))
+        return "tokens trained per iteration";
+    if (!strcmp(m, "imbalance_degree"))
+        return "imbalance degree (max micro-batch latency x micro-batches / total)";
+    if (!strcmp(m, "delay_iters"))
+        return "iterations a token waits (mean)";
     return "planning time (ms)";
 }
 
@@ -501,12 +513,14 @@ static void md_paper(FILE *f, const zs_spec *s, const report_rows *r)
 static void md_results(FILE *f, const zs_spec *s, const report_rows *r)
 {
     fprintf(f,
-            "## Results\n\n| case | series | tokens/s | iteration (ms) | speedup%s%s | MFU | "
-            "exposed comm | max NIC util | attn imbalance | status |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+            "## Results\n\n| case | series | tokens/s | tokens/iteration | iteration (ms) | "
+            "speedup%s%s | MFU | exposed comm | max NIC util | attn imbalance | imbalance degree "
+            "| status |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             s->baseline >= 0 ? " over " : "", s->baseline >= 0 ? s->series[s->baseline].label : "");
-    static const char *const cols[] = {"tokens_per_s",  "iter_time_ms", "speedup",       "mfu",
-                                       "exposed_share", "max_nic_util", "attn_imbalance"};
+    static const char *const cols[] = {"tokens_per_s",   "tokens_per_iter",  "iter_time_ms",
+                                       "speedup",        "mfu",              "exposed_share",
+                                       "max_nic_util",   "attn_imbalance",   "imbalance_degree"};
     for (int i = 0; i < s->npoints; i++) {
         const zs_spec_point *p = &s->points[i];
         fputs("| ", f);

@@ -239,7 +239,7 @@ static void test_packed_batch(void)
         env_opts(&v, "tp=2,cp=2,pp=1,window=4096,repack_window=2");
         zs_schedule *s = plan(&v, "fixed-4d", out[i], &rep);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-        ZS_ASSERT_STR_CONTAINS(rep.notes, "packing from the batch");
+        ZS_ASSERT_STR_CONTAINS(rep.notes, "fixed-length greedy repacking over 2 batch(es)");
         for (int64_t p = 0; p < s->npieces; p++)
             ZS_ASSERT_INT_EQ(s->pieces[p].micro,
                              out[i]->micro_of[s->pieces[p].doc] % s->micro_batches);

@@ -288,8 +288,9 @@ static int parse_args(int argc, char **argv, compare_args *a)
 static void print_table(const compare_args *a, const outcome *res, int base)
 {
     zs_table *t = zs_table_new(NULL);
-    const char *cols[] = {"method",    "tokens/s", "iter_ms",   "speedup",  "mfu_%",  "busy_%",
-                          "exposed_%", "idle_%",   "max_nic_%", "attn_imb", "plan_ms"};
+    const char *cols[] = {"method",   "tokens/s", "tok/iter",  "iter_ms",  "speedup",
+                          "mfu_%",    "busy_%",   "exposed_%", "idle_%",   "max_nic_%",
+                          "attn_imb", "plan_ms"};
     const int ncols = (int)(sizeof cols / sizeof cols[0]);
     for (int i = 0; i < ncols; i++)
         zs_table_col(t, cols[i], i > 0);
@@ -302,16 +303,17 @@ static void print_table(const compare_args *a, const outcome *res, int base)
         }
         const zs_point_result *r = &res[i].r;
         zs_table_set(t, 1, "%.0f", r->tokens_per_s);
-        zs_table_set(t, 2, "%.1f", r->iter_time * 1e3);
+        zs_table_set(t, 2, "%.0f", r->tokens_per_iter);
+        zs_table_set(t, 3, "%.1f", r->iter_time * 1e3);
         if (base >= 0)
-            zs_table_set(t, 3, "%.2f", r->tokens_per_s / res[base].r.tokens_per_s);
-        zs_table_set(t, 4, "%.1f", r->mfu * 100);
-        zs_table_set(t, 5, "%.1f", r->compute_share * 100);
-        zs_table_set(t, 6, "%.1f", r->exposed_share * 100);
-        zs_table_set(t, 7, "%.1f", r->idle_share * 100);
-        zs_table_set(t, 8, "%.1f", r->max_nic_util * 100);
-        zs_table_set(t, 9, "%.2f", r->attn_imbalance);
-        zs_table_set(t, 10, "%.1f", r->plan_ms);
+            zs_table_set(t, 4, "%.2f", r->tokens_per_s / res[base].r.tokens_per_s);
+        zs_table_set(t, 5, "%.1f", r->mfu * 100);
+        zs_table_set(t, 6, "%.1f", r->compute_share * 100);
+        zs_table_set(t, 7, "%.1f", r->exposed_share * 100);
+        zs_table_set(t, 8, "%.1f", r->idle_share * 100);
+        zs_table_set(t, 9, "%.1f", r->max_nic_util * 100);
+        zs_table_set(t, 10, "%.2f", r->attn_imbalance);
+        zs_table_set(t, 11, "%.1f", r->plan_ms);
     }
     zs_table_print(t, stdout, a->fmt);
     zs_table_free(t);
@@ -323,7 +325,8 @@ static void print_notes(const compare_args *a, int base)
         return;
     if (base < 0)
         printf("(no speedups: the baseline '%s' is not among the methods that ran)\n", a->baseline);
-    printf("speedup = tokens/s over %s; busy / exposed / idle = mean share of the "
+    printf("speedup = tokens/s over %s; tok/iter = tokens trained per iteration (methods "
+           "that delay or cut documents train different amounts); busy / exposed / idle = mean share of the "
            "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
            "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
            "GPU\n",

@@ -118,6 +118,8 @@ static void print_plan(const plan_args *a, const zs_point_plan *pl)
     kv(t, "max_linear_tokens_per_gpu", "%.0f", (double)rep->max_linear_tokens);
     kv(t, "attn_imbalance", "%.3f", rep->attn_imbalance);
     kv(t, "linear_imbalance", "%.3f", rep->linear_imbalance);
+    if (rep->imbalance_degree > 0)
+        kv(t, "imbalance_degree", "%.3f", rep->imbalance_degree);
     kv(t, "plan_ms", "%.2f", rep->plan_seconds * 1e3);
     kv(t, "ops_stored", "%.0f", (double)zs_schedule_total_ops(s));
     kv(t, "ops_unrolled", "%.0f", (double)zs_schedule_total_unrolled(s));

@@ -67,6 +67,7 @@ int zs_cmd_simulate(int argc, char **argv)
     row(t, "iterations", "%.0f", r.iterations, "");
     row(t, "mean_iteration_time", "%.3f", r.iter_time * 1e3, "ms");
     row(t, "tokens_per_s", "%.0f", r.tokens_per_s, "tokens/s");
+    row(t, "tokens_per_iteration", "%.0f", r.tokens_per_iter, "tokens trained (mean)");
     row(t, "mfu", "%.1f", r.mfu * 100, "%");
     row(t, "compute_share", "%.1f", r.compute_share * 100, "% of iteration (mean)");
     row(t, "exposed_comm_share", "%.1f", r.exposed_share * 100, "% of iteration (mean)");
@@ -74,6 +75,11 @@ int zs_cmd_simulate(int argc, char **argv)
     row(t, "max_nic_utilisation", "%.1f", r.max_nic_util * 100, "% busy (mean)");
     row(t, "attn_imbalance", "%.3f", r.attn_imbalance, "max/mean attention work");
     row(t, "linear_imbalance", "%.3f", r.linear_imbalance, "max/mean linear tokens");
+    if (r.imbalance_degree > 0)
+        row(t, "imbalance_degree", "%.3f", r.imbalance_degree,
+            "max micro-batch latency x micro-batches / total (mean)");
+    if (r.delay_iters > 0)
+        row(t, "token_delay", "%.3f", r.delay_iters, "iterations a token waited (mean)");
     row(t, "plan_time", "%.2f", r.plan_ms, "ms per batch");
     row(t, "ops_simulated", "%.0f", (double)r.ops, "");
     row(t, "wall_time", "%.2f", r.wall_s, "s");
