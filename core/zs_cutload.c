@@ -299,15 +299,14 @@ static void cut_free(zs_batcher *bb)
 
 static const zs_batcher_ops cut_ops = {"concatenate-and-cut", cut_next, cut_free};
 
-int zs_batcher_cut_new(zs_doc_stream src, const zs_cutload_cfg *cfg, void *owned,
-                       zs_batcher **out, zs_err *e)
+int zs_batcher_cut_new(zs_doc_stream src, const zs_cutload_cfg *cfg, void *owned, zs_batcher **out,
+                       zs_err *e)
 {
     if (cfg->nmicro < 1 || cfg->window < 1 || cfg->repack < 0 || cfg->repack > 1024) {
         free(owned);
         return zs_err_set(e, ZS_EINPUT, "concatenate-and-cut loader",
                           "use nmicro >= 1, window >= 1 and a repack window of 0 to 1024",
-                          "nmicro=%d, window=%d, repack=%d", cfg->nmicro, cfg->window,
-                          cfg->repack);
+                          "nmicro=%d, window=%d, repack=%d", cfg->nmicro, cfg->window, cfg->repack);
     }
     cutload *c = calloc(1, sizeof *c);
     if (!c) {

@@ -39,8 +39,8 @@ typedef struct zs_cutload_cfg {
  * any other. `owned` (may be NULL; typically what cfg->cost.arg points
  * into) is released with free() when the batcher is freed, or at once when
  * this call fails. */
-int zs_batcher_cut_new(zs_doc_stream src, const zs_cutload_cfg *cfg, void *owned,
-                       zs_batcher **out, zs_err *e);
+int zs_batcher_cut_new(zs_doc_stream src, const zs_cutload_cfg *cfg, void *owned, zs_batcher **out,
+                       zs_err *e);
 
 /* Fixed-length greedy repacking of pieces len[0..n) into nwin windows of
  * `window` tokens with cutting (see above): writes the pieces it makes

@@ -80,7 +80,8 @@ static const char *const cols =
     "group_gpus, iterations, seed, backend, calib, calib_sha256, zero_stage, recompute, "
     "validate, timeline, config, cost_desc, iters_done, tokens, seconds, iter_time, "
     "tokens_per_s, mfu, exposed_share, max_nic_util, attn_imbalance, linear_imbalance, "
-    "plan_ms, imbalance_degree, delay_iters, ops, wall_s, planner_notes, backend_notes, slowest_why, host, created";
+    "plan_ms, imbalance_degree, delay_iters, ops, wall_s, planner_notes, backend_notes, "
+    "slowest_why, host, created";
 
 const char *zs_db_schema(void)
 {
@@ -300,10 +301,18 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
     sqlite3_bind_text(st, i++, r->cost_desc, -1, SQLITE_STATIC);
     if (row->ok) {
         sqlite3_bind_int(st, i++, r->iterations);
-        double v[] = {
-            r->tokens,        r->seconds,      r->iter_time,      r->tokens_per_s,     r->mfu,
-            r->exposed_share, r->max_nic_util, r->attn_imbalance, r->linear_imbalance, r->plan_ms,
-            r->imbalance_degree, r->delay_iters};
+        double v[] = {r->tokens,
+                      r->seconds,
+                      r->iter_time,
+                      r->tokens_per_s,
+                      r->mfu,
+                      r->exposed_share,
+                      r->max_nic_util,
+                      r->attn_imbalance,
+                      r->linear_imbalance,
+                      r->plan_ms,
+                      r->imbalance_degree,
+                      r->delay_iters};
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             sqlite3_bind_double(st, i++, v[k]);
         sqlite3_bind_int64(st, i++, r->ops);

@@ -51,7 +51,7 @@ void zs_point_cfg_default(zs_point_cfg *c);
 
 typedef struct zs_point_result {
     int iterations;
-    double tokens;    /* trained tokens, all iterations */
+    double tokens; /* trained tokens, all iterations */
     /* trained tokens per iteration (tokens / iterations): methods that
      * delay documents (WLB-LLM's queues) or pad windows train a different
      * amount per iteration, so throughputs compare only beside this */
@@ -69,8 +69,8 @@ typedef struct zs_point_result {
     double imbalance_degree; /* mean over iterations; 0: no micro-batches (zs_plan_report) */
     double delay_iters;      /* iterations a trained token waited on average (zs_batch) */
     double plan_ms;          /* mean planning time per batch */
-    double wall_s;  /* host time of the whole point */
-    int64_t ops;    /* ops simulated, all iterations */
+    double wall_s;           /* host time of the whole point */
+    int64_t ops;             /* ops simulated, all iterations */
     char cost_desc[256];
     char notes[2048]; /* the planner's notes on the last iteration */
     zs_result *last;  /* the last iteration's result (owned) */

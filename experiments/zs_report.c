@@ -518,9 +518,9 @@ static void md_results(FILE *f, const zs_spec *s, const report_rows *r)
             "| status |\n"
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             s->baseline >= 0 ? " over " : "", s->baseline >= 0 ? s->series[s->baseline].label : "");
-    static const char *const cols[] = {"tokens_per_s",   "tokens_per_iter",  "iter_time_ms",
-                                       "speedup",        "mfu",              "exposed_share",
-                                       "max_nic_util",   "attn_imbalance",   "imbalance_degree"};
+    static const char *const cols[] = {
+        "tokens_per_s",  "tokens_per_iter", "iter_time_ms",   "speedup",         "mfu",
+        "exposed_share", "max_nic_util",    "attn_imbalance", "imbalance_degree"};
     for (int i = 0; i < s->npoints; i++) {
         const zs_spec_point *p = &s->points[i];
         fputs("| ", f);

@@ -288,9 +288,8 @@ static int parse_args(int argc, char **argv, compare_args *a)
 static void print_table(const compare_args *a, const outcome *res, int base)
 {
     zs_table *t = zs_table_new(NULL);
-    const char *cols[] = {"method",   "tokens/s", "tok/iter",  "iter_ms",  "speedup",
-                          "mfu_%",    "busy_%",   "exposed_%", "idle_%",   "max_nic_%",
-                          "attn_imb", "plan_ms"};
+    const char *cols[] = {"method", "tokens/s",  "tok/iter", "iter_ms",   "speedup",  "mfu_%",
+                          "busy_%", "exposed_%", "idle_%",   "max_nic_%", "attn_imb", "plan_ms"};
     const int ncols = (int)(sizeof cols / sizeof cols[0]);
     for (int i = 0; i < ncols; i++)
         zs_table_col(t, cols[i], i > 0);
@@ -326,7 +325,8 @@ static void print_notes(const compare_args *a, int base)
     if (base < 0)
         printf("(no speedups: the baseline '%s' is not among the methods that ran)\n", a->baseline);
     printf("speedup = tokens/s over %s; tok/iter = tokens trained per iteration (methods "
-           "that delay or cut documents train different amounts); busy / exposed / idle = mean share of the "
+           "that delay or cut documents train different amounts); busy / exposed / idle = mean "
+           "share of the "
            "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
            "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
            "GPU\n",
