@@ -17,9 +17,11 @@ struct zs_iter {
     zs_schedule *s;
     const zs_cost *cost;
     const zs_iter_spec *sp;
+    const int64_t *nano_tokens;
     const zs_model *m;
     int tp, cp, pp, dp, nslots, M;
-    int64_t *entry, *exit;
+    int nano, cur;         /* nano-batches; the one being written (-1: the whole micro-batch) */
+    int64_t *entry, *exit; /* [nano * nslots + slot] */
     int next_tag;
     int tag_act, tag_grad;
     int pp_stream;    /* pipeline sends and receives: off the compute stream so
@@ -68,6 +70,23 @@ int64_t zs_iter_entry(const zs_iter *it, int slot)
 void zs_iter_set_exit(zs_iter *it, int slot, int64_t op)
 {
     it->exit[slot] = op;
+}
+int zs_iter_nano(const zs_iter *it)
+{
+    return it->nano;
+}
+int64_t zs_iter_entry_nano(const zs_iter *it, int k, int slot)
+{
+    return it->entry[(size_t)k * it->nslots + slot];
+}
+void zs_iter_set_exit_nano(zs_iter *it, int k, int slot, int64_t op)
+{
+    it->exit[(size_t)k * it->nslots + slot] = op;
+}
+/* The entry/exit index of a slot for the nano-batch being written. */
+static size_t cur_ix(const zs_iter *it, int slot)
+{
+    return (size_t)(it->cur > 0 ? it->cur : 0) * it->nslots + slot;
 }
 int zs_iter_tag(zs_iter *it)
 {
@@ -191,6 +210,11 @@ typedef struct body {
 
 static double tokens(const zs_iter *it, int micro, int slot)
 {
+    if (it->cur >= 0 && it->nano > 1) {
+        if (it->nano_tokens)
+            return (double)it->nano_tokens[((size_t)it->cur * it->M + micro) * it->nslots + slot];
+        return (double)it->sp->linear_tokens[(size_t)micro * it->nslots + slot] / it->nano;
+    }
     return (double)it->sp->linear_tokens[(size_t)micro * it->nslots + slot];
 }
 
@@ -207,8 +231,8 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
     snprintf(l, sizeof l, "%sqkv", pfx);
     gemm(it, c, l, T, qkv_n, h, b->param_ag ? b->param_ag[slot] : -1);
-    it->entry[slot] = c->last;
-    it->exit[slot] = -1;
+    it->entry[cur_ix(it, slot)] = c->last;
+    it->exit[cur_ix(it, slot)] = -1;
 }
 
 /* The MoE block of a forward layer: router, dispatch, experts, combine. */
@@ -240,11 +264,12 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double ad = (double)m->heads * m->head_dim / it->tp;
     char l[64];
-    if (it->exit[slot] < 0)
+    int64_t ex = it->exit[cur_ix(it, slot)];
+    if (ex < 0)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention exit op", slot);
     snprintf(l, sizeof l, "%so-proj", pfx);
-    gemm(it, c, l, T, h, ad, it->exit[slot]);
+    gemm(it, c, l, T, h, ad, ex);
     snprintf(l, sizeof l, "%stp-rs-attn", pfx);
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     snprintf(l, sizeof l, "%sresidual-norm2", pfx);
@@ -307,8 +332,8 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
     elem(it, c, "norm2-bwd", 3 * Tl * h * by);
     tp_coll(it, c, "tp-ag-attn-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
     gemm_bwd(it, c, "o-proj", T, h, ad, -1);
-    it->entry[slot] = c->last;
-    it->exit[slot] = -1;
+    it->entry[cur_ix(it, slot)] = c->last;
+    it->exit[cur_ix(it, slot)] = -1;
 }
 
 static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
@@ -316,13 +341,15 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     const zs_model *m = it->m;
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
-    if (it->exit[slot] < 0)
+    int64_t ex = it->exit[cur_ix(it, slot)];
+    if (ex < 0)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention backward exit op", slot);
-    gemm_bwd(it, c, "qkv", T, qkv_n, h, it->exit[slot]);
+    gemm_bwd(it, c, "qkv", T, qkv_n, h, ex);
     tp_coll(it, c, "tp-rs-attn-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
-    if (!b->last_micro)
+    /* After the last micro-batch's last nano-batch. */
+    if (!b->last_micro || (it->nano > 1 && it->cur < it->nano - 1))
         return ZS_OK;
     /* Gradients of this layer are final after the last micro-batch: sync
      * them on the comm stream while the next layer's backward runs. */
@@ -371,13 +398,23 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
                                             b->dp_group[sl], ZS_COLL_ALLGATHER, w / n, NULL, 0);
         }
     }
-    for (int sl = 0; sl < it->nslots; sl++)
-        fwd_pre(it, b, &ch[sl], sl, pfx);
-    rc = attention(it, b, 0);
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
-        ch[sl].last = it->exit[sl] > ch[sl].last ? it->exit[sl] : ch[sl].last;
-        rc = fwd_post(it, b, &ch[sl], sl, pfx);
+    int nn = it->nano > 1 ? it->nano : 1;
+    for (int k = 0; k < nn; k++) {
+        it->cur = nn > 1 ? k : -1;
+        for (int sl = 0; sl < it->nslots; sl++)
+            fwd_pre(it, b, &ch[sl], sl, pfx);
     }
+    it->cur = -1;
+    rc = attention(it, b, 0);
+    for (int k = 0; k < nn && !rc; k++) {
+        it->cur = nn > 1 ? k : -1;
+        for (int sl = 0; sl < it->nslots && !rc; sl++) {
+            int64_t ex = it->exit[cur_ix(it, sl)];
+            ch[sl].last = ex > ch[sl].last ? ex : ch[sl].last;
+            rc = fwd_post(it, b, &ch[sl], sl, pfx);
+        }
+    }
+    it->cur = -1;
     return rc;
 }
 
@@ -398,13 +435,23 @@ static int layer_backward(zs_iter *it, body *b, chain *ch)
         if (rc)
             return rc;
     }
-    for (int sl = 0; sl < it->nslots; sl++)
-        bwd_pre(it, b, &ch[sl], sl);
-    rc = attention(it, b, 1);
-    for (int sl = 0; sl < it->nslots && !rc; sl++) {
-        ch[sl].last = it->exit[sl] > ch[sl].last ? it->exit[sl] : ch[sl].last;
-        rc = bwd_post(it, b, &ch[sl], sl);
+    int nn = it->nano > 1 ? it->nano : 1;
+    for (int k = 0; k < nn; k++) {
+        it->cur = nn > 1 ? k : -1;
+        for (int sl = 0; sl < it->nslots; sl++)
+            bwd_pre(it, b, &ch[sl], sl);
     }
+    it->cur = -1;
+    rc = attention(it, b, 1);
+    for (int k = 0; k < nn && !rc; k++) {
+        it->cur = nn > 1 ? k : -1;
+        for (int sl = 0; sl < it->nslots && !rc; sl++) {
+            int64_t ex = it->exit[cur_ix(it, sl)];
+            ch[sl].last = ex > ch[sl].last ? ex : ch[sl].last;
+            rc = bwd_post(it, b, &ch[sl], sl);
+        }
+    }
+    it->cur = -1;
     return rc;
 }
 
@@ -694,6 +741,13 @@ static int build(zs_iter *it)
 
 int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, zs_err *e)
 {
+    return zs_iter_build_nano(s, cost, spec, NULL, e);
+}
+
+int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
+                       const zs_iter_nano_spec *nano, zs_err *e)
+{
+    int nn = nano && nano->n > 1 ? nano->n : 1;
     const zs_layout_dims *d = &spec->dims;
     const zs_model *m = &cost->model;
     if (d->tp < 1 || d->cp < 1 || d->pp < 1 || d->dp < 1 ||
@@ -711,6 +765,9 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
                           "pp=%d exceeds the %d layers", d->pp, m->layers);
     if (spec->micro_batches < 1)
         return zs_err_set(e, ZS_EINPUT, "micro-batches", NULL, "need at least one micro-batch");
+    if (nn > ZS_ITER_MAX_NANO)
+        return zs_err_set(e, ZS_EINVALID, "nano-batches", NULL, "%d nano-batches (at most %d)",
+                          nn, ZS_ITER_MAX_NANO);
     zs_iter it;
     memset(&it, 0, sizeof it);
     it.s = s;
@@ -723,12 +780,15 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
     it.dp = d->dp;
     it.nslots = d->dp * d->cp;
     it.M = spec->micro_batches;
+    it.nano = nn;
+    it.nano_tokens = nano ? nano->tokens : NULL;
+    it.cur = -1;
     it.e = e;
     it.next_tag = 1000;
     it.tag_act = 1;
     it.tag_grad = 2;
-    it.entry = malloc(sizeof(int64_t) * (size_t)it.nslots);
-    it.exit = malloc(sizeof(int64_t) * (size_t)it.nslots);
+    it.entry = malloc(sizeof(int64_t) * (size_t)it.nslots * it.nano);
+    it.exit = malloc(sizeof(int64_t) * (size_t)it.nslots * it.nano);
     it.moe_load = calloc((size_t)s->nranks, sizeof(double));
     it.tp_group = calloc((size_t)s->nranks, sizeof(int));
     int rc;

@@ -55,9 +55,27 @@ typedef struct zs_iter_spec {
     void *arg;
 } zs_iter_spec;
 
+/* Nano-batches (DistCA's ping-pong). With n > 1 the layer body runs the
+ * linear ops before attention once per nano-batch, in order, then the
+ * emitter (once, for all of them: it reads each one's entry and sets each
+ * one's exit with the _nano calls below), then the linear ops after
+ * attention once per nano-batch, so one nano-batch's attention traffic can
+ * overlap another's compute. tokens[(k * micro_batches + micro) * nslots +
+ * slot]: nano-batch k's tokens (they sum to linear_tokens); NULL: an even
+ * split. */
+typedef struct zs_iter_nano_spec {
+    int n;
+    const int64_t *tokens;
+} zs_iter_nano_spec;
+
+#define ZS_ITER_MAX_NANO 4
+
 /* Builds the whole iteration into s (whose docs and pieces the planner
  * sets). s->dims, layers, heads, micro_batches are filled from spec. */
 int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, zs_err *e);
+/* The same with nano-batches (nano may be NULL: none). */
+int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
+                       const zs_iter_nano_spec *nano, zs_err *e);
 
 /* The rank (TP rank 0) of a slot in a stage, for a layout (also usable
  * before the builder runs, e.g. to place the plan's pieces). */
@@ -76,6 +94,11 @@ int zs_iter_kv_heads(const zs_iter *it);
 /* The op the slot's attention must follow (QKV done, or O-proj grad done). */
 int64_t zs_iter_entry(const zs_iter *it, int slot);
 void zs_iter_set_exit(zs_iter *it, int slot, int64_t op);
+/* The same per nano-batch k (0 <= k < the spec's nano; k = 0 is what
+ * zs_iter_entry and zs_iter_set_exit mean). */
+int zs_iter_nano(const zs_iter *it); /* nano-batches per micro-batch (>= 1) */
+int64_t zs_iter_entry_nano(const zs_iter *it, int k, int slot);
+void zs_iter_set_exit_nano(zs_iter *it, int k, int slot, int64_t op);
 /* A fresh tag for a message class (unique within the schedule). */
 int zs_iter_tag(zs_iter *it);
 
