@@ -766,8 +766,8 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     if (spec->micro_batches < 1)
         return zs_err_set(e, ZS_EINPUT, "micro-batches", NULL, "need at least one micro-batch");
     if (nn > ZS_ITER_MAX_NANO)
-        return zs_err_set(e, ZS_EINVALID, "nano-batches", NULL, "%d nano-batches (at most %d)",
-                          nn, ZS_ITER_MAX_NANO);
+        return zs_err_set(e, ZS_EINVALID, "nano-batches", NULL, "%d nano-batches (at most %d)", nn,
+                          ZS_ITER_MAX_NANO);
     zs_iter it;
     memset(&it, 0, sizeof it);
     it.s = s;
