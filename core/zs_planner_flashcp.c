@@ -1,0 +1,490 @@
+/* The `flashcp` planner: a reconstruction of FlashCP (Wang et al., arXiv
+ * 2606.08476). Only the paper's abstract is public; docs/methods.md lists
+ * what it says and what is assumed here. From the abstract: documents are
+ * sharded either whole on one CP rank ("Whole-Doc", no key/value traffic)
+ * or per document ("Per-Doc", WLB-LLM's: 2 cp zigzag chunks, rank i holding
+ * chunks i and 2cp-1-i), a heuristic searches the mix, and "sharding-aware"
+ * communication sends each rank only the keys and values it lacks.
+ *
+ * Assumed (the reconstruction): the layout and batch split of the other CP
+ * baselines (core/zs_cpbase.h: tp x cp x dp, documents to DP groups
+ * longest first); in each CP group the k longest documents go Per-Doc and
+ * the rest Whole-Doc, placed longest first on the rank of least predicted
+ * time within the memory cap; k is searched over every value (0 to all)
+ * and the plan of least predicted step time is kept, the step time of a
+ * rank being its attention (forward + backward, cost model) plus its linear
+ * modules plus the key/value transfers its Whole-Doc attention cannot hide;
+ * a Per-Doc document's rank i receives the K/V of the chunks before its
+ * tail chunk that it does not hold (chunks 0 .. 2cp-2-i but i), sent by
+ * their owners as point-to-point transfers when attention starts; the rank
+ * computes everything whose keys it holds first (Whole-Doc documents, its
+ * own chunks), then the remote blocks once they arrive; backward sends the
+ * K/V again (as llama-cp) and returns dK/dV to the owners, which add them.
+ * Options: cp (default 16, at most the TP groups), tp, whole=0|1 (default
+ * 1; 0: Per-Doc only), aware=0|1 (default 1; 0: every rank gets all K/V
+ * of the Per-Doc documents, the all-gather volume). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_cpbase.h"
+#include "zs_ring.h"
+#include "zs_sort.h"
+
+static const zs_opt_spec opt_cp =
+    ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer",
+                   "context-parallel degree, CP groups of consecutive GPUs and DP across them");
+static const zs_opt_spec opt_whole = {.key = "whole",
+                                      .type = ZS_OPT_BOOL,
+                                      .max = 1,
+                                      .def = 1,
+                                      .help = "Whole-Doc sharding allowed (0: Per-Doc only)"};
+static const zs_opt_spec opt_aware = {.key = "aware",
+                                      .type = ZS_OPT_BOOL,
+                                      .max = 1,
+                                      .def = 1,
+                                      .help = "sharding-aware K/V sends (0: all K/V of Per-Doc "
+                                              "documents to every rank)"};
+
+typedef struct fcp {
+    zs__cpb c;
+    const zs_plan_ctx *ctx;
+    int whole, aware, heads, cp_stream;
+    int32_t *wrank;     /* per document: its rank in the group (Whole-Doc), -1: Per-Doc */
+    int64_t *kv;        /* [slot * cp + peer]: K/V tokens slot sends to peer (its group) */
+    int64_t *tokens;    /* per slot */
+    int npdoc, nwdoc;   /* documents per mode */
+    double kv_bytes;    /* per layer forward, whole batch */
+} fcp;
+
+static int oom(zs_err *e)
+{
+    return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+}
+
+/* Chunk ranges of a Per-Doc document for rank i: head chunk i, tail chunk
+ * 2cp-1-i. */
+static void chunks(int32_t len, int cp, int i, int32_t *a0, int32_t *a1, int32_t *b0, int32_t *b1)
+{
+    zs_ring_chunk(len, cp, ZS_RING_EXACT, i, a0, a1);
+    zs_ring_chunk(len, cp, ZS_RING_EXACT, 2 * cp - 1 - i, b0, b1);
+}
+
+/* K/V tokens of a Per-Doc document that rank i needs from rank r. */
+static int64_t kv_need(int32_t len, int cp, int i, int r, int aware)
+{
+    if (r == i)
+        return 0;
+    int32_t a0, a1, b0, b1, t0, t1;
+    chunks(len, cp, r, &a0, &a1, &b0, &b1);
+    if (!aware)
+        return (int64_t)(a1 - a0) + (b1 - b0);
+    /* Rank i's tail chunk needs keys [0, start of chunk 2cp-1-i). */
+    zs_ring_chunk(len, cp, ZS_RING_EXACT, 2 * cp - 1 - i, &t0, &t1);
+    int64_t n = 0;
+    n += a1 <= t0 ? a1 - a0 : (a0 < t0 ? t0 - a0 : 0);
+    n += b1 <= t0 ? b1 - b0 : (b0 < t0 ? t0 - b0 : 0);
+    return n;
+}
+
+/* Blocks of rank i for one document: local keys (lo) or remote (hi). */
+static int doc_blocks(int32_t d, int32_t len, int cp, int i, int remote, zs_attn_block *blk)
+{
+    int32_t a0, a1, b0, b1;
+    chunks(len, cp, i, &a0, &a1, &b0, &b1);
+    int n = 0;
+#define ADD(q0, q1, k0, k1)                                                                        \
+    do {                                                                                           \
+        if ((q1) > (q0) && (k1) > (k0))                                                            \
+            blk[n++] = (zs_attn_block){d, q0, q1, k0, k1};                                         \
+    } while (0)
+    if (!remote) {
+        ADD(a0, a1, a0, a1);
+        ADD(b0, b1, b0, b1);
+        ADD(b0, b1, a0, a1);
+    } else {
+        ADD(a0, a1, 0, a0);
+        ADD(b0, b1, 0, a0);
+        ADD(b0, b1, a1, b0);
+    }
+#undef ADD
+    return n;
+}
+
+/* ---- the search ------------------------------------------------------------------- */
+
+typedef struct gsearch {
+    const fcp *F;
+    int g, cp;
+    int32_t n, *docs; /* the group's documents, longest first */
+    double *wcost;    /* per document: attention fwd + bwd whole */
+    double *pcost;    /* [i * cp + r]: Per-Doc attention of rank r for document i */
+    double lin_tok;   /* seconds of linear modules per token (fwd + bwd) */
+    double kv_s;      /* seconds per received K/V token (fwd + bwd sends) */
+    /* scratch */
+    double *attn, *wattn;
+    int64_t *tok, *kvin;
+    int32_t *place;
+} gsearch;
+
+/* Predicted step time of the plan "first k documents Per-Doc"; place[i]
+ * gets the rank of Whole-Doc document i (-1 Per-Doc). Infinity when the
+ * Whole-Doc documents do not fit. */
+static double evaluate(gsearch *G, int32_t k)
+{
+    const fcp *F = G->F;
+    int cp = G->cp;
+    const int32_t *len = F->c.len;
+    for (int r = 0; r < cp; r++) {
+        G->attn[r] = G->wattn[r] = 0;
+        G->tok[r] = G->kvin[r] = 0;
+    }
+    for (int32_t i = 0; i < k; i++) {
+        int32_t L = len[G->docs[i]];
+        G->place[i] = -1;
+        for (int r = 0; r < cp; r++) {
+            int32_t a0, a1, b0, b1;
+            chunks(L, cp, r, &a0, &a1, &b0, &b1);
+            G->tok[r] += (a1 - a0) + (b1 - b0);
+            G->attn[r] += G->pcost[(size_t)i * cp + r];
+            for (int q = 0; q < cp; q++)
+                G->kvin[r] += kv_need(L, cp, r, q, F->aware);
+        }
+    }
+    for (int32_t i = k; i < G->n; i++) {
+        int32_t L = len[G->docs[i]];
+        int best = -1;
+        double bt = 0;
+        for (int r = 0; r < cp; r++) {
+            if (G->tok[r] + L > F->c.cap)
+                continue;
+            double t = G->attn[r] + G->lin_tok * (double)G->tok[r];
+            if (best < 0 || t < bt) {
+                best = r;
+                bt = t;
+            }
+        }
+        if (best < 0)
+            return -1;
+        G->place[i] = best;
+        G->tok[best] += L;
+        G->attn[best] += G->wcost[i];
+        G->wattn[best] += G->wcost[i];
+    }
+    double worst = 0;
+    for (int r = 0; r < cp; r++) {
+        if (G->tok[r] > F->c.cap)
+            return -1;
+        double comm = G->kv_s * (double)G->kvin[r] - G->wattn[r];
+        double t = G->attn[r] + G->lin_tok * (double)G->tok[r] + (comm > 0 ? comm : 0);
+        worst = t > worst ? t : worst;
+    }
+    return worst;
+}
+
+static int search_group(fcp *F, int g, zs_err *e)
+{
+    const zs__cpb *c = &F->c;
+    const zs_plan_ctx *ctx = F->ctx;
+    int cp = c->cp;
+    gsearch G;
+    memset(&G, 0, sizeof G);
+    G.F = F;
+    G.g = g;
+    G.cp = cp;
+    G.n = c->gstart[g + 1] - c->gstart[g];
+    if (G.n == 0)
+        return ZS_OK;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)G.n);
+    G.docs = malloc(sizeof(int32_t) * (size_t)G.n);
+    G.wcost = malloc(sizeof(double) * (size_t)G.n);
+    G.pcost = malloc(sizeof(double) * (size_t)G.n * cp);
+    G.attn = malloc(sizeof(double) * (size_t)cp);
+    G.wattn = malloc(sizeof(double) * (size_t)cp);
+    G.tok = malloc(sizeof(int64_t) * (size_t)cp);
+    G.kvin = malloc(sizeof(int64_t) * (size_t)cp);
+    G.place = malloc(sizeof(int32_t) * (size_t)G.n);
+    int32_t *best_place = malloc(sizeof(int32_t) * (size_t)G.n);
+    int32_t *o = NULL;
+    int rc = ZS_OK;
+    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.attn || !G.wattn || !G.tok || !G.kvin ||
+        !G.place || !best_place) {
+        rc = oom(e);
+        goto out;
+    }
+    for (int32_t i = 0; i < G.n; i++)
+        lens[i] = c->len[c->gdocs[c->gstart[g] + i]];
+    if (!(o = zs_order_longest_first(lens, G.n))) {
+        rc = oom(e);
+        goto out;
+    }
+    for (int32_t i = 0; i < G.n; i++)
+        G.docs[i] = c->gdocs[c->gstart[g] + o[i]];
+    const zs_model *m = ctx->model;
+    G.lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
+                                   zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
+                                   m->hidden);
+    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), r1 = zs__cpb_rank(c, zs__cpb_slot(c, g, cp - 1));
+    double kvb = zs__cpb_kv_bytes(m, c->tp, 1 << 20);
+    G.kv_s = cp > 1 ? 2.0 * zs_cost_p2p(ctx->cost, r1, r0, kvb) / (1 << 20) : 0;
+    zs_attn_block blk[4];
+    for (int32_t i = 0; i < G.n; i++) {
+        int32_t d = G.docs[i], L = c->len[d];
+        zs_attn_block w = {d, 0, L, 0, L};
+        G.wcost[i] = zs_cost_attn(ctx->cost, &w, 1, F->heads, 0) +
+                     zs_cost_attn(ctx->cost, &w, 1, F->heads, 1);
+        for (int r = 0; r < cp; r++) {
+            int nb = doc_blocks(d, L, cp, r, 0, blk);
+            nb += doc_blocks(d, L, cp, r, 1, blk + nb);
+            G.pcost[(size_t)i * cp + r] = nb ? zs_cost_attn(ctx->cost, blk, nb, F->heads, 0) +
+                                                   zs_cost_attn(ctx->cost, blk, nb, F->heads, 1)
+                                             : 0;
+        }
+    }
+    /* k from all Whole-Doc to all Per-Doc (only all Per-Doc with whole=0). */
+    int32_t best_k = -1;
+    double best = 0;
+    for (int32_t k = F->whole ? 0 : G.n; k <= G.n; k++) {
+        double t = evaluate(&G, k);
+        if (t >= 0 && (best_k < 0 || t < best)) {
+            best = t;
+            best_k = k;
+            memcpy(best_place, G.place, sizeof(int32_t) * (size_t)G.n);
+        }
+    }
+    if (best_k < 0) {
+        rc = zs__cpb_overflow(c, g, c->gtokens[g] / cp + 1, e);
+        goto out;
+    }
+    for (int32_t i = 0; i < G.n; i++) {
+        F->wrank[G.docs[i]] = best_place[i];
+        if (best_place[i] < 0)
+            F->npdoc++;
+        else
+            F->nwdoc++;
+    }
+out:
+    free(lens);
+    free(o);
+    free(G.docs);
+    free(G.wcost);
+    free(G.pcost);
+    free(G.attn);
+    free(G.wattn);
+    free(G.tok);
+    free(G.kvin);
+    free(G.place);
+    free(best_place);
+    return rc;
+}
+
+/* ---- the emitter ------------------------------------------------------------------ */
+
+/* All blocks of slot k of group g: local (remote = 0) or remote. */
+static int slot_blocks(const fcp *F, int g, int k, int remote, zs_attn_block *blk)
+{
+    const zs__cpb *c = &F->c;
+    int n = 0;
+    for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
+        int32_t d = c->gdocs[i], L = c->len[d];
+        if (F->wrank[d] >= 0) {
+            if (!remote && F->wrank[d] == k)
+                blk[n++] = (zs_attn_block){d, 0, L, 0, L};
+        } else {
+            n += doc_blocks(d, L, c->cp, k, remote, blk + n);
+        }
+    }
+    return n;
+}
+
+static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
+{
+    fcp *F = arg;
+    const zs__cpb *c = &F->c;
+    zs_schedule *s = zs_iter_schedule(it);
+    const zs_cost *cost = zs_iter_cost(it);
+    int cp = c->cp;
+    (void)micro;
+    int maxdocs = 1;
+    for (int g = 0; g < c->dp; g++)
+        if (c->gstart[g + 1] - c->gstart[g] > maxdocs)
+            maxdocs = c->gstart[g + 1] - c->gstart[g];
+    zs_attn_block *blk = malloc(sizeof(zs_attn_block) * (size_t)maxdocs * 3);
+    int64_t *recv = malloc(sizeof(int64_t) * (size_t)cp * (cp + 1));
+    int64_t *last = malloc(sizeof(int64_t) * (size_t)cp);
+    int *nrecv = calloc((size_t)cp, sizeof(int));
+    if (!blk || !recv || !last || !nrecv) {
+        free(blk);
+        free(recv);
+        free(last);
+        free(nrecv);
+        return oom(e);
+    }
+    double kvb1 = zs__cpb_kv_bytes(&cost->model, c->tp, 1);
+    int tag = zs_iter_tag(it), tag_back = backward ? zs_iter_tag(it) : 0;
+    for (int g = 0; g < c->dp; g++) {
+        /* K/V of the Per-Doc documents to the ranks that need them (again
+         * in backward). */
+        for (int k = 0; k < cp; k++)
+            nrecv[k] = 0;
+        for (int k = 0; k < cp; k++)
+            for (int q = 0; q < cp; q++) {
+                int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+                if (n == 0)
+                    continue;
+                int rk = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
+                int rq = zs_iter_rank(it, stage, zs__cpb_slot(c, g, q));
+                int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+                zs_sched_send(s, rk, F->cp_stream, "cp-kv", rq, tag, kvb1 * (double)n, dep, 1);
+                recv[(size_t)q * (cp + 1) + nrecv[q]++] =
+                    zs_sched_recv(s, rq, F->cp_stream, "cp-kv", rk, tag, kvb1 * (double)n, NULL, 0);
+            }
+        /* What the rank holds first, the remote blocks once they are in. */
+        for (int k = 0; k < cp; k++) {
+            int sl = zs__cpb_slot(c, g, k), r = zs_iter_rank(it, stage, sl);
+            last[k] = zs_iter_entry(it, sl);
+            int n = slot_blocks(F, g, k, 0, blk);
+            if (n > 0) {
+                int64_t dep[1] = {last[k]};
+                last[k] = zs_sched_attn(s, r, ZS_STREAM_COMPUTE, backward ? "attn-bwd" : "attn-fwd",
+                                        backward, blk, n, F->heads,
+                                        zs_cost_attn(cost, blk, n, F->heads, backward), dep, 1);
+            }
+            n = slot_blocks(F, g, k, 1, blk);
+            if (n > 0 || nrecv[k] > 0) {
+                int64_t *dep = recv + (size_t)k * (cp + 1);
+                dep[nrecv[k]] = last[k];
+                if (n > 0)
+                    last[k] = zs_sched_attn(s, r, ZS_STREAM_COMPUTE,
+                                            backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
+                                            blk, n, F->heads,
+                                            zs_cost_attn(cost, blk, n, F->heads, backward), dep,
+                                            nrecv[k] + 1);
+                else /* keys that arrive unused (aware=0) still arrive first */
+                    last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0,
+                                                   dep, nrecv[k] + 1);
+            }
+        }
+        if (backward) {
+            /* dK/dV of the received chunks back to their owners. */
+            for (int k = 0; k < cp; k++)
+                nrecv[k] = 0;
+            for (int k = 0; k < cp; k++)
+                for (int q = 0; q < cp; q++) {
+                    int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+                    if (n == 0)
+                        continue;
+                    int rk = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
+                    int rq = zs_iter_rank(it, stage, zs__cpb_slot(c, g, q));
+                    int64_t dep[1] = {last[q]};
+                    zs_sched_send(s, rq, F->cp_stream, "cp-dkv", rk, tag_back, kvb1 * (double)n,
+                                  dep, 1);
+                    recv[(size_t)k * (cp + 1) + nrecv[k]++] = zs_sched_recv(
+                        s, rk, F->cp_stream, "cp-dkv", rq, tag_back, kvb1 * (double)n, NULL, 0);
+                }
+            /* The owner adds them to its own (read two, write one). */
+            for (int k = 0; k < cp; k++) {
+                if (nrecv[k] == 0)
+                    continue;
+                int sl = zs__cpb_slot(c, g, k), r = zs_iter_rank(it, stage, sl);
+                double by = 0;
+                for (int q = 0; q < cp; q++)
+                    by += 3.0 * kvb1 * (double)F->kv[(size_t)sl * cp + q];
+                int64_t *dep = recv + (size_t)k * (cp + 1);
+                dep[nrecv[k]] = last[k];
+                last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-dkv-add", by,
+                                               zs_cost_elementwise(cost, by), dep, nrecv[k] + 1);
+            }
+        }
+        for (int k = 0; k < cp; k++)
+            zs_iter_set_exit(it, zs__cpb_slot(c, g, k), last[k]);
+    }
+    free(blk);
+    free(recv);
+    free(last);
+    free(nrecv);
+    return zs_schedule_check(s, e);
+}
+
+/* ---- planning -------------------------------------------------------------------- */
+
+static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
+                zs_err *e)
+{
+    fcp F;
+    memset(&F, 0, sizeof F);
+    F.ctx = ctx;
+    int rc = zs__cpb_init(ctx, b, &opt_cp, 16, zs__cpb_fp_even, &F.c, e);
+    if (!rc)
+        rc = zs_opt_bool(ctx->opts, &opt_whole, &F.whole, e);
+    if (!rc)
+        rc = zs_opt_bool(ctx->opts, &opt_aware, &F.aware, e);
+    if (rc) {
+        zs__cpb_free(&F.c);
+        return rc;
+    }
+    zs__cpb *c = &F.c;
+    int cp = c->cp;
+    F.heads = ctx->model->heads / c->tp;
+    zs_schedule *s = NULL;
+    F.wrank = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
+    F.kv = calloc((size_t)c->nslots * cp, sizeof(int64_t));
+    F.tokens = calloc((size_t)c->nslots, sizeof(int64_t));
+    if (!F.wrank || !F.kv || !F.tokens) {
+        rc = oom(e);
+        goto out;
+    }
+    for (int g = 0; g < c->dp && !rc; g++)
+        rc = search_group(&F, g, e);
+    if (rc || (rc = zs__cpb_schedule(c, &s, &F.cp_stream, e)))
+        goto out;
+    for (int g = 0; g < c->dp && !rc; g++)
+        for (int i = c->gstart[g]; i < c->gstart[g + 1] && !rc; i++) {
+            int32_t d = c->gdocs[i], L = c->len[d];
+            if (F.wrank[d] >= 0) {
+                int sl = zs__cpb_slot(c, g, F.wrank[d]);
+                F.tokens[sl] += L;
+                rc = zs__cpb_piece(s, c, d, 0, L, sl, e);
+                continue;
+            }
+            for (int k = 0; k < cp && !rc; k++) {
+                int sl = zs__cpb_slot(c, g, k);
+                int32_t a0, a1, b0, b1;
+                chunks(L, cp, k, &a0, &a1, &b0, &b1);
+                F.tokens[sl] += (a1 - a0) + (b1 - b0);
+                rc = zs__cpb_piece(s, c, d, a0, a1, sl, e);
+                if (!rc)
+                    rc = zs__cpb_piece(s, c, d, b0, b1, sl, e);
+                /* What rank k sends to each peer: the chunks the peer needs. */
+                for (int q = 0; q < cp; q++) {
+                    int64_t n = kv_need(L, cp, q, k, F.aware);
+                    F.kv[(size_t)sl * cp + q] += n;
+                    F.kv_bytes += zs__cpb_kv_bytes(ctx->model, 1, n);
+                }
+            }
+        }
+    if (rc)
+        goto out;
+    zs__cpb_note(c, rep,
+                 "flashcp (reconstructed from the abstract): Whole-Doc or Per-Doc per document, "
+                 "searched per CP group by predicted step time");
+    zs_plan_report_note(rep,
+                        "%d Whole-Doc and %d Per-Doc documents; %s K/V sends: %.1f MB per layer "
+                        "forward, again in backward, dK/dV back",
+                        F.nwdoc, F.npdoc, F.aware ? "sharding-aware" : "all-gather volume",
+                        F.kv_bytes / 1e6);
+    rc = zs__cpb_build(c, ctx, s, F.tokens, emit, &F, e);
+out:
+    free(F.wrank);
+    free(F.kv);
+    free(F.tokens);
+    return zs__cpb_finish(&F.c, s, rc, out);
+}
+
+static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_whole, &opt_aware, NULL};
+
+const zs_planner_ops zs_planner_flashcp = {
+    .name = "flashcp",
+    .summary = "FlashCP (reconstructed from its abstract): Whole-Doc / Per-Doc sharding mix "
+               "searched per CP group, sharding-aware K/V sends",
+    .options = options,
+    .plan = plan};
