@@ -49,11 +49,11 @@ typedef struct fcp {
     zs__cpb c;
     const zs_plan_ctx *ctx;
     int whole, aware, heads, cp_stream;
-    int32_t *wrank;     /* per document: its rank in the group (Whole-Doc), -1: Per-Doc */
-    int64_t *kv;        /* [slot * cp + peer]: K/V tokens slot sends to peer (its group) */
-    int64_t *tokens;    /* per slot */
-    int npdoc, nwdoc;   /* documents per mode */
-    double kv_bytes;    /* per layer forward, whole batch */
+    int32_t *wrank;   /* per document: its rank in the group (Whole-Doc), -1: Per-Doc */
+    int64_t *kv;      /* [slot * cp + peer]: K/V tokens slot sends to peer (its group) */
+    int64_t *tokens;  /* per slot */
+    int npdoc, nwdoc; /* documents per mode */
+    double kv_bytes;  /* per layer forward, whole batch */
 } fcp;
 
 static int oom(zs_err *e)
@@ -223,7 +223,8 @@ static int search_group(fcp *F, int g, zs_err *e)
     G.lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
                                    zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
                                    m->hidden);
-    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), r1 = zs__cpb_rank(c, zs__cpb_slot(c, g, cp - 1));
+    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)),
+        r1 = zs__cpb_rank(c, zs__cpb_slot(c, g, cp - 1));
     double kvb = zs__cpb_kv_bytes(m, c->tp, 1 << 20);
     G.kv_s = cp > 1 ? 2.0 * zs_cost_p2p(ctx->cost, r1, r0, kvb) / (1 << 20) : 0;
     zs_attn_block blk[4];
@@ -354,14 +355,13 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                 int64_t *dep = recv + (size_t)k * (cp + 1);
                 dep[nrecv[k]] = last[k];
                 if (n > 0)
-                    last[k] = zs_sched_attn(s, r, ZS_STREAM_COMPUTE,
-                                            backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
-                                            blk, n, F->heads,
-                                            zs_cost_attn(cost, blk, n, F->heads, backward), dep,
-                                            nrecv[k] + 1);
+                    last[k] = zs_sched_attn(
+                        s, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
+                        blk, n, F->heads, zs_cost_attn(cost, blk, n, F->heads, backward), dep,
+                        nrecv[k] + 1);
                 else /* keys that arrive unused (aware=0) still arrive first */
-                    last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0,
-                                                   dep, nrecv[k] + 1);
+                    last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0, dep,
+                                                   nrecv[k] + 1);
             }
         }
         if (backward) {

@@ -36,6 +36,8 @@ static const struct {
     {"fixed-4d", "tp=2,cp=2,pp=2"},
     {"wlb-llm", "tp=2,cp=2,pp=2"},
     {"usp", "cp=4,ulysses=2"},
+    {"flashcp", "cp=4"},
+    {"distca", "tp=2"},
 };
 
 static const char *opts_of(const char *method)
