@@ -118,6 +118,8 @@ typedef struct gsearch {
     int32_t n, *docs; /* the group's documents, longest first */
     double *wcost;    /* per document: attention fwd + bwd whole */
     double *pcost;    /* [i * cp + r]: Per-Doc attention of rank r for document i */
+    int64_t *ptok;    /* [i * cp + r]: Per-Doc tokens of rank r */
+    int64_t *pkv;     /* [i * cp + r]: Per-Doc K/V tokens rank r receives */
     double lin_tok;   /* seconds of linear modules per token (fwd + bwd) */
     double kv_s;      /* seconds per received K/V token (fwd + bwd sends) */
     /* scratch */
@@ -139,15 +141,11 @@ static double evaluate(gsearch *G, int32_t k)
         G->tok[r] = G->kvin[r] = 0;
     }
     for (int32_t i = 0; i < k; i++) {
-        int32_t L = len[G->docs[i]];
         G->place[i] = -1;
         for (int r = 0; r < cp; r++) {
-            int32_t a0, a1, b0, b1;
-            chunks(L, cp, r, &a0, &a1, &b0, &b1);
-            G->tok[r] += (a1 - a0) + (b1 - b0);
+            G->tok[r] += G->ptok[(size_t)i * cp + r];
             G->attn[r] += G->pcost[(size_t)i * cp + r];
-            for (int q = 0; q < cp; q++)
-                G->kvin[r] += kv_need(L, cp, r, q, F->aware);
+            G->kvin[r] += G->pkv[(size_t)i * cp + r];
         }
     }
     for (int32_t i = k; i < G->n; i++) {
@@ -198,6 +196,8 @@ static int search_group(fcp *F, int g, zs_err *e)
     G.docs = malloc(sizeof(int32_t) * (size_t)G.n);
     G.wcost = malloc(sizeof(double) * (size_t)G.n);
     G.pcost = malloc(sizeof(double) * (size_t)G.n * cp);
+    G.ptok = malloc(sizeof(int64_t) * (size_t)G.n * cp);
+    G.pkv = malloc(sizeof(int64_t) * (size_t)G.n * cp);
     G.attn = malloc(sizeof(double) * (size_t)cp);
     G.wattn = malloc(sizeof(double) * (size_t)cp);
     G.tok = malloc(sizeof(int64_t) * (size_t)cp);
@@ -206,7 +206,7 @@ static int search_group(fcp *F, int g, zs_err *e)
     int32_t *best_place = malloc(sizeof(int32_t) * (size_t)G.n);
     int32_t *o = NULL;
     int rc = ZS_OK;
-    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.attn || !G.wattn || !G.tok || !G.kvin ||
+    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.ptok || !G.pkv || !G.attn || !G.wattn || !G.tok || !G.kvin ||
         !G.place || !best_place) {
         rc = oom(e);
         goto out;
@@ -234,6 +234,12 @@ static int search_group(fcp *F, int g, zs_err *e)
         G.wcost[i] = zs_cost_attn(ctx->cost, &w, 1, F->heads, 0) +
                      zs_cost_attn(ctx->cost, &w, 1, F->heads, 1);
         for (int r = 0; r < cp; r++) {
+            int32_t a0, a1, b0, b1;
+            chunks(L, cp, r, &a0, &a1, &b0, &b1);
+            G.ptok[(size_t)i * cp + r] = (a1 - a0) + (b1 - b0);
+            G.pkv[(size_t)i * cp + r] = 0;
+            for (int q = 0; q < cp; q++)
+                G.pkv[(size_t)i * cp + r] += kv_need(L, cp, r, q, F->aware);
             int nb = doc_blocks(d, L, cp, r, 0, blk);
             nb += doc_blocks(d, L, cp, r, 1, blk + nb);
             G.pcost[(size_t)i * cp + r] = nb ? zs_cost_attn(ctx->cost, blk, nb, F->heads, 0) +
@@ -269,6 +275,8 @@ out:
     free(G.docs);
     free(G.wcost);
     free(G.pcost);
+    free(G.ptok);
+    free(G.pkv);
     free(G.attn);
     free(G.wattn);
     free(G.tok);

@@ -144,11 +144,37 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
 }
 
 /* The packer's cost per document needs the options it was read with for
- * as long as the packer lives, so the packer owns them. */
+ * as long as the packer lives, so the packer owns them, and the stream
+ * that cuts documents longer than the window (as the loader does). */
 typedef struct pack_cost {
     zs__4d o;
     zs__4d_doc_cost dc;
+    zs_doc_stream src;
+    int32_t rem; /* tokens of the document being cut still to hand out */
+    int64_t id;
 } pack_cost;
+
+/* A document longer than the context window reaches the packer as pieces
+ * of at most a window (the loader's cut; the packer then never sees one
+ * longer than its smax). */
+static int cut_next(void *arg, int32_t *len, int64_t *id)
+{
+    pack_cost *pc = arg;
+    if (pc->rem == 0) {
+        if (!pc->src.next(pc->src.arg, &pc->rem, &pc->id))
+            return 0;
+        if (pc->rem < 1) {
+            *len = pc->rem;
+            *id = pc->id;
+            pc->rem = 0;
+            return 1;
+        }
+    }
+    *len = pc->rem < pc->o.window ? pc->rem : pc->o.window;
+    *id = pc->id;
+    pc->rem -= *len;
+    return 1;
+}
 
 /* WLB-LLM's loader: nmicro windows a batch (zs__4d_loader) through its
  * packer with two outlier queues. */
@@ -177,7 +203,9 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
     wc.window = pc->o.window;
     wc.nqueues = (int)queues;
     wc.cost = (zs_pack_cost){zs__4d_doc_cost_fn, &pc->dc};
-    return zs_batcher_wlb_new_warm(docs, &wc, (int)warmup, pc, out, e);
+    pc->src = docs;
+    zs_doc_stream cut = {cut_next, pc};
+    return zs_batcher_wlb_new_warm(cut, &wc, (int)warmup, pc, out, e);
 }
 
 static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_smax,   &opt_sharding,
