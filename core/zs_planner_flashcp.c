@@ -14,15 +14,18 @@
  * and the plan of least predicted step time is kept, the step time of a
  * rank being its attention (forward + backward, cost model) plus its linear
  * modules plus the key/value transfers its Whole-Doc attention cannot hide;
- * a Per-Doc document's rank i receives the K/V of the chunks before its
- * tail chunk that it does not hold (chunks 0 .. 2cp-2-i but i), sent by
- * their owners as point-to-point transfers when attention starts; the rank
- * computes everything whose keys it holds first (Whole-Doc documents, its
- * own chunks), then the remote blocks once they arrive; backward sends the
- * K/V again (as llama-cp) and returns dK/dV to the owners, which add them.
+ * "sharding-aware" communication moves only the K/V of Per-Doc documents
+ * (Whole-Doc ones need none, where llama-cp gathers every document's): by
+ * default one all-gather over the CP group of the Per-Doc chunks (NCCL's
+ * ring crosses a node boundary once per shard), issued when attention
+ * starts; kv=aware sends instead, point to point, only the chunks each
+ * rank's causal prefix needs (rank i: chunks 0 .. 2cp-2-i but its own),
+ * kv=all every chunk it lacks. The rank computes what it holds first
+ * (Whole-Doc documents, its own chunks), the remote blocks once the K/V
+ * are in; backward gathers (sends) the K/V again, as llama-cp, and
+ * reduce-scatters (returns) dK/dV to the owners, which add them.
  * Options: cp (default 16, at most the TP groups), tp, whole=0|1 (default
- * 1; 0: Per-Doc only), aware=0|1 (default 1; 0: every rank gets all K/V
- * of the Per-Doc documents, the all-gather volume). */
+ * 1; 0: Per-Doc only), kv=gather|aware|all (default gather). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,17 +41,21 @@ static const zs_opt_spec opt_whole = {.key = "whole",
                                       .max = 1,
                                       .def = 1,
                                       .help = "Whole-Doc sharding allowed (0: Per-Doc only)"};
-static const zs_opt_spec opt_aware = {.key = "aware",
-                                      .type = ZS_OPT_BOOL,
-                                      .max = 1,
-                                      .def = 1,
-                                      .help = "sharding-aware K/V sends (0: all K/V of Per-Doc "
-                                              "documents to every rank)"};
+/* The values in the order of enum kvmode. */
+static const zs_opt_spec opt_kv = {.key = "kv",
+                                   .type = ZS_OPT_ENUM,
+                                   .values = "gather|aware|all",
+                                   .def = 0,
+                                   .help = "K/V of Per-Doc documents: all-gather over the CP "
+                                           "group, point-to-point sends of the causal prefix "
+                                           "each rank needs, or of every chunk it lacks"};
+enum kvmode { KV_GATHER = 0, KV_AWARE = 1, KV_ALL = 2 };
 
 typedef struct fcp {
     zs__cpb c;
     const zs_plan_ctx *ctx;
-    int whole, aware, heads, cp_stream;
+    int whole, kvmode, heads, cp_stream;
+    int64_t *pmax;    /* per group: the most Per-Doc tokens of one rank (kv=gather) */
     int32_t *wrank;   /* per document: its rank in the group (Whole-Doc), -1: Per-Doc */
     int64_t *kv;      /* [slot * cp + peer]: K/V tokens slot sends to peer (its group) */
     int64_t *tokens;  /* per slot */
@@ -115,16 +122,21 @@ static int doc_blocks(int32_t d, int32_t len, int cp, int i, int remote, zs_attn
 typedef struct gsearch {
     const fcp *F;
     int g, cp;
-    int32_t n, *docs; /* the group's documents, longest first */
-    double *wcost;    /* per document: attention fwd + bwd whole */
-    double *pcost;    /* [i * cp + r]: Per-Doc attention of rank r for document i */
-    int64_t *ptok;    /* [i * cp + r]: Per-Doc tokens of rank r */
-    int64_t *pkv;     /* [i * cp + r]: Per-Doc K/V tokens rank r receives */
-    double lin_tok;   /* seconds of linear modules per token (fwd + bwd) */
-    double kv_s;      /* seconds per received K/V token (fwd + bwd sends) */
+    int32_t n, *docs;    /* the group's documents, longest first */
+    double *wcost;       /* per document: attention fwd + bwd whole */
+    double *pcost;       /* [i * cp + r]: Per-Doc attention of rank r for document i */
+    int64_t *ptok;       /* [i * cp + r]: Per-Doc tokens of rank r */
+    int64_t *pkv;        /* [i * cp + r]: Per-Doc K/V tokens rank r receives from its node */
+    int nn;              /* nodes the group spans */
+    int *node;           /* per rank of the group: its node (0 .. nn-1) */
+    int *nics;           /* per node: NICs the group's ranks there use */
+    int64_t *pin, *pout; /* [i * nn + node]: Per-Doc K/V tokens into / out of a node */
+    double lin_tok;      /* seconds of linear modules per token (fwd + bwd) */
+    double t_nv, t_nic;  /* seconds per K/V token over NVLink and over one NIC */
+    double t_gather;     /* seconds of the group's all-gather per K/V token of a rank */
     /* scratch */
     double *attn, *wattn;
-    int64_t *tok, *kvin;
+    int64_t *tok, *kvin, *nin, *nout;
     int32_t *place;
 } gsearch;
 
@@ -140,6 +152,8 @@ static double evaluate(gsearch *G, int32_t k)
         G->attn[r] = G->wattn[r] = 0;
         G->tok[r] = G->kvin[r] = 0;
     }
+    for (int x = 0; x < G->nn; x++)
+        G->nin[x] = G->nout[x] = 0;
     for (int32_t i = 0; i < k; i++) {
         G->place[i] = -1;
         for (int r = 0; r < cp; r++) {
@@ -147,7 +161,15 @@ static double evaluate(gsearch *G, int32_t k)
             G->attn[r] += G->pcost[(size_t)i * cp + r];
             G->kvin[r] += G->pkv[(size_t)i * cp + r];
         }
+        for (int x = 0; x < G->nn; x++) {
+            G->nin[x] += G->pin[(size_t)i * G->nn + x];
+            G->nout[x] += G->pout[(size_t)i * G->nn + x];
+        }
     }
+    /* The all-gather's buffer: the largest Per-Doc share of a rank. */
+    int64_t pmax = 0;
+    for (int r = 0; r < cp; r++)
+        pmax = G->tok[r] > pmax ? G->tok[r] : pmax;
     for (int32_t i = k; i < G->n; i++) {
         int32_t L = len[G->docs[i]];
         int best = -1;
@@ -172,7 +194,18 @@ static double evaluate(gsearch *G, int32_t k)
     for (int r = 0; r < cp; r++) {
         if (G->tok[r] > F->c.cap)
             return -1;
-        double comm = G->kv_s * (double)G->kvin[r] - G->wattn[r];
+        /* The exchange: NVLink inside the node; across nodes, the node's
+         * NICs carry all its ranks' traffic. Forward, the backward resend
+         * and dK/dV back: three times the volume. */
+        double comm;
+        if (F->kvmode == KV_GATHER) {
+            comm = 3.0 * G->t_gather * (double)pmax - G->wattn[r];
+        } else {
+            int x = G->node[r];
+            int64_t cross = G->nin[x] > G->nout[x] ? G->nin[x] : G->nout[x];
+            double nv = G->t_nv * (double)G->kvin[r], nic = G->t_nic * (double)cross / G->nics[x];
+            comm = 3.0 * (nv > nic ? nv : nic) - G->wattn[r];
+        }
         double t = G->attn[r] + G->lin_tok * (double)G->tok[r] + (comm > 0 ? comm : 0);
         worst = t > worst ? t : worst;
     }
@@ -192,7 +225,7 @@ static int search_group(fcp *F, int g, zs_err *e)
     G.n = c->gstart[g + 1] - c->gstart[g];
     if (G.n == 0)
         return ZS_OK;
-    int32_t *lens = malloc(sizeof(int32_t) * (size_t)G.n);
+    int32_t *lens = calloc((size_t)G.n, sizeof(int32_t));
     G.docs = malloc(sizeof(int32_t) * (size_t)G.n);
     G.wcost = malloc(sizeof(double) * (size_t)G.n);
     G.pcost = malloc(sizeof(double) * (size_t)G.n * cp);
@@ -202,11 +235,18 @@ static int search_group(fcp *F, int g, zs_err *e)
     G.wattn = malloc(sizeof(double) * (size_t)cp);
     G.tok = malloc(sizeof(int64_t) * (size_t)cp);
     G.kvin = malloc(sizeof(int64_t) * (size_t)cp);
+    G.node = malloc(sizeof(int) * (size_t)cp);
+    G.nics = calloc((size_t)cp, sizeof(int));
+    G.nin = malloc(sizeof(int64_t) * (size_t)cp);
+    G.nout = malloc(sizeof(int64_t) * (size_t)cp);
+    G.pin = malloc(sizeof(int64_t) * (size_t)G.n * cp);
+    G.pout = malloc(sizeof(int64_t) * (size_t)G.n * cp);
     G.place = malloc(sizeof(int32_t) * (size_t)G.n);
     int32_t *best_place = malloc(sizeof(int32_t) * (size_t)G.n);
     int32_t *o = NULL;
     int rc = ZS_OK;
-    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.ptok || !G.pkv || !G.attn || !G.wattn || !G.tok || !G.kvin ||
+    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.ptok || !G.pkv || !G.attn || !G.wattn ||
+        !G.tok || !G.kvin || !G.node || !G.nics || !G.nin || !G.nout || !G.pin || !G.pout ||
         !G.place || !best_place) {
         rc = oom(e);
         goto out;
@@ -223,14 +263,39 @@ static int search_group(fcp *F, int g, zs_err *e)
     G.lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
                                    zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
                                    m->hidden);
-    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)),
-        r1 = zs__cpb_rank(c, zs__cpb_slot(c, g, cp - 1));
+    /* The group's nodes and the NICs it uses on each (GPUs reach their
+     * NIC by affinity); seconds per K/V token on each kind of path. */
+    const zs_cluster *cl = ctx->cluster;
+    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), far = -1, near = -1;
+    int nic_seen[64][8];
+    memset(nic_seen, 0, sizeof nic_seen);
+    for (int r = 0; r < cp; r++) {
+        int rk = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
+        int x = zs_cluster_node_of(cl, rk) - zs_cluster_node_of(cl, r0);
+        G.node[r] = x < 64 ? x : 63;
+        G.nn = G.node[r] + 1 > G.nn ? G.node[r] + 1 : G.nn;
+        int nic = zs_cluster_nic_of(cl, rk) % 8;
+        if (!nic_seen[G.node[r]][nic]++)
+            G.nics[G.node[r]]++;
+        if (x != 0 && far < 0)
+            far = rk;
+        if (x == 0 && rk != r0 && near < 0)
+            near = rk;
+    }
     double kvb = zs__cpb_kv_bytes(m, c->tp, 1 << 20);
-    G.kv_s = cp > 1 ? 2.0 * zs_cost_p2p(ctx->cost, r1, r0, kvb) / (1 << 20) : 0;
+    G.t_nv = near >= 0 ? zs_cost_p2p(ctx->cost, r0, near, kvb) / (1 << 20) : 0;
+    G.t_nic = far >= 0 ? zs_cost_p2p(ctx->cost, r0, far, kvb) / (1 << 20) : 0;
+    int granks[1024];
+    int ng = cp < 1024 ? cp : 1024;
+    for (int r = 0; r < ng; r++)
+        granks[r] = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
+    G.t_gather = zs_cost_collective(ctx->cost, ZS_COLL_ALLGATHER, granks, ng, kvb) / (1 << 20);
     zs_attn_block blk[4];
     for (int32_t i = 0; i < G.n; i++) {
         int32_t d = G.docs[i], L = c->len[d];
         zs_attn_block w = {d, 0, L, 0, L};
+        for (int x = 0; x < G.nn; x++)
+            G.pin[(size_t)i * G.nn + x] = G.pout[(size_t)i * G.nn + x] = 0;
         G.wcost[i] = zs_cost_attn(ctx->cost, &w, 1, F->heads, 0) +
                      zs_cost_attn(ctx->cost, &w, 1, F->heads, 1);
         for (int r = 0; r < cp; r++) {
@@ -238,8 +303,15 @@ static int search_group(fcp *F, int g, zs_err *e)
             chunks(L, cp, r, &a0, &a1, &b0, &b1);
             G.ptok[(size_t)i * cp + r] = (a1 - a0) + (b1 - b0);
             G.pkv[(size_t)i * cp + r] = 0;
-            for (int q = 0; q < cp; q++)
-                G.pkv[(size_t)i * cp + r] += kv_need(L, cp, r, q, F->aware);
+            for (int q = 0; q < cp; q++) {
+                int64_t t = kv_need(L, cp, r, q, F->kvmode == KV_AWARE);
+                if (G.node[q] == G.node[r])
+                    G.pkv[(size_t)i * cp + r] += t;
+                else {
+                    G.pin[(size_t)i * G.nn + G.node[r]] += t;
+                    G.pout[(size_t)i * G.nn + G.node[q]] += t;
+                }
+            }
             int nb = doc_blocks(d, L, cp, r, 0, blk);
             nb += doc_blocks(d, L, cp, r, 1, blk + nb);
             G.pcost[(size_t)i * cp + r] = nb ? zs_cost_attn(ctx->cost, blk, nb, F->heads, 0) +
@@ -281,6 +353,12 @@ out:
     free(G.wattn);
     free(G.tok);
     free(G.kvin);
+    free(G.node);
+    free(G.nics);
+    free(G.nin);
+    free(G.nout);
+    free(G.pin);
+    free(G.pout);
     free(G.place);
     free(best_place);
     return rc;
@@ -321,11 +399,13 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     int64_t *recv = malloc(sizeof(int64_t) * (size_t)cp * (cp + 1));
     int64_t *last = malloc(sizeof(int64_t) * (size_t)cp);
     int *nrecv = calloc((size_t)cp, sizeof(int));
-    if (!blk || !recv || !last || !nrecv) {
+    int *ranks = malloc(sizeof(int) * (size_t)cp);
+    if (!blk || !recv || !last || !nrecv || !ranks) {
         free(blk);
         free(recv);
         free(last);
         free(nrecv);
+        free(ranks);
         return oom(e);
     }
     double kvb1 = zs__cpb_kv_bytes(&cost->model, c->tp, 1);
@@ -333,19 +413,27 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     for (int g = 0; g < c->dp; g++) {
         /* K/V of the Per-Doc documents to the ranks that need them (again
          * in backward). */
-        for (int k = 0; k < cp; k++)
+        for (int k = 0; k < cp; k++) {
             nrecv[k] = 0;
-        for (int k = 0; k < cp; k++)
+            ranks[k] = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
+        }
+        int grp = F->kvmode == KV_GATHER && F->pmax[g] > 0 ? zs_schedule_group(s, ranks, cp) : -1;
+        double gb = grp >= 0 ? kvb1 * (double)F->pmax[g] : 0;
+        for (int k = 0; k < cp && grp >= 0; k++) {
+            int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+            recv[(size_t)k * (cp + 1) + nrecv[k]++] = zs_sched_coll(
+                s, ranks[k], F->cp_stream, "cp-kv-all-gather", grp, ZS_COLL_ALLGATHER, gb, dep, 1);
+        }
+        for (int k = 0; k < cp && F->kvmode != KV_GATHER; k++)
             for (int q = 0; q < cp; q++) {
                 int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
                 if (n == 0)
                     continue;
-                int rk = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
-                int rq = zs_iter_rank(it, stage, zs__cpb_slot(c, g, q));
                 int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
-                zs_sched_send(s, rk, F->cp_stream, "cp-kv", rq, tag, kvb1 * (double)n, dep, 1);
-                recv[(size_t)q * (cp + 1) + nrecv[q]++] =
-                    zs_sched_recv(s, rq, F->cp_stream, "cp-kv", rk, tag, kvb1 * (double)n, NULL, 0);
+                zs_sched_send(s, ranks[k], F->cp_stream, "cp-kv", ranks[q], tag, kvb1 * (double)n,
+                              dep, 1);
+                recv[(size_t)q * (cp + 1) + nrecv[q]++] = zs_sched_recv(
+                    s, ranks[q], F->cp_stream, "cp-kv", ranks[k], tag, kvb1 * (double)n, NULL, 0);
             }
         /* What the rank holds first, the remote blocks once they are in. */
         for (int k = 0; k < cp; k++) {
@@ -367,12 +455,19 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                         s, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
                         blk, n, F->heads, zs_cost_attn(cost, blk, n, F->heads, backward), dep,
                         nrecv[k] + 1);
-                else /* keys that arrive unused (aware=0) still arrive first */
+                else /* keys that arrive unused (kv=all) still arrive first */
                     last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0, dep,
                                                    nrecv[k] + 1);
             }
         }
-        if (backward) {
+        if (backward && grp >= 0) {
+            /* dK/dV reduce-scattered back to the owners. */
+            for (int k = 0; k < cp; k++) {
+                int64_t dep[1] = {last[k]};
+                last[k] = zs_sched_coll(s, ranks[k], F->cp_stream, "cp-dkv-reduce-scatter", grp,
+                                        ZS_COLL_REDUCESCATTER, gb, dep, 1);
+            }
+        } else if (backward) {
             /* dK/dV of the received chunks back to their owners. */
             for (int k = 0; k < cp; k++)
                 nrecv[k] = 0;
@@ -410,6 +505,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     free(recv);
     free(last);
     free(nrecv);
+    free(ranks);
     return zs_schedule_check(s, e);
 }
 
@@ -425,7 +521,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_whole, &F.whole, e);
     if (!rc)
-        rc = zs_opt_bool(ctx->opts, &opt_aware, &F.aware, e);
+        rc = zs_opt_enum(ctx->opts, &opt_kv, &F.kvmode, e);
     if (rc) {
         zs__cpb_free(&F.c);
         return rc;
@@ -437,7 +533,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     F.wrank = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
     F.kv = calloc((size_t)c->nslots * cp, sizeof(int64_t));
     F.tokens = calloc((size_t)c->nslots, sizeof(int64_t));
-    if (!F.wrank || !F.kv || !F.tokens) {
+    F.pmax = calloc((size_t)c->dp, sizeof(int64_t));
+    if (!F.wrank || !F.kv || !F.tokens || !F.pmax) {
         rc = oom(e);
         goto out;
     }
@@ -463,8 +560,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                 if (!rc)
                     rc = zs__cpb_piece(s, c, d, b0, b1, sl, e);
                 /* What rank k sends to each peer: the chunks the peer needs. */
-                for (int q = 0; q < cp; q++) {
-                    int64_t n = kv_need(L, cp, q, k, F.aware);
+                for (int q = 0; q < cp && F.kvmode != KV_GATHER; q++) {
+                    int64_t n = kv_need(L, cp, q, k, F.kvmode == KV_AWARE);
                     F.kv[(size_t)sl * cp + q] += n;
                     F.kv_bytes += zs__cpb_kv_bytes(ctx->model, 1, n);
                 }
@@ -472,27 +569,47 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
         }
     if (rc)
         goto out;
+    /* The all-gather's buffer: the group's largest Per-Doc share (NCCL
+     * collectives move equal buffers). */
+    for (int g = 0; g < c->dp && F.kvmode == KV_GATHER; g++) {
+        for (int k = 0; k < cp; k++) {
+            int64_t t = 0;
+            for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
+                int32_t d = c->gdocs[i], a0, a1, b0, b1;
+                if (F.wrank[d] >= 0)
+                    continue;
+                chunks(c->len[d], cp, k, &a0, &a1, &b0, &b1);
+                t += (a1 - a0) + (b1 - b0);
+            }
+            F.pmax[g] = t > F.pmax[g] ? t : F.pmax[g];
+        }
+        F.kv_bytes += zs__cpb_kv_bytes(ctx->model, 1, F.pmax[g]) * (cp - 1) * cp;
+    }
     zs__cpb_note(c, rep,
                  "flashcp (reconstructed from the abstract): Whole-Doc or Per-Doc per document, "
                  "searched per CP group by predicted step time");
     zs_plan_report_note(rep,
-                        "%d Whole-Doc and %d Per-Doc documents; %s K/V sends: %.1f MB per layer "
-                        "forward, again in backward, dK/dV back",
-                        F.nwdoc, F.npdoc, F.aware ? "sharding-aware" : "all-gather volume",
+                        "%d Whole-Doc and %d Per-Doc documents; K/V of the Per-Doc ones %s: "
+                        "%.1f MB per layer forward, again in backward, dK/dV back",
+                        F.nwdoc, F.npdoc,
+                        F.kvmode == KV_GATHER  ? "all-gathered over the CP group"
+                        : F.kvmode == KV_AWARE ? "sent to the ranks whose causal prefix needs them"
+                                               : "sent to every rank that lacks them",
                         F.kv_bytes / 1e6);
     rc = zs__cpb_build(c, ctx, s, F.tokens, emit, &F, e);
 out:
     free(F.wrank);
     free(F.kv);
     free(F.tokens);
+    free(F.pmax);
     return zs__cpb_finish(&F.c, s, rc, out);
 }
 
-static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_whole, &opt_aware, NULL};
+static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_whole, &opt_kv, NULL};
 
 const zs_planner_ops zs_planner_flashcp = {
     .name = "flashcp",
     .summary = "FlashCP (reconstructed from its abstract): Whole-Doc / Per-Doc sharding mix "
-               "searched per CP group, sharding-aware K/V sends",
+               "searched per CP group, K/V of Per-Doc documents only",
     .options = options,
     .plan = plan};

@@ -5,9 +5,10 @@
  *     need, prefers the cheaper transfer, and respects the tolerance;
  *   - distca's head-tail layout of one document over two servers and the
  *     K/V each server receives (no task moves: head-tail is balanced);
- *   - flashcp's Per-Doc chunks and sharding-aware K/V volumes (and the
- *     all-gather volume with aware=0), and Whole-Doc for short documents
- *     (no K/V traffic at all).
+ *   - flashcp's Per-Doc chunks and K/V volumes (point to point: the
+ *     causal prefix each rank needs, or every chunk it lacks; the default
+ *     all-gather's buffer), and Whole-Doc for short documents (no K/V
+ *     traffic at all).
  * Every plan also passes the plan validator (zs_plan_batch validates). */
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,7 @@ static void test_distca_moves(void)
 /* Per-Doc over cp=2: rank 0 holds chunks 0 and 3 of 2000 tokens, rank 1
  * chunks 1 and 2. Rank 0's tail chunk needs keys [0, 6000): chunks 1 and 2
  * from rank 1; rank 1's needs [0, 4000): chunk 0 from rank 0. With
- * aware=0 rank 1 also gets chunk 3. llama-550m, tp 1: 4096 bytes of K and V
+ * kv=all rank 1 also gets chunk 3. llama-550m, tp 1: 4096 bytes of K and V
  * per token; the K/V go once forward and again in backward. */
 static void test_flashcp_perdoc(void)
 {
@@ -231,7 +232,7 @@ static void test_flashcp_perdoc(void)
     int32_t len[] = {8000};
     zs_batch *b = zs_batch_from_lengths(len, 1);
     zs_plan_report rep;
-    zs_schedule *s = plan(&v, "flashcp", "cp=2,whole=0", b, &rep);
+    zs_schedule *s = plan(&v, "flashcp", "cp=2,whole=0,kv=aware", b, &rep);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     ZS_ASSERT_STR_CONTAINS(rep.notes, "0 Whole-Doc and 1 Per-Doc");
     ZS_ASSERT_NEAR(sent(s, 1, 0, "cp-kv"), 2 * 4000.0 * 4096, 0);
@@ -239,9 +240,23 @@ static void test_flashcp_perdoc(void)
     ZS_ASSERT_NEAR(sent(s, 0, 1, "cp-dkv"), 4000.0 * 4096, 0); /* their gradients back */
     ZS_ASSERT_NEAR(sent(s, 1, 0, "cp-dkv"), 2000.0 * 4096, 0);
     zs_schedule_free(s);
-    s = plan(&v, "flashcp", "cp=2,whole=0,aware=0", b, &rep);
+    s = plan(&v, "flashcp", "cp=2,whole=0,kv=all", b, &rep);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     ZS_ASSERT_NEAR(sent(s, 0, 1, "cp-kv"), 2 * 4000.0 * 4096, 0);
+    zs_schedule_free(s);
+    /* The default all-gathers each rank's 4000 Per-Doc tokens. */
+    s = plan(&v, "flashcp", "cp=2,whole=0", b, &rep);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    int found = 0;
+    for (int64_t i = 0; i < s->ranks[0].nops; i++) {
+        const zs_op *op = &s->ranks[0].ops[i];
+        if (op->kind == ZS_OP_COLL && !strcmp(s->labels[op->label], "cp-kv-all-gather")) {
+            ZS_ASSERT_NEAR(op->u.coll.bytes, 4000.0 * 4096, 0);
+            found = 1;
+        }
+    }
+    CU_ASSERT(found);
+    CU_ASSERT(!has_label(s, "cp-kv"));
     zs_schedule_free(s);
     zs_batch_free(b);
     zs_cost_free(v.cost);
