@@ -212,114 +212,168 @@ static double evaluate(gsearch *G, int32_t k)
     return worst;
 }
 
-static int search_group(fcp *F, int g, zs_err *e)
+static void gsearch_free(gsearch *G)
+{
+    free(G->docs);
+    free(G->wcost);
+    free(G->pcost);
+    free(G->ptok);
+    free(G->pkv);
+    free(G->attn);
+    free(G->wattn);
+    free(G->tok);
+    free(G->kvin);
+    free(G->node);
+    free(G->nics);
+    free(G->nin);
+    free(G->nout);
+    free(G->pin);
+    free(G->pout);
+    free(G->place);
+}
+
+/* The group's documents longest first, and the scratch of the search. */
+static int gsearch_init(gsearch *G, fcp *F, int g, zs_err *e)
 {
     const zs__cpb *c = &F->c;
-    const zs_plan_ctx *ctx = F->ctx;
     int cp = c->cp;
-    gsearch G;
-    memset(&G, 0, sizeof G);
-    G.F = F;
-    G.g = g;
-    G.cp = cp;
-    G.n = c->gstart[g + 1] - c->gstart[g];
-    if (G.n == 0)
-        return ZS_OK;
-    int32_t *lens = calloc((size_t)G.n, sizeof(int32_t));
-    G.docs = malloc(sizeof(int32_t) * (size_t)G.n);
-    G.wcost = malloc(sizeof(double) * (size_t)G.n);
-    G.pcost = malloc(sizeof(double) * (size_t)G.n * cp);
-    G.ptok = malloc(sizeof(int64_t) * (size_t)G.n * cp);
-    G.pkv = malloc(sizeof(int64_t) * (size_t)G.n * cp);
-    G.attn = malloc(sizeof(double) * (size_t)cp);
-    G.wattn = malloc(sizeof(double) * (size_t)cp);
-    G.tok = malloc(sizeof(int64_t) * (size_t)cp);
-    G.kvin = malloc(sizeof(int64_t) * (size_t)cp);
-    G.node = malloc(sizeof(int) * (size_t)cp);
-    G.nics = calloc((size_t)cp, sizeof(int));
-    G.nin = malloc(sizeof(int64_t) * (size_t)cp);
-    G.nout = malloc(sizeof(int64_t) * (size_t)cp);
-    G.pin = malloc(sizeof(int64_t) * (size_t)G.n * cp);
-    G.pout = malloc(sizeof(int64_t) * (size_t)G.n * cp);
-    G.place = malloc(sizeof(int32_t) * (size_t)G.n);
-    int32_t *best_place = malloc(sizeof(int32_t) * (size_t)G.n);
+    memset(G, 0, sizeof *G);
+    G->F = F;
+    G->g = g;
+    G->cp = cp;
+    G->n = c->gstart[g + 1] - c->gstart[g];
+    size_t n = (size_t)G->n, ncp = n * (size_t)cp;
+    int32_t *lens = calloc(n + 1, sizeof(int32_t));
+    G->docs = malloc(sizeof(int32_t) * (n + 1));
+    G->wcost = malloc(sizeof(double) * (n + 1));
+    G->pcost = malloc(sizeof(double) * (ncp + 1));
+    G->ptok = malloc(sizeof(int64_t) * (ncp + 1));
+    G->pkv = malloc(sizeof(int64_t) * (ncp + 1));
+    G->pin = calloc(ncp + 1, sizeof(int64_t));
+    G->pout = calloc(ncp + 1, sizeof(int64_t));
+    G->attn = malloc(sizeof(double) * (size_t)cp);
+    G->wattn = malloc(sizeof(double) * (size_t)cp);
+    G->tok = malloc(sizeof(int64_t) * (size_t)cp);
+    G->kvin = malloc(sizeof(int64_t) * (size_t)cp);
+    G->node = malloc(sizeof(int) * (size_t)cp);
+    G->nics = calloc((size_t)cp, sizeof(int));
+    G->nin = malloc(sizeof(int64_t) * (size_t)cp);
+    G->nout = malloc(sizeof(int64_t) * (size_t)cp);
+    G->place = malloc(sizeof(int32_t) * (n + 1));
     int32_t *o = NULL;
-    int rc = ZS_OK;
-    if (!lens || !G.docs || !G.wcost || !G.pcost || !G.ptok || !G.pkv || !G.attn || !G.wattn ||
-        !G.tok || !G.kvin || !G.node || !G.nics || !G.nin || !G.nout || !G.pin || !G.pout ||
-        !G.place || !best_place) {
-        rc = oom(e);
-        goto out;
+    if (lens)
+        for (int32_t i = 0; i < G->n; i++)
+            lens[i] = c->len[c->gdocs[c->gstart[g] + i]];
+    if (!lens || !G->docs || !G->wcost || !G->pcost || !G->ptok || !G->pkv || !G->pin || !G->pout ||
+        !G->attn || !G->wattn || !G->tok || !G->kvin || !G->node || !G->nics || !G->nin ||
+        !G->nout || !G->place || !(o = zs_order_longest_first(lens, G->n))) {
+        free(lens);
+        gsearch_free(G);
+        return oom(e);
     }
-    for (int32_t i = 0; i < G.n; i++)
-        lens[i] = c->len[c->gdocs[c->gstart[g] + i]];
-    if (!(o = zs_order_longest_first(lens, G.n))) {
-        rc = oom(e);
-        goto out;
-    }
-    for (int32_t i = 0; i < G.n; i++)
-        G.docs[i] = c->gdocs[c->gstart[g] + o[i]];
+    for (int32_t i = 0; i < G->n; i++)
+        G->docs[i] = c->gdocs[c->gstart[g] + o[i]];
+    free(lens);
+    free(o);
+    return ZS_OK;
+}
+
+/* The group's nodes and the NICs it uses on each (GPUs reach their NIC by
+ * affinity); seconds per token of the linear modules and per K/V token on
+ * each kind of path, from the cost model. */
+static void gsearch_paths(gsearch *G)
+{
+    const fcp *F = G->F;
+    const zs__cpb *c = &F->c;
+    const zs_plan_ctx *ctx = F->ctx;
     const zs_model *m = ctx->model;
-    G.lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
-                                   zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
-                                   m->hidden);
-    /* The group's nodes and the NICs it uses on each (GPUs reach their
-     * NIC by affinity); seconds per K/V token on each kind of path. */
     const zs_cluster *cl = ctx->cluster;
+    int cp = c->cp, g = G->g;
+    G->lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
+                                    zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
+                                    m->hidden);
     int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), far = -1, near = -1;
     int nic_seen[64][8];
     memset(nic_seen, 0, sizeof nic_seen);
     for (int r = 0; r < cp; r++) {
         int rk = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
         int x = zs_cluster_node_of(cl, rk) - zs_cluster_node_of(cl, r0);
-        G.node[r] = x < 64 ? x : 63;
-        G.nn = G.node[r] + 1 > G.nn ? G.node[r] + 1 : G.nn;
+        G->node[r] = x < 64 ? x : 63;
+        G->nn = G->node[r] + 1 > G->nn ? G->node[r] + 1 : G->nn;
         int nic = zs_cluster_nic_of(cl, rk) % 8;
-        if (!nic_seen[G.node[r]][nic]++)
-            G.nics[G.node[r]]++;
+        if (!nic_seen[G->node[r]][nic]++)
+            G->nics[G->node[r]]++;
         if (x != 0 && far < 0)
             far = rk;
         if (x == 0 && rk != r0 && near < 0)
             near = rk;
     }
     double kvb = zs__cpb_kv_bytes(m, c->tp, 1 << 20);
-    G.t_nv = near >= 0 ? zs_cost_p2p(ctx->cost, r0, near, kvb) / (1 << 20) : 0;
-    G.t_nic = far >= 0 ? zs_cost_p2p(ctx->cost, r0, far, kvb) / (1 << 20) : 0;
+    G->t_nv = near >= 0 ? zs_cost_p2p(ctx->cost, r0, near, kvb) / (1 << 20) : 0;
+    G->t_nic = far >= 0 ? zs_cost_p2p(ctx->cost, r0, far, kvb) / (1 << 20) : 0;
     int granks[1024];
     int ng = cp < 1024 ? cp : 1024;
     for (int r = 0; r < ng; r++)
         granks[r] = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
-    G.t_gather = zs_cost_collective(ctx->cost, ZS_COLL_ALLGATHER, granks, ng, kvb) / (1 << 20);
-    zs_attn_block blk[4];
-    for (int32_t i = 0; i < G.n; i++) {
-        int32_t d = G.docs[i], L = c->len[d];
+    G->t_gather = zs_cost_collective(ctx->cost, ZS_COLL_ALLGATHER, granks, ng, kvb) / (1 << 20);
+}
+
+/* Per document: its attention whole, and per rank its Per-Doc attention,
+ * tokens and the K/V it receives (inside its node, or across nodes). */
+static void gsearch_docs(gsearch *G)
+{
+    const fcp *F = G->F;
+    const zs_cost *cost = F->ctx->cost;
+    int cp = G->cp, nn = G->nn;
+    zs_attn_block blk[6];
+    for (int32_t i = 0; i < G->n; i++) {
+        int32_t d = G->docs[i], L = F->c.len[d];
         zs_attn_block w = {d, 0, L, 0, L};
-        for (int x = 0; x < G.nn; x++)
-            G.pin[(size_t)i * G.nn + x] = G.pout[(size_t)i * G.nn + x] = 0;
-        G.wcost[i] = zs_cost_attn(ctx->cost, &w, 1, F->heads, 0) +
-                     zs_cost_attn(ctx->cost, &w, 1, F->heads, 1);
+        G->wcost[i] =
+            zs_cost_attn(cost, &w, 1, F->heads, 0) + zs_cost_attn(cost, &w, 1, F->heads, 1);
         for (int r = 0; r < cp; r++) {
             int32_t a0, a1, b0, b1;
+            size_t ir = (size_t)i * cp + r;
             chunks(L, cp, r, &a0, &a1, &b0, &b1);
-            G.ptok[(size_t)i * cp + r] = (a1 - a0) + (b1 - b0);
-            G.pkv[(size_t)i * cp + r] = 0;
+            G->ptok[ir] = (a1 - a0) + (b1 - b0);
+            G->pkv[ir] = 0;
             for (int q = 0; q < cp; q++) {
                 int64_t t = kv_need(L, cp, r, q, F->kvmode == KV_AWARE);
-                if (G.node[q] == G.node[r])
-                    G.pkv[(size_t)i * cp + r] += t;
-                else {
-                    G.pin[(size_t)i * G.nn + G.node[r]] += t;
-                    G.pout[(size_t)i * G.nn + G.node[q]] += t;
+                if (G->node[q] == G->node[r]) {
+                    G->pkv[ir] += t;
+                } else {
+                    G->pin[(size_t)i * nn + G->node[r]] += t;
+                    G->pout[(size_t)i * nn + G->node[q]] += t;
                 }
             }
             int nb = doc_blocks(d, L, cp, r, 0, blk);
             nb += doc_blocks(d, L, cp, r, 1, blk + nb);
-            G.pcost[(size_t)i * cp + r] = nb ? zs_cost_attn(ctx->cost, blk, nb, F->heads, 0) +
-                                                   zs_cost_attn(ctx->cost, blk, nb, F->heads, 1)
-                                             : 0;
+            G->pcost[ir] = nb ? zs_cost_attn(cost, blk, nb, F->heads, 0) +
+                                    zs_cost_attn(cost, blk, nb, F->heads, 1)
+                              : 0;
         }
     }
-    /* k from all Whole-Doc to all Per-Doc (only all Per-Doc with whole=0). */
+}
+
+/* The search of one CP group: every k from all Whole-Doc to all Per-Doc
+ * (only all Per-Doc with whole=0); the least predicted step time wins,
+ * ties to fewer Per-Doc documents. */
+static int search_group(fcp *F, int g, zs_err *e)
+{
+    const zs__cpb *c = &F->c;
+    if (c->gstart[g + 1] == c->gstart[g])
+        return ZS_OK;
+    gsearch G;
+    int rc = gsearch_init(&G, F, g, e);
+    if (rc)
+        return rc;
+    int32_t *best_place = malloc(sizeof(int32_t) * (size_t)(G.n + 1));
+    if (!best_place) {
+        gsearch_free(&G);
+        return oom(e);
+    }
+    gsearch_paths(&G);
+    gsearch_docs(&G);
     int32_t best_k = -1;
     double best = 0;
     for (int32_t k = F->whole ? 0 : G.n; k <= G.n; k++) {
@@ -330,37 +384,17 @@ static int search_group(fcp *F, int g, zs_err *e)
             memcpy(best_place, G.place, sizeof(int32_t) * (size_t)G.n);
         }
     }
-    if (best_k < 0) {
-        rc = zs__cpb_overflow(c, g, c->gtokens[g] / cp + 1, e);
-        goto out;
-    }
-    for (int32_t i = 0; i < G.n; i++) {
+    if (best_k < 0)
+        rc = zs__cpb_overflow(c, g, c->gtokens[g] / c->cp + 1, e);
+    for (int32_t i = 0; i < G.n && !rc; i++) {
         F->wrank[G.docs[i]] = best_place[i];
         if (best_place[i] < 0)
             F->npdoc++;
         else
             F->nwdoc++;
     }
-out:
-    free(lens);
-    free(o);
-    free(G.docs);
-    free(G.wcost);
-    free(G.pcost);
-    free(G.ptok);
-    free(G.pkv);
-    free(G.attn);
-    free(G.wattn);
-    free(G.tok);
-    free(G.kvin);
-    free(G.node);
-    free(G.nics);
-    free(G.nin);
-    free(G.nout);
-    free(G.pin);
-    free(G.pout);
-    free(G.place);
     free(best_place);
+    gsearch_free(&G);
     return rc;
 }
 
@@ -383,130 +417,162 @@ static int slot_blocks(const fcp *F, int g, int k, int remote, zs_attn_block *bl
     return n;
 }
 
+/* Scratch of the emitter, per CP group. */
+typedef struct escratch {
+    zs_attn_block *blk;
+    int64_t *recv; /* [k * (cp + 1) ..]: what rank k's remote blocks wait for */
+    int64_t *last; /* per rank: its last op */
+    int *nrecv, *ranks;
+    int grp;   /* the group's communicator (kv=gather), -1 none */
+    double gb; /* the all-gather's buffer */
+} escratch;
+
+/* K/V of the Per-Doc documents to the ranks that need them: the
+ * all-gather, or point-to-point sends. */
+static void exchange(const fcp *F, zs_iter *it, int stage, int g, escratch *x, int tag)
+{
+    const zs__cpb *c = &F->c;
+    zs_schedule *s = zs_iter_schedule(it);
+    int cp = c->cp;
+    double kvb1 = zs__cpb_kv_bytes(&zs_iter_cost(it)->model, c->tp, 1);
+    for (int k = 0; k < cp; k++) {
+        x->nrecv[k] = 0;
+        x->ranks[k] = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
+    }
+    x->grp = F->kvmode == KV_GATHER && F->pmax[g] > 0 ? zs_schedule_group(s, x->ranks, cp) : -1;
+    x->gb = x->grp >= 0 ? kvb1 * (double)F->pmax[g] : 0;
+    for (int k = 0; k < cp && x->grp >= 0; k++) {
+        int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+        x->recv[(size_t)k * (cp + 1) + x->nrecv[k]++] =
+            zs_sched_coll(s, x->ranks[k], F->cp_stream, "cp-kv-all-gather", x->grp,
+                          ZS_COLL_ALLGATHER, x->gb, dep, 1);
+    }
+    for (int k = 0; k < cp && F->kvmode != KV_GATHER; k++)
+        for (int q = 0; q < cp; q++) {
+            int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+            if (n == 0)
+                continue;
+            int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+            zs_sched_send(s, x->ranks[k], F->cp_stream, "cp-kv", x->ranks[q], tag, kvb1 * (double)n,
+                          dep, 1);
+            x->recv[(size_t)q * (cp + 1) + x->nrecv[q]++] = zs_sched_recv(
+                s, x->ranks[q], F->cp_stream, "cp-kv", x->ranks[k], tag, kvb1 * (double)n, NULL, 0);
+        }
+}
+
+/* What a rank holds first, the remote blocks once the K/V are in. */
+static void compute(const fcp *F, zs_iter *it, int stage, int g, escratch *x, int backward)
+{
+    const zs__cpb *c = &F->c;
+    zs_schedule *s = zs_iter_schedule(it);
+    const zs_cost *cost = zs_iter_cost(it);
+    int cp = c->cp;
+    for (int k = 0; k < cp; k++) {
+        int sl = zs__cpb_slot(c, g, k), r = x->ranks[k];
+        x->last[k] = zs_iter_entry(it, sl);
+        int n = slot_blocks(F, g, k, 0, x->blk);
+        if (n > 0) {
+            int64_t dep[1] = {x->last[k]};
+            x->last[k] = zs_sched_attn(s, r, ZS_STREAM_COMPUTE, backward ? "attn-bwd" : "attn-fwd",
+                                       backward, x->blk, n, F->heads,
+                                       zs_cost_attn(cost, x->blk, n, F->heads, backward), dep, 1);
+        }
+        n = slot_blocks(F, g, k, 1, x->blk);
+        if (n == 0 && x->nrecv[k] == 0)
+            continue;
+        int64_t *dep = x->recv + (size_t)k * (cp + 1);
+        dep[x->nrecv[k]] = x->last[k];
+        if (n > 0)
+            x->last[k] = zs_sched_attn(
+                s, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward, x->blk,
+                n, F->heads, zs_cost_attn(cost, x->blk, n, F->heads, backward), dep,
+                x->nrecv[k] + 1);
+        else /* keys that arrive unused (kv=all) still arrive first */
+            x->last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0, dep,
+                                              x->nrecv[k] + 1);
+    }
+}
+
+/* Backward: dK/dV back to the owners (reduce-scatter, or sends and an
+ * add at the owner). */
+static void return_grads(const fcp *F, zs_iter *it, int g, escratch *x, int tag)
+{
+    const zs__cpb *c = &F->c;
+    zs_schedule *s = zs_iter_schedule(it);
+    const zs_cost *cost = zs_iter_cost(it);
+    int cp = c->cp;
+    double kvb1 = zs__cpb_kv_bytes(&cost->model, c->tp, 1);
+    if (x->grp >= 0) {
+        for (int k = 0; k < cp; k++) {
+            int64_t dep[1] = {x->last[k]};
+            x->last[k] = zs_sched_coll(s, x->ranks[k], F->cp_stream, "cp-dkv-reduce-scatter",
+                                       x->grp, ZS_COLL_REDUCESCATTER, x->gb, dep, 1);
+        }
+        return;
+    }
+    for (int k = 0; k < cp; k++)
+        x->nrecv[k] = 0;
+    for (int k = 0; k < cp; k++)
+        for (int q = 0; q < cp; q++) {
+            int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+            if (n == 0)
+                continue;
+            int64_t dep[1] = {x->last[q]};
+            zs_sched_send(s, x->ranks[q], F->cp_stream, "cp-dkv", x->ranks[k], tag,
+                          kvb1 * (double)n, dep, 1);
+            x->recv[(size_t)k * (cp + 1) + x->nrecv[k]++] =
+                zs_sched_recv(s, x->ranks[k], F->cp_stream, "cp-dkv", x->ranks[q], tag,
+                              kvb1 * (double)n, NULL, 0);
+        }
+    /* The owner adds them to its own (read two, write one). */
+    for (int k = 0; k < cp; k++) {
+        if (x->nrecv[k] == 0)
+            continue;
+        int sl = zs__cpb_slot(c, g, k);
+        double by = 0;
+        for (int q = 0; q < cp; q++)
+            by += 3.0 * kvb1 * (double)F->kv[(size_t)sl * cp + q];
+        int64_t *dep = x->recv + (size_t)k * (cp + 1);
+        dep[x->nrecv[k]] = x->last[k];
+        x->last[k] = zs_sched_elementwise(s, x->ranks[k], ZS_STREAM_COMPUTE, "cp-dkv-add", by,
+                                          zs_cost_elementwise(cost, by), dep, x->nrecv[k] + 1);
+    }
+}
+
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     fcp *F = arg;
     const zs__cpb *c = &F->c;
-    zs_schedule *s = zs_iter_schedule(it);
-    const zs_cost *cost = zs_iter_cost(it);
     int cp = c->cp;
     (void)micro;
     int maxdocs = 1;
     for (int g = 0; g < c->dp; g++)
         if (c->gstart[g + 1] - c->gstart[g] > maxdocs)
             maxdocs = c->gstart[g + 1] - c->gstart[g];
-    zs_attn_block *blk = malloc(sizeof(zs_attn_block) * (size_t)maxdocs * 3);
-    int64_t *recv = malloc(sizeof(int64_t) * (size_t)cp * (cp + 1));
-    int64_t *last = malloc(sizeof(int64_t) * (size_t)cp);
-    int *nrecv = calloc((size_t)cp, sizeof(int));
-    int *ranks = malloc(sizeof(int) * (size_t)cp);
-    if (!blk || !recv || !last || !nrecv || !ranks) {
-        free(blk);
-        free(recv);
-        free(last);
-        free(nrecv);
-        free(ranks);
-        return oom(e);
-    }
-    double kvb1 = zs__cpb_kv_bytes(&cost->model, c->tp, 1);
+    escratch x;
+    x.blk = malloc(sizeof(zs_attn_block) * (size_t)maxdocs * 3);
+    x.recv = malloc(sizeof(int64_t) * (size_t)cp * (cp + 1));
+    x.last = malloc(sizeof(int64_t) * (size_t)cp);
+    x.nrecv = calloc((size_t)cp, sizeof(int));
+    x.ranks = malloc(sizeof(int) * (size_t)cp);
+    int rc = ZS_OK;
+    if (!x.blk || !x.recv || !x.last || !x.nrecv || !x.ranks)
+        rc = oom(e);
     int tag = zs_iter_tag(it), tag_back = backward ? zs_iter_tag(it) : 0;
-    for (int g = 0; g < c->dp; g++) {
-        /* K/V of the Per-Doc documents to the ranks that need them (again
-         * in backward). */
-        for (int k = 0; k < cp; k++) {
-            nrecv[k] = 0;
-            ranks[k] = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
-        }
-        int grp = F->kvmode == KV_GATHER && F->pmax[g] > 0 ? zs_schedule_group(s, ranks, cp) : -1;
-        double gb = grp >= 0 ? kvb1 * (double)F->pmax[g] : 0;
-        for (int k = 0; k < cp && grp >= 0; k++) {
-            int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
-            recv[(size_t)k * (cp + 1) + nrecv[k]++] = zs_sched_coll(
-                s, ranks[k], F->cp_stream, "cp-kv-all-gather", grp, ZS_COLL_ALLGATHER, gb, dep, 1);
-        }
-        for (int k = 0; k < cp && F->kvmode != KV_GATHER; k++)
-            for (int q = 0; q < cp; q++) {
-                int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
-                if (n == 0)
-                    continue;
-                int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
-                zs_sched_send(s, ranks[k], F->cp_stream, "cp-kv", ranks[q], tag, kvb1 * (double)n,
-                              dep, 1);
-                recv[(size_t)q * (cp + 1) + nrecv[q]++] = zs_sched_recv(
-                    s, ranks[q], F->cp_stream, "cp-kv", ranks[k], tag, kvb1 * (double)n, NULL, 0);
-            }
-        /* What the rank holds first, the remote blocks once they are in. */
-        for (int k = 0; k < cp; k++) {
-            int sl = zs__cpb_slot(c, g, k), r = zs_iter_rank(it, stage, sl);
-            last[k] = zs_iter_entry(it, sl);
-            int n = slot_blocks(F, g, k, 0, blk);
-            if (n > 0) {
-                int64_t dep[1] = {last[k]};
-                last[k] = zs_sched_attn(s, r, ZS_STREAM_COMPUTE, backward ? "attn-bwd" : "attn-fwd",
-                                        backward, blk, n, F->heads,
-                                        zs_cost_attn(cost, blk, n, F->heads, backward), dep, 1);
-            }
-            n = slot_blocks(F, g, k, 1, blk);
-            if (n > 0 || nrecv[k] > 0) {
-                int64_t *dep = recv + (size_t)k * (cp + 1);
-                dep[nrecv[k]] = last[k];
-                if (n > 0)
-                    last[k] = zs_sched_attn(
-                        s, r, ZS_STREAM_COMPUTE, backward ? "cp-attn-bwd" : "cp-attn-fwd", backward,
-                        blk, n, F->heads, zs_cost_attn(cost, blk, n, F->heads, backward), dep,
-                        nrecv[k] + 1);
-                else /* keys that arrive unused (kv=all) still arrive first */
-                    last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-kv-wait", 0, 0, dep,
-                                                   nrecv[k] + 1);
-            }
-        }
-        if (backward && grp >= 0) {
-            /* dK/dV reduce-scattered back to the owners. */
-            for (int k = 0; k < cp; k++) {
-                int64_t dep[1] = {last[k]};
-                last[k] = zs_sched_coll(s, ranks[k], F->cp_stream, "cp-dkv-reduce-scatter", grp,
-                                        ZS_COLL_REDUCESCATTER, gb, dep, 1);
-            }
-        } else if (backward) {
-            /* dK/dV of the received chunks back to their owners. */
-            for (int k = 0; k < cp; k++)
-                nrecv[k] = 0;
-            for (int k = 0; k < cp; k++)
-                for (int q = 0; q < cp; q++) {
-                    int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
-                    if (n == 0)
-                        continue;
-                    int rk = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
-                    int rq = zs_iter_rank(it, stage, zs__cpb_slot(c, g, q));
-                    int64_t dep[1] = {last[q]};
-                    zs_sched_send(s, rq, F->cp_stream, "cp-dkv", rk, tag_back, kvb1 * (double)n,
-                                  dep, 1);
-                    recv[(size_t)k * (cp + 1) + nrecv[k]++] = zs_sched_recv(
-                        s, rk, F->cp_stream, "cp-dkv", rq, tag_back, kvb1 * (double)n, NULL, 0);
-                }
-            /* The owner adds them to its own (read two, write one). */
-            for (int k = 0; k < cp; k++) {
-                if (nrecv[k] == 0)
-                    continue;
-                int sl = zs__cpb_slot(c, g, k), r = zs_iter_rank(it, stage, sl);
-                double by = 0;
-                for (int q = 0; q < cp; q++)
-                    by += 3.0 * kvb1 * (double)F->kv[(size_t)sl * cp + q];
-                int64_t *dep = recv + (size_t)k * (cp + 1);
-                dep[nrecv[k]] = last[k];
-                last[k] = zs_sched_elementwise(s, r, ZS_STREAM_COMPUTE, "cp-dkv-add", by,
-                                               zs_cost_elementwise(cost, by), dep, nrecv[k] + 1);
-            }
-        }
+    for (int g = 0; g < c->dp && !rc; g++) {
+        exchange(F, it, stage, g, &x, tag);
+        compute(F, it, stage, g, &x, backward);
+        if (backward)
+            return_grads(F, it, g, &x, tag_back);
         for (int k = 0; k < cp; k++)
-            zs_iter_set_exit(it, zs__cpb_slot(c, g, k), last[k]);
+            zs_iter_set_exit(it, zs__cpb_slot(c, g, k), x.last[k]);
     }
-    free(blk);
-    free(recv);
-    free(last);
-    free(nrecv);
-    free(ranks);
-    return zs_schedule_check(s, e);
+    free(x.blk);
+    free(x.recv);
+    free(x.last);
+    free(x.nrecv);
+    free(x.ranks);
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }
 
 /* ---- planning -------------------------------------------------------------------- */
