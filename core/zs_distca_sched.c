@@ -37,6 +37,34 @@ static double imbalance(const double *load, int n)
     return sum > 0 ? mx * n / sum : 1.0;
 }
 
+/* The most inner pairs, in whole blocks and fewer than the item's pairs,
+ * whose load is at most df (0: none). Loads need not be proportional to
+ * pairs (kernel efficiency grows with the shard), so the proportional
+ * guess is only where the search starts: it halves the step from there. */
+static int32_t sub_pairs(const zs_ca_sched_in *in, const zs_ca_item *it, int32_t pairs, double df,
+                         double F)
+{
+    int32_t b = in->block, lo = 0, hi = (pairs - 1) / b; /* in blocks */
+    if (hi < 1)
+        return 0;
+    int32_t guess = (int32_t)((double)pairs * df / F) / b;
+    guess = guess < 1 ? 1 : guess > hi ? hi : guess;
+    zs_ca_item sub = inner(it, guess * b);
+    if (in->load(in->arg, &sub) <= df)
+        lo = guess;
+    else
+        hi = guess - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        sub = inner(it, mid * b);
+        if (in->load(in->arg, &sub) <= df)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo * b;
+}
+
 /* A candidate move: item i (whole when np == 0, else its inner np pairs). */
 typedef struct cand {
     int32_t i, np;
@@ -61,9 +89,8 @@ static cand best_move(const zs_ca_sched_in *in, const zs_ca_item *items, int32_t
             t = in->comm(in->arg, it, d);
         } else {
             int32_t pairs = it->h1 - it->h0 < it->t1 - it->t0 ? it->h1 - it->h0 : it->t1 - it->t0;
-            int32_t np = (int32_t)((double)pairs * df / F[i]);
-            np -= np % in->block;
-            if (np < 1 || np >= pairs)
+            int32_t np = sub_pairs(in, it, pairs, df, F[i]);
+            if (np < 1)
                 continue;
             zs_ca_item sub = inner(it, np);
             c.np = np;

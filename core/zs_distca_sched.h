@@ -16,8 +16,10 @@
  * (ties: first in list order); it moves whole, or a sub-item worth dF made
  * of the innermost mirrored token pairs of its head and tail (each pair of
  * mirrored tokens costs the same, L + 1 query-key pairs) moves and the rest
- * stays. Sub-items are rounded down to whole blocks of `block` query tokens
- * per side (the attention kernel's tile; 1: token granularity).
+ * stays. Sub-items are whole blocks of `block` query tokens per side (the
+ * attention kernel's tile; 1: token granularity), the most whose load stays
+ * within dF (loads need not be proportional to pairs: small shards run
+ * less efficiently), so a server never receives more than it lacks.
  *
  * Loads and communication are priced by the caller (the cost model), so
  * this module has no model of its own. Depends on zs_err only. */

@@ -17,9 +17,10 @@
  *     tokens and the mirrored back tokens), as DistCA places them;
  *   - tasks: one per (document, slot) share; the greedy of
  *     core/zs_distca_sched.h moves and splits them so each server's
- *     predicted attention time (forward + backward, cost model) is within
- *     tol of the mean, preferring the most load per second of transfer
- *     (cost model p2p);
+ *     causal query-key pairs (its fused launch's work) are within tol of
+ *     the mean, preferring the most pairs per second of transfer (cost
+ *     model p2p); the schedule prices each server's launch with the cost
+ *     model;
  *   - transfers per layer and nano-batch, on a stream of their own per
  *     nano-batch: forward, each task's Q and the K/V of its causal prefix
  *     that its server lacks (deduplicated per document and server) go from
@@ -101,15 +102,21 @@ static int item_blocks(const zs_ca_item *it, zs_attn_block *blk)
     return n;
 }
 
+/* A task's load in causal query-key pairs, the unit DistCA's scheduler
+ * balances: a server runs all its tasks in one fused launch, large enough
+ * to run at the kernel's saturated rate, where time follows the pairs (the
+ * schedule then prices each server's launch with the cost model); a task's
+ * own launch time would overprice small tasks, whose standalone launch is
+ * latency-bound. */
 static double load_fn(void *arg, const zs_ca_item *it)
 {
-    const dca *D = arg;
+    (void)arg;
     zs_attn_block blk[2];
     int n = item_blocks(it, blk);
-    if (n == 0)
-        return 0;
-    return zs_cost_attn(D->ctx->cost, blk, n, D->heads, 0) +
-           zs_cost_attn(D->ctx->cost, blk, n, D->heads, 1);
+    double p = 0;
+    for (int i = 0; i < n; i++)
+        p += (double)zs_attn_block_pairs(&blk[i]);
+    return p;
 }
 
 /* Tokens of document doc's home chunks (nano-batch k) inside keys [0, end)
