@@ -155,9 +155,15 @@ double zs__4d_doc_cost_fn(void *arg, int32_t len)
     int tp = c->o->dims.tp, cp = c->o->dims.cp;
     zs_attn_block b = {0, 0, len, 0, len};
     double attn = zs_cost_attn(c->ctx->cost, &b, 1, m->heads / tp, 0) / cp;
+    /* W_l is linear in the tokens (WLB-LLM's model): every document of a
+     * micro-batch goes through the same GEMMs, so a document costs its
+     * tokens at the per-token time of a full window's GEMM, not the time
+     * of a GEMM of its own (a short one is latency-bound). */
+    double win = (double)c->o->window / cp > 1 ? (double)c->o->window / cp : 1;
     double lin =
-        zs_cost_gemm(c->ctx->cost, (double)len / cp,
-                     zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / tp, m->hidden);
+        zs_cost_gemm(c->ctx->cost, win, zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / tp,
+                     m->hidden) /
+        win * ((double)len / cp);
     return attn + lin;
 }
 

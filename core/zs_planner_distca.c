@@ -173,8 +173,9 @@ static int cmp_dcost(const void *a, const void *b)
     return x->d < y->d ? -1 : (x->d > y->d);
 }
 
-/* Nano-batch of every document: most costly first to the cheaper side
- * while its tokens stay within half the batch (else the other side). */
+/* Nano-batch of every document: most attention (causal pairs, DistCA's
+ * FLOP balance of ping and pong) first to the lighter side while its
+ * tokens stay within half the batch (else the other side). */
 static int split_nano(const dca *D, int32_t *nano_of, zs_err *e)
 {
     const zs_batch *b = D->b;
@@ -187,7 +188,7 @@ static int split_nano(const dca *D, int32_t *nano_of, zs_err *e)
         return oom(e);
     for (int32_t d = 0; d < b->ndocs; d++) {
         zs_attn_block blk = {d, 0, b->len[d], 0, b->len[d]};
-        o[d] = (dcost){zs_cost_attn(D->ctx->cost, &blk, 1, D->heads, 0), d};
+        o[d] = (dcost){(double)zs_attn_block_pairs(&blk), d};
     }
     qsort(o, (size_t)b->ndocs, sizeof *o, cmp_dcost);
     double c[2] = {0, 0};

@@ -123,8 +123,8 @@ typedef struct gsearch {
     const fcp *F;
     int g, cp;
     int32_t n, *docs;    /* the group's documents, longest first */
-    double *wcost;       /* per document: attention fwd + bwd whole */
-    double *pcost;       /* [i * cp + r]: Per-Doc attention of rank r for document i */
+    double *wcost;       /* per document: attention fwd + bwd whole, at the saturated rate */
+    double *pcost;       /* [i * cp + r]: the same of rank r's Per-Doc share */
     int64_t *ptok;       /* [i * cp + r]: Per-Doc tokens of rank r */
     int64_t *pkv;        /* [i * cp + r]: Per-Doc K/V tokens rank r receives from its node */
     int nn;              /* nodes the group spans */
@@ -135,21 +135,49 @@ typedef struct gsearch {
     double t_nv, t_nic;  /* seconds per K/V token over NVLink and over one NIC */
     double t_gather;     /* seconds of the group's all-gather per K/V token of a rank */
     /* scratch */
-    double *attn, *wattn;
+    double *attn;
     int64_t *tok, *kvin, *nin, *nout;
     int32_t *place;
+    zs_attn_block *blk; /* one rank's blocks: 3 per document */
 } gsearch;
 
+/* Seconds of rank r's attention (forward + backward) under the plan whose
+ * first k documents are Per-Doc, priced by the cost model as the emitter
+ * launches it: what the rank holds (local) and, once the K/V are in, the
+ * rest (remote). */
+static void rank_attn(gsearch *G, int32_t k, int r, double *local, double *remote)
+{
+    const fcp *F = G->F;
+    const zs_cost *cost = F->ctx->cost;
+    for (int rem = 0; rem < 2; rem++) {
+        int n = 0;
+        for (int32_t i = 0; i < G->n; i++) {
+            int32_t d = G->docs[i], L = F->c.len[d];
+            if (i < k)
+                n += doc_blocks(d, L, G->cp, r, rem, G->blk + n);
+            else if (!rem && G->place[i] == r)
+                G->blk[n++] = (zs_attn_block){d, 0, L, 0, L};
+        }
+        double t = n ? zs_cost_attn(cost, G->blk, n, F->heads, 0) +
+                           zs_cost_attn(cost, G->blk, n, F->heads, 1)
+                     : 0;
+        *(rem ? remote : local) = t;
+    }
+}
+
 /* Predicted step time of the plan "first k documents Per-Doc"; place[i]
- * gets the rank of Whole-Doc document i (-1 Per-Doc). Infinity when the
- * Whole-Doc documents do not fit. */
+ * gets the rank of Whole-Doc document i (-1 Per-Doc), longest first to the
+ * rank of least predicted time (attention at the saturated rate: a
+ * document joins a launch of many). -1 when they do not fit. The plan is
+ * then priced rank by rank as launched (rank_attn), plus the linear
+ * modules and what of the K/V exchange its local attention cannot hide. */
 static double evaluate(gsearch *G, int32_t k)
 {
     const fcp *F = G->F;
     int cp = G->cp;
     const int32_t *len = F->c.len;
     for (int r = 0; r < cp; r++) {
-        G->attn[r] = G->wattn[r] = 0;
+        G->attn[r] = 0;
         G->tok[r] = G->kvin[r] = 0;
     }
     for (int x = 0; x < G->nn; x++)
@@ -188,25 +216,25 @@ static double evaluate(gsearch *G, int32_t k)
         G->place[i] = best;
         G->tok[best] += L;
         G->attn[best] += G->wcost[i];
-        G->wattn[best] += G->wcost[i];
     }
     double worst = 0;
     for (int r = 0; r < cp; r++) {
-        if (G->tok[r] > F->c.cap)
-            return -1;
+        double local = 0, remote = 0;
+        rank_attn(G, k, r, &local, &remote);
         /* The exchange: NVLink inside the node; across nodes, the node's
          * NICs carry all its ranks' traffic. Forward, the backward resend
          * and dK/dV back: three times the volume. */
         double comm;
         if (F->kvmode == KV_GATHER) {
-            comm = 3.0 * G->t_gather * (double)pmax - G->wattn[r];
+            comm = 3.0 * G->t_gather * (double)pmax;
         } else {
             int x = G->node[r];
             int64_t cross = G->nin[x] > G->nout[x] ? G->nin[x] : G->nout[x];
             double nv = G->t_nv * (double)G->kvin[r], nic = G->t_nic * (double)cross / G->nics[x];
-            comm = 3.0 * (nv > nic ? nv : nic) - G->wattn[r];
+            comm = 3.0 * (nv > nic ? nv : nic);
         }
-        double t = G->attn[r] + G->lin_tok * (double)G->tok[r] + (comm > 0 ? comm : 0);
+        comm -= local;
+        double t = local + remote + G->lin_tok * (double)G->tok[r] + (comm > 0 ? comm : 0);
         worst = t > worst ? t : worst;
     }
     return worst;
@@ -220,7 +248,7 @@ static void gsearch_free(gsearch *G)
     free(G->ptok);
     free(G->pkv);
     free(G->attn);
-    free(G->wattn);
+    free(G->blk);
     free(G->tok);
     free(G->kvin);
     free(G->node);
@@ -252,7 +280,7 @@ static int gsearch_init(gsearch *G, fcp *F, int g, zs_err *e)
     G->pin = calloc(ncp + 1, sizeof(int64_t));
     G->pout = calloc(ncp + 1, sizeof(int64_t));
     G->attn = malloc(sizeof(double) * (size_t)cp);
-    G->wattn = malloc(sizeof(double) * (size_t)cp);
+    G->blk = malloc(sizeof(zs_attn_block) * (3 * n + 1));
     G->tok = malloc(sizeof(int64_t) * (size_t)cp);
     G->kvin = malloc(sizeof(int64_t) * (size_t)cp);
     G->node = malloc(sizeof(int) * (size_t)cp);
@@ -265,8 +293,8 @@ static int gsearch_init(gsearch *G, fcp *F, int g, zs_err *e)
         for (int32_t i = 0; i < G->n; i++)
             lens[i] = c->len[c->gdocs[c->gstart[g] + i]];
     if (!lens || !G->docs || !G->wcost || !G->pcost || !G->ptok || !G->pkv || !G->pin || !G->pout ||
-        !G->attn || !G->wattn || !G->tok || !G->kvin || !G->node || !G->nics || !G->nin ||
-        !G->nout || !G->place || !(o = zs_order_longest_first(lens, G->n))) {
+        !G->attn || !G->blk || !G->tok || !G->kvin || !G->node || !G->nics || !G->nin || !G->nout ||
+        !G->place || !(o = zs_order_longest_first(lens, G->n))) {
         free(lens);
         gsearch_free(G);
         return oom(e);
@@ -289,9 +317,14 @@ static void gsearch_paths(gsearch *G)
     const zs_model *m = ctx->model;
     const zs_cluster *cl = ctx->cluster;
     int cp = c->cp, g = G->g;
-    G->lin_tok = 3.0 * zs_cost_gemm(ctx->cost, 1.0,
-                                    zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
-                                    m->hidden);
+    /* Per token at the size a rank runs (its share of the group's tokens):
+     * every document of a rank goes through the same GEMMs. */
+    double T = (double)c->gtokens[g] / cp > 1 ? (double)c->gtokens[g] / cp : 1;
+    G->lin_tok =
+        3.0 *
+        zs_cost_gemm(ctx->cost, T, zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
+                     m->hidden) /
+        T;
     int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), far = -1, near = -1;
     int nic_seen[64][8];
     memset(nic_seen, 0, sizeof nic_seen);
@@ -318,19 +351,35 @@ static void gsearch_paths(gsearch *G)
     G->t_gather = zs_cost_collective(ctx->cost, ZS_COLL_ALLGATHER, granks, ng, kvb) / (1 << 20);
 }
 
+/* The cost model's saturated attention rate: seconds (forward + backward)
+ * per causal query-key pair of a launch large enough to fill the GPU. */
+static double pair_seconds(const zs_cost *cost, int heads)
+{
+    zs_attn_block b = {0, 0, 32768, 0, 32768};
+    double p = (double)zs_attn_block_pairs(&b);
+    return (zs_cost_attn(cost, &b, 1, heads, 0) + zs_cost_attn(cost, &b, 1, heads, 1)) / p;
+}
+
+static double blocks_pairs(const zs_attn_block *b, int n)
+{
+    double p = 0;
+    for (int i = 0; i < n; i++)
+        p += (double)zs_attn_block_pairs(&b[i]);
+    return p;
+}
+
 /* Per document: its attention whole, and per rank its Per-Doc attention,
  * tokens and the K/V it receives (inside its node, or across nodes). */
 static void gsearch_docs(gsearch *G)
 {
     const fcp *F = G->F;
-    const zs_cost *cost = F->ctx->cost;
     int cp = G->cp, nn = G->nn;
+    double tp = pair_seconds(F->ctx->cost, F->heads);
     zs_attn_block blk[6];
     for (int32_t i = 0; i < G->n; i++) {
         int32_t d = G->docs[i], L = F->c.len[d];
         zs_attn_block w = {d, 0, L, 0, L};
-        G->wcost[i] =
-            zs_cost_attn(cost, &w, 1, F->heads, 0) + zs_cost_attn(cost, &w, 1, F->heads, 1);
+        G->wcost[i] = tp * (double)zs_attn_block_pairs(&w);
         for (int r = 0; r < cp; r++) {
             int32_t a0, a1, b0, b1;
             size_t ir = (size_t)i * cp + r;
@@ -348,16 +397,25 @@ static void gsearch_docs(gsearch *G)
             }
             int nb = doc_blocks(d, L, cp, r, 0, blk);
             nb += doc_blocks(d, L, cp, r, 1, blk + nb);
-            G->pcost[ir] = nb ? zs_cost_attn(cost, blk, nb, F->heads, 0) +
-                                    zs_cost_attn(cost, blk, nb, F->heads, 1)
-                              : 0;
+            G->pcost[ir] = tp * blocks_pairs(blk, nb);
         }
     }
 }
 
-/* The search of one CP group: every k from all Whole-Doc to all Per-Doc
- * (only all Per-Doc with whole=0); the least predicted step time wins,
- * ties to fewer Per-Doc documents. */
+/* The k the search tries after k: every one up to 32, then steps of an
+ * eighth (the plan is priced launch by launch, so the search stays near
+ * n log n evaluations), and n last. */
+static int32_t next_k(int32_t k, int32_t n)
+{
+    if (k >= n)
+        return n + 1;
+    int32_t nk = k < 32 ? k + 1 : k + k / 8;
+    return nk < n ? nk : n;
+}
+
+/* The search of one CP group: k from all Whole-Doc to all Per-Doc (only
+ * all Per-Doc with whole=0); the least predicted step time wins, ties to
+ * fewer Per-Doc documents. */
 static int search_group(fcp *F, int g, zs_err *e)
 {
     const zs__cpb *c = &F->c;
@@ -376,7 +434,7 @@ static int search_group(fcp *F, int g, zs_err *e)
     gsearch_docs(&G);
     int32_t best_k = -1;
     double best = 0;
-    for (int32_t k = F->whole ? 0 : G.n; k <= G.n; k++) {
+    for (int32_t k = F->whole ? 0 : G.n; k <= G.n; k = next_k(k, G.n)) {
         double t = evaluate(&G, k);
         if (t >= 0 && (best_k < 0 || t < best)) {
             best = t;
