@@ -72,4 +72,16 @@ expect_rc plan-wlb 0 "$ZEPSIM" plan --method wlb-llm --nodes 8 --context 65536 -
 expect_out plan-wlb "^tokens,"
 if grep -qE "^tokens,261801$" "$TMP/out"; then
   echo "FAIL plan-wlb: the greedy batch"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+# the peers compare with the papers' systems, every one with a throughput
+# and the tokens it trained per iteration (8 nodes: WLB-LLM's default 4D
+# layout is 64 GPUs)
+expect_rc compare-peers 0 "$ZEPSIM" compare --methods te-cp,wlb-llm,zeppelin,flashcp,distca \
+  --backend analytic --nodes 8 --iterations 1 --plot none --format csv
+for m in te-cp wlb-llm zeppelin flashcp distca; do
+  expect_out "compare-peers-$m" "^$m,[0-9]+,[0-9]+,"
+done
+# Plain-4D's loader fills every window: tokens per iteration = PP x DP x window
+expect_rc plain-full 0 "$ZEPSIM" simulate --method plain-4d --opt tp=4,cp=2,pp=2,window=32768 \
+  --backend analytic --nodes 2 --iterations 2 --format csv
+expect_out plain-full "^tokens_per_iteration,65536,"
 finish
