@@ -36,6 +36,12 @@ void zs_err_prefix_where(zs_err *e, const char *prefix)
     memcpy(e->where, buf, sizeof buf);
 }
 
+void zs_err_format(const zs_err *e, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s%s%s", e->what[0] ? e->what : zs_status_name(e->code),
+             e->where[0] ? ": " : "", e->where, e->fix[0] ? ": " : "", e->fix);
+}
+
 void zs_err_print(FILE *out, const zs_err *e)
 {
     fprintf(out, "zepsim: %s", e->what[0] ? e->what : zs_status_name(e->code));

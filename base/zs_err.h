@@ -41,6 +41,8 @@ int zs_err_set(zs_err *e, int code, const char *where, const char *fix, const ch
 /* Prefixes e->where with "prefix: " (e.g. the file name around a line). */
 void zs_err_prefix_where(zs_err *e, const char *prefix);
 
+/* "<what>: <where>: <how to fix>" (empty parts left out) into buf. */
+void zs_err_format(const zs_err *e, char *buf, size_t n);
 /* Prints "zepsim: <what>: <where>: <how to fix>" (empty parts left out). */
 void zs_err_print(FILE *out, const zs_err *e);
 

@@ -110,7 +110,7 @@ static void kv(zs_table *t, const char *key, const char *fmt, double v, const ch
 {
     zs_table_row(t);
     zs_table_set(t, 0, "%s", key);
-    zs_table_set(t, 1, fmt, v);
+    zs_table_num(t, 1, fmt, v);
     zs_table_set(t, 2, "%s", unit);
 }
 
@@ -130,32 +130,33 @@ void zs_result_summary(const zs_result *r, zs_table *t)
             mi = x->idle;
     }
     int n = r->nranks > 0 ? r->nranks : 1;
-    kv(t, "iteration_time", "%.3f", r->iter_time * 1e3, "ms");
+    kv(t, "iter_ms", "%.3f", r->iter_time * 1e3, "ms");
     if (r->tokens > 0 && r->iter_time > 0)
         kv(t, "tokens_per_s", "%.0f", r->tokens / r->iter_time, "tokens/s");
     if (r->model_flops > 0 && r->peak_flops > 0 && r->iter_time > 0)
-        kv(t, "mfu", "%.1f", 100.0 * r->model_flops / (r->iter_time * r->peak_flops), "%");
-    kv(t, "compute_mean", "%.3f", sc / n * 1e3, "ms");
-    kv(t, "compute_max", "%.3f", mc * 1e3, "ms");
-    kv(t, "exposed_comm_mean", "%.3f", se / n * 1e3, "ms");
-    kv(t, "exposed_comm_max", "%.3f", me * 1e3, "ms");
-    kv(t, "idle_mean", "%.3f", si / n * 1e3, "ms");
-    kv(t, "idle_max", "%.3f", mi * 1e3, "ms");
+        kv(t, "mfu_pct", "%.1f", 100.0 * r->model_flops / (r->iter_time * r->peak_flops), "%");
+    kv(t, "compute_mean_ms", "%.3f", sc / n * 1e3, "ms");
+    kv(t, "compute_max_ms", "%.3f", mc * 1e3, "ms");
+    kv(t, "exposed_mean_ms", "%.3f", se / n * 1e3, "ms");
+    kv(t, "exposed_max_ms", "%.3f", me * 1e3, "ms");
+    kv(t, "idle_mean_ms", "%.3f", si / n * 1e3, "ms");
+    kv(t, "idle_max_ms", "%.3f", mi * 1e3, "ms");
     if (r->iter_time > 0)
-        kv(t, "exposed_comm_share", "%.1f", 100.0 * se / n / r->iter_time, "% of iteration");
+        kv(t, "exposed_pct", "%.1f", 100.0 * se / n / r->iter_time, "% of iteration");
     for (int c = 0; c < ZS_LINK_NCLASSES; c++) {
         char key[64];
-        snprintf(key, sizeof key, "bytes_%s", zs_link_class_name(c));
-        kv(t, key, "%.3f", r->link_bytes[c] / 1e9, "GB");
+        snprintf(key, sizeof key, "%s_gb", zs_link_class_name(c));
+        kv(t, key, "%.3f", r->link_bytes[c] / 1e9, "GB moved");
     }
     double maxu = 0;
     for (int i = 0; i < r->nnics; i++)
         if (r->iter_time > 0 && r->nic_busy[i] / r->iter_time > maxu)
             maxu = r->nic_busy[i] / r->iter_time;
     if (r->nnics > 0)
-        kv(t, "max_nic_utilisation", "%.1f", 100.0 * maxu, "% busy");
-    kv(t, "ops_executed", "%.0f", (double)r->ops_executed, "");
-    kv(t, "slowest_rank", "%.0f", (double)r->slowest_rank, "");
+        kv(t, "max_nic_pct", "%.1f", 100.0 * maxu, "% busy");
+    kv(t, "ops", "%.0f", (double)r->ops_executed, "ops executed");
+    if (r->slowest_rank >= 0)
+        kv(t, "slowest_rank", "%.0f", (double)r->slowest_rank, "");
 }
 
 void zs_result_print_text(const zs_result *r, FILE *f)
@@ -172,10 +173,10 @@ void zs_result_ranks(const zs_result *r, zs_table *t)
         const zs_rank_result *x = &r->ranks[i];
         zs_table_row(t);
         zs_table_set(t, 0, "%d", i);
-        zs_table_set(t, 1, "%.3f", x->compute * 1e3);
-        zs_table_set(t, 2, "%.3f", x->exposed_comm * 1e3);
-        zs_table_set(t, 3, "%.3f", x->idle * 1e3);
-        zs_table_set(t, 4, "%.3f", x->comm * 1e3);
-        zs_table_set(t, 5, "%.3f", x->end * 1e3);
+        zs_table_num(t, 1, "%.3f", x->compute * 1e3);
+        zs_table_num(t, 2, "%.3f", x->exposed_comm * 1e3);
+        zs_table_num(t, 3, "%.3f", x->idle * 1e3);
+        zs_table_num(t, 4, "%.3f", x->comm * 1e3);
+        zs_table_num(t, 5, "%.3f", x->end * 1e3);
     }
 }

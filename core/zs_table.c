@@ -1,18 +1,20 @@
 /* Result tables: see zs_table.h. */
 #include "zs_table.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ZS_TABLE_MAXCOLS 64
+#define ZS_TABLE_MAXCOLS 96
 
 struct zs_table {
     char *title;
     int ncols, nrows, cap;
     char *names[ZS_TABLE_MAXCOLS];
     int numeric[ZS_TABLE_MAXCOLS];
-    char **cells; /* nrows * ZS_TABLE_MAXCOLS, NULL for empty */
+    char **cells;         /* nrows * ZS_TABLE_MAXCOLS, NULL for empty */
+    unsigned char *kinds; /* zs_cell_kind of each cell */
 };
 
 int zs_format_parse(const char *s, zs_format *out, zs_err *e)
@@ -57,15 +59,16 @@ void zs_table_free(zs_table *t)
     for (long i = 0; i < (long)t->nrows * ZS_TABLE_MAXCOLS; i++)
         free(t->cells[i]);
     free(t->cells);
+    free(t->kinds);
     free(t->title);
     free(t);
 }
 
-int zs_table_col(zs_table *t, const char *name, int numeric)
+int zs_table_col(zs_table *t, const char *name, int kind)
 {
     if (t->ncols >= ZS_TABLE_MAXCOLS || !(t->names[t->ncols] = sdup(name)))
         return ZS_ENOMEM;
-    t->numeric[t->ncols++] = numeric;
+    t->numeric[t->ncols++] = kind;
     return ZS_OK;
 }
 
@@ -77,26 +80,99 @@ int zs_table_row(zs_table *t)
         if (!c)
             return ZS_ENOMEM;
         t->cells = c;
+        unsigned char *k = realloc(t->kinds, (size_t)nc * ZS_TABLE_MAXCOLS);
+        if (!k)
+            return ZS_ENOMEM;
+        t->kinds = k;
         t->cap = nc;
     }
-    memset(t->cells + (size_t)t->nrows * ZS_TABLE_MAXCOLS, 0, sizeof(char *) * ZS_TABLE_MAXCOLS);
+    size_t at = (size_t)t->nrows * ZS_TABLE_MAXCOLS;
+    memset(t->cells + at, 0, sizeof(char *) * ZS_TABLE_MAXCOLS);
+    memset(t->kinds + at, ZS_CELL_NULL, ZS_TABLE_MAXCOLS);
     t->nrows++;
+    return ZS_OK;
+}
+
+const char *zs_json_number(const char *s)
+{
+    if (*s == '+')
+        s++;
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p += strspn(p, "0123456789");
+    else
+        return NULL;
+    if (*p == '.') {
+        size_t n = strspn(++p, "0123456789");
+        if (!n)
+            return NULL;
+        p += n;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        size_t n = strspn(p, "0123456789");
+        if (!n)
+            return NULL;
+        p += n;
+    }
+    return *p ? NULL : s;
+}
+
+/* Stores text (copied) with kind in the current row's cell col. */
+static int put(zs_table *t, int col, const char *text, zs_cell_kind kind)
+{
+    if (t->nrows == 0 || col < 0 || col >= t->ncols)
+        return ZS_EINVALID;
+    size_t at = (size_t)(t->nrows - 1) * ZS_TABLE_MAXCOLS + (size_t)col;
+    free(t->cells[at]);
+    t->cells[at] = NULL;
+    t->kinds[at] = ZS_CELL_NULL;
+    if (kind == ZS_CELL_NULL)
+        return ZS_OK;
+    if (!(t->cells[at] = sdup(text)))
+        return ZS_ENOMEM;
+    t->kinds[at] = (unsigned char)kind;
     return ZS_OK;
 }
 
 int zs_table_set(zs_table *t, int col, const char *fmt, ...)
 {
-    if (t->nrows == 0 || col < 0 || col >= t->ncols)
-        return ZS_EINVALID;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char **cell = &t->cells[(size_t)(t->nrows - 1) * ZS_TABLE_MAXCOLS + col];
-    free(*cell);
-    *cell = sdup(buf);
-    return *cell ? ZS_OK : ZS_ENOMEM;
+    if (col >= 0 && col < t->ncols && t->numeric[col]) {
+        const char *num = zs_json_number(buf);
+        if (num)
+            return put(t, col, num, ZS_CELL_NUM);
+    }
+    return put(t, col, buf, ZS_CELL_TEXT);
+}
+
+int zs_table_num(zs_table *t, int col, const char *fmt, double v)
+{
+    if (!isfinite(v))
+        return put(t, col, "", ZS_CELL_NULL);
+    char buf[128];
+    snprintf(buf, sizeof buf, fmt, v);
+    const char *num = zs_json_number(buf);
+    /* "%.0f" of -0.4 is "-0": a JSON number, but people read 0 */
+    if (num && !strcmp(num, "-0"))
+        num = "0";
+    return num ? put(t, col, num, ZS_CELL_NUM) : put(t, col, buf, ZS_CELL_TEXT);
+}
+
+int zs_table_numtext(zs_table *t, int col, const char *text)
+{
+    const char *num = zs_json_number(text);
+    return num ? put(t, col, num, ZS_CELL_NUM) : put(t, col, text, ZS_CELL_TEXT);
 }
 
 int zs_table_nrows(const zs_table *t)
@@ -104,98 +180,56 @@ int zs_table_nrows(const zs_table *t)
     return t->nrows;
 }
 
-static const char *cell(const zs_table *t, int r, int c)
+int zs_table_ncols(const zs_table *t)
 {
-    const char *s = t->cells[(size_t)r * ZS_TABLE_MAXCOLS + c];
+    return t->ncols;
+}
+
+const char *zs_table_title(const zs_table *t)
+{
+    return t->title;
+}
+
+const char *zs_table_colname(const zs_table *t, int col)
+{
+    return col >= 0 && col < t->ncols ? t->names[col] : NULL;
+}
+
+int zs_table_col_numeric(const zs_table *t, int col)
+{
+    return col >= 0 && col < t->ncols && t->numeric[col] == ZS_COL_NUM;
+}
+
+int zs_table_find(const zs_table *t, const char *name)
+{
+    for (int c = 0; c < t->ncols; c++)
+        if (!strcmp(t->names[c], name))
+            return c;
+    return -1;
+}
+
+zs_cell_kind zs_table_kind(const zs_table *t, int row, int col)
+{
+    if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
+        return ZS_CELL_NULL;
+    return (zs_cell_kind)t->kinds[(size_t)row * ZS_TABLE_MAXCOLS + (size_t)col];
+}
+
+const char *zs_table_text(const zs_table *t, int row, int col)
+{
+    if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
+        return "";
+    const char *s = t->cells[(size_t)row * ZS_TABLE_MAXCOLS + (size_t)col];
     return s ? s : "";
 }
 
-static void print_csv_field(FILE *out, const char *s)
+void zs_table_print_text(const zs_table *t, FILE *out)
 {
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-static void print_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
-/* A numeric cell is emitted bare in JSON only if it really is a number. */
-static int is_number(const char *s)
-{
-    if (!*s)
-        return 0;
-    char *end;
-    strtod(s, &end);
-    return *end == '\0' && !strpbrk(s, "xXnNiI");
-}
-
-void zs_table_print(const zs_table *t, FILE *out, zs_format fmt)
-{
-    if (fmt == ZS_FMT_CSV) {
-        for (int c = 0; c < t->ncols; c++) {
-            if (c)
-                fputc(',', out);
-            print_csv_field(out, t->names[c]);
-        }
-        fputc('\n', out);
-        for (int r = 0; r < t->nrows; r++) {
-            for (int c = 0; c < t->ncols; c++) {
-                if (c)
-                    fputc(',', out);
-                print_csv_field(out, cell(t, r, c));
-            }
-            fputc('\n', out);
-        }
-        return;
-    }
-    if (fmt == ZS_FMT_JSON) {
-        fputs("[", out);
-        for (int r = 0; r < t->nrows; r++) {
-            fputs(r ? ",\n {" : "\n {", out);
-            for (int c = 0; c < t->ncols; c++) {
-                if (c)
-                    fputs(", ", out);
-                print_json_string(out, t->names[c]);
-                fputs(": ", out);
-                const char *s = cell(t, r, c);
-                if (!*s)
-                    fputs("null", out);
-                else if (t->numeric[c] && is_number(s))
-                    fputs(s, out);
-                else
-                    print_json_string(out, s);
-            }
-            fputs("}", out);
-        }
-        fputs("\n]\n", out);
-        return;
-    }
     int w[ZS_TABLE_MAXCOLS];
     for (int c = 0; c < t->ncols; c++) {
         w[c] = (int)strlen(t->names[c]);
         for (int r = 0; r < t->nrows; r++) {
-            int l = (int)strlen(cell(t, r, c));
+            int l = (int)strlen(zs_table_text(t, r, c));
             if (l > w[c])
                 w[c] = l;
         }
@@ -203,10 +237,11 @@ void zs_table_print(const zs_table *t, FILE *out, zs_format fmt)
     if (t->title)
         fprintf(out, "%s\n", t->title);
     for (int c = 0; c < t->ncols; c++) {
-        if (c == t->ncols - 1 && !(t->numeric[c] && c))
+        int right = t->numeric[c] == ZS_COL_NUM && c;
+        if (c == t->ncols - 1 && !right)
             fprintf(out, c ? "  %s" : "%s", t->names[c]);
         else
-            fprintf(out, c ? "  %*s" : "%-*s", t->numeric[c] && c ? w[c] : -w[c], t->names[c]);
+            fprintf(out, c ? "  %*s" : "%-*s", right ? w[c] : -w[c], t->names[c]);
     }
     fputc('\n', out);
     for (int c = 0; c < t->ncols; c++) {
@@ -218,12 +253,12 @@ void zs_table_print(const zs_table *t, FILE *out, zs_format fmt)
     for (int r = 0; r < t->nrows; r++) {
         for (int c = 0; c < t->ncols; c++) {
             /* No padding after a left-aligned last column: no trailing blanks. */
-            int last_left = c == t->ncols - 1 && !(t->numeric[c] && c);
-            if (last_left)
-                fprintf(out, c ? "  %s" : "%s", cell(t, r, c));
+            int right = t->numeric[c] == ZS_COL_NUM && c;
+            const char *s = zs_table_text(t, r, c);
+            if (c == t->ncols - 1 && !right)
+                fprintf(out, c ? "  %s" : "%s", s);
             else
-                fprintf(out, c ? "  %*s" : "%-*s", t->numeric[c] && c ? w[c] : -w[c],
-                        cell(t, r, c));
+                fprintf(out, c ? "  %*s" : "%-*s", right ? w[c] : -w[c], s);
         }
         fputc('\n', out);
     }

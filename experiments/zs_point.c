@@ -62,6 +62,25 @@ static double batch_flops(const zs_model *m, const zs_batch *b)
     return 3.0 * f;
 }
 
+/* The memory model's peak of one GPU for a plan (see zs_point_result). */
+static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, double *peak_max,
+                        double *capacity)
+{
+    zs_mem_cfg mc = env->ctx.mem;
+    mc.tp = rep->dims.tp > 0 ? rep->dims.tp : 1;
+    mc.pp = rep->dims.pp > 0 ? rep->dims.pp : 1;
+    mc.dp = env->gpus / (mc.tp * mc.pp) > 0 ? env->gpus / (mc.tp * mc.pp) : 1;
+    zs_mem_breakdown mb;
+    if (zs_mem_breakdown_compute(&env->model, &env->cluster.gpu, &mc, &mb, NULL))
+        return;
+    int64_t tok = rep->max_attn_tokens > rep->max_linear_tokens ? rep->max_attn_tokens
+                                                                : rep->max_linear_tokens;
+    double peak = mb.static_bytes + mb.act_per_token * (double)tok;
+    if (peak > *peak_max)
+        *peak_max = peak;
+    *capacity = mb.capacity;
+}
+
 /* Sums over iterations, for the means. */
 typedef struct sums {
     double imb_a, imb_l, imb_d, wait, plan_s, exposed, nic, flops, peak, busy, idle;
@@ -100,7 +119,9 @@ static void add_iteration(const zs_point_env *env, const zs_batch *b, const zs_p
     t->wait += b->wait_iters * (double)b->tokens;
     t->plan_s += rep->plan_seconds;
     out->iterations++;
+    peak_memory(env, rep, &out->peak_mem, &out->mem_capacity);
     snprintf(out->notes, sizeof out->notes, "%s", rep->notes);
+    snprintf(out->why, sizeof out->why, "%s", r->slowest_rank >= 0 ? r->slowest_why : "");
     zs_result_free(out->last);
     out->last = r;
 }
@@ -169,6 +190,8 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
         rc = probe_timeline(cfg->timeline, e);
     if (!rc) {
         snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->cost->desc);
+        out->nodes = env->cluster.nodes;
+        out->gpus = env->gpus;
         sums t;
         memset(&t, 0, sizeof t);
         for (int it = 0; it < cfg->iterations && rc == ZS_OK; it++) {
@@ -211,6 +234,8 @@ int zs_point_plan_batch(const zs_point_cfg *cfg, long index, zs_point_plan *out,
     if (!rc) {
         snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->cost->desc);
         snprintf(out->method, sizeof out->method, "%s", env->planner->name);
+        peak_memory(env, &out->rep, &out->peak_mem, &out->mem_capacity);
+        out->nodes = env->cluster.nodes;
     }
     zs_point_env_free(env);
     if (rc)

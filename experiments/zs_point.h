@@ -41,6 +41,10 @@ typedef struct zs_point_cfg {
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
     /* Timeline limits, inclusive (-1: all ranks / layers; the defaults). */
     int tl_rank0, tl_rank1, tl_layer0, tl_layer1;
+    /* Not an option: GPU memory replacing the cluster's (GiB; 0: the
+     * cluster's). zs_point_fit_advice plans with unbounded memory to tell a
+     * memory failure from any other. */
+    double mem_gib_override;
 } zs_point_cfg;
 
 /* The default study (the defaults of zs_point_opts.c): cluster-a, 16
@@ -50,6 +54,7 @@ typedef struct zs_point_cfg {
 void zs_point_cfg_default(zs_point_cfg *c);
 
 typedef struct zs_point_result {
+    int nodes, gpus; /* the cluster's size as run (nodes from the cluster or --nodes) */
     int iterations;
     double tokens; /* trained tokens, all iterations */
     /* trained tokens per iteration (tokens / iterations): methods that
@@ -69,10 +74,17 @@ typedef struct zs_point_result {
     double imbalance_degree; /* mean over iterations; 0: no micro-batches (zs_plan_report) */
     double delay_iters;      /* iterations a trained token waited on average (zs_batch) */
     double plan_ms;          /* mean planning time per batch */
-    double wall_s;           /* host time of the whole point */
-    int64_t ops;             /* ops simulated, all iterations */
+    /* Peak memory of one GPU over the iterations, an estimate of the memory
+     * model (models/zs_memory.h): the model state as the plan's layout
+     * shards it (ZeRO over the GPUs / (tp x pp)) plus the activations of
+     * the GPU holding the most tokens; bytes. */
+    double peak_mem;
+    double mem_capacity; /* usable bytes of one GPU (memory less the reserve) */
+    double wall_s;       /* host time of the whole point */
+    int64_t ops;         /* ops simulated, all iterations */
     char cost_desc[256];
     char notes[2048]; /* the planner's notes on the last iteration */
+    char why[256];    /* why the last iteration's slowest rank was slowest */
     zs_result *last;  /* the last iteration's result (owned) */
 } zs_point_result;
 
@@ -90,6 +102,8 @@ typedef struct zs_point_plan {
     zs_plan_report rep;
     char method[64]; /* the registry's spelling */
     char cost_desc[256];
+    double peak_mem, mem_capacity; /* as in zs_point_result */
+    int nodes;
 } zs_point_plan;
 
 /* Plans the index-th global batch (from 0) of cfg's trace with cfg's

@@ -51,6 +51,8 @@ static int load_machine(zs_point_env *env, zs_err *e)
         rc = zs_gpu_select_kernel(&env->cluster.gpu, c->attn_kernel, e);
     if (rc)
         return rc;
+    if (c->mem_gib_override > 0)
+        env->cluster.gpu.mem_gib = c->mem_gib_override;
     env->gpus = zs_cluster_gpus(&env->cluster);
     if (env->gpus % c->group != 0 && !env->planner->batcher)
         return zs_err_set(e, ZS_EUSAGE, "--group", "use a group size that divides the GPUs",

@@ -84,7 +84,9 @@ static const zs_popt table[] = {
         "model: a preset (`zepsim list models`) or a JSON file"),
     ROW("cluster", "cluster", ZS_POPT_STR, cluster, 0, 0, "cluster-a", "NAME|FILE", NULL,
         check_cluster, "cluster: a preset (`zepsim list clusters`) or a JSON file"),
-    ROW("nodes", "nodes", ZS_POPT_INT, nodes, 1, 65536, "16", "N", NULL, NULL, "nodes"),
+    ROW("nodes", "nodes", ZS_POPT_INT, nodes, 1, 65536, "", "N", NULL, NULL,
+        "nodes (default: the cluster's own count, 16 for cluster-a; given, it overrides a "
+        "cluster file's)"),
     ROW("trace", "trace", ZS_POPT_STR, trace, 0, 0, "arxiv", "SPEC|FILE", NULL, check_trace,
         "document lengths: a preset (arxiv, github, prolong64k, ...), uniform:A-B, fixed:N, "
         "lognormal:MU,SIGMA, mix:..., or a file (`zepsim trace presets`)"),
@@ -277,6 +279,13 @@ int zs_popt_parse(const zs_popt *o, const char *text, int code, const char *wher
     case ZS_POPT_FLAG:
     case ZS_POPT_INT:
     case ZS_POPT_I64:
+        if (!*text && !o->def[0]) { /* no default: 0, "not given" (nodes: the cluster's) */
+            if (o->type == ZS_POPT_I64)
+                *(int64_t *)(void *)dst = 0;
+            else
+                *(int *)(void *)dst = 0;
+            return ZS_OK;
+        }
         if ((rc = zs_num_i64(text, o->min, (int64_t)o->max, code, where, &i, e)))
             return rc;
         if (o->type == ZS_POPT_I64)

@@ -22,7 +22,7 @@ static void test_defaults(void)
     CU_ASSERT_STRING_EQUAL(c.backend, "sim");
     CU_ASSERT_STRING_EQUAL(c.opts, "");
     CU_ASSERT_STRING_EQUAL(c.calib, "");
-    ZS_ASSERT_INT_EQ(c.nodes, 16);
+    ZS_ASSERT_INT_EQ(c.nodes, 0); /* the cluster's own count */
     ZS_ASSERT_INT_EQ(c.context, 262144);
     ZS_ASSERT_INT_EQ(c.group, 16);
     ZS_ASSERT_INT_EQ(c.iterations, 3);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "zs_doc.h"
 #include "zs_err.h"
 #include "zs_table.h"
 
@@ -34,6 +35,17 @@ int zs_cli_parse_double(const char *opt, const char *s, double min, double max, 
  * LABEL]: PATH (N MB)" on out, and on stderr a warning naming
  * --timeline-ranks / --timeline-layers when it is above ZS_TL_WARN_BYTES. */
 void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes);
+/* Prints t (taken) as the one table of command cmd's document in fmt,
+ * under name; returns the exit status (0, or 1 when stdout failed). */
+int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t);
+/* Ends and frees d; returns the exit status (0, or 1 when stdout failed). */
+int zs_cli_doc_end(zs_doc *d);
+/* The gnuplot `set terminal` line for a plot file, chosen by its
+ * extension (.png, .svg, .pdf) at w x h pixels; NULL for another one. */
+const char *zs_cli_plot_terminal(const char *path, int w, int h, char *buf, size_t n);
+/* ZS_EUSAGE unless path is "none" or names a format zs_cli_plot_terminal
+ * knows. */
+int zs_cli_plot_check(const char *path, zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "zs_calib.h"
@@ -66,6 +67,62 @@ void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double
                 "256 MB and Perfetto slows down: write fewer ranks or layers with "
                 "--timeline-ranks A-B / --timeline-layers A-B\n",
                 path, bytes / 1e6);
+}
+
+static int ends_with(const char *s, const char *ext)
+{
+    size_t ls = strlen(s), le = strlen(ext);
+    return ls > le && !strcasecmp(s + ls - le, ext);
+}
+
+const char *zs_cli_plot_terminal(const char *path, int w, int h, char *buf, size_t n)
+{
+    if (ends_with(path, ".png"))
+        snprintf(buf, n, "set terminal pngcairo size %d,%d noenhanced", w, h);
+    else if (ends_with(path, ".svg"))
+        snprintf(buf, n, "set terminal svg size %d,%d noenhanced", w, h);
+    else if (ends_with(path, ".pdf")) /* pdfcairo sizes in inches */
+        snprintf(buf, n, "set terminal pdfcairo size %.1fin,%.1fin noenhanced", w / 100.0,
+                 h / 100.0);
+    else
+        return NULL;
+    return buf;
+}
+
+int zs_cli_plot_check(const char *path, zs_err *e)
+{
+    char buf[128];
+    if (!path || !strcmp(path, "none") || zs_cli_plot_terminal(path, 1, 1, buf, sizeof buf))
+        return ZS_OK;
+    return zs_err_set(e, ZS_EUSAGE, "--plot", "name a .png, .svg or .pdf file, or none",
+                      "cannot tell the plot format of '%s' from its extension", path);
+}
+
+int zs_cli_doc_end(zs_doc *d)
+{
+    if (!d) {
+        fprintf(stderr, "zepsim: out of memory writing the output\n");
+        return 1;
+    }
+    int rc = zs_doc_end(d);
+    zs_doc_free(d);
+    if (rc) {
+        fprintf(stderr, "zepsim: cannot write the output: %s\n",
+                rc == ZS_EIO ? "standard output failed" : "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t)
+{
+    zs_doc *d = zs_doc_new(cmd, fmt, stdout);
+    if (!d) {
+        zs_table_free(t);
+        return zs_cli_doc_end(NULL);
+    }
+    zs_doc_table(d, name, t);
+    return zs_cli_doc_end(d);
 }
 
 int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e)

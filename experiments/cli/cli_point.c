@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "zs_cluster.h"
+
 #include "zs_point_opts.h"
 
 static int skipped(const char *name, const char *const *skip)
@@ -95,26 +97,30 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
     return 0;
 }
 
-void zs_cli_point_print_cfg(FILE *f, const zs_point_cfg *p, const char *cost_desc)
+void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc)
 {
-    fprintf(f, "# model %s, cluster %s x %d nodes, trace %s, seed %llu\n", p->model, p->cluster,
-            p->nodes, p->trace, (unsigned long long)p->seed);
-    fprintf(f,
-            "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
-            "recompute %s\n",
-            (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
-            p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none");
+    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu\n", p->model,
+                p->cluster, nodes, p->nodes > 0 ? "--nodes" : "the cluster's own count", p->trace,
+                (unsigned long long)p->seed);
+    zs_doc_text(d,
+                "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
+                "recompute %s\n",
+                (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
+                p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none");
     if (p->opts[0])
-        fprintf(f, "# method options: %s\n", p->opts);
+        zs_doc_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)
-        fprintf(f, "# cost model: %s%s%s\n", cost_desc, p->calib[0] ? ", calibration " : "",
-                p->calib);
+        zs_doc_text(d, "# cost model: %s%s%s\n", cost_desc, p->calib[0] ? ", calibration " : "",
+                    p->calib);
 }
 
-void zs_cli_progress(const char *what, int done, int total)
+int zs_cli_point_size(const zs_point_cfg *p, int *nodes, int *gpus, zs_err *e)
 {
-    if (!isatty(STDERR_FILENO))
-        return;
-    fprintf(stderr, "\r%-60s %d/%d%s", what, done, total, done == total ? "\n" : "");
-    fflush(stderr);
+    zs_cluster c;
+    int rc = zs_cluster_load(p->cluster, p->nodes, &c, e);
+    if (rc)
+        return rc;
+    *nodes = c.nodes;
+    *gpus = zs_cluster_gpus(&c);
+    return ZS_OK;
 }

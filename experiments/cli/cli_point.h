@@ -36,10 +36,12 @@ void zs_cli_point_help(FILE *f, const char *const *skip);
  * and returns the exit status. */
 int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt);
 
-/* Prints the effective configuration ("# key: value" lines) to f. */
-void zs_cli_point_print_cfg(FILE *f, const zs_point_cfg *p, const char *cost_desc);
+/* The effective configuration as "# ..." lines for people (nodes: the
+ * count as run, and where it came from: --nodes or the cluster file). */
+void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc);
 
-/* A progress line on stderr when it is a terminal. */
-void zs_cli_progress(const char *what, int done, int total);
+/* The cluster's size as p runs it: --nodes when given, else the cluster's
+ * own count. */
+int zs_cli_point_size(const zs_point_cfg *p, int *nodes, int *gpus, zs_err *e);
 
 #endif

@@ -249,18 +249,21 @@ static int predict_table(const predict_args *a, const zs_nccl_topo *t, const zs_
             double bus = zs_nccl_bus_bytes(k, t->nranks, b);
             zs_table_row(tb);
             zs_table_set(tb, 0, "%s", zs_coll_kind_name(k));
-            zs_table_set(tb, 1, "%.0f", b);
+            zs_table_num(tb, 1, "%.0f", b);
             zs_table_set(tb, 2, "%s/%s", zs_nccl_algo_name(ch.algo), zs_nccl_proto_name(ch.proto));
-            zs_table_set(tb, 3, "%.1f", ch.nccl_us);
-            zs_table_set(tb, 4, "%s", ru);
-            zs_table_set(tb, 5, "%.1f", rus);
-            zs_table_set(tb, 6, "%.1f", ch.seconds * 1e6);
-            zs_table_set(tb, 7, "%.1f", ch.seconds > 0 ? bus / ch.seconds / 1e9 : 0);
+            zs_table_num(tb, 3, "%.1f", ch.nccl_us);
+            if (rus >= 0) { /* no other algorithm and protocol: both cells empty */
+                zs_table_set(tb, 4, "%s", ru);
+                zs_table_num(tb, 5, "%.1f", rus);
+            }
+            zs_table_num(tb, 6, "%.1f", ch.seconds * 1e6);
+            zs_table_num(tb, 7, "%.1f", ch.seconds > 0 ? bus / ch.seconds / 1e9 : NAN);
         }
-    if (rc == ZS_OK)
-        zs_table_print(tb, stdout, a->fmt);
-    zs_table_free(tb);
-    return rc;
+    if (rc) {
+        zs_table_free(tb);
+        return rc;
+    }
+    return zs_cli_print1("calib", a->fmt, "collectives", tb) ? ZS_EIO : ZS_OK;
 }
 
 int zs_cmd_calib_predict(int argc, char **argv)
@@ -301,5 +304,7 @@ int zs_cmd_calib_predict(int argc, char **argv)
         rc = predict_table(&a, &t, prm, &e);
     }
     zs_calib_free(cal);
+    if (rc == ZS_EIO && !e.what[0]) /* the output failed: already said */
+        return 1;
     return rc ? zs_cli_fail(&e) : 0;
 }

@@ -1,9 +1,13 @@
 /* `zepsim compare`: the main job. Runs the same study (model, cluster,
  * trace, context, iterations, seed) for several methods, in parallel worker
- * processes, and prints one table: tokens/s, iteration time, speedup over
- * the baseline, MFU, exposed communication share, max NIC utilisation and
- * attention imbalance; then draws a bar chart with gnuplot. */
+ * processes that report each iteration, and prints one table (the result
+ * columns of zs_cols.h: tokens/s, tokens per iteration, iteration time,
+ * speedup over the baseline, MFU, where the time goes, NIC use, peak
+ * memory per GPU, imbalance), a verdict (the fastest method, its margin,
+ * why each method's slowest rank was slowest) and notes on figures out of
+ * their range; then draws a bar chart with gnuplot. */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +16,12 @@
 
 #include "cli_point.h"
 #include "zs_backend.h"
+#include "zs_cols.h"
 #include "zs_fdio.h"
 #include "zs_planner.h"
+#include "zs_point_fit.h"
+#include "zs_progress.h"
+#include "zs_verdict.h"
 
 #define MAX_METHODS 16
 
@@ -22,23 +30,42 @@ typedef struct outcome {
     int rc;
     zs_err err;
     zs_point_result r; /* r.last is NULL here */
-    char why[256];     /* slowest rank's explanation of the last iteration */
     double tl_bytes;   /* JSON size of the timeline written (0: none) */
 } outcome;
 
+/* A worker's messages, each a tag then its body: progress after every
+ * iteration, the outcome last. */
+enum { MSG_ITER = 1, MSG_DONE = 2 };
+typedef struct iter_msg {
+    int done, total;
+} iter_msg;
+
 static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin";
+
+static void child_progress(void *arg, int done, int total)
+{
+    int fd = *(int *)arg, tag = MSG_ITER;
+    iter_msg m = {done, total};
+    char buf[sizeof tag + sizeof m]; /* one write, below PIPE_BUF: atomic */
+    memcpy(buf, &tag, sizeof tag);
+    memcpy(buf + sizeof tag, &m, sizeof m);
+    zs_write_all(fd, buf, sizeof buf);
+}
 
 static void run_child(const zs_point_cfg *p, int fd)
 {
     outcome o;
     memset(&o, 0, sizeof o);
-    o.rc = zs_point_run(p, NULL, NULL, &o.r, &o.err);
-    if (o.rc == ZS_OK && o.r.last) {
-        snprintf(o.why, sizeof o.why, "%s", o.r.last->slowest_why);
+    o.rc = zs_point_run(p, child_progress, &fd, &o.r, &o.err);
+    if (o.rc == ZS_OK && o.r.last)
         o.tl_bytes = o.r.last->timeline_bytes;
-    }
+    char advice[512];
+    if (o.rc != ZS_OK && zs_point_fit_advice(p, advice, sizeof advice))
+        snprintf(o.err.fix, sizeof o.err.fix, "%s", advice);
     zs_result_free(o.r.last);
     o.r.last = NULL;
+    int tag = MSG_DONE;
+    zs_write_all(fd, &tag, sizeof tag);
     zs_write_all(fd, &o, sizeof o);
     close(fd);
     _exit(0);
@@ -56,17 +83,74 @@ static int split_methods(char *list, char **out, int max)
     return n;
 }
 
+/* Where the workers are: per method, iterations done (-1: not started,
+ * -2: finished). */
+typedef struct board {
+    const char *const *methods;
+    int n, finished;
+    int done[MAX_METHODS], total[MAX_METHODS];
+    zs_progress pg;
+} board;
+
+static void board_report(board *b, int step, const char *finished)
+{
+    char st[512];
+    double frac = 0;
+    size_t o = (size_t)snprintf(st, sizeof st, "%d/%d methods done", b->finished, b->n);
+    if (finished)
+        o += (size_t)snprintf(st + o, sizeof st - o, " (%s finished)", finished);
+    int k = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->done[i] == -2)
+            frac += 1;
+        else if (b->done[i] >= 0 && b->total[i] > 0)
+            frac += (double)b->done[i] / b->total[i];
+        if (b->done[i] >= 0 && o < sizeof st)
+            o += (size_t)snprintf(st + o, sizeof st - o, "%s %s %d/%d", k++ ? "," : "; running",
+                                  b->methods[i], b->done[i], b->total[i]);
+    }
+    zs_progress_report(&b->pg, zs_progress_now(), frac / b->n, step, st);
+}
+
+/* Reads one message of worker i into res[i] or its progress; 1 when the
+ * worker is finished (its outcome read, or it died). */
+static int read_msg(board *b, int i, int fd, outcome *res)
+{
+    int tag = 0;
+    iter_msg m;
+    if (zs_read_all(fd, &tag, sizeof tag) == 1 && tag == MSG_ITER &&
+        zs_read_all(fd, &m, sizeof m) == 1) {
+        b->done[i] = m.done;
+        b->total[i] = m.total;
+        return 0;
+    }
+    if (tag != MSG_DONE || zs_read_all(fd, &res[i], sizeof res[i]) != 1) {
+        memset(&res[i], 0, sizeof res[i]);
+        res[i].rc = ZS_ERUNTIME;
+        zs_err_set(&res[i].err, ZS_ERUNTIME, b->methods[i], NULL,
+                   "the worker process died (out of memory?)");
+    }
+    return 1;
+}
+
 /* Runs every method, at most jobs at a time; fills res[]. tl: each
- * method's timeline file (NULL: the configuration's). */
+ * method's timeline file (NULL: the configuration's). Progress goes to pf
+ * (NULL: none). */
 static int run_all(const zs_point_cfg *base, const char *const *methods, char (*tl)[512], int n,
-                   int jobs, outcome *res)
+                   int jobs, FILE *pf, outcome *res)
 {
     pid_t pid[MAX_METHODS];
-    int fd[MAX_METHODS], started = 0, finished = 0, running = 0;
-    for (int i = 0; i < n; i++)
+    int fd[MAX_METHODS], started = 0, running = 0;
+    board b;
+    memset(&b, 0, sizeof b);
+    b.methods = methods;
+    b.n = n;
+    zs_progress_init(&b.pg, pf, pf && isatty(fileno(pf)), "compare", zs_progress_now());
+    for (int i = 0; i < n; i++) {
         fd[i] = -1;
-    zs_cli_progress("comparing methods", 0, n);
-    while (finished < n) {
+        b.done[i] = -1;
+    }
+    while (b.finished < n) {
         while (running < jobs && started < n) {
             int pfd[2];
             if (pipe(pfd) != 0)
@@ -86,38 +170,43 @@ static int run_all(const zs_point_cfg *base, const char *const *methods, char (*
             close(pfd[1]);
             pid[started] = k;
             fd[started] = pfd[0];
+            b.done[started] = 0;
+            b.total[started] = base->iterations;
             started++;
             running++;
         }
-        /* Wait for any running worker's result. */
-        struct pollfd pf[MAX_METHODS];
+        /* Wait for any worker's message; every 10 s a line in a log. */
+        struct pollfd pf_[MAX_METHODS];
         int idx[MAX_METHODS], np = 0;
         for (int i = 0; i < started; i++)
             if (fd[i] >= 0) {
-                pf[np].fd = fd[i];
-                pf[np].events = POLLIN;
+                pf_[np].fd = fd[i];
+                pf_[np].events = POLLIN;
                 idx[np++] = i;
             }
-        if (poll(pf, (nfds_t)np, -1) < 0 && errno != EINTR)
+        int pr = poll(pf_, (nfds_t)np, 10000);
+        if (pr < 0 && errno != EINTR)
             return -1;
-        for (int k = 0; k < np; k++) {
-            if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (pr == 0)
+            board_report(&b, 0, NULL);
+        for (int k = 0; pr > 0 && k < np; k++) {
+            if (!(pf_[k].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             int i = idx[k];
-            if (zs_read_all(fd[i], &res[i], sizeof res[i]) != 1) {
-                memset(&res[i], 0, sizeof res[i]);
-                res[i].rc = ZS_ERUNTIME;
-                zs_err_set(&res[i].err, ZS_ERUNTIME, methods[i], NULL,
-                           "the worker process died (out of memory?)");
+            if (!read_msg(&b, i, fd[i], res)) {
+                board_report(&b, 0, NULL);
+                continue;
             }
             close(fd[i]);
             fd[i] = -1;
             waitpid(pid[i], NULL, 0);
             running--;
-            finished++;
-            zs_cli_progress("comparing methods", finished, n);
+            b.finished++;
+            b.done[i] = -2;
+            board_report(&b, 1, methods[i]);
         }
     }
+    zs_progress_end(&b.pg);
     return 0;
 }
 
@@ -139,13 +228,15 @@ static int plot(const char *path, const char *const *methods, const outcome *res
     f = fopen(gp, "w");
     if (!f)
         return -1;
+    char term[128];
+    zs_cli_plot_terminal(path, 900, 500, term, sizeof term);
     fprintf(f,
-            "set terminal pngcairo size 900,500 noenhanced\nset output '%s'\n"
+            "%s\nset output '%s'\n"
             "set title \"%s\"\nset ylabel 'tokens/s'\nset style fill solid 0.8\n"
             "set boxwidth 0.6\nset grid ytics\nset yrange [0:*]\nunset key\n"
             "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#3070b0', "
             "'' using 0:2:(sprintf('%%.0f',$2)) with labels offset 0,0.8\n",
-            path, title, dat);
+            term, path, title, dat);
     fclose(f);
     char cmd[2400];
     snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
@@ -164,7 +255,9 @@ typedef struct compare_args {
     const char *plot_path;
     char baseline[64];
     long jobs;
+    int quiet;
     char tl[MAX_METHODS][512]; /* per-method timeline files (several methods) */
+    int nodes, gpus;           /* the cluster's size as run */
 } compare_args;
 
 static void usage(void)
@@ -180,8 +273,12 @@ static void usage(void)
     zs_cli_help_entry(stdout, "methods", "A,B,...", text);
     zs_cli_help_entry(stdout, "baseline", "NAME", "speedups are over this method (default te-cp)");
     zs_cli_help_entry(stdout, "jobs", "N", "methods simulated in parallel (default: CPUs)");
-    zs_cli_help_entry(stdout, "plot", "FILE.png|none",
-                      "bar chart of tokens/s (default zepsim-compare.png)");
+    zs_cli_help_entry(stdout, "plot", "FILE.png|FILE.svg|FILE.pdf|none",
+                      "bar chart of tokens/s, in the format the extension names (default "
+                      "zepsim-compare.png)");
+    zs_cli_help_entry(stdout, "quiet", NULL,
+                      "no progress on stderr (default: a line per finished method and every "
+                      "10 s with the time left; on a terminal, one line in place)");
     zs_cli_point_help(stdout, skip);
 }
 
@@ -243,12 +340,13 @@ static int resolve_methods(compare_args *a, zs_err *e)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, compare_args *a)
 {
-    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
+    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE, O_QUIET };
     static const struct option own[] = {{"help", no_argument, 0, 'h'},
                                         {"methods", required_argument, 0, O_METHODS},
                                         {"jobs", required_argument, 0, O_JOBS},
                                         {"plot", required_argument, 0, O_PLOT},
                                         {"baseline", required_argument, 0, O_BASELINE},
+                                        {"quiet", no_argument, 0, O_QUIET},
                                         {0, 0, 0, 0}};
     /* one method per run here: --methods */
     static const char *const skip[] = {"method", NULL};
@@ -274,89 +372,129 @@ static int parse_args(int argc, char **argv, compare_args *a)
             a->plot_path = optarg;
         } else if (c == O_BASELINE) {
             snprintf(a->baseline, sizeof a->baseline, "%.63s", optarg);
+        } else if (c == O_QUIET) {
+            a->quiet = 1;
         } else if ((st = zs_cli_point_opt("compare", c, argv, &a->p, &a->fmt))) {
             return st;
         }
     }
     if (optind < argc)
         return zs_cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
-    if (resolve_methods(a, &e))
+    if (resolve_methods(a, &e) || zs_cli_plot_check(a->plot_path, &e) ||
+        zs_cli_point_size(&a->p, &a->nodes, &a->gpus, &e))
         return zs_cli_fail(&e);
     return -1;
 }
 
-static void print_table(const compare_args *a, const outcome *res, int base)
+/* The results: every column in csv and json, compare's set for people. */
+static void print_table(zs_doc *d, const compare_args *a, const outcome *res, int base)
 {
+    int human = zs_doc_format(d) == ZS_FMT_TABLE;
     zs_table *t = zs_table_new(NULL);
-    const char *cols[] = {"method", "tokens/s",  "tok/iter", "iter_ms",   "speedup",  "mfu_%",
-                          "busy_%", "exposed_%", "idle_%",   "max_nic_%", "attn_imb", "plan_ms"};
-    const int ncols = (int)(sizeof cols / sizeof cols[0]);
-    for (int i = 0; i < ncols; i++)
-        zs_table_col(t, cols[i], i > 0);
+    zs_rcols_add(t, human);
     for (int i = 0; i < a->n; i++) {
-        zs_table_row(t);
-        zs_table_set(t, 0, "%s", a->methods[i]);
-        if (res[i].rc != ZS_OK) {
-            zs_table_set(t, 1, "failed");
-            continue;
-        }
-        const zs_point_result *r = &res[i].r;
-        zs_table_set(t, 1, "%.0f", r->tokens_per_s);
-        zs_table_set(t, 2, "%.0f", r->tokens_per_iter);
-        zs_table_set(t, 3, "%.1f", r->iter_time * 1e3);
-        if (base >= 0)
-            zs_table_set(t, 4, "%.2f", r->tokens_per_s / res[base].r.tokens_per_s);
-        zs_table_set(t, 5, "%.1f", r->mfu * 100);
-        zs_table_set(t, 6, "%.1f", r->compute_share * 100);
-        zs_table_set(t, 7, "%.1f", r->exposed_share * 100);
-        zs_table_set(t, 8, "%.1f", r->idle_share * 100);
-        zs_table_set(t, 9, "%.1f", r->max_nic_util * 100);
-        zs_table_set(t, 10, "%.2f", r->attn_imbalance);
-        zs_table_set(t, 11, "%.1f", r->plan_ms);
+        zs_point_cfg p = a->p;
+        snprintf(p.method, sizeof p.method, "%s", a->methods[i]);
+        const zs_point_result *r = res[i].rc == ZS_OK ? &res[i].r : NULL;
+        char err[1600];
+        zs_err_format(&res[i].err, err, sizeof err);
+        zs_rrow row = {&p, a->nodes, a->gpus, r, err, NAN};
+        if (r && base >= 0 && res[base].r.tokens_per_s > 0)
+            row.speedup = r->tokens_per_s / res[base].r.tokens_per_s;
+        zs_rcols_row(t, &row);
     }
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
+    zs_doc_table(d, "results", t);
 }
 
-static void print_notes(const compare_args *a, int base)
+/* The verdict line, the slowest rank's reason per method, and the notes
+ * on figures out of their range. */
+static void print_verdict(zs_doc *d, const compare_args *a, const outcome *res, int base)
 {
-    if (a->fmt != ZS_FMT_TABLE)
-        return;
+    const zs_point_result *r[MAX_METHODS];
+    for (int i = 0; i < a->n; i++)
+        r[i] = res[i].rc == ZS_OK ? &res[i].r : NULL;
+    zs_verdict v;
+    zs_verdict_make(a->methods, r, a->n, base, &v);
+    if (v.fastest >= 0) {
+        zs_doc_text(d, "%s\n", v.line);
+        zs_doc_set_text(d, "verdict", "fastest", a->methods[v.fastest]);
+        zs_doc_set_num(d, "verdict", "tokens_per_s", r[v.fastest]->tokens_per_s);
+        zs_doc_set_text(d, "verdict", "runner_up", v.second >= 0 ? a->methods[v.second] : NULL);
+        zs_doc_set_num(d, "verdict", "margin_pct", v.margin_pct);
+        zs_doc_set_text(d, "verdict", "text", v.line);
+    }
+    zs_doc_text(d, "why (each method's slowest rank in the last iteration):\n");
+    for (int i = 0; i < a->n; i++)
+        zs_doc_text(d, "  %-10s %s\n", a->methods[i],
+                    r[i] ? (r[i]->why[0] ? r[i]->why : "-") : "failed (see the error above)");
+    char note[1200];
+    if (zs_verdict_nic_note(a->methods, r, a->n, a->p.backend, note, sizeof note))
+        zs_doc_note(d, "%s", note);
+}
+
+static void print_notes(zs_doc *d, const compare_args *a, const outcome *res, int base)
+{
     if (base < 0)
-        printf("(no speedups: the baseline '%s' is not among the methods that ran)\n", a->baseline);
-    printf("speedup = tokens/s over %s; tok/iter = tokens trained per iteration (methods "
-           "that delay or cut documents train different amounts); busy / exposed / idle = mean "
-           "share of the "
-           "iteration a GPU computes / waits on its own transfers / waits on other GPUs; "
-           "max_nic = busiest NIC's busy share; attn_imb = max/mean attention work per "
-           "GPU\n",
-           a->baseline);
+        zs_doc_note(d, "no speedups: the baseline '%s' is not among the methods that ran",
+                    a->baseline);
+    double cap = 0;
+    for (int i = 0; i < a->n; i++)
+        if (res[i].rc == ZS_OK && res[i].r.mem_capacity > 0)
+            cap = res[i].r.mem_capacity;
+    zs_doc_text(d,
+                "speedup = tokens_per_s over %s; tokens_per_iter = tokens trained per iteration "
+                "(methods that delay or cut documents train different amounts); busy / exposed "
+                "/ idle = mean share of the iteration a GPU computes / waits on its own "
+                "transfers / waits on other GPUs; max_nic = busiest NIC's busy share; "
+                "peak_mem_gib = one GPU's model state and activations (memory model estimate",
+                a->baseline);
+    if (cap > 0)
+        zs_doc_text(d, "; %.1f GiB usable", cap / 1073741824.0);
+    zs_doc_text(d, "); attn_imbalance = max/mean attention work per GPU; `zepsim list columns` "
+                   "explains every column\n");
     const zs_backend *b = zs_backend_find(a->p.backend);
     if (b && b->caveat)
-        printf("%s\n", b->caveat);
+        zs_doc_note(d, "%s", b->caveat);
 }
 
 /* Where each method's timeline went (several methods: one file each). */
-static void print_timelines(const compare_args *a, const outcome *res)
+static void print_timelines(zs_doc *d, const compare_args *a, const outcome *res)
 {
     int several = a->n > 1;
-    for (int i = 0; i < a->n && a->p.timeline[0]; i++)
-        if (res[i].rc == ZS_OK)
-            zs_cli_timeline_done(a->fmt == ZS_FMT_TABLE ? stdout : stderr,
-                                 several ? a->methods[i] : NULL, several ? a->tl[i] : a->p.timeline,
-                                 res[i].tl_bytes);
+    zs_table *t = zs_doc_format(d) == ZS_FMT_JSON ? zs_table_new(NULL) : NULL;
+    if (t) {
+        zs_table_col(t, "method", 0);
+        zs_table_col(t, "path", 0);
+        zs_table_col(t, "json_mb", 1);
+    }
+    for (int i = 0; i < a->n && a->p.timeline[0]; i++) {
+        if (res[i].rc != ZS_OK)
+            continue;
+        const char *path = several ? a->tl[i] : a->p.timeline;
+        zs_cli_timeline_done(zs_doc_human(d), several ? a->methods[i] : NULL, path,
+                             res[i].tl_bytes);
+        if (t) {
+            zs_table_row(t);
+            zs_table_set(t, 0, "%s", a->methods[i]);
+            zs_table_set(t, 1, "%s", path);
+            zs_table_num(t, 2, "%.1f", res[i].tl_bytes / 1e6);
+        }
+    }
+    if (t && zs_table_nrows(t))
+        zs_doc_table(d, "timelines", t);
+    else
+        zs_table_free(t);
 }
 
-static void draw(const compare_args *a, const outcome *res, int ok)
+static void draw(FILE *o, const compare_args *a, const outcome *res, int ok)
 {
     if (strcmp(a->plot_path, "none") == 0 || ok == 0)
         return;
     const zs_point_cfg *p = &a->p;
     char title[600];
     snprintf(title, sizeof title, "%s on %s x%d, %s, %lld tokens per %d GPUs", p->model, p->cluster,
-             p->nodes, p->trace, (long long)p->context, p->group);
+             a->nodes, p->trace, (long long)p->context, p->group);
     int pr = plot(a->plot_path, a->methods, res, a->n, title);
-    FILE *o = a->fmt == ZS_FMT_TABLE ? stdout : stderr;
     if (pr == 0)
         fprintf(o, "bar chart: %s\n", a->plot_path);
     else if (pr == 1)
@@ -380,7 +518,7 @@ int zs_cmd_compare(int argc, char **argv)
         return st;
     outcome *res = calloc((size_t)a.n, sizeof *res);
     if (!res || run_all(&a.p, a.methods, a.n > 1 && a.p.timeline[0] ? a.tl : NULL, a.n, (int)a.jobs,
-                        res) != 0) {
+                        a.quiet ? NULL : stderr, res) != 0) {
         free(res);
         fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
         return 1;
@@ -395,17 +533,24 @@ int zs_cmd_compare(int argc, char **argv)
         else
             failed++;
     }
-    if (a.fmt == ZS_FMT_TABLE)
-        zs_cli_point_print_cfg(stdout, &a.p, cost_desc);
-    print_table(&a, res, base);
+    zs_doc *d = zs_doc_new("compare", a.fmt, stdout);
+    if (!d) {
+        free(res);
+        return zs_cli_doc_end(NULL);
+    }
+    zs_cli_point_print_cfg(d, &a.p, a.nodes, cost_desc);
+    print_table(d, &a, res, base);
     for (int i = 0; i < a.n; i++)
         if (res[i].rc != ZS_OK) {
             fprintf(stderr, "%s: ", a.methods[i]);
             zs_err_print(stderr, &res[i].err);
         }
-    print_notes(&a, base);
-    print_timelines(&a, res);
-    draw(&a, res, a.n - failed);
+    print_verdict(d, &a, res, base);
+    print_notes(d, &a, res, base);
+    print_timelines(d, &a, res);
+    FILE *human = zs_doc_human(d);
+    int out = zs_cli_doc_end(d);
+    draw(human, &a, res, a.n - failed);
     free(res);
-    return failed ? 1 : 0;
+    return out ? out : failed ? 1 : 0;
 }

@@ -5,6 +5,7 @@
  * value / unit table (--format). */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
@@ -95,7 +96,7 @@ static zs_table *kv_table(const char *title)
 {
     zs_table *t = zs_table_new(title);
     zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 0);
+    zs_table_col(t, "value", ZS_COL_MIXED);
     zs_table_col(t, "unit", 0);
     return t;
 }
@@ -259,10 +260,8 @@ static int cost_attention(const cost_args *a, zs_err *e)
         row(t, "speedup_vs_cp1", "x", "%.2f (ideal %d)", best > 0 ? whole / best : 0, cp);
     add_kernel(t, c, bwd);
     row(t, "cost_model", "", "%s", c->desc);
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
     zs_cost_free(c);
-    return ZS_OK;
+    return zs_cli_print1("cost", a->fmt, "attention", t) ? ZS_EIO : ZS_OK;
 }
 
 static int cost_gemm(const cost_args *a, zs_err *e)
@@ -310,16 +309,19 @@ static int cost_gemm(const cost_args *a, zs_err *e)
         double fl = 2.0 * g[i].m * g[i].n * g[i].k * g[i].count;
         zs_table_row(t);
         zs_table_set(t, 0, "%s", g[i].name);
-        zs_table_set(t, 1, "%.0f", g[i].m);
-        zs_table_set(t, 2, "%.0f", g[i].n);
-        zs_table_set(t, 3, "%.0f", g[i].k);
-        zs_table_set(t, 4, "%.0f", g[i].count);
-        zs_table_set(t, 5, "%.4f", s * 1e3);
-        zs_table_set(t, 6, "%.1f", s > 0 ? fl / s / 1e12 : 0);
-        zs_table_set(t, 7, "%.1f", s > 0 ? 100 * fl / s / 1e12 / cl.gpu.peak_tflops : 0);
+        zs_table_num(t, 1, "%.0f", g[i].m);
+        zs_table_num(t, 2, "%.0f", g[i].n);
+        zs_table_num(t, 3, "%.0f", g[i].k);
+        zs_table_num(t, 4, "%.0f", g[i].count);
+        zs_table_num(t, 5, "%.4f", s * 1e3);
+        zs_table_num(t, 6, "%.1f", s > 0 ? fl / s / 1e12 : NAN);
+        zs_table_num(t, 7, "%.1f", s > 0 ? 100 * fl / s / 1e12 / cl.gpu.peak_tflops : NAN);
     }
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
+    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    if (d)
+        zs_doc_table(d, "gemm", t);
+    else
+        zs_table_free(t);
     zs_table *k = kv_table("priced by");
     row(k, "gpu", "", "%s", cl.gpu.name);
     row(k, "gemm_curve", "",
@@ -328,12 +330,12 @@ static int cost_gemm(const cost_args *a, zs_err *e)
         a->calib ? "unless the calibration fits gemm" : "GPU preset");
     row(k, "gemm_source", "", "%s", cl.gpu.gemm.source);
     row(k, "cost_model", "", "%s", c->desc);
-    if (a->fmt == ZS_FMT_TABLE)
-        printf("\n");
-    zs_table_print(k, stdout, a->fmt);
-    zs_table_free(k);
+    if (d)
+        zs_doc_table(d, "priced_by", k);
+    else
+        zs_table_free(k);
     zs_cost_free(c);
-    return ZS_OK;
+    return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
 }
 
 static int cost_transfer(const cost_args *a, int coll, zs_err *e)
@@ -424,10 +426,8 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
             lat * 1e6, bw / 1e9);
     }
     row(t, "cost_model", "", "%s", c->desc);
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
     zs_cost_free(c);
-    return ZS_OK;
+    return zs_cli_print1("cost", a->fmt, coll ? "collective" : "p2p", t) ? ZS_EIO : ZS_OK;
 }
 
 /* -1: parsed into a; otherwise the exit status. */
@@ -576,5 +576,7 @@ int zs_cmd_cost(int argc, char **argv)
     else
         return zs_cli_usage_error("cost", "unknown op '%s' (attention, gemm, collective or p2p)",
                                   what);
+    if (rc == ZS_EIO && !e.what[0]) /* the output failed: already said */
+        return 1;
     return rc ? zs_cli_fail(&e) : 0;
 }

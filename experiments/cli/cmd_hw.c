@@ -84,10 +84,8 @@ static int check_only(const zs_schedule *s, zs_format fmt)
     ROW("p2p_max", "%.0f", nd.p2p_bytes, "bytes");
     ROW("coll_max", "%.0f", nd.coll_bytes, "bytes");
 #undef ROW
-    zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
     zs_hw_progs_free(progs, s->nranks);
-    return 0;
+    return zs_cli_print1("hw", fmt, "check", t);
 }
 
 static int run(int argc, char **argv)
@@ -177,20 +175,31 @@ static int run(int argc, char **argv)
         zs_table_col(t, "value", 1);
         zs_table_col(t, "unit", 0);
         zs_result_summary(r, t);
-        zs_table_print(t, stdout, fmt);
-        zs_table_free(t);
-        zs_table *ranks = zs_table_new("per rank");
+        zs_table *ranks = zs_table_new("per rank (ms)");
+        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
+        for (int i = 0; i < 6; i++)
+            zs_table_col(ranks, cols[i], 1);
         zs_result_ranks(r, ranks);
-        if (fmt == ZS_FMT_TABLE)
-            fputc('\n', stdout);
-        zs_table_print(ranks, stdout, fmt);
-        zs_table_free(ranks);
-        if (fmt == ZS_FMT_TABLE)
-            printf("\nslowest rank %d: %s\nnotes: %s\n", r->slowest_rank, r->slowest_why, r->notes);
+        zs_doc *d = zs_doc_new("hw", fmt, stdout);
+        if (d) {
+            zs_doc_table(d, "result", t);
+            zs_doc_table(d, "ranks", ranks);
+            zs_doc_text(d, "\nslowest rank %d: %s\n", r->slowest_rank, r->slowest_why);
+            zs_doc_set_text(d, NULL, "why", r->slowest_why);
+            if (r->notes[0])
+                zs_doc_note(d, "notes: %s", r->notes);
+        } else {
+            zs_table_free(t);
+            zs_table_free(ranks);
+        }
+        int out = zs_cli_doc_end(d);
+        zs_result_free(r);
+        zs_schedule_free(s);
+        return out;
     }
     zs_result_free(r);
     zs_schedule_free(s);
-    return rc ? zs_cli_fail(&e) : 0;
+    return zs_cli_fail(&e);
 }
 
 static int bench(int argc, char **argv)

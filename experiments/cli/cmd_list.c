@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "zs_cluster.h"
+#include "zs_cols.h"
 #include "zs_model.h"
 #include "zs_presets.h"
 
@@ -17,8 +18,9 @@ int zs_cmd_list(int argc, char **argv)
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
-            puts("usage: zepsim list models|gpus|clusters [--format table|csv|json]\n\n"
-                 "Lists the built-in presets (models/presets/*.json in the source tree).");
+            puts("usage: zepsim list models|gpus|clusters|columns [--format table|csv|json]\n\n"
+                 "Lists the built-in presets (models/presets/*.json in the source tree), or\n"
+                 "the columns of a result row (`simulate`, `compare`: name, unit, meaning).");
             return 0;
         }
         if (c != 'f')
@@ -27,14 +29,34 @@ int zs_cmd_list(int argc, char **argv)
             return zs_cli_fail(&e);
     }
     if (argc - optind != 1)
-        return zs_cli_usage_error("list", "expected one of models, gpus, clusters");
+        return zs_cli_usage_error("list", "expected one of models, gpus, clusters, columns");
     const char *what = argv[optind];
+    if (!strcmp(what, "columns")) {
+        zs_table *t = zs_table_new(NULL);
+        zs_table_col(t, "column", 0);
+        zs_table_col(t, "unit", 0);
+        zs_table_col(t, "kind", 0);
+        zs_table_col(t, "meaning", 0);
+        for (int i = 0; i < zs_rcol_count(); i++) {
+            const zs_rcol *c = zs_rcol_at(i);
+            zs_table_row(t);
+            zs_table_set(t, 0, "%s", c->name);
+            zs_table_set(t, 1, "%s", c->unit);
+            zs_table_set(t, 2, "%s",
+                         c->config               ? "config"
+                         : c->kind == ZS_COL_NUM ? "number"
+                                                 : "text");
+            zs_table_set(t, 3, "%s", c->help);
+        }
+        return zs_cli_print1("list", fmt, "columns", t);
+    }
     const char *kind = strcmp(what, "models") == 0     ? "model"
                        : strcmp(what, "gpus") == 0     ? "gpu"
                        : strcmp(what, "clusters") == 0 ? "cluster"
                                                        : NULL;
     if (!kind)
-        return zs_cli_usage_error("list", "unknown list '%s' (use models, gpus or clusters)", what);
+        return zs_cli_usage_error(
+            "list", "unknown list '%s' (use models, gpus, clusters or columns)", what);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "name", 0);
     zs_table_col(t, "summary", 0);
@@ -61,8 +83,9 @@ int zs_cmd_list(int argc, char **argv)
                              cl.gpus_per_node, cl.gpu.name, cl.nics_per_node, cl.nic_gbps);
         }
     }
-    if (rc == ZS_OK)
-        zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
-    return rc ? zs_cli_fail(&e) : 0;
+    if (rc) {
+        zs_table_free(t);
+        return zs_cli_fail(&e);
+    }
+    return zs_cli_print1("list", fmt, what, t);
 }

@@ -86,53 +86,58 @@ static int parse_args(int argc, char **argv, plan_args *a)
     return -1;
 }
 
-static void kv(zs_table *t, const char *k, const char *fmt, double v)
+static void kv(zs_table *t, const char *k, const char *fmt, double v, const char *unit)
 {
     zs_table_row(t);
     zs_table_set(t, 0, "%s", k);
-    zs_table_set(t, 1, fmt, v);
+    zs_table_num(t, 1, fmt, v);
+    zs_table_set(t, 2, "%s", unit);
 }
 
-static void print_plan(const plan_args *a, const zs_point_plan *pl)
+static int print_plan(const plan_args *a, const zs_point_plan *pl)
 {
     const zs_schedule *s = pl->sched;
     const zs_plan_report *rep = &pl->rep;
     const zs_batch *b = pl->batch;
-    if (a->fmt == ZS_FMT_TABLE) {
-        zs_cli_point_print_cfg(stdout, &a->p, pl->cost_desc);
-        printf("# method %s, batch %ld: %d documents, %lld tokens\n", pl->method, a->batch,
-               b->ndocs, (long long)b->tokens);
-    }
+    zs_doc *d = zs_doc_new("plan", a->fmt, stdout);
+    if (!d)
+        return zs_cli_doc_end(NULL);
+    zs_cli_point_print_cfg(d, &a->p, pl->nodes, pl->cost_desc);
+    zs_doc_text(d, "# method %s, batch %ld: %d documents, %lld tokens\n", pl->method, a->batch,
+                b->ndocs, (long long)b->tokens);
+    zs_doc_set_text(d, NULL, "method", pl->method);
+    zs_doc_set_int(d, NULL, "batch", a->batch);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "key", 0);
     zs_table_col(t, "value", 1);
-    kv(t, "ranks", "%.0f", s->nranks);
-    kv(t, "tp", "%.0f", rep->dims.tp);
-    kv(t, "cp", "%.0f", rep->dims.cp);
-    kv(t, "pp", "%.0f", rep->dims.pp);
-    kv(t, "dp", "%.0f", rep->dims.dp);
-    kv(t, "micro_batches", "%.0f", s->micro_batches);
-    kv(t, "documents", "%.0f", b->ndocs);
-    kv(t, "tokens", "%.0f", (double)b->tokens);
-    kv(t, "max_attn_tokens_per_gpu", "%.0f", (double)rep->max_attn_tokens);
-    kv(t, "max_linear_tokens_per_gpu", "%.0f", (double)rep->max_linear_tokens);
-    kv(t, "attn_imbalance", "%.3f", rep->attn_imbalance);
-    kv(t, "linear_imbalance", "%.3f", rep->linear_imbalance);
+    zs_table_col(t, "unit", 0);
+    kv(t, "ranks", "%.0f", s->nranks, "GPUs");
+    kv(t, "tp", "%.0f", rep->dims.tp, "");
+    kv(t, "cp", "%.0f", rep->dims.cp, "");
+    kv(t, "pp", "%.0f", rep->dims.pp, "");
+    kv(t, "dp", "%.0f", rep->dims.dp, "");
+    kv(t, "micro_batches", "%.0f", s->micro_batches, "");
+    kv(t, "documents", "%.0f", b->ndocs, "");
+    kv(t, "tokens", "%.0f", (double)b->tokens, "tokens");
+    kv(t, "max_attn_tokens_per_gpu", "%.0f", (double)rep->max_attn_tokens, "tokens");
+    kv(t, "max_linear_tokens_per_gpu", "%.0f", (double)rep->max_linear_tokens, "tokens");
+    kv(t, "peak_mem_gib", "%.1f", pl->peak_mem / 1073741824.0, "GiB (memory model estimate)");
+    kv(t, "mem_usable_gib", "%.1f", pl->mem_capacity / 1073741824.0, "GiB per GPU");
+    kv(t, "attn_imbalance", "%.3f", rep->attn_imbalance, "max/mean");
+    kv(t, "linear_imbalance", "%.3f", rep->linear_imbalance, "max/mean");
     if (rep->imbalance_degree > 0)
-        kv(t, "imbalance_degree", "%.3f", rep->imbalance_degree);
-    kv(t, "plan_ms", "%.2f", rep->plan_seconds * 1e3);
-    kv(t, "ops_stored", "%.0f", (double)zs_schedule_total_ops(s));
-    kv(t, "ops_unrolled", "%.0f", (double)zs_schedule_total_unrolled(s));
-    kv(t, "schedule_mib", "%.1f", zs_schedule_memory(s) / 1048576.0);
-    kv(t, "validated", "%.0f", a->p.validate);
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
-    if (a->fmt == ZS_FMT_TABLE) {
-        if (rep->notes[0])
-            printf("planner: %s\n", rep->notes);
-        if (a->dump)
-            printf("schedule written to %s\n", a->dump);
-    }
+        kv(t, "imbalance_degree", "%.3f", rep->imbalance_degree, "");
+    kv(t, "plan_ms", "%.2f", rep->plan_seconds * 1e3, "ms");
+    kv(t, "ops_stored", "%.0f", (double)zs_schedule_total_ops(s), "ops");
+    kv(t, "ops_unrolled", "%.0f", (double)zs_schedule_total_unrolled(s), "ops");
+    kv(t, "schedule_mib", "%.1f", zs_schedule_memory(s) / 1048576.0, "MiB");
+    kv(t, "validated", "%.0f", a->p.validate, "");
+    zs_doc_table(d, "plan", t);
+    if (rep->notes[0])
+        zs_doc_note(d, "planner: %s", rep->notes);
+    if (a->dump)
+        zs_doc_text(d, "schedule written to %s\n", a->dump);
+    return zs_cli_doc_end(d);
 }
 
 int zs_cmd_plan(int argc, char **argv)
@@ -150,8 +155,9 @@ int zs_cmd_plan(int argc, char **argv)
     int rc = zs_point_plan_batch(&a.p, a.batch, &pl, &e);
     if (!rc && a.dump)
         rc = zs_schedule_dump_file(pl.sched, a.dump, &e);
+    int out = 0;
     if (!rc)
-        print_plan(&a, &pl);
+        out = print_plan(&a, &pl);
     zs_point_plan_clear(&pl);
-    return rc ? zs_cli_fail(&e) : 0;
+    return rc ? zs_cli_fail(&e) : out;
 }

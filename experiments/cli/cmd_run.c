@@ -132,35 +132,48 @@ static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs
     return rc;
 }
 
-static void print_result(const run_args *a, const zs_schedule *s, const zs_model *m,
-                         const zs_cluster *cl, const zs_cost *cost, const zs_result *r)
+static int print_result(const run_args *a, const zs_schedule *s, const zs_model *m,
+                        const zs_cluster *cl, const zs_cost *cost, const zs_result *r)
 {
-    if (a->fmt == ZS_FMT_TABLE)
-        printf("# %s: method %s, model %s, cluster %s (%d ranks), backend %s\n# cost model: "
-               "%s\n",
-               a->plan, s->method, m->name, cl->name, s->nranks, a->backend->name,
-               a->backend->durations ? a->backend->durations : cost->desc);
+    zs_doc *d = zs_doc_new("run", a->fmt, stdout);
+    if (!d)
+        return zs_cli_doc_end(NULL);
+    const char *costs = a->backend->durations ? a->backend->durations : cost->desc;
+    zs_doc_text(d,
+                "# %s: method %s, model %s, cluster %s (%d ranks), backend %s\n# cost model: %s\n",
+                a->plan, s->method, m->name, cl->name, s->nranks, a->backend->name, costs);
+    zs_doc_set_text(d, NULL, "plan", a->plan);
+    zs_doc_set_text(d, NULL, "method", s->method);
+    zs_doc_set_text(d, NULL, "model", m->name);
+    zs_doc_set_text(d, NULL, "cluster", cl->name);
+    zs_doc_set_int(d, NULL, "ranks", s->nranks);
+    zs_doc_set_text(d, NULL, "backend", a->backend->name);
+    zs_doc_set_text(d, NULL, "cost_model", costs);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "key", 0);
     zs_table_col(t, "value", 1);
     zs_table_col(t, "unit", 0);
     zs_result_summary(r, t);
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
-    if (a->fmt == ZS_FMT_TABLE)
+    zs_doc_table(d, "result", t);
+    if (a->fmt == ZS_FMT_TABLE) {
         zs_result_print_text(r, stdout);
+    } else {
+        if (r->slowest_rank >= 0)
+            zs_doc_set_text(d, NULL, "why", r->slowest_why);
+        if (r->notes[0])
+            zs_doc_note(d, "%s backend: %s", r->backend, r->notes);
+    }
     if (a->ranks) {
         zs_table *rt = zs_table_new(NULL);
-        const char *cols[] = {"rank", "compute", "exposed_comm", "idle", "comm", "end"};
+        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
         for (int i = 0; i < 6; i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r, rt);
-        zs_table_print(rt, stdout, a->fmt);
-        zs_table_free(rt);
+        zs_doc_table(d, "ranks", rt);
     }
     if (a->timeline)
-        zs_cli_timeline_done(a->fmt == ZS_FMT_TABLE ? stdout : stderr, NULL, a->timeline,
-                             r->timeline_bytes);
+        zs_cli_timeline_done(zs_doc_human(d), NULL, a->timeline, r->timeline_bytes);
+    return zs_cli_doc_end(d);
 }
 
 int zs_cmd_run(int argc, char **argv)
@@ -198,11 +211,12 @@ int zs_cmd_run(int argc, char **argv)
         in.tl_layer1 = a.tl.tl_layer1;
         rc = a.backend->run(s, &in, &r, &e);
     }
+    int out = 0;
     if (!rc)
-        print_result(&a, s, &m, &cl, cost, r);
+        out = print_result(&a, s, &m, &cl, cost, r);
     zs_result_free(r);
     zs_cost_free(cost);
     zs_calib_free(cal);
     zs_schedule_free(s);
-    return rc ? zs_cli_fail(&e) : 0;
+    return rc ? zs_cli_fail(&e) : out;
 }

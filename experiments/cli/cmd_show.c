@@ -148,6 +148,9 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
     if (rc)
         return rc;
     add_desc(t, zs_cluster_fields, zs_cluster_nfields, &c, "");
+    zs_table_row(t);
+    zs_table_set(t, 0, "nodes_from");
+    set_value(t, nodes > 0 ? "--nodes" : "cluster file", "");
     add_desc(t, zs_gpu_fields, zs_gpu_nfields, &c.gpu, "gpu.");
     add(t, "total_gpus", "", "%.0f", zs_cluster_gpus(&c));
     add(t, "total_nics", "", "%.0f", (double)c.nodes * c.nics_per_node);
@@ -167,11 +170,12 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
         add(t, "path_inter_node_latency", "us", "%.2f", lat * 1e6);
         add(t, "path_inter_node_bw", "GB/s", "%.1f", bw / 1e9);
     }
-    *map = zs_table_new("GPU-to-NIC map (each NIC sits on a PCIe switch with these GPUs):");
+    *map = zs_table_new("GPU-to-NIC map (each NIC sits on a PCIe switch with these GPUs, by "
+                        "global rank):");
     zs_table_col(*map, "node", 1);
     zs_table_col(*map, "nic", 1);
     zs_table_col(*map, "rail_leaf", 1);
-    zs_table_col(*map, "gpus (global rank)", 0);
+    zs_table_col(*map, "gpus", 0); /* global ranks */
     for (int n = 0; n < c.nodes; n++) {
         for (int k = 0; k < c.nics_per_node; k++) {
             char gpus[256];
@@ -261,7 +265,7 @@ int zs_cmd_show(int argc, char **argv)
     zs_table *t = zs_table_new(NULL), *map = NULL;
     g_join_unit = fmt == ZS_FMT_TABLE;
     zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 0);
+    zs_table_col(t, "value", ZS_COL_MIXED);
     if (!g_join_unit)
         zs_table_col(t, "unit", 0);
     int rc;
@@ -280,15 +284,19 @@ int zs_cmd_show(int argc, char **argv)
         zs_table_free(t);
         return zs_cli_usage_error("show", "unknown kind '%s' (use model, gpu or cluster)", kind);
     }
-    if (rc == ZS_OK) {
-        zs_table_print(t, stdout, fmt);
-        if (map) {
-            if (fmt == ZS_FMT_TABLE)
-                fputc('\n', stdout);
-            zs_table_print(map, stdout, fmt);
-        }
+    if (rc) {
+        zs_table_free(t);
+        zs_table_free(map);
+        return zs_cli_fail(&e);
     }
-    zs_table_free(t);
-    zs_table_free(map);
-    return rc ? zs_cli_fail(&e) : 0;
+    zs_doc *d = zs_doc_new("show", fmt, stdout);
+    if (d) {
+        zs_doc_table(d, kind, t);
+        if (map)
+            zs_doc_table(d, "nic_map", map);
+    } else {
+        zs_table_free(t);
+        zs_table_free(map);
+    }
+    return zs_cli_doc_end(d);
 }

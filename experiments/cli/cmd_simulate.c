@@ -1,28 +1,88 @@
 /* `zepsim simulate --method NAME ...`: one method, N iterations, on the
- * SimGrid backend (or the analytic one), with the per-rank breakdown. */
+ * SimGrid backend (or the analytic one): the result row of zs_cols.h (the
+ * same columns as `compare`), the last iteration's breakdown and, with
+ * --ranks, the per-rank times. */
+#include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_point.h"
+#include "zs_cols.h"
+#include "zs_point_fit.h"
+#include "zs_progress.h"
 
 static void progress(void *arg, int done, int total)
 {
-    char what[96];
-    snprintf(what, sizeof what, "simulating %s", (const char *)arg);
-    zs_cli_progress(what, done, total);
+    zs_progress *pg = arg;
+    char st[96];
+    snprintf(st, sizeof st, "iteration %d/%d done", done, total);
+    /* a line per iteration off a terminal, but at most one per 10 s
+     * between the first and the last */
+    zs_progress_report(pg, zs_progress_now(), (double)done / total, done == 1 || done == total, st);
 }
 
-static void row(zs_table *t, const char *k, const char *fmt, double v, const char *unit)
+/* The result row for people: one line per column, with its unit. */
+static zs_table *vertical(const zs_rrow *row)
 {
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", k);
-    zs_table_set(t, 1, fmt, v);
-    zs_table_set(t, 2, "%s", unit);
+    zs_table *w = zs_table_new(NULL), *t = zs_table_new(NULL);
+    zs_rcols_add(w, 0);
+    zs_rcols_row(w, row);
+    zs_table_col(t, "key", 0);
+    zs_table_col(t, "value", ZS_COL_NUM);
+    zs_table_col(t, "unit", 0);
+    for (int c = 0; c < zs_table_ncols(w); c++) {
+        const zs_rcol *rc = zs_rcol_find(zs_table_colname(w, c));
+        if (!rc || rc->config || zs_table_kind(w, 0, c) != ZS_CELL_NUM)
+            continue;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", rc->name);
+        zs_table_set(t, 1, "%s", zs_table_text(w, 0, c));
+        zs_table_set(t, 2, "%s", rc->unit);
+    }
+    zs_table_free(w);
+    return t;
+}
+
+/* The last iteration: its summary, the slowest rank, the backend's and
+ * the planner's notes (people); its per-rank times (--ranks). */
+static void last_iteration(zs_doc *d, const zs_point_result *r, int ranks)
+{
+    if (!r->last)
+        return;
+    if (zs_doc_format(d) == ZS_FMT_TABLE) {
+        zs_table *l = zs_table_new("last iteration:");
+        zs_table_col(l, "key", 0);
+        zs_table_col(l, "value", 1);
+        zs_table_col(l, "unit", 0);
+        zs_result_summary(r->last, l);
+        zs_doc_table(d, "last_iteration", l);
+        zs_doc_text(d, "\n");
+        zs_result_print_text(r->last, stdout);
+        if (r->notes[0])
+            zs_doc_text(d, "planner: %s\n", r->notes);
+    } else {
+        if (r->last->notes[0])
+            zs_doc_note(d, "%s backend: %s", r->last->backend, r->last->notes);
+        if (r->notes[0])
+            zs_doc_note(d, "planner: %s", r->notes);
+    }
+    if (ranks) {
+        zs_table *rt = zs_table_new(zs_doc_format(d) == ZS_FMT_TABLE ? "per rank (ms):" : NULL);
+        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
+        for (int i = 0; i < 6; i++)
+            zs_table_col(rt, cols[i], 1);
+        zs_result_ranks(r->last, rt);
+        zs_doc_table(d, "ranks", rt);
+    }
 }
 
 int zs_cmd_simulate(int argc, char **argv)
 {
-    static const struct option own[] = {
-        {"help", no_argument, 0, 'h'}, {"ranks", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    enum { O_QUIET = 2000 };
+    static const struct option own[] = {{"help", no_argument, 0, 'h'},
+                                        {"ranks", no_argument, 0, 'r'},
+                                        {"quiet", no_argument, 0, O_QUIET},
+                                        {0, 0, 0, 0}};
     struct option opts[ZS_CLI_MAX_OPTS];
     zs_cli_point_longopts(own, NULL, opts);
     zs_point_cfg p;
@@ -30,20 +90,29 @@ int zs_cmd_simulate(int argc, char **argv)
     zs_format fmt = ZS_FMT_TABLE;
     zs_err e;
     zs_err_clear(&e);
-    int ranks = 0, c;
+    int ranks = 0, quiet = 0, c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             printf("usage: zepsim simulate --method NAME [options]\n\n"
                    "Plans N global batches with one method and runs each schedule on the\n"
-                   "simulator; prints throughput, MFU and the per-rank breakdown.\n\n"
+                   "simulator; prints throughput, MFU and the per-rank breakdown (the result\n"
+                   "columns of `zepsim compare`: `zepsim list columns`).\n\n"
                    "options:\n");
             zs_cli_point_help(stdout, NULL);
-            printf("  --ranks                per-rank table of the last iteration\n");
+            zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table of the last iteration");
+            zs_cli_help_entry(stdout, "quiet", NULL,
+                              "no progress on stderr (default: a line after the first and "
+                              "last iteration and at most every 10 s between, with the time "
+                              "left; on a terminal, one line in place)");
             return 0;
         }
         if (c == 'r') {
             ranks = 1;
+            continue;
+        }
+        if (c == O_QUIET) {
+            quiet = 1;
             continue;
         }
         int st = zs_cli_point_opt("simulate", c, argv, &p, &fmt);
@@ -52,64 +121,40 @@ int zs_cmd_simulate(int argc, char **argv)
     }
     if (optind < argc)
         return zs_cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
+    int nodes, gpus;
+    if (zs_cli_point_size(&p, &nodes, &gpus, &e))
+        return zs_cli_fail(&e);
+    zs_progress pg;
+    char what[96];
+    snprintf(what, sizeof what, "simulate %s", p.method);
+    zs_progress_init(&pg, quiet ? NULL : stderr, isatty(STDERR_FILENO), what, zs_progress_now());
     zs_point_result r;
-    int rc = zs_point_run(&p, progress, p.method, &r, &e);
+    int rc = zs_point_run(&p, progress, &pg, &r, &e);
+    zs_progress_end(&pg);
+    char advice[512];
+    if (rc && zs_point_fit_advice(&p, advice, sizeof advice))
+        snprintf(e.fix, sizeof e.fix, "%s", advice);
     if (rc)
         return zs_cli_fail(&e);
+    zs_doc *d = zs_doc_new("simulate", fmt, stdout);
+    if (!d) {
+        zs_point_result_clear(&r);
+        return zs_cli_doc_end(NULL);
+    }
+    zs_cli_point_print_cfg(d, &p, nodes, r.cost_desc);
+    zs_doc_text(d, "# method %s\n", p.method);
+    zs_rrow row = {&p, nodes, gpus, &r, NULL, NAN};
     if (fmt == ZS_FMT_TABLE) {
-        zs_cli_point_print_cfg(stdout, &p, r.cost_desc);
-        printf("# method %s\n", p.method);
+        zs_doc_table(d, "results", vertical(&row)); /* why: the slowest rank, below */
+    } else {
+        zs_table *t = zs_table_new(NULL);
+        zs_rcols_add(t, 0);
+        zs_rcols_row(t, &row);
+        zs_doc_table(d, "results", t);
     }
-    zs_table *t = zs_table_new(NULL);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 1);
-    zs_table_col(t, "unit", 0);
-    row(t, "iterations", "%.0f", r.iterations, "");
-    row(t, "mean_iteration_time", "%.3f", r.iter_time * 1e3, "ms");
-    row(t, "tokens_per_s", "%.0f", r.tokens_per_s, "tokens/s");
-    row(t, "tokens_per_iteration", "%.0f", r.tokens_per_iter, "tokens trained (mean)");
-    row(t, "mfu", "%.1f", r.mfu * 100, "%");
-    row(t, "compute_share", "%.1f", r.compute_share * 100, "% of iteration (mean)");
-    row(t, "exposed_comm_share", "%.1f", r.exposed_share * 100, "% of iteration (mean)");
-    row(t, "idle_share", "%.1f", r.idle_share * 100, "% of iteration (mean)");
-    row(t, "max_nic_utilisation", "%.1f", r.max_nic_util * 100, "% busy (mean)");
-    row(t, "attn_imbalance", "%.3f", r.attn_imbalance, "max/mean attention work");
-    row(t, "linear_imbalance", "%.3f", r.linear_imbalance, "max/mean linear tokens");
-    if (r.imbalance_degree > 0)
-        row(t, "imbalance_degree", "%.3f", r.imbalance_degree,
-            "max micro-batch latency x micro-batches / total (mean)");
-    if (r.delay_iters > 0)
-        row(t, "token_delay", "%.3f", r.delay_iters, "iterations a token waited (mean)");
-    row(t, "plan_time", "%.2f", r.plan_ms, "ms per batch");
-    row(t, "ops_simulated", "%.0f", (double)r.ops, "");
-    row(t, "wall_time", "%.2f", r.wall_s, "s");
-    zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
-    if (fmt == ZS_FMT_TABLE && r.last) {
-        zs_table *l = zs_table_new("\nlast iteration:");
-        zs_table_col(l, "key", 0);
-        zs_table_col(l, "value", 1);
-        zs_table_col(l, "unit", 0);
-        zs_result_summary(r.last, l);
-        zs_table_print(l, stdout, fmt);
-        zs_table_free(l);
-        putchar('\n');
-        zs_result_print_text(r.last, stdout);
-        if (r.notes[0])
-            printf("planner: %s\n", r.notes);
-    }
-    if (ranks && r.last) {
-        zs_table *rt = zs_table_new(fmt == ZS_FMT_TABLE ? "\nper rank (ms):" : NULL);
-        const char *cols[] = {"rank", "compute", "exposed_comm", "idle", "comm", "end"};
-        for (int i = 0; i < 6; i++)
-            zs_table_col(rt, cols[i], 1);
-        zs_result_ranks(r.last, rt);
-        zs_table_print(rt, stdout, fmt);
-        zs_table_free(rt);
-    }
+    last_iteration(d, &r, ranks);
     if (p.timeline[0] && r.last)
-        zs_cli_timeline_done(fmt == ZS_FMT_TABLE ? stdout : stderr, NULL, p.timeline,
-                             r.last->timeline_bytes);
+        zs_cli_timeline_done(zs_doc_human(d), NULL, p.timeline, r.last->timeline_bytes);
     zs_point_result_clear(&r);
-    return 0;
+    return zs_cli_doc_end(d);
 }

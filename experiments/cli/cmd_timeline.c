@@ -25,31 +25,51 @@ static const char timeline_help[] =
     "  --top N                 print the N op labels with the most measured time (default 20)\n"
     "  --format table|csv|json (default table)\n";
 
-static void print_pct(double v)
+static void pct_text(double v, char *buf, size_t n)
 {
     if (isnan(v))
-        printf("n/a (no ops)");
+        snprintf(buf, n, "n/a (no ops)");
     else
-        printf("%.2f%%", v);
+        snprintf(buf, n, "%.2f%%", v);
 }
 
-static void print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, zs_format fmt)
+/* The summary: lines for people, values of the JSON document. */
+static void print_summary(zs_doc *d, const zs_tlcmp *c, const char *a, const char *b)
 {
-    if (fmt == ZS_FMT_TABLE) {
-        printf("measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
-               c->b_events);
-        printf("iteration span: measured %.3f ms, predicted %.3f ms, error %+.2f%%\n",
-               c->a_span_us / 1e3, c->b_span_us / 1e3,
-               c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN);
-        printf("matched %d compute and %d communication ops (with a measured duration > 0); "
-               "%zu only measured, %zu only predicted\n",
-               c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
-        printf("median absolute error: compute ");
-        print_pct(c->compute_abs_err_med_pct);
-        printf(", communication ");
-        print_pct(c->comm_abs_err_med_pct);
-        printf("\n\n");
-    }
+    double span_err = c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN;
+    char ce[64], me[64];
+    pct_text(c->compute_abs_err_med_pct, ce, sizeof ce);
+    pct_text(c->comm_abs_err_med_pct, me, sizeof me);
+    zs_doc_text(d, "measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
+                c->b_events);
+    zs_doc_text(d, "iteration span: measured %.3f ms, predicted %.3f ms, error %+.2f%%\n",
+                c->a_span_us / 1e3, c->b_span_us / 1e3, span_err);
+    zs_doc_text(d,
+                "matched %d compute and %d communication ops (with a measured duration > 0); "
+                "%zu only measured, %zu only predicted\n",
+                c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
+    zs_doc_text(d, "median absolute error: compute %s, communication %s\n\n", ce, me);
+    zs_doc_set_text(d, "measured", "files", a);
+    zs_doc_set_int(d, "measured", "ops", (long long)c->a_events);
+    zs_doc_set_num(d, "measured", "span_ms", c->a_span_us / 1e3);
+    zs_doc_set_text(d, "predicted", "files", b);
+    zs_doc_set_int(d, "predicted", "ops", (long long)c->b_events);
+    zs_doc_set_num(d, "predicted", "span_ms", c->b_span_us / 1e3);
+    zs_doc_set_num(d, NULL, "span_err_pct", span_err);
+    zs_doc_set_int(d, NULL, "compute_pairs", c->compute_pairs);
+    zs_doc_set_int(d, NULL, "comm_pairs", c->comm_pairs);
+    zs_doc_set_int(d, NULL, "only_measured", (long long)c->only_a);
+    zs_doc_set_int(d, NULL, "only_predicted", (long long)c->only_b);
+    zs_doc_set_num(d, NULL, "compute_abs_err_med_pct", c->compute_abs_err_med_pct);
+    zs_doc_set_num(d, NULL, "comm_abs_err_med_pct", c->comm_abs_err_med_pct);
+}
+
+static int print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, zs_format fmt)
+{
+    zs_doc *d = zs_doc_new("timeline", fmt, stdout);
+    if (!d)
+        return zs_cli_doc_end(NULL);
+    print_summary(d, c, a, b);
     zs_table *t = zs_table_new(NULL);
     const char *cols[] = {
         "op",          "kind",           "pairs", "measured_med_us", "predicted_med_us",
@@ -61,16 +81,16 @@ static void print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, 
         zs_table_row(t);
         zs_table_set(t, 0, "%s", r->name);
         zs_table_set(t, 1, "%s", r->cat);
-        zs_table_set(t, 2, "%d", r->pairs);
-        zs_table_set(t, 3, "%.2f", r->a_med_us);
-        zs_table_set(t, 4, "%.2f", r->b_med_us);
-        zs_table_set(t, 5, "%+.2f", r->err_med_pct);
-        zs_table_set(t, 6, "%.2f", r->abs_err_med_pct);
+        zs_table_num(t, 2, "%.0f", r->pairs);
+        zs_table_num(t, 3, "%.2f", r->a_med_us);
+        zs_table_num(t, 4, "%.2f", r->b_med_us);
+        zs_table_num(t, 5, "%+.2f", r->err_med_pct);
+        zs_table_num(t, 6, "%.2f", r->abs_err_med_pct);
     }
-    zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
-    if (fmt == ZS_FMT_TABLE && c->nrows > (size_t)top)
-        printf("(%zu more op labels; raise --top to see them)\n", c->nrows - (size_t)top);
+    zs_doc_table(d, "ops", t);
+    if (c->nrows > (size_t)top)
+        zs_doc_note(d, "%zu more op labels; raise --top to see them", c->nrows - (size_t)top);
+    return zs_cli_doc_end(d);
 }
 
 int zs_cmd_timeline(int argc, char **argv)
@@ -134,7 +154,7 @@ int zs_cmd_timeline(int argc, char **argv)
     }
     if (rc)
         return zs_cli_fail(&e);
-    print_cmp(cmp, argv[optind + 1], argv[optind + 2], (int)top, fmt);
+    int st = print_cmp(cmp, argv[optind + 1], argv[optind + 2], (int)top, fmt);
     zs_tlcmp_free(cmp);
-    return 0;
+    return st;
 }

@@ -104,7 +104,7 @@ static zs_table *kv_table(zs_format fmt)
 {
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 0);
+    zs_table_col(t, "value", ZS_COL_MIXED);
     if (fmt != ZS_FMT_TABLE)
         zs_table_col(t, "unit", 0);
     return t;
@@ -196,12 +196,16 @@ static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
             zs_table_set(tl, 4, "%.2f", 100 * st.tail[i].token_share);
             zs_table_set(tl, 5, "%.2f", 100 * st.tail[i].attn_share);
         }
-        zs_table_print(k, stdout, fmt);
-        if (fmt == ZS_FMT_TABLE)
-            fputc('\n', stdout);
-        zs_table_print(tl, stdout, fmt);
-        zs_table_free(k);
-        zs_table_free(tl);
+        zs_doc *d = zs_doc_new("trace", fmt, stdout);
+        if (d) {
+            zs_doc_table(d, "summary", k);
+            zs_doc_table(d, "above", tl);
+        } else {
+            zs_table_free(k);
+            zs_table_free(tl);
+        }
+        if (zs_cli_doc_end(d))
+            rc = ZS_EIO;
         if (a->timing)
             fprintf(stderr, "zepsim: timing: read %lld lengths in %.3f s, statistics in %.3f s\n",
                     (long long)t->n, t1 - t0, t2 - t1);
@@ -327,11 +331,17 @@ static int cmd_batches(const char *spec, trace_args *a, zs_err *e)
         if (c->batches < want)
             kv(k, fmt, "note", "the trace ran out before --n batches (use --cycle to restart it)",
                "");
-        zs_table_print(k, stdout, fmt);
-        if (fmt == ZS_FMT_TABLE)
-            fputc('\n', stdout);
-        zs_table_print(t, stdout, fmt);
-        zs_table_free(k);
+        zs_doc *d = zs_doc_new("trace", fmt, stdout);
+        if (d) {
+            zs_doc_table(d, "summary", k);
+            zs_doc_table(d, "batches", t);
+        } else {
+            zs_table_free(k);
+            zs_table_free(t);
+        }
+        t = NULL;
+        if (zs_cli_doc_end(d))
+            rc = ZS_EIO;
     }
     zs_table_free(t);
     zs_batcher_free(b);
@@ -354,9 +364,7 @@ static int cmd_presets(zs_format fmt)
         zs_table_set(t, 2, "%s", p->matches);
         zs_table_set(t, 3, "%s", p->assumes);
     }
-    zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
-    return 0;
+    return zs_cli_print1("trace", fmt, "presets", t);
 }
 
 static const struct option trace_opts[] = {{"help", no_argument, 0, 'h'},
@@ -516,5 +524,7 @@ int zs_cmd_trace(int argc, char **argv)
     default:
         return cmd_presets(a.fmt);
     }
+    if (rc == ZS_EIO && !e.what[0]) /* the output failed: already said */
+        return 1;
     return rc ? zs_cli_fail(&e) : 0;
 }

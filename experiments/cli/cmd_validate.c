@@ -38,7 +38,8 @@ static const char validate_help[] =
     "  --gpu G             the GPU measured (default: the cluster's); its attention\n"
     "                      kernel prices attention and gives a fit its structure\n"
     "  --attn-kernel K     that GPU's attention kernel (default its own)\n"
-    "  --plot FILE|none    predicted-vs-measured log-log PNG (default validate.png;\n"
+    "  --plot FILE|none    predicted-vs-measured log-log plot, .png, .svg or .pdf by\n"
+    "                      its extension (default validate.png;\n"
     "                      needs gnuplot)\n"
     "  --points            print every point (default: only summaries when more\n"
     "                      than 200 points)\n"
@@ -61,14 +62,16 @@ static void plot(const char *png, const zs_score_point *p, size_t n, int have_ho
     f = fopen(gp, "w");
     if (!f)
         return;
+    char term[128];
+    zs_cli_plot_terminal(png, 800, 700, term, sizeof term);
     fprintf(f,
-            "set terminal pngcairo size 800,700\nset output '%s'\nset logscale xy\n"
+            "%s\nset output '%s'\nset logscale xy\n"
             "set xlabel 'measured (us)'\nset ylabel 'predicted (us)'\nset key top left\n"
             "set title 'zepsim validate: predicted vs measured'\n"
             "plot x title 'y = x' lc rgb 'gray', 1.1*x title '+-10%%' dt 2 lc rgb 'gray', "
             "0.9*x notitle dt 2 lc rgb 'gray', '%s' using 1:($3==1?$2:1/0) title '%s' pt 7, "
             "'%s' using 1:($3==0?$2:1/0) title 'fitted on' pt 6\n",
-            png, dat, have_holdout ? "held out" : "points", dat);
+            term, png, dat, have_holdout ? "held out" : "points", dat);
     fclose(f);
     char cmd[2400];
     snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
@@ -139,6 +142,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
             a->cluster_name = optarg;
             break;
         case 'p':
+            if ((rc = zs_cli_plot_check(optarg, &e)))
+                break;
             a->png = strcmp(optarg, "none") == 0 ? NULL : optarg;
             break;
         case 'P':
@@ -240,11 +245,10 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
     return rc;
 }
 
-static void print_header(const validate_args *a, const validation *v, size_t np)
+static void print_header(zs_doc *d, const validate_args *a, const validation *v, size_t np)
 {
-    if (a->fmt != ZS_FMT_TABLE)
-        return;
-    printf("cost model: %s\n", v->cost->desc);
+    zs_doc_text(d, "cost model: %s\n", v->cost->desc);
+    zs_doc_set_text(d, NULL, "cost_model", v->cost->desc);
     const zs_nccl_params *np_ = zs_calib_nccl(v->cal);
     if (np_) {
         int nf = 0;
@@ -252,22 +256,27 @@ static void print_header(const validate_args *a, const validation *v, size_t np)
             nf += np_->fitted[j];
         const char *fc = zs_calib_nccl_cluster(v->cal);
         int other = strcmp(fc, v->cl.name) != 0;
-        printf("collectives: NCCL's model (2.29.2 tuning.cc) on cluster '%s', %d parameters "
-               "fitted%s%s%s (calib show lists them)\n",
-               v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "", other ? "'" : "");
+        zs_doc_text(d,
+                    "collectives: NCCL's model (2.29.2 tuning.cc) on cluster '%s', %d parameters "
+                    "fitted%s%s%s (calib show lists them)\n",
+                    v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "",
+                    other ? "'" : "");
     }
-    printf("%s\n", a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
-                                 "the fit (set=held-out); set=fit points are in-sample"
-                               : (a->calib_path ? "validation of the given calibration"
-                                                : "in-sample: the calibration was fitted on these "
-                                                  "same points (use --holdout for prediction "
-                                                  "error)"));
+    const char *mode = a->h.nterms ? "holdout" : a->calib_path ? "given" : "in-sample";
+    zs_doc_set_text(d, NULL, "mode", mode);
+    zs_doc_text(d, "%s\n",
+                a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
+                              "the fit (set=held-out); set=fit points are in-sample"
+                            : (a->calib_path ? "validation of the given calibration"
+                                             : "in-sample: the calibration was fitted on these "
+                                               "same points (use --holdout for prediction "
+                                               "error)"));
     if (np < v->s.n)
-        printf("note: %zu points could not be priced (layer ops need --model)\n", v->s.n - np);
-    printf("\n");
+        zs_doc_note(d, "%zu points could not be priced (layer ops need --model)", v->s.n - np);
+    zs_doc_text(d, "\n");
 }
 
-static void print_points(const validate_args *a, const zs_score_point *pts, size_t np)
+static void print_points(zs_doc *d, const validate_args *a, const zs_score_point *pts, size_t np)
 {
     zs_table *t = zs_table_new("points");
     zs_table_col(t, "op", 0);
@@ -284,18 +293,15 @@ static void print_points(const validate_args *a, const zs_score_point *pts, size
         zs_table_set(t, 0, "%s", pts[i].m->op);
         zs_table_set(t, 1, "%s", sh);
         zs_table_set(t, 2, "%s", pts[i].nccl);
-        zs_table_set(t, 3, "%.2f", pts[i].m->seconds * 1e6);
-        zs_table_set(t, 4, "%.2f", pts[i].pred * 1e6);
-        zs_table_set(t, 5, "%+.2f", 100 * pts[i].err);
+        zs_table_num(t, 3, "%.2f", pts[i].m->seconds * 1e6);
+        zs_table_num(t, 4, "%.2f", pts[i].pred * 1e6);
+        zs_table_num(t, 5, "%+.2f", 100 * pts[i].err);
         zs_table_set(t, 6, "%s", a->h.nterms ? (pts[i].held ? "held-out" : "fit") : "all");
     }
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
-    if (a->fmt == ZS_FMT_TABLE)
-        printf("\n");
+    zs_doc_table(d, "points", t);
 }
 
-static void print_summary(const validate_args *a, const zs_score_row *rows, int nrows)
+static void print_summary(zs_doc *d, const zs_score_row *rows, int nrows)
 {
     zs_table *sum = zs_table_new("summary (absolute relative error)");
     zs_table_col(sum, "class", 0);
@@ -303,21 +309,22 @@ static void print_summary(const validate_args *a, const zs_score_row *rows, int 
     zs_table_col(sum, "points", 1);
     zs_table_col(sum, "median_pct", 1);
     zs_table_col(sum, "max_pct", 1);
-    zs_table_col(sum, "target", 0);
+    zs_table_col(sum, "target_pct", 1);
+    zs_table_col(sum, "target_met", 0);
     for (int i = 0; i < nrows; i++) {
         const zs_score_row *r = &rows[i];
         zs_table_row(sum);
         zs_table_set(sum, 0, "%s", r->cls);
         zs_table_set(sum, 1, "%s", r->held ? "held-out" : "all");
-        zs_table_set(sum, 2, "%d", r->points);
-        zs_table_set(sum, 3, "%.2f", 100 * r->median);
-        zs_table_set(sum, 4, "%.2f", 100 * r->max);
-        if (r->target > 0)
-            zs_table_set(sum, 5, "median <= %.0f%%: %s", 100 * r->target,
-                         r->median <= r->target ? "met" : "NOT met");
+        zs_table_num(sum, 2, "%.0f", r->points);
+        zs_table_num(sum, 3, "%.2f", 100 * r->median);
+        zs_table_num(sum, 4, "%.2f", 100 * r->max);
+        if (r->target > 0) { /* the target is on the median */
+            zs_table_num(sum, 5, "%.0f", 100 * r->target);
+            zs_table_set(sum, 6, "%s", r->median <= r->target ? "yes" : "NO");
+        }
     }
-    zs_table_print(sum, stdout, a->fmt);
-    zs_table_free(sum);
+    zs_doc_table(d, "summary", sum);
 }
 
 int zs_cmd_validate(int argc, char **argv)
@@ -343,16 +350,21 @@ int zs_cmd_validate(int argc, char **argv)
         rc = zs_score_points(v.cost, v.cal, &v.s, a.model_name ? &v.lm : NULL, &a.h, &pts, &np, &e);
     if (!rc)
         rc = zs_score_summary(pts, np, a.h.nterms > 0, &rows, &nrows, &e);
+    int out = 0;
     if (!rc) {
-        print_header(&a, &v, np);
-        if (a.all_points || np <= 200)
-            print_points(&a, pts, np);
-        print_summary(&a, rows, nrows);
+        zs_doc *d = zs_doc_new("validate", a.fmt, stdout);
+        if (d) {
+            print_header(d, &a, &v, np);
+            if (a.all_points || np <= 200)
+                print_points(d, &a, pts, np);
+            print_summary(d, rows, nrows);
+        }
+        out = zs_cli_doc_end(d);
         if (a.png && np)
             plot(a.png, pts, np, a.h.nterms > 0);
     }
     free(rows);
     free(pts);
     validation_clear(&v);
-    return rc ? zs_cli_fail(&e) : 0;
+    return rc ? zs_cli_fail(&e) : out;
 }

@@ -139,8 +139,17 @@ int zs_cmd_zeppelin(int argc, char **argv)
         "document tokens: a 2-GPU ring hides its transfers");
     row(t, "split_inter_at", "%.0f", th.m_inter * cl.gpus_per_node / tp,
         "document tokens: m_inter x GPUs per node");
-    zs_table_print(t, stdout, fmt);
-    zs_table_free(t);
+    zs_doc *d = zs_doc_new("zeppelin", fmt, stdout);
+    if (d) {
+        zs_doc_set_text(d, NULL, "model", m.name);
+        zs_doc_set_text(d, NULL, "cluster", cl.name);
+        zs_doc_set_int(d, NULL, "gpus_per_node", cl.gpus_per_node);
+        zs_doc_set_int(d, NULL, "tp", tp);
+        zs_doc_set_text(d, NULL, "cost_model", cost->desc);
+        zs_doc_table(d, "thresholds", t);
+    } else {
+        zs_table_free(t);
+    }
     zs_cost_free(cost);
-    return 0;
+    return zs_cli_doc_end(d);
 }

@@ -27,7 +27,8 @@ static void usage(FILE *out)
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n`zepsim <command> --help` describes a command's options.\n"
+    fprintf(out, "\n`zepsim <command> --help` (or `zepsim help <command>`) describes a "
+                 "command's options.\n"
                  "Exit status: 0 success, 1 runtime failure, 2 bad usage or bad input.\n");
 }
 
@@ -39,6 +40,16 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
+        if (argc > 2 && !strcmp(argv[1], "help")) { /* `zepsim help CMD` = `zepsim CMD --help` */
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (strcmp(argv[2], commands[i].name) == 0) {
+                    char *av[] = {argv[2], "--help", NULL};
+                    return commands[i].fn(2, av);
+                }
+            fprintf(stderr, "zepsim: unknown command '%s': run `zepsim --help` for the list\n",
+                    argv[2]);
+            return 2;
+        }
         usage(stdout);
         return 0;
     }

@@ -81,7 +81,7 @@ grep -E "local plan on one GPU" "$OUT/gpu-tests.log" | sed 's/^/  /' | tee -a "$
 PLAN="$BUILD/tests/tmp/test_gpu_run/local-plan.json"
 if [ -f "$PLAN" ]; then
   step run-local 120 "$BUILD/zepsim" hw run "$PLAN" --iters 3 --timeline "$OUT/timeline-local.json" &&
-    grep -E "iteration_time|compute_max|idle_max|notes" "$OUT/run-local.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+    grep -E "iter_ms|compute_max|idle_max|notes" "$OUT/run-local.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
 else
   say "run-local: SKIPPED (no plan dumped by test_gpu_run)"
   FAILED="$FAILED run-local"
