@@ -313,14 +313,48 @@ static void csv_tables(const zs_doc *d)
     }
 }
 
+/* One value with jansson: compact but spaced, `{"a": 1, "b": "x"}`. */
+static void dump(FILE *out, const json_t *v)
+{
+    json_dumpf(v, out, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+}
+
+/* The document with a key per line and an array element (a row) per
+ * line, so it reads and greps like the tables it holds. */
+static void json_doc(const zs_doc *d)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    fputs("{", d->out);
+    json_object_foreach(d->root, k, v)
+    {
+        json_t *key = json_string(k);
+        fputs(first ? "\n " : ",\n ", d->out);
+        first = 0;
+        dump(d->out, key);
+        json_decref(key);
+        fputs(": ", d->out);
+        if (!json_is_array(v) || json_array_size(v) == 0) {
+            dump(d->out, v);
+            continue;
+        }
+        fputs("[", d->out);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            fputs(i ? ",\n  " : "\n  ", d->out);
+            dump(d->out, json_array_get(v, i));
+        }
+        fputs("\n ]", d->out);
+    }
+    fputs("\n}\n", d->out);
+}
+
 int zs_doc_end(zs_doc *d)
 {
     if (d->fmt == ZS_FMT_JSON) {
         if (json_array_size(d->notes) && json_object_set(d->root, "notes", d->notes))
             d->oom = 1;
-        if (json_dumpf(d->root, d->out,
-                       JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) == 0)
-            fputc('\n', d->out);
+        json_doc(d);
     } else if (d->fmt == ZS_FMT_CSV) {
         if (d->ntables)
             csv_tables(d);

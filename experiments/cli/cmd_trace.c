@@ -180,9 +180,9 @@ static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
         zs_table_col(tl, "above", 0);
         zs_table_col(tl, "tokens", 1);
         zs_table_col(tl, "docs", 1);
-        zs_table_col(tl, "docs_%", 1);
-        zs_table_col(tl, "tokens_%", 1);
-        zs_table_col(tl, "attn_%", 1);
+        zs_table_col(tl, "docs_pct", 1);
+        zs_table_col(tl, "tokens_pct", 1);
+        zs_table_col(tl, "attn_pct", 1);
         for (int i = 0; i < st.nth; i++) {
             char lab[32], b[64];
             zs_trace_threshold_label(st.tail[i].above, lab, sizeof lab);
@@ -279,8 +279,8 @@ static int cmd_batches(const char *spec, trace_args *a, zs_err *e)
     }
     zs_format fmt = a->fmt;
     zs_table *t = zs_table_new("Global batches (greedy, in trace order):");
-    const char *cols[] = {"batch",    "docs",   "tokens",  "fill_%",
-                          "shortest", "median", "longest", "attn_top_%"};
+    const char *cols[] = {"batch",    "docs",   "tokens",  "fill_pct",
+                          "shortest", "median", "longest", "attn_top_pct"};
     for (int i = 0; i < 8; i++)
         zs_table_col(t, cols[i], 1);
     long want = a->n_set ? a->n : 8;

@@ -96,10 +96,12 @@ expect_rc calib-show 0 "$ZEPSIM" calib show "$TMP/h200.calib.json" && expect_out
 cmp -s "$TMP/h200.calib.json" "$TMP/again.json" && PASSES=$((PASSES + 1)) || { echo "FAIL calib-deterministic"; FAILS=$((FAILS + 1)); }
 expect_rc validate 0 "$ZEPSIM" validate --calib "$TMP/h200.calib.json" --against "$REF"/h200-nccl-tests/*.txt --plot none
 expect_out validate "all-reduce +all +22"
-expect_rc holdout 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$REF/h100-kernels/attention-latency-vs-seqlen.csv" --holdout gpus=2 --holdout 'seq<=4096' --plot none --format csv
-expect_out holdout "collectives >= 8 MB,held-out,33,"
-expect_out holdout "attn_fwd >= 1K tokens,held-out,3,"
-expect_out holdout "reduce-scatter >= 64 MB,held-out,8,[0-4]\.[0-9]+,[0-9.]+,median <= 5%: met"
+expect_rc holdout 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$REF/h100-kernels/attention-latency-vs-seqlen.csv" --holdout gpus=2 --holdout 'seq<=4096' --plot none --format json
+expect_out holdout '"class": "collectives >= 8 MB", "set": "held-out", "points": 33,'
+expect_out holdout '"class": "attn_fwd >= 1K tokens", "set": "held-out", "points": 3,'
+expect_out holdout '"class": "reduce-scatter >= 64 MB", "set": "held-out", "points": 8, "median_pct": [0-4]\.[0-9]+, "max_pct": [0-9.]+, "target_pct": 5, "target_met": "yes"'
+expect_rc holdout-table 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt --holdout gpus=2 --plot none
+expect_out holdout-table "^reduce-scatter >= 64 MB +held-out +8 +[0-4]\.[0-9]+ +[0-9.]+ +5 +yes$"
 # One node's fit (2 and 4 GPUs) predicts the two-node points from the NIC line rate.
 expect_rc holdout-nodes 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$TMP/all_reduce-2x8.txt" --holdout nodes=1 --plot none
 expect_out holdout-nodes "2 x 8 GPUs, 8388608 B +ring/[A-Za-z0-9]+ .* held-out"

@@ -47,7 +47,8 @@ expect_rc cost-varlen 0 "$ZEPSIM" cost attention --len 16 --docs 64 --format csv
 expect_out cost-varlen "^time_per_doc,"
 
 expect_rc cost-gemm 0 "$ZEPSIM" cost gemm --gpu h100-sxm --m 4096 --n 4096 --k 4096 --format csv
-expect_out cost-gemm "^gemm,4096,4096,4096,1,"
+expect_out cost-gemm "^gemm,gemm,4096,4096,4096,1,"
+expect_out cost-gemm "^priced_by,,,,,,,,,gpu,h100-sxm,"
 expect_rc cost-gemm-layer 0 "$ZEPSIM" cost gemm --model llama-7b --len 8192 --tp 2
 expect_out cost-gemm-layer "mlp-up\+gate"
 expect_out cost-gemm-layer "XLA"
