@@ -170,7 +170,7 @@ void zs_doc_note(zs_doc *d, const char *fmt, ...)
     if (d->fmt == ZS_FMT_TABLE)
         fprintf(d->out, "%s\n", buf);
     else if (d->fmt == ZS_FMT_CSV)
-        fprintf(stderr, "zepsim: note: %s\n", buf);
+        fprintf(stderr, "zepsim: %s%s\n", strncmp(buf, "warning: ", 9) ? "note: " : "", buf);
     else if (json_array_append_new(d->notes, json_string(buf)))
         d->oom = 1;
 }

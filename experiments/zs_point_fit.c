@@ -73,11 +73,16 @@ int zs_point_fit_advice(const zs_point_cfg *cfg, char *advice, size_t n)
     big.validate = 0;
     if (!plans(&big))
         return 0; /* it plans: whatever failed, it was not planning */
-    big.mem_gib_override = 1e9;
+    zs_cluster cl;
+    if (zs_cluster_load(cfg->cluster, cfg->nodes, &cl, NULL))
+        return 0;
+    int gpn = cl.gpus_per_node;
+    /* "unbounded": 64 times the GPU's memory, enough for any layout that
+     * could fit, small enough that token capacities stay within int */
+    big.mem_gib_override =
+        64 * (cfg->mem_gib_override > 0 ? cfg->mem_gib_override : cl.gpu.mem_gib);
     if (plans(&big))
         return 0; /* fails with unbounded memory too: not memory */
-    zs_cluster cl;
-    int gpn = zs_cluster_load(cfg->cluster, cfg->nodes, &cl, NULL) ? 8 : cl.gpus_per_node;
     int tps = tp_searchable(cfg);
     /* cheapest in speed first: recomputation, sharding, then splitting layers */
     const int order[][3] = {{1, 0, 0}, {1, 2, 0}, {1, 3, 0}, {1, 0, 2}, {1, 0, 4},

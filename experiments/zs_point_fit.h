@@ -1,5 +1,5 @@
 /* What makes a point that ran out of memory fit: when a point fails, plan
- * its batches again with unbounded GPU memory; if that succeeds, the
+ * its batches again with 64 times the GPU memory; if that succeeds, the
  * failure was memory, and the usual remedies are tried in order (full
  * recomputation, ZeRO stage 2 and 3, tensor parallelism 2, 4, 8 where the
  * method has a tp option, then ZeRO 3 with tp), planning every batch of

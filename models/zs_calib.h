@@ -187,6 +187,24 @@ void zs_calib_merge(zs_calib *dst, const zs_calib *src);
 /* Prints the fitted curves and their residuals (a human summary). */
 void zs_calib_print(FILE *f, const zs_calib *c);
 
+/* What a calibration holds, for reports (models/zs_calib_info.c). */
+int zs_calib_version(const zs_calib *c);
+size_t zs_calib_nsources(const zs_calib *c);
+const zs_calib_source *zs_calib_source_at(const zs_calib *c, size_t i);
+/* The collective fit: points, rms and largest relative residual, the
+ * achieved ring bus bandwidth inside a node (GB/s, 0: unknown), and the
+ * smallest collective measured (*min: its nccl-tests size in bytes, its op
+ * and GPUs; 0 when there is none). Returns 0 when there is no collective
+ * fit. */
+typedef struct zs_calib_nccl_info {
+    size_t points;
+    double rms, max, nvl_bus_gbs;
+    double min_bytes;
+    char min_op[32];
+    int min_gpus, min_nodes;
+} zs_calib_nccl_info;
+int zs_calib_nccl_info_get(const zs_calib *c, zs_calib_nccl_info *out);
+
 /* A cost model using the calibration's curves where they exist and the
  * analytic ones elsewhere; desc lists which. calib is copied. */
 zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const zs_calib *calib);
