@@ -313,14 +313,76 @@ static void gp_axes(FILE *g, const zs_spec *s, int lines)
     }
 }
 
-/* The gnuplot script: axes, then a PNG and an SVG of the same plot. */
-static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *lg)
+/* The x of a bar: gnuplot centres case c's cluster of n bars on c, each
+ * 1 / (n + gap) wide (gap 1, gp_axes). */
+static double bar_x(int c, int k, int n)
+{
+    return c + (k - (n - 1) / 2.0) / (n + 1.0);
+}
+
+/* The paper's numbers on the plot, from the spec's reference table (never
+ * from a result): a published value of one point as a marker on its bar or
+ * line ($paper, one "x y" row each), an aggregate (a mean, a maximum) as a
+ * dashed line across the plot with its label. Returns the markers. */
+static int gp_paper(FILE *g, const zs_spec *s, int lines, int xaxis)
+{
+    int nmark = 0, nline = 0;
+    fprintf(g, "$paper << EOD\n");
+    for (int i = 0; i < s->npaper; i++) {
+        const zs_spec_paper *p = &s->paper[i];
+        if (!p->has_value || strcmp(p->metric, s->plot.metric) || strcmp(p->agg, "value"))
+            continue;
+        int hit = -1, nhit = 0;
+        for (int j = 0; j < s->npoints; j++) {
+            const zs_spec_point *pt = &s->points[j];
+            if (!strcmp(s->series[pt->series_idx].label, p->series) &&
+                case_matches(s, p, pt->case_idx))
+                hit = j, nhit++;
+        }
+        if (nhit != 1)
+            continue;
+        const zs_spec_point *pt = &s->points[hit];
+        double x =
+            lines ? s->cases[pt->case_idx].x : bar_x(pt->case_idx, pt->series_idx, s->nseries);
+        if (lines && (xaxis < 0 || isnan(x)))
+            continue;
+        fprintf(g, "%.6g\t%.6g\n", x, p->value);
+        nmark++;
+    }
+    fprintf(g, "EOD\n");
+    for (int i = 0; i < s->npaper; i++) {
+        const zs_spec_paper *p = &s->paper[i];
+        if (!p->has_value || strcmp(p->metric, s->plot.metric) || !strcmp(p->agg, "value"))
+            continue;
+        nline++;
+        fprintf(g,
+                "set arrow %d from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 lw 1.5 "
+                "lc rgb \"#b03030\" front\nset label %d \"paper, %s: ",
+                nline, p->value, p->value, nline, p->agg);
+        gq(g, p->what);
+        fprintf(g,
+                " = %.4g\" at graph 0.01, first %.6g offset 0,0.6 tc rgb \"#b03030\" front "
+                "noenhanced\n",
+                p->value, p->value);
+    }
+    return nmark;
+}
+
+/* The gnuplot script: axes, the paper's numbers, then a PNG and an SVG of
+ * the same plot. */
+static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *lg, int xaxis)
 {
     fprintf(g,
             "# gnuplot script written by `zepsim experiment report`; renders %s.png and "
             "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp).\n",
             s->name, s->name, s->name, s->name);
     gp_axes(g, s, lines);
+    int nmark = gp_paper(g, s, lines, xaxis);
+    char paper[160] = "";
+    if (nmark)
+        snprintf(paper, sizeof paper,
+                 ", \\\n     $paper using 1:2 with points pt 9 ps 2 lc rgb \"#b03030\" "
+                 "title \"paper\"");
     int w = s->ncases * (lines ? 0 : s->nseries) * 14 + 500;
     w = w < 900 ? 900 : w > 2400 ? 2400 : w;
     for (int t = 0; t < 2; t++) {
@@ -330,8 +392,8 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
             fprintf(g, "set terminal svg size %d,560 font \"sans,10\"\n", w);
         fprintf(g, "set output \"%s.%s\"\n", s->name, t == 0 ? "png" : "svg");
         if (!lines) {
-            fprintf(g, "plot for [i=2:%d] \"%s.dat\" using i:xtic(1) title columnheader(i)\n",
-                    s->nseries + 1, s->name);
+            fprintf(g, "plot for [i=2:%d] \"%s.dat\" using i:xtic(1) title columnheader(i)%s\n",
+                    s->nseries + 1, s->name, paper);
         } else {
             fprintf(g, "plot ");
             for (int j = 0; j < lg->n; j++) {
@@ -340,7 +402,7 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
                 gq(g, lg->name[j]);
                 fputc('"', g);
             }
-            fputc('\n', g);
+            fprintf(g, "%s\n", paper);
         }
     }
     fprintf(g, "unset output\n");
@@ -374,7 +436,7 @@ static int write_plot(const zs_spec *s, const report_rows *r, const char *dir, z
         rc = e->code;
         goto out;
     }
-    gp_script(g, s, lines, &lg);
+    gp_script(g, s, lines, &lg, xaxis);
 out:
     if (d)
         fclose(d);

@@ -46,6 +46,10 @@ const char *zs_cli_plot_terminal(const char *path, int w, int h, char *buf, size
 /* ZS_EUSAGE unless path is "none" or names a format zs_cli_plot_terminal
  * knows. */
 int zs_cli_plot_check(const char *path, zs_err *e);
+/* `experiment run --shard`: "i/n" (1 <= i <= n) or "slurm" (the array
+ * task's 0-based place from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT
+ * tasks); *i is 1-based. On error fills e (ZS_EUSAGE). */
+int zs_cli_parse_shard(const char *s, int *i, int *n, zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */

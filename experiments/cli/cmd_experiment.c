@@ -13,7 +13,7 @@
 #include "zs_spec.h"
 
 static const char experiment_help[] =
-    "usage: zepsim experiment run SPEC [--jobs N] [--db FILE] [--shard i/n]\n"
+    "usage: zepsim experiment run SPEC [--jobs N] [--db FILE] [--shard i/n|slurm]\n"
     "       zepsim experiment report SPEC [--db FILE] [--out DIR]\n"
     "       zepsim experiment list [SPEC] [--dir DIR] [--db FILE]\n"
     "\n"
@@ -27,7 +27,10 @@ static const char experiment_help[] =
     "options:\n"
     "  --db FILE            results database (default zepsim.db)\n"
     "  --jobs N             run: worker processes (default 1)\n"
-    "  --shard i/n          run: only points with index = i-1 modulo n (1 <= i <= n)\n"
+    "  --shard i/n|slurm    run: only points with index = i-1 modulo n (1 <= i <= n);\n"
+    "                       slurm: i-1 = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,\n"
+    "                       n = SLURM_ARRAY_TASK_COUNT (an array job, 0-based or not;\n"
+    "                       scripts/slurm-sweep.sbatch)\n"
     "  --retry-failed       run: rerun points stored as failed\n"
     "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
     "                       database's folder)\n"
@@ -135,7 +138,7 @@ static int do_run(const args *a)
     zs_runner_opts_init(&o);
     o.jobs = (int)a->jobs;
     o.retry_failed = a->retry;
-    if (a->shard && zs_runner_parse_shard(a->shard, &o.shard_i, &o.shard_n, &e))
+    if (a->shard && zs_cli_parse_shard(a->shard, &o.shard_i, &o.shard_n, &e))
         return zs_cli_fail(&e);
     char tldir[1024];
     dir_of(a->db, tldir, sizeof tldir);
