@@ -50,6 +50,14 @@ int zs_cli_plot_check(const char *path, zs_err *e);
  * task's 0-based place from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT
  * tasks); *i is 1-based. On error fills e (ZS_EUSAGE). */
 int zs_cli_parse_shard(const char *s, int *i, int *n, zs_err *e);
+/* The folder of the figure specs: given (--dir), else $ZEPSIM_SPECS, else
+ * ./experiments/specs, else the installed copy, else the source tree the
+ * binary was built from (cli_specs.c). ZS_EIO naming where it looked. */
+int zs_cli_specs_dir(const char *given, char *out, size_t n, zs_err *e);
+/* A spec argument as a path: a file as given, or a bare name
+ * ("zeppelin-fig8", with or without .json) in the spec folder (dir: as
+ * zs_cli_specs_dir's given). */
+void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */

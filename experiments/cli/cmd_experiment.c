@@ -16,6 +16,7 @@ static const char experiment_help[] =
     "usage: zepsim experiment run SPEC [--jobs N] [--db FILE] [--shard i/n|slurm]\n"
     "       zepsim experiment report SPEC [--db FILE] [--out DIR]\n"
     "       zepsim experiment list [SPEC] [--dir DIR] [--db FILE]\n"
+    "SPEC is a spec file, or the name of one in the spec folder (zeppelin-fig8)\n"
     "\n"
     "run     runs the points of a figure spec that the database lacks, in N worker\n"
     "        processes, storing each result with its full configuration (a killed\n"
@@ -36,7 +37,9 @@ static const char experiment_help[] =
     "                       database's folder)\n"
     "  --out DIR            report: output folder (default report)\n"
     "  --no-plot            report: write the gnuplot script but do not run gnuplot\n"
-    "  --dir DIR            list: folder of specs (default experiments/specs)\n"
+    "  --dir DIR            folder of specs, for list and for SPEC given by name\n"
+    "                       (default: $ZEPSIM_SPECS, ./experiments/specs, the installed\n"
+    "                       specs, or the source tree zepsim was built from)\n"
     "  --format table|csv|json   list: output format (default table)\n";
 
 enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT };
@@ -65,7 +68,7 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
     memset(a, 0, sizeof *a);
     a->db = "zepsim.db";
     a->out = "report";
-    a->dir = "experiments/specs";
+    a->dir = NULL; /* zs_cli_specs_dir: found from anywhere */
     a->jobs = 1;
     int c;
     zs_cli_reset_getopt();
@@ -107,8 +110,11 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
             return -2 - c; /* handled by the caller with zs_cli_bad_option */
         }
     }
-    if (optind < argc)
-        a->spec = argv[optind++];
+    if (optind < argc) {
+        static char path[2048];
+        zs_cli_spec_path(argv[optind++], a->dir, path, sizeof path);
+        a->spec = path;
+    }
     if (optind < argc) {
         zs_err_set(e, ZS_EUSAGE, "zepsim experiment", "see `zepsim experiment --help`",
                    "unexpected argument '%s'", argv[optind]);
@@ -256,10 +262,12 @@ static int do_list(const args *a)
         zs_spec_free(s);
         return rc ? zs_cli_fail(&e) : 0;
     }
-    DIR *d = opendir(a->dir);
+    char dir[1024];
+    if (zs_cli_specs_dir(a->dir, dir, sizeof dir, &e))
+        return zs_cli_fail(&e);
+    DIR *d = opendir(dir);
     if (!d) {
-        zs_err_set(&e, ZS_EIO, a->dir, "run it from the repository root or pass --dir DIR",
-                   "cannot open the spec folder");
+        zs_err_set(&e, ZS_EIO, dir, "pass --dir DIR", "cannot open the spec folder");
         return zs_cli_fail(&e);
     }
     char **names = NULL;
@@ -284,7 +292,7 @@ static int do_list(const args *a)
     int bad = 0;
     for (int i = 0; i < n; i++) {
         char path[2048];
-        snprintf(path, sizeof path, "%s/%s", a->dir, names[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         zs_spec *s = NULL;
         zs_table_row(t);
         zs_table_set(t, 0, "%s", path);
