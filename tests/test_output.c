@@ -1,0 +1,213 @@
+/* Output a user can script (issue 18): tables with typed cells, one JSON or
+ * CSV document per command (zs_doc), compare's verdict and its NIC note
+ * (zs_verdict), and the progress lines of long runs (zs_progress), on
+ * small hand-checked cases; the JSON is read back with jansson. */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "zs_doc.h"
+#include "zs_progress.h"
+#include "zs_test.h"
+#include "zs_verdict.h"
+
+/* The document d printed into a file, read back as text (caller frees). */
+static char *render(zs_doc *d, FILE *f, const char *path)
+{
+    ZS_ASSERT_INT_EQ(zs_doc_end(d), ZS_OK);
+    zs_doc_free(d);
+    fclose(f);
+    return zs_test_slurp(path);
+}
+
+static zs_table *sample(void)
+{
+    zs_table *t = zs_table_new("title for people");
+    zs_table_col(t, "name", ZS_COL_TEXT);
+    zs_table_col(t, "n", ZS_COL_NUM);
+    zs_table_col(t, "value", ZS_COL_MIXED);
+    zs_table_row(t);
+    zs_table_set(t, 0, "a, \"quoted\"");
+    zs_table_set(t, 1, "%+.2f", 5.65); /* "+5.65": a number, the sign dropped */
+    zs_table_set(t, 2, "%s", "text");
+    zs_table_row(t);
+    zs_table_set(t, 0, "b");
+    zs_table_num(t, 1, "%.1f", NAN); /* not finite: null */
+    zs_table_set(t, 2, "%d", 20000); /* a number in a mixed column */
+    zs_table_row(t);
+    zs_table_set(t, 0, "c");
+    zs_table_set(t, 1, "n/a");        /* text in a numeric column stays text */
+    zs_table_num(t, 2, "%.0f", -0.2); /* "-0" reads 0 */
+    return t;
+}
+
+static void test_json(void)
+{
+    const char *path = zs_test_write("doc.json", "");
+    FILE *f = fopen(path, "w");
+    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
+    zs_doc_set_text(d, NULL, "model", "llama-7b");
+    zs_doc_set_num(d, "verdict", "margin_pct", 12.5);
+    zs_doc_set_num(d, "verdict", "bad", INFINITY);
+    zs_doc_table(d, "rows", sample());
+    zs_doc_note(d, "a note");
+    char *text = render(d, f, path);
+    json_error_t je;
+    json_t *doc = json_loads(text, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "command")), "unit");
+    CU_ASSERT(json_is_string(json_object_get(doc, "zepsim")));
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "model")), "llama-7b");
+    json_t *v = json_object_get(doc, "verdict");
+    ZS_ASSERT_NEAR(json_number_value(json_object_get(v, "margin_pct")), 12.5, 1e-12);
+    CU_ASSERT(json_is_null(json_object_get(v, "bad")));
+    json_t *rows = json_object_get(doc, "rows");
+    ZS_ASSERT_INT_EQ(json_array_size(rows), 3);
+    json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1),
+           *r2 = json_array_get(rows, 2);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r0, "name")), "a, \"quoted\"");
+    CU_ASSERT(json_is_real(json_object_get(r0, "n")));
+    ZS_ASSERT_NEAR(json_real_value(json_object_get(r0, "n")), 5.65, 1e-12);
+    CU_ASSERT(json_is_null(json_object_get(r1, "n")));
+    CU_ASSERT(json_is_integer(json_object_get(r1, "value")));
+    ZS_ASSERT_INT_EQ(json_integer_value(json_object_get(r1, "value")), 20000);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r2, "n")), "n/a");
+    ZS_ASSERT_INT_EQ(json_integer_value(json_object_get(r2, "value")), 0);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(doc, "notes"), 0)),
+                           "a note");
+    /* one row per line, for people and grep */
+    ZS_ASSERT_STR_CONTAINS(text, "\n  {\"name\": \"b\", \"n\": null, \"value\": 20000}");
+    json_decref(doc);
+    free(text);
+}
+
+static void test_csv(void)
+{
+    const char *path = zs_test_write("doc.csv", "");
+    FILE *f = fopen(path, "w");
+    zs_doc *d = zs_doc_new("unit", ZS_FMT_CSV, f);
+    zs_doc_set_text(d, NULL, "model", "not in a CSV with tables");
+    zs_doc_table(d, "rows", sample());
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "value", ZS_COL_NUM);
+    zs_table_col(t, "extra", ZS_COL_TEXT);
+    zs_table_row(t);
+    zs_table_num(t, 0, "%.3f", 1.5);
+    zs_table_set(t, 1, "x");
+    zs_doc_table(d, "more", t);
+    char *text = render(d, f, path);
+    /* one header: the union of the columns, each row's table first */
+    CU_ASSERT_STRING_EQUAL(text, "table,name,n,value,extra\n"
+                                 "rows,\"a, \"\"quoted\"\"\",5.65,text,\n"
+                                 "rows,b,,20000,\n"
+                                 "rows,c,n/a,0,\n"
+                                 "more,,,1.500,x\n");
+    free(text);
+    /* a document of values only: one row */
+    path = zs_test_write("values.csv", "");
+    f = fopen(path, "w");
+    d = zs_doc_new("unit", ZS_FMT_CSV, f);
+    zs_doc_set_int(d, NULL, "copied", 4);
+    text = render(d, f, path);
+    ZS_ASSERT_STR_CONTAINS(text, ",command,copied\n");
+    ZS_ASSERT_STR_CONTAINS(text, ",unit,4\n");
+    free(text);
+}
+
+static void test_table_text(void)
+{
+    const char *path = zs_test_write("doc.txt", "");
+    FILE *f = fopen(path, "w");
+    zs_doc *d = zs_doc_new("unit", ZS_FMT_TABLE, f);
+    zs_doc_text(d, "# header\n");
+    zs_doc_table(d, "rows", sample());
+    zs_doc_set_text(d, NULL, "model", "json only");
+    zs_doc_note(d, "a note");
+    char *text = render(d, f, path);
+    CU_ASSERT_STRING_EQUAL(text, "# header\n"
+                                 "title for people\n"
+                                 "name            n  value\n"
+                                 "-----------  ----  -----\n"
+                                 "a, \"quoted\"  5.65  text\n"
+                                 "b                  20000\n"
+                                 "c             n/a  0\n"
+                                 "a note\n");
+    free(text);
+}
+
+static zs_point_result res(double tps, double tpi, double nic)
+{
+    zs_point_result r;
+    memset(&r, 0, sizeof r);
+    r.tokens_per_s = tps;
+    r.tokens_per_iter = tpi;
+    r.max_nic_util = nic;
+    return r;
+}
+
+static void test_verdict(void)
+{
+    const char *m[] = {"te-cp", "usp", "zeppelin", "hybrid-dp"};
+    zs_point_result a = res(100, 1000, 0.5), b = res(150, 1000, 0.2), c = res(120, 1000, 1.98);
+    const zs_point_result *r[] = {&a, &b, NULL, &c};
+    zs_verdict v;
+    zs_verdict_make(m, r, 4, 0, &v);
+    ZS_ASSERT_INT_EQ(v.fastest, 1);
+    ZS_ASSERT_INT_EQ(v.second, 3);
+    ZS_ASSERT_NEAR(v.margin_pct, 25.0, 1e-9);
+    CU_ASSERT_STRING_EQUAL(v.line, "verdict: usp is fastest at 150 tokens/s, 25.0% ahead of "
+                                   "hybrid-dp (120); 1.50x te-cp");
+    /* methods that train different amounts: said */
+    c.tokens_per_iter = 900;
+    zs_verdict_make(m, r, 4, -1, &v);
+    ZS_ASSERT_STR_CONTAINS(v.line, "the methods train different tokens per iteration");
+    /* one method ran */
+    const zs_point_result *one[] = {NULL, &b};
+    zs_verdict_make(m, one, 2, -1, &v);
+    CU_ASSERT_STRING_EQUAL(v.line, "verdict: usp is fastest at 150 tokens/s (the only method that "
+                                   "ran)");
+    const zs_point_result *none[] = {NULL, NULL};
+    zs_verdict_make(m, none, 2, -1, &v);
+    ZS_ASSERT_INT_EQ(v.fastest, -1);
+    CU_ASSERT_STRING_EQUAL(v.line, "");
+    /* the NIC note names the method over 100% and the backend's reason */
+    char note[1024];
+    ZS_ASSERT_INT_EQ(zs_verdict_nic_note(m, r, 4, "analytic", note, sizeof note), 1);
+    ZS_ASSERT_STR_CONTAINS(note, "max_nic_pct above 100 (hybrid-dp 198%)");
+    ZS_ASSERT_STR_CONTAINS(note, "--backend sim shares every link");
+    c.max_nic_util = 1.0;
+    ZS_ASSERT_INT_EQ(zs_verdict_nic_note(m, r, 4, "analytic", note, sizeof note), 0);
+    CU_ASSERT_STRING_EQUAL(note, "");
+}
+
+static void test_progress(void)
+{
+    const char *path = zs_test_write("progress.txt", "");
+    FILE *f = fopen(path, "w");
+    zs_progress p;
+    zs_progress_init(&p, f, 0, "compare", 100.0);
+    zs_progress_report(&p, 101, 0.1, 0, "a");   /* no step, under 10 s: nothing */
+    zs_progress_report(&p, 105, 0.25, 1, "b");  /* a step: a line */
+    zs_progress_report(&p, 111, 0.3, 0, "c");   /* 6 s after the last: nothing */
+    zs_progress_report(&p, 115.5, 0.5, 0, "d"); /* 10.5 s after: a line */
+    zs_progress_report(&p, 130, 1.0, 1, "e");   /* done: no estimate */
+    zs_progress_end(&p);
+    fclose(f);
+    char *text = zs_test_slurp(path);
+    CU_ASSERT_STRING_EQUAL(text, "compare: b; 5 s, about 15 s left\n"
+                                 "compare: d; 16 s, about 16 s left\n"
+                                 "compare: e; 30 s\n");
+    free(text);
+    zs_progress_init(&p, NULL, 0, "quiet", 0); /* --quiet: silent */
+    zs_progress_report(&p, 50, 0.5, 1, "x");
+    ZS_ASSERT_INT_EQ(p.lines, 0);
+}
+
+static const zs_test_case cases[] = {{"json", test_json},         {"csv", test_csv},
+                                     {"table", test_table_text},  {"verdict", test_verdict},
+                                     {"progress", test_progress}, {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"output", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
