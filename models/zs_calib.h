@@ -202,6 +202,8 @@ typedef struct zs_calib_nccl_info {
     double min_bytes;
     char min_op[32];
     int min_gpus, min_nodes;
+    int inplace;     /* fitted on in-place times */
+    char pairs[256]; /* which algorithm/protocol NCCL runs on how many points */
 } zs_calib_nccl_info;
 int zs_calib_nccl_info_get(const zs_calib *c, zs_calib_nccl_info *out);
 

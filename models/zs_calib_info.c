@@ -37,6 +37,21 @@ int zs_calib_nccl_info_get(const zs_calib *c, zs_calib_nccl_info *out)
             out->min_nodes = p->nodes;
         }
     }
+    /* which pair explains how many points, in order of first use */
+    size_t o = 0;
+    for (size_t i = 0; i < c->ncpts && o < sizeof out->pairs; i++) {
+        int seen = 0, n = 0;
+        for (size_t j = 0; j < c->ncpts; j++) {
+            int same = !strcmp(c->cpts[j].algo, c->cpts[i].algo) &&
+                       !strcmp(c->cpts[j].proto, c->cpts[i].proto);
+            seen |= same && j < i;
+            n += same;
+        }
+        if (!seen)
+            o += (size_t)snprintf(out->pairs + o, sizeof out->pairs - o, "%s%s/%s on %d",
+                                  o ? ", " : "", c->cpts[i].algo, c->cpts[i].proto, n);
+    }
+    out->inplace = c->nccl_inplace;
     out->points = c->ncpts;
     out->rms = c->ncpts ? sqrt(ss / (double)c->ncpts) : 0;
     out->nvl_bus_gbs = c->nvl_bus_gbs;

@@ -190,10 +190,12 @@ static void nccl_rows(warnings *d, zs_table *t, zs_table *rd, const zs_calib *c)
                  "twice its asymptote (power %.2f)",
                  prm->v[ZS_NP_RAMP_HALF] / 1e6, prm->v[ZS_NP_RAMP_POW]);
     zs_table_set(rd, 1,
-                 "NCCL's model on '%s': NVLink at %.0f%% of NCCL's bandwidth estimate, "
-                 "latencies x%.2f NCCL's%s; %zu points, rms %.1f%%, max %.1f%%",
-                 zs_calib_nccl_cluster(c), 100 * prm->v[ZS_NP_NVL_EFF], prm->v[ZS_NP_INTRA_LAT],
-                 ramp, in.points, 100 * in.rms, 100 * in.max);
+                 "NCCL 2.29.2's model on cluster '%s' (%s times): NVLink at %.0f%% of NCCL's "
+                 "bandwidth estimate, latencies x%.2f NCCL's%s; NCCL runs %s points; rms %.1f%%, "
+                 "max %.1f%%",
+                 zs_calib_nccl_cluster(c), in.inplace ? "in-place" : "out-of-place",
+                 100 * prm->v[ZS_NP_NVL_EFF], prm->v[ZS_NP_INTRA_LAT], ramp, in.pairs, 100 * in.rms,
+                 100 * in.max);
     if (in.rms > 0.2)
         warn(d,
              "warning: the model explains these collectives poorly (rms %.0f%%): check "
