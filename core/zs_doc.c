@@ -87,7 +87,7 @@ static json_t *table_json(const zs_table *t)
             return NULL;
         }
         for (int c = 0; c < zs_table_ncols(t); c++) {
-            const char *s = zs_table_text(t, r, c);
+            const char *s = zs_table_value(t, r, c);
             zs_cell_kind k = zs_table_kind(t, r, c);
             json_t *v = k == ZS_CELL_NUM    ? number(s)
                         : k == ZS_CELL_TEXT ? json_string(s)
@@ -306,7 +306,7 @@ static void csv_tables(const zs_doc *d)
             for (int c = 0; c < n; c++) {
                 fputs(c ? "," : "", d->out);
                 if (map[c] >= 0)
-                    csv_field(d->out, zs_table_text(t, r, map[c]));
+                    csv_field(d->out, zs_table_value(t, r, map[c]));
             }
             fputc('\n', d->out);
         }

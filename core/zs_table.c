@@ -148,11 +148,8 @@ int zs_table_set(zs_table *t, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (col >= 0 && col < t->ncols && t->numeric[col]) {
-        const char *num = zs_json_number(buf);
-        if (num)
-            return put(t, col, num, ZS_CELL_NUM);
-    }
+    if (col >= 0 && col < t->ncols && t->numeric[col] && zs_json_number(buf))
+        return put(t, col, buf, ZS_CELL_NUM); /* "+5.65" shows as written */
     return put(t, col, buf, ZS_CELL_TEXT);
 }
 
@@ -162,17 +159,15 @@ int zs_table_num(zs_table *t, int col, const char *fmt, double v)
         return put(t, col, "", ZS_CELL_NULL);
     char buf[128];
     snprintf(buf, sizeof buf, fmt, v);
-    const char *num = zs_json_number(buf);
     /* "%.0f" of -0.4 is "-0": a JSON number, but people read 0 */
-    if (num && !strcmp(num, "-0"))
-        num = "0";
-    return num ? put(t, col, num, ZS_CELL_NUM) : put(t, col, buf, ZS_CELL_TEXT);
+    if (!strcmp(buf, "-0") || !strcmp(buf, "+0"))
+        snprintf(buf, sizeof buf, "0");
+    return zs_json_number(buf) ? put(t, col, buf, ZS_CELL_NUM) : put(t, col, buf, ZS_CELL_TEXT);
 }
 
 int zs_table_numtext(zs_table *t, int col, const char *text)
 {
-    const char *num = zs_json_number(text);
-    return num ? put(t, col, num, ZS_CELL_NUM) : put(t, col, text, ZS_CELL_TEXT);
+    return put(t, col, text, zs_json_number(text) ? ZS_CELL_NUM : ZS_CELL_TEXT);
 }
 
 int zs_table_nrows(const zs_table *t)
@@ -206,6 +201,13 @@ int zs_table_find(const zs_table *t, const char *name)
         if (!strcmp(t->names[c], name))
             return c;
     return -1;
+}
+
+const char *zs_table_value(const zs_table *t, int row, int col)
+{
+    const char *s = zs_table_text(t, row, col);
+    const char *num = zs_table_kind(t, row, col) == ZS_CELL_NUM ? zs_json_number(s) : NULL;
+    return num ? num : s;
 }
 
 zs_cell_kind zs_table_kind(const zs_table *t, int row, int col)

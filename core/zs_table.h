@@ -49,9 +49,12 @@ int zs_table_ncols(const zs_table *t);
 const char *zs_table_title(const zs_table *t);
 const char *zs_table_colname(const zs_table *t, int col);
 int zs_table_col_numeric(const zs_table *t, int col);
-/* A cell: its kind and its text ("" when empty). */
+/* A cell: its kind, its text as people read it ("" when empty; "+5.65"
+ * as written), and its value for CSV and JSON (a number's JSON text,
+ * "5.65"). */
 zs_cell_kind zs_table_kind(const zs_table *t, int row, int col);
 const char *zs_table_text(const zs_table *t, int row, int col);
+const char *zs_table_value(const zs_table *t, int row, int col);
 /* The column named name, or -1. */
 int zs_table_find(const zs_table *t, const char *name);
 

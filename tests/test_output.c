@@ -125,11 +125,11 @@ static void test_table_text(void)
     char *text = render(d, f, path);
     CU_ASSERT_STRING_EQUAL(text, "# header\n"
                                  "title for people\n"
-                                 "name            n  value\n"
-                                 "-----------  ----  -----\n"
-                                 "a, \"quoted\"  5.65  text\n"
-                                 "b                  20000\n"
-                                 "c             n/a  0\n"
+                                 "name             n  value\n"
+                                 "-----------  -----  -----\n"
+                                 "a, \"quoted\"  +5.65  text\n"
+                                 "b                   20000\n"
+                                 "c              n/a  0\n"
                                  "a note\n");
     free(text);
 }

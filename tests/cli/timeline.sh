@@ -29,6 +29,8 @@ expect_out compare "0 only measured, 0 only predicted"
 expect_out compare "^attn-bwd +compute +[0-9]+ "
 expect_rc self 0 "$ZEPSIM" timeline compare "$TMP/h200-tl.json" "$TMP/h200-tl.json" --format csv
 expect_out self "^attn-fwd,compute,[0-9]+,[0-9.]+,[0-9.]+,0.00,0.00$"
+expect_rc self-table 0 "$ZEPSIM" timeline compare "$TMP/h200-tl.json" "$TMP/h200-tl.json"
+expect_out self-table "^attn-fwd +compute +[0-9]+ +[0-9.]+ +[0-9.]+ +\+0.00 +0.00$"
 
 # Limiting a timeline to layers and ranks (issue 5): forward layers count
 # up, backward down, so layers 1-2 appear in both passes and nothing else.
