@@ -165,6 +165,11 @@ int zs_table_num(zs_table *t, int col, const char *fmt, double v)
     return zs_json_number(buf) ? put(t, col, buf, ZS_CELL_NUM) : put(t, col, buf, ZS_CELL_TEXT);
 }
 
+int zs_table_str(zs_table *t, int col, const char *s)
+{
+    return put(t, col, s, ZS_CELL_TEXT);
+}
+
 int zs_table_numtext(zs_table *t, int col, const char *text)
 {
     return put(t, col, text, zs_json_number(text) ? ZS_CELL_NUM : ZS_CELL_TEXT);

@@ -40,6 +40,8 @@ int zs_table_set(zs_table *t, int col, const char *fmt, ...) __attribute__((form
  * printf conversion of a double, "%.1f"); a v that is not finite leaves the
  * cell empty, so no inf or nan is ever printed. */
 int zs_table_num(zs_table *t, int col, const char *fmt, double v);
+/* Sets a cell to text s, never a number (a TEXT value from SQLite). */
+int zs_table_str(zs_table *t, int col, const char *s);
 /* Sets a cell to a number given as text (a number from SQLite, say); text
  * that is not a JSON number becomes a text cell. */
 int zs_table_numtext(zs_table *t, int col, const char *text);

@@ -359,8 +359,10 @@ int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e
                           "the statement would change the database");
     }
     int n = sqlite3_column_count(st), s;
+    /* each cell keeps SQLite's type: numbers are numbers in JSON, text
+     * stays text even when it reads like a number */
     for (int k = 0; k < n; k++)
-        zs_table_col(t, sqlite3_column_name(st, k), 0);
+        zs_table_col(t, sqlite3_column_name(st, k), ZS_COL_MIXED);
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         zs_table_row(t);
         for (int k = 0; k < n; k++) {
@@ -368,9 +370,11 @@ int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e
             if (ty == SQLITE_NULL)
                 continue;
             if (ty == SQLITE_FLOAT)
-                zs_table_set(t, k, "%.10g", sqlite3_column_double(st, k));
+                zs_table_num(t, k, "%.10g", sqlite3_column_double(st, k));
+            else if (ty == SQLITE_INTEGER)
+                zs_table_numtext(t, k, (const char *)sqlite3_column_text(st, k));
             else
-                zs_table_set(t, k, "%s", (const char *)sqlite3_column_text(st, k));
+                zs_table_str(t, k, (const char *)sqlite3_column_text(st, k));
         }
     }
     int rc = ZS_OK;

@@ -69,11 +69,12 @@ int zs_cmd_db(int argc, char **argv)
             return zs_cli_fail(&e);
         zs_table *t = zs_table_new(NULL);
         int rc = zs_db_query(db, rest[0], 0, t, &e);
-        if (!rc)
-            zs_table_print(t, stdout, fmt);
-        zs_table_free(t);
         zs_db_close(db);
-        return rc ? zs_cli_fail(&e) : 0;
+        if (rc) {
+            zs_table_free(t);
+            return zs_cli_fail(&e);
+        }
+        return zs_cli_print1("db", fmt, "rows", t);
     }
     if (!strcmp(sub, "merge")) {
         if (nargs < 2)

@@ -255,12 +255,13 @@ static int do_list(const args *a)
             zs_table_set(t, 4, "%s", p->cfg.opts);
             zs_table_set(t, 5, "%s", status);
         }
-        if (!rc)
-            zs_table_print(t, stdout, a->fmt);
-        zs_table_free(t);
         zs_db_close(db);
         zs_spec_free(s);
-        return rc ? zs_cli_fail(&e) : 0;
+        if (rc) {
+            zs_table_free(t);
+            return zs_cli_fail(&e);
+        }
+        return zs_cli_print1("experiment", a->fmt, "points", t);
     }
     char dir[1024];
     if (zs_cli_specs_dir(a->dir, dir, sizeof dir, &e))
@@ -307,11 +308,10 @@ static int do_list(const args *a)
         free(names[i]);
     }
     free(names);
-    zs_table_print(t, stdout, a->fmt);
-    zs_table_free(t);
+    int out = zs_cli_print1("experiment", a->fmt, "specs", t);
     if (bad)
         return zs_cli_fail(&e);
-    return 0;
+    return out;
 }
 
 int zs_cmd_experiment(int argc, char **argv)

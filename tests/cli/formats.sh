@@ -102,6 +102,16 @@ if [ -r "$REF/h200-nccl-tests/all_reduce-2-gpus.txt" ]; then
   both validate "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt --holdout gpus=2 --plot none
 fi
 both bench-plan "$ZEPSIM" bench plan --traces arxiv --nodes 1 --tokens 65536 --reps 1
+
+
+cat >"$TMP/tiny.json" <<'JSON'
+{"name": "tiny", "title": "tiny", "base": {"nodes": 1, "group": 8, "context": 16384, "iterations": 1,
+ "backend": "analytic"}, "series": [{"label": "TE CP", "method": "te-cp"}, {"label": "WLB", "method": "wlb-llm"}],
+ "plot": {"kind": "bars", "metric": "tokens_per_s"}}
+JSON
+"$ZEPSIM" experiment run "$TMP/tiny.json" --db "$TMP/r.db" >/dev/null 2>&1
+both db-query "$ZEPSIM" db query "SELECT method, status, error, seed, tokens_per_s, iter_time FROM results" --db "$TMP/r.db"
+both experiment-points "$ZEPSIM" experiment list "$TMP/tiny.json" --db "$TMP/r.db"
 both experiment-list "$ZEPSIM" experiment list --dir "$(dirname "$0")/../../experiments/specs"
 
 finish
