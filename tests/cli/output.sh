@@ -87,6 +87,23 @@ n=$(cut -d, -f7 "$TMP/compare.csv" | tail -n +2 | tr '\n' ' ')
 if [ "$n" = "te-cp zeppelin usp " ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL concat: methods '$n'"; FAILS=$((FAILS + 1)); fi
 
+# the results database under the same names: the view `points`
+cat >"$TMP/tiny.json" <<'JSON'
+{"name": "tiny", "title": "tiny", "base": {"nodes": 1, "group": 8, "context": 16384, "iterations": 1,
+ "backend": "analytic"}, "series": [{"label": "TE CP", "method": "te-cp"}],
+ "plot": {"kind": "bars", "metric": "tokens_per_s"}}
+JSON
+expect_rc db-run 0 "$ZEPSIM" experiment run "$TMP/tiny.json" --db "$TMP/r.db"
+expect_rc db-points 0 "$ZEPSIM" db query "SELECT * FROM points" --db "$TMP/r.db" --format csv
+known=",$("$ZEPSIM" list columns --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ','),spec,"
+for c in $(head -1 "$TMP/out" | tr ',' ' '); do
+  case "$known" in *",$c,"*) PASSES=$((PASSES + 1)) ;; *) echo "FAIL db-points: column '$c'"; FAILS=$((FAILS + 1)) ;; esac
+done
+expect_rc db-units 0 "$ZEPSIM" db query \
+  "SELECT p.iter_ms = r.iter_time * 1000 AND p.mfu_pct = r.mfu * 100 AS same FROM points p JOIN results r USING (seed)" \
+  --db "$TMP/r.db" --format csv
+expect_out db-units "^1$"
+
 # ---- a timeline above 200 MB: a warning with the options that shrink it ----
 expect_rc tl-big 0 "$ZEPSIM" simulate --method te-cp --backend analytic --nodes 20 --group 16 \
   --context 65536 --iterations 1 --quiet --timeline "$TMP/big.json.gz"
