@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_point.h"
+#include "zs_point_fit.h"
 #include "zs_planner.h"
 
 typedef struct plan_args {
@@ -156,6 +157,9 @@ int zs_cmd_plan(int argc, char **argv)
     if (!rc && a.dump)
         rc = zs_schedule_dump_file(pl.sched, a.dump, &e);
     int out = 0;
+    char advice[512];
+    if (rc && zs_point_fit_advice(&a.p, advice, sizeof advice))
+        snprintf(e.fix, sizeof e.fix, "%s", advice);
     if (!rc)
         out = print_plan(&a, &pl);
     zs_point_plan_clear(&pl);

@@ -48,6 +48,8 @@ expect_rc fit-none 2 "$ZEPSIM" simulate --model llama3-70b --method te-cp --node
 expect_out fit-none "out of GPU memory, and neither full recomputation, ZeRO 2-3, tp 2-8 nor ZeRO 3 with tp makes it fit: use more nodes"
 expect_rc fit-recompute 2 "$ZEPSIM" simulate --method te-cp --recompute none --nodes 2 --backend analytic --iterations 1 --quiet
 expect_out fit-recompute "it fits with --recompute full"
+expect_rc fit-plan 2 "$ZEPSIM" plan --model llama3-70b --method te-cp
+expect_out fit-plan "it fits with --zero 3"
 # not a memory failure: no advice
 expect_rc not-memory 2 "$ZEPSIM" simulate --method te-cp --opt cp=3 --nodes 2 --backend analytic --iterations 1 --quiet
 if grep -q "it fits with" "$TMP/out"; then echo "FAIL not-memory: advice"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
