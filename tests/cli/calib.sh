@@ -100,6 +100,10 @@ expect_out calib-fit "^warning: the smallest collective measured is all-gather o
 expect_out calib-fit "warning: reduce_hbm_frac sits at its upper bound"
 grep -q '"sha256": "[0-9a-f]\{64\}"' "$TMP/h200.calib.json" && PASSES=$((PASSES + 1)) || { echo "FAIL calib-sha"; FAILS=$((FAILS + 1)); }
 expect_rc calib-show 0 "$ZEPSIM" calib show "$TMP/h200.calib.json" && expect_out calib-show "measured on H200"
+# show counts each source's points as fit did (11 per nccl-tests log, 12 attention rows)
+expect_out calib-show "all_gather-2-gpus\.txt +[0-9a-f]{64} +11$"
+expect_out calib-show "attention-latency-vs-seqlen\.csv +[0-9a-f]{64} +12$"
+expect_out calib-show "^attn_fwd +rate +[0-9.]+ +TFLOP/s"
 # Deterministic: the same inputs give the same bytes.
 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv -o "$TMP/again.json" >/dev/null
 cmp -s "$TMP/h200.calib.json" "$TMP/again.json" && PASSES=$((PASSES + 1)) || { echo "FAIL calib-deterministic"; FAILS=$((FAILS + 1)); }
