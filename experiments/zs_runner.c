@@ -140,10 +140,35 @@ static void fmt_dur(double s, char *buf, size_t n)
         snprintf(buf, n, "%lds", t);
 }
 
+/* Off a terminal (a Slurm or CI log) whole lines: after the first and
+ * the last point, and at most one every 10 s between. One run per
+ * process, so the time of the last line can be a static. */
+static void progress_line(FILE *f, int done, int total, int failed, double t0)
+{
+    static double last = -1e9;
+    double now = now_s(), dt = now - t0;
+    if (!(done <= 1 || done == total || now - last >= 10))
+        return;
+    last = now;
+    char el[32], eta[48] = "";
+    fmt_dur(dt, el, sizeof el);
+    if (done > 0 && done < total && dt >= 2) {
+        char left[32];
+        fmt_dur(dt / done * (total - done), left, sizeof left);
+        snprintf(eta, sizeof eta, ", about %s left", left);
+    }
+    fprintf(f, "experiment: %d/%d points, %d failed; %s elapsed%s\n", done, total, failed, el, eta);
+    fflush(f);
+}
+
 static void progress(FILE *f, int done, int total, int failed, double t0)
 {
     if (!f)
         return;
+    if (!isatty(fileno(f))) {
+        progress_line(f, done, total, failed, t0);
+        return;
+    }
     char bar[31], el[32], eta[32] = "?";
     int w = total ? done * 30 / total : 30;
     for (int i = 0; i < 30; i++)

@@ -18,7 +18,7 @@ typedef struct zs_runner_opts {
     int shard_i, shard_n;     /* 1-based shard i of n; n = 1 runs everything */
     int retry_failed;         /* rerun points stored as failed */
     const char *timeline_dir; /* where relative timeline names are written ("" : cwd) */
-    FILE *progress;           /* progress bar target (a terminal) or NULL */
+    FILE *progress;           /* progress: a bar on a terminal, lines elsewhere; NULL: none */
 } zs_runner_opts;
 
 void zs_runner_opts_init(zs_runner_opts *o);

@@ -20,7 +20,9 @@ static const char experiment_help[] =
     "\n"
     "run     runs the points of a figure spec that the database lacks, in N worker\n"
     "        processes, storing each result with its full configuration (a killed\n"
-    "        run resumes where it stopped); a progress bar shows on a terminal\n"
+    "        run resumes where it stopped); progress on stderr: a bar on a terminal,\n"
+    "        elsewhere (a batch log) a line after the first and last point and at\n"
+    "        most every 10 s between, with the time left\n"
     "report  writes DIR/NAME.md (paper vs ours, every point), NAME.png and NAME.svg\n"
     "        (gnuplot), NAME.dat and NAME.gp from the stored results\n"
     "list    the specs in DIR, or the points of SPEC with their stored status\n"
@@ -33,6 +35,7 @@ static const char experiment_help[] =
     "                       n = SLURM_ARRAY_TASK_COUNT (an array job, 0-based or not;\n"
     "                       scripts/slurm-sweep.sbatch)\n"
     "  --retry-failed       run: rerun points stored as failed\n"
+    "  --quiet              run: no progress\n"
     "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
     "                       database's folder)\n"
     "  --out DIR            report: output folder (default report)\n"
@@ -42,12 +45,12 @@ static const char experiment_help[] =
     "                       specs, or the source tree zepsim was built from)\n"
     "  --format table|csv|json   list: output format (default table)\n";
 
-enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT };
+enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT, O_QUIET };
 
 typedef struct args {
     const char *db, *shard, *tldir, *out, *dir;
     long jobs;
-    int retry, noplot;
+    int retry, noplot, quiet;
     zs_format fmt;
     const char *spec;
 } args;
@@ -64,6 +67,7 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
                                          {"no-plot", no_argument, 0, O_NOPLOT},
                                          {"dir", required_argument, 0, O_DIR},
                                          {"format", required_argument, 0, O_FORMAT},
+                                         {"quiet", no_argument, 0, O_QUIET},
                                          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->db = "zepsim.db";
@@ -98,6 +102,9 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
             break;
         case O_NOPLOT:
             a->noplot = 1;
+            break;
+        case O_QUIET:
+            a->quiet = 1;
             break;
         case O_DIR:
             a->dir = optarg;
@@ -149,7 +156,7 @@ static int do_run(const args *a)
     char tldir[1024];
     dir_of(a->db, tldir, sizeof tldir);
     o.timeline_dir = a->tldir ? a->tldir : tldir;
-    o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    o.progress = a->quiet ? NULL : stderr; /* a bar on a terminal, lines in a log */
     zs_spec *s = NULL;
     zs_db *db = NULL;
     if (zs_spec_load(a->spec, &s, &e) || zs_db_open(a->db, &db, &e)) {

@@ -127,6 +127,9 @@ done
 states=$(scontrol -o show job "$jid" | grep -o 'JobState=[A-Z]*' | sort | uniq -c | tr -s ' ')
 if [ "$states" = " 3 JobState=COMPLETED" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL array: $states"; cat "$TMP"/task-*.log; logs; FAILS=$((FAILS + 1)); fi
+# each task's log has its progress lines (a batch log, not a terminal)
+if [ "$(cat "$TMP"/task-*.log | grep -c '^experiment: [12]/[12] points, 0 failed')" -ge 3 ]; then
+  PASSES=$((PASSES + 1)); else echo "FAIL task-progress"; cat "$TMP"/task-*.log; FAILS=$((FAILS + 1)); fi
 got=$(cat "$TMP"/task-*.log | grep -o 'in shard [0-9]/3' | sort | tr '\n' ' ')
 if [ "$got" = "in shard 1/3 in shard 2/3 in shard 3/3 " ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL shards: '$got'"; cat "$TMP"/task-*.log; FAILS=$((FAILS + 1)); fi
