@@ -185,11 +185,14 @@ static FILE *open_out(const char *dir, const char *name, const char *ext, char *
 
 static void cfg_line(FILE *f, const zs_point_cfg *c)
 {
+    char nodes[32] = "its own node count"; /* no "nodes": the cluster file's */
+    if (c->nodes > 0)
+        snprintf(nodes, sizeof nodes, "%d nodes", c->nodes);
     fprintf(f,
-            "model `%s`, cluster `%s` x %d nodes, trace `%s`, method `%s`%s%s%s, context %lld "
+            "model `%s`, cluster `%s` x %s, trace `%s`, method `%s`%s%s%s, context %lld "
             "tokens per %d-GPU group, %d iteration%s, seed %llu, backend `%s`, ZeRO-%d, "
             "recompute %s%s%s",
-            c->model, c->cluster, c->nodes, c->trace, c->method, c->opts[0] ? " (`" : "", c->opts,
+            c->model, c->cluster, nodes, c->trace, c->method, c->opts[0] ? " (`" : "", c->opts,
             c->opts[0] ? "`)" : "", (long long)c->context, c->group, c->iterations,
             c->iterations == 1 ? "" : "s", (unsigned long long)c->seed, c->backend, c->zero_stage,
             c->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
