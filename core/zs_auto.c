@@ -1,0 +1,456 @@
+/* The auto planner's search: see zs_auto.h. */
+#include "zs_auto.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct item {
+    double w;
+    int32_t d;
+} item;
+
+/* Most work first, ties by batch index. */
+static int cmp_item(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w > y->w ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct ws {
+    const zs_auto_in *in;
+    double *w;        /* per document: GPU-seconds per layer kept whole on one GPU */
+    item *order;      /* documents, most work first */
+    int *node_of;     /* per document: its node, -1 when it spans nodes */
+    int *span_first;  /* per document: first node of its window (span documents) */
+    int *span_m;      /* per document: nodes of its window, 0 when it does not span */
+    double *base;     /* per node: seconds per layer per GPU of span units */
+    int64_t *basetok; /* per node: tokens per GPU of span units */
+    double *nload;    /* per node: GPU-seconds assigned */
+    int64_t *ntok;    /* per node: tokens assigned (without span units) */
+    /* scratch for pricing one node, G or G / u entries */
+    double *load, *locw, *ex, *ul;
+    int64_t *tok, *ut;
+} ws;
+
+static void ws_free(ws *W)
+{
+    free(W->w);
+    free(W->order);
+    free(W->node_of);
+    free(W->span_first);
+    free(W->span_m);
+    free(W->base);
+    free(W->basetok);
+    free(W->nload);
+    free(W->ntok);
+    free(W->load);
+    free(W->locw);
+    free(W->ex);
+    free(W->ul);
+    free(W->tok);
+    free(W->ut);
+}
+
+static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
+{
+    size_t nd = (size_t)in->ndocs + 1, nn = (size_t)in->nodes, G = (size_t)in->G;
+    memset(W, 0, sizeof *W);
+    W->in = in;
+    W->w = malloc(sizeof(double) * nd);
+    W->order = malloc(sizeof(item) * nd);
+    W->node_of = malloc(sizeof(int) * nd);
+    W->span_first = calloc(nd, sizeof(int));
+    W->span_m = calloc(nd, sizeof(int));
+    W->base = calloc(nn, sizeof(double));
+    W->basetok = calloc(nn, sizeof(int64_t));
+    W->nload = calloc(nn, sizeof(double));
+    W->ntok = calloc(nn, sizeof(int64_t));
+    W->load = malloc(sizeof(double) * G);
+    W->locw = malloc(sizeof(double) * G);
+    W->ex = malloc(sizeof(double) * G);
+    W->ul = malloc(sizeof(double) * G);
+    W->tok = malloc(sizeof(int64_t) * G);
+    W->ut = malloc(sizeof(int64_t) * G);
+    if (!W->w || !W->order || !W->node_of || !W->span_first || !W->span_m || !W->base ||
+        !W->basetok || !W->nload || !W->ntok || !W->load || !W->locw || !W->ex || !W->ul ||
+        !W->tok || !W->ut) {
+        ws_free(W);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int32_t d = 0; d < in->ndocs; d++) {
+        W->w[d] = in->attn_full[d] + (double)in->len[d] * in->lin_tok;
+        W->order[d] = (item){W->w[d], d};
+        W->node_of[d] = -1;
+    }
+    qsort(W->order, (size_t)in->ndocs, sizeof(item), cmp_item);
+    return ZS_OK;
+}
+
+/* Tokens per GPU of a document over a window of m nodes: zigzag chunks of
+ * a cut into 2 x (m G) pieces, padded. */
+static int64_t span_share(const zs_auto_in *in, int32_t len, int m)
+{
+    int64_t g = (int64_t)m * in->G;
+    return 2 * (((int64_t)len + 2 * g - 1) / (2 * g));
+}
+
+static int doc_error(int32_t d, int32_t len, const char *fix, const char *what, zs_err *e)
+{
+    char w[64];
+    snprintf(w, sizeof w, "document %d of the batch", d);
+    return zs_err_set(e, ZS_EINPUT, w, fix, "%s (%d tokens)", what, len);
+}
+
+/* The window a document needs: 0 when it stays inside one node. */
+static int span_width(ws *W, int32_t d, double avg, int *m_out, zs_err *e)
+{
+    const zs_auto_in *in = W->in;
+    int32_t len = in->len[d];
+    int64_t in_node = in->u > 1 ? ((int64_t)len + in->u - 1) / in->u : len;
+    int m = 0;
+    if (in_node > in->cap) { /* does not fit one node's layouts: smallest window that holds it */
+        m = in->u > 1 ? 2 : 1;
+        while (m <= in->nodes && span_share(in, len, m) > in->cap)
+            m++;
+    }
+    if (in->span && in->nodes > 1 && avg > 0 && W->w[d] > avg) {
+        double mw = ceil(W->w[d] / avg);
+        int mm = mw < in->nodes ? (int)mw : in->nodes;
+        if (mm > m)
+            m = mm;
+    }
+    if (m > in->nodes || (m > 0 && span_share(in, len, m) > in->cap))
+        return doc_error(d, len, "use more nodes, recomputation or a higher ZeRO stage",
+                         "no window of nodes holds this document", e);
+    if (m > 0 && !in->span && !(m == 1 && in->u == 1))
+        return doc_error(d, len, "allow documents to span nodes (span=1)",
+                         "this document does not fit one node's GPUs", e);
+    *m_out = m;
+    return ZS_OK;
+}
+
+/* Hierarchical partition: span windows for the documents of most work,
+ * then LPT over the nodes. */
+static int partition(ws *W, zs_err *e)
+{
+    const zs_auto_in *in = W->in;
+    int N = in->nodes, G = in->G;
+    double total = 0;
+    for (int32_t d = 0; d < in->ndocs; d++)
+        total += W->w[d];
+    double avg = total / N;
+    for (int32_t i = 0; i < in->ndocs; i++) {
+        int32_t d = W->order[i].d;
+        int m, rc = span_width(W, d, avg, &m, e);
+        if (rc)
+            return rc;
+        if (m == 0)
+            continue;
+        int best = 0;
+        double bestv = 0;
+        for (int s0 = 0; s0 + m <= N; s0++) {
+            double v = 0;
+            for (int x = s0; x < s0 + m; x++)
+                v = W->nload[x] > v ? W->nload[x] : v;
+            if (s0 == 0 || v < bestv) {
+                bestv = v;
+                best = s0;
+            }
+        }
+        int64_t share = span_share(in, in->len[d], m);
+        double t = in->span_time(in->arg, d, m) + (double)share * in->lin_tok;
+        for (int x = best; x < best + m; x++) {
+            W->nload[x] += t * G;
+            W->base[x] += t;
+            W->basetok[x] += share;
+        }
+        W->span_first[d] = best;
+        W->span_m[d] = m;
+    }
+    for (int32_t i = 0; i < in->ndocs; i++) {
+        int32_t d = W->order[i].d;
+        if (W->span_m[d])
+            continue;
+        int best = -1;
+        for (int x = 0; x < N; x++)
+            if (W->ntok[x] + in->len[d] <= (int64_t)G * (in->cap - W->basetok[x]) &&
+                (best < 0 || W->nload[x] < W->nload[best]))
+                best = x;
+        if (best < 0)
+            return doc_error(d, in->len[d], "use more nodes or a smaller batch",
+                             "no node has room left for this document", e);
+        W->node_of[d] = best;
+        W->nload[best] += W->w[d];
+        W->ntok[best] += in->len[d];
+    }
+    return ZS_OK;
+}
+
+/* Predicted seconds per layer of node x's slowest GPU when its k documents
+ * of most work (it[0 .. k)) go head-parallel and the rest stay whole; the
+ * group (head) or GPU (local) of each document into assign. HUGE_VAL when a
+ * GPU would overflow. */
+static double price_node(ws *W, int x, const item *it, int n, int k, int *assign)
+{
+    const zs_auto_in *in = W->in;
+    int G = in->G, u = in->u, ng = G / u;
+    for (int g = 0; g < G; g++) {
+        W->load[g] = W->base[x];
+        W->tok[g] = W->basetok[x];
+        W->locw[g] = W->ex[g] = 0;
+    }
+    for (int q = 0; q < ng; q++) {
+        W->ul[q] = 0;
+        W->ut[q] = 0;
+    }
+    for (int i = 0; i < k; i++) {
+        int32_t d = it[i].d;
+        int q = 0;
+        for (int j = 1; j < ng; j++)
+            if (W->ul[j] < W->ul[q])
+                q = j;
+        W->ul[q] += in->attn_heads[d];
+        W->ut[q] += in->len[d];
+        assign[i] = q;
+    }
+    for (int q = 0; q < ng; q++) {
+        if (W->ut[q] == 0)
+            continue;
+        int64_t shard = (W->ut[q] + u - 1) / u;
+        double a = in->a2a(in->arg, (double)shard);
+        for (int j = 0; j < u; j++) {
+            int g = q * u + j;
+            W->load[g] += W->ul[q] + (double)shard * in->lin_tok;
+            W->tok[g] += shard;
+            W->ex[g] = a;
+        }
+    }
+    for (int g = 0; g < G; g++)
+        if (W->tok[g] > in->cap)
+            return HUGE_VAL;
+    for (int i = k; i < n; i++) {
+        int32_t d = it[i].d;
+        int best = -1;
+        for (int g = 0; g < G; g++)
+            if (W->tok[g] + in->len[d] <= in->cap && (best < 0 || W->load[g] < W->load[best]))
+                best = g;
+        if (best < 0)
+            return HUGE_VAL;
+        W->load[best] += W->w[d];
+        W->locw[best] += in->attn_full[d];
+        W->tok[best] += in->len[d];
+        assign[i] = best;
+    }
+    double mk = 0;
+    for (int g = 0; g < G; g++) {
+        double hidden = W->ex[g] - W->locw[g];
+        double t = W->load[g] + (hidden > 0 ? hidden : 0);
+        mk = t > mk ? t : mk;
+    }
+    return mk;
+}
+
+/* The next candidate k after k: every k up to kmin + 32, then steps of
+ * n / 32 (and n itself), so a node of many documents costs O(64 n G). */
+static int next_k(int k, int kmin, int n)
+{
+    if (k < kmin + 32 || n <= 64)
+        return k + 1;
+    int step = n / 32;
+    return k + step < n ? k + step : (k < n ? n : n + 1);
+}
+
+static int build_units(ws *W, const item *nd, const int *nstart, const int *assign,
+                       zs_auto_plan *p, zs_err *e);
+
+/* Chooses k for every node; assign[] follows nd (the nodes' documents). */
+static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto_plan *p, zs_err *e)
+{
+    const zs_auto_in *in = W->in;
+    int *tmp = malloc(sizeof(int) * ((size_t)in->ndocs + 1));
+    if (!tmp)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    p->makespan = 0;
+    for (int x = 0; x < in->nodes; x++) {
+        const item *it = nd + nstart[x];
+        int n = nstart[x + 1] - nstart[x], kmin = 0;
+        for (int i = 0; i < n; i++)
+            if (in->len[it[i].d] > in->cap - W->basetok[x])
+                kmin = i + 1;
+        if (kmin > 0 && in->u == 1) {
+            free(tmp);
+            return doc_error(it[kmin - 1].d, in->len[it[kmin - 1].d],
+                             "use recomputation or a higher ZeRO stage",
+                             "this document does not fit one GPU and heads cannot be split", e);
+        }
+        int lo = kmin, hi = in->u > 1 ? n : kmin;
+        if (in->mode == ZS_AUTO_LOCAL)
+            hi = kmin;
+        else if (in->mode == ZS_AUTO_HEADS && in->u > 1)
+            lo = n;
+        double best = HUGE_VAL;
+        int bestk = -1;
+        for (int k = lo; k <= hi; k = next_k(k, lo, n)) {
+            double t = price_node(W, x, it, n, k, tmp);
+            if (t < best) {
+                best = t;
+                bestk = k;
+            }
+        }
+        if (bestk < 0) {
+            free(tmp);
+            char w[64];
+            snprintf(w, sizeof w, "node %d", x);
+            return zs_err_set(e, ZS_EINPUT, w, "use more nodes, recomputation or a smaller batch",
+                              "no layout of its %d documents fits its GPUs' memory", n);
+        }
+        price_node(W, x, it, n, bestk, assign + nstart[x]);
+        p->node_time[x] = best;
+        p->node_k[x] = bestk;
+        p->node_n[x] = n;
+        p->makespan = best > p->makespan ? best : p->makespan;
+    }
+    free(tmp);
+    return build_units(W, nd, nstart, assign, p, e);
+}
+
+static int build_units(ws *W, const item *nd, const int *nstart, const int *assign,
+                       zs_auto_plan *p, zs_err *e)
+{
+    const zs_auto_in *in = W->in;
+    int G = in->G, u = in->u, ng = G / u, S = in->nodes * G;
+    size_t cap_units = (size_t)in->ndocs + (size_t)in->nodes * (size_t)(ng + G) + 1;
+    p->unit = malloc(sizeof(zs_auto_unit) * cap_units);
+    p->docs = malloc(sizeof(int32_t) * ((size_t)in->ndocs + 1));
+    if (!p->unit || !p->docs)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int nu = 0, nd_out = 0;
+    for (int32_t i = 0; i < in->ndocs; i++) { /* span units, most work first */
+        int32_t d = W->order[i].d;
+        int m = W->span_m[d];
+        if (!m)
+            continue;
+        p->unit[nu++] =
+            (zs_auto_unit){ZS_AUTO_UNIT_SPAN, u, m * G / u, W->span_first[d] * G, nd_out, 1};
+        p->docs[nd_out++] = d;
+        p->nspan++;
+        p->max_m = m > p->max_m ? m : p->max_m;
+    }
+    for (int x = 0; x < in->nodes; x++) { /* head units */
+        int n = nstart[x + 1] - nstart[x], k = p->node_k[x];
+        for (int q = 0; q < ng; q++) {
+            int start = nd_out;
+            for (int i = 0; i < k; i++)
+                if (assign[nstart[x] + i] == q)
+                    p->docs[nd_out++] = nd[nstart[x] + i].d;
+            if (nd_out == start)
+                continue;
+            qsort(p->docs + start, (size_t)(nd_out - start), sizeof(int32_t), cmp_i32);
+            p->unit[nu++] =
+                (zs_auto_unit){ZS_AUTO_UNIT_HEADS, u, 1, x * G + q * u, start, nd_out - start};
+        }
+        p->heads_docs += k;
+        p->local_docs += n - k;
+        if (n > 0 && k == n)
+            p->nodes_heads++;
+        else if (n > 0 && k == 0)
+            p->nodes_local++;
+        else if (n > 0)
+            p->nodes_mixed++;
+    }
+    for (int sl = 0; sl < S; sl++) { /* local units */
+        int x = sl / G, g = sl % G, start = nd_out;
+        for (int i = p->node_k[x]; i < nstart[x + 1] - nstart[x]; i++)
+            if (assign[nstart[x] + i] == g)
+                p->docs[nd_out++] = nd[nstart[x] + i].d;
+        if (nd_out == start)
+            continue;
+        qsort(p->docs + start, (size_t)(nd_out - start), sizeof(int32_t), cmp_i32);
+        p->unit[nu++] = (zs_auto_unit){ZS_AUTO_UNIT_LOCAL, 1, 1, sl, start, nd_out - start};
+    }
+    p->nunits = nu;
+    return ZS_OK;
+}
+
+void zs_auto_plan_free(zs_auto_plan *p)
+{
+    if (!p)
+        return;
+    free(p->unit);
+    free(p->docs);
+    free(p->node_time);
+    free(p->node_k);
+    free(p->node_n);
+    free(p);
+}
+
+int zs_auto_search(const zs_auto_in *in, zs_auto_plan **out, zs_err *e)
+{
+    if (in->nodes < 1 || in->G < 1 || in->u < 1 || in->G % in->u != 0 || in->cap < 1 ||
+        in->ndocs < 0)
+        return zs_err_set(e, ZS_EINVALID, "auto search", NULL,
+                          "bad shape: %d nodes of %d slots, u=%d, capacity %ld", in->nodes, in->G,
+                          in->u, in->cap);
+    ws W;
+    int rc = ws_init(&W, in, e);
+    if (rc)
+        return rc;
+    zs_auto_plan *p = calloc(1, sizeof *p);
+    item *nd = malloc(sizeof(item) * ((size_t)in->ndocs + 1));
+    int *nstart = calloc((size_t)in->nodes + 1, sizeof(int));
+    int *assign = malloc(sizeof(int) * ((size_t)in->ndocs + 1));
+    if (p) {
+        p->node_time = calloc((size_t)in->nodes, sizeof(double));
+        p->node_k = calloc((size_t)in->nodes, sizeof(int));
+        p->node_n = calloc((size_t)in->nodes, sizeof(int));
+    }
+    if (!p || !nd || !nstart || !assign || !p->node_time || !p->node_k || !p->node_n) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    if ((rc = partition(&W, e)))
+        goto out;
+    /* The nodes' documents, most work first within each node. */
+    for (int32_t d = 0; d < in->ndocs; d++)
+        if (W.node_of[d] >= 0)
+            nstart[W.node_of[d] + 1]++;
+    for (int x = 0; x < in->nodes; x++)
+        nstart[x + 1] += nstart[x];
+    {
+        int *fill = malloc(sizeof(int) * (size_t)in->nodes);
+        if (!fill) {
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            goto out;
+        }
+        for (int x = 0; x < in->nodes; x++)
+            fill[x] = nstart[x];
+        for (int32_t i = 0; i < in->ndocs; i++) {
+            int32_t d = W.order[i].d;
+            if (W.node_of[d] >= 0)
+                nd[fill[W.node_of[d]]++] = W.order[i];
+        }
+        free(fill);
+    }
+    rc = choose(&W, nd, nstart, assign, p, e);
+out:
+    ws_free(&W);
+    free(nd);
+    free(nstart);
+    free(assign);
+    if (rc) {
+        zs_auto_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return ZS_OK;
+}

@@ -1,0 +1,87 @@
+/* The search of the `auto` planner: which documents go to which node and,
+ * per node, which attention layout each of them gets, chosen by predicted
+ * time. Kept apart from the planner so that it can be tested with hand-made
+ * prices.
+ *
+ * Hierarchy (as in Zeppelin): a document whose predicted work exceeds a
+ * node's share of the batch, or whose tokens do not fit a node, spans a
+ * window of m consecutive nodes (a head x ring unit: Ulysses groups of u
+ * GPUs inside each node, one zigzag ring over the m x G / u groups); the
+ * rest go to nodes longest-work first (LPT). Inside a node the k documents
+ * of most work go head-parallel (Ulysses over u GPUs through NVLink; with
+ * G / u groups per node, the documents LPT over the groups) and the others
+ * stay whole on one GPU (LPT over the GPUs); k is searched, each candidate
+ * priced GPU by GPU (span shares, Ulysses attention, the all-to-all time
+ * that local attention does not hide, local attention, the linear modules)
+ * and the smallest predicted makespan wins. All prices come from the
+ * caller (the planner asks the cost model), per layer in seconds.
+ * Deterministic: ties go to the lower index. Depends on zs_err only. */
+#ifndef ZS_AUTO_H
+#define ZS_AUTO_H
+
+#include <stdint.h>
+
+#include "zs_err.h"
+
+/* Per-node strategies the search may use. */
+typedef enum zs_auto_mode {
+    ZS_AUTO_SEARCH = 0, /* k searched per node */
+    ZS_AUTO_LOCAL = 1,  /* k as small as capacity allows (documents whole on a GPU) */
+    ZS_AUTO_HEADS = 2   /* every document of a node head-parallel */
+} zs_auto_mode;
+
+typedef struct zs_auto_in {
+    int nodes, G; /* nodes, slots (TP groups) per node */
+    int u;        /* Ulysses degree inside a node (divides G); 1: no head parallelism */
+    long cap;     /* tokens one slot holds */
+    int span;     /* 1: documents may span nodes (head x ring units) */
+    zs_auto_mode mode;
+    int32_t ndocs;
+    const int32_t *len;
+    /* Per document, seconds per layer of its attention on one slot (forward
+     * passes and backward) with all heads (full) and with heads / u (heads). */
+    const double *attn_full, *attn_heads;
+    double lin_tok; /* seconds per token per layer of the linear modules */
+    /* Seconds per layer of a Ulysses group's all-to-alls (every pass) with
+     * `tokens` per GPU. */
+    double (*a2a)(void *arg, double tokens);
+    /* Seconds per layer per GPU of document d's attention over a window of
+     * m nodes (ring steps with their transfers, all-to-alls). */
+    double (*span_time)(void *arg, int32_t d, int m);
+    void *arg;
+} zs_auto_in;
+
+typedef enum zs_auto_kind {
+    ZS_AUTO_UNIT_SPAN = 0,  /* u x r over a window of nodes */
+    ZS_AUTO_UNIT_HEADS = 1, /* Ulysses over u GPUs of a node (r = 1) */
+    ZS_AUTO_UNIT_LOCAL = 2  /* whole documents on one GPU (u = r = 1) */
+} zs_auto_kind;
+
+/* A set of slots running one layout over its documents: slots first ..
+ * first + u x r - 1; Ulysses group i is slots first + i u .. first + i u +
+ * u - 1, ring j (head subset j) is slot first + i u + j of every group i. */
+typedef struct zs_auto_unit {
+    zs_auto_kind kind;
+    int u, r, first;
+    int start, n; /* documents docs[start .. start + n), batch order */
+} zs_auto_unit;
+
+typedef struct zs_auto_plan {
+    int nunits; /* span units first, then head units, then local units */
+    zs_auto_unit *unit;
+    int32_t *docs;
+    double makespan;      /* predicted seconds per layer of the slowest GPU */
+    double *node_time;    /* per node: predicted seconds per layer */
+    int *node_k;          /* per node: documents head-parallel */
+    int *node_n;          /* per node: documents (span documents not counted) */
+    int nspan, max_m;     /* documents spanning nodes, the widest window */
+    int heads_docs, local_docs;
+    int nodes_heads, nodes_local, nodes_mixed; /* nodes by strategy */
+} zs_auto_plan;
+
+/* Runs the search. Errors: a document no layout can hold (ZS_EINPUT,
+ * naming it), out of memory. *out untouched on failure. */
+int zs_auto_search(const zs_auto_in *in, zs_auto_plan **out, zs_err *e);
+void zs_auto_plan_free(zs_auto_plan *p);
+
+#endif

@@ -1,0 +1,682 @@
+/* The `auto` planner: a layout per document, chosen by predicted time on
+ * the cost model the backends execute with (calibrated under --calib).
+ * The search (zs_auto.h) sends documents of more than a node's share of
+ * the work to head x ring units over windows of nodes (Ulysses inside each
+ * node, a zigzag ring across them: USP's layout for one document), the
+ * rest to nodes by LPT, and per node keeps the k documents of most work
+ * head-parallel over the node's GPUs (Ulysses through NVLink) and the rest
+ * whole on one GPU (LPT), k searched by predicted makespan. Uniform
+ * variants (every node local, every node head-parallel, no spanning) are
+ * priced too, the cheapest plan wins, and the notes print the runner-ups.
+ * Lowering reuses the ring emitter (zs_ring.h) and the baselines' local
+ * attention (zs_cpbase.h); a node's first all-to-all overlaps part of its
+ * local attention and the second the rest. Linear modules run where the
+ * tokens live (no remap). Options: tp, ulysses (the node's head-parallel
+ * degree), span=0|1, layout=auto|local|heads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_auto.h"
+#include "zs_cpbase.h"
+#include "zs_ring.h"
+
+static const zs_opt_spec opt_ulysses = {
+    .key = "ulysses",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = 64,
+    .computed = "the largest divisor of a node's GPUs (per TP group) that divides the query and "
+                "KV heads per GPU",
+    .help = "head-parallel degree inside a node (1: no head parallelism)"};
+static const zs_opt_spec opt_span = {.key = "span",
+                                     .type = ZS_OPT_BOOL,
+                                     .max = 1,
+                                     .def = 1,
+                                     .help = "documents of more than a node's share of the work "
+                                             "may span nodes (Ulysses x ring)"};
+static const zs_opt_spec opt_layout = {.key = "layout",
+                                       .type = ZS_OPT_ENUM,
+                                       .max = 2,
+                                       .def = 0,
+                                       .values = "auto|local|heads",
+                                       .help = "per-node layout: searched, documents whole on a "
+                                               "GPU where they fit, or all head-parallel"};
+
+/* Planners use tag 0 for their groups; the builder's are 1-3. */
+enum { GROUP_TAG_SPAN = 8 };
+
+typedef struct ap {
+    const zs_plan_ctx *ctx;
+    const int32_t *len;
+    zs_layout_dims dims;
+    int G, S, u, hq, hkv, passes; /* passes: forward attention passes (2 with recompute) */
+    long cap;
+    int a2a_stream, span_stream;
+    double tok_q, tok_qkv;     /* bytes per token of Q (or O) and of Q, K, V */
+    double *af, *ab, *hf, *hb; /* per document: attention fwd / bwd, all heads and heads / u */
+    double *full, *heads;      /* per document, per layer: passes x fwd + bwd */
+    const zs_auto_plan *plan;
+    int *slot_head, *slot_local; /* per slot: its head unit and local unit, -1 */
+    int *split_f, *split_b;      /* per slot: local documents run before the head unit */
+    int64_t *lin;
+} ap;
+
+static double a2a_pair(const ap *A, int u, double tokens)
+{
+    if (u < 2 || tokens <= 0)
+        return 0;
+    int ranks[64];
+    for (int j = 0; j < u; j++)
+        ranks[j] = zs_slot_rank(&A->dims, 0, j);
+    const zs_cost *c = A->ctx->cost;
+    return zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_qkv) +
+           zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_q);
+}
+
+/* Seconds per layer of a Ulysses group's all-to-alls with `tokens` per GPU:
+ * per forward pass Q/K/V out and O back, backward dO out, dQ/dK/dV back. */
+static double a2a_time(void *arg, double tokens)
+{
+    const ap *A = arg;
+    return (A->passes + 1) * a2a_pair(A, A->u, tokens);
+}
+
+/* Seconds per layer per GPU of document d over a window of m nodes: per
+ * pass r ring steps, each the slower of its attention (the document's
+ * attention with heads / u over r members and r steps) and its KV transfer
+ * (backward: KV and dK/dV, then dK/dV home), plus the group's all-to-alls.
+ * Transfers across a node boundary go through NICs that every GPU behind
+ * them uses at once. */
+static double span_time(void *arg, int32_t d, int m)
+{
+    const ap *A = arg;
+    const zs_cluster *cl = A->ctx->cluster;
+    const zs_model *md = A->ctx->model;
+    int r = m * A->G / A->u;
+    double shard = 2.0 * ceil((double)A->len[d] / (2.0 * r));
+    double kv = shard * 2.0 * (A->hkv / A->u > 0 ? A->hkv / A->u : 1) * md->head_dim *
+                md->dtype_bytes;
+    int tp = A->dims.tp;
+    int dst = m > 1 ? A->G : (A->S > 1 ? 1 : 0);
+    double x = 0;
+    if (r > 1 && dst > 0) {
+        x = zs_cost_p2p(A->ctx->cost, zs_slot_rank(&A->dims, 0, 0), zs_slot_rank(&A->dims, 0, dst),
+                        kv);
+        if (m > 1 && zs_cluster_gpus_per_nic(cl) / tp > 1)
+            x *= zs_cluster_gpus_per_nic(cl) / tp;
+    }
+    double cf = A->hf[d] / ((double)r * r), cb = A->hb[d] / ((double)r * r);
+    double fwd = (r - 1) * fmax(cf, x) + cf;
+    double bwd = (r - 1) * fmax(cb, 2 * x) + cb + x;
+    double lin_share = 2.0 * ceil((double)A->len[d] / (2.0 * m * A->G));
+    return A->passes * fwd + bwd + (A->passes + 1) * a2a_pair(A, A->u, lin_share);
+}
+
+static int64_t a2a_op(zs_schedule *s, int rank, int stream, const char *label, int grp,
+                      double bytes, int64_t dep)
+{
+    int64_t d1[1] = {dep};
+    return zs_sched_coll(s, rank, stream, label, grp, ZS_COLL_ALLTOALL, bytes, d1, dep >= 0);
+}
+
+/* The all-to-all of a Ulysses group of u consecutive slots from `first`
+ * (first = 1: Q/K/V forward, dO backward; else O forward, dQ/dK/dV
+ * backward), each after dep[slot], op into out[slot]. */
+static void group_a2a(ap *A, zs_iter *it, int stage, int first_slot, int u, double tokens,
+                      int first, int backward, const char *pfx, int stream, const int64_t *dep,
+                      int64_t *out)
+{
+    zs_schedule *s = zs_iter_schedule(it);
+    int ranks[64];
+    for (int j = 0; j < u; j++)
+        ranks[j] = zs_iter_rank(it, stage, first_slot + j);
+    /* The span units' groups are other communicators than the node's (a
+     * communicator belongs to one stream). */
+    int grp = zs_schedule_group_tagged(s, ranks, u, stream == A->span_stream ? GROUP_TAG_SPAN : 0);
+    int big = first != backward; /* fwd first: Q/K/V; bwd second: dQ/dK/dV */
+    const char *what = backward ? (first ? "a2a-do" : "a2a-dqkv") : (first ? "a2a-qkv" : "a2a-o");
+    char label[48];
+    snprintf(label, sizeof label, "%s%s", pfx, what);
+    double bytes = tokens * (big ? A->tok_qkv : A->tok_q);
+    for (int j = 0; j < u; j++)
+        out[first_slot + j] = a2a_op(s, ranks[j], stream, label, grp, bytes, dep[first_slot + j]);
+}
+
+static int64_t unit_tokens(const ap *A, const zs_auto_unit *un)
+{
+    int64_t t = 0;
+    for (int i = 0; i < un->n; i++) {
+        int32_t len = A->len[A->plan->docs[un->start + i]];
+        t += un->kind == ZS_AUTO_UNIT_SPAN ? zs__cpb_fp_zigzag(len, un->u * un->r) : len;
+    }
+    return t;
+}
+
+/* A span unit: all-to-alls inside its Ulysses groups around u rings of r. */
+static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int backward,
+                     int64_t *dep, int *slots, int64_t *rdep, zs_err *e)
+{
+    int u = un->u, r = un->r, rc = ZS_OK;
+    double share = (double)unit_tokens(A, un);
+    const int32_t *docs = A->plan->docs + un->start;
+    if (u > 1)
+        for (int i = 0; i < r; i++)
+            group_a2a(A, it, stage, un->first + i * u, u, share, 1, backward, "auto-span-",
+                      A->span_stream, dep, dep);
+    for (int j = 0; j < u && rc == ZS_OK; j++) {
+        for (int i = 0; i < r; i++) {
+            slots[i] = un->first + i * u + j;
+            rdep[i] = dep[slots[i]];
+        }
+        zs_ring_spec rs = {r, slots, un->n, docs, ZS_RING_PAD, A->span_stream, "auto-ring", NULL,
+                           NULL};
+        rc = zs_ring_emit_heads(it, stage, &rs, A->hq / u, A->hkv / u > 0 ? A->hkv / u : 1,
+                                backward, rdep, e);
+        for (int i = 0; i < r && rc == ZS_OK; i++)
+            dep[slots[i]] = rdep[i];
+    }
+    if (u > 1 && rc == ZS_OK)
+        for (int i = 0; i < r; i++)
+            group_a2a(A, it, stage, un->first + i * u, u, share, 0, backward, "auto-span-",
+                      A->span_stream, dep, dep);
+    return rc;
+}
+
+/* A head unit's attention: every GPU of the group, whole documents with
+ * heads / u heads, after its first all-to-all (q1) and its chain (dep). */
+static int emit_heads_attn(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int backward,
+                           const int64_t *q1, int64_t *dep, zs_err *e)
+{
+    zs_schedule *s = zs_iter_schedule(it);
+    zs_attn_block *blk = malloc(sizeof(zs_attn_block) * (size_t)un->n);
+    if (!blk)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < un->n; i++) {
+        int32_t d = A->plan->docs[un->start + i];
+        blk[i] = (zs_attn_block){d, 0, A->len[d], 0, A->len[d]};
+    }
+    int heads = A->hq / un->u;
+    double t = zs_cost_attn(zs_iter_cost(it), blk, un->n, heads, backward);
+    for (int j = 0; j < un->u; j++) {
+        int sl = un->first + j;
+        int64_t deps[2] = {q1[sl], dep[sl]};
+        int nd = deps[1] >= 0 ? 2 : 1;
+        dep[sl] = zs_sched_attn(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE,
+                                backward ? "auto-heads-attn-bwd" : "auto-heads-attn-fwd", backward,
+                                blk, un->n, heads, t, deps, nd);
+    }
+    free(blk);
+    return ZS_OK;
+}
+
+typedef struct emit_ws {
+    int64_t *dep, *q1, *ex, *rdep;
+    int *slots;
+} emit_ws;
+
+/* Order per slot: span units, local documents before the head unit
+ * (under its first all-to-all), the head unit, the rest of the local
+ * documents (under its second all-to-all). */
+static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_err *e)
+{
+    const zs_auto_plan *p = A->plan;
+    int rc = ZS_OK;
+    for (int i = 0; i < p->nunits; i++)
+        if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
+            const zs_auto_unit *un = &p->unit[i];
+            double most = ceil((double)unit_tokens(A, un) / un->u);
+            group_a2a(A, it, stage, un->first, un->u, most, 1, backward, "auto-", A->a2a_stream,
+                      w->dep, w->q1);
+        }
+    for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
+        if (p->unit[i].kind == ZS_AUTO_UNIT_SPAN)
+            rc = emit_span(A, it, stage, &p->unit[i], backward, w->dep, w->slots, w->rdep, e);
+    for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
+        int lu = A->slot_local[sl];
+        if (lu < 0)
+            continue;
+        const zs_auto_unit *un = &p->unit[lu];
+        int n = A->slot_head[sl] >= 0 ? (backward ? A->split_b[sl] : A->split_f[sl]) : un->n;
+        rc = zs__cpb_local_attn(it, stage, sl, p->docs + un->start, n, 0, backward, &w->dep[sl],
+                                e);
+    }
+    for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
+        if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
+            const zs_auto_unit *un = &p->unit[i];
+            double most = ceil((double)unit_tokens(A, un) / un->u);
+            rc = emit_heads_attn(A, it, stage, un, backward, w->q1, w->dep, e);
+            if (rc == ZS_OK)
+                group_a2a(A, it, stage, un->first, un->u, most, 0, backward, "auto-",
+                          A->a2a_stream, w->dep, w->ex);
+        }
+    for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
+        int lu = A->slot_local[sl];
+        if (lu < 0 || A->slot_head[sl] < 0)
+            continue;
+        const zs_auto_unit *un = &p->unit[lu];
+        int n = backward ? A->split_b[sl] : A->split_f[sl];
+        rc = zs__cpb_local_attn(it, stage, sl, p->docs + un->start + n, un->n - n, 0, backward,
+                                &w->dep[sl], e);
+    }
+    return rc;
+}
+
+static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
+{
+    ap *A = arg;
+    (void)micro;
+    size_t S = (size_t)A->S;
+    emit_ws w = {malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S),
+                 malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S), malloc(sizeof(int) * S)};
+    int rc = ZS_OK;
+    if (!w.dep || !w.q1 || !w.ex || !w.rdep || !w.slots) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    for (int sl = 0; sl < A->S; sl++) {
+        w.dep[sl] = zs_iter_entry(it, sl);
+        w.q1[sl] = w.ex[sl] = -1;
+    }
+    rc = emit_all(A, it, stage, backward, &w, e);
+    for (int sl = 0; sl < A->S && rc == ZS_OK; sl++)
+        zs_iter_set_exit(it, sl, w.ex[sl] >= 0 ? w.ex[sl] : w.dep[sl]);
+    if (rc == ZS_OK)
+        rc = zs_schedule_check(zs_iter_schedule(it), e);
+out:
+    free(w.dep);
+    free(w.q1);
+    free(w.ex);
+    free(w.rdep);
+    free(w.slots);
+    return rc;
+}
+
+/* ---- placement ------------------------------------------------------------------ */
+
+static int piece(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1, int slot, int count,
+                 zs_err *e)
+{
+    if (t1 <= t0)
+        return ZS_OK;
+    int rank = zs_slot_rank(&A->dims, 0, slot);
+    zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_ATTN, 0);
+    zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_LINEAR, 0);
+    if (count)
+        A->lin[slot] += t1 - t0;
+    return zs_schedule_check(s, e);
+}
+
+/* Span: Ulysses group i holds zigzag chunks i and 2r-1-i (padded), each of
+ * its GPUs a contiguous u-th of each (USP's placement); the linear modules
+ * are charged the padded share, as in usp. */
+static int place_span(ap *A, zs_schedule *s, const zs_auto_unit *un, zs_err *e)
+{
+    int u = un->u, r = un->r, rc = ZS_OK;
+    for (int x = 0; x < un->n && !rc; x++) {
+        int32_t d = A->plan->docs[un->start + x], len = A->len[d];
+        for (int i = 0; i < r && !rc; i++) {
+            int chunks[2] = {i, 2 * r - 1 - i};
+            for (int h = 0; h < 2 && !rc; h++) {
+                int32_t t0, t1;
+                zs_ring_chunk(len, r, ZS_RING_PAD, chunks[h], &t0, &t1);
+                int32_t n = t1 - t0, base = n / u, rem = n % u, a = t0;
+                for (int j = 0; j < u && !rc; j++) {
+                    int32_t b = a + base + (j < rem);
+                    rc = piece(A, s, d, a, b, un->first + i * u + j, 0, e);
+                    a = b;
+                }
+            }
+        }
+        for (int g = 0; g < u * r; g++)
+            A->lin[un->first + g] += zs__cpb_fp_zigzag(len, u * r);
+    }
+    return rc;
+}
+
+/* Heads: the unit's documents packed in batch order and cut into u
+ * contiguous equal shards (Ulysses' placement). */
+static int place_heads(ap *A, zs_schedule *s, const zs_auto_unit *un, zs_err *e)
+{
+    int64_t T = unit_tokens(A, un), base = T / un->u, rem = T % un->u, pos = 0;
+    int k = 0, rc = ZS_OK;
+    int64_t end = base + (rem > 0);
+    for (int x = 0; x < un->n && !rc; x++) {
+        int32_t d = A->plan->docs[un->start + x];
+        int64_t d0 = pos, d1 = pos + A->len[d];
+        while (pos < d1 && !rc) {
+            while (pos >= end) {
+                k++;
+                end += base + (k < rem);
+            }
+            int64_t stop = d1 < end ? d1 : end;
+            rc = piece(A, s, d, (int32_t)(pos - d0), (int32_t)(stop - d0), un->first + k, 1, e);
+            pos = stop;
+        }
+    }
+    return rc;
+}
+
+/* Local documents of a slot that also runs a head unit: the prefix whose
+ * attention runs under the first all-to-all, in proportion to the bytes of
+ * the two all-to-alls (forward Q/K/V then O, backward dO then dQ/dK/dV). */
+static int split_at(const ap *A, const zs_auto_unit *un, const double *t, double frac)
+{
+    double total = 0, cum = 0;
+    for (int i = 0; i < un->n; i++)
+        total += t[A->plan->docs[un->start + i]];
+    int n = 0;
+    while (n < un->n) {
+        double c = t[A->plan->docs[un->start + n]];
+        if (cum + 0.5 * c > frac * total)
+            break;
+        cum += c;
+        n++;
+    }
+    return n;
+}
+
+static int place(ap *A, zs_schedule *s, zs_err *e)
+{
+    const zs_auto_plan *p = A->plan;
+    int rc = ZS_OK;
+    for (int sl = 0; sl < A->S; sl++)
+        A->slot_head[sl] = A->slot_local[sl] = -1;
+    for (int i = 0; i < p->nunits && !rc; i++) {
+        const zs_auto_unit *un = &p->unit[i];
+        if (un->kind == ZS_AUTO_UNIT_SPAN) {
+            rc = place_span(A, s, un, e);
+        } else if (un->kind == ZS_AUTO_UNIT_HEADS) {
+            rc = place_heads(A, s, un, e);
+            for (int j = 0; j < un->u; j++)
+                A->slot_head[un->first + j] = i;
+        } else {
+            A->slot_local[un->first] = i;
+            for (int x = 0; x < un->n && !rc; x++) {
+                int32_t d = p->docs[un->start + x];
+                rc = piece(A, s, d, 0, A->len[d], un->first, 1, e);
+            }
+        }
+    }
+    double fq = A->tok_qkv / (A->tok_qkv + A->tok_q);
+    for (int sl = 0; sl < A->S; sl++) {
+        int lu = A->slot_local[sl];
+        if (lu < 0 || A->slot_head[sl] < 0)
+            continue;
+        A->split_f[sl] = split_at(A, &p->unit[lu], A->af, fq);
+        A->split_b[sl] = split_at(A, &p->unit[lu], A->ab, 1 - fq);
+    }
+    for (int sl = 0; sl < A->S && !rc; sl++)
+        if (A->lin[sl] > A->cap) {
+            char w[32];
+            snprintf(w, sizeof w, "slot %d", sl);
+            rc = zs_err_set(e, ZS_EINVALID, w, NULL,
+                            "auto placed %lld tokens on a GPU that holds %ld (a search bug)",
+                            (long long)A->lin[sl], A->cap);
+        }
+    return rc;
+}
+
+/* ---- prices and options --------------------------------------------------------- */
+
+static int prices(ap *A, const zs_batch *b, double *lin_tok, zs_err *e)
+{
+    size_t n = (size_t)b->ndocs + 1;
+    A->af = malloc(sizeof(double) * n);
+    A->ab = malloc(sizeof(double) * n);
+    A->hf = malloc(sizeof(double) * n);
+    A->hb = malloc(sizeof(double) * n);
+    A->full = malloc(sizeof(double) * n);
+    A->heads = malloc(sizeof(double) * n);
+    if (!A->af || !A->ab || !A->hf || !A->hb || !A->full || !A->heads)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    const zs_cost *c = A->ctx->cost;
+    for (int32_t d = 0; d < b->ndocs; d++) {
+        zs_attn_block blk = {d, 0, b->len[d], 0, b->len[d]};
+        A->af[d] = zs_cost_attn(c, &blk, 1, A->hq, 0);
+        A->ab[d] = zs_cost_attn(c, &blk, 1, A->hq, 1);
+        A->hf[d] = A->u > 1 ? zs_cost_attn(c, &blk, 1, A->hq / A->u, 0) : A->af[d];
+        A->hb[d] = A->u > 1 ? zs_cost_attn(c, &blk, 1, A->hq / A->u, 1) : A->ab[d];
+        A->full[d] = A->passes * A->af[d] + A->ab[d];
+        A->heads[d] = A->passes * A->hf[d] + A->hb[d];
+    }
+    /* Linear modules per token: the GEMMs of a GPU's even share of the
+     * batch (WLB-LLM's linear W_l), forward passes plus a backward of two
+     * GEMMs each. */
+    const zs_model *m = A->ctx->model;
+    double T = (double)b->tokens / A->S > 1 ? (double)b->tokens / A->S : 1;
+    double per =
+        zs_cost_gemm(c, T, zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / A->dims.tp,
+                     m->hidden) /
+        T;
+    *lin_tok = per * (A->passes + 2);
+    return ZS_OK;
+}
+
+static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_err *e)
+{
+    const zs_model *m = ctx->model;
+    long tp, u;
+    int rc = zs_plan_opt_tp(ctx, &zs_opt_tp, 0, &tp, e);
+    if (rc)
+        return rc;
+    A->G = ctx->cluster->gpus_per_node / (int)tp;
+    A->S = ctx->cluster->nodes * A->G;
+    A->hq = m->heads / (int)tp;
+    A->hkv = m->kv_heads / (int)tp > 0 ? m->kv_heads / (int)tp : 1;
+    int def = 1;
+    for (int v = 1; v <= A->G && v <= 64; v++)
+        if (A->G % v == 0 && A->hq % v == 0 && A->hkv % v == 0)
+            def = v;
+    if ((rc = zs_opt_int_def(ctx->opts, &opt_ulysses, def, &u, e)))
+        return rc;
+    if (A->G % u != 0 || A->hq % u != 0 || A->hkv % u != 0)
+        return zs_err_set(e, ZS_EINPUT, "ulysses",
+                          "use a degree that divides the GPUs of a node (per TP group) and the "
+                          "query and KV heads per GPU",
+                          "ulysses=%ld: a node has %d TP groups, %s %d query and %d KV heads per "
+                          "GPU with tp=%ld",
+                          u, A->G, m->name, A->hq, A->hkv, tp);
+    A->u = (int)u;
+    A->dims = (zs_layout_dims){(int)tp, 1, 1, A->S};
+    A->passes = ctx->mem.recompute == ZS_RECOMPUTE_FULL ? 2 : 1;
+    A->tok_q = (double)A->hq * m->head_dim * m->dtype_bytes;
+    A->tok_qkv = (double)(A->hq + 2 * A->hkv) * m->head_dim * m->dtype_bytes;
+    if ((rc = zs_opt_bool(ctx->opts, &opt_span, span, e)))
+        return rc;
+    return zs_opt_enum(ctx->opts, &opt_layout, layout, e);
+}
+
+/* ---- the plan ------------------------------------------------------------------- */
+
+enum { NVAR = 4 };
+static const char *const var_name[NVAR] = {"per-node search", "all local", "all head-parallel",
+                                           "no spanning"};
+
+/* Runs the search variants the options allow; the cheapest predicted plan
+ * into *best (its index into *which), the others' makespans into mk[]
+ * (HUGE_VAL: not run or not feasible). */
+static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout,
+                  zs_auto_plan **best, int *which, double *mk, zs_err *e)
+{
+    zs_auto_in in = {A->ctx->cluster->nodes,
+                     A->G,
+                     A->u,
+                     A->cap,
+                     span,
+                     ZS_AUTO_SEARCH,
+                     b->ndocs,
+                     b->len,
+                     A->full,
+                     A->heads,
+                     lin_tok,
+                     a2a_time,
+                     span_time,
+                     A};
+    static const zs_auto_mode mode[NVAR] = {ZS_AUTO_SEARCH, ZS_AUTO_LOCAL, ZS_AUTO_HEADS,
+                                            ZS_AUTO_SEARCH};
+    int first = layout == 0 ? 0 : layout; /* a forced layout runs alone */
+    *best = NULL;
+    for (int v = 0; v < NVAR; v++) {
+        mk[v] = HUGE_VAL;
+        if (v != first && (layout != 0 || (v == 3 && (!span || in.nodes < 2))))
+            continue;
+        if (v == 2 && A->u < 2)
+            continue;
+        in.mode = mode[v];
+        in.span = v == 3 ? 0 : span;
+        zs_auto_plan *p = NULL;
+        zs_err e2;
+        zs_err_clear(&e2);
+        int rc = zs_auto_search(&in, &p, v == first ? e : &e2);
+        if (rc) {
+            if (v == first) {
+                zs_auto_plan_free(*best);
+                *best = NULL;
+                return rc;
+            }
+            continue;
+        }
+        mk[v] = p->makespan;
+        if (!*best || p->makespan < (*best)->makespan) {
+            zs_auto_plan_free(*best);
+            *best = p;
+            *which = v;
+        } else {
+            zs_auto_plan_free(p);
+        }
+    }
+    return ZS_OK;
+}
+
+static void notes(const ap *A, const zs_auto_plan *p, int which, const double *mk,
+                  zs_plan_report *rep)
+{
+    zs_plan_report_note(rep,
+                        "auto: documents whole on one GPU (LPT), head-parallel over u=%d GPUs of "
+                        "a node (Ulysses, NVLink) or, above a node's share of the work, over "
+                        "windows of nodes (Ulysses x zigzag ring); nodes filled by LPT on "
+                        "predicted time, per node the k documents of most work head-parallel, k "
+                        "searched; capacity %ld tokens/GPU",
+                        A->u, A->cap);
+    zs_plan_report_note(rep,
+                        "chosen %s: %d documents local, %d head-parallel in a node, %d spanning "
+                        "nodes (widest %d); nodes %d local, %d head-parallel, %d mixed",
+                        var_name[which], p->local_docs, p->heads_docs, p->nspan, p->max_m,
+                        p->nodes_local, p->nodes_heads, p->nodes_mixed);
+    char buf[256];
+    size_t o = 0;
+    buf[0] = 0;
+    for (int v = 0; v < NVAR; v++) {
+        if (v == which || !isfinite(mk[v]) || o >= sizeof buf)
+            continue;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.2f ms (+%.1f%%)", o ? ", " : "",
+                              var_name[v], mk[v] * 1e3, (mk[v] / mk[which] - 1) * 100);
+    }
+    zs_plan_report_note(rep,
+                        "predicted slowest GPU per layer (cost model, no contention): %.2f ms; "
+                        "runner-ups: %s",
+                        mk[which] * 1e3, o ? buf : "none");
+    zs_plan_report_note(rep,
+                        "approximations: attention priced per document, linear modules per "
+                        "token at the even share's GEMM rate, a NIC shared by the GPUs behind "
+                        "it; linear modules on the attention layout (no remap)");
+}
+
+static void ap_free(ap *A)
+{
+    free(A->af);
+    free(A->ab);
+    free(A->hf);
+    free(A->hb);
+    free(A->full);
+    free(A->heads);
+    free(A->slot_head);
+    free(A->slot_local);
+    free(A->split_f);
+    free(A->split_b);
+    free(A->lin);
+}
+
+static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
+{
+    const zs_plan_ctx *ctx = A->ctx;
+    size_t S = (size_t)A->S;
+    A->slot_head = malloc(sizeof(int) * S);
+    A->slot_local = malloc(sizeof(int) * S);
+    A->split_f = calloc(S, sizeof(int));
+    A->split_b = calloc(S, sizeof(int));
+    A->lin = calloc(S, sizeof(int64_t));
+    zs_schedule *s = zs_schedule_new(zs_cluster_gpus(ctx->cluster));
+    if (!A->slot_head || !A->slot_local || !A->split_f || !A->split_b || !A->lin || !s) {
+        zs_schedule_free(s);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    A->a2a_stream = zs_schedule_add_stream(s, "auto-a2a");
+    A->span_stream = zs_schedule_add_stream(s, "auto-span");
+    zs_schedule_set_docs(s, b->len, b->ndocs);
+    int rc = zs_schedule_check(s, e);
+    if (!rc)
+        rc = place(A, s, e);
+    if (!rc) {
+        zs_mem_cfg mc = ctx->mem;
+        zs_iter_spec spec = {A->dims,      1,         A->lin, mc.recompute,
+                             mc.zero_stage, ctx->seed, emit,   A};
+        rc = zs_iter_build(s, ctx->cost, &spec, e);
+    }
+    if (rc) {
+        zs_schedule_free(s);
+        return rc;
+    }
+    *out = s;
+    return ZS_OK;
+}
+
+static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
+                zs_plan_report *rep, zs_err *e)
+{
+    ap A;
+    memset(&A, 0, sizeof A);
+    A.ctx = ctx;
+    A.len = batch->len;
+    int span, layout;
+    int rc = read_opts(ctx, &A, &span, &layout, e);
+    if (rc)
+        return rc;
+    zs_mem_cfg mc = ctx->mem;
+    mc.tp = A.dims.tp;
+    mc.pp = 1;
+    mc.dp = A.S;
+    zs_mem_breakdown mb;
+    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
+        return rc;
+    if (mb.max_tokens < 1)
+        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
+                          "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
+                          "the model's weights and optimizer state alone do not fit one GPU");
+    A.cap = mb.max_tokens;
+    double lin_tok = 0, mk[NVAR];
+    zs_auto_plan *p = NULL;
+    int which = 0;
+    if ((rc = prices(&A, batch, &lin_tok, e)) ||
+        (rc = search(&A, batch, lin_tok, span, layout, &p, &which, mk, e)))
+        goto out;
+    A.plan = p;
+    if ((rc = lower(&A, batch, out, e)))
+        goto out;
+    notes(&A, p, which, mk, rep);
+out:
+    zs_auto_plan_free(p);
+    ap_free(&A);
+    return rc;
+}
+
+static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_ulysses, &opt_span, &opt_layout,
+                                             NULL};
+
+const zs_planner_ops zs_planner_auto = {
+    .name = "auto",
+    .summary = "per document: whole on a GPU, head-parallel in a node, or head x ring across "
+               "nodes, chosen by predicted time on the cost model",
+    .options = options,
+    .plan = plan};
