@@ -139,43 +139,71 @@ static int span_width(ws *W, int32_t d, double avg, int *m_out, zs_err *e)
     return ZS_OK;
 }
 
+/* Puts document d over the window of m consecutive nodes whose busiest
+ * node is least loaded among those with room for its share; 0 when no
+ * window has room. */
+static int put_span(ws *W, int32_t d, int m)
+{
+    const zs_auto_in *in = W->in;
+    int N = in->nodes, G = in->G, best = -1;
+    int64_t share = span_share(in, in->len[d], m);
+    double bestv = 0;
+    for (int s0 = 0; s0 + m <= N; s0++) {
+        double v = 0;
+        int room = 1;
+        for (int x = s0; x < s0 + m && room; x++) {
+            v = W->nload[x] > v ? W->nload[x] : v;
+            room = W->ntok[x] + (int64_t)G * (W->basetok[x] + share) <= (int64_t)G * in->cap;
+        }
+        if (room && (best < 0 || v < bestv)) {
+            bestv = v;
+            best = s0;
+        }
+    }
+    if (best < 0)
+        return 0;
+    double t = in->span_time(in->arg, d, m) + (double)share * in->lin_tok;
+    for (int x = best; x < best + m; x++) {
+        W->nload[x] += t * G;
+        W->base[x] += t;
+        W->basetok[x] += share;
+    }
+    W->span_first[d] = best;
+    W->span_m[d] = m;
+    return 1;
+}
+
+/* Node x has room for document d: its tokens, and its largest share (a
+ * GPU's, or a Ulysses group's GPU's) beside the node's span shares. */
+static int node_room(const ws *W, int x, int32_t len)
+{
+    const zs_auto_in *in = W->in;
+    int64_t share = in->u > 1 ? ((int64_t)len + in->u - 1) / in->u : len;
+    return W->ntok[x] + len <= (int64_t)in->G * (in->cap - W->basetok[x]) &&
+           share <= in->cap - W->basetok[x];
+}
+
 /* Hierarchical partition: span windows for the documents of most work,
- * then LPT over the nodes. */
+ * then LPT over the nodes; a document no node has room for spans the
+ * narrowest window that has. */
 static int partition(ws *W, zs_err *e)
 {
     const zs_auto_in *in = W->in;
-    int N = in->nodes, G = in->G;
+    int N = in->nodes;
     double total = 0;
     for (int32_t d = 0; d < in->ndocs; d++)
         total += W->w[d];
     double avg = total / N;
     for (int32_t i = 0; i < in->ndocs; i++) {
         int32_t d = W->order[i].d;
-        int m, rc = span_width(W, d, avg, &m, e);
+        int m = 0, rc = span_width(W, d, avg, &m, e);
         if (rc)
             return rc;
-        if (m == 0)
-            continue;
-        int best = 0;
-        double bestv = 0;
-        for (int s0 = 0; s0 + m <= N; s0++) {
-            double v = 0;
-            for (int x = s0; x < s0 + m; x++)
-                v = W->nload[x] > v ? W->nload[x] : v;
-            if (s0 == 0 || v < bestv) {
-                bestv = v;
-                best = s0;
-            }
-        }
-        int64_t share = span_share(in, in->len[d], m);
-        double t = in->span_time(in->arg, d, m) + (double)share * in->lin_tok;
-        for (int x = best; x < best + m; x++) {
-            W->nload[x] += t * G;
-            W->base[x] += t;
-            W->basetok[x] += share;
-        }
-        W->span_first[d] = best;
-        W->span_m[d] = m;
+        while (m > 0 && m <= N && !put_span(W, d, m))
+            m++;
+        if (m > N)
+            return doc_error(d, in->len[d], "use more nodes or a smaller batch",
+                             "no window of nodes has room left for this document", e);
     }
     for (int32_t i = 0; i < in->ndocs; i++) {
         int32_t d = W->order[i].d;
@@ -183,15 +211,20 @@ static int partition(ws *W, zs_err *e)
             continue;
         int best = -1;
         for (int x = 0; x < N; x++)
-            if (W->ntok[x] + in->len[d] <= (int64_t)G * (in->cap - W->basetok[x]) &&
-                (best < 0 || W->nload[x] < W->nload[best]))
+            if (node_room(W, x, in->len[d]) && (best < 0 || W->nload[x] < W->nload[best]))
                 best = x;
-        if (best < 0)
+        if (best >= 0) {
+            W->node_of[d] = best;
+            W->nload[best] += W->w[d];
+            W->ntok[best] += in->len[d];
+            continue;
+        }
+        int m = in->u > 1 ? 2 : 1;
+        while (in->span && m <= N && !put_span(W, d, m))
+            m++;
+        if (!in->span || m > N)
             return doc_error(d, in->len[d], "use more nodes or a smaller batch",
                              "no node has room left for this document", e);
-        W->node_of[d] = best;
-        W->nload[best] += W->w[d];
-        W->ntok[best] += in->len[d];
     }
     return ZS_OK;
 }
@@ -199,8 +232,10 @@ static int partition(ws *W, zs_err *e)
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
  * of most work (it[0 .. k)) go head-parallel and the rest stay whole; the
  * group (head) or GPU (local) of each document into assign. HUGE_VAL when a
- * GPU would overflow. */
-static double price_node(ws *W, int x, const item *it, int n, int k, int *assign)
+ * GPU would overflow. Documents go to the group or GPU of least load, or
+ * (by_tokens, the fallback when that packing leaves no room) of fewest
+ * tokens. */
+static double price_node(ws *W, int x, const item *it, int n, int k, int by_tokens, int *assign)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
@@ -217,7 +252,7 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int *assign
         int32_t d = it[i].d;
         int q = 0;
         for (int j = 1; j < ng; j++)
-            if (W->ul[j] < W->ul[q])
+            if (by_tokens ? W->ut[j] < W->ut[q] : W->ul[j] < W->ul[q])
                 q = j;
         W->ul[q] += in->attn_heads[d];
         W->ut[q] += in->len[d];
@@ -242,7 +277,8 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int *assign
         int32_t d = it[i].d;
         int best = -1;
         for (int g = 0; g < G; g++)
-            if (W->tok[g] + in->len[d] <= in->cap && (best < 0 || W->load[g] < W->load[best]))
+            if (W->tok[g] + in->len[d] <= in->cap &&
+                (best < 0 || (by_tokens ? W->tok[g] < W->tok[best] : W->load[g] < W->load[best])))
                 best = g;
         if (best < 0)
             return HUGE_VAL;
@@ -299,14 +335,15 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
         else if (in->mode == ZS_AUTO_HEADS && in->u > 1)
             lo = n;
         double best = HUGE_VAL;
-        int bestk = -1;
-        for (int k = lo; k <= hi; k = next_k(k, lo, n)) {
-            double t = price_node(W, x, it, n, k, tmp);
-            if (t < best) {
-                best = t;
-                bestk = k;
+        int bestk = -1, bytok = 0;
+        for (; bytok < 2 && bestk < 0; bytok++)
+            for (int k = lo; k <= hi; k = next_k(k, lo, n)) {
+                double t = price_node(W, x, it, n, k, bytok, tmp);
+                if (t < best) {
+                    best = t;
+                    bestk = k;
+                }
             }
-        }
         if (bestk < 0) {
             free(tmp);
             char w[64];
@@ -314,7 +351,7 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
             return zs_err_set(e, ZS_EINPUT, w, "use more nodes, recomputation or a smaller batch",
                               "no layout of its %d documents fits its GPUs' memory", n);
         }
-        price_node(W, x, it, n, bestk, assign + nstart[x]);
+        price_node(W, x, it, n, bestk, bytok - 1, assign + nstart[x]);
         p->node_time[x] = best;
         p->node_k[x] = bestk;
         p->node_n[x] = n;

@@ -19,6 +19,7 @@
 
 #include "zs_auto.h"
 #include "zs_cpbase.h"
+#include "zs_planner_auto.h"
 #include "zs_ring.h"
 
 static const zs_opt_spec opt_ulysses = {
@@ -632,21 +633,21 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
     return ZS_OK;
 }
 
-static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
-                zs_plan_report *rep, zs_err *e)
+/* Options, capacity, prices and the search: everything but the schedule. */
+static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_plan **p,
+                  int *which, double *mk, zs_err *e)
 {
-    ap A;
-    memset(&A, 0, sizeof A);
-    A.ctx = ctx;
-    A.len = batch->len;
+    memset(A, 0, sizeof *A);
+    A->ctx = ctx;
+    A->len = batch->len;
     int span, layout;
-    int rc = read_opts(ctx, &A, &span, &layout, e);
+    int rc = read_opts(ctx, A, &span, &layout, e);
     if (rc)
         return rc;
     zs_mem_cfg mc = ctx->mem;
-    mc.tp = A.dims.tp;
+    mc.tp = A->dims.tp;
     mc.pp = 1;
-    mc.dp = A.S;
+    mc.dp = A->S;
     zs_mem_breakdown mb;
     if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
         return rc;
@@ -654,18 +655,41 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         return zs_err_set(e, ZS_EINPUT, ctx->model->name,
                           "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
                           "the model's weights and optimizer state alone do not fit one GPU");
-    A.cap = mb.max_tokens;
-    double lin_tok = 0, mk[NVAR];
+    A->cap = mb.max_tokens;
+    double lin_tok = 0;
+    if ((rc = prices(A, batch, &lin_tok, e)))
+        return rc;
+    return search(A, batch, lin_tok, span, layout, p, which, mk, e);
+}
+
+int zs__auto_decide(const zs_plan_ctx *ctx, const zs_batch *batch, double *makespan, zs_err *e)
+{
+    ap A;
     zs_auto_plan *p = NULL;
+    double mk[NVAR];
     int which = 0;
-    if ((rc = prices(&A, batch, &lin_tok, e)) ||
-        (rc = search(&A, batch, lin_tok, span, layout, &p, &which, mk, e)))
-        goto out;
-    A.plan = p;
-    if ((rc = lower(&A, batch, out, e)))
-        goto out;
-    notes(&A, p, which, mk, rep);
-out:
+    int rc = decide(ctx, batch, &A, &p, &which, mk, e);
+    if (!rc)
+        *makespan = p->makespan;
+    zs_auto_plan_free(p);
+    ap_free(&A);
+    return rc;
+}
+
+static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
+                zs_plan_report *rep, zs_err *e)
+{
+    ap A;
+    zs_auto_plan *p = NULL;
+    double mk[NVAR];
+    int which = 0;
+    int rc = decide(ctx, batch, &A, &p, &which, mk, e);
+    if (!rc) {
+        A.plan = p;
+        rc = lower(&A, batch, out, e);
+    }
+    if (!rc)
+        notes(&A, p, which, mk, rep);
     zs_auto_plan_free(p);
     ap_free(&A);
     return rc;

@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "zs_planner.h"
+#include "zs_planner_auto.h"
+#include <string.h>
 #include "zs_zeppelin_cost.h"
 #include "zs_zeppelin_part.h"
 #include "zs_zeppelin_remap.h"
@@ -64,7 +66,7 @@ static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_model *m, 
     return rc;
 }
 
-int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const zs_batch *b,
+int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes, const zs_batch *b,
                            uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e)
 {
     zs_model m;
@@ -74,6 +76,10 @@ int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, co
         rc = zs_cluster_load(cluster, nodes, &cl, e);
     if (rc)
         return rc;
+    const zs_planner_ops *p = zs_planner_find(method ? method : "zeppelin");
+    if (!p)
+        return zs_planner_lookup(method, "--method", &p, e);
+    int zep = p == &zs_planner_zeppelin, aut = strcmp(p->name, "auto") == 0;
     zs_cost *cost = zs_cost_analytic_new(&m, &cl);
     if (!cost)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -82,9 +88,20 @@ int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, co
     r.docs = b->ndocs;
     r.tokens = b->tokens;
     r.decide_s = r.plan_s = 1e30;
-    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc; i++) {
+    if (!zep && !aut)
+        r.decide_s = -1;
+    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc && (zep || aut); i++) {
         double t0 = now_s();
-        rc = decide(cost, &cl, &m, b, bench_mem(), r.count, e);
+        if (zep) {
+            rc = decide(cost, &cl, &m, b, bench_mem(), r.count, e);
+        } else {
+            zs_opts o;
+            zs_opts_init(&o);
+            double mk;
+            zs_plan_ctx ctx = {&m, &cl, cost, bench_mem(), &o, seed};
+            if (!(opts && *opts && (rc = zs_opts_parse(&o, opts, e))))
+                rc = zs__auto_decide(&ctx, b, &mk, e);
+        }
         double t = now_s() - t0;
         if (t < r.decide_s)
             r.decide_s = t;
@@ -97,7 +114,7 @@ int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, co
         zs_plan_ctx ctx = {&m, &cl, cost, bench_mem(), &o, seed};
         zs_schedule *s = NULL;
         zs_plan_report rep;
-        if ((rc = zs_plan_batch(&zs_planner_zeppelin, &ctx, b, 0, &s, &rep, e)))
+        if ((rc = zs_plan_batch(p, &ctx, b, 0, &s, &rep, e)))
             break;
         if (rep.plan_seconds < r.plan_s)
             r.plan_s = rep.plan_seconds;

@@ -1,5 +1,5 @@
-/* `zepsim bench plan` measurement for Zeppelin: how long planning one
- * global batch takes on one core. Two figures: the decisions alone
+/* `zepsim bench plan` measurement for Zeppelin (and any other planner,
+ * `--method`): how long planning one global batch takes on one core. Two figures: the decisions alone
  * (crossovers, hierarchical partitioning, remap plan; what a training job
  * computes every iteration before launching kernels, and what the WLB-LLM
  * paper's 8-23 ms packing time measures) and the whole planner run through
@@ -7,7 +7,7 @@
  * ops, which a real system does not do). Memory: ZeRO-1 with full
  * recomputation (32K tokens per GPU do not fit otherwise). Timings are host wall time,
  * the best of `reps` runs; not asserted by any test. Depends on the
- * planner registry and the Zeppelin modules; the caller draws the batch. */
+ * planner registry, the Zeppelin modules and the auto planner's decision step; the caller draws the batch. */
 #ifndef ZS_ZEPPELIN_BENCH_H
 #define ZS_ZEPPELIN_BENCH_H
 
@@ -19,15 +19,17 @@
 typedef struct zs_zep_bench {
     int gpus, docs;
     int64_t tokens;
-    double decide_s; /* best of reps: crossovers + partition + remap plan */
+    double decide_s; /* best of reps: crossovers + partition + remap plan (zeppelin), the
+                      * search (auto); < 0 for methods without a separate decision step */
     double plan_s;   /* best of reps: the full planner (schedule included) */
     int64_t ops;     /* ops stored in the schedule */
     int count[4];    /* documents per class (zs_zep_class) */
 } zs_zep_bench;
 
-/* Plans the batch b (borrowed) for model/cluster presets with `nodes`
- * nodes. Options as for the planner ("" for defaults). */
-int zs_zeppelin_bench_plan(const char *model, const char *cluster, int nodes, const zs_batch *b,
+/* Plans the batch b (borrowed) with `method` (NULL: zeppelin) for
+ * model/cluster presets with `nodes` nodes. Options as for the planner
+ * ("" for defaults). */
+int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes, const zs_batch *b,
                            uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e);
 
 #endif

@@ -38,6 +38,7 @@ static const struct {
     {"usp", "cp=4,ulysses=2"},
     {"flashcp", "cp=4"},
     {"distca", "tp=2"},
+    {"auto", ""},
 };
 
 static const char *opts_of(const char *method)

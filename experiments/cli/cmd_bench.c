@@ -289,8 +289,9 @@ static int bench_plan(int argc, char **argv)
                                          {"reps", required_argument, 0, 'r'},
                                          {"opt", required_argument, 0, 'o'},
                                          {"format", required_argument, 0, 'f'},
+                                         {"method", required_argument, 0, 'M'},
                                          {0, 0, 0, 0}};
-    const char *model = "llama-7b", *cluster = "cluster-a", *opt = "";
+    const char *model = "llama-7b", *cluster = "cluster-a", *opt = "", *method = "zeppelin";
     char traces[256] = "arxiv,github,prolong64k";
     long nodes = 128, tokens = 32L << 20, seed = 1, reps = 3;
     zs_format fmt = ZS_FMT_TABLE;
@@ -302,12 +303,14 @@ static int bench_plan(int argc, char **argv)
         switch (c) {
         case 'h':
             printf("usage: zepsim bench plan [options]\n\n"
-                   "Times Zeppelin's planning of one global batch (default: 1024 GPUs of\n"
-                   "cluster-a, llama-7b, 32M tokens): the decisions (crossovers, hierarchical\n"
-                   "partitioning, remap plan) and the full planner including the schedule.\n"
-                   "Host wall time, best of --reps; a benchmark, never a test.\n\n"
-                   "options: --model --cluster --nodes (128) --traces (arxiv,github,prolong64k)\n"
-                   "         --tokens (33554432) --seed (1) --reps (3) --opt K=V --format\n");
+                   "Times a method's planning of one global batch (default: Zeppelin, 1024\n"
+                   "GPUs of cluster-a, llama-7b, 32M tokens): the decisions (Zeppelin:\n"
+                   "crossovers, hierarchical partitioning, remap plan; auto: prices and\n"
+                   "search; other methods: none, empty) and the full planner including the\n"
+                   "schedule. Host wall time, best of --reps; a benchmark, never a test.\n\n"
+                   "options: --method (zeppelin) --model --cluster --nodes (128)\n"
+                   "         --traces (arxiv,github,prolong64k) --tokens (33554432) --seed (1)\n"
+                   "         --reps (3) --opt K=V --format\n");
             return 0;
         case 'm':
             model = optarg;
@@ -333,6 +336,9 @@ static int bench_plan(int argc, char **argv)
         case 'o':
             opt = optarg;
             break;
+        case 'M':
+            method = optarg;
+            break;
         case 'f':
             rc = zs_format_parse(optarg, &fmt, &e);
             break;
@@ -353,7 +359,7 @@ static int bench_plan(int argc, char **argv)
         zs_batch *batch = NULL;
         rc = bench_batch(tr, tokens, (uint64_t)seed, &batch, &e);
         if (!rc)
-            rc = zs_zeppelin_bench_plan(model, cluster, (int)nodes, batch, (uint64_t)seed, opt,
+            rc = zs_zeppelin_bench_plan(method, model, cluster, (int)nodes, batch, (uint64_t)seed, opt,
                                         (int)reps, &b, &e);
         zs_batch_free(batch);
         if (rc)
@@ -363,19 +369,21 @@ static int bench_plan(int argc, char **argv)
         zs_table_set(t, 1, "%d", b.gpus);
         zs_table_set(t, 2, "%d", b.docs);
         zs_table_set(t, 3, "%lld", (long long)b.tokens);
-        zs_table_set(t, 4, "%.2f", b.decide_s * 1e3);
+        if (b.decide_s >= 0) /* else empty (null): no separate decision step */
+            zs_table_set(t, 4, "%.2f", b.decide_s * 1e3);
         zs_table_set(t, 5, "%.1f", b.plan_s * 1e3);
         zs_table_set(t, 6, "%lld", (long long)b.ops);
     }
     if (!rc) {
         if (fmt == ZS_FMT_TABLE)
-            printf("zepsim bench plan: zeppelin, %s on %s x %ld nodes, best of %ld (host wall "
+            printf("zepsim bench plan: %s, %s on %s x %ld nodes, best of %ld (host wall "
                    "time, one core)\n",
-                   model, cluster, nodes, reps);
+                   method, model, cluster, nodes, reps);
         zs_table_print(t, stdout, fmt);
         if (fmt == ZS_FMT_TABLE)
-            printf("decide = crossovers + partitioning + remap plan (what a training job "
-                   "computes per batch); plan = the whole planner including every rank's ops\n");
+            printf("decide = what a training job computes per batch (zeppelin: crossovers + "
+                   "partitioning + remap plan; auto: prices + search); plan = the whole planner "
+                   "including every rank's ops\n");
     }
     zs_table_free(t);
     return rc ? zs_cli_fail(&e) : 0;
@@ -387,7 +395,7 @@ static const struct {
     const char *summary;
 } benches[] = {
     {"sim", bench_sim, "SimGrid backend speed and memory at 256-4096 GPUs"},
-    {"plan", bench_plan, "Zeppelin planning time for one global batch at 1024 GPUs"},
+    {"plan", bench_plan, "a planner's planning time for one global batch at 1024 GPUs"},
 };
 
 int zs_cmd_bench(int argc, char **argv)

@@ -1,0 +1,400 @@
+/* Tests of the `auto` planner: its search on hand-made prices (one long
+ * document goes head-parallel, many short ones stay local, a mix splits,
+ * a document of more than a node's work spans nodes, capacity forces
+ * layouts, a document nothing holds is an error); the planner on the cost
+ * model (hand-checked placements, notes); properties over random batches
+ * (the validator passes, attention FLOPs add up, the schedule runs on the
+ * analytic backend, the same batch gives the same plan) and bad options. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_analytic.h"
+#include "zs_auto.h"
+#include "zs_planner.h"
+#include "zs_test.h"
+#include "zs_test_env.h"
+
+/* ---- the search on hand-made prices -------------------------------------------- */
+
+typedef struct fake {
+    double a2a_tok; /* seconds per token per GPU of a group's all-to-alls */
+    double span_s;  /* seconds per GPU of any document over a window */
+} fake;
+
+static double f_a2a(void *arg, double tokens)
+{
+    return ((const fake *)arg)->a2a_tok * tokens;
+}
+
+static double f_span(void *arg, int32_t d, int m)
+{
+    (void)d;
+    return ((const fake *)arg)->span_s / m;
+}
+
+typedef struct sdata {
+    double full[64], heads[64];
+    fake f;
+    zs_auto_in in;
+} sdata;
+
+/* Attention len^2 x 1 ns on one GPU (over u with heads / u), linear 1 us
+ * per token. */
+static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *len, int n,
+                  double a2a_tok)
+{
+    memset(s, 0, sizeof *s);
+    for (int d = 0; d < n; d++) {
+        s->full[d] = (double)len[d] * len[d] * 1e-9;
+        s->heads[d] = s->full[d] / u;
+    }
+    s->f = (fake){a2a_tok, 0.03};
+    s->in = (zs_auto_in){nodes, G,        u,        cap, 1,    ZS_AUTO_SEARCH, n, len,
+                         s->full, s->heads, 1e-6,  f_a2a, f_span, &s->f};
+}
+
+static zs_auto_plan *search_ok(const zs_auto_in *in)
+{
+    zs_auto_plan *p = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_auto_search(in, &p, &e), &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    return p;
+}
+
+static void expect_unit(const zs_auto_plan *p, int i, zs_auto_kind kind, int u, int r, int first,
+                        const char *docs)
+{
+    CU_ASSERT_FATAL(i < p->nunits);
+    const zs_auto_unit *un = &p->unit[i];
+    char got[128] = "";
+    for (int k = 0; k < un->n; k++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof got - l, "%s%d", k ? "," : "", p->docs[un->start + k]);
+    }
+    if ((int)un->kind != (int)kind || un->u != u || un->r != r || un->first != first ||
+        strcmp(got, docs) != 0)
+        fprintf(stderr, "unit %d: kind %d u %d r %d first %d docs %s; want %d %d %d %d %s\n", i,
+                un->kind, un->u, un->r, un->first, got, kind, u, r, first, docs);
+    CU_ASSERT_EQUAL(un->kind, kind);
+    CU_ASSERT_EQUAL(un->u, u);
+    CU_ASSERT_EQUAL(un->r, r);
+    CU_ASSERT_EQUAL(un->first, first);
+    CU_ASSERT_STRING_EQUAL(got, docs);
+}
+
+/* One document of 4000 tokens on a node of 4 GPUs: whole on one GPU it
+ * takes 16 ms + 4 ms; head-parallel 4 + 1 ms per GPU plus the all-to-alls
+ * (1000 tokens x 0.1 us, nothing to hide them): 5.1 ms. */
+static void test_search_one_long(void)
+{
+    static const int32_t len[] = {4000};
+    sdata s;
+    sinit(&s, 1, 4, 4, 1000000, len, 1, 1e-7);
+    zs_auto_plan *p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 1);
+    expect_unit(p, 0, ZS_AUTO_UNIT_HEADS, 4, 1, 0, "0");
+    ZS_ASSERT_REL(p->makespan, 0.004 + 0.001 + 1e-4, 1e-9);
+    CU_ASSERT_EQUAL(p->nodes_heads, 1);
+    zs_auto_plan_free(p);
+    /* Forced local: the document whole on GPU 0. */
+    s.in.mode = ZS_AUTO_LOCAL;
+    p = search_ok(&s.in);
+    expect_unit(p, 0, ZS_AUTO_UNIT_LOCAL, 1, 1, 0, "0");
+    ZS_ASSERT_REL(p->makespan, 0.016 + 0.004, 1e-9);
+    zs_auto_plan_free(p);
+}
+
+/* Eight documents of 100 tokens, expensive all-to-alls (0.1 ms a token):
+ * two whole documents per GPU (0.22 ms) beat head parallelism (20 ms). */
+static void test_search_many_short(void)
+{
+    static const int32_t len[] = {100, 100, 100, 100, 100, 100, 100, 100};
+    sdata s;
+    sinit(&s, 1, 4, 4, 1000000, len, 8, 1e-4);
+    zs_auto_plan *p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 4);
+    expect_unit(p, 0, ZS_AUTO_UNIT_LOCAL, 1, 1, 0, "0,4");
+    expect_unit(p, 3, ZS_AUTO_UNIT_LOCAL, 1, 1, 3, "3,7");
+    ZS_ASSERT_REL(p->makespan, 2 * (1e-5 + 1e-4), 1e-9);
+    CU_ASSERT_EQUAL(p->local_docs, 8);
+    CU_ASSERT_EQUAL(p->nodes_local, 1);
+    zs_auto_plan_free(p);
+    /* Forced head-parallel: one unit of all eight. */
+    s.in.mode = ZS_AUTO_HEADS;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 1);
+    expect_unit(p, 0, ZS_AUTO_UNIT_HEADS, 4, 1, 0, "0,1,2,3,4,5,6,7");
+    ZS_ASSERT_REL(p->makespan, 8e-5 / 4 + 200e-6 + 200 * 1e-4, 1e-9);
+    zs_auto_plan_free(p);
+}
+
+/* A long document and four short ones (all-to-alls 1 us a token): the long
+ * one head-parallel (5 ms + 1 ms of all-to-alls, 10 us hidden under the
+ * GPU's local document), one short document whole per GPU: 6.1 ms, against
+ * 6.15 ms with two documents head-parallel and 6.21 ms with all five. */
+static void test_search_mixed(void)
+{
+    static const int32_t len[] = {100, 4000, 100, 100, 100};
+    sdata s;
+    sinit(&s, 1, 4, 4, 1000000, len, 5, 1e-6);
+    zs_auto_plan *p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->node_k[0], 1);
+    CU_ASSERT_EQUAL(p->nunits, 5);
+    expect_unit(p, 0, ZS_AUTO_UNIT_HEADS, 4, 1, 0, "1");
+    expect_unit(p, 1, ZS_AUTO_UNIT_LOCAL, 1, 1, 0, "0");
+    expect_unit(p, 4, ZS_AUTO_UNIT_LOCAL, 1, 1, 3, "4");
+    ZS_ASSERT_REL(p->makespan, 0.005 + 1.1e-4 + (1e-3 - 1e-5), 1e-9);
+    CU_ASSERT_EQUAL(p->nodes_mixed, 1);
+    zs_auto_plan_free(p);
+}
+
+/* Two nodes of 2 GPUs: a document of 10,000 tokens holds nearly all the
+ * work (110 ms of 110.2), so it spans both nodes (Ulysses 2 x ring 2);
+ * without spanning it sits on one node. */
+static void test_search_span(void)
+{
+    static const int32_t len[] = {100, 10000, 100};
+    sdata s;
+    sinit(&s, 2, 2, 2, 1000000, len, 3, 1e-7);
+    zs_auto_plan *p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nspan, 1);
+    CU_ASSERT_EQUAL(p->max_m, 2);
+    expect_unit(p, 0, ZS_AUTO_UNIT_SPAN, 2, 2, 0, "1");
+    /* The window's GPUs carry 15 ms + 2500 tokens x 1 us each. */
+    CU_ASSERT(p->makespan >= 0.015 + 0.0025);
+    zs_auto_plan_free(p);
+    s.in.span = 0;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nspan, 0);
+    CU_ASSERT(p->makespan > 0.05); /* 100 ms of attention over 2 GPUs */
+    zs_auto_plan_free(p);
+}
+
+/* Capacity: without head parallelism (u = 1) a document longer than a GPU
+ * holds goes on a ring over the node; one no window holds is an error. */
+static void test_search_capacity(void)
+{
+    static const int32_t len[] = {5000, 1000};
+    sdata s;
+    sinit(&s, 1, 4, 1, 3000, len, 2, 1e-7);
+    zs_auto_plan *p = search_ok(&s.in);
+    expect_unit(p, 0, ZS_AUTO_UNIT_SPAN, 1, 4, 0, "0");
+    CU_ASSERT_EQUAL(p->local_docs, 1);
+    zs_auto_plan_free(p);
+    /* u = 4: head-parallel in the node (1250 tokens per GPU) is allowed. */
+    sinit(&s, 1, 4, 4, 3000, len, 2, 1e-7);
+    s.in.mode = ZS_AUTO_LOCAL;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->node_k[0], 1);
+    zs_auto_plan_free(p);
+    static const int32_t huge[] = {10000};
+    sinit(&s, 1, 4, 1, 1000, huge, 1, 1e-7);
+    zs_auto_plan *q = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    CU_ASSERT_EQUAL(zs_auto_search(&s.in, &q, &e), ZS_EINPUT);
+    CU_ASSERT_PTR_NULL(q);
+    ZS_ASSERT_STR_CONTAINS(e.where, "document 0");
+}
+
+/* ---- the planner on the cost model --------------------------------------------- */
+
+typedef zs_test_env env;
+
+static void env_opts(env *v, const char *spec)
+{
+    zs_err e;
+    zs_opts_init(&v->opts);
+    if (spec && *spec)
+        ZS_ASSERT_OK(zs_opts_parse(&v->opts, spec, &e), &e);
+}
+
+static zs_schedule *plan_ok(env *v, const zs_batch *b, zs_plan_report *rep)
+{
+    const zs_planner_ops *p = zs_planner_find("auto");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    zs_schedule *s = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_plan_batch(p, &v->ctx, b, 1, &s, rep, &e), &e);
+    return s;
+}
+
+static void check_total_flops(const zs_schedule *s, const zs_model *m, const zs_batch *b)
+{
+    double sum = 0, want = 0;
+    for (int r = 0; r < s->nranks; r++)
+        sum += zs_schedule_attn_work(s, r) * 4.0 * m->head_dim;
+    for (int d = 0; d < b->ndocs; d++)
+        want += zs_model_attn_flops_causal(m, b->len[d]) * m->layers;
+    ZS_ASSERT_REL(sum, want, 1e-9);
+}
+
+static void run_analytic(env *v, const zs_schedule *s)
+{
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_analytic_run(s, v->cost, NULL, &r, &e), &e);
+    CU_ASSERT(r->iter_time > 0 && isfinite(r->iter_time));
+    zs_result_free(r);
+}
+
+/* llama-550m (8 heads, 8 KV heads) on one node of 8 A800s: one document of
+ * 96,000 tokens goes head-parallel over the 8 GPUs, 12,000 tokens each. */
+static void test_planner_long(void)
+{
+    env v;
+    zs_test_env_init(&v, "llama-550m", 1, NULL);
+    zs_batch *b = zs_batch_from_lengths((int32_t[]){96000}, 1);
+    zs_plan_report rep;
+    zs_schedule *s = plan_ok(&v, b, &rep);
+    ZS_ASSERT_STR_CONTAINS(rep.notes, "0 documents local, 1 head-parallel in a node");
+    ZS_ASSERT_STR_CONTAINS(rep.notes, "runner-ups: all local");
+    for (int r = 0; r < 8; r++)
+        CU_ASSERT_EQUAL(zs_test_piece_tokens(s, r, ZS_LAYOUT_ATTN), 12000);
+    CU_ASSERT(rep.attn_imbalance < 1.0001);
+    check_total_flops(s, &v.m, b);
+    run_analytic(&v, s);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+/* 64 documents of 1000 tokens on 8 GPUs: each GPU keeps 8 whole (no
+ * communication beats an all-to-all for attention this cheap). */
+static void test_planner_short(void)
+{
+    env v;
+    zs_test_env_init(&v, "llama-550m", 1, NULL);
+    int32_t len[64];
+    for (int i = 0; i < 64; i++)
+        len[i] = 1000;
+    zs_batch *b = zs_batch_from_lengths(len, 64);
+    zs_plan_report rep;
+    zs_schedule *s = plan_ok(&v, b, &rep);
+    ZS_ASSERT_STR_CONTAINS(rep.notes, "64 documents local, 0 head-parallel");
+    for (int r = 0; r < 8; r++)
+        CU_ASSERT_EQUAL(zs_test_piece_tokens(s, r, ZS_LAYOUT_LINEAR), 8000);
+    check_total_flops(s, &v.m, b);
+    run_analytic(&v, s);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
+{
+    zs_batch *b = zs_batch_new(ndocs);
+    uint64_t x = seed * 2654435761ULL + 7;
+    for (int i = 0; i < ndocs; i++) {
+        uint64_t r = zs_test_rng(&x);
+        int32_t len = 1 + (int32_t)(r % 3000);
+        if (r % 5 == 0)
+            len = 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)maxlen);
+        zs_batch_push(b, len, i);
+    }
+    return b;
+}
+
+/* Random long-tailed batches on 2 and 4 nodes under every option: the
+ * validator passes (zs_plan_batch validates), the attention FLOPs are the
+ * documents', the schedule runs on the analytic backend. */
+static void test_random_batches(void)
+{
+    static const char *const opts[] = {"",          "span=0",         "layout=local",
+                                       "layout=heads", "ulysses=2",   "ulysses=1",
+                                       "tp=2",      "ulysses=4,span=0", NULL};
+    for (int nodes = 2; nodes <= 4; nodes += 2) {
+        env v;
+        zs_test_env_init(&v, "llama-550m", nodes, NULL);
+        for (uint64_t seed = 1; seed <= 16; seed++) {
+            const char *o = opts[seed % 8];
+            env_opts(&v, o);
+            v.ctx.mem.recompute = seed % 3 == 0 ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
+            zs_batch *b = random_batch(seed, 4 + (int)(seed * 7 % 40), 150000);
+            zs_plan_report rep;
+            zs_schedule *s = plan_ok(&v, b, &rep);
+            check_total_flops(s, &v.m, b);
+            ZS_ASSERT_STR_CONTAINS(rep.notes, "predicted slowest GPU per layer");
+            if (seed % 4 == 1)
+                run_analytic(&v, s);
+            zs_schedule_free(s);
+            zs_batch_free(b);
+        }
+        zs_cost_free(v.cost);
+    }
+}
+
+/* The same batch gives the same pieces, ops and notes. */
+static void test_deterministic(void)
+{
+    env v;
+    zs_test_env_init(&v, "llama-550m", 2, NULL);
+    zs_batch *b = random_batch(5, 40, 150000);
+    zs_plan_report r1, r2;
+    zs_schedule *s1 = plan_ok(&v, b, &r1), *s2 = plan_ok(&v, b, &r2);
+    CU_ASSERT_STRING_EQUAL(r1.notes, r2.notes);
+    CU_ASSERT_EQUAL(s1->npieces, s2->npieces);
+    for (int64_t i = 0; i < s1->npieces && i < s2->npieces; i++) {
+        const zs_piece *a = &s1->pieces[i], *c = &s2->pieces[i];
+        CU_ASSERT(a->doc == c->doc && a->t0 == c->t0 && a->t1 == c->t1 && a->rank == c->rank &&
+                  a->layout == c->layout);
+    }
+    CU_ASSERT_EQUAL(zs_schedule_total_ops(s1), zs_schedule_total_ops(s2));
+    zs_schedule_free(s1);
+    zs_schedule_free(s2);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+static void expect_error(env *v, const char *opts, const zs_batch *b, const char *where,
+                         const char *msg)
+{
+    env_opts(v, opts);
+    zs_schedule *s = NULL;
+    zs_plan_report rep;
+    zs_err e;
+    zs_err_clear(&e);
+    int rc = zs_plan_batch(zs_planner_find("auto"), &v->ctx, b, 1, &s, &rep, &e);
+    CU_ASSERT(rc == ZS_EINPUT || rc == ZS_EUSAGE);
+    CU_ASSERT_PTR_NULL(s);
+    ZS_ASSERT_STR_CONTAINS(e.where, where);
+    ZS_ASSERT_STR_CONTAINS(e.what, msg);
+}
+
+static void test_errors(void)
+{
+    env v;
+    zs_test_env_init(&v, "llama-550m", 1, NULL);
+    zs_batch *b = zs_batch_from_lengths((int32_t[]){1000, 2000}, 2);
+    expect_error(&v, "ulysses=3", b, "ulysses", "ulysses=3");
+    expect_error(&v, "layout=ring", b, "layout", "ring");
+    zs_batch_free(b);
+    /* Longer than the node holds even head-parallel, and one node only. */
+    b = zs_batch_from_lengths((int32_t[]){1000, 100000000}, 2);
+    expect_error(&v, "", b, "document 1", "tokens");
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case search[] = {{"one_long", test_search_one_long},
+                                          {"many_short", test_search_many_short},
+                                          {"mixed", test_search_mixed},
+                                          {"span", test_search_span},
+                                          {"capacity", test_search_capacity},
+                                          {NULL, NULL}};
+    static const zs_test_case planner[] = {{"long", test_planner_long},
+                                           {"short", test_planner_short},
+                                           {"random_batches", test_random_batches},
+                                           {"deterministic", test_deterministic},
+                                           {"errors", test_errors},
+                                           {NULL, NULL}};
+    static const zs_test_suite suites[] = {
+        {"search", search}, {"planner", planner}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
