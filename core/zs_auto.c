@@ -123,8 +123,9 @@ static int span_width(ws *W, int32_t d, double avg, int *m_out, zs_err *e)
         while (m <= in->nodes && span_share(in, len, m) > in->cap)
             m++;
     }
-    if (in->span && in->nodes > 1 && avg > 0 && W->w[d] > avg) {
-        double mw = ceil(W->w[d] / avg);
+    double lim = avg * (in->span_frac > 0 ? in->span_frac : 1);
+    if (in->span && in->nodes > 1 && lim > 0 && W->w[d] > lim) {
+        double mw = ceil(W->w[d] / lim);
         int mm = mw < in->nodes ? (int)mw : in->nodes;
         if (mm > m)
             m = mm;
@@ -183,21 +184,98 @@ static int node_room(const ws *W, int x, int32_t len)
            share <= in->cap - W->basetok[x];
 }
 
+/* A binary heap of nodes by (load, index): the least-loaded node first,
+ * ties to the lower index, as a scan would find it. */
+static int heap_less(const ws *W, int a, int b)
+{
+    return W->nload[a] < W->nload[b] || (W->nload[a] == W->nload[b] && a < b);
+}
+
+static void heap_down(const ws *W, int *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && heap_less(W, h[l], h[m]))
+            m = l;
+        if (r < n && heap_less(W, h[r], h[m]))
+            m = r;
+        if (m == i)
+            return;
+        int t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void heap_push(const ws *W, int *h, int *n, int x)
+{
+    int i = (*n)++;
+    h[i] = x;
+    while (i > 0 && heap_less(W, h[i], h[(i - 1) / 2])) {
+        int p = (i - 1) / 2, t = h[i];
+        h[i] = h[p];
+        h[p] = t;
+        i = p;
+    }
+}
+
+static int heap_pop(const ws *W, int *h, int *n)
+{
+    int x = h[0];
+    h[0] = h[--*n];
+    heap_down(W, h, *n, 0);
+    return x;
+}
+
+static void heap_build(const ws *W, int *h, int *n)
+{
+    *n = W->in->nodes;
+    for (int x = 0; x < *n; x++)
+        h[x] = x;
+    for (int i = *n / 2 - 1; i >= 0; i--)
+        heap_down(W, h, *n, i);
+}
+
+/* The least-loaded node with room for document d (-1: none), through the
+ * heap h (hn entries; aside: scratch of N). */
+static int lpt_node(ws *W, int32_t d, int *h, int *hn, int *aside)
+{
+    int na = 0, best = -1;
+    while (*hn > 0) {
+        int x = heap_pop(W, h, hn);
+        if (node_room(W, x, W->in->len[d])) {
+            best = x;
+            break;
+        }
+        aside[na++] = x;
+    }
+    if (best >= 0) {
+        W->node_of[d] = best;
+        W->nload[best] += W->w[d];
+        W->ntok[best] += W->in->len[d];
+        heap_push(W, h, hn, best);
+    }
+    for (int i = 0; i < na; i++)
+        heap_push(W, h, hn, aside[i]);
+    return best;
+}
+
 /* Hierarchical partition: span windows for the documents of most work,
  * then LPT over the nodes; a document no node has room for spans the
  * narrowest window that has. */
 static int partition(ws *W, zs_err *e)
 {
     const zs_auto_in *in = W->in;
-    int N = in->nodes;
+    int N = in->nodes, rc = ZS_OK, hn = 0;
     double total = 0;
     for (int32_t d = 0; d < in->ndocs; d++)
         total += W->w[d];
     double avg = total / N;
     for (int32_t i = 0; i < in->ndocs; i++) {
         int32_t d = W->order[i].d;
-        int m = 0, rc = span_width(W, d, avg, &m, e);
-        if (rc)
+        int m = 0;
+        if ((rc = span_width(W, d, avg, &m, e)))
             return rc;
         while (m > 0 && m <= N && !put_span(W, d, m))
             m++;
@@ -205,28 +283,28 @@ static int partition(ws *W, zs_err *e)
             return doc_error(d, in->len[d], "use more nodes or a smaller batch",
                              "no window of nodes has room left for this document", e);
     }
-    for (int32_t i = 0; i < in->ndocs; i++) {
+    int *h = malloc(sizeof(int) * (size_t)N), *aside = malloc(sizeof(int) * (size_t)N);
+    if (!h || !aside) {
+        free(h);
+        free(aside);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    heap_build(W, h, &hn);
+    for (int32_t i = 0; i < in->ndocs && !rc; i++) {
         int32_t d = W->order[i].d;
-        if (W->span_m[d])
+        if (W->span_m[d] || lpt_node(W, d, h, &hn, aside) >= 0)
             continue;
-        int best = -1;
-        for (int x = 0; x < N; x++)
-            if (node_room(W, x, in->len[d]) && (best < 0 || W->nload[x] < W->nload[best]))
-                best = x;
-        if (best >= 0) {
-            W->node_of[d] = best;
-            W->nload[best] += W->w[d];
-            W->ntok[best] += in->len[d];
-            continue;
-        }
         int m = in->u > 1 ? 2 : 1;
         while (in->span && m <= N && !put_span(W, d, m))
             m++;
         if (!in->span || m > N)
-            return doc_error(d, in->len[d], "use more nodes or a smaller batch",
-                             "no node has room left for this document", e);
+            rc = doc_error(d, in->len[d], "use more nodes or a smaller batch",
+                           "no node has room left for this document", e);
+        heap_build(W, h, &hn); /* the window's loads changed */
     }
-    return ZS_OK;
+    free(h);
+    free(aside);
+    return rc;
 }
 
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
@@ -296,13 +374,14 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
     return mk;
 }
 
-/* The next candidate k after k: every k up to kmin + 32, then steps of
- * n / 32 (and n itself), so a node of many documents costs O(64 n G). */
+/* The next candidate k after k: every k up to kmin + 16, then steps of a
+ * quarter of k (and n itself), so a node of n documents costs
+ * O((16 + 4 log n) n G). */
 static int next_k(int k, int kmin, int n)
 {
-    if (k < kmin + 32 || n <= 64)
+    if (k < kmin + 16 || n <= 24)
         return k + 1;
-    int step = n / 32;
+    int step = k / 4 > 1 ? k / 4 : 1;
     return k + step < n ? k + step : (k < n ? n : n + 1);
 }
 
@@ -317,6 +396,7 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
     if (!tmp)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     p->makespan = 0;
+    p->makespan_local = p->makespan_heads = in->mode == ZS_AUTO_SEARCH ? 0 : HUGE_VAL;
     for (int x = 0; x < in->nodes; x++) {
         const item *it = nd + nstart[x];
         int n = nstart[x + 1] - nstart[x], kmin = 0;
@@ -350,6 +430,12 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
             snprintf(w, sizeof w, "node %d", x);
             return zs_err_set(e, ZS_EINPUT, w, "use more nodes, recomputation or a smaller batch",
                               "no layout of its %d documents fits its GPUs' memory", n);
+        }
+        if (in->mode == ZS_AUTO_SEARCH) { /* the uniform layouts, for the notes */
+            double tl = price_node(W, x, it, n, kmin, bytok - 1, tmp);
+            double th = in->u > 1 ? price_node(W, x, it, n, n, bytok - 1, tmp) : HUGE_VAL;
+            p->makespan_local = tl > p->makespan_local ? tl : p->makespan_local;
+            p->makespan_heads = th > p->makespan_heads ? th : p->makespan_heads;
         }
         price_node(W, x, it, n, bestk, bytok - 1, assign + nstart[x]);
         p->node_time[x] = best;

@@ -35,6 +35,10 @@ typedef struct zs_auto_in {
     int u;        /* Ulysses degree inside a node (divides G); 1: no head parallelism */
     long cap;     /* tokens one slot holds */
     int span;     /* 1: documents may span nodes (head x ring units) */
+    /* A document spans nodes when its work exceeds span_frac x a node's
+     * share of the batch (0: 1), over ceil(work / (span_frac x share))
+     * nodes at most the cluster's. */
+    double span_frac;
     zs_auto_mode mode;
     int32_t ndocs;
     const int32_t *len;
@@ -71,6 +75,10 @@ typedef struct zs_auto_plan {
     zs_auto_unit *unit;
     int32_t *docs;
     double makespan;      /* predicted seconds per layer of the slowest GPU */
+    /* The same with the same partition and every node's k the smallest
+     * (local) or all its documents (head-parallel); HUGE_VAL when not
+     * feasible or not searched (a forced mode). */
+    double makespan_local, makespan_heads;
     double *node_time;    /* per node: predicted seconds per layer */
     int *node_k;          /* per node: documents head-parallel */
     int *node_n;          /* per node: documents (span documents not counted) */

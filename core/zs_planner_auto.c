@@ -46,6 +46,8 @@ static const zs_opt_spec opt_layout = {.key = "layout",
 
 /* Planners use tag 0 for their groups; the builder's are 1-3. */
 enum { GROUP_TAG_SPAN = 8 };
+/* The all-to-all price table: 8 points per octave up to 2^31 tokens. */
+enum { A2A_STEPS = 8, A2A_TAB = 31 * A2A_STEPS };
 
 typedef struct ap {
     const zs_plan_ctx *ctx;
@@ -61,6 +63,7 @@ typedef struct ap {
     int *slot_head, *slot_local; /* per slot: its head unit and local unit, -1 */
     int *split_f, *split_b;      /* per slot: local documents run before the head unit */
     int64_t *lin;
+    double a2a_tab[A2A_TAB]; /* a2a_time at 2^(i / A2A_STEPS) tokens */
 } ap;
 
 static double a2a_pair(const ap *A, int u, double tokens)
@@ -76,11 +79,29 @@ static double a2a_pair(const ap *A, int u, double tokens)
 }
 
 /* Seconds per layer of a Ulysses group's all-to-alls with `tokens` per GPU:
- * per forward pass Q/K/V out and O back, backward dO out, dQ/dK/dV back. */
+ * per forward pass Q/K/V out and O back, backward dO out, dQ/dK/dV back.
+ * The search asks for it once per candidate and node, so the cost model's
+ * price is read from a table of A2A_STEPS points per octave of tokens,
+ * interpolated linearly (collective times are piecewise linear in bytes;
+ * the planner's choice, not the schedule, sees the interpolation). */
 static double a2a_time(void *arg, double tokens)
 {
     const ap *A = arg;
-    return (A->passes + 1) * a2a_pair(A, A->u, tokens);
+    if (tokens <= 1)
+        return tokens > 0 ? A->a2a_tab[0] * tokens : 0;
+    double x = log2(tokens) * A2A_STEPS;
+    int i = (int)x;
+    if (i + 1 >= A2A_TAB)
+        return (A->passes + 1) * a2a_pair(A, A->u, tokens);
+    double t0 = exp2((double)i / A2A_STEPS), t1 = exp2((double)(i + 1) / A2A_STEPS);
+    double f = (tokens - t0) / (t1 - t0);
+    return A->a2a_tab[i] + f * (A->a2a_tab[i + 1] - A->a2a_tab[i]);
+}
+
+static void a2a_table(ap *A)
+{
+    for (int i = 0; i < A2A_TAB; i++)
+        A->a2a_tab[i] = (A->passes + 1) * a2a_pair(A, A->u, exp2((double)i / A2A_STEPS));
 }
 
 /* Seconds per layer per GPU of document d over a window of m nodes: per
@@ -359,22 +380,33 @@ static int place_heads(ap *A, zs_schedule *s, const zs_auto_unit *un, zs_err *e)
 }
 
 /* Local documents of a slot that also runs a head unit: the prefix whose
- * attention runs under the first all-to-all, in proportion to the bytes of
- * the two all-to-alls (forward Q/K/V then O, backward dO then dQ/dK/dV). */
-static int split_at(const ap *A, const zs_auto_unit *un, const double *t, double frac)
+ * attention runs under the unit's first all-to-all (forward Q/K/V,
+ * backward dO), up to its predicted time, so that every GPU of the group
+ * reaches the head-parallel attention together; the rest runs under the
+ * second all-to-all. */
+static int split_at(const ap *A, const zs_auto_unit *un, const double *t, double target)
 {
-    double total = 0, cum = 0;
-    for (int i = 0; i < un->n; i++)
-        total += t[A->plan->docs[un->start + i]];
+    double cum = 0;
     int n = 0;
     while (n < un->n) {
         double c = t[A->plan->docs[un->start + n]];
-        if (cum + 0.5 * c > frac * total)
+        if (cum + 0.5 * c > target)
             break;
         cum += c;
         n++;
     }
     return n;
+}
+
+/* Predicted time of a head unit's first all-to-all (forward or backward). */
+static double first_a2a(const ap *A, const zs_auto_unit *un, int backward)
+{
+    int ranks[64];
+    for (int j = 0; j < un->u; j++)
+        ranks[j] = zs_slot_rank(&A->dims, 0, un->first + j);
+    double most = ceil((double)unit_tokens(A, un) / un->u);
+    return zs_cost_collective(A->ctx->cost, ZS_COLL_ALLTOALL, ranks, un->u,
+                              most * (backward ? A->tok_q : A->tok_qkv));
 }
 
 static int place(ap *A, zs_schedule *s, zs_err *e)
@@ -399,13 +431,12 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
             }
         }
     }
-    double fq = A->tok_qkv / (A->tok_qkv + A->tok_q);
     for (int sl = 0; sl < A->S; sl++) {
-        int lu = A->slot_local[sl];
-        if (lu < 0 || A->slot_head[sl] < 0)
+        int lu = A->slot_local[sl], hu = A->slot_head[sl];
+        if (lu < 0 || hu < 0)
             continue;
-        A->split_f[sl] = split_at(A, &p->unit[lu], A->af, fq);
-        A->split_b[sl] = split_at(A, &p->unit[lu], A->ab, 1 - fq);
+        A->split_f[sl] = split_at(A, &p->unit[lu], A->af, first_a2a(A, &p->unit[hu], 0));
+        A->split_b[sl] = split_at(A, &p->unit[lu], A->ab, first_a2a(A, &p->unit[hu], 1));
     }
     for (int sl = 0; sl < A->S && !rc; sl++)
         if (A->lin[sl] > A->cap) {
@@ -490,13 +521,21 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
 
 /* ---- the plan ------------------------------------------------------------------- */
 
-enum { NVAR = 4 };
-static const char *const var_name[NVAR] = {"per-node search", "all local", "all head-parallel",
-                                           "no spanning"};
+/* The searched variants: how readily documents span nodes (a document
+ * spans when its work exceeds frac x a node's share), and no spanning;
+ * then the chosen partition with every node local or head-parallel
+ * (runner-ups only: the per-node search already weighs both). */
+enum { NSEARCH = 6, NOSPAN = 5, NVAR = 8, VAR_LOCAL = 6, VAR_HEADS = 7 };
+static const double var_frac[NSEARCH] = {1, 0.5, 0.25, 0.125, 0.0625, 1};
+static const char *const var_name[NVAR] = {
+    "span above a node's share", "span above 1/2 of it", "span above 1/4", "span above 1/8",
+    "span above 1/16",           "no spanning",          "all local",      "all head-parallel"};
 
-/* Runs the search variants the options allow; the cheapest predicted plan
- * into *best (its index into *which), the others' makespans into mk[]
- * (HUGE_VAL: not run or not feasible). */
+/* Runs the search variants the options allow (the threshold ladder down
+ * to where spanning more stops paying, then no spanning); the cheapest
+ * predicted plan into *best (its index into *which), every variant's
+ * makespan into mk[] (HUGE_VAL: not run or not feasible). A forced layout
+ * runs alone. */
 static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout,
                   zs_auto_plan **best, int *which, double *mk, zs_err *e)
 {
@@ -505,7 +544,8 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      A->u,
                      A->cap,
                      span,
-                     ZS_AUTO_SEARCH,
+                     1,
+                     layout == 1 ? ZS_AUTO_LOCAL : layout == 2 ? ZS_AUTO_HEADS : ZS_AUTO_SEARCH,
                      b->ndocs,
                      b->len,
                      A->full,
@@ -514,31 +554,25 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      a2a_time,
                      span_time,
                      A};
-    static const zs_auto_mode mode[NVAR] = {ZS_AUTO_SEARCH, ZS_AUTO_LOCAL, ZS_AUTO_HEADS,
-                                            ZS_AUTO_SEARCH};
-    int first = layout == 0 ? 0 : layout; /* a forced layout runs alone */
     *best = NULL;
-    for (int v = 0; v < NVAR; v++) {
+    for (int v = 0; v < NVAR; v++)
         mk[v] = HUGE_VAL;
-        if (v != first && (layout != 0 || (v == 3 && (!span || in.nodes < 2))))
-            continue;
-        if (v == 2 && A->u < 2)
-            continue;
-        in.mode = mode[v];
-        in.span = v == 3 ? 0 : span;
+    for (int v = 0; v < NSEARCH; v++) {
+        int alone = layout != 0 || !span || in.nodes < 2;
+        if (v > 0 && alone)
+            break;
+        in.span = v == NOSPAN ? 0 : span;
+        in.span_frac = var_frac[v];
         zs_auto_plan *p = NULL;
         zs_err e2;
         zs_err_clear(&e2);
-        int rc = zs_auto_search(&in, &p, v == first ? e : &e2);
-        if (rc) {
-            if (v == first) {
-                zs_auto_plan_free(*best);
-                *best = NULL;
-                return rc;
-            }
+        if (zs_auto_search(&in, &p, v == 0 ? e : &e2)) {
+            if (v == 0)
+                return e->code ? e->code : ZS_EINVALID;
             continue;
         }
         mk[v] = p->makespan;
+        int worse = v > 0 && v < NOSPAN && p->makespan > mk[v - 1];
         if (!*best || p->makespan < (*best)->makespan) {
             zs_auto_plan_free(*best);
             *best = p;
@@ -546,7 +580,13 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
         } else {
             zs_auto_plan_free(p);
         }
+        /* Lower thresholds only span more: once spanning more costs more,
+         * the rest of the ladder is skipped. */
+        if (worse)
+            v = NOSPAN - 1;
     }
+    mk[VAR_LOCAL] = (*best)->makespan_local;
+    mk[VAR_HEADS] = (*best)->makespan_heads;
     return ZS_OK;
 }
 
@@ -555,17 +595,16 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
 {
     zs_plan_report_note(rep,
                         "auto: documents whole on one GPU (LPT), head-parallel over u=%d GPUs of "
-                        "a node (Ulysses, NVLink) or, above a node's share of the work, over "
-                        "windows of nodes (Ulysses x zigzag ring); nodes filled by LPT on "
-                        "predicted time, per node the k documents of most work head-parallel, k "
-                        "searched; capacity %ld tokens/GPU",
+                        "a node (Ulysses, NVLink) or over windows of nodes (Ulysses x zigzag "
+                        "ring); nodes filled by LPT on predicted time, per node the k documents "
+                        "of most work head-parallel, k searched; capacity %ld tokens/GPU",
                         A->u, A->cap);
     zs_plan_report_note(rep,
-                        "chosen %s: %d documents local, %d head-parallel in a node, %d spanning "
-                        "nodes (widest %d); nodes %d local, %d head-parallel, %d mixed",
+                        "chosen (%s): %d documents local, %d head-parallel in a node, %d "
+                        "spanning nodes (widest %d); nodes %d local, %d head-parallel, %d mixed",
                         var_name[which], p->local_docs, p->heads_docs, p->nspan, p->max_m,
                         p->nodes_local, p->nodes_heads, p->nodes_mixed);
-    char buf[256];
+    char buf[512];
     size_t o = 0;
     buf[0] = 0;
     for (int v = 0; v < NVAR; v++) {
@@ -659,6 +698,7 @@ static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_
     double lin_tok = 0;
     if ((rc = prices(A, batch, &lin_tok, e)))
         return rc;
+    a2a_table(A);
     return search(A, batch, lin_tok, span, layout, p, which, mk, e);
 }
 
