@@ -1,0 +1,47 @@
+# End to end: the auto planner plans, validates and runs from the CLI, its
+# notes say what it chose and what the runner-ups would take, it is the
+# fastest of a small analytic compare (one long document, short ones), its
+# options are checked, and `bench plan --method auto` times it.
+. "$(dirname "$0")/lib.bash"
+SMALL="--backend analytic --nodes 2 --iterations 1"
+
+expect_rc plan 0 "$ZEPSIM" plan --method auto --nodes 2 --validate
+expect_out plan "^validated +1"
+expect_out plan "chosen \(span above a node's share\): [0-9]+ documents local, [0-9]+ head-parallel in a node"
+expect_out plan "runner-ups: .*no spanning [0-9.]+ ms \(\+[0-9.]+%\)"
+expect_out plan "all local [0-9.]+ ms"
+
+expect_rc simulate 0 "$ZEPSIM" simulate --method auto $SMALL --trace github
+expect_out simulate "^# method auto$"
+
+# One 64K document on two nodes: head-parallel beats a ring and whole
+# documents; 2K documents: every method keeps them whole, auto as fast.
+expect_rc compare-long 0 "$ZEPSIM" compare --methods usp,zeppelin,hybrid-dp,auto $SMALL \
+  --model llama-3b --trace fixed:65536 --context 65536 --plot none --format csv
+python3 - "$TMP/out" <<'PY' || { echo "FAIL compare-long: auto is not the fastest"; FAILS=$((FAILS + 1)); }
+import csv, sys
+lines = open(sys.argv[1]).read().splitlines()
+lines = lines[next(i for i, l in enumerate(lines) if l.startswith("model,")):]
+rows = {r["method"]: float(r["tokens_per_s"]) for r in csv.DictReader(lines) if r.get("method")}
+best = max(v for k, v in rows.items() if k != "auto")
+sys.exit(0 if rows["auto"] >= 0.999 * best else 1)
+PY
+
+expect_rc layout-local 0 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=local,span=0
+expect_out layout-local "chosen \(span above a node's share\): [0-9]+ documents local, 0 head-parallel"
+expect_rc bad-layout 2 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=ring
+expect_out bad-layout "layout: use layout=auto\|local\|heads"
+expect_rc bad-ulysses 2 "$ZEPSIM" plan --method auto --nodes 2 --opt ulysses=3
+expect_out bad-ulysses "^zepsim: ulysses=3: a node has 8 TP groups"
+expect_rc help 0 "$ZEPSIM" plan --help
+expect_out help "layout=auto\|local\|heads \(default auto\)"
+
+expect_rc bench 0 "$ZEPSIM" bench plan --method auto --nodes 2 --tokens 300000 --reps 1 \
+  --traces arxiv --format csv
+expect_out bench "^arxiv,16,[0-9]+,300000,[0-9.]+,[0-9.]+,[0-9]+$"
+expect_rc bench-te 0 "$ZEPSIM" bench plan --method te-cp --nodes 2 --tokens 300000 --reps 1 \
+  --traces arxiv --format csv
+expect_out bench-te "^arxiv,16,[0-9]+,300000,,[0-9.]+,[0-9]+$"
+expect_rc bench-bogus 2 "$ZEPSIM" bench plan --method autoo --nodes 2 --reps 1
+expect_out bench-bogus "unknown method 'autoo'.*did you mean 'auto'"
+finish
