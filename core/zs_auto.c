@@ -33,12 +33,13 @@ typedef struct ws {
     int *node_of;     /* per document: its node, -1 when it spans nodes */
     int *span_first;  /* per document: first node of its window (span documents) */
     int *span_m;      /* per document: nodes of its window, 0 when it does not span */
-    double *base;     /* per node: seconds per layer per GPU of span units */
+    double *base_att; /* per node: seconds per layer per GPU of span units' attention */
+    double *base_lin; /* ... and of their linear modules */
     int64_t *basetok; /* per node: tokens per GPU of span units */
     double *nload;    /* per node: GPU-seconds assigned */
     int64_t *ntok;    /* per node: tokens assigned (without span units) */
     /* scratch for pricing one node, G or G / u entries */
-    double *load, *locw, *ex, *ul;
+    double *load, *lin, *locw, *ex, *hid, *ul;
     int64_t *tok, *ut;
 } ws;
 
@@ -49,11 +50,14 @@ static void ws_free(ws *W)
     free(W->node_of);
     free(W->span_first);
     free(W->span_m);
-    free(W->base);
+    free(W->base_att);
+    free(W->base_lin);
     free(W->basetok);
     free(W->nload);
     free(W->ntok);
     free(W->load);
+    free(W->lin);
+    free(W->hid);
     free(W->locw);
     free(W->ex);
     free(W->ul);
@@ -71,19 +75,22 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->node_of = malloc(sizeof(int) * nd);
     W->span_first = calloc(nd, sizeof(int));
     W->span_m = calloc(nd, sizeof(int));
-    W->base = calloc(nn, sizeof(double));
+    W->base_att = calloc(nn, sizeof(double));
+    W->base_lin = calloc(nn, sizeof(double));
     W->basetok = calloc(nn, sizeof(int64_t));
     W->nload = calloc(nn, sizeof(double));
     W->ntok = calloc(nn, sizeof(int64_t));
     W->load = malloc(sizeof(double) * G);
+    W->lin = malloc(sizeof(double) * G);
+    W->hid = malloc(sizeof(double) * G);
     W->locw = malloc(sizeof(double) * G);
     W->ex = malloc(sizeof(double) * G);
     W->ul = malloc(sizeof(double) * G);
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
-    if (!W->w || !W->order || !W->node_of || !W->span_first || !W->span_m || !W->base ||
-        !W->basetok || !W->nload || !W->ntok || !W->load || !W->locw || !W->ex || !W->ul ||
-        !W->tok || !W->ut) {
+    if (!W->w || !W->order || !W->node_of || !W->span_first || !W->span_m || !W->base_att ||
+        !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load || !W->lin ||
+        !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
@@ -163,10 +170,11 @@ static int put_span(ws *W, int32_t d, int m)
     }
     if (best < 0)
         return 0;
-    double t = in->span_time(in->arg, d, m) + (double)share * in->lin_tok;
+    double ta = in->span_time(in->arg, d, m), tl = (double)share * in->lin_tok;
     for (int x = best; x < best + m; x++) {
-        W->nload[x] += t * G;
-        W->base[x] += t;
+        W->nload[x] += (ta + tl) * G;
+        W->base_att[x] += ta;
+        W->base_lin[x] += tl;
         W->basetok[x] += share;
     }
     W->span_first[d] = best;
@@ -318,9 +326,10 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
     for (int g = 0; g < G; g++) {
-        W->load[g] = W->base[x];
+        W->load[g] = W->base_att[x]; /* attention; linear modules in lin */
+        W->lin[g] = W->base_lin[x];
         W->tok[g] = W->basetok[x];
-        W->locw[g] = W->ex[g] = 0;
+        W->locw[g] = W->ex[g] = W->hid[g] = 0;
     }
     for (int q = 0; q < ng; q++) {
         W->ul[q] = 0;
@@ -340,12 +349,14 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
         if (W->ut[q] == 0)
             continue;
         int64_t shard = (W->ut[q] + u - 1) / u;
-        double a = in->a2a(in->arg, (double)shard);
+        double h, a = in->a2a(in->arg, (double)shard, &h);
         for (int j = 0; j < u; j++) {
             int g = q * u + j;
-            W->load[g] += W->ul[q] + (double)shard * in->lin_tok;
+            W->load[g] += W->ul[q];
+            W->lin[g] += (double)shard * in->lin_tok;
             W->tok[g] += shard;
             W->ex[g] = a;
+            W->hid[g] = h;
         }
     }
     for (int g = 0; g < G; g++)
@@ -356,22 +367,26 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
         int best = -1;
         for (int g = 0; g < G; g++)
             if (W->tok[g] + in->len[d] <= in->cap &&
-                (best < 0 || (by_tokens ? W->tok[g] < W->tok[best] : W->load[g] < W->load[best])))
+                (best < 0 || (by_tokens ? W->tok[g] < W->tok[best]
+                                        : W->load[g] + W->lin[g] < W->load[best] + W->lin[best])))
                 best = g;
         if (best < 0)
             return HUGE_VAL;
-        W->load[best] += W->w[d];
+        W->load[best] += in->attn_full[d];
+        W->lin[best] += (double)in->len[d] * in->lin_tok;
         W->locw[best] += in->attn_full[d];
         W->tok[best] += in->len[d];
         assign[i] = best;
     }
-    double mk = 0;
+    double mk = 0, ma = 0, ml = 0;
     for (int g = 0; g < G; g++) {
-        double hidden = W->ex[g] - W->locw[g];
-        double t = W->load[g] + (hidden > 0 ? hidden : 0);
+        double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
+        double a = W->load[g] + W->ex[g] - under, t = a + W->lin[g];
         mk = t > mk ? t : mk;
+        ma = a > ma ? a : ma;
+        ml = W->lin[g] > ml ? W->lin[g] : ml;
     }
-    return mk;
+    return in->moe ? ma + ml : mk;
 }
 
 /* The next candidate k after k: every k up to kmin + 16, then steps of a

@@ -12,7 +12,10 @@
  * G / u groups per node, the documents LPT over the groups) and the others
  * stay whole on one GPU (LPT over the GPUs); k is searched, each candidate
  * priced GPU by GPU (span shares, Ulysses attention, the all-to-all time
- * that local attention does not hide, local attention, the linear modules)
+ * that local attention does not hide, local attention, the linear modules;
+ * with MoE layers, whose expert all-to-alls make the node wait for its
+ * slowest GPU twice a layer, the slowest attention plus the slowest linear
+ * modules)
  * and the smallest predicted makespan wins. All prices come from the
  * caller (the planner asks the cost model), per layer in seconds.
  * Deterministic: ties go to the lower index. Depends on zs_err only. */
@@ -46,9 +49,11 @@ typedef struct zs_auto_in {
      * passes and backward) with all heads (full) and with heads / u (heads). */
     const double *attn_full, *attn_heads;
     double lin_tok; /* seconds per token per layer of the linear modules */
+    int moe;        /* 1: the node synchronises between attention and linear modules */
     /* Seconds per layer of a Ulysses group's all-to-alls (every pass) with
-     * `tokens` per GPU. */
-    double (*a2a)(void *arg, double tokens);
+     * `tokens` per GPU; in *hidden the part that local attention on the
+     * same GPU runs under (the rest is exposed). */
+    double (*a2a)(void *arg, double tokens, double *hidden);
     /* Seconds per layer per GPU of document d's attention over a window of
      * m nodes (ring steps with their transfers, all-to-alls). */
     double (*span_time)(void *arg, int32_t d, int m);

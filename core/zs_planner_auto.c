@@ -61,47 +61,58 @@ typedef struct ap {
     double *full, *heads;      /* per document, per layer: passes x fwd + bwd */
     const zs_auto_plan *plan;
     int *slot_head, *slot_local; /* per slot: its head unit and local unit, -1 */
-    int *split_f, *split_b;      /* per slot: local documents run before the head unit */
     int64_t *lin;
-    double a2a_tab[A2A_TAB]; /* a2a_time at 2^(i / A2A_STEPS) tokens */
+    double a2a_tab[A2A_TAB], a2a_hid[A2A_TAB]; /* a2a_exact at 2^(i / A2A_STEPS) tokens */
 } ap;
 
-static double a2a_pair(const ap *A, int u, double tokens)
+/* The two all-to-alls of one pass with `tokens` per GPU over a group of u
+ * GPUs: Q/K/V-sized (qkv) and Q-sized (q). */
+static void a2a_pair(const ap *A, int u, double tokens, double *qkv, double *q)
 {
+    *qkv = *q = 0;
     if (u < 2 || tokens <= 0)
-        return 0;
+        return;
     int ranks[64];
     for (int j = 0; j < u; j++)
         ranks[j] = zs_slot_rank(&A->dims, 0, j);
     const zs_cost *c = A->ctx->cost;
-    return zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_qkv) +
-           zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_q);
+    *qkv = zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_qkv);
+    *q = zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, u, tokens * A->tok_q);
 }
 
-/* Seconds per layer of a Ulysses group's all-to-alls with `tokens` per GPU:
- * per forward pass Q/K/V out and O back, backward dO out, dQ/dK/dV back.
- * The search asks for it once per candidate and node, so the cost model's
- * price is read from a table of A2A_STEPS points per octave of tokens,
- * interpolated linearly (collective times are piecewise linear in bytes;
- * the planner's choice, not the schedule, sees the interpolation). */
-static double a2a_time(void *arg, double tokens)
+/* Seconds per layer of a Ulysses group's all-to-alls with `tokens` per GPU
+ * (per forward pass Q/K/V out and O back, backward dO out and dQ/dK/dV
+ * back), and in *hidden the part local attention can run under (the first
+ * of each pass: Q/K/V forward, dO backward). */
+static double a2a_exact(const ap *A, double tokens, double *hidden)
+{
+    double qkv, q;
+    a2a_pair(A, A->u, tokens, &qkv, &q);
+    *hidden = A->passes * qkv + q;
+    return (A->passes + 1) * (qkv + q);
+}
+
+/* The search asks for a2a_exact once per candidate and node, so it reads
+ * a table of A2A_STEPS points per octave of tokens, interpolated linearly
+ * (collective times are piecewise linear in bytes; the planner's choice,
+ * not the schedule, sees the interpolation). */
+static double a2a_time(void *arg, double tokens, double *hidden)
 {
     const ap *A = arg;
-    if (tokens <= 1)
-        return tokens > 0 ? A->a2a_tab[0] * tokens : 0;
-    double x = log2(tokens) * A2A_STEPS;
+    double x = tokens > 1 ? log2(tokens) * A2A_STEPS : 0;
     int i = (int)x;
-    if (i + 1 >= A2A_TAB)
-        return (A->passes + 1) * a2a_pair(A, A->u, tokens);
+    if (tokens <= 1 || i + 1 >= A2A_TAB)
+        return a2a_exact(A, tokens, hidden);
     double t0 = exp2((double)i / A2A_STEPS), t1 = exp2((double)(i + 1) / A2A_STEPS);
     double f = (tokens - t0) / (t1 - t0);
+    *hidden = A->a2a_hid[i] + f * (A->a2a_hid[i + 1] - A->a2a_hid[i]);
     return A->a2a_tab[i] + f * (A->a2a_tab[i + 1] - A->a2a_tab[i]);
 }
 
 static void a2a_table(ap *A)
 {
     for (int i = 0; i < A2A_TAB; i++)
-        A->a2a_tab[i] = (A->passes + 1) * a2a_pair(A, A->u, exp2((double)i / A2A_STEPS));
+        A->a2a_tab[i] = a2a_exact(A, exp2((double)i / A2A_STEPS), &A->a2a_hid[i]);
 }
 
 /* Seconds per layer per GPU of document d over a window of m nodes: per
@@ -131,8 +142,8 @@ static double span_time(void *arg, int32_t d, int m)
     double cf = A->hf[d] / ((double)r * r), cb = A->hb[d] / ((double)r * r);
     double fwd = (r - 1) * fmax(cf, x) + cf;
     double bwd = (r - 1) * fmax(cb, 2 * x) + cb + x;
-    double lin_share = 2.0 * ceil((double)A->len[d] / (2.0 * m * A->G));
-    return A->passes * fwd + bwd + (A->passes + 1) * a2a_pair(A, A->u, lin_share);
+    double lin_share = 2.0 * ceil((double)A->len[d] / (2.0 * m * A->G)), hidden;
+    return A->passes * fwd + bwd + a2a_exact(A, lin_share, &hidden);
 }
 
 static int64_t a2a_op(zs_schedule *s, int rank, int stream, const char *label, int grp,
@@ -237,9 +248,12 @@ typedef struct emit_ws {
     int *slots;
 } emit_ws;
 
-/* Order per slot: span units, local documents before the head unit
- * (under its first all-to-all), the head unit, the rest of the local
- * documents (under its second all-to-all). */
+/* Order per slot: span units, local documents (under the head unit's
+ * first all-to-all, Q/K/V forward and dO backward), the head unit (its
+ * second all-to-all exposed). Local attention stays whole before the
+ * head unit in both directions: the all-to-alls are barriers of the node,
+ * and work split around them would have to balance per segment, not per
+ * layer (measured: splitting loses up to 3% on ProLong). */
 static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_err *e)
 {
     const zs_auto_plan *p = A->plan;
@@ -256,12 +270,9 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
             rc = emit_span(A, it, stage, &p->unit[i], backward, w->dep, w->slots, w->rdep, e);
     for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
         int lu = A->slot_local[sl];
-        if (lu < 0)
-            continue;
-        const zs_auto_unit *un = &p->unit[lu];
-        int n = A->slot_head[sl] >= 0 ? (backward ? A->split_b[sl] : A->split_f[sl]) : un->n;
-        rc = zs__cpb_local_attn(it, stage, sl, p->docs + un->start, n, 0, backward, &w->dep[sl],
-                                e);
+        if (lu >= 0)
+            rc = zs__cpb_local_attn(it, stage, sl, p->docs + p->unit[lu].start, p->unit[lu].n, 0,
+                                    backward, &w->dep[sl], e);
     }
     for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
         if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
@@ -272,15 +283,6 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
                 group_a2a(A, it, stage, un->first, un->u, most, 0, backward, "auto-",
                           A->a2a_stream, w->dep, w->ex);
         }
-    for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
-        int lu = A->slot_local[sl];
-        if (lu < 0 || A->slot_head[sl] < 0)
-            continue;
-        const zs_auto_unit *un = &p->unit[lu];
-        int n = backward ? A->split_b[sl] : A->split_f[sl];
-        rc = zs__cpb_local_attn(it, stage, sl, p->docs + un->start + n, un->n - n, 0, backward,
-                                &w->dep[sl], e);
-    }
     return rc;
 }
 
@@ -379,36 +381,6 @@ static int place_heads(ap *A, zs_schedule *s, const zs_auto_unit *un, zs_err *e)
     return rc;
 }
 
-/* Local documents of a slot that also runs a head unit: the prefix whose
- * attention runs under the unit's first all-to-all (forward Q/K/V,
- * backward dO), up to its predicted time, so that every GPU of the group
- * reaches the head-parallel attention together; the rest runs under the
- * second all-to-all. */
-static int split_at(const ap *A, const zs_auto_unit *un, const double *t, double target)
-{
-    double cum = 0;
-    int n = 0;
-    while (n < un->n) {
-        double c = t[A->plan->docs[un->start + n]];
-        if (cum + 0.5 * c > target)
-            break;
-        cum += c;
-        n++;
-    }
-    return n;
-}
-
-/* Predicted time of a head unit's first all-to-all (forward or backward). */
-static double first_a2a(const ap *A, const zs_auto_unit *un, int backward)
-{
-    int ranks[64];
-    for (int j = 0; j < un->u; j++)
-        ranks[j] = zs_slot_rank(&A->dims, 0, un->first + j);
-    double most = ceil((double)unit_tokens(A, un) / un->u);
-    return zs_cost_collective(A->ctx->cost, ZS_COLL_ALLTOALL, ranks, un->u,
-                              most * (backward ? A->tok_q : A->tok_qkv));
-}
-
 static int place(ap *A, zs_schedule *s, zs_err *e)
 {
     const zs_auto_plan *p = A->plan;
@@ -430,13 +402,6 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
                 rc = piece(A, s, d, 0, A->len[d], un->first, 1, e);
             }
         }
-    }
-    for (int sl = 0; sl < A->S; sl++) {
-        int lu = A->slot_local[sl], hu = A->slot_head[sl];
-        if (lu < 0 || hu < 0)
-            continue;
-        A->split_f[sl] = split_at(A, &p->unit[lu], A->af, first_a2a(A, &p->unit[hu], 0));
-        A->split_b[sl] = split_at(A, &p->unit[lu], A->ab, first_a2a(A, &p->unit[hu], 1));
     }
     for (int sl = 0; sl < A->S && !rc; sl++)
         if (A->lin[sl] > A->cap) {
@@ -551,6 +516,7 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      A->full,
                      A->heads,
                      lin_tok,
+                     zs_model_is_moe(A->ctx->model),
                      a2a_time,
                      span_time,
                      A};
@@ -633,8 +599,6 @@ static void ap_free(ap *A)
     free(A->heads);
     free(A->slot_head);
     free(A->slot_local);
-    free(A->split_f);
-    free(A->split_b);
     free(A->lin);
 }
 
@@ -644,11 +608,9 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
     size_t S = (size_t)A->S;
     A->slot_head = malloc(sizeof(int) * S);
     A->slot_local = malloc(sizeof(int) * S);
-    A->split_f = calloc(S, sizeof(int));
-    A->split_b = calloc(S, sizeof(int));
     A->lin = calloc(S, sizeof(int64_t));
     zs_schedule *s = zs_schedule_new(zs_cluster_gpus(ctx->cluster));
-    if (!A->slot_head || !A->slot_local || !A->split_f || !A->split_b || !A->lin || !s) {
+    if (!A->slot_head || !A->slot_local || !A->lin || !s) {
         zs_schedule_free(s);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }

@@ -22,9 +22,11 @@ typedef struct fake {
     double span_s;  /* seconds per GPU of any document over a window */
 } fake;
 
-static double f_a2a(void *arg, double tokens)
+/* All of it runs under local attention where there is some. */
+static double f_a2a(void *arg, double tokens, double *hidden)
 {
-    return ((const fake *)arg)->a2a_tok * tokens;
+    *hidden = ((const fake *)arg)->a2a_tok * tokens;
+    return *hidden;
 }
 
 static double f_span(void *arg, int32_t d, int m)
@@ -51,7 +53,7 @@ static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *le
     }
     s->f = (fake){a2a_tok, 0.03};
     s->in = (zs_auto_in){nodes,   G,        u,    cap,   1,      1,    ZS_AUTO_SEARCH, n,
-                         len,     s->full,  s->heads, 1e-6, f_a2a, f_span, &s->f};
+                         len,     s->full,  s->heads, 1e-6, 0,     f_a2a, f_span, &s->f};
 }
 
 static zs_auto_plan *search_ok(const zs_auto_in *in)
