@@ -315,13 +315,89 @@ static int partition(ws *W, zs_err *e)
     return rc;
 }
 
+/* Predicted seconds per layer of GPU g as priced so far. */
+static double gpu_time(const ws *W, int g)
+{
+    double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
+    return W->load[g] + W->ex[g] - under + W->lin[g];
+}
+
+static void move_doc(ws *W, int32_t d, int from, int to)
+{
+    const zs_auto_in *in = W->in;
+    double a = in->attn_full[d], l = (double)in->len[d] * in->lin_tok;
+    W->load[from] -= a;
+    W->locw[from] -= a;
+    W->lin[from] -= l;
+    W->tok[from] -= in->len[d];
+    W->load[to] += a;
+    W->locw[to] += a;
+    W->lin[to] += l;
+    W->tok[to] += in->len[d];
+}
+
+/* LPT leaves GPUs apart by up to a document's work, which matters when a
+ * GPU holds only a few: move one local document from the slowest GPU to
+ * the fastest, or swap a pair, while that lowers the slower of the two
+ * (at most G rounds; local documents it[k .. n), GPU in assign). */
+static void improve(ws *W, const item *it, int n, int k, int *assign)
+{
+    const zs_auto_in *in = W->in;
+    int G = in->G;
+    for (int round = 0; round < G; round++) {
+        int hi = 0, lo = 0;
+        for (int g = 1; g < G; g++) {
+            if (gpu_time(W, g) > gpu_time(W, hi))
+                hi = g;
+            if (gpu_time(W, g) < gpu_time(W, lo))
+                lo = g;
+        }
+        double thi = gpu_time(W, hi), tlo = gpu_time(W, lo), best = thi * (1 - 1e-9);
+        int bi = -1, bj = -1;
+        for (int i = k; i < n && hi != lo; i++) {
+            if (assign[i] != hi)
+                continue;
+            int32_t di = it[i].d;
+            double wi = W->w[di];
+            if (W->tok[lo] + in->len[di] <= in->cap && fmax(thi - wi, tlo + wi) < best) {
+                best = fmax(thi - wi, tlo + wi);
+                bi = i;
+                bj = -1;
+            }
+            for (int j = k; j < n; j++) {
+                if (assign[j] != lo || W->w[it[j].d] >= wi)
+                    continue;
+                int32_t dj = it[j].d;
+                double wj = W->w[dj], v = fmax(thi - wi + wj, tlo + wi - wj);
+                if (v < best && W->tok[lo] - in->len[dj] + in->len[di] <= in->cap &&
+                    W->tok[hi] - in->len[di] + in->len[dj] <= in->cap) {
+                    best = v;
+                    bi = i;
+                    bj = j;
+                }
+            }
+        }
+        if (bi < 0)
+            return;
+        move_doc(W, it[bi].d, hi, lo);
+        assign[bi] = lo;
+        if (bj >= 0) {
+            move_doc(W, it[bj].d, lo, hi);
+            assign[bj] = hi;
+        }
+    }
+}
+
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
  * of most work (it[0 .. k)) go head-parallel and the rest stay whole; the
  * group (head) or GPU (local) of each document into assign. HUGE_VAL when a
  * GPU would overflow. Documents go to the group or GPU of least load, or
  * (by_tokens, the fallback when that packing leaves no room) of fewest
- * tokens. */
-static double price_node(ws *W, int x, const item *it, int n, int k, int by_tokens, int *assign)
+ * tokens; with refine, the local documents are then moved or swapped
+ * between GPUs (improve), for the chosen k only: it costs as much as the
+ * rest of the search. */
+static double price_node(ws *W, int x, const item *it, int n, int k, int by_tokens, int refine,
+                         int *assign)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
@@ -378,6 +454,8 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
         W->tok[best] += in->len[d];
         assign[i] = best;
     }
+    if (refine)
+        improve(W, it, n, k, assign);
     double mk = 0, ma = 0, ml = 0;
     for (int g = 0; g < G; g++) {
         double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
@@ -433,7 +511,7 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
         int bestk = -1, bytok = 0;
         for (; bytok < 2 && bestk < 0; bytok++)
             for (int k = lo; k <= hi; k = next_k(k, lo, n)) {
-                double t = price_node(W, x, it, n, k, bytok, tmp);
+                double t = price_node(W, x, it, n, k, bytok, 0, tmp);
                 if (t < best) {
                     best = t;
                     bestk = k;
@@ -447,12 +525,13 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
                               "no layout of its %d documents fits its GPUs' memory", n);
         }
         if (in->mode == ZS_AUTO_SEARCH) { /* the uniform layouts, for the notes */
-            double tl = price_node(W, x, it, n, kmin, bytok - 1, tmp);
-            double th = in->u > 1 ? price_node(W, x, it, n, n, bytok - 1, tmp) : HUGE_VAL;
+            double tl = price_node(W, x, it, n, kmin, bytok - 1, 0, tmp);
+            double th = in->u > 1 ? price_node(W, x, it, n, n, bytok - 1, 0, tmp) : HUGE_VAL;
             p->makespan_local = tl > p->makespan_local ? tl : p->makespan_local;
             p->makespan_heads = th > p->makespan_heads ? th : p->makespan_heads;
         }
-        price_node(W, x, it, n, bestk, bytok - 1, assign + nstart[x]);
+        double refined = price_node(W, x, it, n, bestk, bytok - 1, 1, assign + nstart[x]);
+        best = refined < best ? refined : best;
         p->node_time[x] = best;
         p->node_k[x] = bestk;
         p->node_n[x] = n;

@@ -416,6 +416,43 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
 
 /* ---- prices and options --------------------------------------------------------- */
 
+/* Seconds of one layer's linear modules for T tokens on a GPU, as the
+ * iteration builder writes them (zs_iteration.c): norms, residuals and
+ * SwiGLU through HBM, the QKV, O and MLP (or router, experts at mean load
+ * and their node all-to-alls) GEMMs, a backward of two GEMMs each, the
+ * forward once per pass. TP collectives are left out (the same on every
+ * GPU of a layout). */
+static double layer_linear(const ap *A, double T)
+{
+    const zs_cost *c = A->ctx->cost;
+    const zs_model *m = A->ctx->model;
+    int tp = A->dims.tp;
+    double h = m->hidden, by = m->dtype_bytes, Tl = T / tp;
+    double qkv_n = (double)A->tok_qkv / by, ad = (double)A->tok_q / by;
+    double g = zs_cost_gemm(c, T, qkv_n, h) + zs_cost_gemm(c, T, h, ad);
+    double el = zs_cost_elementwise(c, 2 * Tl * h * by) + zs_cost_elementwise(c, 3 * Tl * h * by) +
+                zs_cost_elementwise(c, 2 * Tl * h * by);
+    double elb = zs_cost_elementwise(c, 2 * Tl * h * by) + 2 * zs_cost_elementwise(c, 3 * Tl * h * by);
+    double coll = 0;
+    if (zs_model_is_moe(m)) {
+        double Tk = T * m->top_k, f = (double)m->expert_ffn / tp;
+        g += zs_cost_gemm(c, T, m->experts, h) + zs_cost_gemm(c, Tk, 2 * f, h) +
+             zs_cost_gemm(c, Tk, h, f);
+        el += zs_cost_elementwise(c, 3 * Tk * f * by);
+        elb += zs_cost_elementwise(c, 4 * Tk * f * by);
+        int ranks[64], n = A->G < 64 ? A->G : 64;
+        for (int j = 0; j < n; j++)
+            ranks[j] = zs_slot_rank(&A->dims, 0, j);
+        coll = 2 * zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, n, Tk * h * by);
+    } else {
+        double f = (double)m->ffn / tp;
+        g += zs_cost_gemm(c, T, 2 * f, h) + zs_cost_gemm(c, T, h, f);
+        el += zs_cost_elementwise(c, 3 * T * f * by);
+        elb += zs_cost_elementwise(c, 4 * T * f * by);
+    }
+    return A->passes * (g + el + coll) + 2 * g + elb + coll;
+}
+
 static int prices(ap *A, const zs_batch *b, double *lin_tok, zs_err *e)
 {
     size_t n = (size_t)b->ndocs + 1;
@@ -437,16 +474,10 @@ static int prices(ap *A, const zs_batch *b, double *lin_tok, zs_err *e)
         A->full[d] = A->passes * A->af[d] + A->ab[d];
         A->heads[d] = A->passes * A->hf[d] + A->hb[d];
     }
-    /* Linear modules per token: the GEMMs of a GPU's even share of the
-     * batch (WLB-LLM's linear W_l), forward passes plus a backward of two
-     * GEMMs each. */
-    const zs_model *m = A->ctx->model;
+    /* Linear modules per token: the iteration builder's ops of one layer
+     * for a GPU's even share of the batch, divided by it. */
     double T = (double)b->tokens / A->S > 1 ? (double)b->tokens / A->S : 1;
-    double per =
-        zs_cost_gemm(c, T, zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / A->dims.tp,
-                     m->hidden) /
-        T;
-    *lin_tok = per * (A->passes + 2);
+    *lin_tok = layer_linear(A, T) / T;
     return ZS_OK;
 }
 
