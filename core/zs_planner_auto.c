@@ -54,6 +54,7 @@ typedef struct ap {
     const int32_t *len;
     zs_layout_dims dims;
     int G, S, u, hq, hkv, passes; /* passes: forward attention passes (2 with recompute) */
+    int waves; /* a node head unit runs its heads in this many waves (1 or 2) */
     long cap;
     int a2a_stream, span_stream;
     double tok_q, tok_qkv;     /* bytes per token of Q (or O) and of Q, K, V */
@@ -92,6 +93,17 @@ static double a2a_exact(const ap *A, double tokens, double *hidden)
     return (A->passes + 1) * (qkv + q);
 }
 
+/* The same as far as a node's head unit exposes it: with w waves only the
+ * first wave's first all-to-all waits (local attention can hide it) and
+ * only the last wave's second one is exposed; the others run under the
+ * neighbouring wave's attention. */
+static double a2a_waves(const ap *A, double tokens, double *hidden)
+{
+    double t = a2a_exact(A, tokens, hidden);
+    *hidden /= A->waves;
+    return t / A->waves;
+}
+
 /* The search asks for a2a_exact once per candidate and node, so it reads
  * a table of A2A_STEPS points per octave of tokens, interpolated linearly
  * (collective times are piecewise linear in bytes; the planner's choice,
@@ -102,7 +114,7 @@ static double a2a_time(void *arg, double tokens, double *hidden)
     double x = tokens > 1 ? log2(tokens) * A2A_STEPS : 0;
     int i = (int)x;
     if (tokens <= 1 || i + 1 >= A2A_TAB)
-        return a2a_exact(A, tokens, hidden);
+        return a2a_waves(A, tokens, hidden);
     double t0 = exp2((double)i / A2A_STEPS), t1 = exp2((double)(i + 1) / A2A_STEPS);
     double f = (tokens - t0) / (t1 - t0);
     *hidden = A->a2a_hid[i] + f * (A->a2a_hid[i + 1] - A->a2a_hid[i]);
@@ -112,7 +124,7 @@ static double a2a_time(void *arg, double tokens, double *hidden)
 static void a2a_table(ap *A)
 {
     for (int i = 0; i < A2A_TAB; i++)
-        A->a2a_tab[i] = a2a_exact(A, exp2((double)i / A2A_STEPS), &A->a2a_hid[i]);
+        A->a2a_tab[i] = a2a_waves(A, exp2((double)i / A2A_STEPS), &A->a2a_hid[i]);
 }
 
 /* Seconds per layer per GPU of document d over a window of m nodes: per
@@ -160,6 +172,12 @@ static void group_a2a(ap *A, zs_iter *it, int stage, int first_slot, int u, doub
                       int first, int backward, const char *pfx, int stream, const int64_t *dep,
                       int64_t *out)
 {
+    /* tokens < 0: a wave of a head unit, -tokens tokens, its share of the heads */
+    double share = 1;
+    if (tokens < 0) {
+        tokens = -tokens;
+        share = 1.0 / A->waves;
+    }
     zs_schedule *s = zs_iter_schedule(it);
     int ranks[64];
     for (int j = 0; j < u; j++)
@@ -171,7 +189,7 @@ static void group_a2a(ap *A, zs_iter *it, int stage, int first_slot, int u, doub
     const char *what = backward ? (first ? "a2a-do" : "a2a-dqkv") : (first ? "a2a-qkv" : "a2a-o");
     char label[48];
     snprintf(label, sizeof label, "%s%s", pfx, what);
-    double bytes = tokens * (big ? A->tok_qkv : A->tok_q);
+    double bytes = tokens * (big ? A->tok_qkv : A->tok_q) * share;
     for (int j = 0; j < u; j++)
         out[first_slot + j] = a2a_op(s, ranks[j], stream, label, grp, bytes, dep[first_slot + j]);
 }
@@ -216,8 +234,9 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
     return rc;
 }
 
-/* A head unit's attention: every GPU of the group, whole documents with
- * heads / u heads, after its first all-to-all (q1) and its chain (dep). */
+/* A wave of a head unit's attention: every GPU of the group, whole
+ * documents with heads / u / waves heads, after its wave's first
+ * all-to-all (q1) and its chain (dep). */
 static int emit_heads_attn(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int backward,
                            const int64_t *q1, int64_t *dep, zs_err *e)
 {
@@ -229,7 +248,7 @@ static int emit_heads_attn(ap *A, zs_iter *it, int stage, const zs_auto_unit *un
         int32_t d = A->plan->docs[un->start + i];
         blk[i] = (zs_attn_block){d, 0, A->len[d], 0, A->len[d]};
     }
-    int heads = A->hq / un->u;
+    int heads = A->hq / un->u / A->waves;
     double t = zs_cost_attn(zs_iter_cost(it), blk, un->n, heads, backward);
     for (int j = 0; j < un->u; j++) {
         int sl = un->first + j;
@@ -262,8 +281,9 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
         if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
             const zs_auto_unit *un = &p->unit[i];
             double most = ceil((double)unit_tokens(A, un) / un->u);
-            group_a2a(A, it, stage, un->first, un->u, most, 1, backward, "auto-", A->a2a_stream,
-                      w->dep, w->q1);
+            for (int v = 0; v < A->waves; v++)
+                group_a2a(A, it, stage, un->first, un->u, -most, 1, backward, "auto-",
+                          A->a2a_stream, w->dep, w->q1 + (size_t)v * A->S);
         }
     for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
         if (p->unit[i].kind == ZS_AUTO_UNIT_SPAN)
@@ -278,10 +298,15 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
         if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
             const zs_auto_unit *un = &p->unit[i];
             double most = ceil((double)unit_tokens(A, un) / un->u);
-            rc = emit_heads_attn(A, it, stage, un, backward, w->q1, w->dep, e);
-            if (rc == ZS_OK)
-                group_a2a(A, it, stage, un->first, un->u, most, 0, backward, "auto-",
-                          A->a2a_stream, w->dep, w->ex);
+            for (int v = 0; v < A->waves && rc == ZS_OK; v++) {
+                rc = emit_heads_attn(A, it, stage, un, backward, w->q1 + (size_t)v * A->S, w->dep,
+                                     e);
+                /* The second all-to-all reads the attention's exit; the
+                 * next wave's attention runs under it. */
+                if (rc == ZS_OK)
+                    group_a2a(A, it, stage, un->first, un->u, -most, 0, backward, "auto-",
+                              A->a2a_stream, w->dep, w->ex);
+            }
         }
     return rc;
 }
@@ -291,7 +316,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     ap *A = arg;
     (void)micro;
     size_t S = (size_t)A->S;
-    emit_ws w = {malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S),
+    emit_ws w = {malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S * 2),
                  malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S), malloc(sizeof(int) * S)};
     int rc = ZS_OK;
     if (!w.dep || !w.q1 || !w.ex || !w.rdep || !w.slots) {
@@ -300,7 +325,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     }
     for (int sl = 0; sl < A->S; sl++) {
         w.dep[sl] = zs_iter_entry(it, sl);
-        w.q1[sl] = w.ex[sl] = -1;
+        w.q1[sl] = w.q1[sl + A->S] = w.ex[sl] = -1;
     }
     rc = emit_all(A, it, stage, backward, &w, e);
     for (int sl = 0; sl < A->S && rc == ZS_OK; sl++)
@@ -506,6 +531,9 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
                           "GPU with tp=%ld",
                           u, A->G, m->name, A->hq, A->hkv, tp);
     A->u = (int)u;
+    /* Two waves of heads when both head counts per GPU of a group split in
+     * two (each wave moves its own query and KV heads). */
+    A->waves = u > 1 && (A->hq / u) % 2 == 0 && (A->hkv / u) % 2 == 0 ? 2 : 1;
     A->dims = (zs_layout_dims){(int)tp, 1, 1, A->S};
     A->passes = ctx->mem.recompute == ZS_RECOMPUTE_FULL ? 2 : 1;
     A->tok_q = (double)A->hq * m->head_dim * m->dtype_bytes;
