@@ -54,7 +54,8 @@ typedef struct ap {
     const int32_t *len;
     zs_layout_dims dims;
     int G, S, u, hq, hkv, passes; /* passes: forward attention passes (2 with recompute) */
-    int waves; /* a node head unit runs its heads in this many waves (1 or 2) */
+    int waves;    /* a node head unit runs its heads in this many waves (1 or 2) */
+    int kv_split; /* its KV heads split over the waves too (else the first brings them all) */
     long cap;
     int a2a_stream, span_stream;
     double tok_q, tok_qkv;     /* bytes per token of Q (or O) and of Q, K, V */
@@ -169,15 +170,9 @@ static int64_t a2a_op(zs_schedule *s, int rank, int stream, const char *label, i
  * (first = 1: Q/K/V forward, dO backward; else O forward, dQ/dK/dV
  * backward), each after dep[slot], op into out[slot]. */
 static void group_a2a(ap *A, zs_iter *it, int stage, int first_slot, int u, double tokens,
-                      int first, int backward, const char *pfx, int stream, const int64_t *dep,
-                      int64_t *out)
+                      int first, int backward, int wave, const char *pfx, int stream,
+                      const int64_t *dep, int64_t *out)
 {
-    /* tokens < 0: a wave of a head unit, -tokens tokens, its share of the heads */
-    double share = 1;
-    if (tokens < 0) {
-        tokens = -tokens;
-        share = 1.0 / A->waves;
-    }
     zs_schedule *s = zs_iter_schedule(it);
     int ranks[64];
     for (int j = 0; j < u; j++)
@@ -189,9 +184,19 @@ static void group_a2a(ap *A, zs_iter *it, int stage, int first_slot, int u, doub
     const char *what = backward ? (first ? "a2a-do" : "a2a-dqkv") : (first ? "a2a-qkv" : "a2a-o");
     char label[48];
     snprintf(label, sizeof label, "%s%s", pfx, what);
-    double bytes = tokens * (big ? A->tok_qkv : A->tok_q) * share;
+    double q = tokens * A->tok_q, kv = big ? tokens * (A->tok_qkv - A->tok_q) : 0;
+    if (wave >= 0) {
+        /* A wave moves its share of the query heads; KV heads too when
+         * they split, else the first wave brings them all and the last
+         * takes their gradients back (both waves' queries use them). */
+        q /= A->waves;
+        if (A->kv_split)
+            kv /= A->waves;
+        else if (wave != (backward ? A->waves - 1 : 0))
+            kv = 0;
+    }
     for (int j = 0; j < u; j++)
-        out[first_slot + j] = a2a_op(s, ranks[j], stream, label, grp, bytes, dep[first_slot + j]);
+        out[first_slot + j] = a2a_op(s, ranks[j], stream, label, grp, q + kv, dep[first_slot + j]);
 }
 
 static int64_t unit_tokens(const ap *A, const zs_auto_unit *un)
@@ -213,7 +218,7 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
     const int32_t *docs = A->plan->docs + un->start;
     if (u > 1)
         for (int i = 0; i < r; i++)
-            group_a2a(A, it, stage, un->first + i * u, u, share, 1, backward, "auto-span-",
+            group_a2a(A, it, stage, un->first + i * u, u, share, 1, backward, -1, "auto-span-",
                       A->span_stream, dep, dep);
     for (int j = 0; j < u && rc == ZS_OK; j++) {
         for (int i = 0; i < r; i++) {
@@ -229,7 +234,7 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
     }
     if (u > 1 && rc == ZS_OK)
         for (int i = 0; i < r; i++)
-            group_a2a(A, it, stage, un->first + i * u, u, share, 0, backward, "auto-span-",
+            group_a2a(A, it, stage, un->first + i * u, u, share, 0, backward, -1, "auto-span-",
                       A->span_stream, dep, dep);
     return rc;
 }
@@ -282,7 +287,7 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
             const zs_auto_unit *un = &p->unit[i];
             double most = ceil((double)unit_tokens(A, un) / un->u);
             for (int v = 0; v < A->waves; v++)
-                group_a2a(A, it, stage, un->first, un->u, -most, 1, backward, "auto-",
+                group_a2a(A, it, stage, un->first, un->u, most, 1, backward, v, "auto-",
                           A->a2a_stream, w->dep, w->q1 + (size_t)v * A->S);
         }
     for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
@@ -304,7 +309,7 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
                 /* The second all-to-all reads the attention's exit; the
                  * next wave's attention runs under it. */
                 if (rc == ZS_OK)
-                    group_a2a(A, it, stage, un->first, un->u, -most, 0, backward, "auto-",
+                    group_a2a(A, it, stage, un->first, un->u, most, 0, backward, v, "auto-",
                               A->a2a_stream, w->dep, w->ex);
             }
         }
@@ -531,9 +536,10 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
                           "GPU with tp=%ld",
                           u, A->G, m->name, A->hq, A->hkv, tp);
     A->u = (int)u;
-    /* Two waves of heads when both head counts per GPU of a group split in
-     * two (each wave moves its own query and KV heads). */
-    A->waves = u > 1 && (A->hq / u) % 2 == 0 && (A->hkv / u) % 2 == 0 ? 2 : 1;
+    /* Two waves of heads when the query heads per GPU of a group split in
+     * two. */
+    A->waves = u > 1 && (A->hq / u) % 2 == 0 ? 2 : 1;
+    A->kv_split = (A->hkv / u) % 2 == 0;
     A->dims = (zs_layout_dims){(int)tp, 1, 1, A->S};
     A->passes = ctx->mem.recompute == ZS_RECOMPUTE_FULL ? 2 : 1;
     A->tok_q = (double)A->hq * m->head_dim * m->dtype_bytes;
