@@ -40,7 +40,7 @@ typedef struct iter_msg {
     int done, total;
 } iter_msg;
 
-static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin";
+static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin,auto";
 
 static void child_progress(void *arg, int done, int total)
 {
