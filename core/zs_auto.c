@@ -89,8 +89,8 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
     if (!W->w || !W->order || !W->node_of || !W->span_first || !W->span_m || !W->base_att ||
-        !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load || !W->lin ||
-        !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
+        !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load || !W->lin || !W->hid ||
+        !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
@@ -478,8 +478,8 @@ static int next_k(int k, int kmin, int n)
     return k + step < n ? k + step : (k < n ? n : n + 1);
 }
 
-static int build_units(ws *W, const item *nd, const int *nstart, const int *assign,
-                       zs_auto_plan *p, zs_err *e);
+static int build_units(ws *W, const item *nd, const int *nstart, const int *assign, zs_auto_plan *p,
+                       zs_err *e);
 
 /* Chooses k for every node; assign[] follows nd (the nodes' documents). */
 static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto_plan *p, zs_err *e)
@@ -541,8 +541,8 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
     return build_units(W, nd, nstart, assign, p, e);
 }
 
-static int build_units(ws *W, const item *nd, const int *nstart, const int *assign,
-                       zs_auto_plan *p, zs_err *e)
+static int build_units(ws *W, const item *nd, const int *nstart, const int *assign, zs_auto_plan *p,
+                       zs_err *e)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u, S = in->nodes * G;

@@ -79,15 +79,15 @@ typedef struct zs_auto_plan {
     int nunits; /* span units first, then head units, then local units */
     zs_auto_unit *unit;
     int32_t *docs;
-    double makespan;      /* predicted seconds per layer of the slowest GPU */
+    double makespan; /* predicted seconds per layer of the slowest GPU */
     /* The same with the same partition and every node's k the smallest
      * (local) or all its documents (head-parallel); HUGE_VAL when not
      * feasible or not searched (a forced mode). */
     double makespan_local, makespan_heads;
-    double *node_time;    /* per node: predicted seconds per layer */
-    int *node_k;          /* per node: documents head-parallel */
-    int *node_n;          /* per node: documents (span documents not counted) */
-    int nspan, max_m;     /* documents spanning nodes, the widest window */
+    double *node_time; /* per node: predicted seconds per layer */
+    int *node_k;       /* per node: documents head-parallel */
+    int *node_n;       /* per node: documents (span documents not counted) */
+    int nspan, max_m;  /* documents spanning nodes, the widest window */
     int heads_docs, local_docs;
     int nodes_heads, nodes_local, nodes_mixed; /* nodes by strategy */
 } zs_auto_plan;

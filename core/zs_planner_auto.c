@@ -54,7 +54,7 @@ typedef struct ap {
     const int32_t *len;
     zs_layout_dims dims;
     int G, S, u, hq, hkv, passes; /* passes: forward attention passes (2 with recompute) */
-    int waves;    /* a node head unit runs its heads in this many waves (1 or 2) */
+    int waves;                    /* a node head unit runs its heads in this many waves (1 or 2) */
     int kv_split; /* its KV heads split over the waves too (else the first brings them all) */
     long cap;
     int a2a_stream, span_stream;
@@ -141,8 +141,8 @@ static double span_time(void *arg, int32_t d, int m)
     const zs_model *md = A->ctx->model;
     int r = m * A->G / A->u;
     double shard = 2.0 * ceil((double)A->len[d] / (2.0 * r));
-    double kv = shard * 2.0 * (A->hkv / A->u > 0 ? A->hkv / A->u : 1) * md->head_dim *
-                md->dtype_bytes;
+    double kv =
+        shard * 2.0 * (A->hkv / A->u > 0 ? A->hkv / A->u : 1) * md->head_dim * md->dtype_bytes;
     int tp = A->dims.tp;
     int dst = m > 1 ? A->G : (A->S > 1 ? 1 : 0);
     double x = 0;
@@ -225,8 +225,8 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
             slots[i] = un->first + i * u + j;
             rdep[i] = dep[slots[i]];
         }
-        zs_ring_spec rs = {r, slots, un->n, docs, ZS_RING_PAD, A->span_stream, "auto-ring", NULL,
-                           NULL};
+        zs_ring_spec rs = {r,           slots, un->n, docs, ZS_RING_PAD, A->span_stream,
+                           "auto-ring", NULL,  NULL};
         rc = zs_ring_emit_heads(it, stage, &rs, A->hq / u, A->hkv / u > 0 ? A->hkv / u : 1,
                                 backward, rdep, e);
         for (int i = 0; i < r && rc == ZS_OK; i++)
@@ -462,7 +462,8 @@ static double layer_linear(const ap *A, double T)
     double g = zs_cost_gemm(c, T, qkv_n, h) + zs_cost_gemm(c, T, h, ad);
     double el = zs_cost_elementwise(c, 2 * Tl * h * by) + zs_cost_elementwise(c, 3 * Tl * h * by) +
                 zs_cost_elementwise(c, 2 * Tl * h * by);
-    double elb = zs_cost_elementwise(c, 2 * Tl * h * by) + 2 * zs_cost_elementwise(c, 3 * Tl * h * by);
+    double elb =
+        zs_cost_elementwise(c, 2 * Tl * h * by) + 2 * zs_cost_elementwise(c, 3 * Tl * h * by);
     double coll = 0;
     if (zs_model_is_moe(m)) {
         double Tk = T * m->top_k, f = (double)m->expert_ffn / tp;
@@ -575,7 +576,9 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      A->cap,
                      span,
                      1,
-                     layout == 1 ? ZS_AUTO_LOCAL : layout == 2 ? ZS_AUTO_HEADS : ZS_AUTO_SEARCH,
+                     layout == 1   ? ZS_AUTO_LOCAL
+                     : layout == 2 ? ZS_AUTO_HEADS
+                                   : ZS_AUTO_SEARCH,
                      b->ndocs,
                      b->len,
                      A->full,
@@ -648,10 +651,9 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
                         "predicted slowest GPU per layer (cost model, no contention): %.2f ms; "
                         "runner-ups: %s",
                         mk[which] * 1e3, o ? buf : "none");
-    zs_plan_report_note(rep,
-                        "approximations: attention priced per document, linear modules per "
-                        "token at the even share's GEMM rate, a NIC shared by the GPUs behind "
-                        "it; linear modules on the attention layout (no remap)");
+    zs_plan_report_note(rep, "approximations: attention priced per document, linear modules per "
+                             "token at the even share's GEMM rate, a NIC shared by the GPUs behind "
+                             "it; linear modules on the attention layout (no remap)");
 }
 
 static void ap_free(ap *A)
@@ -687,8 +689,7 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
         rc = place(A, s, e);
     if (!rc) {
         zs_mem_cfg mc = ctx->mem;
-        zs_iter_spec spec = {A->dims,      1,         A->lin, mc.recompute,
-                             mc.zero_stage, ctx->seed, emit,   A};
+        zs_iter_spec spec = {A->dims, 1, A->lin, mc.recompute, mc.zero_stage, ctx->seed, emit, A};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {

@@ -66,8 +66,9 @@ static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_model *m, 
     return rc;
 }
 
-int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes, const zs_batch *b,
-                           uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e)
+int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes,
+                           const zs_batch *b, uint64_t seed, const char *opts, int reps,
+                           zs_zep_bench *out, zs_err *e)
 {
     zs_model m;
     zs_cluster cl;

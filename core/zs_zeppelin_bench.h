@@ -1,13 +1,12 @@
 /* `zepsim bench plan` measurement for Zeppelin (and any other planner,
- * `--method`): how long planning one global batch takes on one core. Two figures: the decisions alone
- * (crossovers, hierarchical partitioning, remap plan; what a training job
- * computes every iteration before launching kernels, and what the WLB-LLM
- * paper's 8-23 ms packing time measures) and the whole planner run through
- * zs_plan_batch (decisions plus lowering to a schedule of every rank's
- * ops, which a real system does not do). Memory: ZeRO-1 with full
- * recomputation (32K tokens per GPU do not fit otherwise). Timings are host wall time,
- * the best of `reps` runs; not asserted by any test. Depends on the
- * planner registry, the Zeppelin modules and the auto planner's decision step; the caller draws the batch. */
+ * `--method`): how long planning one global batch takes on one core. Two figures: the decisions
+ * alone (crossovers, hierarchical partitioning, remap plan; what a training job computes every
+ * iteration before launching kernels, and what the WLB-LLM paper's 8-23 ms packing time measures)
+ * and the whole planner run through zs_plan_batch (decisions plus lowering to a schedule of every
+ * rank's ops, which a real system does not do). Memory: ZeRO-1 with full recomputation (32K tokens
+ * per GPU do not fit otherwise). Timings are host wall time, the best of `reps` runs; not asserted
+ * by any test. Depends on the planner registry, the Zeppelin modules and the auto planner's
+ * decision step; the caller draws the batch. */
 #ifndef ZS_ZEPPELIN_BENCH_H
 #define ZS_ZEPPELIN_BENCH_H
 
@@ -29,7 +28,8 @@ typedef struct zs_zep_bench {
 /* Plans the batch b (borrowed) with `method` (NULL: zeppelin) for
  * model/cluster presets with `nodes` nodes. Options as for the planner
  * ("" for defaults). */
-int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes, const zs_batch *b,
-                           uint64_t seed, const char *opts, int reps, zs_zep_bench *out, zs_err *e);
+int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes,
+                           const zs_batch *b, uint64_t seed, const char *opts, int reps,
+                           zs_zep_bench *out, zs_err *e);
 
 #endif

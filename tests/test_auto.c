@@ -52,8 +52,8 @@ static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *le
         s->heads[d] = s->full[d] / u;
     }
     s->f = (fake){a2a_tok, 0.03};
-    s->in = (zs_auto_in){nodes,   G,        u,    cap,   1,      1,    ZS_AUTO_SEARCH, n,
-                         len,     s->full,  s->heads, 1e-6, 0,     f_a2a, f_span, &s->f};
+    s->in = (zs_auto_in){nodes, G,       u,        cap,  1, 1,     ZS_AUTO_SEARCH, n,
+                         len,   s->full, s->heads, 1e-6, 0, f_a2a, f_span,         &s->f};
 }
 
 static zs_auto_plan *search_ok(const zs_auto_in *in)
@@ -306,9 +306,9 @@ static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
  * documents', the schedule runs on the analytic backend. */
 static void test_random_batches(void)
 {
-    static const char *const opts[] = {"",          "span=0",         "layout=local",
-                                       "layout=heads", "ulysses=2",   "ulysses=1",
-                                       "tp=2",      "ulysses=4,span=0", NULL};
+    static const char *const opts[] = {"",          "span=0",    "layout=local", "layout=heads",
+                                       "ulysses=2", "ulysses=1", "tp=2",         "ulysses=4,span=0",
+                                       NULL};
     for (int nodes = 2; nodes <= 4; nodes += 2) {
         env v;
         zs_test_env_init(&v, "llama-550m", nodes, NULL);
@@ -384,19 +384,16 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    static const zs_test_case search[] = {{"one_long", test_search_one_long},
-                                          {"many_short", test_search_many_short},
-                                          {"mixed", test_search_mixed},
-                                          {"span", test_search_span},
-                                          {"capacity", test_search_capacity},
-                                          {NULL, NULL}};
+    static const zs_test_case search[] = {
+        {"one_long", test_search_one_long}, {"many_short", test_search_many_short},
+        {"mixed", test_search_mixed},       {"span", test_search_span},
+        {"capacity", test_search_capacity}, {NULL, NULL}};
     static const zs_test_case planner[] = {{"long", test_planner_long},
                                            {"short", test_planner_short},
                                            {"random_batches", test_random_batches},
                                            {"deterministic", test_deterministic},
                                            {"errors", test_errors},
                                            {NULL, NULL}};
-    static const zs_test_suite suites[] = {
-        {"search", search}, {"planner", planner}, {NULL, NULL}};
+    static const zs_test_suite suites[] = {{"search", search}, {"planner", planner}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
 }

@@ -279,18 +279,13 @@ static int bench_batch(const char *trace, int64_t tokens, uint64_t seed, zs_batc
 
 static int bench_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"cluster", required_argument, 0, 'c'},
-                                         {"nodes", required_argument, 0, 'n'},
-                                         {"traces", required_argument, 0, 't'},
-                                         {"tokens", required_argument, 0, 'k'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"reps", required_argument, 0, 'r'},
-                                         {"opt", required_argument, 0, 'o'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"method", required_argument, 0, 'M'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},          {"model", required_argument, 0, 'm'},
+        {"cluster", required_argument, 0, 'c'}, {"nodes", required_argument, 0, 'n'},
+        {"traces", required_argument, 0, 't'},  {"tokens", required_argument, 0, 'k'},
+        {"seed", required_argument, 0, 's'},    {"reps", required_argument, 0, 'r'},
+        {"opt", required_argument, 0, 'o'},     {"format", required_argument, 0, 'f'},
+        {"method", required_argument, 0, 'M'},  {0, 0, 0, 0}};
     const char *model = "llama-7b", *cluster = "cluster-a", *opt = "", *method = "zeppelin";
     char traces[256] = "arxiv,github,prolong64k";
     long nodes = 128, tokens = 32L << 20, seed = 1, reps = 3;
@@ -359,8 +354,8 @@ static int bench_plan(int argc, char **argv)
         zs_batch *batch = NULL;
         rc = bench_batch(tr, tokens, (uint64_t)seed, &batch, &e);
         if (!rc)
-            rc = zs_zeppelin_bench_plan(method, model, cluster, (int)nodes, batch, (uint64_t)seed, opt,
-                                        (int)reps, &b, &e);
+            rc = zs_zeppelin_bench_plan(method, model, cluster, (int)nodes, batch, (uint64_t)seed,
+                                        opt, (int)reps, &b, &e);
         zs_batch_free(batch);
         if (rc)
             break;
