@@ -541,6 +541,22 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
     return build_units(W, nd, nstart, assign, p, e);
 }
 
+/* qsort has no context argument: the workspace whose windows cmp_window
+ * compares (set just before the sort; the search is single-threaded). */
+static const ws *span_ws;
+
+/* Span documents by window (first node, width), then batch index. */
+static int cmp_window(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    const ws *W = span_ws;
+    if (W->span_first[x] != W->span_first[y])
+        return W->span_first[x] < W->span_first[y] ? -1 : 1;
+    if (W->span_m[x] != W->span_m[y])
+        return W->span_m[x] < W->span_m[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
 static int build_units(ws *W, const item *nd, const int *nstart, const int *assign, zs_auto_plan *p,
                        zs_err *e)
 {
@@ -552,14 +568,22 @@ static int build_units(ws *W, const item *nd, const int *nstart, const int *assi
     if (!p->unit || !p->docs)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nu = 0, nd_out = 0;
-    for (int32_t i = 0; i < in->ndocs; i++) { /* span units, most work first */
-        int32_t d = W->order[i].d;
-        int m = W->span_m[d];
-        if (!m)
-            continue;
-        p->unit[nu++] =
-            (zs_auto_unit){ZS_AUTO_UNIT_SPAN, u, m * G / u, W->span_first[d] * G, nd_out, 1};
-        p->docs[nd_out++] = d;
+    /* Span units: documents over the same window share one ring (one
+     * launch per ring step over all of them, as usp's), by window then
+     * batch order. */
+    for (int32_t d = 0; d < in->ndocs; d++)
+        if (W->span_m[d])
+            p->docs[nd_out++] = d;
+    span_ws = W;
+    qsort(p->docs, (size_t)nd_out, sizeof(int32_t), cmp_window);
+    for (int i = 0; i < nd_out; i++) {
+        int32_t d = p->docs[i];
+        int m = W->span_m[d], first = W->span_first[d] * G;
+        zs_auto_unit *last = nu > 0 ? &p->unit[nu - 1] : NULL;
+        if (last && last->first == first && last->r == m * G / u)
+            last->n++;
+        else
+            p->unit[nu++] = (zs_auto_unit){ZS_AUTO_UNIT_SPAN, u, m * G / u, first, i, 1};
         p->nspan++;
         p->max_m = m > p->max_m ? m : p->max_m;
     }

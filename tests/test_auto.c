@@ -173,6 +173,16 @@ static void test_search_span(void)
     CU_ASSERT_EQUAL(p->nspan, 0);
     CU_ASSERT(p->makespan > 0.05); /* 100 ms of attention over 2 GPUs */
     zs_auto_plan_free(p);
+    /* Spanning above half a node's share (55 ms): 10,000 tokens (110 ms) and
+     * 9,000 (90 ms) both span the only window, and share its ring. */
+    static const int32_t two[] = {10000, 100, 9000};
+    sinit(&s, 2, 2, 2, 1000000, two, 3, 1e-7);
+    s.in.span_frac = 0.5;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nspan, 2);
+    expect_unit(p, 0, ZS_AUTO_UNIT_SPAN, 2, 2, 0, "0,2");
+    CU_ASSERT(p->makespan > 0.05); /* 100 ms of attention over 2 GPUs */
+    zs_auto_plan_free(p);
 }
 
 /* Capacity: without head parallelism (u = 1) a document longer than a GPU
