@@ -27,6 +27,16 @@ best = max(v for k, v in rows.items() if k != "auto")
 sys.exit(0 if rows["auto"] >= 0.999 * best else 1)
 PY
 
+# Under a calibrated cost model the planner prices with it (and still plans a
+# valid schedule).
+REF="$SHARED/reference"
+expect_rc calib-fit 0 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv \
+  -o "$TMP/h200.calib.json"
+expect_rc calib-plan 0 "$ZEPSIM" plan --method auto --cluster cluster-c --nodes 2 \
+  --calib "$TMP/h200.calib.json" --validate
+expect_out calib-plan "^# cost model: calibrated on H200"
+expect_out calib-plan "^validated +1"
+
 expect_rc layout-local 0 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=local,span=0
 expect_out layout-local "chosen \(span above a node's share\): [0-9]+ documents local, 0 head-parallel"
 expect_rc bad-layout 2 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=ring
