@@ -4,10 +4,11 @@
  * prices.
  *
  * Hierarchy (as in Zeppelin): a document whose predicted work exceeds a
- * node's share of the batch, or whose tokens do not fit a node, spans a
- * window of m consecutive nodes (a head x ring unit: Ulysses groups of u
- * GPUs inside each node, one zigzag ring over the m x G / u groups); the
- * rest go to nodes longest-work first (LPT). Inside a node the k documents
+ * fraction (span_frac) of a node's share of the batch, or whose tokens do
+ * not fit a node, spans a window of m consecutive nodes (a head x ring
+ * unit: Ulysses groups of u GPUs inside each node, one zigzag ring over the
+ * m x G / u groups, shared by the documents of the same window); the rest
+ * go to nodes most work first (LPT). Inside a node the k documents
  * of most work go head-parallel (Ulysses over u GPUs through NVLink; with
  * G / u groups per node, the documents LPT over the groups) and the others
  * stay whole on one GPU (LPT over the GPUs); k is searched, each candidate
@@ -15,8 +16,8 @@
  * that local attention does not hide, local attention, the linear modules;
  * with MoE layers, whose expert all-to-alls make the node wait for its
  * slowest GPU twice a layer, the slowest attention plus the slowest linear
- * modules)
- * and the smallest predicted makespan wins. All prices come from the
+ * modules) and the smallest predicted makespan wins; its local documents
+ * are then moved or swapped between GPUs while that lowers the slower. All prices come from the
  * caller (the planner asks the cost model), per layer in seconds.
  * Deterministic: ties go to the lower index. Depends on zs_err only. */
 #ifndef ZS_AUTO_H

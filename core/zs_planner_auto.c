@@ -5,14 +5,17 @@
  * node, a zigzag ring across them: USP's layout for one document), the
  * rest to nodes by LPT, and per node keeps the k documents of most work
  * head-parallel over the node's GPUs (Ulysses through NVLink) and the rest
- * whole on one GPU (LPT), k searched by predicted makespan. Uniform
- * variants (every node local, every node head-parallel, no spanning) are
- * priced too, the cheapest plan wins, and the notes print the runner-ups.
- * Lowering reuses the ring emitter (zs_ring.h) and the baselines' local
- * attention (zs_cpbase.h); a node's first all-to-all overlaps part of its
- * local attention and the second the rest. Linear modules run where the
- * tokens live (no remap). Options: tp, ulysses (the node's head-parallel
- * degree), span=0|1, layout=auto|local|heads. */
+ * whole on one GPU (LPT), k searched by predicted makespan. Variants
+ * (how readily documents span nodes, no spanning) are searched, the
+ * cheapest plan wins, and the notes print the runner-ups (with the chosen
+ * partition's uniform layouts: every node local, every node
+ * head-parallel). Lowering reuses the ring emitter (zs_ring.h) and the
+ * baselines' local attention (zs_cpbase.h); a node's first all-to-all runs
+ * under its local attention, and its head unit runs in two waves of heads
+ * where they split, each wave's all-to-alls under the other's attention.
+ * Linear modules run where the tokens live (no remap). Options: tp,
+ * ulysses (the node's head-parallel degree), span=0|1,
+ * layout=auto|local|heads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +108,7 @@ static double a2a_waves(const ap *A, double tokens, double *hidden)
     return t / A->waves;
 }
 
-/* The search asks for a2a_exact once per candidate and node, so it reads
+/* The search asks for a2a_waves once per candidate and node, so it reads
  * a table of A2A_STEPS points per octave of tokens, interpolated linearly
  * (collective times are piecewise linear in bytes; the planner's choice,
  * not the schedule, sees the interpolation). */
