@@ -126,19 +126,293 @@ static int step_blocks(const zs_schedule *s, const zs_ring_spec *rs, int k, int 
     return ZS_OK;
 }
 
+/* Arrivals a member has received but not yet used, oldest first: the op of
+ * step `first`, then first+1, ... (a member can fall several steps behind
+ * its predecessor when a planner interleaves other work). */
+typedef struct arrivals {
+    int64_t *op;
+    int first, n, cap;
+} arrivals;
+
+static int arr_push(arrivals *a, int step, int64_t op)
+{
+    if (a->n == 0)
+        a->first = step;
+    if (step != a->first + a->n)
+        return ZS_EINVALID;
+    if (a->n == a->cap) {
+        int nc = a->cap ? 2 * a->cap : 4;
+        int64_t *p = realloc(a->op, sizeof(int64_t) * (size_t)nc);
+        if (!p)
+            return ZS_ENOMEM;
+        a->op = p;
+        a->cap = nc;
+    }
+    a->op[a->n++] = op;
+    return ZS_OK;
+}
+
+/* The arrival of step `step`, or -2 when it has not been emitted. */
+static int64_t arr_get(const arrivals *a, int step)
+{
+    int i = step - a->first;
+    return a->n > 0 && i >= 0 && i < a->n ? a->op[i] : -2;
+}
+
+/* Forgets arrivals before `step` (no longer needed). */
+static void arr_drop(arrivals *a, int step)
+{
+    int i = step - a->first;
+    if (a->n == 0 || i <= 0)
+        return;
+    if (i > a->n)
+        i = a->n;
+    memmove(a->op, a->op + i, sizeof(int64_t) * (size_t)(a->n - i));
+    a->n -= i;
+    a->first += i;
+}
+
+struct zs_ring_run {
+    zs_iter *it;
+    zs_schedule *s;
+    zs_ring_spec rs;
+    int g, heads, kv_heads, backward, tag_kv, tag_dkv;
+    zs_ring_xfer_fn xfer;
+    char lab_attn[64], lab_kv[64], lab_dkv[64], lab_acc[64];
+    int *rank, *slots;
+    int32_t *docs;
+    int64_t *entry, *last, *exit; /* per member: first dependency, last attention, exit */
+    int *next_kv, *next_attn, *next_dkv;
+    arrivals *kv_in, *dkv_in; /* per member: KV for its step j, dK/dV for its step j */
+    double *bytes;            /* per holder: KV bytes of its shard */
+    ring_ws w;
+};
+
+void zs_ring_run_free(zs_ring_run *r)
+{
+    if (!r)
+        return;
+    for (int k = 0; r->kv_in && r->dkv_in && k < r->g; k++) {
+        free(r->kv_in[k].op);
+        free(r->dkv_in[k].op);
+    }
+    free(r->kv_in);
+    free(r->dkv_in);
+    free(r->rank);
+    free(r->slots);
+    free(r->docs);
+    free(r->entry);
+    free(r->last);
+    free(r->exit);
+    free(r->next_kv);
+    free(r->next_attn);
+    free(r->next_dkv);
+    free(r->bytes);
+    free(r->w.blk);
+    free(r->w.cblk);
+    free(r);
+}
+
+int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
+                    int backward, const int64_t *dep, zs_ring_run **out, zs_err *e)
+{
+    int g = rs->g;
+    if (g < 1 || rs->ndocs < 1)
+        return zs_err_set(e, ZS_EINVALID, "ring", NULL, "a ring needs >= 1 slot and document");
+    zs_ring_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    size_t n = (size_t)g;
+    r->rank = malloc(sizeof(int) * n);
+    r->slots = malloc(sizeof(int) * n);
+    r->docs = malloc(sizeof(int32_t) * (size_t)rs->ndocs);
+    r->entry = malloc(sizeof(int64_t) * n);
+    r->last = malloc(sizeof(int64_t) * n);
+    r->exit = malloc(sizeof(int64_t) * n);
+    r->next_kv = calloc(n, sizeof(int));
+    r->next_attn = calloc(n, sizeof(int));
+    r->next_dkv = calloc(n, sizeof(int));
+    r->kv_in = calloc(n, sizeof(arrivals));
+    r->dkv_in = calloc(n, sizeof(arrivals));
+    r->bytes = malloc(sizeof(double) * n);
+    if (!r->rank || !r->slots || !r->docs || !r->entry || !r->last || !r->exit || !r->next_kv ||
+        !r->next_attn || !r->next_dkv || !r->kv_in || !r->dkv_in || !r->bytes) {
+        zs_ring_run_free(r);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    r->it = it;
+    r->s = zs_iter_schedule(it);
+    r->g = g;
+    r->heads = heads > 0 ? heads : zs_iter_heads(it);
+    r->kv_heads = kv_heads > 0 ? kv_heads : zs_iter_kv_heads(it);
+    r->backward = backward;
+    memcpy(r->slots, rs->slots, sizeof(int) * n);
+    memcpy(r->docs, rs->docs, sizeof(int32_t) * (size_t)rs->ndocs);
+    r->rs = *rs;
+    r->rs.slots = r->slots;
+    r->rs.docs = r->docs;
+    r->xfer = rs->xfer ? rs->xfer : direct_xfer;
+    snprintf(r->lab_attn, sizeof r->lab_attn, "%s-attn-%s", rs->label, backward ? "bwd" : "fwd");
+    snprintf(r->lab_kv, sizeof r->lab_kv, "%s-kv", rs->label);
+    snprintf(r->lab_dkv, sizeof r->lab_dkv, "%s-dkv", rs->label);
+    snprintf(r->lab_acc, sizeof r->lab_acc, "%s-dkv-acc", rs->label);
+    r->tag_kv = zs_iter_tag(it);
+    r->tag_dkv = zs_iter_tag(it);
+    const zs_model *m = &zs_iter_cost(it)->model;
+    for (int k = 0; k < g; k++) {
+        r->rank[k] = zs_iter_rank(it, stage, rs->slots[k]);
+        r->entry[k] = r->last[k] = r->exit[k] = dep[k];
+        r->bytes[k] = zs_ring_step_bytes(r->s, m, r->kv_heads, &r->rs, k);
+    }
+    *out = r;
+    return ZS_OK;
+}
+
+static int order_err(zs_ring_run *r, const char *what, int j, int k, zs_err *e)
+{
+    return zs_err_set(e, ZS_EINVALID, "ring", "emit a ring's steps in dependency order",
+                      "%s of step %d of member %d of a ring of %d emitted out of order", what, j, k,
+                      r->g);
+}
+
+int zs_ring_run_rank(const zs_ring_run *r, int k)
+{
+    return r->rank[k];
+}
+
+double zs_ring_run_bytes(const zs_ring_run *r, int j, int k)
+{
+    return r->bytes[(k - j % r->g + r->g) % r->g];
+}
+
+int64_t zs_ring_run_exit(const zs_ring_run *r, int k)
+{
+    return r->exit[k];
+}
+
+/* Drops the arrivals both users of member k's KV are done with. */
+static void kv_done(zs_ring_run *r, int k)
+{
+    int a = r->next_attn[k], b = r->next_kv[k];
+    arr_drop(&r->kv_in[k], a < b ? a : b);
+}
+
+int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e)
+{
+    int g = r->g;
+    if (j >= g - 1 || j != r->next_kv[k])
+        return order_err(r, "KV send", j, k, e);
+    int64_t sd = j == 0 ? r->entry[k] : arr_get(&r->kv_in[k], j);
+    if (sd == -2)
+        return order_err(r, "KV send", j, k, e);
+    int to = (k + 1) % g, rc;
+    int64_t so64, dd;
+    void *arg = r->rs.xfer ? r->rs.xfer_arg : (void *)r->lab_kv;
+    rc = r->xfer(arg, r->it, r->rank[k], r->rank[to], r->rs.comm_stream, r->tag_kv,
+                 zs_ring_run_bytes(r, j, k), sd, -1, &so64, &dd, e);
+    if (rc)
+        return rc;
+    if ((rc = arr_push(&r->kv_in[to], j + 1, dd)))
+        return rc == ZS_ENOMEM ? zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory")
+                               : order_err(r, "KV send", j, k, e);
+    r->next_kv[k]++;
+    kv_done(r, k);
+    return ZS_OK;
+}
+
 /* One attention op (or, when padding leaves no real block, a compute op that
  * carries the padded cost). */
 static int64_t attn_op(zs_iter *it, int heads, int rank, const char *label, int backward,
-                       ring_ws *w, int nreal, int ncost, const int64_t *deps, int ndeps)
+                       ring_ws *w, int nreal, int ncost, double t, const int64_t *deps, int ndeps)
 {
     zs_schedule *s = zs_iter_schedule(it);
-    double t = ncost > 0 ? zs_cost_attn(zs_iter_cost(it), w->cblk, ncost, heads, backward) : 0;
     if (nreal > 0)
         return zs_sched_attn(s, rank, ZS_STREAM_COMPUTE, label, backward, w->blk, nreal, heads, t,
                              deps, ndeps);
     char l[80];
     snprintf(l, sizeof l, "%s-padding", label);
     return zs_sched_elementwise(s, rank, ZS_STREAM_COMPUTE, l, 0, t, deps, ndeps);
+}
+
+double zs_ring_run_attn_time(zs_ring_run *r, int j, int k)
+{
+    int nreal, ncost, src = (k - j % r->g + r->g) % r->g;
+    if (step_blocks(r->s, &r->rs, k, src, &r->w, &nreal, &ncost))
+        return 0;
+    return ncost > 0 ? zs_cost_attn(zs_iter_cost(r->it), r->w.cblk, ncost, r->heads, r->backward)
+                     : 0;
+}
+
+int zs_ring_run_attn(zs_ring_run *r, int j, int k, zs_err *e)
+{
+    if (j != r->next_attn[k])
+        return order_err(r, "attention", j, k, e);
+    int64_t kv = j > 0 ? arr_get(&r->kv_in[k], j) : -1;
+    if (kv == -2)
+        return order_err(r, "attention", j, k, e);
+    int src = (k - j + r->g) % r->g, nreal, ncost;
+    if (step_blocks(r->s, &r->rs, k, src, &r->w, &nreal, &ncost))
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    double t =
+        ncost > 0 ? zs_cost_attn(zs_iter_cost(r->it), r->w.cblk, ncost, r->heads, r->backward) : 0;
+    int64_t deps[2];
+    int nd = 0;
+    if (r->last[k] >= 0)
+        deps[nd++] = r->last[k];
+    if (kv >= 0)
+        deps[nd++] = kv;
+    r->last[k] = attn_op(r->it, r->heads, r->rank[k], r->lab_attn, r->backward, &r->w, nreal, ncost,
+                         t, deps, nd);
+    r->next_attn[k]++;
+    kv_done(r, k);
+    if (!r->backward || r->g == 1)
+        r->exit[k] = r->last[k];
+    return ZS_OK;
+}
+
+double zs_ring_run_acc_time(const zs_ring_run *r, int j, int k)
+{
+    if (j == 0 || !r->backward)
+        return 0;
+    /* Read both dK/dV buffers, write the sum. */
+    return zs_cost_elementwise(zs_iter_cost(r->it), 3 * zs_ring_run_bytes(r, j, k));
+}
+
+int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e)
+{
+    int g = r->g;
+    if (!r->backward || g == 1 || j != r->next_dkv[k] || j >= r->next_attn[k])
+        return order_err(r, "dK/dV send", j, k, e);
+    int64_t sd = r->last[k];
+    if (j > 0) {
+        int64_t in = arr_get(&r->dkv_in[k], j);
+        if (in == -2)
+            return order_err(r, "dK/dV send", j, k, e);
+        /* The accumulation waits for this step's compute and the dK/dV that
+         * came in, whichever ends later; the send follows it. */
+        int64_t deps[2] = {r->last[k], in};
+        sd = zs_sched_elementwise(r->s, r->rank[k], ZS_STREAM_COMPUTE, r->lab_acc,
+                                  3 * zs_ring_run_bytes(r, j, k), zs_ring_run_acc_time(r, j, k),
+                                  deps, 2);
+        arr_drop(&r->dkv_in[k], j + 1);
+    }
+    int to = (k + 1) % g;
+    int64_t so, dd;
+    void *arg = r->rs.xfer ? r->rs.xfer_arg : (void *)r->lab_dkv;
+    int rc = r->xfer(arg, r->it, r->rank[k], r->rank[to], r->rs.comm_stream, r->tag_dkv,
+                     zs_ring_run_bytes(r, j, k), sd, -1, &so, &dd, e);
+    if (rc)
+        return rc;
+    r->next_dkv[k]++;
+    if (j == g - 1) {
+        /* The last send returns the dK/dV of `to`'s own KV to it. */
+        r->exit[to] = dd;
+        return ZS_OK;
+    }
+    if ((rc = arr_push(&r->dkv_in[to], j + 1, dd)))
+        return rc == ZS_ENOMEM ? zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory")
+                               : order_err(r, "dK/dV send", j, k, e);
+    return ZS_OK;
 }
 
 int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, int64_t *dep,
@@ -150,110 +424,22 @@ int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, i
 int zs_ring_emit_heads(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
                        int backward, int64_t *dep, zs_err *e)
 {
-    if (heads <= 0)
-        heads = zs_iter_heads(it);
-    if (kv_heads <= 0)
-        kv_heads = zs_iter_kv_heads(it);
-    zs_schedule *s = zs_iter_schedule(it);
-    const zs_model *m = &zs_iter_cost(it)->model;
+    zs_ring_run *r = NULL;
+    int rc = zs_ring_run_new(it, stage, rs, heads, kv_heads, backward, dep, &r, e);
     int g = rs->g;
-    if (g < 1 || rs->ndocs < 1)
-        return zs_err_set(e, ZS_EINVALID, "ring", NULL, "a ring needs >= 1 slot and document");
-    zs_ring_xfer_fn xfer = rs->xfer ? rs->xfer : direct_xfer;
-    char lab_attn[64], lab_kv[64], lab_dkv[64];
-    snprintf(lab_attn, sizeof lab_attn, "%s-attn-%s", rs->label, backward ? "bwd" : "fwd");
-    snprintf(lab_kv, sizeof lab_kv, "%s-kv", rs->label);
-    snprintf(lab_dkv, sizeof lab_dkv, "%s-dkv", rs->label);
-    void *xarg = rs->xfer ? rs->xfer_arg : (void *)lab_kv;
-    int *rank = malloc(sizeof(int) * (size_t)g);
-    int64_t *kv_in = malloc(sizeof(int64_t) * (size_t)g);  /* recv of the KV for this step */
-    int64_t *dkv_in = malloc(sizeof(int64_t) * (size_t)g); /* recv of the dKV, backward */
-    int64_t *last = malloc(sizeof(int64_t) * (size_t)g);   /* last attention op */
-    double *bytes = malloc(sizeof(double) * (size_t)g);
-    ring_ws w = {0};
-    int rc = ZS_OK;
-    if (!rank || !kv_in || !dkv_in || !last || !bytes) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
+    /* Step by step: the transfers of step j (the KV needed in step j+1,
+     * overlapping step j's compute), the compute, then backward the dK/dV
+     * of the KV just used, one step behind the KV. */
+    for (int j = 0; j < g && !rc; j++) {
+        for (int k = 0; k < g && !rc && j < g - 1; k++)
+            rc = zs_ring_run_kv(r, j, k, e);
+        for (int k = 0; k < g && !rc; k++)
+            rc = zs_ring_run_attn(r, j, k, e);
+        for (int k = 0; k < g && !rc && backward && g > 1; k++)
+            rc = zs_ring_run_dkv(r, j, k, e);
     }
-    int tag_kv = zs_iter_tag(it), tag_dkv = zs_iter_tag(it);
-    for (int k = 0; k < g; k++) {
-        rank[k] = zs_iter_rank(it, stage, rs->slots[k]);
-        kv_in[k] = dkv_in[k] = -1;
-        last[k] = dep[k];
-        bytes[k] = zs_ring_step_bytes(s, m, kv_heads, rs, k);
-    }
-    for (int j = 0; j < g && rc == ZS_OK; j++) {
-        /* Transfers of step j move the KV needed in step j+1 and overlap the
-         * compute of step j. Slot k sends what it holds (first held by
-         * slot k - j) to slot k + 1. */
-        int64_t *kv_next = malloc(sizeof(int64_t) * (size_t)g);
-        if (!kv_next) {
-            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            break;
-        }
-        for (int k = 0; k < g; k++)
-            kv_next[k] = -1;
-        if (j < g - 1) {
-            for (int k = 0; k < g && rc == ZS_OK; k++) {
-                int to = (k + 1) % g, holder = (k - j + g) % g;
-                int64_t sd = j == 0 ? dep[k] : kv_in[k], so, dd;
-                rc = xfer(xarg, it, rank[k], rank[to], rs->comm_stream, tag_kv, bytes[holder], sd,
-                          -1, &so, &dd, e);
-                kv_next[to] = dd;
-            }
-        }
-        for (int k = 0; k < g && rc == ZS_OK; k++) {
-            int src = (k - j + g) % g, nreal, ncost;
-            if (step_blocks(s, rs, k, src, &w, &nreal, &ncost)) {
-                rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-                break;
-            }
-            int64_t deps[2];
-            int nd = 0;
-            if (last[k] >= 0)
-                deps[nd++] = last[k];
-            if (j > 0 && kv_in[k] >= 0)
-                deps[nd++] = kv_in[k];
-            last[k] = attn_op(it, heads, rank[k], lab_attn, backward, &w, nreal, ncost, deps, nd);
-        }
-        /* Backward: the dK/dV of the KV chunks just used travel on with
-         * them, one step behind; after the last step they reach their owner. */
-        if (backward && g > 1 && rc == ZS_OK) {
-            int64_t *dkv_next = malloc(sizeof(int64_t) * (size_t)g);
-            if (!dkv_next) {
-                free(kv_next);
-                rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-                break;
-            }
-            for (int k = 0; k < g && rc == ZS_OK; k++) {
-                int to = (k + 1) % g, holder = (k - j + g) % g;
-                int64_t sd = dkv_in[k] >= 0 ? dkv_in[k] : last[k], so, dd;
-                /* The send waits for this step's compute and the dK/dV that
-                 * came in: depend on both through the later of the two. */
-                if (dkv_in[k] >= 0 && last[k] >= 0)
-                    sd = dkv_in[k] > last[k] ? dkv_in[k] : last[k];
-                rc = xfer(rs->xfer ? rs->xfer_arg : (void *)lab_dkv, it, rank[k], rank[to],
-                          rs->comm_stream, tag_dkv, bytes[holder], sd, -1, &so, &dd, e);
-                dkv_next[to] = dd;
-            }
-            memcpy(dkv_in, dkv_next, sizeof(int64_t) * (size_t)g);
-            free(dkv_next);
-        }
-        memcpy(kv_in, kv_next, sizeof(int64_t) * (size_t)g);
-        free(kv_next);
-    }
-    for (int k = 0; k < g && rc == ZS_OK; k++)
-        dep[k] = backward && g > 1 && dkv_in[k] >= 0 ? dkv_in[k] : last[k];
-    if (rc == ZS_OK)
-        rc = zs_schedule_check(s, e);
-out:
-    free(rank);
-    free(kv_in);
-    free(dkv_in);
-    free(last);
-    free(bytes);
-    free(w.blk);
-    free(w.cblk);
-    return rc;
+    for (int k = 0; k < g && !rc; k++)
+        dep[k] = zs_ring_run_exit(r, k);
+    zs_ring_run_free(r);
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }

@@ -8,7 +8,10 @@
  * skipped, the diagonal pair is a causal block), while the KV it holds
  * moves on to slot i+1 (send and receive issued together, overlapping the
  * step's compute). Backward mirrors forward: KV and the accumulated dK/dV
- * travel together, and a last step returns each dK/dV to its owner.
+ * travel together, and a last step returns each dK/dV to its owner; a
+ * member adds the dK/dV it received to its own with an elementwise op on
+ * the compute stream (as TransformerEngine does), which waits for both the
+ * step's compute and the arrival, so the send waits for whichever is later.
  *
  * Chunking: ZS_RING_PAD pads every document to a multiple of 2g (TE CP:
  * padded tokens cost compute and bytes but are not tokens of the plan);
@@ -62,6 +65,40 @@ int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, i
  * head-parallel x ring methods (USP), one ring per head subset. */
 int zs_ring_emit_heads(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
                        int backward, int64_t *dep, zs_err *e);
+
+/* ---- step by step (a planner that interleaves several rings and other
+ * work on a GPU, e.g. Zeppelin's attention engine) --------------------------
+ *
+ * A ring run emits one ring's ops piece by piece; zs_ring_emit is a run
+ * that emits step after step. Per member k (0 <= k < g) and step j
+ * (0 <= j < g), in any order that respects:
+ *   kv(j, k)    (j < g-1) KV sent k -> k+1 for step j+1: after kv(j-1, k-1);
+ *   attn(j, k)  member k's attention of step j: after attn(j-1, k) and
+ *               kv(j-1, k-1);
+ *   dkv(j, k)   backward: the dK/dV of the KV member k used in step j travel
+ *               on to k+1: after attn(j, k) and dkv(j-1, k-1). For j > 0 an
+ *               accumulation op on the compute stream adds the incoming
+ *               dK/dV (it waits for both, by time), then the send follows it.
+ * A call out of that order is a ZS_EINVALID error. The spec and dep are
+ * copied; the run borrows `it`. */
+typedef struct zs_ring_run zs_ring_run;
+
+int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
+                    int backward, const int64_t *dep, zs_ring_run **out, zs_err *e);
+void zs_ring_run_free(zs_ring_run *r);
+int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e);
+int zs_ring_run_attn(zs_ring_run *r, int j, int k, zs_err *e);
+int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e);
+/* Predicted seconds of attn(j, k) and of the accumulation in dkv(j, k). */
+double zs_ring_run_attn_time(zs_ring_run *r, int j, int k);
+double zs_ring_run_acc_time(const zs_ring_run *r, int j, int k);
+/* Bytes moved by kv(j, k) (and dkv(j, k)): the KV shard member k holds in step j. */
+double zs_ring_run_bytes(const zs_ring_run *r, int j, int k);
+/* The op that ends member k's part once all its steps are emitted: its
+ * last attention (forward) or the arrival of its own dK/dV (backward). */
+int64_t zs_ring_run_exit(const zs_ring_run *r, int k);
+/* The rank of member k. */
+int zs_ring_run_rank(const zs_ring_run *r, int k);
 
 /* Token range of chunk c (0 <= c < 2g) of a document of len tokens. */
 void zs_ring_chunk(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1);

@@ -137,11 +137,50 @@ static void test_ring_bytes(void)
     zs_cost_free(cost);
 }
 
+/* Backward: every dK/dV send after a member's first waits for an
+ * accumulation op that depends on both the step's attention and the dK/dV
+ * received from the predecessor (by time, not by op number): g-1 per member
+ * per layer, and the send depends on it. */
+static void test_ring_dkv_waits(void)
+{
+    zs_cost *cost = cost_new();
+    int g = 4;
+    int32_t len[1] = {4096};
+    zs_schedule *s = ring_schedule(cost, g, ZS_RING_EXACT, len, 1);
+    int acc = zs_schedule_label(s, "ring-dkv-acc"), dkv = zs_schedule_label(s, "ring-dkv");
+    for (int r = 0; r < g; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        int nacc = 0, nsend = 0, nsend_acc = 0;
+        for (int64_t i = 0; i < p->nops; i++) {
+            const zs_op *op = &p->ops[i];
+            const int32_t *d = zs_schedule_deps(s, r, op);
+            if (op->label == acc) {
+                nacc++;
+                ZS_ASSERT_INT_EQ(op->ndeps, 2);
+                ZS_ASSERT_INT_EQ(p->ops[d[0]].kind, ZS_OP_COMPUTE);
+                ZS_ASSERT_INT_EQ(p->ops[d[1]].kind, ZS_OP_RECV);
+                ZS_ASSERT_INT_EQ(p->ops[d[1]].label, dkv);
+            }
+            if (op->kind == ZS_OP_SEND && op->label == dkv) {
+                nsend++;
+                nsend_acc += op->ndeps == 1 && p->ops[d[0]].label == acc;
+            }
+        }
+        /* One layer body (stored once, repeated): g-1 accumulations and g sends. */
+        ZS_ASSERT_INT_EQ(nacc, g - 1);
+        ZS_ASSERT_INT_EQ(nsend, g);
+        ZS_ASSERT_INT_EQ(nsend_acc, g - 1);
+    }
+    zs_schedule_free(s);
+    zs_cost_free(cost);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"chunks", test_chunks},
                                          {"ring_validates", test_ring_validates},
                                          {"ring_bytes", test_ring_bytes},
+                                         {"ring_dkv_waits", test_ring_dkv_waits},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"ring", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
