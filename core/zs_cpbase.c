@@ -165,8 +165,15 @@ void zs__cpb_note(const zs__cpb *c, zs_plan_report *rep, const char *method_layo
 int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
                   int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e)
 {
-    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp}, 1,         lin,  c->mc.recompute,
-                         c->mc.zero_stage,         ctx->seed, emit, arg};
+    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
+                         1,
+                         lin,
+                         c->mc.recompute,
+                         c->mc.zero_stage,
+                         ctx->seed,
+                         emit,
+                         arg,
+                         NULL};
     return zs_iter_build(s, ctx->cost, &spec, e);
 }
 

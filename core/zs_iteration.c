@@ -22,6 +22,7 @@ struct zs_iter {
     int tp, cp, pp, dp, nslots, M;
     int nano, cur;         /* nano-batches; the one being written (-1: the whole micro-batch) */
     int64_t *entry, *exit; /* [nano * nslots + slot] */
+    int64_t *entry_moved, *exit_moved; /* per slot, with moved tokens (never with nano-batches) */
     int next_tag;
     int tag_act, tag_grad;
     int pp_stream;    /* pipeline sends and receives: off the compute stream so
@@ -29,6 +30,11 @@ struct zs_iter {
     double *moe_load; /* per rank: expert load factor (mean 1) */
     int *tp_group;    /* per slot-rank: the TP group's id (leader ranks only) */
     zs_err *e;
+    /* Dry run (zs_iter_linear_time): no schedule; ops only add their
+     * predicted time to the chain; one slot of dry_tokens / dry_moved. */
+    int dry, dry_ep;
+    double dry_tokens, dry_moved;
+    double dry_mark; /* chain time when the moved tokens' entry op was written */
 };
 
 zs_schedule *zs_iter_schedule(zs_iter *it)
@@ -88,6 +94,14 @@ static size_t cur_ix(const zs_iter *it, int slot)
 {
     return (size_t)(it->cur > 0 ? it->cur : 0) * it->nslots + slot;
 }
+int64_t zs_iter_entry_moved(const zs_iter *it, int slot)
+{
+    return it->entry_moved[slot];
+}
+void zs_iter_set_exit_moved(zs_iter *it, int slot, int64_t op)
+{
+    it->exit_moved[slot] = op;
+}
 int zs_iter_tag(zs_iter *it)
 {
     return it->next_tag++;
@@ -112,11 +126,16 @@ static int stage_layers(const zs_iter *it, int stage)
 typedef struct chain {
     int rank;
     int64_t last; /* last op on the compute stream, -1 before the first */
+    double t;     /* dry run: predicted seconds so far */
 } chain;
 
 static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n, double k,
                     int64_t extra_dep)
 {
+    if (it->dry) {
+        c->t += m > 0 ? zs_cost_gemm(it->cost, m, n, k) : 0;
+        return 0;
+    }
     int64_t deps[2];
     int nd = 0;
     if (c->last >= 0)
@@ -132,6 +151,10 @@ static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n
 
 static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
 {
+    if (it->dry) {
+        c->t += bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
+        return 0;
+    }
     int64_t deps[1] = {c->last};
     double t = bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
     int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, label, bytes, t, deps,
@@ -141,10 +164,18 @@ static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
     return op;
 }
 
-/* A collective on the compute stream after the chain's last op. */
-static int64_t coll(zs_iter *it, chain *c, const char *label, int group, zs_coll_kind k,
+/* A collective on the compute stream after the chain's last op; a dry run
+ * prices it over dry_n consecutive ranks of a node. */
+static int64_t coll(zs_iter *it, chain *c, const char *label, int group, int dry_n, zs_coll_kind k,
                     double bytes)
 {
+    if (it->dry) {
+        int ranks[256], n = dry_n < 256 ? dry_n : 256;
+        for (int i = 0; i < n; i++)
+            ranks[i] = i * it->tp;
+        c->t += zs_cost_collective(it->cost, k, ranks, n, bytes);
+        return 0;
+    }
     int64_t deps[1] = {c->last};
     int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, label, group, k, bytes, deps,
                                c->last >= 0);
@@ -159,7 +190,14 @@ static int64_t tp_coll(zs_iter *it, chain *c, const char *label, zs_coll_kind k,
 {
     if (it->tp == 1)
         return c->last;
-    return coll(it, c, label, it->tp_group[c->rank], k, bytes);
+    if (it->dry) {
+        int ranks[64], n = it->tp < 64 ? it->tp : 64;
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        c->t += zs_cost_collective(it->cost, k, ranks, n, bytes);
+        return 0;
+    }
+    return coll(it, c, label, it->tp_group[c->rank], it->tp, k, bytes);
 }
 
 /* ---- MoE ------------------------------------------------------------------- */
@@ -210,12 +248,24 @@ typedef struct body {
 
 static double tokens(const zs_iter *it, int micro, int slot)
 {
+    if (it->dry)
+        return it->dry_tokens;
     if (it->cur >= 0 && it->nano > 1) {
         if (it->nano_tokens)
             return (double)it->nano_tokens[((size_t)it->cur * it->M + micro) * it->nslots + slot];
         return (double)it->sp->linear_tokens[(size_t)micro * it->nslots + slot] / it->nano;
     }
     return (double)it->sp->linear_tokens[(size_t)micro * it->nslots + slot];
+}
+
+/* Linear tokens of the slot whose attention runs elsewhere (<= tokens). */
+static double moved(const zs_iter *it, int micro, int slot)
+{
+    if (it->dry)
+        return it->dry_moved;
+    if (!it->sp->moved_tokens)
+        return 0;
+    return (double)it->sp->moved_tokens[(size_t)micro * it->nslots + slot];
 }
 
 /* Forward linear ops before attention; sets entry[slot]. */
@@ -229,10 +279,23 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     elem(it, c, l, 2 * Tl * h * by);
     snprintf(l, sizeof l, "%stp-ag-attn", pfx);
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
+    double mv = moved(it, b->micro, slot);
+    int64_t ag = b->param_ag ? b->param_ag[slot] : -1;
+    if (mv > 0) {
+        /* The moved tokens' QKV first: it leaves while the rest is computed. */
+        snprintf(l, sizeof l, "%sqkv-moved", pfx);
+        gemm(it, c, l, mv, qkv_n, h, ag);
+        it->entry_moved[slot] = c->last;
+        it->dry_mark = c->t;
+        ag = -1;
+    }
     snprintf(l, sizeof l, "%sqkv", pfx);
-    gemm(it, c, l, T, qkv_n, h, b->param_ag ? b->param_ag[slot] : -1);
+    gemm(it, c, l, T - mv, qkv_n, h, ag);
     it->entry[cur_ix(it, slot)] = c->last;
+    if (mv <= 0)
+        it->entry_moved[slot] = c->last;
     it->exit[cur_ix(it, slot)] = -1;
+    it->exit_moved[slot] = -1;
 }
 
 /* The MoE block of a forward layer: router, dispatch, experts, combine. */
@@ -240,13 +303,13 @@ static void fwd_moe(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
 {
     const zs_model *m = it->m;
     double T = tokens(it, b->micro, slot), h = m->hidden, by = m->dtype_bytes;
-    double load = it->moe_load[c->rank];
+    double load = it->dry ? 1 : it->moe_load[c->rank];
     double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
     char l[64];
     snprintf(l, sizeof l, "%smoe-router", pfx);
     gemm(it, c, l, T, m->experts, h, -1);
     snprintf(l, sizeof l, "%smoe-dispatch", pfx);
-    coll(it, c, l, b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+    coll(it, c, l, it->dry ? 0 : b->ep_group[slot], it->dry_ep, ZS_COLL_ALLTOALL, Tk * h * by);
     snprintf(l, sizeof l, "%sexpert-gate-up", pfx);
     gemm(it, c, l, Tk * load, 2 * f, h, -1);
     snprintf(l, sizeof l, "%sexpert-swiglu", pfx);
@@ -254,7 +317,7 @@ static void fwd_moe(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     snprintf(l, sizeof l, "%sexpert-down", pfx);
     gemm(it, c, l, Tk * load, h, f, -1);
     snprintf(l, sizeof l, "%smoe-combine", pfx);
-    coll(it, c, l, b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+    coll(it, c, l, it->dry ? 0 : b->ep_group[slot], it->dry_ep, ZS_COLL_ALLTOALL, Tk * h * by);
 }
 
 /* Forward ops after attention. */
@@ -265,11 +328,19 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double ad = (double)m->heads * m->head_dim / it->tp;
     char l[64];
     int64_t ex = it->exit[cur_ix(it, slot)];
-    if (ex < 0)
+    double mv = moved(it, b->micro, slot);
+    if (!it->dry && (ex < 0 || (mv > 0 && it->exit_moved[slot] < 0)))
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
-                          "slot %d has no attention exit op", slot);
+                          "slot %d has no attention exit op%s", slot,
+                          ex < 0 ? "" : " for its moved tokens");
     snprintf(l, sizeof l, "%so-proj", pfx);
-    gemm(it, c, l, T, h, ad, ex);
+    gemm(it, c, l, T - mv, h, ad, ex);
+    it->dry_mark = c->t;
+    if (mv > 0) {
+        /* The moved tokens' attention output arrives while the kept part runs. */
+        snprintf(l, sizeof l, "%so-proj-moved", pfx);
+        gemm(it, c, l, mv, h, ad, it->exit_moved[slot]);
+    }
     snprintf(l, sizeof l, "%stp-rs-attn", pfx);
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     snprintf(l, sizeof l, "%sresidual-norm2", pfx);
@@ -305,6 +376,36 @@ static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n
     gemm(it, c, l, k, n, m, -1);
 }
 
+/* A backward GEMM next to attention with mv of its m tokens moved: two
+ * input-gradient GEMMs (before attention: the moved part first, marking
+ * the moved tokens' entry; after it: the kept part first, then the moved
+ * part after its results arrived), then the weight gradient over all. */
+static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, double m, double mv,
+                           double n, double k, int before, int64_t kept_dep, int64_t moved_dep)
+{
+    char l[64];
+    if (mv <= 0) {
+        gemm_bwd(it, c, name, m, n, k, kept_dep);
+        return;
+    }
+    if (before) {
+        snprintf(l, sizeof l, "%s-dgrad-moved", name);
+        gemm(it, c, l, mv, k, n, -1);
+        it->entry_moved[slot] = c->last;
+        it->dry_mark = c->t;
+        snprintf(l, sizeof l, "%s-dgrad", name);
+        gemm(it, c, l, m - mv, k, n, -1);
+    } else {
+        snprintf(l, sizeof l, "%s-dgrad", name);
+        gemm(it, c, l, m - mv, k, n, kept_dep);
+        it->dry_mark = c->t;
+        snprintf(l, sizeof l, "%s-dgrad-moved", name);
+        gemm(it, c, l, mv, k, n, moved_dep);
+    }
+    snprintf(l, sizeof l, "%s-wgrad", name);
+    gemm(it, c, l, k, n, m, -1);
+}
+
 /* Backward ops before attention backward (MLP, O projection). */
 static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
 {
@@ -314,13 +415,15 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
     elem(it, c, "residual-bwd", 2 * Tl * h * by);
     tp_coll(it, c, "tp-ag-mlp-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
     if (zs_model_is_moe(m)) {
-        double load = it->moe_load[c->rank];
+        double load = it->dry ? 1 : it->moe_load[c->rank];
         double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
-        coll(it, c, "moe-combine-bwd", b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+        coll(it, c, "moe-combine-bwd", it->dry ? 0 : b->ep_group[slot], it->dry_ep,
+             ZS_COLL_ALLTOALL, Tk * h * by);
         gemm_bwd(it, c, "expert-down", Tk * load, h, f, -1);
         elem(it, c, "expert-swiglu-bwd", 4 * Tk * load * f * by);
         gemm_bwd(it, c, "expert-gate-up", Tk * load, 2 * f, h, -1);
-        coll(it, c, "moe-dispatch-bwd", b->ep_group[slot], ZS_COLL_ALLTOALL, Tk * h * by);
+        coll(it, c, "moe-dispatch-bwd", it->dry ? 0 : b->ep_group[slot], it->dry_ep,
+             ZS_COLL_ALLTOALL, Tk * h * by);
         gemm_bwd(it, c, "moe-router", T, m->experts, h, -1);
     } else {
         double f = (double)m->ffn / it->tp;
@@ -331,9 +434,13 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
     tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm2-bwd", 3 * Tl * h * by);
     tp_coll(it, c, "tp-ag-attn-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
-    gemm_bwd(it, c, "o-proj", T, h, ad, -1);
+    double mv = moved(it, b->micro, slot);
+    gemm_bwd_split(it, c, slot, "o-proj", T, mv, h, ad, 1, -1, -1);
     it->entry[cur_ix(it, slot)] = c->last;
+    if (mv <= 0)
+        it->entry_moved[slot] = c->last;
     it->exit[cur_ix(it, slot)] = -1;
+    it->exit_moved[slot] = -1;
 }
 
 static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
@@ -342,10 +449,12 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
     int64_t ex = it->exit[cur_ix(it, slot)];
-    if (ex < 0)
+    double mv = moved(it, b->micro, slot);
+    if (!it->dry && (ex < 0 || (mv > 0 && it->exit_moved[slot] < 0)))
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
-                          "slot %d has no attention backward exit op", slot);
-    gemm_bwd(it, c, "qkv", T, qkv_n, h, ex);
+                          "slot %d has no attention backward exit op%s", slot,
+                          ex < 0 ? "" : " for its moved tokens");
+    gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot]);
     tp_coll(it, c, "tp-rs-attn-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
     /* After the last micro-batch's last nano-batch. */
@@ -768,6 +877,9 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     if (nn > ZS_ITER_MAX_NANO)
         return zs_err_set(e, ZS_EINVALID, "nano-batches", NULL, "%d nano-batches (at most %d)", nn,
                           ZS_ITER_MAX_NANO);
+    if (nn > 1 && spec->moved_tokens)
+        return zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
+                          "moved tokens and nano-batches cannot be combined");
     zs_iter it;
     memset(&it, 0, sizeof it);
     it.s = s;
@@ -789,10 +901,13 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     it.tag_grad = 2;
     it.entry = malloc(sizeof(int64_t) * (size_t)it.nslots * it.nano);
     it.exit = malloc(sizeof(int64_t) * (size_t)it.nslots * it.nano);
+    it.entry_moved = malloc(sizeof(int64_t) * (size_t)it.nslots);
+    it.exit_moved = malloc(sizeof(int64_t) * (size_t)it.nslots);
     it.moe_load = calloc((size_t)s->nranks, sizeof(double));
     it.tp_group = calloc((size_t)s->nranks, sizeof(int));
     int rc;
-    if (!it.entry || !it.exit || !it.moe_load || !it.tp_group) {
+    if (!it.entry || !it.exit || !it.entry_moved || !it.exit_moved || !it.moe_load ||
+        !it.tp_group) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     } else {
         it.pp_stream = ZS_STREAM_COMM;
@@ -813,7 +928,65 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     }
     free(it.entry);
     free(it.exit);
+    free(it.entry_moved);
+    free(it.exit_moved);
     free(it.moe_load);
     free(it.tp_group);
     return rc;
+}
+
+int zs_iter_linear_time(const zs_cost *cost, int tp, int slots_per_node, double tokens,
+                        double moved_tok, zs_iter_lin *out, zs_err *e)
+{
+    const zs_model *m = &cost->model;
+    if (tp < 1 || m->heads % tp != 0 || !(tokens >= 0) || !(moved_tok >= 0) || moved_tok > tokens)
+        return zs_err_set(e, ZS_EINVALID, "linear time", NULL, "bad tp %d or tokens %g (moved %g)",
+                          tp, tokens, moved_tok);
+    int64_t slot_ops[2] = {-1, -1};
+    zs_iter_spec sp;
+    memset(&sp, 0, sizeof sp);
+    zs_iter it;
+    memset(&it, 0, sizeof it);
+    it.cost = cost;
+    it.sp = &sp;
+    it.m = m;
+    it.tp = tp;
+    it.cp = it.pp = it.dp = 1;
+    it.nslots = 1;
+    it.e = e;
+    it.dry = 1;
+    it.nano = 1;
+    it.cur = -1;
+    it.dry_ep = slots_per_node > 0 ? slots_per_node : 1;
+    it.dry_tokens = tokens;
+    it.dry_moved = moved_tok;
+    it.entry = &slot_ops[0];
+    it.exit = &slot_ops[1];
+    int64_t mv_ops[2] = {-1, -1};
+    it.entry_moved = &mv_ops[0];
+    it.exit_moved = &mv_ops[1];
+    body b;
+    memset(&b, 0, sizeof b);
+    zs_iter_lin r;
+    chain c = {0, -1, 0};
+    fwd_pre(&it, &b, &c, 0, "");
+    r.fwd_entry = c.t;
+    r.fwd_moved = moved_tok > 0 ? it.dry_mark : c.t;
+    c.t = 0;
+    fwd_post(&it, &b, &c, 0, "");
+    r.fwd_post = c.t;
+    r.fwd_kept = it.dry_mark;
+    c.t = 0;
+    bwd_pre(&it, &b, &c, 0);
+    r.bwd_entry = c.t;
+    r.bwd_moved = moved_tok > 0 ? it.dry_mark : c.t;
+    c.t = 0;
+    it.dry_mark = -1;
+    bwd_post(&it, &b, &c, 0);
+    r.bwd_post = c.t;
+    /* Without moved tokens the QKV backward is one input-gradient GEMM:
+     * "kept" ends with the whole backward GEMM pair. */
+    r.bwd_kept = it.dry_mark >= 0 ? it.dry_mark : c.t;
+    *out = r;
+    return ZS_OK;
 }

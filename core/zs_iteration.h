@@ -53,6 +53,16 @@ typedef struct zs_iter_spec {
      * the emitter reports the op that ends them with zs_iter_set_exit. */
     int (*emit_attn)(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e);
     void *arg;
+    /* Optional (NULL: none), [micro * nslots + slot]: how many of a slot's
+     * linear tokens have their attention on another slot (a remapping
+     * planner). The builder then cuts the linear ops next to attention in
+     * two: before attention the moved tokens' part first (zs_iter_entry_moved:
+     * their inputs can leave while the rest is computed), after it the kept
+     * part first (so the moved tokens' results, zs_iter_set_exit_moved, can
+     * arrive while it runs). Forward: QKV and output projections; backward:
+     * the output projection's and QKV's input gradients (weight gradients
+     * stay one GEMM over all tokens). */
+    const int64_t *moved_tokens;
 } zs_iter_spec;
 
 /* Nano-batches (DistCA's ping-pong). With n > 1 the layer body runs the
@@ -99,8 +109,34 @@ void zs_iter_set_exit(zs_iter *it, int slot, int64_t op);
 int zs_iter_nano(const zs_iter *it); /* nano-batches per micro-batch (>= 1) */
 int64_t zs_iter_entry_nano(const zs_iter *it, int k, int slot);
 void zs_iter_set_exit_nano(zs_iter *it, int k, int slot, int64_t op);
+/* With moved tokens: the op after which their inputs are ready (their QKV
+ * forward, their output-projection input gradient backward; the entry when
+ * the slot moves none), and the op their post-attention part waits for
+ * (required when the slot moves tokens). */
+int64_t zs_iter_entry_moved(const zs_iter *it, int slot);
+void zs_iter_set_exit_moved(zs_iter *it, int slot, int64_t op);
 /* A fresh tag for a message class (unique within the schedule). */
 int zs_iter_tag(zs_iter *it);
+
+/* Predicted seconds of one layer's linear ops on a slot holding `tokens`
+ * linear tokens of which `moved` are moved (as zs_iter_spec.moved_tokens),
+ * measured from the layer's start (forward) or the start of its backward,
+ * with the same ops and cost model the builder uses (dense models; an MoE
+ * layer is priced at mean expert load). For planners that predict a
+ * schedule before building it. */
+typedef struct zs_iter_lin {
+    double fwd_moved; /* forward: until the moved tokens' QKV is done */
+    double fwd_entry; /* forward: until the attention entry (all QKV) */
+    double fwd_post;  /* forward: from the attention exit to the layer's end */
+    double fwd_kept;  /* forward: from the attention exit until the kept tokens' output
+                       * projection is done (where the moved tokens' part starts) */
+    double bwd_moved; /* backward: until the moved tokens' dO is done */
+    double bwd_entry; /* backward: until the attention entry */
+    double bwd_post;  /* backward: from the attention exit to the end */
+    double bwd_kept;  /* backward: the same for the kept tokens' QKV input gradient */
+} zs_iter_lin;
+int zs_iter_linear_time(const zs_cost *cost, int tp, int slots_per_node, double tokens,
+                        double moved, zs_iter_lin *out, zs_err *e);
 
 /* Layer index of a rank's first layer in its stage. */
 int zs_iter_stage_first_layer(const zs_iter *it, int stage);

@@ -608,8 +608,8 @@ int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, con
     if ((rc = zs_schedule_check(S, e)))
         goto done;
     L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
-    zs_iter_spec spec = {*D,        micro, lin, ctx->mem.recompute, ctx->mem.zero_stage,
-                         ctx->seed, emit,  &L};
+    zs_iter_spec spec = {*D,   micro, lin, ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed,
+                         emit, &L,    NULL};
     if ((rc = zs_iter_build(S, ctx->cost, &spec, e)))
         goto done;
     zs_plan_report_note(rep, "4D layout tp=%d cp=%d pp=%d dp=%d, %d micro-batches per DP rank",

@@ -156,8 +156,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         goto out;
     for (int sl = 0; sl < nslots; sl++)
         lin[sl] = tok[sl];
-    zs_iter_spec spec = {{(int)tp, 1, 1, nslots}, 1,         lin,  mc.recompute,
-                         mc.zero_stage,           ctx->seed, emit, &L};
+    zs_iter_spec spec = {
+        {(int)tp, 1, 1, nslots}, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, emit, &L, NULL};
     rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
     free(L.len);
