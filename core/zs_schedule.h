@@ -38,7 +38,7 @@
 #include "zs_cost.h"
 #include "zs_err.h"
 
-#define ZS_MAX_STREAMS    6
+#define ZS_MAX_STREAMS    8
 #define ZS_STREAM_COMPUTE 0
 #define ZS_STREAM_COMM    1
 

@@ -2,20 +2,25 @@
 #include "zs_zeppelin_route.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Chunks per slice: the pipeline's fill and drain cost two NVLink chunk hops,
  * about 2 / (n x NVLink/NIC) of the slice's network time (6% at n = 4 on
  * cluster-a), while every chunk adds ops on four GPUs. */
-#define MAX_CHUNKS 4
+#define MAX_CHUNKS 2
 
 struct zs_zep_route {
     const zs_cluster *cl;
-    int tp, k, stream;
+    int tp, k, stream, send_stream, join_stream;
     double chunk;
-    double *nic; /* planned bytes per NIC: node * nics_per_node + j */
+    double *relay;     /* per rank: bytes it relays in the current phase */
+    double *up, *down; /* planned bytes per NIC and direction: node * nics_per_node + j */
     long routed, direct;
+    uint64_t *direct_pairs; /* sorted src * ranks + dst */
+    int ndirect;
+    zs_zep_path last;
 };
 
 zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk, int route_stream)
@@ -23,35 +28,102 @@ zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk
     zs_zep_route *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->nic = calloc((size_t)(cl->nodes * cl->nics_per_node), sizeof(double));
-    if (!r->nic) {
-        free(r);
+    r->up = calloc((size_t)(cl->nodes * cl->nics_per_node), sizeof(double));
+    r->down = calloc((size_t)(cl->nodes * cl->nics_per_node), sizeof(double));
+    r->relay = calloc((size_t)zs_cluster_gpus(cl), sizeof(double));
+    if (!r->up || !r->down || !r->relay) {
+        zs_zep_route_free(r);
         return NULL;
     }
     r->cl = cl;
     r->tp = tp;
     r->k = k < 1 ? 1 : (k > ZS_ZEP_MAX_K ? ZS_ZEP_MAX_K : k);
     r->chunk = chunk > 0 ? chunk : 1;
-    r->stream = route_stream;
+    r->stream = r->send_stream = r->join_stream = route_stream;
     return r;
+}
+
+void zs_zep_route_set_streams(zs_zep_route *r, int send_stream, int join_stream)
+{
+    r->send_stream = send_stream;
+    r->join_stream = join_stream;
 }
 
 void zs_zep_route_free(zs_zep_route *r)
 {
     if (!r)
         return;
-    free(r->nic);
+    free(r->up);
+    free(r->down);
+    free(r->relay);
+    free(r->direct_pairs);
     free(r);
 }
 
 void zs_zep_route_phase(zs_zep_route *r)
 {
-    memset(r->nic, 0, sizeof(double) * (size_t)(r->cl->nodes * r->cl->nics_per_node));
+    size_t n = (size_t)(r->cl->nodes * r->cl->nics_per_node);
+    memset(r->up, 0, sizeof(double) * n);
+    memset(r->down, 0, sizeof(double) * n);
+    memset(r->relay, 0, sizeof(double) * (size_t)zs_cluster_gpus(r->cl));
+}
+
+/* The GPU behind NIC j of node `node` that relays for this transfer: `own`
+ * when it is behind j (no NVLink hop), else the TP-rank-0 GPU behind j that
+ * relays the fewest bytes in the phase (ties: the lower rank), so relays
+ * spread over every GPU that shares the NIC. -1: none. */
+static int relay_gpu(const zs_zep_route *r, int node, int j, int own)
+{
+    const zs_cluster *cl = r->cl;
+    int G = cl->gpus_per_node, best = -1;
+    if (zs_cluster_nic_of(cl, own) == j)
+        return own;
+    for (int g = node * G; g < (node + 1) * G; g += r->tp)
+        if (zs_cluster_nic_of(cl, g) == j && (best < 0 || r->relay[g] < r->relay[best]))
+            best = g;
+    return best;
 }
 
 double zs_zep_route_nic_bytes(const zs_zep_route *r, int node, int nic)
 {
-    return r->nic[node * r->cl->nics_per_node + nic];
+    int i = node * r->cl->nics_per_node + nic;
+    return r->up[i] + r->down[i];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+int zs_zep_route_set_direct(zs_zep_route *r, const int *src, const int *dst, int n)
+{
+    uint64_t *p = malloc(sizeof(uint64_t) * (size_t)(n > 0 ? n : 1));
+    if (!p)
+        return ZS_ENOMEM;
+    uint64_t R = (uint64_t)zs_cluster_gpus(r->cl);
+    for (int i = 0; i < n; i++)
+        p[i] = (uint64_t)src[i] * R + (uint64_t)dst[i];
+    qsort(p, (size_t)n, sizeof *p, cmp_u64);
+    free(r->direct_pairs);
+    r->direct_pairs = p;
+    r->ndirect = n;
+    return ZS_OK;
+}
+
+int zs_zep_route_routed(const zs_zep_route *r, int src, int dst)
+{
+    const zs_cluster *cl = r->cl;
+    if (r->k <= 1 || zs_cluster_node_of(cl, src) == zs_cluster_node_of(cl, dst))
+        return 0;
+    uint64_t key = (uint64_t)src * (uint64_t)zs_cluster_gpus(cl) + (uint64_t)dst;
+    return r->ndirect == 0 ||
+           !bsearch(&key, r->direct_pairs, (size_t)r->ndirect, sizeof key, cmp_u64);
+}
+
+const zs_zep_path *zs_zep_route_last(const zs_zep_route *r)
+{
+    return &r->last;
 }
 
 void zs_zep_route_counts(const zs_zep_route *r, long *routed, long *direct)
@@ -78,11 +150,11 @@ static int cmp_cand(const void *a, const void *b)
 void zs_zep_route_plan(zs_zep_route *r, int src, int dst, double bytes, zs_zep_path *p)
 {
     const zs_cluster *cl = r->cl;
-    int G = cl->gpus_per_node, nn = cl->nics_per_node;
+    int nn = cl->nics_per_node;
     int sn = zs_cluster_node_of(cl, src), dn = zs_cluster_node_of(cl, dst);
     memset(p, 0, sizeof *p);
     p->chunk = r->chunk;
-    if (sn == dn || r->k <= 1) {
+    if (!zs_zep_route_routed(r, src, dst)) {
         p->k = 1;
         p->direct = 1;
         p->proxy[0] = src;
@@ -91,29 +163,24 @@ void zs_zep_route_plan(zs_zep_route *r, int src, int dst, double bytes, zs_zep_p
         p->nchunks[0] = 1;
         if (sn != dn) {
             p->nic[0] = zs_cluster_nic_of(cl, src);
-            r->nic[sn * nn + p->nic[0]] += bytes;
-            r->nic[dn * nn + zs_cluster_nic_of(cl, dst)] += bytes;
+            r->up[sn * nn + p->nic[0]] += bytes;
+            r->down[dn * nn + zs_cluster_nic_of(cl, dst)] += bytes;
             r->direct++;
         }
+        r->last = *p;
         return;
     }
     /* One candidate per NIC of the source node that a TP-rank-0 GPU reaches. */
     cand c[ZS_ZEP_MAX_K * 4];
     int nc = 0;
     for (int j = 0; j < nn && nc < (int)(sizeof c / sizeof c[0]); j++) {
-        int proxy = -1;
-        if (zs_cluster_nic_of(cl, src) == j)
-            proxy = src;
-        for (int g = 0; g < G && proxy < 0; g += r->tp)
-            if (zs_cluster_nic_of(cl, sn * G + g) == j)
-                proxy = sn * G + g;
-        if (proxy < 0)
+        int proxy = relay_gpu(r, sn, j, src), peer = relay_gpu(r, dn, j, dst);
+        if (proxy < 0 || peer < 0)
             continue;
-        int peer = zs_cluster_nic_of(cl, dst) == j ? dst : dn * G + proxy % G;
         /* Prefer the hops that need no NVLink leg: the source's own NIC,
          * then the destination's. */
         int pref = (proxy != src) + (peer != dst);
-        c[nc++] = (cand){r->nic[sn * nn + j] + r->nic[dn * nn + j], pref, j, proxy, peer};
+        c[nc++] = (cand){r->up[sn * nn + j] + r->down[dn * nn + j], pref, j, proxy, peer};
     }
     qsort(c, (size_t)nc, sizeof c[0], cmp_cand);
     int k = r->k < nc ? r->k : nc;
@@ -126,10 +193,15 @@ void zs_zep_route_plan(zs_zep_route *r, int src, int dst, double bytes, zs_zep_p
         int relay = c[i].proxy != src || c[i].peer != dst;
         double n = relay ? ceil(p->slice[i] / r->chunk) : 1;
         p->nchunks[i] = n < 1 ? 1 : (n > MAX_CHUNKS ? MAX_CHUNKS : (int)n);
-        r->nic[sn * nn + c[i].nic] += p->slice[i];
-        r->nic[dn * nn + c[i].nic] += p->slice[i];
+        r->up[sn * nn + c[i].nic] += p->slice[i];
+        r->down[dn * nn + c[i].nic] += p->slice[i];
+        if (c[i].proxy != src)
+            r->relay[c[i].proxy] += p->slice[i];
+        if (c[i].peer != dst)
+            r->relay[c[i].peer] += p->slice[i];
     }
     r->routed++;
+    r->last = *p;
 }
 
 int64_t zs_zep_sync(zs_schedule *s, int rank, int stream, const int64_t *deps, int ndeps)
@@ -137,22 +209,17 @@ int64_t zs_zep_sync(zs_schedule *s, int rank, int stream, const int64_t *deps, i
     return zs_sched_elementwise(s, rank, stream, "route-sync", 0, 0, deps, ndeps);
 }
 
-/* A relay on the route stream: receive chunk c, then send it while the
- * next one arrives. */
-static void relay(zs_schedule *s, int rank, int stream, int from, int to, int tag, int n,
+/* A relay: its receives on the route stream (never held: no dependencies,
+ * nothing else there), each forward on the send stream after its own
+ * receive, so relays of different transfers through one GPU never wait for
+ * each other's data. */
+static void relay(const zs_zep_route *r, zs_schedule *s, int rank, int from, int to, int tag, int n,
                   double chunk, double slice, const char *lin, const char *lout)
 {
-    int64_t prev = -1;
-    for (int c = 0; c <= n; c++) {
-        double b = c < n ? (c == n - 1 ? slice - chunk * (n - 1) : chunk) : 0;
-        double bp = c > 0 ? (c == n ? slice - chunk * (n - 1) : chunk) : 0;
-        if (c > 0) {
-            int64_t d[1] = {prev};
-            zs_zep_sync(s, rank, stream, d, 1);
-            zs_sched_send(s, rank, stream, lout, to, tag, bp, NULL, 0);
-        }
-        if (c < n)
-            prev = zs_sched_recv(s, rank, stream, lin, from, tag, b, NULL, 0);
+    for (int c = 0; c < n; c++) {
+        double b = c == n - 1 ? slice - chunk * (n - 1) : chunk;
+        int64_t d[1] = {zs_sched_recv(s, rank, r->stream, lin, from, tag, b, NULL, 0)};
+        zs_sched_send(s, rank, r->send_stream, lout, to, tag, b, d, 1);
     }
 }
 
@@ -186,32 +253,49 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
     }
     const zs_cluster *cl = r->cl;
     int t = route_tag;
+    int64_t arr[ZS_ZEP_MAX_K * MAX_CHUNKS + 1];
+    int narr = 0;
     *src_op = *dst_op = -1;
+    /* The source's sends, chunk by chunk across the slices: a slice's
+     * chunks go one after the other (each after the previous one arrived),
+     * so the next hop forwards chunk c while c+1 arrives (chunks of one
+     * slice share its links anyway), and no slice's chunk waits behind more
+     * than one chunk of another. hops: src -> px (if px != src) -> q -> dst
+     * (if q != dst). */
+    int64_t prev[ZS_ZEP_MAX_K];
+    int maxn = 0;
+    for (int i = 0; i < p.k; i++) {
+        prev[i] = src_dep;
+        maxn = p.nchunks[i] > maxn ? p.nchunks[i] : maxn;
+    }
+    for (int c = 0; c < maxn; c++)
+        for (int i = 0; i < p.k; i++) {
+            int n = p.nchunks[i], first = p.proxy[i] != src ? p.proxy[i] : p.peer[i];
+            if (c >= n)
+                continue;
+            double sl = p.slice[i], ch = sl / n, b = c == n - 1 ? sl - ch * (n - 1) : ch;
+            int64_t d[1] = {prev[i]};
+            int64_t op =
+                zs_sched_send(s, src, stream, hop_label(cl, src, first), first, t, b, d, d[0] >= 0);
+            prev[i] = op;
+            *src_op = op;
+        }
     for (int i = 0; i < p.k; i++) {
         int px = p.proxy[i], q = p.peer[i], n = p.nchunks[i];
         double sl = p.slice[i], ch = sl / n;
-        /* hops: src -> px (if px != src) -> q -> dst (if q != dst) */
-        int first = px != src ? px : q, last = q != dst ? q : px;
-        for (int c = 0; c < n; c++) {
-            double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            *src_op = zs_sched_send(s, src, stream, hop_label(cl, src, first), first, t, b, d1,
-                                    src_dep >= 0);
-        }
+        int last = q != dst ? q : px;
         if (px != src)
-            relay(s, px, r->stream, src, q, t, n, ch, sl, "route-nvlink", "route-net");
+            relay(r, s, px, src, q, t, n, ch, sl, "route-nvlink", "route-net");
         if (q != dst)
-            relay(s, q, r->stream, px, dst, t, n, ch, sl, "route-net", "route-nvlink");
+            relay(r, s, q, px, dst, t, n, ch, sl, "route-net", "route-nvlink");
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
-                          dst_dep >= 0);
+            arr[narr++] = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
+                                        dst_dep >= 0);
         }
     }
-    /* The receiver's compute must wait for every slice: a dependency on one
-     * receive waits for that transfer only, so join them with a sync on the
-     * route stream (it waits for the stream's earlier transfers). The ring
-     * stream is not used for this: a sync there would hold the receiver's
-     * own ring send of the step until the receive is complete. */
-    *dst_op = zs_zep_sync(s, dst, r->stream, NULL, 0);
+    /* The receiver's consumers wait for every chunk: a join on the join
+     * stream (which holds nothing but joins) depends on each receive. */
+    *dst_op = zs_sched_elementwise(s, dst, r->join_stream, "route-join", 0, 0, arr, narr);
     return zs_schedule_check(s, e);
 }

@@ -3,20 +3,24 @@
  * NVLink to proxy p_i of node A, through p_i's NIC to the GPU q_i of node B
  * on the same rail (same local index), and over NVLink to b. Slices are cut
  * into chunks so that scatter, network and gather pipeline. The k NICs are
- * the least-loaded ones of the source node in planned bytes of the current
- * phase (one attention pass), so the whole phase is balanced, not each
- * transfer alone. A proxy that is the source (or a gather GPU that is the
- * destination) skips its NVLink hop.
+ * the least-loaded ones in planned bytes of the current phase (one
+ * attention pass; the source node's NIC out plus the destination node's
+ * NIC in), so the whole phase is balanced, not each transfer alone. A proxy
+ * that is the source (or a gather GPU that is the destination) skips its
+ * NVLink hop. Which transfers are routed is the planner's decision
+ * (zs_zep_route_set_direct: pairs that go direct although routing is on).
  *
- * Schedule shape: the source's sends go on the ring's stream (issued with
- * the ring step's other transfers); proxies and gather GPUs forward on a
- * dedicated stream ("route"): receive chunk c, then send chunk c while
- * receiving chunk c+1, steps separated by zero-cost sync ops (a sync waits
- * for the stream's earlier transfers), so relayed traffic never waits
- * behind a proxy's own ring and cannot deadlock against it. The
- * destination receives on its route stream too and a sync there joins the
- * slices: it is the op the ring's next compute waits for. Every routed
- * transfer gets a fresh tag shared by its hops.
+ * Schedule shape: the source's sends go on the ring's stream (a slice's
+ * chunks one after the other); relaying GPUs receive on the "route" stream
+ * (only receives without dependencies: always posted, so no source ever
+ * waits for a busy relay) and forward each chunk on the "route-send"
+ * stream once it arrived; the destination receives on "route" too and a
+ * zero-cost join on "route-join" waits for all its chunks: it is the op the
+ * ring's next steps wait for. Relayed traffic therefore never waits behind
+ * a GPU's own rings, and relays of different transfers through one GPU
+ * wait only for their own data. Each relaying GPU behind a NIC is chosen
+ * by least relayed bytes in the phase. Every routed transfer gets a fresh
+ * tag shared by its hops.
  * Depends on the schedule IR, the iteration builder and the cluster. */
 #ifndef ZS_ZEPPELIN_ROUTE_H
 #define ZS_ZEPPELIN_ROUTE_H
@@ -41,8 +45,11 @@ typedef struct zs_zep_path {
 
 /* k NICs per transfer (1: routing off, every transfer direct); chunk in
  * bytes; tp: proxies are TP rank 0 of their group; route_stream: the
- * schedule stream proxies forward on. NULL when out of memory. */
+ * schedule stream relays receive on (and, until zs_zep_route_set_streams,
+ * forward and join on). NULL when out of memory. */
 zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk, int route_stream);
+/* The streams relays forward on and destinations join on. */
+void zs_zep_route_set_streams(zs_zep_route *r, int send_stream, int join_stream);
 void zs_zep_route_free(zs_zep_route *r);
 /* Starts a new phase: planned NIC bytes back to zero. */
 void zs_zep_route_phase(zs_zep_route *r);
@@ -50,6 +57,15 @@ void zs_zep_route_phase(zs_zep_route *r);
 void zs_zep_route_plan(zs_zep_route *r, int src, int dst, double bytes, zs_zep_path *p);
 /* Planned bytes through NIC `nic` of `node` in the current phase (sent + received). */
 double zs_zep_route_nic_bytes(const zs_zep_route *r, int node, int nic);
+/* The transfers from rank src[i] to rank dst[i] (i < n) go direct from now
+ * on, although routing is on (replaces any earlier list). ZS_OK or
+ * ZS_ENOMEM. */
+int zs_zep_route_set_direct(zs_zep_route *r, const int *src, const int *dst, int n);
+/* Whether transfers from src to dst are routed (nodes differ, k > 1, and
+ * the pair is not on the direct list). */
+int zs_zep_route_routed(const zs_zep_route *r, int src, int dst);
+/* The path of the last transfer planned. */
+const zs_zep_path *zs_zep_route_last(const zs_zep_route *r);
 /* Transfers routed / sent direct across nodes since creation. */
 void zs_zep_route_counts(const zs_zep_route *r, long *routed, long *direct);
 

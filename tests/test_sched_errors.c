@@ -93,7 +93,7 @@ static void apply(zs_schedule *s, int kind)
         zs_schedule_begin_segment(s, 3, 0);
         break;
     case 11:
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < ZS_MAX_STREAMS - 1; i++)
             zs_schedule_add_stream(s, "extra");
         break;
     case 12:
@@ -124,7 +124,7 @@ static void test_failure_messages(void)
         {"member", 8, "group member 9 is not a rank of this 4-rank schedule", "schedule builder"},
         {"pool", 9, "attention over blocks [5, 7) of a pool of 0", "\"attn\""},
         {"repeat", 10, "segment repeated 0 times (at least once)", "rank 3"},
-        {"streams", 11, "no room for stream \"extra\": a schedule has at most 6 streams",
+        {"streams", 11, "no room for stream \"extra\": a schedule has at most 8 streams",
          "schedule builder"},
         {"piece", 12, "piece of document 3: the plan has 0 documents", "schedule builder"},
         {"heads", 13, "attention with 0 heads (1 to 32767)", "rank 1, op 0 \"attn\""},
@@ -269,7 +269,7 @@ static int build_bad(zs_cost *cost, int mode, zs_err *e)
     int64_t lin[2] = {32, 32};
     bad b = {mode, {0, 1}, {0}};
     zs_schedule_set_docs(s, len, 1);
-    zs_iter_spec spec = {{1, 2, 1, 1}, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad, &b};
+    zs_iter_spec spec = {{1, 2, 1, 1}, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad, &b, NULL};
     int rc = zs_iter_build(s, cost, &spec, e);
     zs_schedule_free(s);
     return rc;
@@ -331,7 +331,7 @@ static void test_tp_copies(void)
     int64_t lin[2] = {64, 64};
     zs_schedule_set_docs(s, len, 1);
     /* tp=2, pp=2, dp=2: pipeline sends and DP groups move with the TP rank. */
-    zs_iter_spec spec = {{2, 1, 2, 2}, 2, lin, ZS_RECOMPUTE_FULL, 1, 1, emit_local, NULL};
+    zs_iter_spec spec = {{2, 1, 2, 2}, 2, lin, ZS_RECOMPUTE_FULL, 1, 1, emit_local, NULL, NULL};
     int64_t lin2[4] = {64, 64, 32, 32};
     spec.linear_tokens = lin2;
     zs_err e;
