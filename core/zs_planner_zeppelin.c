@@ -13,7 +13,7 @@
 
 #include "zs_iteration.h"
 #include "zs_planner.h"
-#include "zs_zeppelin_cost.h"
+#include "zs_zeppelin_decide.h"
 #include "zs_zeppelin_engine.h"
 
 static const zs_opt_spec opt_routing = {
@@ -75,53 +75,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     const zs_cluster *cl = ctx->cluster;
     int tp = (int)o.tp, G = cl->gpus_per_node / tp, S = cl->nodes * G;
     int nranks = zs_cluster_gpus(cl);
-    zs_mem_cfg mc = ctx->mem;
-    mc.tp = tp;
-    mc.pp = 1;
-    mc.dp = S;
-    zs_mem_breakdown mb;
-    if ((rc = zs_mem_breakdown_compute(ctx->model, &cl->gpu, &mc, &mb, e)))
-        return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
-                          "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
-                          "the model's weights and optimizer state alone do not fit one GPU");
-    int k = o.routing ? (int)o.k : 1;
-    double chunk = (double)o.chunk_kib * 1024;
-    zs_zep_thresholds th;
-    if ((rc = zs_zep_thresholds_compute(ctx->cost, tp, k, chunk, &th, e)))
-        return rc;
-
-    double *w = malloc(sizeof(double) * (size_t)batch->ndocs);
-    zs_zep_part *part = NULL;
-    zs_zep_remap *rm = NULL;
-    zs_zep_route *route = NULL;
-    zs_schedule *s = NULL;
-    int64_t *lin = NULL;
+    zs_schedule *s = zs_schedule_new(nranks);
+    int64_t *lin = malloc(sizeof(int64_t) * (size_t)S);
     zs_zep_engine en = {0};
-    if (!w) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    for (int32_t d = 0; d < batch->ndocs; d++) {
-        zs_attn_block b = {d, 0, batch->len[d], 0, batch->len[d]};
-        w[d] = zs_cost_attn(ctx->cost, &b, 1, th.heads, 0);
-    }
-    zs_zep_part_in pin = {
-        cl->nodes, G, mb.max_tokens, th.m_intra, th.m_inter, o.hier, batch->ndocs, batch->len, w};
-    if ((rc = zs_zep_partition(&pin, &part, e)))
-        goto out;
-    if (o.remap) {
-        /* Pair costs: seconds per token of the forward remap (Q, K, V in). */
-        double per_tok =
-            (th.heads + 2.0 * th.kv_heads) * ctx->model->head_dim * ctx->model->dtype_bytes;
-        double ci = per_tok / zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
-        double cx = per_tok / zs_cluster_link_bw(cl, ZS_LINK_NIC);
-        if ((rc = zs_zep_remap_plan(part->tokens, S, G, ci, cx, &rm, e)))
-            goto out;
-    }
-    s = zs_schedule_new(nranks);
-    lin = malloc(sizeof(int64_t) * (size_t)S);
+    zs_zep_decision d = {0};
     if (!s || !lin) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
@@ -129,53 +86,89 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     int intra_stream = zs_schedule_add_stream(s, "zep-intra");
     int inter_stream = zs_schedule_add_stream(s, "comm-inter");
     int route_stream = zs_schedule_add_stream(s, "route");
+    int send_stream = zs_schedule_add_stream(s, "route-send");
+    int join_stream = zs_schedule_add_stream(s, "route-join");
+    int remap_stream = zs_schedule_add_stream(s, "remap");
     zs_schedule_set_docs(s, batch->len, batch->ndocs);
     if ((rc = zs_schedule_check(s, e)))
         goto out;
-    route = zs_zep_route_new(cl, tp, k, chunk, route_stream);
-    if (!route) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    zs_zep_opts zo = {tp, (int)o.k, o.routing, o.remap, o.hier, (double)o.chunk_kib * 1024};
+    zs_mem_cfg mc = ctx->mem;
+    if ((rc = zs_zep_decide(ctx->cost, cl, mc, &zo, batch, route_stream, &d, e)))
         goto out;
-    }
-    en = (zs_zep_engine){part, rm, route, intra_stream, inter_stream, batch->len, NULL, NULL};
+    zs_zep_route_set_streams(d.route, send_stream, join_stream);
+    en.part = d.part;
+    en.remap = d.remap;
+    en.route = d.route;
+    en.intra_stream = intra_stream;
+    en.inter_stream = inter_stream;
+    en.remap_stream = remap_stream;
+    en.len = batch->len;
+    en.cost = ctx->cost;
+    en.tp = tp;
     zs_layout_dims dims = {tp, 1, 1, S};
     if ((rc = zs_zep_engine_init(&en, e)))
         goto out;
     if ((rc = zs_zep_engine_pieces(&en, s, &dims, e)))
         goto out;
     for (int sl = 0; sl < S; sl++)
-        lin[sl] = rm ? rm->target[sl] : part->tokens[sl];
-    zs_iter_spec spec = {dims, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, zs_zep_engine_emit,
-                         &en};
+        lin[sl] = d.remap ? d.remap->target[sl] : d.part->tokens[sl];
+    zs_iter_spec spec = {dims,
+                         1,
+                         lin,
+                         mc.recompute,
+                         mc.zero_stage,
+                         ctx->seed,
+                         zs_zep_engine_emit,
+                         &en,
+                         d.remap ? en.moved : NULL};
     if ((rc = zs_iter_build(s, ctx->cost, &spec, e)))
         goto out;
-    long routed, direct;
-    zs_zep_route_counts(route, &routed, &direct);
+    const zs_zep_part *part = d.part;
     zs_plan_report_note(rep,
-                        "zeppelin: m_intra=%.0f m_inter=%.0f tokens/GPU (cost-model crossovers; "
-                        "%.0f with routing over %d NICs); capacity %ld tokens/GPU",
-                        th.m_intra, th.m_inter, th.m_inter_routed, k, mb.max_tokens);
-    zs_plan_report_note(
-        rep, "documents: %d local, %d intra-node, %d inter-node, %d global-ring; %d rings",
-        part->count[ZS_ZEP_LOCAL], part->count[ZS_ZEP_INTRA], part->count[ZS_ZEP_INTER],
-        part->count[ZS_ZEP_GLOBAL], part->nrings);
-    zs_plan_report_note(rep, "routing %s (k=%d, chunk %ld KiB): %ld transfers routed, %ld direct",
-                        o.routing ? "on" : "off", k, o.chunk_kib, routed, direct);
-    if (rm)
+                        "zeppelin: capacity %ld tokens/GPU; m_intra=%.0f m_inter=%.0f tokens/GPU "
+                        "(crossovers, for information; %.0f routed over %d NICs)",
+                        (long)d.cap, d.th.m_intra, d.th.m_inter, d.th.m_inter_routed, zo.k);
+    zs_plan_report_note(rep,
+                        "documents: %d local, %d intra-node, %d inter-node, %d global-ring; "
+                        "predicted attention makespan %.1f ms/layer",
+                        part->count[ZS_ZEP_LOCAL], part->count[ZS_ZEP_INTRA],
+                        part->count[ZS_ZEP_INTER], part->count[ZS_ZEP_GLOBAL],
+                        part->makespan * 1e3);
+    if (!o.routing)
+        zs_plan_report_note(rep, "routing off");
+    else if (d.rd.hops_routed + d.rd.flows_routed == 0)
         zs_plan_report_note(rep,
-                            "remap on: %lld tokens move inside nodes, %lld across nodes "
-                            "(all-to-all-v as grouped send/recv)",
-                            (long long)rm->intra_tokens, (long long)rm->inter_tokens);
+                            "routing off for this batch: routing none of its %d inter-node "
+                            "transfers lowers its phase's makespan",
+                            d.rd.hops_direct + d.rd.flows_direct);
     else
-        zs_plan_report_note(rep, "remap off: linear modules on the attention layout");
+        zs_plan_report_note(rep,
+                            "routing (k=%d): %d/%d ring hops, %d/%d remap flows routed; "
+                            "busiest NIC %.1f -> %.1f ms/layer, ring span %.1f -> %.1f ms",
+                            zo.k, d.rd.hops_routed, d.rd.hops_routed + d.rd.hops_direct,
+                            d.rd.flows_routed, d.rd.flows_routed + d.rd.flows_direct,
+                            d.rd.nic_direct_s * 1e3, d.rd.nic_decided_s * 1e3,
+                            d.rd.span_direct_s * 1e3, d.rd.span_decided_s * 1e3);
+    if (d.remap)
+        zs_plan_report_note(rep,
+                            "remap on: predicted %.1f vs %.1f ms/layer without (gain %.1f%%); "
+                            "%lld tokens move inside nodes, %lld across",
+                            d.layer_remap_s * 1e3, d.layer_plain_s * 1e3,
+                            100 * (1 - d.layer_remap_s / d.layer_plain_s),
+                            (long long)d.remap->intra_tokens, (long long)d.remap->inter_tokens);
+    else if (d.remap_considered)
+        zs_plan_report_note(rep,
+                            "remap off for this batch: predicted %.1f ms/layer with it vs %.1f "
+                            "without",
+                            d.layer_remap_s * 1e3, d.layer_plain_s * 1e3);
+    else
+        zs_plan_report_note(rep, "remap off%s", o.remap ? " (balanced already)" : "");
     if (!o.hier)
         zs_plan_report_note(rep, "hier off: documents longer than m_intra share one global ring");
 out:
     zs_zep_engine_fini(&en);
-    zs_zep_route_free(route);
-    zs_zep_remap_free(rm);
-    zs_zep_part_free(part);
-    free(w);
+    zs_zep_decision_fini(&d);
     free(lin);
     if (rc) {
         zs_schedule_free(s);

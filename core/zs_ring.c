@@ -20,6 +20,24 @@ void zs_ring_chunk(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, 
     *t1 = (int32_t)(a + base + (c < rem ? 1 : 0));
 }
 
+int zs_ring_member_blocks(int32_t doc, int32_t len, int g, zs_ring_chunking ch, int k, int j,
+                          zs_attn_block out[4])
+{
+    int src = ((k - j) % g + g) % g, n = 0;
+    int qc[2] = {k, 2 * g - 1 - k}, kc[2] = {src, 2 * g - 1 - src};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            if (kc[b] > qc[a])
+                continue;
+            int32_t q0, q1, k0, k1;
+            zs_ring_chunk(len, g, ch, qc[a], &q0, &q1);
+            zs_ring_chunk(len, g, ch, kc[b], &k0, &k1);
+            if (q1 > q0 && k1 > k0)
+                out[n++] = (zs_attn_block){doc, q0, q1, k0, k1};
+        }
+    return n;
+}
+
 /* Padded chunk geometry (what TE computes and moves) for cost and bytes. */
 static void chunk_cost(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1)
 {
@@ -273,6 +291,19 @@ static int order_err(zs_ring_run *r, const char *what, int j, int k, zs_err *e)
     return zs_err_set(e, ZS_EINVALID, "ring", "emit a ring's steps in dependency order",
                       "%s of step %d of member %d of a ring of %d emitted out of order", what, j, k,
                       r->g);
+}
+
+int zs_ring_run_set_dep(zs_ring_run *r, int k, int64_t op, zs_err *e)
+{
+    if (r->next_kv[k] > 0 || r->next_attn[k] > 0)
+        return order_err(r, "first dependency", 0, k, e);
+    r->entry[k] = r->last[k] = r->exit[k] = op;
+    return ZS_OK;
+}
+
+int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k)
+{
+    return r->last[k];
 }
 
 int zs_ring_run_rank(const zs_ring_run *r, int k)

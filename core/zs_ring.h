@@ -86,6 +86,8 @@ typedef struct zs_ring_run zs_ring_run;
 int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
                     int backward, const int64_t *dep, zs_ring_run **out, zs_err *e);
 void zs_ring_run_free(zs_ring_run *r);
+/* Replaces member k's first dependency (before any of its ops is emitted). */
+int zs_ring_run_set_dep(zs_ring_run *r, int k, int64_t op, zs_err *e);
 int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e);
 int zs_ring_run_attn(zs_ring_run *r, int j, int k, zs_err *e);
 int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e);
@@ -97,8 +99,17 @@ double zs_ring_run_bytes(const zs_ring_run *r, int j, int k);
 /* The op that ends member k's part once all its steps are emitted: its
  * last attention (forward) or the arrival of its own dK/dV (backward). */
 int64_t zs_ring_run_exit(const zs_ring_run *r, int k);
+/* Member k's last attention op so far (its first dependency before any). */
+int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k);
 /* The rank of member k. */
 int zs_ring_run_rank(const zs_ring_run *r, int k);
+
+/* The blocks member k of a ring of g computes in step j for document doc
+ * of len tokens (real geometry): its query chunks k and 2g-1-k against the
+ * KV chunks first held by member k-j, blocks above the diagonal dropped.
+ * Returns how many (<= 4). For planners that price a ring before building. */
+int zs_ring_member_blocks(int32_t doc, int32_t len, int g, zs_ring_chunking ch, int k, int j,
+                          zs_attn_block out[4]);
 
 /* Token range of chunk c (0 <= c < 2g) of a document of len tokens. */
 void zs_ring_chunk(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1);

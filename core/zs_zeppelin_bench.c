@@ -7,9 +7,7 @@
 #include "zs_planner.h"
 #include "zs_planner_auto.h"
 #include <string.h>
-#include "zs_zeppelin_cost.h"
-#include "zs_zeppelin_part.h"
-#include "zs_zeppelin_remap.h"
+#include "zs_zeppelin_decide.h"
 
 extern const zs_planner_ops zs_planner_zeppelin;
 
@@ -28,42 +26,19 @@ static zs_mem_cfg bench_mem(void)
     return mc;
 }
 
-/* The planner's decisions without the schedule (same calls, same order). */
-static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_model *m, const zs_batch *b,
-                  zs_mem_cfg mc, int count[4], zs_err *e)
+/* The planner's decisions without the schedule: the same function. */
+static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_batch *b, zs_mem_cfg mc,
+                  int count[4], zs_err *e)
 {
-    int G = cl->gpus_per_node, S = cl->nodes * G;
-    mc.dp = S;
-    zs_mem_breakdown mb;
-    int rc = zs_mem_breakdown_compute(m, &cl->gpu, &mc, &mb, e);
+    zs_zep_opts o = {1, zs_zep_default_k(cl, 1), 1, 1, 1, zs_zep_default_chunk(cl)};
+    zs_zep_decision d;
+    int rc = zs_zep_decide(cost, cl, mc, &o, b, 0, &d, e);
     if (rc)
         return rc;
-    int k = zs_zep_default_k(cl, 1);
-    double chunk = zs_zep_default_chunk(cl);
-    zs_zep_thresholds th;
-    if ((rc = zs_zep_thresholds_compute(cost, 1, k, chunk, &th, e)))
-        return rc;
-    double *w = malloc(sizeof(double) * (size_t)b->ndocs);
-    if (!w)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int32_t d = 0; d < b->ndocs; d++) {
-        zs_attn_block blk = {d, 0, b->len[d], 0, b->len[d]};
-        w[d] = zs_cost_attn(cost, &blk, 1, th.heads, 0);
-    }
-    zs_zep_part_in in = {cl->nodes, G,        mb.max_tokens, th.m_intra, th.m_inter,
-                         1,         b->ndocs, b->len,        w};
-    zs_zep_part *p = NULL;
-    zs_zep_remap *rm = NULL;
-    rc = zs_zep_partition(&in, &p, e);
-    if (!rc)
-        rc = zs_zep_remap_plan(p->tokens, S, G, 1, 4, &rm, e);
-    if (!rc)
-        for (int c = 0; c < 4; c++)
-            count[c] = p->count[c];
-    zs_zep_remap_free(rm);
-    zs_zep_part_free(p);
-    free(w);
-    return rc;
+    for (int c = 0; c < 4; c++)
+        count[c] = d.part->count[c];
+    zs_zep_decision_fini(&d);
+    return ZS_OK;
 }
 
 int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cluster, int nodes,
@@ -94,7 +69,7 @@ int zs_zeppelin_bench_plan(const char *method, const char *model, const char *cl
     for (int i = 0; i < (reps > 0 ? reps : 1) && !rc && (zep || aut); i++) {
         double t0 = now_s();
         if (zep) {
-            rc = decide(cost, &cl, &m, b, bench_mem(), r.count, e);
+            rc = decide(cost, &cl, b, bench_mem(), r.count, e);
         } else {
             zs_opts o;
             zs_opts_init(&o);

@@ -1,243 +1,864 @@
-/* Zeppelin's attention engine: see zs_zeppelin_engine.h. */
+/* Zeppelin's attention engine: see zs_zeppelin_engine.h.
+ *
+ * One pass is a discrete-event simulation on predicted times whose events
+ * write the ops:
+ *   entry     a slot reaches its attention entry: its rings' first KV sends;
+ *   moved     a linear holder's moved tokens are ready: their remap sends;
+ *   flow-in   a remap transfer arrived at its attention holder (the last
+ *             one: a join, then the work on imported tokens may start);
+ *   kv / dkv  a ring transfer arrived: the KV goes on at once, a step or an
+ *             accumulation may become ready;
+ *   free      a GPU finished its compute op: it picks the next one;
+ *   flow-out  a remapped output arrived at its linear holder (the last one:
+ *             a join, which the moved tokens' part of the linear ops waits for).
+ * A GPU picks, among work that is ready now: a dK/dV accumulation, a ring
+ * step (inter-node rings before intra-node ones, then ring order), work on
+ * imported tokens, then local documents that fit before its next ring step
+ * is predicted ready (all of them when no ring work is left). */
 #include "zs_zeppelin_engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
-{
-    const zs_zep_part *p = en->part;
-    en->local_off = calloc((size_t)p->nslots + 1, sizeof(int32_t));
-    en->local_docs = malloc(sizeof(int32_t) * (size_t)(p->ndocs > 0 ? p->ndocs : 1));
-    if (!en->local_off || !en->local_docs) {
-        zs_zep_engine_fini(en);
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
-    for (int32_t d = 0; d < p->ndocs; d++)
-        if (p->cls[d] == ZS_ZEP_LOCAL)
-            en->local_off[p->slot_of[d] + 1]++;
-    for (int sl = 0; sl < p->nslots; sl++)
-        en->local_off[sl + 1] += en->local_off[sl];
-    int32_t *fill = calloc((size_t)p->nslots, sizeof(int32_t));
-    if (!fill) {
-        zs_zep_engine_fini(en);
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
-    for (int32_t d = 0; d < p->ndocs; d++)
-        if (p->cls[d] == ZS_ZEP_LOCAL) {
-            int sl = p->slot_of[d];
-            en->local_docs[en->local_off[sl] + fill[sl]++] = d;
-        }
-    free(fill);
-    return ZS_OK;
-}
-
-void zs_zep_engine_fini(zs_zep_engine *en)
-{
-    free(en->local_off);
-    free(en->local_docs);
-    en->local_off = en->local_docs = NULL;
-}
-
-typedef struct ws {
-    int64_t *ready, *exit, *ex_c, *ex_m, *ex_i, *dep;
-    int8_t *touched;
-    zs_attn_block *blk;
-    int nblk;
-} ws;
-
-static void ws_free(ws *w)
-{
-    free(w->ready);
-    free(w->exit);
-    free(w->ex_c);
-    free(w->ex_m);
-    free(w->ex_i);
-    free(w->dep);
-    free(w->touched);
-    free(w->blk);
-}
 
 static int nomem(zs_err *e)
 {
     return zs_err_set(e, ZS_ENOMEM, "zeppelin engine", NULL, "out of memory");
 }
 
-/* One direction of the remap all-to-all-v: `in` moves tokens from their
- * linear holder to their attention holder. after[sl]: what the slot's ops
- * wait for; on return after[sl] is the sync that follows its group. */
-static int remap_pass(const zs_zep_engine *en, zs_iter *it, int stage, int in, double per_token,
-                      int64_t *after, ws *w, zs_err *e)
+/* ---- init ------------------------------------------------------------------- */
+
+typedef struct lord {
+    int32_t len, id;
+} lord;
+
+static int cmp_lord(const void *a, const void *b)
 {
-    const zs_zep_remap *m = en->remap;
-    zs_schedule *s = zs_iter_schedule(it);
-    int S = en->part->nslots, tag = zs_iter_tag(it);
-    memset(w->touched, 0, (size_t)S);
-    for (int i = 0; i < m->nflows; i++)
-        w->touched[m->flows[i].from] = w->touched[m->flows[i].to] = 1;
-    const char *label = in ? "remap-in" : "remap-out";
-    const zs_cluster *cl = &zs_iter_cost(it)->cluster;
-    for (int sl = 0; sl < S; sl++)
-        w->dep[sl] = -1; /* last routed-arrival sync per slot */
-    for (int i = 0; i < m->nflows; i++) {
-        const zs_zep_flow *f = &m->flows[i];
-        int from = in ? f->to : f->from, to = in ? f->from : f->to;
-        int rf = zs_iter_rank(it, stage, from), rt = zs_iter_rank(it, stage, to);
-        double b = (double)f->tokens * per_token;
-        int64_t d[1] = {after[from]};
-        if (zs_cluster_node_of(cl, rf) != zs_cluster_node_of(cl, rt)) {
-            /* Across nodes the flow goes through the routing layer, like
-             * the rings' transfers (and counted in the same NIC balance). */
-            int64_t so, dd;
-            int rc = zs_zep_route_xfer(en->route, it, rf, rt, en->intra_stream, tag, b, d[0], -1,
-                                       &so, &dd, e);
-            if (rc)
-                return rc;
-            if (s->ranks[rt].ops[dd].stream != en->intra_stream && dd > w->dep[to])
-                w->dep[to] = dd;
-            continue;
-        }
-        zs_sched_send(s, rf, en->intra_stream, label, rt, tag, b, d, d[0] >= 0);
-        zs_sched_recv(s, rt, en->intra_stream, label, rf, tag, b, NULL, 0);
-    }
-    /* A sync waits for every earlier transfer of its stream: it marks the
-     * slot's part of the all-to-all-v as done (with the routed arrivals,
-     * which end in a sync on the route stream). */
-    for (int sl = 0; sl < S; sl++) {
-        if (!w->touched[sl])
-            continue;
-        int64_t d[2];
-        int nd = 0;
-        if (after[sl] >= 0)
-            d[nd++] = after[sl];
-        if (w->dep[sl] >= 0)
-            d[nd++] = w->dep[sl];
-        after[sl] = zs_zep_sync(s, zs_iter_rank(it, stage, sl), en->intra_stream, d, nd);
-    }
-    return ZS_OK;
+    const lord *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len > y->len ? -1 : 1;
+    return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-static int local_attn(const zs_zep_engine *en, zs_iter *it, int stage, int sl, int backward, ws *w,
-                      zs_err *e)
+int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
 {
-    int n = en->local_off[sl + 1] - en->local_off[sl];
-    if (n == 0)
-        return ZS_OK;
-    if (n > w->nblk) {
-        zs_attn_block *b = realloc(w->blk, sizeof *b * (size_t)n);
-        if (!b)
-            return nomem(e);
-        w->blk = b;
-        w->nblk = n;
-    }
-    for (int i = 0; i < n; i++) {
-        int32_t d = en->local_docs[en->local_off[sl] + i];
-        w->blk[i] = (zs_attn_block){d, 0, en->len[d], 0, en->len[d]};
-    }
-    int heads = zs_iter_heads(it);
-    double t = zs_cost_attn(zs_iter_cost(it), w->blk, n, heads, backward);
-    int64_t d[1] = {w->ready[sl]};
-    w->ex_c[sl] = zs_sched_attn(zs_iter_schedule(it), zs_iter_rank(it, stage, sl),
-                                ZS_STREAM_COMPUTE, backward ? "local-attn-bwd" : "local-attn-fwd",
-                                backward, w->blk, n, heads, t, d, d[0] >= 0);
-    return ZS_OK;
-}
-
-static int rings(const zs_zep_engine *en, zs_iter *it, int stage, int backward, ws *w, zs_err *e)
-{
-    zs_schedule *s = zs_iter_schedule(it);
     const zs_zep_part *p = en->part;
-    static const char *labels[] = {"local", "zep-intra", "zep-inter", "zep-global"};
-    for (int i = 0; i < p->nrings; i++) {
-        const zs_zep_ring *r = &p->rings[i];
-        int stream = r->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
-        zs_ring_spec rs = {r->g,   r->slots,           r->ndocs,          r->docs,  ZS_RING_EXACT,
-                           stream, labels[r->cls & 3], zs_zep_route_xfer, en->route};
-        for (int k = 0; k < r->g; k++) {
-            w->dep[k] = w->ready[r->slots[k]];
+    int S = p->nslots;
+    size_t nd = (size_t)(p->ndocs > 0 ? p->ndocs : 1);
+    int nm = 0;
+    for (int r = 0; r < p->nrings; r++)
+        nm += p->rings[r].g;
+    en->local_off = calloc((size_t)S + 1, sizeof(int32_t));
+    en->local_docs = malloc(sizeof(int32_t) * nd);
+    en->local_imp = calloc(nd, 1);
+    en->mem_off = calloc((size_t)p->nrings + 1, sizeof(int32_t));
+    en->mem_imp = calloc((size_t)(nm > 0 ? nm : 1), 1);
+    en->moved = calloc((size_t)S, sizeof(int64_t));
+    en->lin = calloc((size_t)S, sizeof(zs_iter_lin));
+    en->clock = zs_zep_clock_new(en->cost);
+    lord *o = malloc(sizeof(lord) * nd);
+    int32_t *fill = calloc((size_t)S, sizeof(int32_t));
+    int rc = ZS_OK;
+    if (!en->local_off || !en->local_docs || !en->local_imp || !en->mem_off || !en->mem_imp ||
+        !en->moved || !en->lin || !en->clock || !o || !fill) {
+        rc = nomem(e);
+        goto out;
+    }
+    for (int32_t d = 0; d < p->ndocs; d++)
+        if (p->cls[d] == ZS_ZEP_LOCAL)
+            en->local_off[p->slot_of[d] + 1]++;
+    for (int sl = 0; sl < S; sl++)
+        en->local_off[sl + 1] += en->local_off[sl];
+    int32_t n = 0;
+    for (int32_t d = 0; d < p->ndocs; d++)
+        if (p->cls[d] == ZS_ZEP_LOCAL)
+            o[n++] = (lord){en->len[d], d};
+    qsort(o, (size_t)n, sizeof *o, cmp_lord);
+    for (int32_t i = 0; i < n; i++) {
+        int sl = p->slot_of[o[i].id];
+        en->local_docs[en->local_off[sl] + fill[sl]++] = o[i].id;
+    }
+    for (int r = 0; r < p->nrings; r++)
+        en->mem_off[r + 1] = en->mem_off[r] + p->rings[r].g;
+    /* Exported tokens: beyond a slot's linear share, in piece order (rings,
+     * then local documents longest first). */
+    if (en->remap) {
+        int64_t *seen = calloc((size_t)S, sizeof(int64_t));
+        if (!seen) {
+            rc = nomem(e);
+            goto out;
         }
-        int rc = zs_ring_emit(it, stage, &rs, backward, w->dep, e);
+        for (int r = 0; r < p->nrings; r++) {
+            const zs_zep_ring *R = &p->rings[r];
+            for (int k = 0; k < R->g; k++) {
+                int sl = R->slots[k];
+                int64_t t = 0;
+                for (int i = 0; i < R->ndocs; i++)
+                    t += zs_zep_ring_share(en->len[R->docs[i]], R->g, k);
+                if (seen[sl] + t > en->remap->target[sl])
+                    en->mem_imp[en->mem_off[r] + k] = 1;
+                seen[sl] += t;
+            }
+        }
+        for (int sl = 0; sl < S; sl++)
+            for (int32_t i = en->local_off[sl]; i < en->local_off[sl + 1]; i++) {
+                int32_t d = en->local_docs[i];
+                if (seen[sl] + en->len[d] > en->remap->target[sl])
+                    en->local_imp[i] = 1;
+                seen[sl] += en->len[d];
+            }
+        free(seen);
+        for (int i = 0; i < en->remap->nflows; i++)
+            en->moved[en->remap->flows[i].to] += en->remap->flows[i].tokens;
+    }
+    for (int sl = 0; sl < S && !rc; sl++) {
+        double lt = en->remap ? (double)en->remap->target[sl] : (double)p->tokens[sl];
+        rc = zs_iter_linear_time(en->cost, en->tp, p->slots_per_node, lt, (double)en->moved[sl],
+                                 &en->lin[sl], e);
+    }
+out:
+    free(o);
+    free(fill);
+    return rc;
+}
+
+void zs_zep_engine_fini(zs_zep_engine *en)
+{
+    free(en->local_off);
+    free(en->local_docs);
+    free(en->local_imp);
+    free(en->mem_off);
+    free(en->mem_imp);
+    free(en->moved);
+    free(en->lin);
+    zs_zep_clock_free(en->clock);
+    en->local_off = en->local_docs = en->mem_off = NULL;
+    en->local_imp = en->mem_imp = NULL;
+    en->moved = NULL;
+    en->lin = NULL;
+    en->clock = NULL;
+}
+
+/* ---- pass state ----------------------------------------------------------------- */
+
+enum { EV_ENTRY, EV_MOVED, EV_FLOW_IN, EV_FLOW_OUT, EV_KV, EV_DKV, EV_FREE };
+enum { RUN_NONE, RUN_ATTN, RUN_ACC, RUN_LOCAL };
+
+/* Arrival times of a member's transfers by step (-1: not issued yet). */
+typedef struct tq {
+    double *t;
+    int first, n, cap;
+} tq;
+
+static int tq_push(tq *q, int step, double t)
+{
+    if (q->n == 0)
+        q->first = step;
+    if (q->n == q->cap) {
+        int nc = q->cap ? 2 * q->cap : 4;
+        double *v = realloc(q->t, sizeof(double) * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        q->t = v;
+        q->cap = nc;
+    }
+    q->t[q->n++] = t;
+    return ZS_OK;
+}
+
+static double tq_get(const tq *q, int step)
+{
+    int i = step - q->first;
+    return q->n > 0 && i >= 0 && i < q->n ? q->t[i] : -1;
+}
+
+static void tq_drop(tq *q, int step)
+{
+    int i = step - q->first;
+    if (q->n == 0 || i <= 0)
+        return;
+    if (i > q->n)
+        i = q->n;
+    memmove(q->t, q->t + i, sizeof(double) * (size_t)(q->n - i));
+    q->n -= i;
+    q->first += i;
+}
+
+typedef struct member {
+    int ring, k, slot;
+    int na, nk, nd;              /* next attention, KV send, dK/dV step */
+    int started, imp, done, ret; /* ret: its own dK/dV came back (backward) */
+    tq kv, dkv;                  /* arrivals: KV for step j, dK/dV for step j (g: the return) */
+} member;
+
+typedef struct deps {
+    int64_t *v;
+    int n, cap;
+} deps;
+
+static int deps_add(deps *d, int64_t op)
+{
+    if (op < 0)
+        return ZS_OK;
+    if (d->n == d->cap) {
+        int nc = d->cap ? 2 * d->cap : 4;
+        int64_t *v = realloc(d->v, sizeof(int64_t) * (size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        d->v = v;
+        d->cap = nc;
+    }
+    d->v[d->n++] = op;
+    return ZS_OK;
+}
+
+typedef struct slot {
+    double free_t;
+    int busy, entered, imported;
+    int run, run_a, run_b; /* what is running: kind, member or first local index, step */
+    int64_t entry, imp_join, last_c, last_imp_c;
+    int imp_need, out_need, exp_left, local_left;
+    deps imp_deps, out_deps, exp_deps;
+    int32_t *mem; /* its memberships (indices into the member array) */
+    int nmem;
+} slot;
+
+typedef struct pass {
+    zs_zep_engine *en;
+    zs_iter *it;
+    zs_schedule *s;
+    int stage, backward, S, tag_in, tag_out;
+    double per_in, per_out; /* remap bytes per token, into and out of attention */
+    zs_zep_events q;
+    slot *sl;
+    member *m;
+    int nm;
+    zs_ring_run **run;
+    uint8_t *ldone; /* per local_docs entry */
+    zs_attn_block *blk;
+    int nblk;
+    int32_t *mem_all;
+    zs_err *e;
+} pass;
+
+static int slot_rank(const pass *P, int sl)
+{
+    return zs_iter_rank(P->it, P->stage, sl);
+}
+
+static void pass_free(pass *P)
+{
+    for (int i = 0; P->m && i < P->nm; i++) {
+        free(P->m[i].kv.t);
+        free(P->m[i].dkv.t);
+    }
+    for (int r = 0; P->run && r < P->en->part->nrings; r++)
+        zs_ring_run_free(P->run[r]);
+    for (int s = 0; P->sl && s < P->S; s++) {
+        free(P->sl[s].imp_deps.v);
+        free(P->sl[s].out_deps.v);
+        free(P->sl[s].exp_deps.v);
+    }
+    free(P->sl);
+    free(P->m);
+    free(P->run);
+    free(P->ldone);
+    free(P->blk);
+    free(P->mem_all);
+    zs_zep_events_free(&P->q);
+}
+
+static int push(pass *P, double t, int kind, int a, int b)
+{
+    if (zs_zep_events_push(&P->q, t, kind, a, b, 0))
+        return nomem(P->e);
+    return ZS_OK;
+}
+
+/* Sends `bytes` from slot a to slot b through the routing hook (or a
+ * direct pair on `stream` inside a node when `label` is given), issued at
+ * time t; returns the receiver's completing op and the arrival time. */
+static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, double bytes,
+                int64_t dep, double t, int64_t *dst_op, double *arrive)
+{
+    zs_zep_engine *en = P->en;
+    int ra = slot_rank(P, a), rb = slot_rank(P, b);
+    const zs_cluster *cl = &en->cost->cluster;
+    if (label && zs_cluster_node_of(cl, ra) == zs_cluster_node_of(cl, rb)) {
+        int64_t d[1] = {dep};
+        zs_sched_send(P->s, ra, stream, label, rb, tag, bytes, d, dep >= 0);
+        *dst_op = zs_sched_recv(P->s, rb, stream, label, ra, tag, bytes, NULL, 0);
+        zs_zep_path path;
+        memset(&path, 0, sizeof path);
+        path.k = 1;
+        path.direct = 1;
+        *arrive = zs_zep_clock_xfer(en->clock, &path, ra, rb, bytes, t);
+        return zs_schedule_check(P->s, P->e);
+    }
+    int64_t so;
+    int rc =
+        zs_zep_route_xfer(en->route, P->it, ra, rb, stream, tag, bytes, dep, -1, &so, dst_op, P->e);
+    if (rc)
+        return rc;
+    *arrive = zs_zep_clock_xfer(en->clock, zs_zep_route_last(en->route), ra, rb, bytes, t);
+    return ZS_OK;
+}
+
+/* ---- rings ------------------------------------------------------------------------ */
+
+static int member_done(pass *P, int mi, double t);
+
+static const zs_zep_ring *ring_of(const pass *P, const member *m)
+{
+    return &P->en->part->rings[m->ring];
+}
+
+/* KV send of member m's step j at time t (its KV arrived, or it started). */
+static int ring_kv(pass *P, int mi, double t)
+{
+    member *m = &P->m[mi];
+    const zs_zep_ring *R = ring_of(P, m);
+    int j = m->nk;
+    if (j >= R->g - 1)
+        return ZS_OK;
+    zs_ring_run *run = P->run[m->ring];
+    int rc = zs_ring_run_kv(run, j, m->k, P->e);
+    if (rc)
+        return rc;
+    double bytes = zs_ring_run_bytes(run, j, m->k);
+    int ra = zs_ring_run_rank(run, m->k), rb = zs_ring_run_rank(run, (m->k + 1) % R->g);
+    double arr = zs_zep_clock_xfer(P->en->clock, zs_zep_route_last(P->en->route), ra, rb, bytes, t);
+    m->nk++;
+    int to = m - P->m - m->k + (m->k + 1) % R->g;
+    if (tq_push(&P->m[to].kv, j + 1, arr))
+        return nomem(P->e);
+    return push(P, arr, EV_KV, to, j + 1);
+}
+
+/* dK/dV send of member m's step j (the accumulation, when j > 0, is a
+ * compute op written now and running from t for acc seconds). */
+static int ring_dkv(pass *P, int mi, double t, double acc)
+{
+    member *m = &P->m[mi];
+    const zs_zep_ring *R = ring_of(P, m);
+    int j = m->nd;
+    zs_ring_run *run = P->run[m->ring];
+    int rc = zs_ring_run_dkv(run, j, m->k, P->e);
+    if (rc)
+        return rc;
+    double bytes = zs_ring_run_bytes(run, j, m->k);
+    int ra = zs_ring_run_rank(run, m->k), rb = zs_ring_run_rank(run, (m->k + 1) % R->g);
+    double arr =
+        zs_zep_clock_xfer(P->en->clock, zs_zep_route_last(P->en->route), ra, rb, bytes, t + acc);
+    m->nd++;
+    tq_drop(&m->dkv, j + 1);
+    int to = m - P->m - m->k + (m->k + 1) % R->g;
+    if (tq_push(&P->m[to].dkv, j + 1, arr))
+        return nomem(P->e);
+    rc = push(P, arr, EV_DKV, to, j + 1);
+    if (!rc && m->nd == R->g && m->ret)
+        rc = member_done(P, mi, t + acc);
+    return rc;
+}
+
+/* A member may begin: its slot entered and, when it holds exported tokens,
+ * its imported inputs arrived. */
+static int member_start(pass *P, int mi, double t)
+{
+    member *m = &P->m[mi];
+    slot *S = &P->sl[m->slot];
+    if (m->started || !S->entered || (m->imp && !S->imported))
+        return ZS_OK;
+    m->started = 1;
+    int rc = ZS_OK;
+    if (m->imp)
+        rc = zs_ring_run_set_dep(P->run[m->ring], m->k, S->imp_join, P->e);
+    if (!rc)
+        rc = ring_kv(P, mi, t);
+    /* KV that arrived while it waited goes on now. */
+    const zs_zep_ring *R = ring_of(P, m);
+    while (!rc && m->nk > 0 && m->nk < R->g - 1) {
+        double a = tq_get(&m->kv, m->nk);
+        if (a < 0 || a > t)
+            break;
+        rc = ring_kv(P, mi, t);
+    }
+    return rc;
+}
+
+/* ---- remapping -------------------------------------------------------------------- */
+
+/* The remap sends of linear holder l (its moved tokens' inputs) at time t. */
+static int remap_in(pass *P, int l, double t)
+{
+    const zs_zep_remap *rm = P->en->remap;
+    int64_t dep = zs_iter_entry_moved(P->it, l);
+    for (int i = 0; i < rm->nflows; i++) {
+        const zs_zep_flow *f = &rm->flows[i];
+        if (f->to != l)
+            continue;
+        int64_t dd;
+        double arr;
+        int rc = xfer(P, l, f->from, P->en->remap_stream, P->tag_in, "remap-in",
+                      (double)f->tokens * P->per_in, dep, t, &dd, &arr);
         if (rc)
             return rc;
-        for (int k = 0; k < r->g; k++) {
-            int sl = r->slots[k];
-            int64_t op = w->dep[k];
-            if (op < 0)
-                continue;
-            int st = s->ranks[zs_iter_rank(it, stage, sl)].ops[op].stream;
-            int64_t *slot_ex = st == ZS_STREAM_COMPUTE  ? w->ex_c
-                               : st == en->intra_stream ? w->ex_m
-                                                        : w->ex_i;
-            if (op > slot_ex[sl])
-                slot_ex[sl] = op;
-        }
+        if (P->s->ranks[slot_rank(P, f->from)].ops[dd].stream != P->en->remap_stream &&
+            deps_add(&P->sl[f->from].imp_deps, dd))
+            return nomem(P->e);
+        if ((rc = push(P, arr, EV_FLOW_IN, i, 0)))
+            return rc;
     }
     return ZS_OK;
+}
+
+/* Attention holder a finished the work on its exported tokens at time t:
+ * their outputs go back. */
+static int remap_out(pass *P, int a, double t)
+{
+    const zs_zep_remap *rm = P->en->remap;
+    slot *S = &P->sl[a];
+    if (deps_add(&S->exp_deps, S->last_imp_c))
+        return nomem(P->e);
+    int64_t sync =
+        zs_zep_sync(P->s, slot_rank(P, a), P->en->remap_stream, S->exp_deps.v, S->exp_deps.n);
+    for (int i = 0; i < rm->nflows; i++) {
+        const zs_zep_flow *f = &rm->flows[i];
+        if (f->from != a)
+            continue;
+        int64_t dd;
+        double arr;
+        int rc = xfer(P, a, f->to, P->en->remap_stream, P->tag_out, "remap-out",
+                      (double)f->tokens * P->per_out, sync, t, &dd, &arr);
+        if (rc)
+            return rc;
+        if (P->s->ranks[slot_rank(P, f->to)].ops[dd].stream != P->en->remap_stream &&
+            deps_add(&P->sl[f->to].out_deps, dd))
+            return nomem(P->e);
+        if ((rc = push(P, arr, EV_FLOW_OUT, i, 0)))
+            return rc;
+    }
+    return zs_schedule_check(P->s, P->e);
+}
+
+/* One exported item of slot a is done at time t. */
+static int export_done(pass *P, int a, double t)
+{
+    slot *S = &P->sl[a];
+    if (--S->exp_left == 0)
+        return remap_out(P, a, t);
+    return ZS_OK;
+}
+
+/* Member mi's part of its ring ended at time t. */
+static int member_done(pass *P, int mi, double t)
+{
+    member *m = &P->m[mi];
+    m->done = 1;
+    return m->imp ? export_done(P, m->slot, t) : ZS_OK;
+}
+
+/* ---- picking work ------------------------------------------------------------------- */
+
+static double local_time(pass *P, int32_t d, int backward)
+{
+    zs_attn_block b = {d, 0, P->en->len[d], 0, P->en->len[d]};
+    return zs_cost_attn(P->en->cost, &b, 1, zs_iter_heads(P->it), backward);
+}
+
+/* When the slot's next ring work is predicted ready (HUGE_VAL: none left);
+ * an arrival not issued yet counts as one uncontended transfer from now. */
+static double next_ring_ready(pass *P, int s, double now)
+{
+    slot *S = &P->sl[s];
+    double best = HUGE_VAL;
+    for (int i = 0; i < S->nmem; i++) {
+        member *m = &P->m[S->mem[i]];
+        const zs_zep_ring *R = ring_of(P, m);
+        if (m->done)
+            continue;
+        zs_ring_run *run = P->run[m->ring];
+        int prev = (m->k + R->g - 1) % R->g;
+        double est =
+            now + zs_cost_p2p(P->en->cost, zs_ring_run_rank(run, prev), zs_ring_run_rank(run, m->k),
+                              zs_ring_run_bytes(run, m->na, m->k));
+        if (!m->started) {
+            best = fmin(best, est);
+            continue;
+        }
+        if (m->na < R->g) {
+            double a = m->na == 0 ? now : tq_get(&m->kv, m->na);
+            best = fmin(best, a >= 0 ? a : est);
+        }
+        if (P->backward && m->nd > 0 && m->nd < m->na) {
+            double a = tq_get(&m->dkv, m->nd);
+            best = fmin(best, a >= 0 ? a : est);
+        }
+    }
+    return best;
+}
+
+static int start_compute(pass *P, int s, double now, double dur, int kind, int a, int b)
+{
+    slot *S = &P->sl[s];
+    S->busy = 1;
+    S->run = kind;
+    S->run_a = a;
+    S->run_b = b;
+    S->free_t = now + dur;
+    return push(P, now + dur, EV_FREE, s, 0);
+}
+
+/* A batch of ready local documents, longest first, that fits in `gap`
+ * (all of them when gap is infinite), as one kernel; imported-token work
+ * (imp = 1) is not held back by the gap. Returns ZS_OK with *started 0
+ * when nothing fits. */
+static int start_local(pass *P, int s, double now, double gap, int imp, int *started)
+{
+    zs_zep_engine *en = P->en;
+    slot *S = &P->sl[s];
+    int n = 0, first = -1;
+    double total = 0;
+    *started = 0;
+    for (int32_t i = en->local_off[s]; i < en->local_off[s + 1]; i++) {
+        if (P->ldone[i] || en->local_imp[i] != imp)
+            continue;
+        double t = local_time(P, en->local_docs[i], P->backward);
+        if (!imp && total + t > gap)
+            continue;
+        if (n == P->nblk) {
+            int nc = P->nblk ? 2 * P->nblk : 16;
+            zs_attn_block *b = realloc(P->blk, sizeof *b * (size_t)nc);
+            if (!b)
+                return nomem(P->e);
+            P->blk = b;
+            P->nblk = nc;
+        }
+        int32_t d = en->local_docs[i];
+        P->blk[n++] = (zs_attn_block){d, 0, en->len[d], 0, en->len[d]};
+        total += t;
+        P->ldone[i] = 2; /* in this batch */
+        if (first < 0)
+            first = i;
+    }
+    if (n == 0)
+        return ZS_OK;
+    int heads = zs_iter_heads(P->it);
+    double dur = zs_cost_attn(en->cost, P->blk, n, heads, P->backward);
+    int64_t d[2];
+    int nd = 0;
+    if (S->entry >= 0)
+        d[nd++] = S->entry;
+    if (imp && S->imp_join >= 0)
+        d[nd++] = S->imp_join;
+    int64_t op = zs_sched_attn(P->s, slot_rank(P, s), ZS_STREAM_COMPUTE,
+                               P->backward ? "local-attn-bwd" : "local-attn-fwd", P->backward,
+                               P->blk, n, heads, dur, d, nd);
+    S->last_c = op;
+    if (imp)
+        S->last_imp_c = op;
+    *started = 1;
+    return start_compute(P, s, now, dur, RUN_LOCAL, first, imp);
+}
+
+static int ring_class_rank(const zs_zep_ring *R)
+{
+    return R->cls == ZS_ZEP_INTRA ? 1 : 0;
+}
+
+/* The slot is free at `now`: start the most urgent ready work, if any. */
+static int pick(pass *P, int s, double now)
+{
+    slot *S = &P->sl[s];
+    if (S->busy || !S->entered)
+        return ZS_OK;
+    /* 1. a dK/dV accumulation whose input arrived */
+    for (int i = 0; P->backward && i < S->nmem; i++) {
+        member *m = &P->m[S->mem[i]];
+        if (m->nd == 0 || m->nd >= m->na || m->done)
+            continue;
+        double a = tq_get(&m->dkv, m->nd);
+        if (a < 0 || a > now)
+            continue;
+        double acc = zs_ring_run_acc_time(P->run[m->ring], m->nd, m->k);
+        int rc = ring_dkv(P, S->mem[i], now, acc);
+        if (rc)
+            return rc;
+        return start_compute(P, s, now, acc, RUN_ACC, S->mem[i], 0);
+    }
+    /* 2. a ring step whose KV arrived: inter-node rings first */
+    int best = -1, bc = 0;
+    for (int i = 0; i < S->nmem; i++) {
+        member *m = &P->m[S->mem[i]];
+        const zs_zep_ring *R = ring_of(P, m);
+        if (!m->started || m->na >= R->g)
+            continue;
+        if (m->na > 0) {
+            double a = tq_get(&m->kv, m->na);
+            if (a < 0 || a > now)
+                continue;
+        }
+        int c = ring_class_rank(R);
+        if (best < 0 || c < bc || (c == bc && m->ring < P->m[best].ring)) {
+            best = S->mem[i];
+            bc = c;
+        }
+    }
+    if (best >= 0) {
+        member *m = &P->m[best];
+        zs_ring_run *run = P->run[m->ring];
+        double dur = zs_ring_run_attn_time(run, m->na, m->k);
+        int rc = zs_ring_run_attn(run, m->na, m->k, P->e);
+        if (rc)
+            return rc;
+        S->last_c = zs_ring_run_last_attn(run, m->k);
+        if (m->imp)
+            S->last_imp_c = S->last_c;
+        m->na++;
+        tq_drop(&m->kv, m->na);
+        return start_compute(P, s, now, dur, RUN_ATTN, best, m->na - 1);
+    }
+    /* 3. work on imported tokens, 4. local documents in the gap */
+    int started = 0, rc = ZS_OK;
+    if (S->imported && (rc = start_local(P, s, now, HUGE_VAL, 1, &started)))
+        return rc;
+    if (started || S->local_left == 0)
+        return ZS_OK;
+    double gap = next_ring_ready(P, s, now) - now;
+    return start_local(P, s, now, gap, 0, &started);
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static int on_free(pass *P, int s, double now)
+{
+    slot *S = &P->sl[s];
+    zs_zep_engine *en = P->en;
+    int rc = ZS_OK, kind = S->run;
+    S->busy = 0;
+    S->run = RUN_NONE;
+    if (kind == RUN_ATTN) {
+        member *m = &P->m[S->run_a];
+        const zs_zep_ring *R = ring_of(P, m);
+        if (P->backward && R->g > 1 && S->run_b == 0)
+            rc = ring_dkv(P, S->run_a, now, 0); /* step 0: no accumulation */
+        if (!rc && !P->backward && m->na == R->g)
+            rc = member_done(P, S->run_a, now);
+    } else if (kind == RUN_LOCAL) {
+        for (int32_t i = en->local_off[s]; i < en->local_off[s + 1]; i++)
+            if (P->ldone[i] == 2) {
+                P->ldone[i] = 1;
+                S->local_left--;
+                if (en->local_imp[i] && !rc)
+                    rc = export_done(P, s, now);
+            }
+    }
+    return rc ? rc : pick(P, s, now);
+}
+
+static int on_event(pass *P, const zs_zep_event *ev)
+{
+    int rc = ZS_OK;
+    double now = ev->t;
+    switch (ev->kind) {
+    case EV_ENTRY: {
+        slot *S = &P->sl[ev->a];
+        S->entered = 1;
+        for (int i = 0; i < S->nmem && !rc; i++)
+            rc = member_start(P, S->mem[i], now);
+        return rc ? rc : pick(P, ev->a, now);
+    }
+    case EV_MOVED:
+        return remap_in(P, ev->a, now);
+    case EV_FLOW_IN: {
+        int a = P->en->remap->flows[ev->a].from;
+        slot *S = &P->sl[a];
+        if (--S->imp_need > 0)
+            return ZS_OK;
+        if (deps_add(&S->imp_deps, S->entry))
+            return nomem(P->e);
+        S->imp_join =
+            zs_zep_sync(P->s, slot_rank(P, a), P->en->remap_stream, S->imp_deps.v, S->imp_deps.n);
+        S->imported = 1;
+        if (!S->entered) /* the join waits for the entry too; start then */
+            return zs_schedule_check(P->s, P->e);
+        for (int i = 0; i < S->nmem && !rc; i++)
+            rc = member_start(P, S->mem[i], now);
+        return rc ? rc : pick(P, a, now);
+    }
+    case EV_FLOW_OUT: {
+        int l = P->en->remap->flows[ev->a].to;
+        slot *S = &P->sl[l];
+        if (--S->out_need > 0)
+            return ZS_OK;
+        int64_t op =
+            zs_zep_sync(P->s, slot_rank(P, l), P->en->remap_stream, S->out_deps.v, S->out_deps.n);
+        zs_iter_set_exit_moved(P->it, l, op);
+        return zs_schedule_check(P->s, P->e);
+    }
+    case EV_KV: {
+        member *m = &P->m[ev->a];
+        /* The KV goes on at once (forwarding does not wait for compute). */
+        if (m->started && m->nk == ev->b)
+            rc = ring_kv(P, ev->a, now);
+        return rc ? rc : pick(P, m->slot, now);
+    }
+    case EV_DKV: {
+        member *m = &P->m[ev->a];
+        const zs_zep_ring *R = ring_of(P, m);
+        if (ev->b == R->g) {
+            /* Its own dK/dV are back; its part ends once its sends are out. */
+            m->ret = 1;
+            if (m->nd == R->g)
+                rc = member_done(P, ev->a, now);
+            return rc;
+        }
+        return pick(P, m->slot, now);
+    }
+    case EV_FREE:
+        return on_free(P, ev->a, now);
+    }
+    return ZS_OK;
+}
+
+/* ---- the pass ----------------------------------------------------------------------- */
+
+static int pass_init(pass *P)
+{
+    zs_zep_engine *en = P->en;
+    const zs_zep_part *p = en->part;
+    int S = P->S;
+    P->sl = calloc((size_t)S, sizeof(slot));
+    P->nm = en->mem_off[p->nrings];
+    P->m = calloc((size_t)(P->nm > 0 ? P->nm : 1), sizeof(member));
+    P->run = calloc((size_t)(p->nrings > 0 ? p->nrings : 1), sizeof(zs_ring_run *));
+    P->ldone = calloc((size_t)(en->local_off[S] > 0 ? en->local_off[S] : 1), 1);
+    P->mem_all = malloc(sizeof(int32_t) * (size_t)(P->nm > 0 ? P->nm : 1));
+    int64_t *dep = malloc(sizeof(int64_t) * (size_t)(S > 0 ? S : 1));
+    if (!P->sl || !P->m || !P->run || !P->ldone || !P->mem_all || !dep) {
+        free(dep);
+        return nomem(P->e);
+    }
+    for (int s = 0; s < S; s++) {
+        slot *X = &P->sl[s];
+        X->entry = zs_iter_entry(P->it, s);
+        X->imp_join = X->last_c = X->last_imp_c = -1;
+        X->local_left = en->local_off[s + 1] - en->local_off[s];
+        for (int32_t i = en->local_off[s]; i < en->local_off[s + 1]; i++)
+            X->exp_left += en->local_imp[i];
+    }
+    /* Memberships per slot (CSR into mem_all, in ring order). */
+    for (int r = 0; r < p->nrings; r++)
+        for (int k = 0; k < p->rings[r].g; k++)
+            P->sl[p->rings[r].slots[k]].nmem++;
+    int off = 0;
+    for (int s = 0; s < S; s++) {
+        P->sl[s].mem = P->mem_all + off;
+        off += P->sl[s].nmem;
+        P->sl[s].nmem = 0;
+    }
+    int rc = ZS_OK;
+    static const char *labels[] = {"local", "zep-intra", "zep-inter", "zep-global"};
+    for (int r = 0; r < p->nrings && !rc; r++) {
+        const zs_zep_ring *R = &p->rings[r];
+        for (int k = 0; k < R->g; k++) {
+            int mi = en->mem_off[r] + k, s = R->slots[k];
+            P->m[mi] = (member){r, k, s, 0, 0, 0, 0, en->mem_imp[mi], 0, 0, {0}, {0}};
+            P->sl[s].mem[P->sl[s].nmem++] = mi;
+            P->sl[s].exp_left += en->mem_imp[mi];
+            dep[k] = zs_iter_entry(P->it, s);
+        }
+        int stream = R->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
+        zs_ring_spec rs = {R->g,   R->slots,           R->ndocs,          R->docs,  ZS_RING_EXACT,
+                           stream, labels[R->cls & 3], zs_zep_route_xfer, en->route};
+        rc = zs_ring_run_new(P->it, P->stage, &rs, 0, 0, P->backward, dep, &P->run[r], P->e);
+    }
+    free(dep);
+    return rc;
 }
 
 int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     zs_zep_engine *en = arg;
-    zs_schedule *s = zs_iter_schedule(it);
     const zs_model *m = &zs_iter_cost(it)->model;
-    int S = en->part->nslots, rc = ZS_OK;
-    size_t n = (size_t)S;
-    ws w = {0};
-    w.ready = malloc(sizeof(int64_t) * n);
-    w.exit = malloc(sizeof(int64_t) * n);
-    w.ex_c = malloc(sizeof(int64_t) * n);
-    w.ex_m = malloc(sizeof(int64_t) * n);
-    w.ex_i = malloc(sizeof(int64_t) * n);
-    w.dep = malloc(sizeof(int64_t) * n);
-    w.touched = malloc(n);
-    if (!w.ready || !w.exit || !w.ex_c || !w.ex_m || !w.ex_i || !w.dep || !w.touched) {
-        ws_free(&w);
-        return nomem(e);
-    }
+    pass P;
+    memset(&P, 0, sizeof P);
+    P.en = en;
+    P.it = it;
+    P.s = zs_iter_schedule(it);
+    P.stage = stage;
+    P.backward = backward;
+    P.S = en->part->nslots;
+    P.e = e;
     (void)micro;
-    zs_zep_route_phase(en->route);
-    for (int sl = 0; sl < S; sl++) {
-        w.ready[sl] = zs_iter_entry(it, sl);
-        w.ex_c[sl] = w.ex_m[sl] = w.ex_i[sl] = -1;
-    }
     double dh = (double)m->head_dim * m->dtype_bytes;
     double qkv = (zs_iter_heads(it) + 2.0 * zs_iter_kv_heads(it)) * dh;
     double o = zs_iter_heads(it) * dh;
+    P.per_in = backward ? o : qkv;
+    P.per_out = backward ? qkv : o;
     int remap = en->remap && en->remap->nflows > 0;
-    if (remap)
-        rc = remap_pass(en, it, stage, 1, backward ? o : qkv, w.ready, &w, e);
-    for (int sl = 0; sl < S && !rc && !backward; sl++)
-        rc = local_attn(en, it, stage, sl, backward, &w, e);
-    if (!rc)
-        rc = rings(en, it, stage, backward, &w, e);
-    for (int sl = 0; sl < S && !rc && backward; sl++)
-        rc = local_attn(en, it, stage, sl, backward, &w, e);
-    /* Join each slot's queues into one exit op. */
-    for (int sl = 0; sl < S && !rc; sl++) {
-        int64_t d[3];
-        int nd = 0;
-        if (w.ex_c[sl] >= 0)
-            d[nd++] = w.ex_c[sl];
-        if (w.ex_m[sl] >= 0)
-            d[nd++] = w.ex_m[sl];
-        if (w.ex_i[sl] >= 0)
-            d[nd++] = w.ex_i[sl];
-        if (nd == 0) {
-            w.exit[sl] = w.ready[sl];
-        } else if (nd == 1) {
-            w.exit[sl] = d[0];
-        } else {
-            w.exit[sl] = zs_sched_elementwise(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE,
-                                              "attn-join", 0, 0, d, nd);
-        }
+    if (remap) {
+        P.tag_in = zs_iter_tag(it);
+        P.tag_out = zs_iter_tag(it);
     }
-    if (!rc && remap)
-        rc = remap_pass(en, it, stage, 0, backward ? qkv : o, w.exit, &w, e);
-    for (int sl = 0; sl < S && !rc; sl++)
-        zs_iter_set_exit(it, sl, w.exit[sl]);
-    ws_free(&w);
-    return rc ? rc : zs_schedule_check(s, e);
+    zs_zep_route_phase(en->route);
+    zs_zep_clock_reset(en->clock);
+    int rc = pass_init(&P);
+    for (int i = 0; remap && !rc && i < en->remap->nflows; i++) {
+        P.sl[en->remap->flows[i].from].imp_need++;
+        P.sl[en->remap->flows[i].to].out_need++;
+    }
+    for (int s = 0; s < P.S && !rc; s++) {
+        const zs_iter_lin *l = &en->lin[s];
+        if (P.sl[s].imp_need == 0)
+            P.sl[s].imported = 1;
+        rc = push(&P, backward ? l->bwd_entry : l->fwd_entry, EV_ENTRY, s, 0);
+        if (!rc && remap && en->moved[s] > 0)
+            rc = push(&P, backward ? l->bwd_moved : l->fwd_moved, EV_MOVED, s, 0);
+    }
+    zs_zep_event ev;
+    while (!rc && zs_zep_events_pop(&P.q, &ev))
+        rc = on_event(&P, &ev);
+    if (!rc)
+        rc = zs_schedule_check(P.s, e);
+    /* Every piece of work must have run: the simulation cannot stall. */
+    for (int i = 0; i < P.nm && !rc; i++) {
+        const member *x = &P.m[i];
+        int g = ring_of(&P, x)->g;
+        if (x->na < g || (backward && g > 1 && x->nd < g))
+            rc = zs_err_set(e, ZS_EINVALID, "zeppelin engine", NULL,
+                            "ring %d member %d stopped at step %d of %d", x->ring, x->k,
+                            x->na < g ? x->na : x->nd, g);
+    }
+    for (int s = 0; s < P.S && !rc; s++)
+        if (P.sl[s].local_left > 0 || (remap && en->moved[s] > 0 && P.sl[s].out_need > 0))
+            rc = zs_err_set(e, ZS_EINVALID, "zeppelin engine", NULL,
+                            "slot %d has work left after the pass", s);
+    /* Each slot's exit joins its last compute op and, backward, the
+     * arrival of its own dK/dV from every ring. */
+    for (int s = 0; s < P.S && !rc; s++) {
+        slot *X = &P.sl[s];
+        deps d = {0};
+        rc = deps_add(&d, X->last_c) ? nomem(e) : ZS_OK;
+        for (int i = 0; i < X->nmem && !rc && backward; i++) {
+            member *x = &P.m[X->mem[i]];
+            if (deps_add(&d, zs_ring_run_exit(P.run[x->ring], x->k)))
+                rc = nomem(e);
+        }
+        int64_t exit = X->entry;
+        if (!rc && d.n == 1)
+            exit = d.v[0];
+        else if (!rc && d.n > 1)
+            exit = zs_sched_elementwise(P.s, slot_rank(&P, s), ZS_STREAM_COMPUTE, "attn-join", 0, 0,
+                                        d.v, d.n);
+        free(d.v);
+        zs_iter_set_exit(it, s, exit);
+    }
+    pass_free(&P);
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
 }
+
+/* ---- plan pieces ---------------------------------------------------------------------- */
 
 int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layout_dims *dims,
                          zs_err *e)
@@ -245,12 +866,8 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
     const zs_zep_part *p = en->part;
     int S = p->nslots;
     int64_t a0 = s->npieces;
-    for (int sl = 0; sl < S; sl++)
-        for (int32_t i = en->local_off[sl]; i < en->local_off[sl + 1]; i++) {
-            int32_t d = en->local_docs[i];
-            zs_schedule_add_piece(s, d, 0, en->len[d], zs_slot_rank(dims, 0, sl), ZS_LAYOUT_ATTN,
-                                  0);
-        }
+    /* Rings first, then local documents longest first: a slot's pieces in
+     * the order its exported (last) tokens are chosen in. */
     for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
         zs_ring_spec rs = {r->g, r->slots, r->ndocs, r->docs, ZS_RING_EXACT, 0, "", NULL, NULL};
@@ -258,6 +875,12 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
         if (rc)
             return rc;
     }
+    for (int sl = 0; sl < S; sl++)
+        for (int32_t i = en->local_off[sl]; i < en->local_off[sl + 1]; i++) {
+            int32_t d = en->local_docs[i];
+            zs_schedule_add_piece(s, d, 0, en->len[d], zs_slot_rank(dims, 0, sl), ZS_LAYOUT_ATTN,
+                                  0);
+        }
     int64_t a1 = s->npieces;
     if (!en->remap) {
         for (int64_t i = a0; i < a1; i++) {

@@ -1,34 +1,44 @@
 /* Zeppelin's attention engine: the attention emitter of the iteration
  * builder for a partitioned batch. Per pass (a layer's attention forward or
- * backward) and per slot:
- *   1. remapping in (when on): the tokens a slot computes attention for but
- *      holds for the linear modules elsewhere arrive (forward: their Q, K, V
- *      from the QKV projection on the linear holder; backward: dO from the
- *      output projection's backward), as one all-to-all-v expressed as a
- *      group of sends and receives between the pairs that exchange tokens;
- *   2. the slot's queues: inter-node rings (stream "comm-inter", transfers
- *      through the routing hook), intra-node rings (stream "zep-intra",
- *      shared with the remap transfers; never "comm", where the gradient
- *      all-reduce of the previous layer holds the stream), local
- *      documents (no communication). Every ring's transfers start as soon
- *      as the slot's inputs are there, so the network rings, the NVLink
- *      rings and the compute all overlap. Compute order on the GPU: forward
- *      runs local work first while the rings' KV shards travel (forward ring
- *      transfers do not wait for compute, so local work fills the waits),
- *      then the inter-node and intra-node ring steps; backward mirrors it
- *      (ring steps first, since their dK/dV transfers wait for compute and
- *      partners wait for them, then local work);
- *   3. remapping out: the attention output O (forward) or dQ, dK, dV
- *      (backward) return to the linear holder, whose output projection
- *      (forward) or QKV backward (backward) waits for it.
- * Q, K, V and O are therefore computed on the linear layout; attention and
- * its saved inputs (Q, K, V, O, log-sum-exp) live on the attention layout.
- * Depends on the iteration builder, the ring emitter, the routing layer,
- * the partition and the remap plan. */
+ * backward) every GPU runs whichever of its attention work is ready:
+ *   - the steps of every ring it belongs to, interleaved step by step
+ *     (inter-node rings first, then intra-node ones: the slowest
+ *     communication starts first), each step as soon as its KV shard has
+ *     arrived, backward each dK/dV accumulation as soon as the incoming
+ *     dK/dV has;
+ *   - its local documents (no communication) in the waits of its rings: a
+ *     batch of them that fits before the next ring step is ready, longest
+ *     first, as one kernel; all of them once its rings are done;
+ *   - with remapping, the work on tokens whose linear modules run on another
+ *     GPU as soon as their inputs arrived, first among its local work, so
+ *     their outputs return early.
+ * The schedule IR runs each stream in program order, so "ready" is decided
+ * at plan time: the engine simulates the pass on predicted times (compute
+ * from the cost model, transfers from zs_zeppelin_clock.h along the paths
+ * the routing layer chose, GPUs starting at their predicted attention
+ * entry) and writes every op at its predicted start, so each stream's order
+ * is the predicted order and every dependency points to an op written
+ * before it (no deadlock by construction; the validator checks it too).
+ *
+ * Streams: inter-node rings on "comm-inter" (transfers through the routing
+ * hook), intra-node rings on "zep-intra", remap transfers and their joins
+ * on "remap" (never "comm", where the previous layer's gradient all-reduce
+ * holds the stream in backward), relays on the routing layer's "route".
+ * Remapping: the linear holder's moved tokens leave after their own QKV
+ * projection (forward) or output-projection input gradient (backward), cut
+ * off by the iteration builder (zs_iter_spec.moved_tokens); their outputs
+ * return as soon as the work on them is done, and the builder runs the
+ * kept tokens' output projection (QKV input gradient) while they travel.
+ * A GPU exports the tokens it would compute last: the attention pieces of
+ * a slot are its rings' then its local documents' (longest first), and the
+ * last ones beyond its linear share go to other GPUs (zs_zep_engine_pieces).
+ * Depends on the iteration builder, the ring runs, the routing layer, the
+ * clock, the partition and the remap plan. */
 #ifndef ZS_ZEPPELIN_ENGINE_H
 #define ZS_ZEPPELIN_ENGINE_H
 
 #include "zs_ring.h"
+#include "zs_zeppelin_clock.h"
 #include "zs_zeppelin_part.h"
 #include "zs_zeppelin_remap.h"
 #include "zs_zeppelin_route.h"
@@ -37,14 +47,24 @@ typedef struct zs_zep_engine {
     const zs_zep_part *part;
     const zs_zep_remap *remap; /* NULL: the linear modules run on the attention layout */
     zs_zep_route *route;       /* routing (k = 1: every transfer direct) */
-    int intra_stream;          /* stream of the remap transfers and intra-node rings */
-    int inter_stream;          /* stream of inter-node and global rings */
+    int intra_stream;          /* intra-node rings */
+    int inter_stream;          /* inter-node and global rings */
+    int remap_stream;          /* remap transfers and their joins */
     const int32_t *len;        /* document lengths */
-    /* Local documents per slot (CSR): local_docs[local_off[s] .. local_off[s+1]). */
-    int32_t *local_off, *local_docs;
+    const zs_cost *cost;
+    int tp;
+    /* Filled by zs_zep_engine_init: */
+    int32_t *local_off, *local_docs; /* per slot (CSR), longest first */
+    uint8_t *local_imp;              /* per local_docs entry: holds exported tokens */
+    int32_t *mem_off;                /* per ring: its members' index in mem_imp */
+    uint8_t *mem_imp;                /* per ring member: holds exported tokens */
+    int64_t *moved;                  /* per slot: linear tokens whose attention is elsewhere */
+    zs_iter_lin *lin;                /* per slot: predicted linear times */
+    zs_zep_clock *clock;
 } zs_zep_engine;
 
-/* Fills the CSR lists from the partition. */
+/* Fills the lists, export flags, moved tokens and predicted linear times.
+ * ZS_OK or an error; zs_zep_engine_fini frees what it made either way. */
 int zs_zep_engine_init(zs_zep_engine *en, zs_err *e);
 void zs_zep_engine_fini(zs_zep_engine *en);
 

@@ -1,27 +1,26 @@
 /* Zeppelin's hierarchical partitioning: see zs_zeppelin_part.h.
  *
- * Node level (Algorithm 1), documents longest first (ties: lower index):
- *   - inter-node when it exceeds a node's token capacity or its length is
- *     at least m_inter x slots_per_node (and see below); it takes n >= 2 of the least-loaded
- *     nodes that have room, all their slots in one ring, and its attention
- *     cost is charged evenly to them;
- *   - otherwise whole to the node with the least charged attention cost that
- *     still has room (LPT with a token cap).
- * GPU level (Algorithm 2), per node, the same with slots and m_intra: a
- * document longer than the freest slot's room, or at least 2 x m_intra
- * (so that even a 2-slot ring hides its transfer), becomes an intra-node
- * ring over g of the least-loaded slots that have room; the rest go whole
- * to the least-loaded slot with room.
- * When splitting is not forced by memory, the length criterion is not
- * enough: the crossover says a ring's transfers would be hidden, not that
- * splitting helps. SYSTEM.md: a sequence "should be split when splitting
- * shortens the makespan", so a document that fits is split only when,
- * placed whole, it would be the straggler: its attention cost exceeds the
- * mean load of a unit of its scope (node, or slot of its node), or added to
- * the least-loaded unit it exceeds that mean by more than the slack.
- * Ring sizes: the design says "the fewest that hold it"; we also split
- * wider when the document outweighs several units, but never so wide that
- * a slot's share drops below the crossover that keeps the ring hidden. */
+ * SYSTEM.md 5.1: a sequence must be split when it exceeds the memory of one
+ * GPU (resp. node), and should be split when splitting shortens the
+ * makespan. Both levels follow that rule with predicted costs:
+ *   - a unit's (node's, slot's) predicted time is the larger of its compute
+ *     load and the longest span of the rings it belongs to (the attention
+ *     engine fills a ring's waits with the unit's other work);
+ *   - the scope's target is the larger of its current predicted makespan
+ *     and its mean load over all documents (a lower bound of any placement);
+ *   - documents go longest first (ties: lower index). A document placed
+ *     whole on the least-loaded unit that has room stays whole when that
+ *     keeps the unit within the target. Otherwise every split is priced (a
+ *     ring over the n least-loaded units with room: their loads plus a
+ *     member's share, and the ring's span) and the document takes the
+ *     option with the lowest predicted makespan of the scope, whole when
+ *     no split is strictly lower; a tie prefers the smaller ring.
+ * Node level (Algorithm 1): inter-node rings take every slot of their
+ * nodes; a document that stays on a node is placed inside it later. Its
+ * floor inside a node (the best of its local and intra-node options) counts
+ * in the whole option. GPU level (Algorithm 2): per node, the same with the
+ * node's slots and intra-node rings. Rings are in slot order (slot k holds
+ * zigzag chunks k and 2g-1-k). */
 #include "zs_zeppelin_part.h"
 
 #include <math.h>
@@ -44,10 +43,6 @@ int64_t zs_zep_ring_share(int32_t len, int g, int k)
 typedef struct ord {
     int32_t len, id;
 } ord;
-
-/* A document stays whole unless that would leave its least-loaded
- * candidate more than this factor above the mean load of its scope. */
-#define ZS_ZEP_SPLIT_SLACK 1.05
 
 static int cmp_len_desc(const void *a, const void *b)
 {
@@ -90,6 +85,7 @@ void zs_zep_part_free(zs_zep_part *p)
     free(p->slot_of);
     free(p->tokens);
     free(p->load);
+    free(p->span);
     free(p);
 }
 
@@ -116,8 +112,10 @@ static int doc_err(st *s, int32_t d, const char *why)
                       (long long)s->in->cap);
 }
 
-/* Adds a ring over the given slots (copied, sorted) holding documents docs. */
-static int add_ring(st *s, int cls, const int *slots, int g, const int32_t *docs, int nd)
+/* Adds a ring over the given slots (copied, sorted) holding documents docs;
+ * each slot is charged `share` and the ring's `span`. */
+static int add_ring(st *s, int cls, const int *slots, int g, const int32_t *docs, int nd,
+                    double share, double span)
 {
     zs_zep_part *p = s->p;
     if (p->nrings == s->cap_rings) {
@@ -143,18 +141,19 @@ static int add_ring(st *s, int cls, const int *slots, int g, const int32_t *docs
     r->g = g;
     r->ndocs = nd;
     int idx = p->nrings++;
-    double share = 0;
     for (int i = 0; i < nd; i++) {
         int32_t d = docs[i];
         p->cls[d] = (int8_t)cls;
         p->ring_of[d] = idx;
         p->count[cls]++;
-        share += s->in->w[d] / g;
         for (int k = 0; k < g; k++)
             p->tokens[r->slots[k]] += zs_zep_ring_share(s->in->len[d], g, k);
     }
-    for (int k = 0; k < g; k++)
+    for (int k = 0; k < g; k++) {
         p->load[r->slots[k]] += share;
+        if (span > p->span[r->slots[k]])
+            p->span[r->slots[k]] = span;
+    }
     return ZS_OK;
 }
 
@@ -176,14 +175,6 @@ static int lpt_slot(st *s, int s0, int n, int64_t len)
         if (s->p->tokens[k] + len <= s->in->cap && (best < 0 || s->p->load[k] < s->p->load[best]))
             best = k;
     return best;
-}
-
-static int bounded(double x, int lo, int hi)
-{
-    if (!(x < hi))
-        return hi;
-    int v = (int)x;
-    return v < lo ? lo : v;
 }
 
 /* A binary min-heap of node ids keyed by (load, id): the node-level LPT
@@ -227,6 +218,27 @@ static int h_pop(heap *h)
     return top;
 }
 
+/* Ring sizes tried: powers of two, and the whole scope. A ring gives each
+ * member an equal share, so it fits best on units of equal load; sizes that
+ * halve each other keep the units' loads in a few equal groups (as a buddy
+ * allocator keeps blocks), where any size would leave a ring of 5 next to
+ * 3 idle GPUs that the next document cannot fill evenly. */
+static int next_size(int x, int max)
+{
+    int n = 2 * x;
+    return n > max && x < max ? max : n;
+}
+
+static double member(const st *s, int32_t len, int g)
+{
+    return s->in->member(s->in->price_arg, len, g);
+}
+
+static double span(const st *s, int32_t len, int g, int nodes, int sharing)
+{
+    return s->in->span(s->in->price_arg, len, g, nodes, sharing);
+}
+
 /* hier=0: one global ring for every document longer than m_intra (or than
  * a slot's capacity), LPT for the rest. */
 static int place_flat(st *s, const ord *o)
@@ -241,13 +253,17 @@ static int place_flat(st *s, const ord *o)
         return nomem(s);
     }
     int nd = 0;
+    double share = 0, sp = 0;
     for (int32_t i = 0; i < in->ndocs; i++)
-        if (o[i].len > in->m_intra || o[i].len > in->cap)
+        if (o[i].len > in->m_intra || o[i].len > in->cap) {
             docs[nd++] = o[i].id;
+            share += member(s, o[i].len, S);
+            sp += span(s, o[i].len, S, in->nodes, 1);
+        }
     for (int k = 0; k < S; k++)
         slots[k] = k;
     if (nd > 0 && S > 1)
-        rc = add_ring(s, ZS_ZEP_GLOBAL, slots, S, docs, nd);
+        rc = add_ring(s, ZS_ZEP_GLOBAL, slots, S, docs, nd, share, sp);
     else
         nd = 0;
     for (int k = 0; k < S && !rc; k++)
@@ -268,200 +284,239 @@ static int place_flat(st *s, const ord *o)
     return rc;
 }
 
+/* Node-level state. */
+typedef struct nodes {
+    double *load; /* compute charged to the node's slots, summed */
+    double *span; /* longest span of the inter-node rings on the node */
+    int *rings;   /* inter-node rings on the node */
+    int64_t *tok; /* tokens on the node */
+    double cur;   /* predicted makespan so far: max over nodes of time() */
+} nodes;
+
+static double node_time(const nodes *n, int i, int G)
+{
+    return fmax(n->load[i] / G, n->span[i]);
+}
+
+/* The best a document placed whole on a node can do inside it: local, or a
+ * ring over g of its slots (g <= G), whichever finishes first. */
+static double floor_in_node(const st *s, int32_t len, int G)
+{
+    double best = member(s, len, 1);
+    for (int g = 2; g <= G; g = next_size(g, G)) {
+        double v = fmax(member(s, len, g), span(s, len, g, 1, 1));
+        if (v < best)
+            best = v;
+    }
+    return best;
+}
+
+static void heap_build(heap *h, int N)
+{
+    h->n = 0;
+    for (int i = 0; i < N; i++)
+        h_push(h, i);
+}
+
 /* Node level: inter-node rings now, other documents to a node (node_of). */
-static int place_nodes(st *s, const ord *o, int *node_of, double *node_load, int64_t *node_tok,
-                       unit *u, int *pick)
+static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, int *pick,
+                       double total)
 {
     const zs_zep_part_in *in = s->in;
     int N = in->nodes, G = in->slots_per_node;
-    double total = 0;
-    for (int32_t d = 0; d < in->ndocs; d++)
-        total += in->w[d];
-    double mean_node = total / N;
-    heap hp = {NULL, 0, NULL};
-    for (int32_t i = 0; i < in->ndocs; i++) {
+    /* The lower bound moves: rings charge more than the whole document
+     * (their overheads), so it is the load charged so far plus what is
+     * left, over every slot. */
+    double charged = 0, left = total;
+    heap hp = {malloc(sizeof(int) * (size_t)N * 2), 0, ns->load};
+    if (!hp.v)
+        return nomem(s);
+    heap_build(&hp, N);
+    int *best_set = pick + G * N; /* second half of pick: the chosen nodes */
+    int rc = ZS_OK;
+    for (int32_t i = 0; i < in->ndocs && !rc; i++) {
         int32_t d = o[i].id, len = o[i].len;
-        /* Split when it must (memory), when it outweighs a node (Algorithm
-         * 1), or when keeping it whole would push even the least-loaded node
-         * past the mean by more than the slack and a ring over two nodes
-         * still gives every GPU m_inter tokens: then splitting shortens the
-         * makespan without exposing the network (SYSTEM.md 5.1). */
-        double min_node = node_load[0];
-        for (int n = 1; n < N; n++)
-            min_node = node_load[n] < min_node ? node_load[n] : min_node;
-        int inter =
-            N >= 2 &&
-            (len > (int64_t)G * in->cap || (len >= in->m_inter * G && in->w[d] > mean_node) ||
-             (len >= 2 * in->m_inter * G && in->w[d] + min_node > mean_node * ZS_ZEP_SPLIT_SLACK));
-        if (!inter) {
-            /* Inter-node documents are all longer than the others (both
-             * criteria grow with length), so node loads change only by LPT
-             * from here on: keep them in a heap. */
-            if (!hp.v) {
-                hp.v = malloc(sizeof(int) * (size_t)N * 2);
-                if (!hp.v)
-                    return nomem(s);
-                hp.load = node_load;
-                for (int n = 0; n < N; n++)
-                    h_push(&hp, n);
+        double w = in->w[d], target = fmax(ns->cur, (charged + left) / ((double)N * G));
+        left -= w;
+        /* Whole: the least-loaded node with room (LPT). */
+        int *full = hp.v + N, nfull = 0, n0 = -1;
+        while (hp.n > 0) {
+            int n = h_pop(&hp);
+            if (ns->tok[n] + len <= (int64_t)G * in->cap) {
+                n0 = n;
+                break;
             }
-            int *full = hp.v + N, nfull = 0, best = -1;
-            while (hp.n > 0) {
-                int n = h_pop(&hp);
-                if (node_tok[n] + len <= (int64_t)G * in->cap) {
-                    best = n;
-                    break;
+            full[nfull++] = n;
+        }
+        for (int j = 0; j < nfull; j++)
+            h_push(&hp, full[j]);
+        double v_whole = HUGE_VAL;
+        if (n0 >= 0) {
+            v_whole = fmax(target, fmax((ns->load[n0] + w) / G, ns->span[n0]));
+            if (w > target)
+                v_whole = fmax(v_whole, floor_in_node(s, len, G));
+        }
+        int best_n = 0;
+        double best_v = v_whole;
+        if (N >= 2 && v_whole > target) {
+            /* Split over the n least-loaded nodes that have room for a
+             * slot's share on every slot. */
+            for (int n = 0; n < N; n++)
+                u[n] = (unit){ns->load[n], n};
+            qsort(u, (size_t)N, sizeof *u, cmp_unit);
+            for (int n = 2; n <= N; n = next_size(n, N)) {
+                int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
+                int got = 0, sharing = 1;
+                double worst = 0, spans = 0;
+                for (int j = 0; j < N && got < n; j++) {
+                    int nd = u[j].id, ok = 1;
+                    for (int k = nd * G; k < (nd + 1) * G && ok; k++)
+                        ok = s->p->tokens[k] + need <= in->cap;
+                    if (!ok)
+                        continue;
+                    pick[got++] = nd;
+                    sharing = ns->rings[nd] + 1 > sharing ? ns->rings[nd] + 1 : sharing;
+                    spans = fmax(spans, ns->span[nd]);
+                    worst = fmax(worst, ns->load[nd] / G);
                 }
-                full[nfull++] = n;
+                if (got < n)
+                    break;
+                double m = member(s, len, n * G);
+                double v =
+                    fmax(fmax(target, worst + m), fmax(span(s, len, n * G, n, sharing), spans));
+                if (v < best_v) {
+                    best_v = v;
+                    best_n = n;
+                    memcpy(best_set, pick, sizeof(int) * (size_t)n);
+                }
             }
-            if (best >= 0) {
-                node_of[d] = best;
-                node_load[best] += in->w[d];
-                node_tok[best] += len;
-                h_push(&hp, best);
+        }
+        if (best_n == 0) {
+            if (n0 < 0) {
+                rc = doc_err(s, d, "no node has room left for this document");
+                break;
             }
-            for (int j = 0; j < nfull; j++)
-                h_push(&hp, full[j]);
-            if (best < 0) {
-                free(hp.v);
-                return doc_err(s, d, "no node has room left for this document");
-            }
+            node_of[d] = n0;
+            ns->load[n0] += w;
+            charged += w;
+            ns->tok[n0] += len;
+            h_push(&hp, n0); /* n0 was taken out of the heap above */
+            ns->cur = fmax(ns->cur, node_time(ns, n0, G));
             continue;
         }
-        int nmax = bounded(floor(len / (in->m_inter * G)), 2, N);
-        int best = -1, *bp = pick + G * N; /* second half of pick: the best set */
-        double bestv = 0;
-        for (int n = 2; n <= N; n++) {
-            int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
-            int ne = 0;
-            for (int nd = 0; nd < N; nd++) {
-                int ok = 1;
-                for (int k = nd * G; k < (nd + 1) * G && ok; k++)
-                    ok = s->p->tokens[k] + need <= in->cap;
-                if (ok && node_tok[nd] + len / n <= (int64_t)G * in->cap)
-                    u[ne++] = (unit){node_load[nd], nd};
-            }
-            if (ne < n)
-                continue;
-            qsort(u, (size_t)ne, sizeof *u, cmp_unit);
-            double v = in->w[d] / n + u[n - 1].load;
-            if (best < 0 || v < bestv) {
-                best = n;
-                bestv = v;
-                for (int j = 0; j < n; j++)
-                    bp[j] = u[j].id;
-            }
-            if (v <= mean_node * (1 + 1e-9) || n >= nmax)
-                break;
+        int n = best_n, g = n * G;
+        qsort(best_set, (size_t)n, sizeof(int), cmp_int);
+        int sharing = 1;
+        for (int j = 0; j < n; j++)
+            sharing = ns->rings[best_set[j]] + 1 > sharing ? ns->rings[best_set[j]] + 1 : sharing;
+        double m = member(s, len, g), sp = span(s, len, g, n, sharing);
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < G; k++)
+                pick[j * G + k] = best_set[j] * G + k;
+        if ((rc = add_ring(s, ZS_ZEP_INTER, pick, g, &d, 1, m, sp)))
+            break;
+        charged += n * G * m;
+        for (int j = 0; j < n; j++) {
+            int nd = best_set[j];
+            ns->load[nd] += G * m;
+            ns->span[nd] = fmax(ns->span[nd], sp);
+            ns->rings[nd]++;
+            ns->tok[nd] = 0;
+            for (int k = 0; k < G; k++)
+                ns->tok[nd] += s->p->tokens[nd * G + k];
+            ns->cur = fmax(ns->cur, node_time(ns, nd, G));
         }
-        int done = 0;
-        if (best > 0) {
-            int n = best;
-            qsort(bp, (size_t)n, sizeof(int), cmp_int);
-            for (int j = 0; j < n; j++)
-                for (int k = 0; k < G; k++)
-                    pick[j * G + k] = bp[j] * G + k;
-            int rc = add_ring(s, ZS_ZEP_INTER, pick, n * G, &d, 1);
-            if (rc) {
-                free(hp.v);
-                return rc;
-            }
-            for (int j = 0; j < n; j++) {
-                node_load[bp[j]] += in->w[d] / n;
-                node_tok[bp[j]] = 0;
-                for (int k = 0; k < G; k++)
-                    node_tok[bp[j]] += s->p->tokens[bp[j] * G + k];
-            }
-            done = 1;
-        }
-        if (!done) {
-            free(hp.v);
-            return doc_err(s, d, "no set of nodes has room left for this document");
-        }
+        heap_build(&hp, N);
     }
     free(hp.v);
-    return ZS_OK;
+    return rc;
 }
 
 /* GPU level inside one node: its documents (node_of == nd), longest first. */
-static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, const double *node_load,
-                      unit *u, int *pick)
+static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u, int *pick)
 {
     const zs_zep_part_in *in = s->in;
+    zs_zep_part *p = s->p;
     int G = in->slots_per_node, s0 = nd * G;
-    double mean_slot = node_load[nd] / G;
+    double charged = 0, left = 0, cur = 0;
+    for (int k = s0; k < s0 + G; k++) {
+        charged += p->load[k];
+        cur = fmax(cur, fmax(p->load[k], p->span[k]));
+    }
+    for (int32_t i = 0; i < ndocs; i++)
+        left += in->w[docs[i]];
     for (int32_t i = 0; i < ndocs; i++) {
         int32_t d = docs[i], len = in->len[d];
-        int64_t maxfree = 0;
-        for (int k = s0; k < s0 + G; k++)
-            if (in->cap - s->p->tokens[k] > maxfree)
-                maxfree = in->cap - s->p->tokens[k];
-        double min_slot = s->p->load[s0];
-        for (int k = s0 + 1; k < s0 + G; k++)
-            min_slot = s->p->load[k] < min_slot ? s->p->load[k] : min_slot;
-        int split =
-            G >= 2 && (len > maxfree || (len >= 2 * in->m_intra &&
-                                         in->w[d] + min_slot > mean_slot * ZS_ZEP_SPLIT_SLACK));
-        if (!split) {
-            int k = lpt_slot(s, s0, G, len);
-            if (k < 0)
+        double w = in->w[d], target = fmax(cur, (charged + left) / G);
+        left -= w;
+        int k0 = lpt_slot(s, s0, G, len);
+        double v_loc = k0 >= 0 ? fmax(target, fmax(p->load[k0] + w, p->span[k0])) : HUGE_VAL;
+        int best_g = 1;
+        double best_v = v_loc;
+        if (G >= 2 && v_loc > target) {
+            for (int k = 0; k < G; k++)
+                u[k] = (unit){p->load[s0 + k], s0 + k};
+            qsort(u, (size_t)G, sizeof *u, cmp_unit);
+            for (int g = 2; g <= G; g = next_size(g, G)) {
+                int64_t need = 2 * (((int64_t)len + 2LL * g - 1) / (2LL * g));
+                int got = 0;
+                double worst = 0, spans = 0;
+                for (int j = 0; j < G && got < g; j++) {
+                    int k = u[j].id;
+                    if (p->tokens[k] + need > in->cap)
+                        continue;
+                    u[G + got] = u[j]; /* scratch: the chosen ones */
+                    got++;
+                    worst = fmax(worst, p->load[k]);
+                    spans = fmax(spans, p->span[k]);
+                }
+                if (got < g)
+                    continue;
+                double m = member(s, len, g);
+                double v = fmax(fmax(target, worst + m), fmax(span(s, len, g, 1, 1), spans));
+                if (v < best_v) {
+                    best_v = v;
+                    best_g = g;
+                    for (int j = 0; j < g; j++)
+                        pick[j] = u[G + j].id;
+                }
+            }
+        }
+        if (best_g == 1) {
+            if (k0 < 0)
                 return doc_err(s, d, "no GPU of its node has room left for this document");
-            put_local(s, d, k);
+            put_local(s, d, k0);
+            charged += w;
+            cur = fmax(cur, fmax(p->load[k0], p->span[k0]));
             continue;
         }
-        int gmax = bounded(floor(len / in->m_intra), 2, G);
-        int best = -1;
-        double bestv = 0;
-        /* The smallest ring that keeps its slots at or below the node's mean
-         * load; otherwise the one with the lowest resulting maximum. Rings
-         * wider than len / m_intra only when memory needs them. */
-        for (int g = 2; g <= G; g++) {
-            int64_t need = 2 * (((int64_t)len + 2LL * g - 1) / (2LL * g));
-            int ne = 0;
-            for (int k = s0; k < s0 + G; k++)
-                if (s->p->tokens[k] + need <= in->cap)
-                    u[ne++] = (unit){s->p->load[k], k};
-            if (ne < g)
-                continue;
-            qsort(u, (size_t)ne, sizeof *u, cmp_unit);
-            double v = in->w[d] / g + u[g - 1].load;
-            if (best < 0 || v < bestv) {
-                best = g;
-                bestv = v;
-                for (int j = 0; j < g; j++)
-                    pick[j] = u[j].id;
-            }
-            if (v <= mean_slot * (1 + 1e-9) || g >= gmax)
-                break;
-        }
-        int done = 0;
-        if (best > 0) {
-            int rc = add_ring(s, ZS_ZEP_INTRA, pick, best, &d, 1);
-            if (rc)
-                return rc;
-            done = 1;
-        }
-        if (!done)
-            return doc_err(s, d, "no GPUs of its node have room left for this document");
+        double m = member(s, len, best_g), sp = span(s, len, best_g, 1, 1);
+        int rc = add_ring(s, ZS_ZEP_INTRA, pick, best_g, &d, 1, m, sp);
+        if (rc)
+            return rc;
+        charged += best_g * m;
+        for (int j = 0; j < best_g; j++)
+            cur = fmax(cur, fmax(p->load[pick[j]], p->span[pick[j]]));
     }
     return ZS_OK;
 }
 
 int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
 {
-    if (in->nodes < 1 || in->slots_per_node < 1 || in->cap < 1 || in->ndocs < 0)
+    if (in->nodes < 1 || in->slots_per_node < 1 || in->cap < 1 || in->ndocs < 0 || !in->member ||
+        !in->span)
         return zs_err_set(e, ZS_EINVALID, "zeppelin partitioning", NULL,
-                          "bad cluster shape or capacity");
-    int S = in->nodes * in->slots_per_node;
+                          "bad cluster shape, capacity or pricing");
+    int S = in->nodes * in->slots_per_node, N = in->nodes;
     size_t nd = (size_t)(in->ndocs > 0 ? in->ndocs : 1);
     zs_zep_part *p = calloc(1, sizeof *p);
     ord *o = malloc(sizeof(ord) * nd);
     int *node_of = malloc(sizeof(int) * nd);
-    double *node_load = calloc((size_t)in->nodes, sizeof(double));
-    int64_t *node_tok = calloc((size_t)in->nodes, sizeof(int64_t));
-    int nu = S > in->nodes ? S : in->nodes;
+    nodes ns = {calloc((size_t)N, sizeof(double)), calloc((size_t)N, sizeof(double)),
+                calloc((size_t)N, sizeof(int)), calloc((size_t)N, sizeof(int64_t)), 0};
+    int nu = 2 * (S > N ? S : N);
     unit *u = malloc(sizeof(unit) * (size_t)nu);
-    int *pick = malloc(sizeof(int) * (size_t)(S + in->nodes));
+    int *pick = malloc(sizeof(int) * (size_t)(S + N));
     st s = {in, p, 0, e};
     int rc = ZS_OK;
     if (p) {
@@ -470,9 +525,10 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         p->slot_of = malloc(sizeof(int32_t) * nd);
         p->tokens = calloc((size_t)S, sizeof(int64_t));
         p->load = calloc((size_t)S, sizeof(double));
+        p->span = calloc((size_t)S, sizeof(double));
     }
-    if (!p || !o || !node_of || !node_load || !node_tok || !u || !pick || !p->cls || !p->ring_of ||
-        !p->slot_of || !p->tokens || !p->load) {
+    if (!p || !o || !node_of || !ns.load || !ns.span || !ns.rings || !ns.tok || !u || !pick ||
+        !p->cls || !p->ring_of || !p->slot_of || !p->tokens || !p->load || !p->span) {
         rc = nomem(&s);
         goto out;
     }
@@ -480,17 +536,19 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
     p->nodes = in->nodes;
     p->slots_per_node = in->slots_per_node;
     p->ndocs = in->ndocs;
+    double total = 0;
     for (int32_t d = 0; d < in->ndocs; d++) {
         o[d] = (ord){in->len[d], d};
         p->cls[d] = -1;
         p->ring_of[d] = p->slot_of[d] = -1;
         node_of[d] = -1;
+        total += in->w[d];
     }
     qsort(o, nd, sizeof *o, cmp_len_desc);
     if (!in->hier) {
         rc = place_flat(&s, o);
     } else {
-        rc = place_nodes(&s, o, node_of, node_load, node_tok, u, pick);
+        rc = place_nodes(&s, o, node_of, &ns, u, pick, total);
         /* Each node's documents, longest first (counting sort keeps the order). */
         int32_t *off = rc ? NULL : calloc((size_t)in->nodes + 1, sizeof(int32_t));
         int32_t *lst = rc ? NULL : malloc(sizeof(int32_t) * nd);
@@ -511,15 +569,19 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         if (!rc)
             off[0] = 0;
         for (int n = 0; n < in->nodes && !rc; n++)
-            rc = place_gpus(&s, lst + off[n], off[n + 1] - off[n], n, node_load, u, pick);
+            rc = place_gpus(&s, lst + off[n], off[n + 1] - off[n], n, u, pick);
         free(off);
         free(lst);
     }
+    for (int k = 0; k < S && !rc; k++)
+        p->makespan = fmax(p->makespan, fmax(p->load[k], p->span[k]));
 out:
     free(o);
     free(node_of);
-    free(node_load);
-    free(node_tok);
+    free(ns.load);
+    free(ns.span);
+    free(ns.rings);
+    free(ns.tok);
     free(u);
     free(pick);
     if (rc) {

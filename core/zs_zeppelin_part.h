@@ -4,8 +4,9 @@
  * (intra-node ring) or over GPUs of several nodes (inter-node ring), and
  * which GPUs hold it. Works on slots (one per TP group; slots_per_node per
  * node, node-major) and a token capacity per slot from the memory model.
- * Pure placement: no schedule, no cost model (the caller passes each
- * document's attention cost). Depends on zs_err only. */
+ * Pure placement: the caller prices documents and rings (hooks, in seconds;
+ * zs_zeppelin_predict.h prices them through the cost model), so this module
+ * depends on zs_err only. */
 #ifndef ZS_ZEPPELIN_PART_H
 #define ZS_ZEPPELIN_PART_H
 
@@ -24,12 +25,19 @@ const char *zs_zep_class_name(int c);
 
 typedef struct zs_zep_part_in {
     int nodes, slots_per_node;
-    int64_t cap;             /* tokens per slot (memory model) */
-    double m_intra, m_inter; /* crossovers, tokens per slot */
-    int hier;                /* 0: every document longer than m_intra joins one global ring */
+    int64_t cap;    /* tokens per slot (memory model) */
+    double m_intra; /* hier=0: documents longer than this join the global ring */
+    int hier;       /* 0: every document longer than m_intra joins one global ring */
     int32_t ndocs;
     const int32_t *len;
-    const double *w; /* attention cost of each whole document (any unit) */
+    const double *w; /* cost of each whole document on one slot (= member(len, 1)) */
+    /* Pricing (same unit as w): a member's share of a document of len
+     * tokens split over a ring of g slots, and the ring's span (its
+     * duration however idle its members are) when it spans `nodes` nodes
+     * whose NICs `sharing` inter-node rings share, itself included. */
+    double (*member)(void *arg, int32_t len, int g);
+    double (*span)(void *arg, int32_t len, int g, int nodes, int sharing);
+    void *price_arg;
 } zs_zep_part_in;
 
 /* One ring group: slots in ring order (slot k holds zigzag chunks k and
@@ -52,6 +60,8 @@ typedef struct zs_zep_part {
     zs_zep_ring *rings; /* inter-node rings first, then intra-node, in placement order */
     int64_t *tokens;    /* per slot: attention-layout tokens */
     double *load;       /* per slot: attention cost charged */
+    double *span;       /* per slot: longest span of the rings it belongs to */
+    double makespan;    /* predicted: max over slots of max(load, span) */
     int count[4];       /* documents per class */
 } zs_zep_part;
 

@@ -91,6 +91,16 @@ const char *zs_test_zepsim(void);
         CU_ASSERT(zs__ok);                                                                         \
     } while (0)
 
+#define ZS_ASSERT_STR_EQ(a, b)                                                                     \
+    do {                                                                                           \
+        const char *zs__a = (a), *zs__b = (b);                                                     \
+        int zs__ok = zs__a && zs__b && strcmp(zs__a, zs__b) == 0;                                  \
+        if (!zs__ok)                                                                               \
+            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b,     \
+                    zs__a ? zs__a : "(null)", zs__b ? zs__b : "(null)");                           \
+        CU_ASSERT(zs__ok);                                                                         \
+    } while (0)
+
 #define ZS_ASSERT_STR_CONTAINS(hay, needle)                                                        \
     do {                                                                                           \
         const char *zs__h = (hay), *zs__n = (needle);                                              \

@@ -1,0 +1,674 @@
+/* Zeppelin's predictions for its per-batch decisions: see zs_zeppelin_predict.h.
+ *
+ * Units: seconds of one layer. A layer runs `fwd_passes` attention
+ * forwards (2 with full recomputation) and one backward; a ring step moves
+ * its KV shard forward, and backward the KV and the dK/dV (each shard once
+ * more at the end, when the dK/dV return to their owner). */
+#include "zs_zeppelin_predict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zs_iteration.h"
+#include "zs_ring.h"
+#include "zs_zeppelin_cost.h"
+
+typedef struct fb {
+    double f, b; /* one forward pass, the backward pass */
+} fb;
+
+static double layer_of(const zs_zep_pred *p, fb x)
+{
+    return p->fwd_passes * x.f + x.b;
+}
+
+/* Step j of member 0 of a ring of g over one document (g = 1: the whole
+ * document), forward and backward. */
+static fb step_cost(const zs_zep_pred *p, int32_t len, int g, int j)
+{
+    zs_attn_block b[4];
+    int n = g <= 1 ? 1 : zs_ring_member_blocks(0, len, g, ZS_RING_EXACT, 0, j, b);
+    if (g <= 1)
+        b[0] = (zs_attn_block){0, 0, len, 0, len};
+    fb r = {0, 0};
+    if (n > 0) {
+        r.f = zs_cost_attn(p->cost, b, n, p->heads, 0);
+        r.b = zs_cost_attn(p->cost, b, n, p->heads, 1);
+    }
+    return r;
+}
+
+/* KV bytes of member 0's shard. */
+static double shard_bytes(const zs_zep_pred *p, int32_t len, int g)
+{
+    return zs_zep_kv_bytes(&p->cost->model, p->kv_heads, (double)zs_zep_ring_share(len, g, 0));
+}
+
+static fb member_fb(const zs_zep_pred *p, int32_t len, int g)
+{
+    fb c0 = step_cost(p, len, g, 0);
+    if (g <= 1)
+        return c0;
+    fb c1 = step_cost(p, len, g, 1);
+    double acc = zs_cost_elementwise(p->cost, 3 * shard_bytes(p, len, g));
+    return (fb){c0.f + (g - 1) * c1.f, c0.b + (g - 1) * (c1.b + acc)};
+}
+
+double zs_zep_pred_member(const zs_zep_pred *p, int32_t len, int g)
+{
+    return layer_of(p, member_fb(p, len, g));
+}
+
+/* One inter-node hop of `bytes` whose links carry `load` times its own
+ * bytes in the same pass (fair share): direct through one NIC, or routed
+ * over k NICs (slices plus the pipeline's NVLink fill and drain). */
+static double hop_time(const zs_zep_pred *p, double bytes, double load, int routed)
+{
+    int far = p->slots_per_node * p->tp; /* a rank of the next node */
+    if (!(bytes > 0))
+        return 0;
+    if (load < 1)
+        load = 1;
+    if (!routed || p->k <= 1)
+        return zs_cost_p2p(p->cost, 0, far, bytes * load);
+    double slice = bytes / p->k, chunk = p->chunk < slice ? p->chunk : slice;
+    return zs_cost_p2p(p->cost, 0, far, slice * load) + 2 * zs_cost_p2p(p->cost, 0, p->tp, chunk);
+}
+
+/* A ring's span from its per-step figures and its slowest hop's time x. */
+static fb span_of(fb c0, fb c1, double acc, double x, int g)
+{
+    if (g <= 1)
+        return c0;
+    return (fb){c0.f + (g - 1) * fmax(c1.f, x), c0.b + (g - 1) * fmax(c1.b + acc, 2 * x) + x};
+}
+
+static fb span_fb(const zs_zep_pred *p, int32_t len, int g, int nodes, double x_net)
+{
+    fb c0 = step_cost(p, len, g, 0);
+    if (g <= 1)
+        return c0;
+    fb c1 = step_cost(p, len, g, 1);
+    double b = shard_bytes(p, len, g);
+    double acc = zs_cost_elementwise(p->cost, 3 * b);
+    double x = g > 1 ? zs_cost_p2p(p->cost, 0, p->tp, b) : 0;
+    if (nodes >= 2 && x_net > x)
+        x = x_net;
+    return span_of(c0, c1, acc, x, g);
+}
+
+double zs_zep_pred_span(const zs_zep_pred *p, int32_t len, int g, int nodes, int sharing)
+{
+    double x_net = 0;
+    if (nodes >= 2 && g > 1)
+        x_net = hop_time(p, shard_bytes(p, len, g), sharing, p->k > 1);
+    return layer_of(p, span_fb(p, len, g, nodes, x_net));
+}
+
+double zs_zep_pred_member_hook(void *arg, int32_t len, int g)
+{
+    return zs_zep_pred_member(arg, len, g);
+}
+
+double zs_zep_pred_span_hook(void *arg, int32_t len, int g, int nodes, int sharing)
+{
+    return zs_zep_pred_span(arg, len, g, nodes, sharing);
+}
+
+/* ---- routing ---------------------------------------------------------------
+ *
+ * Transfer groups of one layer across nodes: a ring hop (member k -> k+1 on
+ * another node: every KV and dK/dV shard of the layer) or a remap flow
+ * (both directions). Ring hops and remap flows run at different times of
+ * the pass (during attention, around it), so each kind is balanced against
+ * its own table of link loads. */
+
+typedef struct grp {
+    int src, dst;             /* ranks (a flow: linear holder -> attention holder) */
+    int ring;                 /* ring index, -1 for a flow */
+    double bytes;             /* per layer, each direction that is used */
+    double step;              /* a ring hop: bytes per step */
+    int both;                 /* a flow: also dst -> src */
+    int routed;               /* decision */
+    int nic[ZS_ZEP_MAX_K], k; /* NICs of the routed slices */
+} grp;
+
+typedef struct loads {
+    int N, nn;
+    double *up, *down; /* bytes per layer per NIC (node * nn + j) */
+} loads;
+
+static void charge(const zs_cluster *cl, loads *L, const grp *g, double sign)
+{
+    int nn = cl->nics_per_node;
+    int sn = zs_cluster_node_of(cl, g->src), dn = zs_cluster_node_of(cl, g->dst);
+    for (int dir = 0; dir < (g->both ? 2 : 1); dir++) {
+        int a = dir ? dn : sn, b = dir ? sn : dn;
+        int ra = dir ? g->dst : g->src, rb = dir ? g->src : g->dst;
+        if (!g->routed) {
+            L->up[a * nn + zs_cluster_nic_of(cl, ra)] += sign * g->bytes;
+            L->down[b * nn + zs_cluster_nic_of(cl, rb)] += sign * g->bytes;
+            continue;
+        }
+        for (int i = 0; i < g->k; i++) {
+            L->up[a * nn + g->nic[i]] += sign * g->bytes / g->k;
+            L->down[b * nn + g->nic[i]] += sign * g->bytes / g->k;
+        }
+    }
+}
+
+/* The busiest link the group's transfers use, as a multiple of the group's
+ * own bytes on it (>= 1: its fair-share slowdown), and its busy seconds. */
+static double slowdown(const zs_cluster *cl, const loads *L, const grp *g, double bw, double *busy)
+{
+    int nn = cl->nics_per_node;
+    int sn = zs_cluster_node_of(cl, g->src), dn = zs_cluster_node_of(cl, g->dst);
+    double worst = 0, mine = g->routed ? g->bytes / g->k : g->bytes;
+    for (int dir = 0; dir < (g->both ? 2 : 1); dir++) {
+        int a = dir ? dn : sn, b = dir ? sn : dn;
+        int ra = dir ? g->dst : g->src, rb = dir ? g->src : g->dst;
+        int n = g->routed ? g->k : 1;
+        for (int i = 0; i < n; i++) {
+            int ja = g->routed ? g->nic[i] : zs_cluster_nic_of(cl, ra);
+            int jb = g->routed ? g->nic[i] : zs_cluster_nic_of(cl, rb);
+            double u = L->up[a * nn + ja], d = L->down[b * nn + jb];
+            worst = fmax(worst, fmax(u, d));
+        }
+    }
+    *busy = worst / bw;
+    return mine > 0 ? worst / mine : 1;
+}
+
+/* The k NICs a routed group would use: least loaded (out of the source
+ * node plus into the destination node), as the routing layer picks them. */
+static void pick_nics(const zs_cluster *cl, const loads *L, grp *g, int k)
+{
+    int nn = cl->nics_per_node, sn = zs_cluster_node_of(cl, g->src),
+        dn = zs_cluster_node_of(cl, g->dst);
+    int used[64] = {0};
+    if (k > nn)
+        k = nn;
+    if (k > ZS_ZEP_MAX_K)
+        k = ZS_ZEP_MAX_K;
+    for (int i = 0; i < k; i++) {
+        int best = -1;
+        double bl = 0;
+        for (int j = 0; j < nn && j < 64; j++) {
+            if (used[j])
+                continue;
+            double l = L->up[sn * nn + j] + L->down[dn * nn + j];
+            if (best < 0 || l < bl) {
+                best = j;
+                bl = l;
+            }
+        }
+        if (best < 0) {
+            k = i;
+            break;
+        }
+        used[best] = 1;
+        g->nic[i] = best;
+    }
+    g->k = k > 0 ? k : 1;
+}
+
+typedef struct route_ws {
+    const zs_zep_pred *p;
+    const zs_zep_part *part;
+    const int32_t *len;
+    grp *g;
+    int ng, nhops;
+    loads ring, remap;
+    fb *c0, *c1; /* per ring: step figures */
+    double *acc;
+} route_ws;
+
+/* Per-step time of a ring hop under the current loads. */
+static double hop_x(route_ws *w, const grp *g)
+{
+    const zs_cluster *cl = &w->p->cost->cluster;
+    double busy;
+    double sd = slowdown(cl, &w->ring, g, zs_cluster_link_bw(cl, ZS_LINK_NIC), &busy);
+    return hop_time(w->p, g->step, sd, g->routed);
+}
+
+/* The span of ring r with its hops' current decisions and loads. */
+static double ring_span(route_ws *w, int r)
+{
+    const zs_zep_ring *R = &w->part->rings[r];
+    double x = 0;
+    for (int i = 0; i < w->nhops; i++)
+        if (w->g[i].ring == r)
+            x = fmax(x, hop_x(w, &w->g[i]));
+    double b = shard_bytes(w->p, w->len[R->docs[0]], R->g);
+    x = fmax(x, zs_cost_p2p(w->p->cost, 0, w->p->tp, b));
+    return layer_of(w->p, span_of(w->c0[r], w->c1[r], w->acc[r], x, R->g));
+}
+
+/* What a group's decision is judged by: the busiest link it touches and,
+ * for a ring hop, its ring's span; a routed flow also pays its pipeline's
+ * fill and drain on each of its transfers. */
+static double objective(route_ws *w, grp *g)
+{
+    const zs_cluster *cl = &w->p->cost->cluster;
+    double busy, bw = zs_cluster_link_bw(cl, ZS_LINK_NIC);
+    slowdown(cl, g->ring >= 0 ? &w->ring : &w->remap, g, bw, &busy);
+    if (g->ring >= 0)
+        return fmax(busy, ring_span(w, g->ring));
+    if (g->routed) {
+        int transfers = 2 * (w->p->fwd_passes + 1); /* in and out, each pass */
+        busy += transfers * 2 * zs_cost_p2p(w->p->cost, 0, w->p->tp, w->p->chunk);
+    }
+    return busy;
+}
+
+static int cmp_grp(const void *a, const void *b)
+{
+    const grp *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->ring != y->ring)
+        return x->ring < y->ring ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->dst < y->dst ? -1 : (x->dst > y->dst);
+}
+
+static double max_link(const loads *L, double bw)
+{
+    double m = 0;
+    for (int i = 0; i < L->N; i++)
+        m = fmax(m, fmax(L->up[i], L->down[i]));
+    return m / bw;
+}
+
+static double max_span(route_ws *w)
+{
+    double m = 0;
+    for (int r = 0; r < w->part->nrings; r++)
+        if (w->part->rings[r].cls == ZS_ZEP_INTER || w->part->rings[r].cls == ZS_ZEP_GLOBAL)
+            m = fmax(m, ring_span(w, r));
+    return m;
+}
+
+/* Bytes per token of one layer's remap transfers, one direction: forward
+ * passes move Q, K, V in and O out; backward dO in, dQ, dK, dV out. */
+static double remap_token_bytes(const zs_zep_pred *p)
+{
+    const zs_model *m = &p->cost->model;
+    double qkv = (p->heads + 2.0 * p->kv_heads) * m->head_dim * m->dtype_bytes;
+    double o = (double)p->heads * m->head_dim * m->dtype_bytes;
+    return (p->fwd_passes + 1) * (qkv + o) / 2;
+}
+
+static void route_ws_free(route_ws *w)
+{
+    free(w->g);
+    free(w->ring.up);
+    free(w->ring.down);
+    free(w->remap.up);
+    free(w->remap.down);
+    free(w->c0);
+    free(w->c1);
+    free(w->acc);
+}
+
+/* Collects the groups (all direct) and charges them. */
+static int route_ws_init(route_ws *w, const zs_zep_pred *p, const zs_zep_part *part,
+                         const zs_zep_remap *rm, const int32_t *len)
+{
+    const zs_cluster *cl = &p->cost->cluster;
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->part = part;
+    w->len = len;
+    int cap = (rm ? rm->nflows : 0) + 1;
+    for (int r = 0; r < part->nrings; r++)
+        cap += part->rings[r].g;
+    int N = cl->nodes * cl->nics_per_node;
+    w->g = calloc((size_t)cap, sizeof(grp));
+    w->ring = (loads){N, cl->nics_per_node, calloc((size_t)N, sizeof(double)),
+                      calloc((size_t)N, sizeof(double))};
+    w->remap = (loads){N, cl->nics_per_node, calloc((size_t)N, sizeof(double)),
+                       calloc((size_t)N, sizeof(double))};
+    size_t nr = (size_t)(part->nrings > 0 ? part->nrings : 1);
+    w->c0 = calloc(nr, sizeof(fb));
+    w->c1 = calloc(nr, sizeof(fb));
+    w->acc = calloc(nr, sizeof(double));
+    if (!w->g || !w->ring.up || !w->ring.down || !w->remap.up || !w->remap.down || !w->c0 ||
+        !w->c1 || !w->acc)
+        return ZS_ENOMEM;
+    int tp = p->tp;
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        int32_t l = len[R->docs[0]];
+        w->c0[r] = step_cost(p, l, R->g, 0);
+        w->c1[r] = step_cost(p, l, R->g, 1);
+        w->acc[r] = zs_cost_elementwise(p->cost, 3 * shard_bytes(p, l, R->g));
+        if (R->g < 2)
+            continue;
+        /* Every document of the ring (Zeppelin's rings hold one; the global
+         * ring of hier=0 many) adds its shard to each step. */
+        double step = 0;
+        for (int i = 0; i < R->ndocs; i++)
+            step += shard_bytes(p, len[R->docs[i]], R->g);
+        double per_layer = step * (p->fwd_passes * (R->g - 1) + (R->g - 1) + R->g);
+        for (int k = 0; k < R->g; k++) {
+            int a = R->slots[k] * tp, b = R->slots[(k + 1) % R->g] * tp;
+            if (zs_cluster_node_of(cl, a) == zs_cluster_node_of(cl, b))
+                continue;
+            w->g[w->ng++] = (grp){a, b, r, per_layer, step, 0, 0, {0}, 1};
+        }
+    }
+    w->nhops = w->ng;
+    double tok = remap_token_bytes(p);
+    for (int i = 0; rm && i < rm->nflows; i++) {
+        const zs_zep_flow *f = &rm->flows[i];
+        int l = f->to * tp, a = f->from * tp;
+        if (zs_cluster_node_of(cl, l) == zs_cluster_node_of(cl, a))
+            continue;
+        w->g[w->ng++] = (grp){l, a, -1, (double)f->tokens * tok, 0, 1, 0, {0}, 1};
+    }
+    /* Largest first, ties on the ranks (deterministic); hops keep their
+     * place before flows. */
+    qsort(w->g, (size_t)w->nhops, sizeof(grp), cmp_grp);
+    qsort(w->g + w->nhops, (size_t)(w->ng - w->nhops), sizeof(grp), cmp_grp);
+    for (int i = 0; i < w->ng; i++)
+        charge(cl, w->g[i].ring >= 0 ? &w->ring : &w->remap, &w->g[i], 1);
+    return ZS_OK;
+}
+
+int zs_zep_pred_routing(const zs_zep_pred *p, const zs_zep_part *part, const zs_zep_remap *rm,
+                        const int32_t *len, zs_zep_route *route, zs_zep_route_decision *out,
+                        zs_err *e)
+{
+    const zs_cluster *cl = &p->cost->cluster;
+    route_ws w;
+    zs_zep_route_decision d = {0};
+    if (route_ws_init(&w, p, part, rm, len)) {
+        route_ws_free(&w);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    double bw = zs_cluster_link_bw(cl, ZS_LINK_NIC);
+    d.nic_direct_s = fmax(max_link(&w.ring, bw), max_link(&w.remap, bw));
+    d.span_direct_s = max_span(&w);
+    /* Second pass: each unit (a ring's inter-node hops together, or one
+     * remap flow), largest first, is routed when that lowers the busiest
+     * link it touches and its ring's span, against every other group's
+     * current choice. */
+    grp *save = malloc(sizeof(grp) * (size_t)(w.ng > 0 ? w.ng : 1));
+    if (!save) {
+        route_ws_free(&w);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int i = 0; i < w.ng && p->k > 1;) {
+        int j = i + 1;
+        while (w.g[i].ring >= 0 && j < w.nhops && w.g[j].ring == w.g[i].ring)
+            j++;
+        loads *L = w.g[i].ring >= 0 ? &w.ring : &w.remap;
+        double before = 0, after = 0;
+        for (int x = i; x < j; x++)
+            before = fmax(before, objective(&w, &w.g[x]));
+        memcpy(save, w.g + i, sizeof(grp) * (size_t)(j - i));
+        for (int x = i; x < j; x++) {
+            charge(cl, L, &w.g[x], -1);
+            w.g[x].routed = 1;
+            pick_nics(cl, L, &w.g[x], p->k);
+            charge(cl, L, &w.g[x], 1);
+        }
+        for (int x = i; x < j; x++)
+            after = fmax(after, objective(&w, &w.g[x]));
+        if (!(after < before))
+            for (int x = j - 1; x >= i; x--) {
+                charge(cl, L, &w.g[x], -1);
+                w.g[x] = save[x - i];
+                charge(cl, L, &w.g[x], 1);
+            }
+        i = j;
+    }
+    free(save);
+    int *src = malloc(sizeof(int) * (size_t)(2 * w.ng + 1));
+    int *dst = malloc(sizeof(int) * (size_t)(2 * w.ng + 1));
+    int nd = 0;
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        route_ws_free(&w);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int i = 0; i < w.ng; i++) {
+        grp *g = &w.g[i];
+        if (g->ring >= 0)
+            g->routed ? d.hops_routed++ : d.hops_direct++;
+        else
+            g->routed ? d.flows_routed++ : d.flows_direct++;
+        if (g->routed)
+            continue;
+        src[nd] = g->src;
+        dst[nd++] = g->dst;
+        if (g->both) {
+            src[nd] = g->dst;
+            dst[nd++] = g->src;
+        }
+    }
+    int rc = zs_zep_route_set_direct(route, src, dst, nd);
+    d.nic_decided_s = fmax(max_link(&w.ring, bw), max_link(&w.remap, bw));
+    d.span_decided_s = max_span(&w);
+    free(src);
+    free(dst);
+    route_ws_free(&w);
+    if (rc)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    *out = d;
+    return ZS_OK;
+}
+
+/* ---- the layer ---------------------------------------------------------------- */
+
+typedef struct slot_pred {
+    fb comp;     /* attention compute */
+    fb imp_comp; /* compute of the work that waits for imported tokens */
+    zs_iter_lin lin;
+    double lin_tok, moved, exported;
+} slot_pred;
+
+/* Arrival time (after the sender's mark) of one remap flow, one direction:
+ * its bytes through the busiest link of its path in the remap table. */
+static double flow_time(const zs_zep_pred *p, const zs_zep_route *route, const loads *L, int from,
+                        int to, double bytes)
+{
+    const zs_cluster *cl = &p->cost->cluster;
+    if (zs_cluster_node_of(cl, from) == zs_cluster_node_of(cl, to))
+        return zs_cost_p2p(p->cost, from, to, bytes);
+    int nn = cl->nics_per_node, a = zs_cluster_node_of(cl, from), b = zs_cluster_node_of(cl, to);
+    if (!zs_zep_route_routed(route, from, to)) {
+        double link = fmax(L->up[a * nn + zs_cluster_nic_of(cl, from)],
+                           L->down[b * nn + zs_cluster_nic_of(cl, to)]);
+        return zs_cost_p2p(p->cost, from, to, fmax(bytes, link));
+    }
+    double link = 0;
+    for (int j = 0; j < nn; j++)
+        link = fmax(link, fmax(L->up[a * nn + j], L->down[b * nn + j]));
+    double slice = bytes / p->k, chunk = p->chunk < slice ? p->chunk : slice;
+    return zs_cost_p2p(p->cost, from, to, fmax(slice, link)) +
+           2 * zs_cost_p2p(p->cost, 0, p->tp, chunk);
+}
+
+typedef struct layer_ws {
+    const zs_zep_pred *p;
+    const zs_zep_part *part;
+    const zs_zep_remap *rm;
+    const int32_t *len;
+    const zs_zep_route *route;
+    route_ws w;
+    slot_pred *sp;
+    double *start, *A, *imp, *oarr;
+    fb *span;
+} layer_ws;
+
+static void layer_ws_free(layer_ws *L)
+{
+    route_ws_free(&L->w);
+    free(L->sp);
+    free(L->start);
+    free(L->span);
+    free(L->A);
+    free(L->imp);
+    free(L->oarr);
+}
+
+/* Loads with the routing layer's decisions, compute per slot, ring spans,
+ * linear times. */
+static int layer_prepare(layer_ws *L, zs_err *e)
+{
+    const zs_zep_pred *p = L->p;
+    const zs_zep_part *part = L->part;
+    const zs_zep_remap *rm = L->rm;
+    const zs_cluster *cl = &p->cost->cluster;
+    int S = part->nslots, tp = p->tp, rc = ZS_OK;
+    route_ws *w = &L->w;
+    for (int i = 0; i < w->ng; i++) {
+        grp *g = &w->g[i];
+        if (!zs_zep_route_routed(L->route, g->src, g->dst))
+            continue;
+        loads *ld = g->ring >= 0 ? &w->ring : &w->remap;
+        charge(cl, ld, g, -1);
+        g->routed = 1;
+        pick_nics(cl, ld, g, p->k);
+        charge(cl, ld, g, 1);
+    }
+    for (int32_t d = 0; d < part->ndocs; d++)
+        if (part->cls[d] == ZS_ZEP_LOCAL) {
+            fb c = member_fb(p, L->len[d], 1);
+            L->sp[part->slot_of[d]].comp.f += c.f;
+            L->sp[part->slot_of[d]].comp.b += c.b;
+        }
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        fb c = {0, 0};
+        double b = 0, x = 0;
+        for (int i = 0; i < R->ndocs; i++) {
+            fb m = member_fb(p, L->len[R->docs[i]], R->g);
+            c.f += m.f;
+            c.b += m.b;
+            b += shard_bytes(p, L->len[R->docs[i]], R->g);
+        }
+        for (int k = 0; k < R->g; k++) {
+            L->sp[R->slots[k]].comp.f += c.f;
+            L->sp[R->slots[k]].comp.b += c.b;
+        }
+        for (int i = 0; i < w->nhops; i++)
+            if (w->g[i].ring == r)
+                x = fmax(x, hop_x(w, &w->g[i]));
+        x = fmax(x, R->g > 1 ? zs_cost_p2p(p->cost, 0, tp, b) : 0);
+        L->span[r] = span_of(w->c0[r], w->c1[r], w->acc[r], x, R->g);
+    }
+    /* Linear tokens, moved and exported tokens (the engine exports the
+     * tokens a slot computes last: its local documents). */
+    for (int s = 0; s < S; s++) {
+        L->sp[s].lin_tok = rm ? (double)rm->target[s] : (double)part->tokens[s];
+        if (rm && part->tokens[s] > rm->target[s])
+            L->sp[s].exported = (double)(part->tokens[s] - rm->target[s]);
+    }
+    for (int i = 0; rm && i < rm->nflows; i++)
+        L->sp[rm->flows[i].to].moved += (double)rm->flows[i].tokens;
+    for (int s = 0; s < S && !rc; s++) {
+        slot_pred *x = &L->sp[s];
+        rc = zs_iter_linear_time(p->cost, tp, p->slots_per_node, x->lin_tok, x->moved, &x->lin, e);
+        double t = (double)part->tokens[s];
+        if (t > 0 && x->exported > 0)
+            x->imp_comp = (fb){x->comp.f * x->exported / t, x->comp.b * x->exported / t};
+    }
+    return rc;
+}
+
+/* One direction (0: a forward pass, 1: the backward): when each slot's
+ * attention ends (imports, rings starting when all members entered), when
+ * its remapped outputs are back, and the slowest slot's layer end. */
+static void layer_direction(layer_ws *L, int dir, double *end, double *attn, double *lin)
+{
+    const zs_zep_pred *p = L->p;
+    const zs_zep_part *part = L->part;
+    const zs_zep_remap *rm = L->rm;
+    int S = part->nslots, tp = p->tp;
+    double tok = remap_token_bytes(p) / (p->fwd_passes + 1); /* one pass, one direction */
+    for (int s = 0; s < S; s++)
+        L->imp[s] = L->oarr[s] = 0;
+    for (int i = 0; rm && i < rm->nflows; i++) {
+        const zs_zep_flow *f = &rm->flows[i];
+        const zs_iter_lin *l = &L->sp[f->to].lin;
+        double x =
+            flow_time(p, L->route, &L->w.remap, f->to * tp, f->from * tp, (double)f->tokens * tok);
+        L->imp[f->from] = fmax(L->imp[f->from], (dir ? l->bwd_moved : l->fwd_moved) + x);
+    }
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        L->start[r] = 0;
+        for (int k = 0; k < R->g; k++) {
+            const zs_iter_lin *l = &L->sp[R->slots[k]].lin;
+            L->start[r] = fmax(L->start[r], dir ? l->bwd_entry : l->fwd_entry);
+        }
+    }
+    for (int s = 0; s < S; s++) {
+        const slot_pred *x = &L->sp[s];
+        double en = dir ? x->lin.bwd_entry : x->lin.fwd_entry;
+        double a = en + (dir ? x->comp.b : x->comp.f);
+        if (L->imp[s] > 0)
+            a = fmax(a, fmax(L->imp[s], en) + (dir ? x->imp_comp.b : x->imp_comp.f));
+        L->A[s] = a;
+    }
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        double t = L->start[r] + (dir ? L->span[r].b : L->span[r].f);
+        for (int k = 0; k < R->g; k++)
+            L->A[R->slots[k]] = fmax(L->A[R->slots[k]], t);
+    }
+    for (int i = 0; rm && i < rm->nflows; i++) {
+        const zs_zep_flow *f = &rm->flows[i];
+        double x =
+            flow_time(p, L->route, &L->w.remap, f->from * tp, f->to * tp, (double)f->tokens * tok);
+        L->oarr[f->to] = fmax(L->oarr[f->to], L->A[f->from] + x);
+    }
+    *end = *attn = *lin = 0;
+    for (int s = 0; s < S; s++) {
+        const zs_iter_lin *l = &L->sp[s].lin;
+        double post = dir ? l->bwd_post : l->fwd_post, kept = dir ? l->bwd_kept : l->fwd_kept;
+        double en = dir ? l->bwd_entry : l->fwd_entry, a = L->A[s], t = a + post;
+        if (L->sp[s].moved > 0)
+            t = fmax(a + kept, L->oarr[s]) + (post - kept);
+        *end = fmax(*end, t);
+        *attn = fmax(*attn, a - en);
+        *lin = fmax(*lin, en + post);
+    }
+}
+
+int zs_zep_pred_layer(const zs_zep_pred *p, const zs_zep_part *part, const zs_zep_remap *rm,
+                      const int32_t *len, const zs_zep_route *route, zs_zep_layer_pred *out,
+                      zs_err *e)
+{
+    int S = part->nslots;
+    size_t nr = (size_t)(part->nrings > 0 ? part->nrings : 1);
+    layer_ws L = {p, part, rm, len, route, {0}, NULL, NULL, NULL, NULL, NULL, NULL};
+    int rc = route_ws_init(&L.w, p, part, rm, len);
+    L.sp = calloc((size_t)S, sizeof(slot_pred));
+    L.start = calloc(nr, sizeof(double));
+    L.span = calloc(nr, sizeof(fb));
+    L.A = calloc((size_t)S, sizeof(double));
+    L.imp = calloc((size_t)S, sizeof(double));
+    L.oarr = calloc((size_t)S, sizeof(double));
+    if (rc || !L.sp || !L.start || !L.span || !L.A || !L.imp || !L.oarr) {
+        layer_ws_free(&L);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    if (!(rc = layer_prepare(&L, e))) {
+        double fe, fa, fl, be, ba, bl;
+        layer_direction(&L, 0, &fe, &fa, &fl);
+        layer_direction(&L, 1, &be, &ba, &bl);
+        out->layer_s = p->fwd_passes * fe + be;
+        out->attn_s = p->fwd_passes * fa + ba;
+        out->linear_s = p->fwd_passes * fl + bl;
+    }
+    layer_ws_free(&L);
+    return rc;
+}
