@@ -117,6 +117,13 @@ static int stage_layers(const zs_iter *it, int stage)
     return it->m->layers / it->pp + (stage < it->m->layers % it->pp ? 1 : 0);
 }
 
+/* An op's label: prefix + name (a dry run writes no ops and skips it). */
+static void label(const zs_iter *it, char *l, size_t n, const char *pfx, const char *name)
+{
+    if (!it->dry)
+        snprintf(l, n, "%s%s", pfx, name);
+}
+
 /* ---- op helpers ------------------------------------------------------------
  *
  * The builder appends freely: a failed append is recorded in the schedule
@@ -275,21 +282,21 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
     char l[64];
-    snprintf(l, sizeof l, "%snorm1", pfx);
+    label(it, l, sizeof l, pfx, "norm1");
     elem(it, c, l, 2 * Tl * h * by);
-    snprintf(l, sizeof l, "%stp-ag-attn", pfx);
+    label(it, l, sizeof l, pfx, "tp-ag-attn");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
     double mv = moved(it, b->micro, slot);
     int64_t ag = b->param_ag ? b->param_ag[slot] : -1;
     if (mv > 0) {
         /* The moved tokens' QKV first: it leaves while the rest is computed. */
-        snprintf(l, sizeof l, "%sqkv-moved", pfx);
+        label(it, l, sizeof l, pfx, "qkv-moved");
         gemm(it, c, l, mv, qkv_n, h, ag);
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
         ag = -1;
     }
-    snprintf(l, sizeof l, "%sqkv", pfx);
+    label(it, l, sizeof l, pfx, "qkv");
     gemm(it, c, l, T - mv, qkv_n, h, ag);
     it->entry[cur_ix(it, slot)] = c->last;
     if (mv <= 0)
@@ -306,17 +313,17 @@ static void fwd_moe(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double load = it->dry ? 1 : it->moe_load[c->rank];
     double Tk = T * m->top_k, f = (double)m->expert_ffn / it->tp;
     char l[64];
-    snprintf(l, sizeof l, "%smoe-router", pfx);
+    label(it, l, sizeof l, pfx, "moe-router");
     gemm(it, c, l, T, m->experts, h, -1);
-    snprintf(l, sizeof l, "%smoe-dispatch", pfx);
+    label(it, l, sizeof l, pfx, "moe-dispatch");
     coll(it, c, l, it->dry ? 0 : b->ep_group[slot], it->dry_ep, ZS_COLL_ALLTOALL, Tk * h * by);
-    snprintf(l, sizeof l, "%sexpert-gate-up", pfx);
+    label(it, l, sizeof l, pfx, "expert-gate-up");
     gemm(it, c, l, Tk * load, 2 * f, h, -1);
-    snprintf(l, sizeof l, "%sexpert-swiglu", pfx);
+    label(it, l, sizeof l, pfx, "expert-swiglu");
     elem(it, c, l, 3 * Tk * load * f * by);
-    snprintf(l, sizeof l, "%sexpert-down", pfx);
+    label(it, l, sizeof l, pfx, "expert-down");
     gemm(it, c, l, Tk * load, h, f, -1);
-    snprintf(l, sizeof l, "%smoe-combine", pfx);
+    label(it, l, sizeof l, pfx, "moe-combine");
     coll(it, c, l, it->dry ? 0 : b->ep_group[slot], it->dry_ep, ZS_COLL_ALLTOALL, Tk * h * by);
 }
 
@@ -333,34 +340,34 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention exit op%s", slot,
                           ex < 0 ? "" : " for its moved tokens");
-    snprintf(l, sizeof l, "%so-proj", pfx);
+    label(it, l, sizeof l, pfx, "o-proj");
     gemm(it, c, l, T - mv, h, ad, ex);
     it->dry_mark = c->t;
     if (mv > 0) {
         /* The moved tokens' attention output arrives while the kept part runs. */
-        snprintf(l, sizeof l, "%so-proj-moved", pfx);
+        label(it, l, sizeof l, pfx, "o-proj-moved");
         gemm(it, c, l, mv, h, ad, it->exit_moved[slot]);
     }
-    snprintf(l, sizeof l, "%stp-rs-attn", pfx);
+    label(it, l, sizeof l, pfx, "tp-rs-attn");
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
-    snprintf(l, sizeof l, "%sresidual-norm2", pfx);
+    label(it, l, sizeof l, pfx, "residual-norm2");
     elem(it, c, l, 3 * Tl * h * by);
-    snprintf(l, sizeof l, "%stp-ag-mlp", pfx);
+    label(it, l, sizeof l, pfx, "tp-ag-mlp");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
     if (zs_model_is_moe(m)) {
         fwd_moe(it, b, c, slot, pfx);
     } else {
         double f = (double)m->ffn / it->tp;
-        snprintf(l, sizeof l, "%smlp-gate-up", pfx);
+        label(it, l, sizeof l, pfx, "mlp-gate-up");
         gemm(it, c, l, T, 2 * f, h, -1);
-        snprintf(l, sizeof l, "%sswiglu", pfx);
+        label(it, l, sizeof l, pfx, "swiglu");
         elem(it, c, l, 3 * T * f * by);
-        snprintf(l, sizeof l, "%smlp-down", pfx);
+        label(it, l, sizeof l, pfx, "mlp-down");
         gemm(it, c, l, T, h, f, -1);
     }
-    snprintf(l, sizeof l, "%stp-rs-mlp", pfx);
+    label(it, l, sizeof l, pfx, "tp-rs-mlp");
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
-    snprintf(l, sizeof l, "%sresidual", pfx);
+    label(it, l, sizeof l, pfx, "residual");
     elem(it, c, l, 2 * Tl * h * by);
     return ZS_OK;
 }
@@ -370,9 +377,9 @@ static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n
                      int64_t extra_dep)
 {
     char l[64];
-    snprintf(l, sizeof l, "%s-dgrad", name);
+    label(it, l, sizeof l, name, "-dgrad");
     gemm(it, c, l, m, k, n, extra_dep);
-    snprintf(l, sizeof l, "%s-wgrad", name);
+    label(it, l, sizeof l, name, "-wgrad");
     gemm(it, c, l, k, n, m, -1);
 }
 
@@ -389,20 +396,20 @@ static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, do
         return;
     }
     if (before) {
-        snprintf(l, sizeof l, "%s-dgrad-moved", name);
+        label(it, l, sizeof l, name, "-dgrad-moved");
         gemm(it, c, l, mv, k, n, -1);
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
-        snprintf(l, sizeof l, "%s-dgrad", name);
+        label(it, l, sizeof l, name, "-dgrad");
         gemm(it, c, l, m - mv, k, n, -1);
     } else {
-        snprintf(l, sizeof l, "%s-dgrad", name);
+        label(it, l, sizeof l, name, "-dgrad");
         gemm(it, c, l, m - mv, k, n, kept_dep);
         it->dry_mark = c->t;
-        snprintf(l, sizeof l, "%s-dgrad-moved", name);
+        label(it, l, sizeof l, name, "-dgrad-moved");
         gemm(it, c, l, mv, k, n, moved_dep);
     }
-    snprintf(l, sizeof l, "%s-wgrad", name);
+    label(it, l, sizeof l, name, "-wgrad");
     gemm(it, c, l, k, n, m, -1);
 }
 

@@ -9,6 +9,7 @@ void zs_zep_decision_fini(zs_zep_decision *d)
     zs_zep_part_free(d->part);
     zs_zep_remap_free(d->remap);
     zs_zep_route_free(d->route);
+    zs_zep_pred_memo_free(d->pred.memo);
     memset(d, 0, sizeof *d);
 }
 
@@ -42,10 +43,11 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
                            S,
                            k,
                            o->chunk,
-                           mc.recompute == ZS_RECOMPUTE_FULL ? 2 : 1};
+                           mc.recompute == ZS_RECOMPUTE_FULL ? 2 : 1,
+                           zs_zep_pred_memo_new()};
     double *w = malloc(sizeof(double) * (size_t)(b->ndocs > 0 ? b->ndocs : 1));
     d.route = zs_zep_route_new(cl, tp, k, o->chunk, route_stream);
-    if (!w || !d.route) {
+    if (!w || !d.route || !d.pred.memo) {
         free(w);
         zs_zep_decision_fini(&d);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");

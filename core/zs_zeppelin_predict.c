@@ -7,6 +7,7 @@
 #include "zs_zeppelin_predict.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,14 +46,103 @@ static double shard_bytes(const zs_zep_pred *p, int32_t len, int g)
     return zs_zep_kv_bytes(&p->cost->model, p->kv_heads, (double)zs_zep_ring_share(len, g, 0));
 }
 
+/* A ring's figures: its first and other steps, the dK/dV accumulation. */
+typedef struct ringfig {
+    fb c0, c1;
+    double acc;
+} ringfig;
+
+struct zs_zep_memo {
+    uint64_t *key; /* (len << 24 | g) + 1; 0: empty */
+    ringfig *v;
+    size_t cap, n;
+};
+
+zs_zep_memo *zs_zep_pred_memo_new(void)
+{
+    zs_zep_memo *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->cap = 4096;
+    m->key = calloc(m->cap, sizeof(uint64_t));
+    m->v = malloc(sizeof(ringfig) * m->cap);
+    if (!m->key || !m->v) {
+        zs_zep_pred_memo_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void zs_zep_pred_memo_free(zs_zep_memo *m)
+{
+    if (!m)
+        return;
+    free(m->key);
+    free(m->v);
+    free(m);
+}
+
+static size_t memo_slot(const zs_zep_memo *m, uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+    size_t i = (size_t)(h >> 20) & (m->cap - 1);
+    while (m->key[i] && m->key[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* Doubles the table (kept at most half full); on failure the memo simply
+ * stops growing and prices are computed each time. */
+static int memo_grow(zs_zep_memo *m)
+{
+    zs_zep_memo n = {calloc(2 * m->cap, sizeof(uint64_t)), malloc(sizeof(ringfig) * 2 * m->cap),
+                     2 * m->cap, m->n};
+    if (!n.key || !n.v) {
+        free(n.key);
+        free(n.v);
+        return ZS_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->key[i]) {
+            size_t j = memo_slot(&n, m->key[i]);
+            n.key[j] = m->key[i];
+            n.v[j] = m->v[i];
+        }
+    free(m->key);
+    free(m->v);
+    *m = n;
+    return ZS_OK;
+}
+
+static ringfig ring_fig(const zs_zep_pred *p, int32_t len, int g)
+{
+    zs_zep_memo *m = p->memo;
+    uint64_t key = (((uint64_t)len << 24) | (uint64_t)g) + 1;
+    size_t i = 0;
+    if (m) {
+        i = memo_slot(m, key);
+        if (m->key[i] == key)
+            return m->v[i];
+    }
+    ringfig r;
+    r.c0 = step_cost(p, len, g, 0);
+    r.c1 = g > 1 ? step_cost(p, len, g, 1) : (fb){0, 0};
+    r.acc = g > 1 ? zs_cost_elementwise(p->cost, 3 * shard_bytes(p, len, g)) : 0;
+    if (m && (2 * (m->n + 1) <= m->cap || !memo_grow(m))) {
+        i = memo_slot(m, key);
+        m->key[i] = key;
+        m->v[i] = r;
+        m->n++;
+    }
+    return r;
+}
+
 static fb member_fb(const zs_zep_pred *p, int32_t len, int g)
 {
-    fb c0 = step_cost(p, len, g, 0);
+    ringfig r = ring_fig(p, len, g);
     if (g <= 1)
-        return c0;
-    fb c1 = step_cost(p, len, g, 1);
-    double acc = zs_cost_elementwise(p->cost, 3 * shard_bytes(p, len, g));
-    return (fb){c0.f + (g - 1) * c1.f, c0.b + (g - 1) * (c1.b + acc)};
+        return r.c0;
+    return (fb){r.c0.f + (g - 1) * r.c1.f, r.c0.b + (g - 1) * (r.c1.b + r.acc)};
 }
 
 double zs_zep_pred_member(const zs_zep_pred *p, int32_t len, int g)
@@ -86,16 +176,13 @@ static fb span_of(fb c0, fb c1, double acc, double x, int g)
 
 static fb span_fb(const zs_zep_pred *p, int32_t len, int g, int nodes, double x_net)
 {
-    fb c0 = step_cost(p, len, g, 0);
+    ringfig r = ring_fig(p, len, g);
     if (g <= 1)
-        return c0;
-    fb c1 = step_cost(p, len, g, 1);
-    double b = shard_bytes(p, len, g);
-    double acc = zs_cost_elementwise(p->cost, 3 * b);
-    double x = g > 1 ? zs_cost_p2p(p->cost, 0, p->tp, b) : 0;
+        return r.c0;
+    double x = zs_cost_p2p(p->cost, 0, p->tp, shard_bytes(p, len, g));
     if (nodes >= 2 && x_net > x)
         x = x_net;
-    return span_of(c0, c1, acc, x, g);
+    return span_of(r.c0, r.c1, r.acc, x, g);
 }
 
 double zs_zep_pred_span(const zs_zep_pred *p, int32_t len, int g, int nodes, int sharing)
@@ -343,9 +430,10 @@ static int route_ws_init(route_ws *w, const zs_zep_pred *p, const zs_zep_part *p
     for (int r = 0; r < part->nrings; r++) {
         const zs_zep_ring *R = &part->rings[r];
         int32_t l = len[R->docs[0]];
-        w->c0[r] = step_cost(p, l, R->g, 0);
-        w->c1[r] = step_cost(p, l, R->g, 1);
-        w->acc[r] = zs_cost_elementwise(p->cost, 3 * shard_bytes(p, l, R->g));
+        ringfig f = ring_fig(p, l, R->g);
+        w->c0[r] = f.c0;
+        w->c1[r] = f.c1;
+        w->acc[r] = f.acc;
         if (R->g < 2)
             continue;
         /* Every document of the ring (Zeppelin's rings hold one; the global
@@ -495,6 +583,19 @@ static double flow_time(const zs_zep_pred *p, const zs_zep_route *route, const l
            2 * zs_cost_p2p(p->cost, 0, p->tp, chunk);
 }
 
+/* qsort has no context argument: the slots being sorted (single-threaded). */
+static const slot_pred *lin_sort_base;
+
+static int cmp_lin(const void *a, const void *b)
+{
+    const slot_pred *x = &lin_sort_base[*(const int *)a], *y = &lin_sort_base[*(const int *)b];
+    if (x->lin_tok != y->lin_tok)
+        return x->lin_tok < y->lin_tok ? -1 : 1;
+    if (x->moved != y->moved)
+        return x->moved < y->moved ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
 typedef struct layer_ws {
     const zs_zep_pred *p;
     const zs_zep_part *part;
@@ -573,9 +674,26 @@ static int layer_prepare(layer_ws *L, zs_err *e)
     }
     for (int i = 0; rm && i < rm->nflows; i++)
         L->sp[rm->flows[i].to].moved += (double)rm->flows[i].tokens;
+    /* Linear times: once per distinct (tokens, moved) (with remapping most
+     * slots hold the same share). */
+    int *ord = malloc(sizeof(int) * (size_t)(S > 0 ? S : 1));
+    if (!ord)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int s = 0; s < S; s++)
+        ord[s] = s;
+    lin_sort_base = L->sp;
+    qsort(ord, (size_t)S, sizeof(int), cmp_lin);
+    for (int i = 0; i < S && !rc; i++) {
+        slot_pred *x = &L->sp[ord[i]], *y = i > 0 ? &L->sp[ord[i - 1]] : NULL;
+        if (y && y->lin_tok == x->lin_tok && y->moved == x->moved)
+            x->lin = y->lin;
+        else
+            rc = zs_iter_linear_time(p->cost, tp, p->slots_per_node, x->lin_tok, x->moved, &x->lin,
+                                     e);
+    }
+    free(ord);
     for (int s = 0; s < S && !rc; s++) {
         slot_pred *x = &L->sp[s];
-        rc = zs_iter_linear_time(p->cost, tp, p->slots_per_node, x->lin_tok, x->moved, &x->lin, e);
         double t = (double)part->tokens[s];
         if (t > 0 && x->exported > 0)
             x->imp_comp = (fb){x->comp.f * x->exported / t, x->comp.b * x->exported / t};

@@ -25,13 +25,21 @@
 #include "zs_zeppelin_remap.h"
 #include "zs_zeppelin_route.h"
 
+/* A ring's per-step figures by (document length, ring size), kept so that
+ * the decisions price each ring once (the cost model's attention is the
+ * expensive call). Opaque; zs_zep_pred_memo_new / _free. */
+typedef struct zs_zep_memo zs_zep_memo;
+zs_zep_memo *zs_zep_pred_memo_new(void);
+void zs_zep_pred_memo_free(zs_zep_memo *m);
+
 typedef struct zs_zep_pred {
     const zs_cost *cost;
     int tp, heads, kv_heads;
     int slots_per_node, nslots;
-    int k;          /* NICs per routed transfer (1: routing off) */
-    double chunk;   /* routing chunk, bytes */
-    int fwd_passes; /* attention forwards per layer: 2 with full recomputation */
+    int k;             /* NICs per routed transfer (1: routing off) */
+    double chunk;      /* routing chunk, bytes */
+    int fwd_passes;    /* attention forwards per layer: 2 with full recomputation */
+    zs_zep_memo *memo; /* NULL: price every time */
 } zs_zep_pred;
 
 /* One layer's attention compute (seconds) of member k of a ring of g over
