@@ -4,9 +4,10 @@
  * (zs_zeppelin_engine.h), the routing layer (zs_zeppelin_route.h) and the
  * remapping layer (zs_zeppelin_remap.h). Every GPU is a data-parallel slot
  * (TP groups with tp > 1); attention is planned per document.
- * Options: tp=N (default 1); routing=0|1, remap=0|1, hier=0|1 (default 1:
- * the Fig. 11 ablation switches); k=N NICs per routed transfer and
- * chunk_kib=N routing chunk (defaults from the bandwidths). */
+ * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
+ * (default 1: the Fig. 11 ablation switches; remap=1 remaps when it is
+ * predicted to pay); k=N NICs per routed transfer and chunk_kib=N routing
+ * chunk (defaults from the bandwidths). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,11 @@
 
 static const zs_opt_spec opt_routing = {
     .key = "routing", .type = ZS_OPT_BOOL, .max = 1, .def = 1, .help = "the routing layer"};
-static const zs_opt_spec opt_remap = {
-    .key = "remap", .type = ZS_OPT_BOOL, .max = 1, .def = 1, .help = "the remapping layer"};
+static const zs_opt_spec opt_remap = {.key = "remap",
+                                      .type = ZS_OPT_ENUM,
+                                      .values = "1|0|always", /* the default first */
+                                      .help = "the remapping layer (1: when it is predicted to "
+                                              "pay for the batch; always: on every batch)"};
 static const zs_opt_spec opt_hier = {.key = "hier",
                                      .type = ZS_OPT_BOOL,
                                      .max = 1,
@@ -51,7 +55,9 @@ static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_routing, &o->routing, e);
     if (!rc)
-        rc = zs_opt_bool(ctx->opts, &opt_remap, &o->remap, e);
+        rc = zs_opt_enum(ctx->opts, &opt_remap, &o->remap, e);
+    if (!rc) /* values 1|0|always: on when it pays, off, always */
+        o->remap = o->remap == 0 ? 1 : o->remap == 1 ? 0 : 2;
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_hier, &o->hier, e);
     if (rc)
@@ -135,35 +141,39 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                         part->count[ZS_ZEP_LOCAL], part->count[ZS_ZEP_INTRA],
                         part->count[ZS_ZEP_INTER], part->count[ZS_ZEP_GLOBAL],
                         part->makespan * 1e3);
+    /* The plans weighed: [plain|remap][-r: inter-node rings priced routed]
+     * [+rt: routing as decided], predicted ms per layer. */
+    char w[512] = "";
+    size_t wn = 0;
+    for (int i = 0; i < d.ncand && wn < sizeof w; i++) {
+        const zs_zep_candidate *c = &d.cand[i];
+        int n = snprintf(w + wn, sizeof w - wn, "%s%s%s%s %.1f%s", i ? ", " : "",
+                         c->remap ? "remap" : "plain", c->routed_pricing ? "-r" : "",
+                         c->routing ? "+rt" : "", c->layer_s * 1e3, i == d.chosen ? "*" : "");
+        wn += n > 0 ? (size_t)n : 0;
+    }
+    zs_plan_report_note(rep, "plans weighed (ms/layer predicted, * taken): %s", w);
+    const zs_zep_candidate *ch = &d.cand[d.chosen];
     if (!o.routing)
         zs_plan_report_note(rep, "routing off");
-    else if (d.rd.hops_routed + d.rd.flows_routed == 0)
-        zs_plan_report_note(rep,
-                            "routing off for this batch: routing none of its %d inter-node "
-                            "transfers lowers its phase's makespan",
-                            d.rd.hops_direct + d.rd.flows_direct);
+    else if (!ch->routing)
+        zs_plan_report_note(rep, "routing off for this batch: no routed transfer lowers the "
+                                 "predicted layer time");
     else
         zs_plan_report_note(rep,
                             "routing (k=%d): %d/%d ring hops, %d/%d remap flows routed; "
-                            "busiest NIC %.1f -> %.1f ms/layer, ring span %.1f -> %.1f ms",
+                            "busiest NIC %.1f -> %.1f ms/layer",
                             zo.k, d.rd.hops_routed, d.rd.hops_routed + d.rd.hops_direct,
                             d.rd.flows_routed, d.rd.flows_routed + d.rd.flows_direct,
-                            d.rd.nic_direct_s * 1e3, d.rd.nic_decided_s * 1e3,
-                            d.rd.span_direct_s * 1e3, d.rd.span_decided_s * 1e3);
+                            d.rd.nic_direct_s * 1e3, d.rd.nic_decided_s * 1e3);
     if (d.remap)
-        zs_plan_report_note(rep,
-                            "remap on: predicted %.1f vs %.1f ms/layer without (gain %.1f%%); "
-                            "%lld tokens move inside nodes, %lld across",
-                            d.layer_remap_s * 1e3, d.layer_plain_s * 1e3,
-                            100 * (1 - d.layer_remap_s / d.layer_plain_s),
+        zs_plan_report_note(rep, "remap on: %lld tokens move inside nodes, %lld across",
                             (long long)d.remap->intra_tokens, (long long)d.remap->inter_tokens);
-    else if (d.remap_considered)
-        zs_plan_report_note(rep,
-                            "remap off for this batch: predicted %.1f ms/layer with it vs %.1f "
-                            "without",
-                            d.layer_remap_s * 1e3, d.layer_plain_s * 1e3);
+    else if (o.remap)
+        zs_plan_report_note(rep, "remap off for this batch: it does not lower the predicted "
+                                 "layer time");
     else
-        zs_plan_report_note(rep, "remap off%s", o.remap ? " (balanced already)" : "");
+        zs_plan_report_note(rep, "remap off");
     if (!o.hier)
         zs_plan_report_note(rep, "hier off: documents longer than m_intra share one global ring");
 out:

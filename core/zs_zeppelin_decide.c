@@ -13,6 +13,130 @@ void zs_zep_decision_fini(zs_zep_decision *d)
     memset(d, 0, sizeof *d);
 }
 
+typedef struct dctx {
+    const zs_cost *cost;
+    const zs_cluster *cl;
+    const zs_zep_opts *o;
+    const zs_batch *b;
+    zs_zep_decision *d;
+    double *w;
+} dctx;
+
+/* The partition, priced with k NICs per inter-node hop (1: one NIC) and,
+ * without remapping, the linear modules' cost of the tokens held. */
+static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
+{
+    zs_zep_decision *d = x->d;
+    zs_zep_pred pp = d->pred;
+    pp.k = k;
+    pp.lin_tok = remap ? 0 : d->lin_tok;
+    for (int32_t i = 0; i < x->b->ndocs; i++)
+        x->w[i] = zs_zep_pred_member_hook(&pp, x->b->len[i], 1);
+    zs_zep_part_in pin = {x->cl->nodes,
+                          d->pred.slots_per_node,
+                          d->cap,
+                          d->th.m_intra,
+                          x->o->hier,
+                          x->b->ndocs,
+                          x->b->len,
+                          x->w,
+                          zs_zep_pred_member_hook,
+                          zs_zep_pred_span_hook,
+                          &pp};
+    return zs_zep_partition(&pin, out, e);
+}
+
+static int remap_plan(dctx *x, const zs_zep_part *part, zs_zep_remap **out, zs_err *e)
+{
+    const zs_model *m = &x->cost->model;
+    const zs_zep_decision *d = x->d;
+    /* Pair costs: seconds per token of the forward remap (Q, K, V in). */
+    double per_tok = (d->th.heads + 2.0 * d->th.kv_heads) * m->head_dim * m->dtype_bytes;
+    double ci = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NVLINK);
+    double cx = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NIC);
+    int rc =
+        zs_zep_remap_plan(part->tokens, d->pred.nslots, d->pred.slots_per_node, ci, cx, out, e);
+    if (!rc && (*out)->nflows == 0) {
+        zs_zep_remap_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Predicted layer of a partition and remap plan with routing as decided
+ * (when on) and with routing off. */
+static int weigh(dctx *x, const zs_zep_part *part, const zs_zep_remap *rm, double *routed,
+                 double *direct, zs_zep_route_decision *rd, zs_err *e)
+{
+    zs_zep_decision *d = x->d;
+    int rc = ZS_OK;
+    zs_zep_layer_pred lp;
+    *routed = -1;
+    if (d->pred.k > 1) {
+        zs_zep_route_enable(d->route, 1);
+        rc = zs_zep_pred_routing(&d->pred, part, rm, x->b->len, d->route, rd, e);
+        if (!rc && rd->hops_routed + rd->flows_routed > 0) {
+            rc = zs_zep_pred_layer(&d->pred, part, rm, x->b->len, d->route, &lp, e);
+            *routed = lp.layer_s;
+        }
+    }
+    zs_zep_route_enable(d->route, 0);
+    if (!rc)
+        rc = zs_zep_pred_layer(&d->pred, part, rm, x->b->len, d->route, &lp, e);
+    *direct = lp.layer_s;
+    return rc;
+}
+
+/* Weighs one (pricing, remapping) plan; keeps it in *d when it is faster
+ * than the best so far. */
+static int candidate(dctx *x, int k, int remap, zs_err *e)
+{
+    zs_zep_decision *d = x->d;
+    zs_zep_part *part = NULL;
+    zs_zep_remap *rm = NULL;
+    zs_zep_route_decision rd = {0};
+    double routed, direct;
+    int rc = partition(x, k, remap, &part, e);
+    if (!rc && remap)
+        rc = remap_plan(x, part, &rm, e);
+    if (!rc && remap && !rm) { /* nothing to move: the plan without remapping covers it */
+        zs_zep_part_free(part);
+        return ZS_OK;
+    }
+    if (!rc)
+        rc = weigh(x, part, rm, &routed, &direct, &rd, e);
+    if (rc) {
+        zs_zep_part_free(part);
+        zs_zep_remap_free(rm);
+        return rc;
+    }
+    int best = -1;
+    double best_t = d->chosen >= 0 ? d->cand[d->chosen].layer_s : 0;
+    for (int r = 0; r < 2; r++) {
+        double t = r ? routed : direct;
+        if (t < 0 || d->ncand >= ZS_ZEP_MAX_CANDIDATES)
+            continue;
+        d->cand[d->ncand] = (zs_zep_candidate){remap, k > 1, r, t};
+        if ((d->chosen < 0 && best < 0) || t < best_t) {
+            best = d->ncand;
+            best_t = t;
+        }
+        d->ncand++;
+    }
+    if (best < 0) {
+        zs_zep_part_free(part);
+        zs_zep_remap_free(rm);
+        return ZS_OK;
+    }
+    zs_zep_part_free(d->part);
+    zs_zep_remap_free(d->remap);
+    d->part = part;
+    d->remap = rm;
+    d->chosen = best;
+    d->rd = rd;
+    return ZS_OK;
+}
+
 int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, const zs_zep_opts *o,
                   const zs_batch *b, int route_stream, zs_zep_decision *out, zs_err *e)
 {
@@ -20,6 +144,7 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
     int tp = o->tp, G = cl->gpus_per_node / tp, S = cl->nodes * G;
     zs_zep_decision d;
     memset(&d, 0, sizeof d);
+    d.chosen = -1;
     mc.tp = tp;
     mc.pp = 1;
     mc.dp = S;
@@ -44,47 +169,31 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
                            k,
                            o->chunk,
                            mc.recompute == ZS_RECOMPUTE_FULL ? 2 : 1,
-                           zs_zep_pred_memo_new()};
-    double *w = malloc(sizeof(double) * (size_t)(b->ndocs > 0 ? b->ndocs : 1));
+                           zs_zep_pred_memo_new(),
+                           0};
+    dctx x = {cost, cl, o, b, &d, malloc(sizeof(double) * (size_t)(b->ndocs > 0 ? b->ndocs : 1))};
     d.route = zs_zep_route_new(cl, tp, k, o->chunk, route_stream);
-    if (!w || !d.route || !d.pred.memo) {
-        free(w);
+    if (!x.w || !d.route || !d.pred.memo) {
+        free(x.w);
         zs_zep_decision_fini(&d);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
-    for (int32_t i = 0; i < b->ndocs; i++)
-        w[i] = zs_zep_pred_member(&d.pred, b->len[i], 1);
-    zs_zep_part_in pin = {
-        cl->nodes, G, mb.max_tokens,           d.th.m_intra,          o->hier, b->ndocs,
-        b->len,    w, zs_zep_pred_member_hook, zs_zep_pred_span_hook, &d.pred};
-    rc = zs_zep_partition(&pin, &d.part, e);
-    free(w);
-    if (!rc && o->remap) {
-        /* Pair costs: seconds per token of the forward remap (Q, K, V in). */
-        double per_tok = (d.th.heads + 2.0 * d.th.kv_heads) * m->head_dim * m->dtype_bytes;
-        double ci = per_tok / zs_cluster_link_bw(cl, ZS_LINK_NVLINK);
-        double cx = per_tok / zs_cluster_link_bw(cl, ZS_LINK_NIC);
-        rc = zs_zep_remap_plan(d.part->tokens, S, G, ci, cx, &d.remap, e);
-        if (!rc && d.remap->nflows == 0) {
-            zs_zep_remap_free(d.remap);
-            d.remap = NULL;
-        }
-    }
-    if (!rc && k > 1)
-        rc = zs_zep_pred_routing(&d.pred, d.part, d.remap, b->len, d.route, &d.rd, e);
-    if (!rc && d.remap) {
-        /* Remapping pays when the predicted layer is shorter with it, the
-         * transfers and the coupling it adds included. */
-        d.remap_considered = 1;
-        rc = zs_zep_pred_layer(&d.pred, d.part, d.remap, b->len, d.route, &d.with, e);
-        if (!rc)
-            rc = zs_zep_pred_layer(&d.pred, d.part, NULL, b->len, d.route, &d.without, e);
-        d.layer_remap_s = d.with.layer_s;
-        d.layer_plain_s = d.without.layer_s;
-        if (!rc && !(d.with.layer_s < d.without.layer_s)) {
-            zs_zep_remap_free(d.remap);
-            d.remap = NULL;
-        }
+    rc = zs_zep_pred_lin_tok(&d.pred, (double)b->tokens / S, &d.lin_tok, e);
+    /* The plans weighed, simplest first: no remapping (remap=0|1), then
+     * remapping (remap=1|always); inter-node rings priced through one NIC,
+     * then routed (routing=1). */
+    for (int pk = 0; pk < (k > 1 ? 2 : 1) && !rc; pk++)
+        for (int rm = o->remap == 2 ? 1 : 0; rm <= (o->remap ? 1 : 0) && !rc; rm++)
+            rc = candidate(&x, pk ? k : 1, rm, e);
+    if (!rc && !d.part)
+        rc = candidate(&x, 1, 0, e); /* remap=always with nothing to move */
+    free(x.w);
+    if (!rc) {
+        /* Leave the routing layer as the chosen plan has it. */
+        zs_zep_candidate c = d.cand[d.chosen];
+        zs_zep_route_enable(d.route, c.routing);
+        if (c.routing)
+            rc = zs_zep_pred_routing(&d.pred, d.part, d.remap, b->len, d.route, &d.rd, e);
     }
     if (rc) {
         zs_zep_decision_fini(&d);

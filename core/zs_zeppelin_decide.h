@@ -1,8 +1,12 @@
 /* Zeppelin's per-batch decisions, shared by the planner and the planning-
  * time benchmark: the cost crossovers (for information and hier=0), the
- * hierarchical partition priced by predicted makespan, the remap plan and
- * whether it pays (predicted layer time with and without it), and which
- * inter-node transfers the routing layer routes (zs_zeppelin_predict.h).
+ * hierarchical partition priced by predicted makespan, the remap plan, and
+ * which inter-node transfers the routing layer routes
+ * (zs_zeppelin_predict.h). Remapping and routing pay on some batches and
+ * not on others, and the best partition depends on them, so the decisions
+ * weigh a few complete plans (with and without remapping, inter-node rings
+ * priced routed or not, routing as decided or off) by their predicted
+ * layer time and keep the fastest.
  * Depends on the cost model, the memory model and the Zeppelin modules. */
 #ifndef ZS_ZEPPELIN_DECIDE_H
 #define ZS_ZEPPELIN_DECIDE_H
@@ -18,6 +22,17 @@ typedef struct zs_zep_opts {
     double chunk;             /* routing chunk, bytes */
 } zs_zep_opts;
 
+/* One plan the decisions weighed: a partition (balancing attention for
+ * remapping, attention plus the linear modules without it; inter-node
+ * rings priced routed or through one NIC), the remap plan or none, routing
+ * as decided or off; and its predicted layer time. */
+typedef struct zs_zep_candidate {
+    int remap, routed_pricing, routing;
+    double layer_s;
+} zs_zep_candidate;
+
+#define ZS_ZEP_MAX_CANDIDATES 8
+
 typedef struct zs_zep_decision {
     zs_zep_thresholds th;
     zs_zep_pred pred;
@@ -25,11 +40,12 @@ typedef struct zs_zep_decision {
     zs_zep_part *part;
     zs_zep_remap *remap; /* NULL: off (by option or because it does not pay) */
     zs_zep_route *route; /* k = 1 when routing is off */
-    /* What the decisions predicted (seconds per layer). */
-    int remap_considered; /* remap=1 and some token would move */
-    double layer_remap_s, layer_plain_s;
-    zs_zep_layer_pred with, without;
     zs_zep_route_decision rd;
+    /* The plans weighed and the one taken (the lowest predicted layer time;
+     * ties keep the earlier, simpler one). */
+    zs_zep_candidate cand[ZS_ZEP_MAX_CANDIDATES];
+    int ncand, chosen;
+    double lin_tok; /* linear seconds per token per layer at the mean share */
 } zs_zep_decision;
 
 /* Decides for batch b; route_stream is the schedule stream the routing

@@ -195,12 +195,27 @@ double zs_zep_pred_span(const zs_zep_pred *p, int32_t len, int g, int nodes, int
 
 double zs_zep_pred_member_hook(void *arg, int32_t len, int g)
 {
-    return zs_zep_pred_member(arg, len, g);
+    const zs_zep_pred *p = arg;
+    return zs_zep_pred_member(p, len, g) + p->lin_tok * (double)zs_zep_ring_share(len, g, 0);
 }
 
 double zs_zep_pred_span_hook(void *arg, int32_t len, int g, int nodes, int sharing)
 {
-    return zs_zep_pred_span(arg, len, g, nodes, sharing);
+    const zs_zep_pred *p = arg;
+    return zs_zep_pred_span(p, len, g, nodes, sharing) +
+           p->lin_tok * (double)zs_zep_ring_share(len, g, 0);
+}
+
+int zs_zep_pred_lin_tok(const zs_zep_pred *p, double tokens, double *out, zs_err *e)
+{
+    zs_iter_lin l;
+    if (!(tokens >= 1))
+        tokens = 1;
+    int rc = zs_iter_linear_time(p->cost, p->tp, p->slots_per_node, tokens, 0, &l, e);
+    if (rc)
+        return rc;
+    *out = (p->fwd_passes * (l.fwd_entry + l.fwd_post) + l.bwd_entry + l.bwd_post) / tokens;
+    return ZS_OK;
 }
 
 /* ---- routing ---------------------------------------------------------------
@@ -343,10 +358,8 @@ static double objective(route_ws *w, grp *g)
     slowdown(cl, g->ring >= 0 ? &w->ring : &w->remap, g, bw, &busy);
     if (g->ring >= 0)
         return fmax(busy, ring_span(w, g->ring));
-    if (g->routed) {
-        int transfers = 2 * (w->p->fwd_passes + 1); /* in and out, each pass */
-        busy += transfers * 2 * zs_cost_p2p(w->p->cost, 0, w->p->tp, w->p->chunk);
-    }
+    if (g->routed) /* the pipeline's fill and drain */
+        busy += 2 * zs_cost_p2p(w->p->cost, 0, w->p->tp, w->p->chunk);
     return busy;
 }
 
@@ -450,7 +463,9 @@ static int route_ws_init(route_ws *w, const zs_zep_pred *p, const zs_zep_part *p
         }
     }
     w->nhops = w->ng;
-    double tok = remap_token_bytes(p);
+    /* A flow's bytes in one pass and one direction (the average of the
+     * forward's Q, K, V in and O out and the backward's reverse). */
+    double tok = remap_token_bytes(p) / (p->fwd_passes + 1);
     for (int i = 0; rm && i < rm->nflows; i++) {
         const zs_zep_flow *f = &rm->flows[i];
         int l = f->to * tp, a = f->from * tp;

@@ -40,6 +40,8 @@ typedef struct zs_zep_pred {
     double chunk;      /* routing chunk, bytes */
     int fwd_passes;    /* attention forwards per layer: 2 with full recomputation */
     zs_zep_memo *memo; /* NULL: price every time */
+    double lin_tok;    /* the partition hooks add this per token held (the linear
+                        * modules' seconds per token of a layer; 0: attention only) */
 } zs_zep_pred;
 
 /* One layer's attention compute (seconds) of member k of a ring of g over
@@ -50,7 +52,8 @@ double zs_zep_pred_member(const zs_zep_pred *p, int32_t len, int g);
  * included); routed over k NICs when p->k > 1. */
 double zs_zep_pred_span(const zs_zep_pred *p, int32_t len, int g, int nodes, int sharing);
 
-/* The partitioner's pricing hooks (zs_zep_part_in) over a zs_zep_pred. */
+/* The partitioner's pricing hooks (zs_zep_part_in) over a zs_zep_pred:
+ * member and span, plus lin_tok per token of the member's share. */
 double zs_zep_pred_member_hook(void *arg, int32_t len, int g);
 double zs_zep_pred_span_hook(void *arg, int32_t len, int g, int nodes, int sharing);
 
@@ -71,6 +74,10 @@ int zs_zep_pred_routing(const zs_zep_pred *p, const zs_zep_part *part, const zs_
 /* Predicted seconds of one iteration's layers (layers x one layer), with
  * the remap plan rm (NULL: linear modules on the attention layout) and the
  * routing layer's current decisions. */
+/* The linear modules' seconds per token of one layer (forward passes and
+ * backward) at `tokens` per slot, from the iteration builder's ops. */
+int zs_zep_pred_lin_tok(const zs_zep_pred *p, double tokens, double *out, zs_err *e);
+
 typedef struct zs_zep_layer_pred {
     double layer_s;  /* one layer: forward passes and backward, slowest GPU */
     double attn_s;   /* slowest GPU's attention (compute or ring span), one layer */

@@ -20,6 +20,7 @@ struct zs_zep_route {
     long routed, direct;
     uint64_t *direct_pairs; /* sorted src * ranks + dst */
     int ndirect;
+    int off; /* 1: every transfer direct (the planner's decision for the batch) */
     zs_zep_path last;
 };
 
@@ -114,11 +115,16 @@ int zs_zep_route_set_direct(zs_zep_route *r, const int *src, const int *dst, int
 int zs_zep_route_routed(const zs_zep_route *r, int src, int dst)
 {
     const zs_cluster *cl = r->cl;
-    if (r->k <= 1 || zs_cluster_node_of(cl, src) == zs_cluster_node_of(cl, dst))
+    if (r->k <= 1 || r->off || zs_cluster_node_of(cl, src) == zs_cluster_node_of(cl, dst))
         return 0;
     uint64_t key = (uint64_t)src * (uint64_t)zs_cluster_gpus(cl) + (uint64_t)dst;
     return r->ndirect == 0 ||
            !bsearch(&key, r->direct_pairs, (size_t)r->ndirect, sizeof key, cmp_u64);
+}
+
+void zs_zep_route_enable(zs_zep_route *r, int on)
+{
+    r->off = !on;
 }
 
 const zs_zep_path *zs_zep_route_last(const zs_zep_route *r)

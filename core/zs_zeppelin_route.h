@@ -61,6 +61,8 @@ double zs_zep_route_nic_bytes(const zs_zep_route *r, int node, int nic);
  * on, although routing is on (replaces any earlier list). ZS_OK or
  * ZS_ENOMEM. */
 int zs_zep_route_set_direct(zs_zep_route *r, const int *src, const int *dst, int n);
+/* Routing on (the direct list applies) or off for every transfer. */
+void zs_zep_route_enable(zs_zep_route *r, int on);
 /* Whether transfers from src to dst are routed (nodes differ, k > 1, and
  * the pair is not on the direct list). */
 int zs_zep_route_routed(const zs_zep_route *r, int src, int dst);
