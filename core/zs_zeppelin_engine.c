@@ -188,6 +188,7 @@ typedef struct member {
     int ring, k, slot;
     int na, nk, nd;              /* next attention, KV send, dK/dV step */
     int started, imp, done, ret; /* ret: its own dK/dV came back (backward) */
+    double t_start;              /* when it started */
     tq kv, dkv;                  /* arrivals: KV for step j, dK/dV for step j (g: the return) */
 } member;
 
@@ -287,7 +288,8 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
     if (label && zs_cluster_node_of(cl, ra) == zs_cluster_node_of(cl, rb)) {
         int64_t d[1] = {dep};
         zs_sched_send(P->s, ra, stream, label, rb, tag, bytes, d, dep >= 0);
-        *dst_op = zs_sched_recv(P->s, rb, stream, label, ra, tag, bytes, NULL, 0);
+        *dst_op = zs_sched_recv(P->s, rb, zs_zep_route_recv_stream(en->route), label, ra, tag,
+                                bytes, NULL, 0);
         zs_zep_path path;
         memset(&path, 0, sizeof path);
         path.k = 1;
@@ -370,6 +372,7 @@ static int member_start(pass *P, int mi, double t)
     if (m->started || !S->entered || (m->imp && !S->imported))
         return ZS_OK;
     m->started = 1;
+    m->t_start = t;
     int rc = ZS_OK;
     if (m->imp)
         rc = zs_ring_run_set_dep(P->run[m->ring], m->k, S->imp_join, P->e);
@@ -403,8 +406,7 @@ static int remap_in(pass *P, int l, double t)
                       (double)f->tokens * P->per_in, dep, t, &dd, &arr);
         if (rc)
             return rc;
-        if (P->s->ranks[slot_rank(P, f->from)].ops[dd].stream != P->en->remap_stream &&
-            deps_add(&P->sl[f->from].imp_deps, dd))
+        if (deps_add(&P->sl[f->from].imp_deps, dd))
             return nomem(P->e);
         if ((rc = push(P, arr, EV_FLOW_IN, i, 0)))
             return rc;
@@ -432,8 +434,7 @@ static int remap_out(pass *P, int a, double t)
                       (double)f->tokens * P->per_out, sync, t, &dd, &arr);
         if (rc)
             return rc;
-        if (P->s->ranks[slot_rank(P, f->to)].ops[dd].stream != P->en->remap_stream &&
-            deps_add(&P->sl[f->to].out_deps, dd))
+        if (deps_add(&P->sl[f->to].out_deps, dd))
             return nomem(P->e);
         if ((rc = push(P, arr, EV_FLOW_OUT, i, 0)))
             return rc;
@@ -586,22 +587,24 @@ static int pick(pass *P, int s, double now)
             return rc;
         return start_compute(P, s, now, acc, RUN_ACC, S->mem[i], 0);
     }
-    /* 2. a ring step whose KV arrived: inter-node rings first */
+    /* 2. a ring step whose KV arrived, the one ready first (so the GPU's
+     * rings advance step by step together and none holds its partners
+     * behind another ring's steps); ties: inter-node rings first */
     int best = -1, bc = 0;
+    double bt = 0;
     for (int i = 0; i < S->nmem; i++) {
         member *m = &P->m[S->mem[i]];
         const zs_zep_ring *R = ring_of(P, m);
         if (!m->started || m->na >= R->g)
             continue;
-        if (m->na > 0) {
-            double a = tq_get(&m->kv, m->na);
-            if (a < 0 || a > now)
-                continue;
-        }
+        double a = m->na > 0 ? tq_get(&m->kv, m->na) : m->t_start;
+        if (a < 0 || a > now)
+            continue;
         int c = ring_class_rank(R);
-        if (best < 0 || c < bc || (c == bc && m->ring < P->m[best].ring)) {
+        if (best < 0 || a < bt || (a == bt && (c < bc || (c == bc && m->ring < P->m[best].ring)))) {
             best = S->mem[i];
             bc = c;
+            bt = a;
         }
     }
     if (best >= 0) {
@@ -763,7 +766,7 @@ static int pass_init(pass *P)
         const zs_zep_ring *R = &p->rings[r];
         for (int k = 0; k < R->g; k++) {
             int mi = en->mem_off[r] + k, s = R->slots[k];
-            P->m[mi] = (member){r, k, s, 0, 0, 0, 0, en->mem_imp[mi], 0, 0, {0}, {0}};
+            P->m[mi] = (member){r, k, s, 0, 0, 0, 0, en->mem_imp[mi], 0, 0, 0, {0}, {0}};
             P->sl[s].mem[P->sl[s].nmem++] = mi;
             P->sl[s].exp_left += en->mem_imp[mi];
             dep[k] = zs_iter_entry(P->it, s);

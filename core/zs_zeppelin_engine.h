@@ -20,10 +20,14 @@
  * is the predicted order and every dependency points to an op written
  * before it (no deadlock by construction; the validator checks it too).
  *
- * Streams: inter-node rings on "comm-inter" (transfers through the routing
- * hook), intra-node rings on "zep-intra", remap transfers and their joins
- * on "remap" (never "comm", where the previous layer's gradient all-reduce
- * holds the stream in backward), relays on the routing layer's "route".
+ * Streams: inter-node rings send on "comm-inter" (through the routing hook),
+ * intra-node rings on "zep-intra", remap transfers and their joins on
+ * "remap" (never "comm", where the previous layer's gradient all-reduce
+ * holds the stream in backward); every receive goes on the routing layer's
+ * "route" stream, which holds only receives and so never blocks one (a
+ * send that waits for its data would otherwise hold the receives behind it
+ * on a shared stream, coupling unrelated rings), relays forward on
+ * "route-send" and arrivals join on "route-join".
  * Remapping: the linear holder's moved tokens leave after their own QKV
  * projection (forward) or output-projection input gradient (backward), cut
  * off by the iteration builder (zs_iter_spec.moved_tokens); their outputs

@@ -570,7 +570,8 @@ int zs_zep_pred_routing(const zs_zep_pred *p, const zs_zep_part *part, const zs_
 /* ---- the layer ---------------------------------------------------------------- */
 
 typedef struct slot_pred {
-    fb comp;     /* attention compute */
+    fb comp;     /* attention compute (local documents and ring shares) */
+    fb local;    /* of which local documents */
     fb imp_comp; /* compute of the work that waits for imported tokens */
     zs_iter_lin lin;
     double lin_tok, moved, exported;
@@ -620,7 +621,8 @@ typedef struct layer_ws {
     route_ws w;
     slot_pred *sp;
     double *start, *A, *imp, *oarr;
-    fb *span;
+    fb *span, *share;        /* per ring: its span, a member's compute */
+    int *mem_off, *mem_ring; /* per slot: its rings (CSR) */
 } layer_ws;
 
 static void layer_ws_free(layer_ws *L)
@@ -632,6 +634,9 @@ static void layer_ws_free(layer_ws *L)
     free(L->A);
     free(L->imp);
     free(L->oarr);
+    free(L->share);
+    free(L->mem_off);
+    free(L->mem_ring);
 }
 
 /* Loads with the routing layer's decisions, compute per slot, ring spans,
@@ -659,6 +664,8 @@ static int layer_prepare(layer_ws *L, zs_err *e)
             fb c = member_fb(p, L->len[d], 1);
             L->sp[part->slot_of[d]].comp.f += c.f;
             L->sp[part->slot_of[d]].comp.b += c.b;
+            L->sp[part->slot_of[d]].local.f += c.f;
+            L->sp[part->slot_of[d]].local.b += c.b;
         }
     for (int r = 0; r < part->nrings; r++) {
         const zs_zep_ring *R = &part->rings[r];
@@ -670,6 +677,7 @@ static int layer_prepare(layer_ws *L, zs_err *e)
             c.b += m.b;
             b += shard_bytes(p, L->len[R->docs[i]], R->g);
         }
+        L->share[r] = c;
         for (int k = 0; k < R->g; k++) {
             L->sp[R->slots[k]].comp.f += c.f;
             L->sp[R->slots[k]].comp.b += c.b;
@@ -716,6 +724,47 @@ static int layer_prepare(layer_ws *L, zs_err *e)
     return rc;
 }
 
+/* When slot s's attention ends in direction dir. Its work becomes
+ * available at release times (local documents at its entry, work on
+ * imported tokens when they arrived, each ring when every member entered),
+ * so it cannot end before any release time plus all the work released at
+ * or after it (the single-machine bound with release times), nor before
+ * its rings' spans end. */
+static double slot_attention_end(const layer_ws *L, int s, int dir)
+{
+    const slot_pred *x = &L->sp[s];
+    double en = dir ? x->lin.bwd_entry : x->lin.fwd_entry;
+    double loc = dir ? x->local.b : x->local.f, imp = dir ? x->imp_comp.b : x->imp_comp.f;
+    double rel[64], work[64], end = en;
+    int n = 0;
+    if (L->imp[s] > 0 && imp > 0) {
+        rel[n] = fmax(L->imp[s], en);
+        work[n++] = imp;
+        loc = fmax(0, loc - imp);
+    }
+    rel[n] = en;
+    work[n++] = loc;
+    for (int i = L->mem_off[s]; i < L->mem_off[s + 1]; i++) {
+        int r = L->mem_ring[i];
+        double st = L->start[r], sh = dir ? L->share[r].b : L->share[r].f;
+        end = fmax(end, st + (dir ? L->span[r].b : L->span[r].f));
+        if (n < 64) {
+            rel[n] = st;
+            work[n++] = sh;
+        } else {
+            work[n - 1] += sh; /* beyond 64 rings: released with the last one */
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        double w = 0;
+        for (int j = 0; j < n; j++)
+            if (rel[j] >= rel[i])
+                w += work[j];
+        end = fmax(end, rel[i] + w);
+    }
+    return end;
+}
+
 /* One direction (0: a forward pass, 1: the backward): when each slot's
  * attention ends (imports, rings starting when all members entered), when
  * its remapped outputs are back, and the slowest slot's layer end. */
@@ -743,20 +792,8 @@ static void layer_direction(layer_ws *L, int dir, double *end, double *attn, dou
             L->start[r] = fmax(L->start[r], dir ? l->bwd_entry : l->fwd_entry);
         }
     }
-    for (int s = 0; s < S; s++) {
-        const slot_pred *x = &L->sp[s];
-        double en = dir ? x->lin.bwd_entry : x->lin.fwd_entry;
-        double a = en + (dir ? x->comp.b : x->comp.f);
-        if (L->imp[s] > 0)
-            a = fmax(a, fmax(L->imp[s], en) + (dir ? x->imp_comp.b : x->imp_comp.f));
-        L->A[s] = a;
-    }
-    for (int r = 0; r < part->nrings; r++) {
-        const zs_zep_ring *R = &part->rings[r];
-        double t = L->start[r] + (dir ? L->span[r].b : L->span[r].f);
-        for (int k = 0; k < R->g; k++)
-            L->A[R->slots[k]] = fmax(L->A[R->slots[k]], t);
-    }
+    for (int s = 0; s < S; s++)
+        L->A[s] = slot_attention_end(L, s, dir);
     for (int i = 0; rm && i < rm->nflows; i++) {
         const zs_zep_flow *f = &rm->flows[i];
         double x =
@@ -782,7 +819,8 @@ int zs_zep_pred_layer(const zs_zep_pred *p, const zs_zep_part *part, const zs_ze
 {
     int S = part->nslots;
     size_t nr = (size_t)(part->nrings > 0 ? part->nrings : 1);
-    layer_ws L = {p, part, rm, len, route, {0}, NULL, NULL, NULL, NULL, NULL, NULL};
+    layer_ws L = {p,    part, rm,   len,  route, {0},  NULL, NULL,
+                  NULL, NULL, NULL, NULL, NULL,  NULL, NULL};
     int rc = route_ws_init(&L.w, p, part, rm, len);
     L.sp = calloc((size_t)S, sizeof(slot_pred));
     L.start = calloc(nr, sizeof(double));
@@ -790,10 +828,34 @@ int zs_zep_pred_layer(const zs_zep_pred *p, const zs_zep_part *part, const zs_ze
     L.A = calloc((size_t)S, sizeof(double));
     L.imp = calloc((size_t)S, sizeof(double));
     L.oarr = calloc((size_t)S, sizeof(double));
-    if (rc || !L.sp || !L.start || !L.span || !L.A || !L.imp || !L.oarr) {
+    L.share = calloc(nr, sizeof(fb));
+    L.mem_off = calloc((size_t)S + 1, sizeof(int));
+    int nm = 0;
+    for (int r = 0; r < part->nrings; r++)
+        nm += part->rings[r].g;
+    L.mem_ring = malloc(sizeof(int) * (size_t)(nm > 0 ? nm : 1));
+    if (rc || !L.sp || !L.start || !L.span || !L.A || !L.imp || !L.oarr || !L.share || !L.mem_off ||
+        !L.mem_ring) {
         layer_ws_free(&L);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
+    /* Each slot's rings (CSR). */
+    for (int r = 0; r < part->nrings; r++)
+        for (int k = 0; k < part->rings[r].g; k++)
+            L.mem_off[part->rings[r].slots[k] + 1]++;
+    for (int s = 0; s < S; s++)
+        L.mem_off[s + 1] += L.mem_off[s];
+    int *fill = calloc((size_t)S, sizeof(int));
+    if (!fill) {
+        layer_ws_free(&L);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int r = 0; r < part->nrings; r++)
+        for (int k = 0; k < part->rings[r].g; k++) {
+            int s = part->rings[r].slots[k];
+            L.mem_ring[L.mem_off[s] + fill[s]++] = r;
+        }
+    free(fill);
     if (!(rc = layer_prepare(&L, e))) {
         double fe, fa, fl, be, ba, bl;
         layer_direction(&L, 0, &fe, &fa, &fl);
