@@ -235,7 +235,8 @@ typedef struct pass {
     member *m;
     int nm;
     zs_ring_run **run;
-    uint8_t *ldone; /* per local_docs entry */
+    double *step_est; /* per ring: predicted seconds per step (compute or transfer) */
+    uint8_t *ldone;   /* per local_docs entry */
     zs_attn_block *blk;
     int nblk;
     int32_t *mem_all;
@@ -263,6 +264,7 @@ static void pass_free(pass *P)
     free(P->sl);
     free(P->m);
     free(P->run);
+    free(P->step_est);
     free(P->ldone);
     free(P->blk);
     free(P->mem_all);
@@ -288,8 +290,7 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
     if (label && zs_cluster_node_of(cl, ra) == zs_cluster_node_of(cl, rb)) {
         int64_t d[1] = {dep};
         zs_sched_send(P->s, ra, stream, label, rb, tag, bytes, d, dep >= 0);
-        *dst_op = zs_sched_recv(P->s, rb, zs_zep_route_recv_stream(en->route), label, ra, tag,
-                                bytes, NULL, 0);
+        *dst_op = zs_sched_recv(P->s, rb, stream, label, ra, tag, bytes, NULL, 0);
         zs_zep_path path;
         memset(&path, 0, sizeof path);
         path.k = 1;
@@ -387,6 +388,24 @@ static int member_start(pass *P, int mi, double t)
         rc = ring_kv(P, mi, t);
     }
     return rc;
+}
+
+/* Predicted seconds of one of ring r's steps: the slower of a step's
+ * compute and its slowest hop's transfer (routed hops over k NICs). */
+static double ring_step_est(pass *P, int r)
+{
+    const zs_zep_ring *R = &P->en->part->rings[r];
+    zs_ring_run *run = P->run[r];
+    if (R->g < 2)
+        return 0;
+    double c = zs_ring_run_attn_time(run, 1, 0), x = 0, b = zs_ring_run_bytes(run, 0, 0);
+    for (int k = 0; k < R->g; k++) {
+        int a = zs_ring_run_rank(run, k), d = zs_ring_run_rank(run, (k + 1) % R->g);
+        int routed = zs_zep_route_routed(P->en->route, a, d);
+        double t = zs_cost_p2p(P->en->cost, a, d, routed ? b / 4 : b);
+        x = t > x ? t : x;
+    }
+    return c > x ? c : x;
 }
 
 /* ---- remapping -------------------------------------------------------------------- */
@@ -562,11 +581,6 @@ static int start_local(pass *P, int s, double now, double gap, int imp, int *sta
     return start_compute(P, s, now, dur, RUN_LOCAL, first, imp);
 }
 
-static int ring_class_rank(const zs_zep_ring *R)
-{
-    return R->cls == ZS_ZEP_INTRA ? 1 : 0;
-}
-
 /* The slot is free at `now`: start the most urgent ready work, if any. */
 static int pick(pass *P, int s, double now)
 {
@@ -587,11 +601,13 @@ static int pick(pass *P, int s, double now)
             return rc;
         return start_compute(P, s, now, acc, RUN_ACC, S->mem[i], 0);
     }
-    /* 2. a ring step whose KV arrived, the one ready first (so the GPU's
-     * rings advance step by step together and none holds its partners
-     * behind another ring's steps); ties: inter-node rings first */
-    int best = -1, bc = 0;
-    double bt = 0;
+    /* 2. a ring step whose KV arrived: the ring with the longest predicted
+     * remaining span first (its steps are the critical path: the slowest
+     * communication goes on first), then the one ready first (so the GPU's
+     * rings advance together and none holds its partners behind another
+     * ring's steps) */
+    int best = -1;
+    double bt = 0, brem = 0;
     for (int i = 0; i < S->nmem; i++) {
         member *m = &P->m[S->mem[i]];
         const zs_zep_ring *R = ring_of(P, m);
@@ -600,10 +616,11 @@ static int pick(pass *P, int s, double now)
         double a = m->na > 0 ? tq_get(&m->kv, m->na) : m->t_start;
         if (a < 0 || a > now)
             continue;
-        int c = ring_class_rank(R);
-        if (best < 0 || a < bt || (a == bt && (c < bc || (c == bc && m->ring < P->m[best].ring)))) {
+        double rem = (R->g - m->na) * P->step_est[m->ring];
+        if (best < 0 || rem > brem ||
+            (rem == brem && (a < bt || (a == bt && m->ring < P->m[best].ring)))) {
             best = S->mem[i];
-            bc = c;
+            brem = rem;
             bt = a;
         }
     }
@@ -735,10 +752,11 @@ static int pass_init(pass *P)
     P->nm = en->mem_off[p->nrings];
     P->m = calloc((size_t)(P->nm > 0 ? P->nm : 1), sizeof(member));
     P->run = calloc((size_t)(p->nrings > 0 ? p->nrings : 1), sizeof(zs_ring_run *));
+    P->step_est = calloc((size_t)(p->nrings > 0 ? p->nrings : 1), sizeof(double));
     P->ldone = calloc((size_t)(en->local_off[S] > 0 ? en->local_off[S] : 1), 1);
     P->mem_all = malloc(sizeof(int32_t) * (size_t)(P->nm > 0 ? P->nm : 1));
     int64_t *dep = malloc(sizeof(int64_t) * (size_t)(S > 0 ? S : 1));
-    if (!P->sl || !P->m || !P->run || !P->ldone || !P->mem_all || !dep) {
+    if (!P->sl || !P->m || !P->run || !P->step_est || !P->ldone || !P->mem_all || !dep) {
         free(dep);
         return nomem(P->e);
     }
@@ -775,6 +793,8 @@ static int pass_init(pass *P)
         zs_ring_spec rs = {R->g,   R->slots,           R->ndocs,          R->docs,  ZS_RING_EXACT,
                            stream, labels[R->cls & 3], zs_zep_route_xfer, en->route};
         rc = zs_ring_run_new(P->it, P->stage, &rs, 0, 0, P->backward, dep, &P->run[r], P->e);
+        if (!rc)
+            P->step_est[r] = ring_step_est(P, r);
     }
     free(dep);
     return rc;

@@ -794,6 +794,20 @@ static void layer_direction(layer_ws *L, int dir, double *end, double *attn, dou
     }
     for (int s = 0; s < S; s++)
         L->A[s] = slot_attention_end(L, s, dir);
+    /* A ring ends with its last member: a member busy with other work
+     * holds the ring's steps, and every member waits for them. */
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        double t = 0;
+        for (int k = 0; k < R->g; k++)
+            t = fmax(t, L->A[R->slots[k]]);
+        L->start[r] = t; /* reused: the ring's end */
+    }
+    for (int r = 0; r < part->nrings; r++) {
+        const zs_zep_ring *R = &part->rings[r];
+        for (int k = 0; k < R->g; k++)
+            L->A[R->slots[k]] = fmax(L->A[R->slots[k]], L->start[r]);
+    }
     for (int i = 0; rm && i < rm->nflows; i++) {
         const zs_zep_flow *f = &rm->flows[i];
         double x =

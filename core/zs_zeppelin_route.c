@@ -258,11 +258,8 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
     zs_zep_route_plan(r, src, dst, bytes, &p);
     int64_t d1[1] = {src_dep}, d2[1] = {dst_dep};
     if (p.direct) {
-        /* The receive goes on the receive stream (never held) unless it has
-         * a dependency of its own. */
         *src_op = zs_sched_send(s, src, stream, "ring-xfer", dst, tag, bytes, d1, src_dep >= 0);
-        *dst_op = zs_sched_recv(s, dst, dst_dep >= 0 ? stream : r->stream, "ring-xfer", src, tag,
-                                bytes, d2, dst_dep >= 0);
+        *dst_op = zs_sched_recv(s, dst, stream, "ring-xfer", src, tag, bytes, d2, dst_dep >= 0);
         return zs_schedule_check(s, e);
     }
     const zs_cluster *cl = r->cl;

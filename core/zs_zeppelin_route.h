@@ -10,11 +10,11 @@
  * NVLink hop. Which transfers are routed is the planner's decision
  * (zs_zep_route_set_direct: pairs that go direct although routing is on).
  *
- * Schedule shape: the source's sends go on the ring's stream (a slice's
- * chunks one after the other); every receive, direct or relayed, goes on
+ * Schedule shape: a direct transfer is a send and a receive on the
+ * caller's stream. A routed one: the source's sends go on the caller's
+ * stream (a slice's chunks one after the other); relaying GPUs receive on
  * the "route" stream (only receives without dependencies: always posted,
- * so no sender ever waits for a receiver whose stream is held by a send
- * that waits for its data), relaying GPUs forward each chunk on the "route-send"
+ * so no source ever waits for a busy relay) and forward each chunk on the "route-send"
  * stream once it arrived; the destination receives on "route" too and a
  * zero-cost join on "route-join" waits for all its chunks: it is the op the
  * ring's next steps wait for. Relayed traffic therefore never waits behind
@@ -67,7 +67,7 @@ void zs_zep_route_enable(zs_zep_route *r, int on);
 /* Whether transfers from src to dst are routed (nodes differ, k > 1, and
  * the pair is not on the direct list). */
 int zs_zep_route_routed(const zs_zep_route *r, int src, int dst);
-/* The stream every receive goes on. */
+/* The stream relays and destinations of routed transfers receive on. */
 int zs_zep_route_recv_stream(const zs_zep_route *r);
 /* The path of the last transfer planned. */
 const zs_zep_path *zs_zep_route_last(const zs_zep_route *r);
