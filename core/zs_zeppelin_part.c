@@ -177,47 +177,6 @@ static int lpt_slot(st *s, int s0, int n, int64_t len)
     return best;
 }
 
-/* A binary min-heap of node ids keyed by (load, id): the node-level LPT
- * picks the least-loaded node in O(log N). */
-typedef struct heap {
-    int *v, n;
-    const double *load;
-} heap;
-
-static int h_less(const heap *h, int a, int b)
-{
-    return h->load[a] < h->load[b] || (h->load[a] == h->load[b] && a < b);
-}
-
-static void h_push(heap *h, int x)
-{
-    int i = h->n++;
-    while (i > 0 && h_less(h, x, h->v[(i - 1) / 2])) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = x;
-}
-
-static int h_pop(heap *h)
-{
-    int top = h->v[0], x = h->v[--h->n], i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h_less(h, h->v[c + 1], h->v[c]))
-            c++;
-        if (!h_less(h, h->v[c], x))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->v[i] = x;
-    return top;
-}
-
 /* Ring sizes tried: powers of two, and the whole scope. A ring gives each
  * member an equal share, so it fits best on units of equal load; sizes that
  * halve each other keep the units' loads in a few equal groups (as a buddy
@@ -311,16 +270,38 @@ static double floor_in_node(const st *s, int32_t len, int G)
     return best;
 }
 
-static void heap_build(heap *h, int N)
+/* Nodes in order of (load, id), kept by moving a node right when its load
+ * grows (loads only grow): the node level's LPT and split candidates read
+ * it without sorting. */
+typedef struct norder {
+    int *v, n;
+    const double *load;
+} norder;
+
+static int no_less(const norder *o, int a, int b)
 {
-    h->n = 0;
-    for (int i = 0; i < N; i++)
-        h_push(h, i);
+    return o->load[a] < o->load[b] || (o->load[a] == o->load[b] && a < b);
+}
+
+/* The node at index i grew: binary search its new place to the right and
+ * shift the ones in between (indices below i do not move). */
+static void no_grew(norder *o, int i)
+{
+    int x = o->v[i], lo = i + 1, hi = o->n; /* new index in [i, hi) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (no_less(o, o->v[mid], x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int to = lo - 1;
+    memmove(o->v + i, o->v + i + 1, sizeof(int) * (size_t)(to - i));
+    o->v[to] = x;
 }
 
 /* Node level: inter-node rings now, other documents to a node (node_of). */
-static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, int *pick,
-                       double total)
+static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, double total)
 {
     const zs_zep_part_in *in = s->in;
     int N = in->nodes, G = in->slots_per_node;
@@ -328,28 +309,29 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, in
      * (their overheads), so it is the load charged so far plus what is
      * left, over every slot. */
     double charged = 0, left = total;
-    heap hp = {malloc(sizeof(int) * (size_t)N * 2), 0, ns->load};
-    if (!hp.v)
+    norder no = {malloc(sizeof(int) * (size_t)N), N, ns->load};
+    int *idx = malloc(sizeof(int) * (size_t)N * 2); /* order indices of pick, best_set */
+    if (!no.v || !idx) {
+        free(no.v);
+        free(idx);
         return nomem(s);
-    heap_build(&hp, N);
+    }
+    for (int n = 0; n < N; n++)
+        no.v[n] = n;              /* all loads 0: id order */
     int *best_set = pick + G * N; /* second half of pick: the chosen nodes */
+    int *best_idx = idx + N;
     int rc = ZS_OK;
     for (int32_t i = 0; i < in->ndocs && !rc; i++) {
         int32_t d = o[i].id, len = o[i].len;
         double w = in->w[d], target = fmax(ns->cur, (charged + left) / ((double)N * G));
         left -= w;
         /* Whole: the least-loaded node with room (LPT). */
-        int *full = hp.v + N, nfull = 0, n0 = -1;
-        while (hp.n > 0) {
-            int n = h_pop(&hp);
-            if (ns->tok[n] + len <= (int64_t)G * in->cap) {
-                n0 = n;
-                break;
+        int n0 = -1, j0 = -1;
+        for (int j = 0; j < N && n0 < 0; j++)
+            if (ns->tok[no.v[j]] + len <= (int64_t)G * in->cap) {
+                n0 = no.v[j];
+                j0 = j;
             }
-            full[nfull++] = n;
-        }
-        for (int j = 0; j < nfull; j++)
-            h_push(&hp, full[j]);
         double v_whole = HUGE_VAL;
         if (n0 >= 0) {
             v_whole = fmax(target, fmax((ns->load[n0] + w) / G, ns->span[n0]));
@@ -358,37 +340,33 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, in
         }
         int best_n = 0;
         double best_v = v_whole;
-        if (N >= 2 && v_whole > target) {
-            /* Split over the n least-loaded nodes that have room for a
-             * slot's share on every slot. */
-            for (int n = 0; n < N; n++)
-                u[n] = (unit){ns->load[n], n};
-            qsort(u, (size_t)N, sizeof *u, cmp_unit);
-            for (int n = 2; n <= N; n = next_size(n, N)) {
-                int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
-                int got = 0, sharing = 1;
-                double worst = 0, spans = 0;
-                for (int j = 0; j < N && got < n; j++) {
-                    int nd = u[j].id, ok = 1;
-                    for (int k = nd * G; k < (nd + 1) * G && ok; k++)
-                        ok = s->p->tokens[k] + need <= in->cap;
-                    if (!ok)
-                        continue;
-                    pick[got++] = nd;
-                    sharing = ns->rings[nd] + 1 > sharing ? ns->rings[nd] + 1 : sharing;
-                    spans = fmax(spans, ns->span[nd]);
-                    worst = fmax(worst, ns->load[nd] / G);
-                }
-                if (got < n)
-                    break;
-                double m = member(s, len, n * G);
-                double v =
-                    fmax(fmax(target, worst + m), fmax(span(s, len, n * G, n, sharing), spans));
-                if (v < best_v) {
-                    best_v = v;
-                    best_n = n;
-                    memcpy(best_set, pick, sizeof(int) * (size_t)n);
-                }
+        /* Split over the n least-loaded nodes that have room for a slot's
+         * share on every slot. */
+        for (int n = 2; n <= N && v_whole > target; n = next_size(n, N)) {
+            int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
+            int got = 0, sharing = 1;
+            double worst = 0, spans = 0;
+            for (int j = 0; j < N && got < n; j++) {
+                int nd = no.v[j], ok = 1;
+                for (int k = nd * G; k < (nd + 1) * G && ok; k++)
+                    ok = s->p->tokens[k] + need <= in->cap;
+                if (!ok)
+                    continue;
+                idx[got] = j;
+                pick[got++] = nd;
+                sharing = ns->rings[nd] + 1 > sharing ? ns->rings[nd] + 1 : sharing;
+                spans = fmax(spans, ns->span[nd]);
+                worst = fmax(worst, ns->load[nd] / G);
+            }
+            if (got < n)
+                break;
+            double m = member(s, len, n * G);
+            double v = fmax(fmax(target, worst + m), fmax(span(s, len, n * G, n, sharing), spans));
+            if (v < best_v) {
+                best_v = v;
+                best_n = n;
+                memcpy(best_set, pick, sizeof(int) * (size_t)n);
+                memcpy(best_idx, idx, sizeof(int) * (size_t)n);
             }
         }
         if (best_n == 0) {
@@ -400,7 +378,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, in
             ns->load[n0] += w;
             charged += w;
             ns->tok[n0] += len;
-            h_push(&hp, n0); /* n0 was taken out of the heap above */
+            no_grew(&no, j0);
             ns->cur = fmax(ns->cur, node_time(ns, n0, G));
             continue;
         }
@@ -426,9 +404,13 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, unit *u, in
                 ns->tok[nd] += s->p->tokens[nd * G + k];
             ns->cur = fmax(ns->cur, node_time(ns, nd, G));
         }
-        heap_build(&hp, N);
+        /* Their order indices ascend (picked left to right): move them
+         * right to left, each among the still sorted ones on its right. */
+        for (int j = n - 1; j >= 0; j--)
+            no_grew(&no, best_idx[j]);
     }
-    free(hp.v);
+    free(no.v);
+    free(idx);
     return rc;
 }
 
@@ -548,7 +530,7 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
     if (!in->hier) {
         rc = place_flat(&s, o);
     } else {
-        rc = place_nodes(&s, o, node_of, &ns, u, pick, total);
+        rc = place_nodes(&s, o, node_of, &ns, pick, total);
         /* Each node's documents, longest first (counting sort keeps the order). */
         int32_t *off = rc ? NULL : calloc((size_t)in->nodes + 1, sizeof(int32_t));
         int32_t *lst = rc ? NULL : malloc(sizeof(int32_t) * nd);

@@ -56,6 +56,9 @@ struct zs_zep_memo {
     uint64_t *key; /* (len << 24 | g) + 1; 0: empty */
     ringfig *v;
     size_t cap, n;
+    /* Linear times by (tokens, moved): a small direct-mapped cache. */
+    uint64_t lkey[4096];
+    zs_iter_lin lv[4096];
 };
 
 zs_zep_memo *zs_zep_pred_memo_new(void)
@@ -82,35 +85,43 @@ void zs_zep_pred_memo_free(zs_zep_memo *m)
     free(m);
 }
 
-static size_t memo_slot(const zs_zep_memo *m, uint64_t key)
+static size_t slot_in(const uint64_t *keys, size_t cap, uint64_t key)
 {
     uint64_t h = key * 0x9e3779b97f4a7c15ULL;
-    size_t i = (size_t)(h >> 20) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != key)
-        i = (i + 1) & (m->cap - 1);
+    size_t i = (size_t)(h >> 20) & (cap - 1);
+    while (keys[i] && keys[i] != key)
+        i = (i + 1) & (cap - 1);
     return i;
+}
+
+static size_t memo_slot(const zs_zep_memo *m, uint64_t key)
+{
+    return slot_in(m->key, m->cap, key);
 }
 
 /* Doubles the table (kept at most half full); on failure the memo simply
  * stops growing and prices are computed each time. */
 static int memo_grow(zs_zep_memo *m)
 {
-    zs_zep_memo n = {calloc(2 * m->cap, sizeof(uint64_t)), malloc(sizeof(ringfig) * 2 * m->cap),
-                     2 * m->cap, m->n};
-    if (!n.key || !n.v) {
-        free(n.key);
-        free(n.v);
+    size_t cap = 2 * m->cap;
+    uint64_t *key = calloc(cap, sizeof(uint64_t));
+    ringfig *v = malloc(sizeof(ringfig) * cap);
+    if (!key || !v) {
+        free(key);
+        free(v);
         return ZS_ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
         if (m->key[i]) {
-            size_t j = memo_slot(&n, m->key[i]);
-            n.key[j] = m->key[i];
-            n.v[j] = m->v[i];
+            size_t j = slot_in(key, cap, m->key[i]);
+            key[j] = m->key[i];
+            v[j] = m->v[i];
         }
     free(m->key);
     free(m->v);
-    *m = n;
+    m->key = key;
+    m->v = v;
+    m->cap = cap;
     return ZS_OK;
 }
 
@@ -135,6 +146,27 @@ static ringfig ring_fig(const zs_zep_pred *p, int32_t len, int g)
         m->n++;
     }
     return r;
+}
+
+/* The builder's linear times for a slot's share, through the memo: with
+ * remapping most slots hold the same share, and the plans weighed share
+ * their partitions' shares. */
+static int linear_time(const zs_zep_pred *p, double tokens, double moved, zs_iter_lin *out,
+                       zs_err *e)
+{
+    zs_zep_memo *m = p->memo;
+    uint64_t key = (((uint64_t)tokens << 32) ^ (uint64_t)moved) + 1;
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 52) & 4095;
+    if (m && m->lkey[i] == key) {
+        *out = m->lv[i];
+        return ZS_OK;
+    }
+    int rc = zs_iter_linear_time(p->cost, p->tp, p->slots_per_node, tokens, moved, out, e);
+    if (!rc && m) {
+        m->lkey[i] = key;
+        m->lv[i] = *out;
+    }
+    return rc;
 }
 
 static fb member_fb(const zs_zep_pred *p, int32_t len, int g)
@@ -599,19 +631,6 @@ static double flow_time(const zs_zep_pred *p, const zs_zep_route *route, const l
            2 * zs_cost_p2p(p->cost, 0, p->tp, chunk);
 }
 
-/* qsort has no context argument: the slots being sorted (single-threaded). */
-static const slot_pred *lin_sort_base;
-
-static int cmp_lin(const void *a, const void *b)
-{
-    const slot_pred *x = &lin_sort_base[*(const int *)a], *y = &lin_sort_base[*(const int *)b];
-    if (x->lin_tok != y->lin_tok)
-        return x->lin_tok < y->lin_tok ? -1 : 1;
-    if (x->moved != y->moved)
-        return x->moved < y->moved ? -1 : 1;
-    return *(const int *)a - *(const int *)b;
-}
-
 typedef struct layer_ws {
     const zs_zep_pred *p;
     const zs_zep_part *part;
@@ -697,24 +716,8 @@ static int layer_prepare(layer_ws *L, zs_err *e)
     }
     for (int i = 0; rm && i < rm->nflows; i++)
         L->sp[rm->flows[i].to].moved += (double)rm->flows[i].tokens;
-    /* Linear times: once per distinct (tokens, moved) (with remapping most
-     * slots hold the same share). */
-    int *ord = malloc(sizeof(int) * (size_t)(S > 0 ? S : 1));
-    if (!ord)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int s = 0; s < S; s++)
-        ord[s] = s;
-    lin_sort_base = L->sp;
-    qsort(ord, (size_t)S, sizeof(int), cmp_lin);
-    for (int i = 0; i < S && !rc; i++) {
-        slot_pred *x = &L->sp[ord[i]], *y = i > 0 ? &L->sp[ord[i - 1]] : NULL;
-        if (y && y->lin_tok == x->lin_tok && y->moved == x->moved)
-            x->lin = y->lin;
-        else
-            rc = zs_iter_linear_time(p->cost, tp, p->slots_per_node, x->lin_tok, x->moved, &x->lin,
-                                     e);
-    }
-    free(ord);
+    for (int s = 0; s < S && !rc; s++)
+        rc = linear_time(p, L->sp[s].lin_tok, L->sp[s].moved, &L->sp[s].lin, e);
     for (int s = 0; s < S && !rc; s++) {
         slot_pred *x = &L->sp[s];
         double t = (double)part->tokens[s];
