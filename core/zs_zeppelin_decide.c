@@ -42,7 +42,8 @@ static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
                           x->w,
                           zs_zep_pred_member_hook,
                           zs_zep_pred_span_hook,
-                          &pp};
+                          &pp,
+                          x->cl->nics_per_node};
     return zs_zep_partition(&pin, out, e);
 }
 

@@ -112,10 +112,12 @@ static int doc_err(st *s, int32_t d, const char *why)
                       (long long)s->in->cap);
 }
 
-/* Adds a ring over the given slots (copied, sorted) holding documents docs;
+/* Adds a ring over the given slots (copied, sorted; for an inter-node ring
+ * each node's slots then start at slot rot x slots per NIC, so its hops
+ * across nodes leave and enter through NIC rot) holding documents docs;
  * each slot is charged `share` and the ring's `span`. */
 static int add_ring(st *s, int cls, const int *slots, int g, const int32_t *docs, int nd,
-                    double share, double span)
+                    double share, double span, int rot)
 {
     zs_zep_part *p = s->p;
     if (p->nrings == s->cap_rings) {
@@ -136,6 +138,16 @@ static int add_ring(st *s, int cls, const int *slots, int g, const int32_t *docs
     }
     memcpy(r->slots, slots, sizeof(int) * (size_t)g);
     qsort(r->slots, (size_t)g, sizeof(int), cmp_int);
+    int G = s->in->slots_per_node, nics = s->in->nics_per_node > 1 ? s->in->nics_per_node : 1;
+    int off = nics <= G ? (rot % nics) * (G / nics) : 0;
+    if (cls == ZS_ZEP_INTER && off > 0 && g % G == 0) {
+        int tmp[ZS_ZEP_MAX_SLOTS_PER_NODE];
+        for (int n0 = 0; n0 < g && G <= ZS_ZEP_MAX_SLOTS_PER_NODE; n0 += G) {
+            for (int j = 0; j < G; j++)
+                tmp[j] = r->slots[n0 + (j + off) % G];
+            memcpy(r->slots + n0, tmp, sizeof(int) * (size_t)G);
+        }
+    }
     memcpy(r->docs, docs, sizeof(int32_t) * (size_t)nd);
     r->cls = cls;
     r->g = g;
@@ -222,7 +234,7 @@ static int place_flat(st *s, const ord *o)
     for (int k = 0; k < S; k++)
         slots[k] = k;
     if (nd > 0 && S > 1)
-        rc = add_ring(s, ZS_ZEP_GLOBAL, slots, S, docs, nd, share, sp);
+        rc = add_ring(s, ZS_ZEP_GLOBAL, slots, S, docs, nd, share, sp, 0);
     else
         nd = 0;
     for (int k = 0; k < S && !rc; k++)
@@ -344,7 +356,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
          * share on every slot. */
         for (int n = 2; n <= N && v_whole > target; n = next_size(n, N)) {
             int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
-            int got = 0, sharing = 1;
+            int got = 0, sharing = 1; /* rings crossing the busiest node, this one included */
             double worst = 0, spans = 0;
             for (int j = 0; j < N && got < n; j++) {
                 int nd = no.v[j], ok = 1;
@@ -391,7 +403,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
         for (int j = 0; j < n; j++)
             for (int k = 0; k < G; k++)
                 pick[j * G + k] = best_set[j] * G + k;
-        if ((rc = add_ring(s, ZS_ZEP_INTER, pick, g, &d, 1, m, sp)))
+        if ((rc = add_ring(s, ZS_ZEP_INTER, pick, g, &d, 1, m, sp, sharing - 1)))
             break;
         charged += n * G * m;
         for (int j = 0; j < n; j++) {
@@ -473,7 +485,7 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
             continue;
         }
         double m = member(s, len, best_g), sp = span(s, len, best_g, 1, 1);
-        int rc = add_ring(s, ZS_ZEP_INTRA, pick, best_g, &d, 1, m, sp);
+        int rc = add_ring(s, ZS_ZEP_INTRA, pick, best_g, &d, 1, m, sp, 0);
         if (rc)
             return rc;
         charged += best_g * m;

@@ -14,6 +14,8 @@
 
 #include "zs_err.h"
 
+#define ZS_ZEP_MAX_SLOTS_PER_NODE 64 /* inter-node rings are rotated up to this node size */
+
 typedef enum zs_zep_class {
     ZS_ZEP_LOCAL = 0, /* whole on one slot */
     ZS_ZEP_INTRA = 1, /* ring over slots of one node */
@@ -38,10 +40,17 @@ typedef struct zs_zep_part_in {
     double (*member)(void *arg, int32_t len, int g);
     double (*span)(void *arg, int32_t len, int g, int nodes, int sharing);
     void *price_arg;
+    /* NICs per node (0 or 1: one). An inter-node ring enters and leaves each
+     * node through one GPU's NIC; the k-th ring on a node is rotated so it
+     * uses the k-th NIC (mod the node's NICs), so up to that many rings
+     * cross a node without sharing a NIC even with routing off. */
+    int nics_per_node;
 } zs_zep_part_in;
 
 /* One ring group: slots in ring order (slot k holds zigzag chunks k and
- * 2g-1-k of each document, exact chunking). */
+ * 2g-1-k of each document, exact chunking): node by node, inside a node in
+ * slot order from the ring's entry slot (inter-node rings are rotated, see
+ * nics_per_node). */
 typedef struct zs_zep_ring {
     int cls; /* zs_zep_class */
     int g;

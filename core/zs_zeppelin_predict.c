@@ -220,8 +220,12 @@ static fb span_fb(const zs_zep_pred *p, int32_t len, int g, int nodes, double x_
 double zs_zep_pred_span(const zs_zep_pred *p, int32_t len, int g, int nodes, int sharing)
 {
     double x_net = 0;
+    /* Routed, every ring of the node spreads over its NICs; direct, the
+     * rings are rotated over the NICs (zs_zep_part_in.nics_per_node). */
+    int nics = p->cost->cluster.nics_per_node > 1 ? p->cost->cluster.nics_per_node : 1;
+    double load = p->k > 1 ? sharing : 1 + (sharing - 1) / nics;
     if (nodes >= 2 && g > 1)
-        x_net = hop_time(p, shard_bytes(p, len, g), sharing, p->k > 1);
+        x_net = hop_time(p, shard_bytes(p, len, g), load, p->k > 1);
     return layer_of(p, span_fb(p, len, g, nodes, x_net));
 }
 

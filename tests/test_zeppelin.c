@@ -87,7 +87,7 @@ static zs_zep_part_in toy_in(int nodes, int G, int32_t n, const int32_t *len, do
 {
     for (int i = 0; i < n; i++)
         w[i] = toy_member(t, len[i], 1);
-    return (zs_zep_part_in){nodes, G, 1000000, 0, 1, n, len, w, toy_member, toy_span, t};
+    return (zs_zep_part_in){nodes, G, 1000000, 0, 1, n, len, w, toy_member, toy_span, t, 1};
 }
 
 /* One node of 4 GPUs, documents of 100 and 4 x 50 tokens (attention 10000
@@ -185,6 +185,25 @@ static void test_split_rule_sizes(void)
     ZS_ASSERT_INT_EQ(p->nrings, 2);
     ZS_ASSERT_INT_EQ(p->rings[0].g, 8);
     ZS_ASSERT_INT_EQ(p->rings[1].g, 8);
+    zs_zep_part_free(p);
+    /* Documents of 400 and 300 tokens on 2 nodes of 2 GPUs (attention
+     * 160000 and 90000, bound 62500 per GPU): whole, either would leave its
+     * node above the bound (80000, then 85000), across both nodes each
+     * meets it, so both cross nodes. With 2 NICs per node the second ring
+     * is rotated so its hops across nodes leave and enter through the other
+     * NIC: ring orders 0,1,2,3 and 1,0,3,2. */
+    int32_t two[2] = {400, 300};
+    toy cheap = {0, 1};
+    in = toy_in(2, 2, 2, two, w, &cheap);
+    in.nics_per_node = 2;
+    ZS_ASSERT_OK(zs_zep_partition(&in, &p, &e), &e);
+    ZS_ASSERT_INT_EQ(p->nrings, 2);
+    int want[2][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}};
+    for (int r = 0; r < 2 && p->nrings == 2; r++) {
+        ZS_ASSERT_INT_EQ(p->rings[r].cls, ZS_ZEP_INTER);
+        for (int k = 0; k < 4; k++)
+            ZS_ASSERT_INT_EQ(p->rings[r].slots[k], want[r][k]);
+    }
     zs_zep_part_free(p);
     /* Memory: a document no set of nodes can hold is an error naming it. */
     int32_t big[1] = {90000};
