@@ -121,7 +121,9 @@ static int ev_less(const ev *a, const ev *b)
 /* A new event number for op p, with what the timeline needs of it. */
 static int next_seq(ex *x, const post *p, int64_t *seq)
 {
-    if (x->tl && p) {
+    /* Every event takes a number, so aux grows with seq even for events
+     * without an op (rescheduled flows): aux is indexed by seq. */
+    if (x->tl) {
         if (x->seq == x->capaux) {
             int64_t nc = x->capaux ? x->capaux * 2 : 1024;
             tl_aux *a = realloc(x->aux, sizeof *a * (size_t)nc);
@@ -130,7 +132,8 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
             x->aux = a;
             x->capaux = nc;
         }
-        x->aux[x->seq] = (tl_aux){p->t0, p->iter, p->msg};
+        if (p)
+            x->aux[x->seq] = (tl_aux){p->t0, p->iter, p->msg};
     }
     *seq = x->seq++;
     return ZS_OK;
