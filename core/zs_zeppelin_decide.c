@@ -20,6 +20,8 @@ typedef struct dctx {
     const zs_batch *b;
     zs_zep_decision *d;
     double *w;
+    double *w_attn; /* per document: its attention whole on one slot (any pricing) */
+    int32_t *order; /* the documents longest first, for every partition */
 } dctx;
 
 /* The partition, priced with k NICs per inter-node hop (1: one NIC) and,
@@ -30,8 +32,9 @@ static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
     zs_zep_pred pp = d->pred;
     pp.k = k;
     pp.lin_tok = remap ? 0 : d->lin_tok;
+    /* zs_zep_pred_member_hook(&pp, len, 1), from the shared attention part. */
     for (int32_t i = 0; i < x->b->ndocs; i++)
-        x->w[i] = zs_zep_pred_member_hook(&pp, x->b->len[i], 1);
+        x->w[i] = x->w_attn[i] + pp.lin_tok * (double)x->b->len[i];
     zs_zep_part_in pin = {x->cl->nodes,
                           d->pred.slots_per_node,
                           d->cap,
@@ -43,7 +46,8 @@ static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
                           zs_zep_pred_member_hook,
                           zs_zep_pred_span_hook,
                           &pp,
-                          x->cl->nics_per_node};
+                          x->cl->nics_per_node,
+                          x->order};
     return zs_zep_partition(&pin, out, e);
 }
 
@@ -172,14 +176,24 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
                            mc.recompute == ZS_RECOMPUTE_FULL ? 2 : 1,
                            zs_zep_pred_memo_new(),
                            0};
-    dctx x = {cost, cl, o, b, &d, malloc(sizeof(double) * (size_t)(b->ndocs > 0 ? b->ndocs : 1))};
+    size_t nd = (size_t)(b->ndocs > 0 ? b->ndocs : 1);
+    dctx x = {cost, cl, o, b, &d, malloc(sizeof(double) * nd), malloc(sizeof(double) * nd),
+              malloc(sizeof(int32_t) * nd)};
     d.route = zs_zep_route_new(cl, tp, k, o->chunk, route_stream);
-    if (!x.w || !d.route || !d.pred.memo) {
+    if (!x.w || !x.w_attn || !x.order || !d.route || !d.pred.memo) {
         free(x.w);
+        free(x.w_attn);
+        free(x.order);
         zs_zep_decision_fini(&d);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     rc = zs_zep_pred_lin_tok(&d.pred, (double)b->tokens / S, &d.lin_tok, e);
+    /* Every plan weighed partitions the same documents in the same order
+     * with the same attention cost per whole document: both once. */
+    if (!rc)
+        rc = zs_zep_part_order(b->len, b->ndocs, x.order, e);
+    for (int32_t i = 0; i < b->ndocs && !rc; i++)
+        x.w_attn[i] = zs_zep_pred_member(&d.pred, b->len[i], 1);
     /* The plans weighed, simplest first: no remapping (remap=0|1), then
      * remapping (remap=1|always); inter-node rings priced through one NIC,
      * then routed (routing=1). */
@@ -189,6 +203,8 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
     if (!rc && !d.part)
         rc = candidate(&x, 1, 0, e); /* remap=always with nothing to move */
     free(x.w);
+    free(x.w_attn);
+    free(x.order);
     if (!rc) {
         /* Leave the routing layer as the chosen plan has it. */
         zs_zep_candidate c = d.cand[d.chosen];

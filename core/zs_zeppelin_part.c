@@ -65,6 +65,26 @@ static int cmp_unit(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+/* fmax for the finite costs here: inlined (libm's fmax is a call, and the
+ * partitioning takes a maximum per candidate per document). */
+static inline double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Sorts a few units by (load, id): inside a node there are at most
+ * ZS_ZEP_MAX_SLOTS_PER_NODE, where qsort's setup costs more than the sort. */
+static void sort_units(unit *u, int n)
+{
+    for (int i = 1; i < n; i++) {
+        unit x = u[i];
+        int j = i - 1;
+        for (; j >= 0 && cmp_unit(&x, &u[j]) < 0; j--)
+            u[j + 1] = u[j];
+        u[j + 1] = x;
+    }
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -266,7 +286,7 @@ typedef struct nodes {
 
 static double node_time(const nodes *n, int i, int G)
 {
-    return fmax(n->load[i] / G, n->span[i]);
+    return dmax(n->load[i] / G, n->span[i]);
 }
 
 /* The best a document placed whole on a node can do inside it: local, or a
@@ -275,7 +295,7 @@ static double floor_in_node(const st *s, int32_t len, int G)
 {
     double best = member(s, len, 1);
     for (int g = 2; g <= G; g = next_size(g, G)) {
-        double v = fmax(member(s, len, g), span(s, len, g, 1, 1));
+        double v = dmax(member(s, len, g), span(s, len, g, 1, 1));
         if (v < best)
             best = v;
     }
@@ -335,7 +355,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
     int rc = ZS_OK;
     for (int32_t i = 0; i < in->ndocs && !rc; i++) {
         int32_t d = o[i].id, len = o[i].len;
-        double w = in->w[d], target = fmax(ns->cur, (charged + left) / ((double)N * G));
+        double w = in->w[d], target = dmax(ns->cur, (charged + left) / ((double)N * G));
         left -= w;
         /* Whole: the least-loaded node with room (LPT). */
         int n0 = -1, j0 = -1;
@@ -346,9 +366,9 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
             }
         double v_whole = HUGE_VAL;
         if (n0 >= 0) {
-            v_whole = fmax(target, fmax((ns->load[n0] + w) / G, ns->span[n0]));
+            v_whole = dmax(target, dmax((ns->load[n0] + w) / G, ns->span[n0]));
             if (w > target)
-                v_whole = fmax(v_whole, floor_in_node(s, len, G));
+                v_whole = dmax(v_whole, floor_in_node(s, len, G));
         }
         int best_n = 0;
         double best_v = v_whole;
@@ -367,13 +387,13 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
                 idx[got] = j;
                 pick[got++] = nd;
                 sharing = ns->rings[nd] + 1 > sharing ? ns->rings[nd] + 1 : sharing;
-                spans = fmax(spans, ns->span[nd]);
-                worst = fmax(worst, ns->load[nd] / G);
+                spans = dmax(spans, ns->span[nd]);
+                worst = dmax(worst, ns->load[nd] / G);
             }
             if (got < n)
                 break;
             double m = member(s, len, n * G);
-            double v = fmax(fmax(target, worst + m), fmax(span(s, len, n * G, n, sharing), spans));
+            double v = dmax(dmax(target, worst + m), dmax(span(s, len, n * G, n, sharing), spans));
             if (v < best_v) {
                 best_v = v;
                 best_n = n;
@@ -391,7 +411,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
             charged += w;
             ns->tok[n0] += len;
             no_grew(&no, j0);
-            ns->cur = fmax(ns->cur, node_time(ns, n0, G));
+            ns->cur = dmax(ns->cur, node_time(ns, n0, G));
             continue;
         }
         int n = best_n, g = n * G;
@@ -409,12 +429,12 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
         for (int j = 0; j < n; j++) {
             int nd = best_set[j];
             ns->load[nd] += G * m;
-            ns->span[nd] = fmax(ns->span[nd], sp);
+            ns->span[nd] = dmax(ns->span[nd], sp);
             ns->rings[nd]++;
             ns->tok[nd] = 0;
             for (int k = 0; k < G; k++)
                 ns->tok[nd] += s->p->tokens[nd * G + k];
-            ns->cur = fmax(ns->cur, node_time(ns, nd, G));
+            ns->cur = dmax(ns->cur, node_time(ns, nd, G));
         }
         /* Their order indices ascend (picked left to right): move them
          * right to left, each among the still sorted ones on its right. */
@@ -435,22 +455,22 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
     double charged = 0, left = 0, cur = 0;
     for (int k = s0; k < s0 + G; k++) {
         charged += p->load[k];
-        cur = fmax(cur, fmax(p->load[k], p->span[k]));
+        cur = dmax(cur, dmax(p->load[k], p->span[k]));
     }
     for (int32_t i = 0; i < ndocs; i++)
         left += in->w[docs[i]];
     for (int32_t i = 0; i < ndocs; i++) {
         int32_t d = docs[i], len = in->len[d];
-        double w = in->w[d], target = fmax(cur, (charged + left) / G);
+        double w = in->w[d], target = dmax(cur, (charged + left) / G);
         left -= w;
         int k0 = lpt_slot(s, s0, G, len);
-        double v_loc = k0 >= 0 ? fmax(target, fmax(p->load[k0] + w, p->span[k0])) : HUGE_VAL;
+        double v_loc = k0 >= 0 ? dmax(target, dmax(p->load[k0] + w, p->span[k0])) : HUGE_VAL;
         int best_g = 1;
         double best_v = v_loc;
         if (G >= 2 && v_loc > target) {
             for (int k = 0; k < G; k++)
                 u[k] = (unit){p->load[s0 + k], s0 + k};
-            qsort(u, (size_t)G, sizeof *u, cmp_unit);
+            sort_units(u, G);
             for (int g = 2; g <= G; g = next_size(g, G)) {
                 int64_t need = 2 * (((int64_t)len + 2LL * g - 1) / (2LL * g));
                 int got = 0;
@@ -461,13 +481,13 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
                         continue;
                     u[G + got] = u[j]; /* scratch: the chosen ones */
                     got++;
-                    worst = fmax(worst, p->load[k]);
-                    spans = fmax(spans, p->span[k]);
+                    worst = dmax(worst, p->load[k]);
+                    spans = dmax(spans, p->span[k]);
                 }
                 if (got < g)
                     continue;
                 double m = member(s, len, g);
-                double v = fmax(fmax(target, worst + m), fmax(span(s, len, g, 1, 1), spans));
+                double v = dmax(dmax(target, worst + m), dmax(span(s, len, g, 1, 1), spans));
                 if (v < best_v) {
                     best_v = v;
                     best_g = g;
@@ -481,7 +501,7 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
                 return doc_err(s, d, "no GPU of its node has room left for this document");
             put_local(s, d, k0);
             charged += w;
-            cur = fmax(cur, fmax(p->load[k0], p->span[k0]));
+            cur = dmax(cur, dmax(p->load[k0], p->span[k0]));
             continue;
         }
         double m = member(s, len, best_g), sp = span(s, len, best_g, 1, 1);
@@ -490,8 +510,22 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
             return rc;
         charged += best_g * m;
         for (int j = 0; j < best_g; j++)
-            cur = fmax(cur, fmax(p->load[pick[j]], p->span[pick[j]]));
+            cur = dmax(cur, dmax(p->load[pick[j]], p->span[pick[j]]));
     }
+    return ZS_OK;
+}
+
+int zs_zep_part_order(const int32_t *len, int32_t ndocs, int32_t *order, zs_err *e)
+{
+    ord *o = malloc(sizeof(ord) * (size_t)(ndocs > 0 ? ndocs : 1));
+    if (!o)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int32_t d = 0; d < ndocs; d++)
+        o[d] = (ord){len[d], d};
+    qsort(o, (size_t)(ndocs > 0 ? ndocs : 0), sizeof *o, cmp_len_desc);
+    for (int32_t i = 0; i < ndocs; i++)
+        order[i] = o[i].id;
+    free(o);
     return ZS_OK;
 }
 
@@ -538,7 +572,11 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         node_of[d] = -1;
         total += in->w[d];
     }
-    qsort(o, nd, sizeof *o, cmp_len_desc);
+    if (in->order)
+        for (int32_t i = 0; i < in->ndocs; i++)
+            o[i] = (ord){in->len[in->order[i]], in->order[i]};
+    else
+        qsort(o, nd, sizeof *o, cmp_len_desc);
     if (!in->hier) {
         rc = place_flat(&s, o);
     } else {
@@ -568,7 +606,7 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         free(lst);
     }
     for (int k = 0; k < S && !rc; k++)
-        p->makespan = fmax(p->makespan, fmax(p->load[k], p->span[k]));
+        p->makespan = dmax(p->makespan, dmax(p->load[k], p->span[k]));
 out:
     free(o);
     free(node_of);

@@ -45,7 +45,15 @@ typedef struct zs_zep_part_in {
      * uses the k-th NIC (mod the node's NICs), so up to that many rings
      * cross a node without sharing a NIC even with routing off. */
     int nics_per_node;
+    /* Optional: the documents longest first, ties on the lower index (what
+     * zs_zep_partition sorts itself when NULL); a caller partitioning one
+     * batch several times sorts it once (zs_zep_part_order). */
+    const int32_t *order;
 } zs_zep_part_in;
+
+/* Fills order[0..ndocs) with the documents longest first, ties on the lower
+ * index. */
+int zs_zep_part_order(const int32_t *len, int32_t ndocs, int32_t *order, zs_err *e);
 
 /* One ring group: slots in ring order (slot k holds zigzag chunks k and
  * 2g-1-k of each document, exact chunking): node by node, inside a node in

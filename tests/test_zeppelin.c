@@ -87,7 +87,7 @@ static zs_zep_part_in toy_in(int nodes, int G, int32_t n, const int32_t *len, do
 {
     for (int i = 0; i < n; i++)
         w[i] = toy_member(t, len[i], 1);
-    return (zs_zep_part_in){nodes, G, 1000000, 0, 1, n, len, w, toy_member, toy_span, t, 1};
+    return (zs_zep_part_in){nodes, G, 1000000, 0, 1, n, len, w, toy_member, toy_span, t, 1, NULL};
 }
 
 /* One node of 4 GPUs, documents of 100 and 4 x 50 tokens (attention 10000
