@@ -551,7 +551,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
             rc = zs_schedule_check(s, e);
     if (rc || (rc = place(&D, s, e)))
         goto out;
-    zs_iter_spec spec = {{D.tp, 1, 1, S}, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, emit, &D, NULL};
+    zs_iter_spec spec = {{D.tp, 1, 1, S}, 1,    lin, mc.recompute, mc.zero_stage,
+                         ctx->seed,       emit, &D,  NULL};
     zs_iter_nano_spec ns = {D.nano, D.tokens};
     if ((rc = zs_iter_build_nano(s, ctx->cost, &spec, &ns, e)))
         goto out;

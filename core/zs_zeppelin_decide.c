@@ -177,7 +177,13 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
                            zs_zep_pred_memo_new(),
                            0};
     size_t nd = (size_t)(b->ndocs > 0 ? b->ndocs : 1);
-    dctx x = {cost, cl, o, b, &d, malloc(sizeof(double) * nd), malloc(sizeof(double) * nd),
+    dctx x = {cost,
+              cl,
+              o,
+              b,
+              &d,
+              malloc(sizeof(double) * nd),
+              malloc(sizeof(double) * nd),
               malloc(sizeof(int32_t) * nd)};
     d.route = zs_zep_route_new(cl, tp, k, o->chunk, route_stream);
     if (!x.w || !x.w_attn || !x.order || !d.route || !d.pred.memo) {
