@@ -23,6 +23,7 @@ struct zs_iter {
     int nano, cur;         /* nano-batches; the one being written (-1: the whole micro-batch) */
     int64_t *entry, *exit; /* [nano * nslots + slot] */
     int64_t *entry_moved, *exit_moved; /* per slot, with moved tokens (never with nano-batches) */
+    int64_t *layer_first; /* per slot: the first op of the layer body being written (-1: none) */
     int next_tag;
     int tag_act, tag_grad;
     int pp_stream;    /* pipeline sends and receives: off the compute stream so
@@ -101,6 +102,27 @@ int64_t zs_iter_entry_moved(const zs_iter *it, int slot)
 void zs_iter_set_exit_moved(zs_iter *it, int slot, int64_t op)
 {
     it->exit_moved[slot] = op;
+}
+int64_t zs_iter_rank_layer_start(const zs_iter *it, int rank)
+{
+    if (it->dry || !it->layer_first || it->pp != 1 || rank < 0 || rank % it->tp != 0 ||
+        rank / it->tp >= it->nslots)
+        return -1;
+    return it->layer_first[rank / it->tp];
+}
+/* Marks the op about to be written on the slot as its layer's first, unless
+ * one is marked already (a backward layer: its recomputed forward's). */
+static void mark_layer_first(zs_iter *it, int slot, int rank)
+{
+    if (!it->dry && it->layer_first[slot] < 0)
+        it->layer_first[slot] = it->s->ranks[rank].nops;
+}
+static void reset_layer_first(zs_iter *it)
+{
+    if (!it->layer_first)
+        return;
+    for (int sl = 0; sl < it->nslots; sl++)
+        it->layer_first[sl] = -1;
 }
 int zs_iter_tag(zs_iter *it)
 {
@@ -515,10 +537,14 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
         }
     }
     int nn = it->nano > 1 ? it->nano : 1;
+    if (!pfx[0])
+        reset_layer_first(it);
     for (int k = 0; k < nn; k++) {
         it->cur = nn > 1 ? k : -1;
-        for (int sl = 0; sl < it->nslots; sl++)
+        for (int sl = 0; sl < it->nslots; sl++) {
+            mark_layer_first(it, sl, ch[sl].rank);
             fwd_pre(it, b, &ch[sl], sl, pfx);
+        }
     }
     it->cur = -1;
     rc = attention(it, b, 0);
@@ -537,6 +563,7 @@ static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
 static int layer_backward(zs_iter *it, body *b, chain *ch)
 {
     int rc = ZS_OK;
+    reset_layer_first(it);
     if (it->sp->recompute == ZS_RECOMPUTE_FULL) {
         int64_t *from = malloc(sizeof(int64_t) * (size_t)it->nslots);
         if (!from)
@@ -554,8 +581,10 @@ static int layer_backward(zs_iter *it, body *b, chain *ch)
     int nn = it->nano > 1 ? it->nano : 1;
     for (int k = 0; k < nn; k++) {
         it->cur = nn > 1 ? k : -1;
-        for (int sl = 0; sl < it->nslots; sl++)
+        for (int sl = 0; sl < it->nslots; sl++) {
+            mark_layer_first(it, sl, ch[sl].rank);
             bwd_pre(it, b, &ch[sl], sl);
+        }
     }
     it->cur = -1;
     rc = attention(it, b, 1);
@@ -910,11 +939,12 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     it.exit = malloc(sizeof(int64_t) * (size_t)it.nslots * it.nano);
     it.entry_moved = malloc(sizeof(int64_t) * (size_t)it.nslots);
     it.exit_moved = malloc(sizeof(int64_t) * (size_t)it.nslots);
+    it.layer_first = malloc(sizeof(int64_t) * (size_t)it.nslots);
     it.moe_load = calloc((size_t)s->nranks, sizeof(double));
     it.tp_group = calloc((size_t)s->nranks, sizeof(int));
     int rc;
-    if (!it.entry || !it.exit || !it.entry_moved || !it.exit_moved || !it.moe_load ||
-        !it.tp_group) {
+    if (!it.entry || !it.exit || !it.entry_moved || !it.exit_moved || !it.layer_first ||
+        !it.moe_load || !it.tp_group) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     } else {
         it.pp_stream = ZS_STREAM_COMM;
@@ -937,6 +967,7 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     free(it.exit);
     free(it.entry_moved);
     free(it.exit_moved);
+    free(it.layer_first);
     free(it.moe_load);
     free(it.tp_group);
     return rc;

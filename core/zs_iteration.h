@@ -115,6 +115,12 @@ void zs_iter_set_exit_nano(zs_iter *it, int k, int slot, int64_t op);
  * (required when the slot moves tokens). */
 int64_t zs_iter_entry_moved(const zs_iter *it, int slot);
 void zs_iter_set_exit_moved(zs_iter *it, int slot, int64_t op);
+/* The first op of the layer body being written on `rank` (a TP rank 0 of
+ * a slot; a backward layer's recomputed forward included), or -1 (pipeline
+ * parallelism, another rank, no layer yet). A dependency that bounds how
+ * early an op without other dependencies is posted: to the layer it
+ * belongs to. */
+int64_t zs_iter_rank_layer_start(const zs_iter *it, int rank);
 /* A fresh tag for a message class (unique within the schedule). */
 int zs_iter_tag(zs_iter *it);
 

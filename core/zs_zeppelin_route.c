@@ -22,6 +22,7 @@ struct zs_zep_route {
     int ndirect;
     int off; /* 1: every transfer direct (the planner's decision for the batch) */
     zs_zep_path last;
+    zs_iter *it; /* during zs_zep_route_xfer: the builder (layer anchors) */
 };
 
 zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk, int route_stream)
@@ -220,16 +221,31 @@ int64_t zs_zep_sync(zs_schedule *s, int rank, int stream, const int64_t *deps, i
     return zs_sched_elementwise(s, rank, stream, "route-sync", 0, 0, deps, ndeps);
 }
 
-/* A relay: its receives on the route stream (never held: no dependencies,
- * nothing else there), each forward on the send stream after its own
- * receive, so relays of different transfers through one GPU never wait for
- * each other's data. */
+/* The dependency of a receive that has no other: the receiving GPU's
+ * start of the layer (zs_iter_rank_layer_start), -1 without a builder. A
+ * receive is posted as soon as its dependencies are met, so without one
+ * every relay posted the receives of a whole iteration at its start: the
+ * SimGrid backend then waits on thousands of open receives per GPU (one
+ * 16-node GitHub iteration ran for over 20 minutes). A GPU reaches the
+ * layer before its peers' transfers of that layer's attention reach it
+ * (they follow their own pre-attention linear ops), so this holds no
+ * source in practice; the analytic backend's results are unchanged. */
+static int64_t layer_anchor(const zs_zep_route *r, int rank)
+{
+    return r->it ? zs_iter_rank_layer_start(r->it, rank) : -1;
+}
+
+/* A relay: its receives on the route stream (nothing else there, no
+ * dependency but the layer's start), each forward on the send stream after
+ * its own receive, so relays of different transfers through one GPU never
+ * wait for each other's data. */
 static void relay(const zs_zep_route *r, zs_schedule *s, int rank, int from, int to, int tag, int n,
                   double chunk, double slice, const char *lin, const char *lout)
 {
+    int64_t a[1] = {layer_anchor(r, rank)};
     for (int c = 0; c < n; c++) {
         double b = c == n - 1 ? slice - chunk * (n - 1) : chunk;
-        int64_t d[1] = {zs_sched_recv(s, rank, r->stream, lin, from, tag, b, NULL, 0)};
+        int64_t d[1] = {zs_sched_recv(s, rank, r->stream, lin, from, tag, b, a, a[0] >= 0)};
         zs_sched_send(s, rank, r->send_stream, lout, to, tag, b, d, 1);
     }
 }
@@ -246,8 +262,11 @@ int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int 
     int t = -1;
     if (zs_cluster_node_of(r->cl, src) != zs_cluster_node_of(r->cl, dst) && r->k > 1)
         t = zs_iter_tag(it);
-    return zs_zep_route_emit(r, zs_iter_schedule(it), src, dst, stream, tag, t, bytes, src_dep,
-                             dst_dep, src_op, dst_op, e);
+    r->it = it;
+    int rc = zs_zep_route_emit(r, zs_iter_schedule(it), src, dst, stream, tag, t, bytes, src_dep,
+                               dst_dep, src_op, dst_op, e);
+    r->it = NULL;
+    return rc;
 }
 
 int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
@@ -262,6 +281,10 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
         *dst_op = zs_sched_recv(s, dst, stream, "ring-xfer", src, tag, bytes, d2, dst_dep >= 0);
         return zs_schedule_check(s, e);
     }
+    /* The destination's chunks arrive on the route stream, which holds
+     * only receives: bounded like a relay's. */
+    if (d2[0] < 0)
+        d2[0] = layer_anchor(r, dst);
     const zs_cluster *cl = r->cl;
     int t = route_tag;
     int64_t arr[ZS_ZEP_MAX_K * MAX_CHUNKS + 1];
@@ -302,7 +325,7 @@ int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int str
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
             arr[narr++] = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
-                                        dst_dep >= 0);
+                                        d2[0] >= 0);
         }
     }
     /* The receiver's consumers wait for every chunk: a join on the join

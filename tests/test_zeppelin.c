@@ -8,6 +8,7 @@
  * ceil(total/k) + one chunk; the analytic backend completes). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "zs_analytic.h"
 #include "zs_planner.h"
@@ -545,6 +546,26 @@ static void test_decisions(void)
     for (const char *c = rep.notes; *c; c++)
         stars += *c == '*';
     ZS_ASSERT_INT_EQ(stars, 2);
+    /* Receives on the route stream (relays' and destinations' chunks) are
+     * bounded by their GPU's layer start: without it a relay posted a
+     * whole iteration's receives at once, which SimGrid waits on one by
+     * one. Each has a dependency, on an earlier op. */
+    int route = -1;
+    for (int i = 0; i < s->nstreams; i++)
+        if (!strcmp(s->stream_names[i], "route"))
+            route = i;
+    CU_ASSERT_FATAL(route >= 0);
+    int64_t nrecv = 0;
+    for (int r = 0; r < s->nranks; r++)
+        for (int64_t i = 0; i < s->ranks[r].nops; i++) {
+            const zs_op *op = &s->ranks[r].ops[i];
+            if (op->stream != route || op->kind != ZS_OP_RECV)
+                continue;
+            nrecv++;
+            CU_ASSERT_FATAL(op->ndeps >= 1);
+            CU_ASSERT(s->ranks[r].deps[op->dep0] < i);
+        }
+    CU_ASSERT(nrecv > 0);
     zs_schedule_free(s);
     zs_batch_free(b);
     int32_t len[16];
