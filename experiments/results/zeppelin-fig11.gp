@@ -12,10 +12,18 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xtics rotate by -40 scale 0 noenhanced
 set yrange [0:*]
+$paper << EOD
+-0.166667	1.6
+0	3.2
+0.166667	3.51
+0.333333	3.64
+EOD
 set terminal pngcairo size 900,560 font "sans,10"
 set output "zeppelin-fig11.png"
-plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i)
+plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i), \
+     $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 set terminal svg size 900,560 font "sans,10"
 set output "zeppelin-fig11.svg"
-plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i)
+plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i), \
+     $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 unset output
