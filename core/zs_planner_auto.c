@@ -692,7 +692,8 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
         rc = place(A, s, e);
     if (!rc) {
         zs_mem_cfg mc = ctx->mem;
-        zs_iter_spec spec = {A->dims, 1, A->lin, mc.recompute, mc.zero_stage, ctx->seed, emit, A};
+        zs_iter_spec spec = {A->dims,   1,    A->lin, mc.recompute, mc.zero_stage,
+                             ctx->seed, emit, A,      NULL};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {
