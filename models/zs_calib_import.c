@@ -5,14 +5,15 @@
  * bad or truncated file is an error naming file:line and changes nothing.
  * See zs_calib.h. */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "zs_calib_internal.h"
-#include "zs_fdio.h"
 #include "zs_config.h"
+#include "zs_fdio.h"
+#include "zs_num.h"
 
 void zs_meas_set_init(zs_meas_set *s)
 {
@@ -78,16 +79,21 @@ static char *next_line(char **cur)
     return p;
 }
 
-static int parse_num(const char *s, double *v)
+/* A number in [min, max] (whole when `whole`), else an error naming
+ * file:line (where), the column and the range. Every cell goes through
+ * here before it is converted, so no cast sees a value out of its type. */
+static int cell(const char *tok, const char *col, double min, double max, int whole,
+                const char *where, double *v, zs_err *e)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(x))
-        return 0;
-    *v = x;
-    return 1;
+    int rc = zs_num_f64(tok, min, max, ZS_EINPUT, col, v, e);
+    if (!rc && whole && *v != floor(*v))
+        rc = zs_err_set(e, ZS_EINPUT, col, "give a whole number", "bad value '%s'", tok);
+    if (rc && e)
+        snprintf(e->where, sizeof e->where, "%s: column %s", where, col);
+    return rc;
 }
+
+static int meas_check(const zs_meas *m, const char *where, zs_err *e);
 
 static void where_line(char *buf, size_t n, const char *path, int line)
 {
@@ -96,22 +102,33 @@ static void where_line(char *buf, size_t n, const char *path, int line)
 
 /* nccl-tests logs: zs_nccl_log.c. */
 
+/* Ranges shared by every measurement source (the JSON format's). */
+#define ZS_MEAS_MAX_GPUS  (1 << 20)
+#define ZS_MEAS_MAX_HEADS (1 << 16)
+
 /* ---- delimited text: kernel CSV and Megatron TSV --------------------------------- */
+
+/* The widest table read: a layer-op TSV has one column per op (a few dozen
+ * in Megatron's); the limit only keeps a hostile file bounded. */
+#define MAXCOLS 1024
+
+/* Splits line in place at d into tok (room for max fields): the number of
+ * fields, or -1 when there are more than max (tok then holds the first
+ * max, nothing past them is touched). */
 static int split_delim(char *line, char d, char **tok, int max)
 {
     int n = 0;
     char *p = line;
     for (;;) {
         if (n == max)
-            return max + 1;
+            return -1;
         tok[n++] = p;
         char *q = strchr(p, d);
         if (!q)
-            break;
+            return n;
         *q = '\0';
         p = q + 1;
     }
-    return n;
 }
 
 static int col_of(char **hdr, int n, const char *const *names)
@@ -123,7 +140,18 @@ static int col_of(char **hdr, int n, const char *const *names)
     return -1;
 }
 
-#define MAXCOLS 64
+/* The header row split into hdr (MAXCOLS + 1 slots): its field count, or
+ * an error naming line 1 when the table is wider than MAXCOLS. */
+static int header(char *line, char delim, char **hdr, const char *path, char *where, size_t wn,
+                  int *nh, zs_err *e)
+{
+    where_line(where, wn, path, 1);
+    *nh = split_delim(line, delim, hdr, MAXCOLS);
+    if (*nh < 0)
+        return zs_err_set(e, ZS_EINPUT, where, "split the table into files of fewer columns",
+                          "more than %d columns", MAXCOLS);
+    return ZS_OK;
+}
 
 /* The next non-empty row of a delimited table into tok (nh fields, as the
  * header has): 1 for a row, 0 at the end, or an error naming the line. */
@@ -139,7 +167,9 @@ static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, co
         int nt = split_delim(line, delim, tok, MAXCOLS);
         if (nt != nh)
             return zs_err_set(e, ZS_EINPUT, where, "every row needs as many fields as the header",
-                              "row has %d fields, header has %d (truncated file?)", nt, nh);
+                              nt < 0 ? "row has more than %d fields, header has %d"
+                                     : "row has %d fields, header has %d (truncated file?)",
+                              nt < 0 ? MAXCOLS : nt, nh);
         return 1;
     }
     return 0;
@@ -159,7 +189,9 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
     char where[600];
     char *cur = text, *line = next_line(&cur);
     char *hdr[MAXCOLS + 1];
-    int nh = split_delim(line, ',', hdr, MAXCOLS);
+    int nh, rc;
+    if ((rc = header(line, ',', hdr, path, where, sizeof where, &nh, e)))
+        return rc;
     static const char *const c_len[] = {"seq_len", "seqlen", "tokens", "L", NULL};
     static const char *const c_ms[] = {"latency(ms)", "latency_ms", "ms", "duration_per_doc", NULL};
     static const char *const c_hq[] = {"hqo", "heads", "hq", NULL};
@@ -174,8 +206,7 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
         ik = col_of(hdr, nh, c_hkv), id = col_of(hdr, nh, c_d), io = col_of(hdr, nh, c_op),
         ig = col_of(hdr, nh, c_gpu), itp = col_of(hdr, nh, c_tp), icp = col_of(hdr, nh, c_cp),
         itot = col_of(hdr, nh, c_tot), profile = col_of(hdr, nh, c_prof) >= 0;
-    where_line(where, sizeof where, path, 1);
-    if (nh > MAXCOLS || il < 0 || it < 0 || (!profile && (ih < 0 || id < 0)))
+    if (il < 0 || it < 0 || (!profile && (ih < 0 || id < 0)))
         return zs_err_set(e, ZS_EINPUT, where,
                           "a kernel latency CSV needs the columns seq_len, latency(ms), hqo, "
                           "hkv and d, or (per-document profiles) L, cp, tp and "
@@ -186,17 +217,15 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
     int got;
     while ((got = next_row(&cur, &line_no, ',', nh, tok, path, where, sizeof where, e)) > 0) {
         double len, ms, hq = 0, hkv = 0, d = 0, tp = 1, cp = 1, tot = profile ? 32768 : 0;
-        if (!parse_num(tok[il], &len) || len < 1 || len > 2147483647.0 ||
-            !parse_num(tok[it], &ms) || ms <= 0 ||
-            (ih >= 0 && (!parse_num(tok[ih], &hq) || hq < 1 || hq > 65536)) ||
-            (id >= 0 && (!parse_num(tok[id], &d) || d < 1 || d > 65536)) ||
-            (ik >= 0 && (!parse_num(tok[ik], &hkv) || hkv < 0 || hkv > 65536)) ||
-            (itp >= 0 && (!parse_num(tok[itp], &tp) || tp < 1 || tp > 65536)) ||
-            (icp >= 0 && (!parse_num(tok[icp], &cp) || cp < 1 || cp > 65536)) ||
-            (itot >= 0 && (!parse_num(tok[itot], &tot) || tot < 0 || tot > 2147483647.0)))
-            return zs_err_set(e, ZS_EINPUT, where,
-                              "lengths, heads, degrees and latencies must be positive",
-                              "bad number in a kernel latency row");
+        if ((rc = cell(tok[il], hdr[il], 1, INT32_MAX, 1, where, &len, e)) ||
+            (rc = cell(tok[it], hdr[it], 1e-9, 1e9, 0, where, &ms, e)) ||
+            (ih >= 0 && (rc = cell(tok[ih], hdr[ih], 1, ZS_MEAS_MAX_HEADS, 1, where, &hq, e))) ||
+            (id >= 0 && (rc = cell(tok[id], hdr[id], 1, ZS_MEAS_MAX_HEADS, 1, where, &d, e))) ||
+            (ik >= 0 && (rc = cell(tok[ik], hdr[ik], 0, ZS_MEAS_MAX_HEADS, 1, where, &hkv, e))) ||
+            (itp >= 0 && (rc = cell(tok[itp], hdr[itp], 1, ZS_MEAS_MAX_GPUS, 1, where, &tp, e))) ||
+            (icp >= 0 && (rc = cell(tok[icp], hdr[icp], 1, ZS_MEAS_MAX_GPUS, 1, where, &cp, e))) ||
+            (itot >= 0 && (rc = cell(tok[itot], hdr[itot], 0, INT32_MAX, 1, where, &tot, e))))
+            return rc;
         const char *opname = io >= 0 ? tok[io] : "attn";
         zs_meas m;
         memset(&m, 0, sizeof m);
@@ -206,7 +235,7 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
             snprintf(m.op, sizeof m.op, "attn_bwd");
         else
             return zs_err_set(e, ZS_EINPUT, where, "use op attn, attn_fwd or attn_bwd",
-                              "unknown kernel op '%s'", opname);
+                              "unknown kernel op '%.40s'", opname);
         if (ig >= 0 && !s->gpu[0])
             snprintf(s->gpu, sizeof s->gpu, "%s", tok[ig]);
         m.gpus = 1;
@@ -220,8 +249,7 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
         m.tp = (int)tp;
         m.cp = (int)cp;
         snprintf(m.source, sizeof m.source, "%s", where);
-        int rc = zs_meas_add(s, &m, e);
-        if (rc)
+        if ((rc = meas_check(&m, where, e)) || (rc = zs_meas_add(s, &m, e)))
             return rc;
         rows++;
     }
@@ -237,12 +265,13 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
     char where[600];
     char *cur = text, *line = next_line(&cur);
     char *hdr[MAXCOLS + 1];
-    int nh = split_delim(line, '\t', hdr, MAXCOLS);
+    int nh, rc;
+    if ((rc = header(line, '\t', hdr, path, where, sizeof where, &nh, e)))
+        return rc;
     static const char *const c_ctx[] = {"ctx_length", NULL}, *const c_tp[] = {"tp", NULL},
                              *const c_cp[] = {"cp", NULL};
     int ic = col_of(hdr, nh, c_ctx), itp = col_of(hdr, nh, c_tp), icp = col_of(hdr, nh, c_cp);
-    where_line(where, sizeof where, path, 1);
-    if (nh > MAXCOLS || ic < 0 || itp < 0 || icp < 0 || nh < 4)
+    if (ic < 0 || itp < 0 || icp < 0 || nh < 4)
         return zs_err_set(e, ZS_EINPUT, where,
                           "a layer-op TSV needs ctx_length, tp, cp and one column per op",
                           "unrecognised TSV header");
@@ -251,17 +280,19 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
     int got;
     while ((got = next_row(&cur, &line_no, '\t', nh, tok, path, where, sizeof where, e)) > 0) {
         double ctx, tp, cp;
-        if (!parse_num(tok[ic], &ctx) || ctx < 1 || !parse_num(tok[itp], &tp) || tp < 1 ||
-            !parse_num(tok[icp], &cp) || cp < 1)
-            return zs_err_set(e, ZS_EINPUT, where, "ctx_length, tp and cp must be positive",
-                              "bad number in a layer-op row");
+        if ((rc = cell(tok[ic], "ctx_length", 1, 1e12, 1, where, &ctx, e)) ||
+            (rc = cell(tok[itp], "tp", 1, ZS_MEAS_MAX_GPUS, 1, where, &tp, e)) ||
+            (rc = cell(tok[icp], "cp", 1, ZS_MEAS_MAX_GPUS, 1, where, &cp, e)))
+            return rc;
+        if (tp * cp > ZS_MEAS_MAX_GPUS)
+            return zs_err_set(e, ZS_EINPUT, where, "tp x cp is the GPU count: at most 2^20",
+                              "tp %g x cp %g GPUs", tp, cp);
         for (int i = 0; i < nh; i++) {
             if (i == ic || i == itp || i == icp)
                 continue;
             double ms;
-            if (!parse_num(tok[i], &ms) || ms <= 0)
-                return zs_err_set(e, ZS_EINPUT, where, "latencies must be positive numbers (ms)",
-                                  "bad latency in column '%s'", hdr[i]);
+            if ((rc = cell(tok[i], hdr[i], 1e-9, 1e9, 0, where, &ms, e)))
+                return rc;
             /* "megatron.core...forward.qkv_1" -> "qkv" */
             const char *nm = strrchr(hdr[i], '.');
             nm = nm ? nm + 1 : hdr[i];
@@ -277,8 +308,7 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
             m.tokens = ctx / cp;
             m.seconds = ms * 1e-3;
             snprintf(m.source, sizeof m.source, "%s", where);
-            int rc = zs_meas_add(s, &m, e);
-            if (rc)
+            if ((rc = meas_check(&m, where, e)) || (rc = zs_meas_add(s, &m, e)))
                 return rc;
             rows++;
         }
@@ -299,26 +329,50 @@ static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 static const zs_field meas_fields[] = {
     F("op", ZS_F_STRING, op, 0, 0, 1, 0, "", "op class (docs/validation.md)"),
     F("seconds", ZS_F_DOUBLE, seconds, 1e-12, 1e6, 1, 0, "s", "measured time"),
-    F("gpus", ZS_F_INT, gpus, 1, 1 << 20, 0, 1, "", "GPUs taking part"),
+    F("gpus", ZS_F_INT, gpus, 1, ZS_MEAS_MAX_GPUS, 0, 1, "", "GPUs taking part"),
     F("nodes", ZS_F_INT, nodes, 0, 1 << 16, 0, 1, "", "nodes the GPUs span (collectives; 0 = 1)"),
     F("bytes", ZS_F_DOUBLE, bytes, 0, 1e15, 0, 0, "B", "collective size (nccl-tests) or p2p bytes"),
     F("seq_len", ZS_F_INT, seq_len, 0, 2147483647.0, 0, 0, "tokens", "document length"),
     F("docs", ZS_F_INT, docs, 1, 1 << 24, 0, 1, "",
       "equal documents in the launch (seconds is per document)"),
     F("causal", ZS_F_BOOL, causal, 0, 1, 0, 1, "", "causal attention"),
-    F("heads", ZS_F_INT, heads, 0, 1 << 16, 0, 0, "", "query heads"),
-    F("kv_heads", ZS_F_INT, kv_heads, 0, 1 << 16, 0, 0, "", "KV heads"),
-    F("head_dim", ZS_F_INT, head_dim, 0, 1 << 16, 0, 0, "", "head dimension"),
+    F("heads", ZS_F_INT, heads, 0, ZS_MEAS_MAX_HEADS, 0, 0, "", "query heads"),
+    F("kv_heads", ZS_F_INT, kv_heads, 0, ZS_MEAS_MAX_HEADS, 0, 0, "", "KV heads"),
+    F("head_dim", ZS_F_INT, head_dim, 0, ZS_MEAS_MAX_HEADS, 0, 0, "", "head dimension"),
     F("m", ZS_F_DOUBLE, m, 0, 1e12, 0, 0, "", "GEMM rows (tokens)"),
     F("n", ZS_F_DOUBLE, n, 0, 1e12, 0, 0, "", "GEMM columns"),
     F("k", ZS_F_DOUBLE, k, 0, 1e12, 0, 0, "", "GEMM inner dimension"),
-    F("tp", ZS_F_INT, tp, 1, 1 << 20, 0, 1, "", "tensor-parallel degree"),
-    F("cp", ZS_F_INT, cp, 1, 1 << 20, 0, 1, "", "context-parallel degree"),
+    F("tp", ZS_F_INT, tp, 1, ZS_MEAS_MAX_GPUS, 0, 1, "", "tensor-parallel degree"),
+    F("cp", ZS_F_INT, cp, 1, ZS_MEAS_MAX_GPUS, 0, 1, "", "context-parallel degree"),
     F("tokens", ZS_F_DOUBLE, tokens, 0, 1e12, 0, 0, "", "tokens per GPU (layer ops)"),
     F("source", ZS_F_STRING, source, 0, 0, 0, 0, "", "where the point comes from"),
 };
 #undef F
 static const size_t meas_nfields = sizeof meas_fields / sizeof meas_fields[0];
+
+/* Holds a point read from a CSV or TSV to the JSON format's ranges, so
+ * every source gives the fit the same bounded numbers. */
+static int meas_check(const zs_meas *m, const char *where, zs_err *e)
+{
+    for (size_t i = 0; i < meas_nfields; i++) {
+        const zs_field *f = &meas_fields[i];
+        const char *p = (const char *)m + f->offset;
+        double v;
+        if (f->type == ZS_F_INT)
+            v = *(const int *)p;
+        else if (f->type == ZS_F_DOUBLE)
+            v = *(const double *)p;
+        else
+            continue;
+        int rc = zs_num_check_f64(v, f->min, f->max, ZS_EINPUT, f->key, e);
+        if (rc) {
+            if (e)
+                snprintf(e->where, sizeof e->where, "%s: %s", where, f->key);
+            return rc;
+        }
+    }
+    return ZS_OK;
+}
 
 static int op_known(const char *op)
 {

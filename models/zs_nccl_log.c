@@ -7,6 +7,7 @@
  * result row from the out-of-place or the in-place columns. Lines NCCL
  * itself prints with NCCL_DEBUG=INFO are skipped. See zs_calib.h. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,18 +113,49 @@ static int scan_setting(log_state *st, const char *line, const char *key, int al
     return ZS_OK;
 }
 
+/* The largest GPU count a log may describe (the measurement format's). */
+#define MAX_GPUS (1 << 20)
+
+/* The count after `key` in the header line ("# nThread 1 nGpus 8 ..."),
+ * when the key is there: strict, so "99999999999" is an error rather than
+ * an overflow (sscanf's %d has no range). */
+static int header_count(log_state *st, const char *line, const char *key, int *out, zs_err *e)
+{
+    const char *q = strstr(line, key);
+    if (!q)
+        return ZS_OK;
+    q += strlen(key);
+    while (*q == ' ')
+        q++;
+    /* 15 characters tell a valid count (at most 7 digits) from anything else */
+    char num[16];
+    size_t n = strcspn(q, " \t");
+    snprintf(num, sizeof num, "%.*s", (int)(n < sizeof num ? n : sizeof num - 1), q);
+    int64_t v;
+    int rc = zs_num_i64(num, 1, MAX_GPUS, ZS_EINPUT, key, &v, e);
+    if (rc && e)
+        snprintf(e->where, sizeof e->where, "%s: %s", st->where, key);
+    if (!rc)
+        *out = (int)v;
+    return rc;
+}
+
 static int header_line(log_state *st, zs_meas_set *s, const char *p, zs_err *e)
 {
     const char *q;
-    if ((q = strstr(p, "nThread")))
-        sscanf(q, "nThread %d nGpus %d", &st->nthread, &st->ngpus);
+    int rc;
+    if (strstr(p, "nThread") && ((rc = header_count(st, p, "nThread", &st->nthread, e)) ||
+                                 (rc = header_count(st, p, "nGpus", &st->ngpus, e))))
+        return rc;
     if (strstr(p, "Avg bus bandwidth"))
         st->footer = 1;
     if (!st->op && (strstr(p, "_perf") || strstr(p, "Collective test")))
         st->op = nccl_op_of(p);
     if ((q = strstr(p, "Rank")) && strstr(p, "device")) {
-        int r;
-        if (sscanf(q, "Rank %d", &r) == 1)
+        q += 4;
+        while (*q == ' ')
+            q++;
+        if (isdigit((unsigned char)*q) && st->ranks <= MAX_GPUS)
             st->ranks++;
         const char *on = strstr(p, " on ");
         char host[64];
@@ -181,25 +213,29 @@ static int row(log_state *st, zs_meas_set *s, char *p, unsigned algo, unsigned p
         return zs_err_set(e, ZS_EINPUT, where,
                           "NCCL found wrong results: fix the setup before calibrating on it",
                           "%g wrong elements reported", wrong);
-    int ranks = st->ranks;
+    /* both counts are at most 2^20: their product fits int64 */
+    int64_t ranks = st->ranks;
     if (ranks == 0)
-        ranks = st->nthread > 0 && st->ngpus > 0 ? st->nthread * st->ngpus : st->ngpus;
+        ranks = st->nthread > 0 && st->ngpus > 0 ? (int64_t)st->nthread * st->ngpus : st->ngpus;
+    if (ranks > MAX_GPUS)
+        return zs_err_set(e, ZS_EINPUT, where, "a log describes at most 2^20 GPUs",
+                          "%lld GPUs in the header", (long long)ranks);
     if (ranks < 1)
         return zs_err_set(e, ZS_EINPUT, where,
                           "keep the '# nThread ... nGpus ...' and '#  Rank ...' header lines",
                           "cannot tell the number of GPUs from the header");
     int nodes = st->nhosts > 0 ? st->nhosts : 1;
     if (ranks % nodes != 0)
-        return zs_err_set(e, ZS_EINPUT, where,
-                          "run the same number of GPUs on every node (the model assumes it)",
-                          "%d ranks on %d hosts: not the same number per node", ranks, nodes);
+        return zs_err_set(
+            e, ZS_EINPUT, where, "run the same number of GPUs on every node (the model assumes it)",
+            "%lld ranks on %d hosts: not the same number per node", (long long)ranks, nodes);
     zs_meas m;
     memset(&m, 0, sizeof m);
     if (strcmp(st->op, "p2p") == 0)
         snprintf(m.op, sizeof m.op, "%s", nodes > 1 ? "p2p_nic" : "p2p_nvlink");
     else
         snprintf(m.op, sizeof m.op, "%s", st->op);
-    m.gpus = ranks;
+    m.gpus = (int)ranks;
     m.nodes = nodes;
     m.algo_mask = algo;
     m.proto_mask = proto;

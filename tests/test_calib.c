@@ -483,7 +483,95 @@ static void test_profile_cp_holdout(void)
     zs_meas_set_clear(&s);
 }
 
-static const zs_test_case cases[] = {{"sha256_vectors", test_sha256_vectors},
+/* Wide tables: a Megatron TSV has one column per op and can have more than
+ * 64 of them; a CSV may carry extra columns. Both import whole (the old
+ * 64-column array read past its end at 65), and a table wider than the
+ * limit is refused by name. */
+static void test_import_wide_tables(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    char *buf = malloc(1 << 20);
+    /* CSV: the five columns a kernel CSV needs, then 65 more. */
+    int n = sprintf(buf, "seq_len,latency(ms),hqo,hkv,d");
+    for (int i = 0; i < 65; i++)
+        n += sprintf(buf + n, ",c%d", i);
+    n += sprintf(buf + n, "\n1024,0.5,32,8,128");
+    for (int i = 0; i < 65; i++)
+        n += sprintf(buf + n, ",%d", i);
+    sprintf(buf + n, "\n");
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("w70.csv", buf), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 1);
+    ZS_ASSERT_INT_EQ(s.v[0].heads, 32);
+    /* TSV: ctx_length, tp, cp and 80 op columns give 80 points. */
+    n = sprintf(buf, "ctx_length\ttp\tcp");
+    for (int i = 0; i < 80; i++)
+        n += sprintf(buf + n, "\tm.op%d_1", i);
+    n += sprintf(buf + n, "\n32768\t2\t4");
+    for (int i = 0; i < 80; i++)
+        n += sprintf(buf + n, "\t%d.5", i + 1);
+    sprintf(buf + n, "\n");
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("w83.tsv", buf), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 81);
+    CU_ASSERT_STRING_EQUAL(s.v[80].op, "layer:op79");
+    ZS_ASSERT_INT_EQ(s.v[80].gpus, 8);
+    /* Past the limit: an error that names it, nothing added. */
+    n = sprintf(buf, "seq_len,latency(ms),hqo,hkv,d");
+    for (int i = 0; i < 5000; i++)
+        n += sprintf(buf + n, ",c%d", i);
+    sprintf(buf + n, "\n1024,0.5,32,8,128\n");
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, zs_test_write("w5005.csv", buf), &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "columns");
+    ZS_ASSERT_STR_CONTAINS(e.where, "w5005.csv:1");
+    ZS_ASSERT_INT_EQ(s.n, 81);
+    free(buf);
+    zs_meas_set_clear(&s);
+}
+
+/* Numbers that do not fit the fields they fill are input errors, not
+ * undefined casts (UBSan flagged (int)1e12): every row is held to the
+ * ranges of the JSON measurement format. */
+static void test_import_out_of_range(void)
+{
+    static const char *const bad[] = {
+        "seq_len,latency(ms),hqo,hkv,d\n1024,0.5,1e12,8,128\n",
+        "seq_len,latency(ms),hqo,hkv,d\n1024,0.5,32,-1e12,128\n",
+        "seq_len,latency(ms),hqo,hkv,d\n1024,0.5,32,8,1e300\n",
+        "seq_len,latency(ms),hqo,hkv,d\n1e10,0.5,32,8,128\n",
+        "seq_len,latency(ms),hqo,hkv,d\n1024,1e300,32,8,128\n",
+        "seq_len,latency(ms),hqo,hkv,d\n1024,0.5,32,8,128 \n",
+        "ctx_length\ttp\tcp\tx.qkv_1\n32768\t1e10\t1\t1.5\n",
+        "ctx_length\ttp\tcp\tx.qkv_1\n32768\t65536\t65536\t1.5\n",
+        "ctx_length\ttp\tcp\tx.qkv_1\n1e300\t1\t1\t1.5\n",
+        "ctx_length\ttp\tcp\tx.qkv_1\n32768\t1\t1\t1e300\n",
+        "$ ./all_gather_perf\n# nThread 99999999999 nGpus 99999999999\n"
+        "  1024 256 float none -1 10.0 0.1 0.1 0 10.0 0.1 0.1 0\n# Avg bus bandwidth : 1\n",
+        "$ ./all_gather_perf\n# nThread 1 nGpus 2\n"
+        "  1e300 256 float none -1 10.0 0.1 0.1 0 10.0 0.1 0.1 0\n# Avg bus bandwidth : 1\n",
+        "$ ./all_gather_perf\n# nThread 1 nGpus 2\n"
+        "  1024 256 float none -1 1e300 0.1 0.1 0 10.0 0.1 0.1 0\n# Avg bus bandwidth : 1\n",
+    };
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        zs_err e;
+        zs_err_clear(&e);
+        char name[32];
+        snprintf(name, sizeof name, "range%zu.%s", i, i < 6 ? "csv" : i < 10 ? "tsv" : "txt");
+        int rc = zs_meas_read(&s, zs_test_write(name, bad[i]), &e);
+        if (rc != ZS_EINPUT)
+            fprintf(stderr, "case %zu accepted: %s", i, bad[i]);
+        ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+        ZS_ASSERT_STR_CONTAINS(e.where, name);
+    }
+    ZS_ASSERT_INT_EQ(s.n, 0);
+    zs_meas_set_clear(&s);
+}
+
+static const zs_test_case cases[] = {{"import_wide_tables", test_import_wide_tables},
+                                     {"import_out_of_range", test_import_out_of_range},
+                                     {"sha256_vectors", test_sha256_vectors},
                                      {"import_nccl", test_import_nccl},
                                      {"import_csv_tsv_json", test_import_csv_tsv_json},
                                      {"fit_recovers_nccl_params", test_fit_recovers_nccl_params},
