@@ -2,10 +2,11 @@
 #include "zs_fdio.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-#include "zs_err.h"
 
 int zs_write_all(int fd, const void *buf, size_t n)
 {
@@ -39,19 +40,43 @@ int zs_read_all(int fd, void *buf, size_t n)
     return 1;
 }
 
+static size_t g_input_limit = ZS_INPUT_LIMIT_DEFAULT;
+
+size_t zs_input_limit(void)
+{
+    return g_input_limit;
+}
+
+void zs_input_limit_set(size_t bytes)
+{
+    g_input_limit = bytes < SIZE_MAX / 4 ? bytes : SIZE_MAX / 4; /* room for limit + 2 */
+}
+
 int zs_read_stream(FILE *f, char **out, size_t *len)
 {
-    size_t cap = 1 << 16, n = 0;
+    size_t limit = g_input_limit, cap = 1 << 16, n = 0;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uintmax_t)st.st_size > limit)
+            return ZS_EINPUT;
+        cap = (size_t)st.st_size + 2; /* one byte to see the end, one for the NUL */
+    }
+    if (cap > limit + 2)
+        cap = limit + 2;
     char *buf = malloc(cap);
     while (buf) {
         if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
+            if (n > limit)
+                break;
+            /* grow by doubling, but never past the limit + the NUL + one byte to see it */
+            size_t ncap = cap > (limit + 2) / 2 ? limit + 2 : cap * 2;
+            char *nb = realloc(buf, ncap);
             if (!nb) {
                 free(buf);
                 return ZS_ENOMEM;
             }
             buf = nb;
-            cap *= 2;
+            cap = ncap;
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
@@ -60,6 +85,10 @@ int zs_read_stream(FILE *f, char **out, size_t *len)
     }
     if (!buf)
         return ZS_ENOMEM;
+    if (n > limit) {
+        free(buf);
+        return ZS_EINPUT;
+    }
     if (ferror(f)) {
         free(buf);
         return ZS_EIO;
@@ -67,5 +96,33 @@ int zs_read_stream(FILE *f, char **out, size_t *len)
     buf[n] = '\0';
     *out = buf;
     *len = n;
+    return ZS_OK;
+}
+
+int zs_read_file(const char *path, const char *open_fix, char **out, size_t *len, zs_err *e)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f)
+        return zs_err_set(e, ZS_EINPUT, path, open_fix ? open_fix : "check the path",
+                          "cannot open file (%s)", strerror(errno));
+    errno = 0;
+    int rc = zs_read_stream(f, out, len);
+    int err = errno;
+    if (!is_stdin)
+        fclose(f);
+    if (rc == ZS_EINPUT) {
+        size_t l = g_input_limit;
+        return zs_err_set(e, ZS_EINPUT, path,
+                          "give a smaller file, or raise the limit with the environment "
+                          "variable ZEPSIM_MAX_INPUT_MB",
+                          "input larger than the %zu %s limit", l % (1 << 20) ? l : l >> 20,
+                          l % (1 << 20) ? "byte" : "MiB");
+    }
+    if (rc == ZS_ENOMEM)
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the file");
+    if (rc)
+        return zs_err_set(e, ZS_EIO, path, "check that the path is a readable file",
+                          "read error: %s", strerror(err ? err : EIO));
     return ZS_OK;
 }

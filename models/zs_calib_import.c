@@ -46,20 +46,6 @@ int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e)
     return ZS_OK;
 }
 
-static int read_all(const char *path, char **out, size_t *len, zs_err *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
-    int rc = zs_read_stream(f, out, len);
-    fclose(f);
-    if (rc == ZS_ENOMEM)
-        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-    if (rc)
-        return zs_err_set(e, ZS_EIO, path, NULL, "read error");
-    return ZS_OK;
-}
-
 /* Splits buf in place into lines; returns the next line or NULL. */
 static char *next_line(char **cur)
 {
@@ -436,7 +422,7 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
 {
     char *text = NULL; /* initialised for gcc -O3, which cannot see read_all set them */
     size_t len = 0;
-    int rc = read_all(path, &text, &len, e);
+    int rc = zs_read_file(path, NULL, &text, &len, e);
     if (rc)
         return rc;
     zs_meas_set tmp;

@@ -3,9 +3,11 @@
  * the data it was fitted on. A small self-contained implementation keeps
  * the core free of a crypto dependency. See zs_calib.h. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "zs_calib.h"
+#include "zs_fdio.h"
 
 typedef struct sha256 {
     uint32_t h[8];
@@ -121,19 +123,12 @@ void zs_sha256_hex(const void *data, size_t n, char out[65])
 
 int zs_sha256_file(const char *path, char out[65], zs_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
-    sha256 s;
-    init(&s);
-    unsigned char buf[65536];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        update(&s, buf, got);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return zs_err_set(e, ZS_EIO, path, NULL, "read error");
-    final_hex(&s, out);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = zs_read_file(path, NULL, &text, &len, e);
+    if (rc)
+        return rc;
+    zs_sha256_hex(text, len, out);
+    free(text);
     return ZS_OK;
 }

@@ -41,24 +41,18 @@ int zs_json_doc_load_text(const char *source, const char *text, zs_json_doc **ou
 
 int zs_json_doc_load_file(const char *path, zs_json_doc **out, zs_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return zs_err_set(e, ZS_EINPUT, path, "check the path (or use a preset name: zepsim list)",
-                          "cannot open file");
     char *buf = NULL;
     size_t len = 0;
-    int rr = zs_read_stream(f, &buf, &len);
-    fclose(f);
-    if (rr == ZS_ENOMEM)
-        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-    if (rr)
-        return zs_err_set(e, ZS_EIO, path, NULL, "read error");
+    int rc =
+        zs_read_file(path, "check the path (or use a preset name: zepsim list)", &buf, &len, e);
+    if (rc)
+        return rc;
     if (strlen(buf) != len) {
         free(buf);
         return zs_err_set(e, ZS_EINPUT, path, "the file must be UTF-8 JSON text",
                           "file contains a NUL byte (binary file?)");
     }
-    int rc = zs_json_doc_load_text(path, buf, out, e);
+    rc = zs_json_doc_load_text(path, buf, out, e);
     free(buf);
     return rc;
 }

@@ -1,9 +1,10 @@
-/* base/: the strict number parsers and atomic output files. */
+/* base/: the strict number parsers, atomic output files and bounded input. */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "zs_afile.h"
+#include "zs_fdio.h"
 #include "zs_num.h"
 #include "zs_test.h"
 
@@ -96,13 +97,49 @@ static void test_afile(void)
     ZS_ASSERT_STR_CONTAINS(e.where, "/nonexistent-dir/x.json");
 }
 
+/* Inputs are bounded: a regular file over the limit is refused by its
+ * size, a device or pipe once it delivered more than the limit (before,
+ * /dev/zero grew the buffer until memory ran out). */
+static void test_read_limit(void)
+{
+    zs_err e;
+    char *buf = NULL;
+    size_t n = 0;
+    char big[2001];
+    memset(big, 'x', 2000);
+    big[2000] = '\0';
+    const char *path = zs_test_write("big.txt", big);
+    ZS_ASSERT_INT_EQ(zs_input_limit(), ZS_INPUT_LIMIT_DEFAULT);
+    ZS_ASSERT_OK(zs_read_file(path, NULL, &buf, &n, &e), &e);
+    ZS_ASSERT_INT_EQ(n, 2000);
+    free(buf);
+    buf = NULL;
+    zs_input_limit_set(2000); /* exactly the size: still read */
+    ZS_ASSERT_OK(zs_read_file(path, NULL, &buf, &n, &e), &e);
+    free(buf);
+    buf = NULL;
+    zs_input_limit_set(1999);
+    ZS_ASSERT_INT_EQ(zs_read_file(path, NULL, &buf, &n, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "larger than the 1999 byte limit");
+    ZS_ASSERT_STR_CONTAINS(e.fix, "ZEPSIM_MAX_INPUT_MB");
+    ZS_ASSERT_STR_CONTAINS(e.where, "big.txt");
+    zs_input_limit_set((size_t)1 << 20);
+    ZS_ASSERT_INT_EQ(zs_read_file("/dev/zero", NULL, &buf, &n, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "larger than the 1 MiB limit");
+    CU_ASSERT_PTR_NULL(buf);
+    FILE *f = fopen("/dev/zero", "rb");
+    ZS_ASSERT_INT_EQ(zs_read_stream(f, &buf, &n), ZS_EINPUT);
+    fclose(f);
+    ZS_ASSERT_INT_EQ(zs_read_file("/nonexistent/x", "use a preset", &buf, &n, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "use a preset");
+    zs_input_limit_set(ZS_INPUT_LIMIT_DEFAULT);
+}
+
 int main(int argc, char **argv)
 {
-    static const zs_test_case cases[] = {{"num_int", test_num_int},
-                                         {"num_unsigned", test_num_unsigned},
-                                         {"num_real", test_num_real},
-                                         {"afile", test_afile},
-                                         {NULL, NULL}};
+    static const zs_test_case cases[] = {
+        {"num_int", test_num_int}, {"num_unsigned", test_num_unsigned}, {"num_real", test_num_real},
+        {"afile", test_afile},     {"read_limit", test_read_limit},     {NULL, NULL}};
     static const zs_test_suite suites[] = {{"base", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
 }

@@ -12,7 +12,6 @@
 #include "zs_fdio.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -541,23 +540,11 @@ int zs_trace_read_text(const char *name, const char *text, size_t n, const zs_tr
 
 int zs_trace_read_file(const char *path, const zs_trace_read_cfg *cfg, zs_trace **out, zs_err *e)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f)
-        return zs_err_set(e, ZS_EINPUT, path, "check the path (a trace file or a preset name)",
-                          "cannot open trace file (%s)", strerror(errno));
     char *buf = NULL;
     size_t n = 0;
-    int rc = zs_read_stream(f, &buf, &n);
-    if (rc == ZS_ENOMEM)
-        rc = zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the trace");
-    else if (rc)
-        rc = zs_err_set(e, ZS_EINPUT, path, "check that the path is a readable file",
-                        "cannot read trace file (%s)", strerror(errno));
-    if (!is_stdin)
-        fclose(f);
+    int rc = zs_read_file(path, "check the path (a trace file or a preset name)", &buf, &n, e);
     if (rc == ZS_OK)
-        rc = zs_trace_read_text(is_stdin ? "<stdin>" : path, buf, n, cfg, out, e);
+        rc = zs_trace_read_text(strcmp(path, "-") ? path : "<stdin>", buf, n, cfg, out, e);
     free(buf);
     return rc;
 }

@@ -27,7 +27,7 @@ done
 expect_out list-clusters "cluster-a"
 
 expect_rc missing-file 2 "$ZEPSIM" show model /nonexistent/m.json
-expect_out missing-file "cannot open file: /nonexistent/m.json"
+expect_out missing-file "cannot open file \(No such file or directory\): /nonexistent/m.json"
 expect_rc unknown-preset 2 "$ZEPSIM" show model gpt-5 && expect_out unknown-preset "llama-7b"
 
 printf '{\n  "name": "broken",\n  "layers": 32\n  "hidden": 4096\n}\n' >"$TMP/broken.json"
