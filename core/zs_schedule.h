@@ -305,7 +305,31 @@ void zs_op_print(FILE *f, const zs_schedule *s, int rank, int64_t i);
 /* Writes a readable, diffable JSON document (one op per line). */
 int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e);
 int zs_schedule_dump_file(const zs_schedule *s, const char *path, zs_err *e);
-/* Reads a dump back; malformed files are ZS_EINPUT errors naming file:line. */
+/* Reads a dump back; malformed files are ZS_EINPUT errors naming file:line.
+ * A dump is bounded work for the validator and the backends: at most
+ * zs_plan_limits_get().ranks ranks and .ops executed ops (stored ops times
+ * their segment's repeat, over all ranks; attention block references count
+ * against the same budget), no segment repeated more often than the plan
+ * has layers, op times finite in [0, ZS_PLAN_MAX_SECONDS], sizes in [0,
+ * ZS_PLAN_MAX_BYTES] and GEMM dimensions in [0, ZS_PLAN_MAX_DIM]. */
 int zs_schedule_load_file(const char *path, zs_schedule **out, zs_err *e);
+
+/* Bounds on a plan read from a file (docs/reliability.md). The defaults are
+ * about 5x the largest study here (a 4096-GPU Zeppelin plan: 51M executed
+ * ops); the CLI reads ZEPSIM_MAX_PLAN_RANKS and ZEPSIM_MAX_PLAN_OPS. */
+typedef struct zs_plan_limits {
+    int64_t ranks; /* ranks of one plan */
+    int64_t ops;   /* executed ops (and attention block references) */
+} zs_plan_limits;
+
+#define ZS_PLAN_MAX_RANKS_DEFAULT 65536
+#define ZS_PLAN_MAX_OPS_DEFAULT   ((int64_t)1 << 28)
+#define ZS_PLAN_MAX_SECONDS       1e6  /* one op: 11.6 days */
+#define ZS_PLAN_MAX_BYTES         1e15 /* one transfer or memory-bound op: 1 PB */
+#define ZS_PLAN_MAX_DIM           1e12 /* one GEMM dimension */
+
+zs_plan_limits zs_plan_limits_get(void);
+/* Process-wide; values below 1 are raised to 1. */
+void zs_plan_limits_set(zs_plan_limits l);
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_fdio.h"
+
 #define ZS_DUMP_VERSION 1
 
 static void put_str(FILE *f, const char *s)
@@ -153,9 +155,24 @@ int zs_schedule_dump_file(const zs_schedule *s, const char *path, zs_err *e)
 
 /* ---- reader ---------------------------------------------------------------- */
 
+static zs_plan_limits g_limits = {ZS_PLAN_MAX_RANKS_DEFAULT, ZS_PLAN_MAX_OPS_DEFAULT};
+
+zs_plan_limits zs_plan_limits_get(void)
+{
+    return g_limits;
+}
+
+void zs_plan_limits_set(zs_plan_limits l)
+{
+    g_limits.ranks = l.ranks > 0 ? l.ranks : 1;
+    g_limits.ops = l.ops > 0 ? l.ops : 1;
+}
+
 typedef struct rd {
     const char *path;
     zs_err *e;
+    zs_plan_limits lim;
+    int64_t refs; /* attention block references read so far */
 } rd;
 
 static int bad(rd *r, const char *where, const char *fmt, const char *detail)
@@ -181,20 +198,24 @@ static int get_int(rd *r, json_t *o, const char *key, long min, long max, long *
     return ZS_OK;
 }
 
-static int get_num(rd *r, json_t *o, const char *key, double *out, const char *where)
+/* A number in [0, max]: jansson refuses non-finite JSON numbers, so this
+ * bounds every time and size a plan carries, and sums over the op limit
+ * stay finite. */
+static int get_num(rd *r, json_t *o, const char *key, double max, double *out, const char *where)
 {
     json_t *v = json_object_get(o, key);
-    if (!json_is_number(v)) {
-        char w[600];
-        snprintf(w, sizeof w, "%s.%s", where, key);
+    char w[600];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    if (!json_is_number(v))
         return bad(r, w, "%s: missing or not a number", key);
+    double x = json_number_value(v);
+    if (!(x >= 0 && x <= max)) {
+        char fix[128], full[1200];
+        snprintf(fix, sizeof fix, "give a number in [0, %g]", max);
+        snprintf(full, sizeof full, "%s: %s", r->path, w);
+        return zs_err_set(r->e, ZS_EINPUT, full, fix, "%s: %g out of range", key, x);
     }
-    *out = json_number_value(v);
-    if (*out < 0) {
-        char w[600];
-        snprintf(w, sizeof w, "%s.%s", where, key);
-        return bad(r, w, "%s: negative", key);
-    }
+    *out = x;
     return ZS_OK;
 }
 
@@ -254,6 +275,17 @@ static int built(rd *r, const zs_schedule *s, const char *where)
     return rc;
 }
 
+static int over_ops(rd *r, const char *what)
+{
+    char fix[200];
+    snprintf(fix, sizeof fix,
+             "plan a smaller batch, or raise the limit with the environment variable "
+             "ZEPSIM_MAX_PLAN_OPS (now %lld)",
+             (long long)r->lim.ops);
+    return zs_err_set(r->e, ZS_EINPUT, r->path, fix, "more %s than the limit of %lld", what,
+                      (long long)r->lim.ops);
+}
+
 static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
 {
     char where[128];
@@ -286,7 +318,7 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
     long v[5];
     switch (kind) {
     case ZS_OP_COMPUTE:
-        if ((rc = get_num(r, o, "t", &t, where)))
+        if ((rc = get_num(r, o, "t", ZS_PLAN_MAX_SECONDS, &t, where)))
             return rc;
         if (ck <= ZS_CK_ATTN_BWD) {
             long heads;
@@ -295,6 +327,8 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
                 return rc;
             if (v[1] < 1 || v[0] + v[1] > s->nblocks)
                 return bad(r, where, "%s: block range outside the block list", "blocks");
+            if ((r->refs += v[1]) > r->lim.ops)
+                return over_ops(r, "attention block references");
             got = zs__sched_attn_ref(s, rank, (int)stream, lab, ck == ZS_CK_ATTN_BWD, v[0],
                                      (int)v[1], (int)heads, t, deps, ndeps);
         } else if (ck == ZS_CK_GEMM) {
@@ -304,13 +338,14 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
             double mnk[3];
             for (int i = 0; i < 3; i++) {
                 json_t *x = json_array_get(a, (size_t)i);
-                if (!json_is_number(x) || json_number_value(x) < 0)
-                    return bad(r, where, "%s: expected non-negative numbers", "mnk");
+                if (!json_is_number(x) || !(json_number_value(x) >= 0) ||
+                    json_number_value(x) > ZS_PLAN_MAX_DIM)
+                    return bad(r, where, "%s: expected numbers in [0, 1e12]", "mnk");
                 mnk[i] = json_number_value(x);
             }
             got = zs_sched_gemm(s, rank, (int)stream, lab, mnk[0], mnk[1], mnk[2], t, deps, ndeps);
         } else {
-            if ((rc = get_num(r, o, "bytes", &bytes, where)))
+            if ((rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
                 return rc;
             got = zs_sched_elementwise(s, rank, (int)stream, lab, bytes, t, deps, ndeps);
         }
@@ -320,7 +355,7 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         long peer, tag;
         if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
             (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
-            (rc = get_num(r, o, "bytes", &bytes, where)))
+            (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
             return rc;
         if (peer == rank)
             return bad(r, where, "%s: a rank cannot send to itself", "peer");
@@ -335,7 +370,7 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         char kname[32];
         int ckind = -1;
         if ((rc = get_int(r, o, "group", 0, s->ngroups - 1, &group, where)) ||
-            (rc = get_num(r, o, "bytes", &bytes, where)) ||
+            (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)) ||
             (rc = get_str(r, o, "kind", kname, sizeof kname)))
             return rc;
         for (int k = 0; k < ZS_COLL_NKINDS; k++)
@@ -378,6 +413,17 @@ static int read_header(rd *r, json_t *root, zs_schedule **out)
     if (json_integer_value(json_object_get(root, "zepsim_schedule")) != ZS_DUMP_VERSION)
         return bad(r, "zepsim_schedule", "%s: unsupported dump version", "version");
     long nranks, layers, micro, heads;
+    json_t *nr = json_object_get(root, "nranks");
+    if (json_is_integer(nr) && json_integer_value(nr) > r->lim.ranks) {
+        char fix[200], w[600];
+        snprintf(fix, sizeof fix,
+                 "plan for fewer GPUs, or raise the limit with the environment variable "
+                 "ZEPSIM_MAX_PLAN_RANKS (now %lld)",
+                 (long long)r->lim.ranks);
+        snprintf(w, sizeof w, "%s: nranks", r->path);
+        return zs_err_set(r->e, ZS_EINPUT, w, fix, "%lld ranks: more than the limit of %lld",
+                          (long long)json_integer_value(nr), (long long)r->lim.ranks);
+    }
     if ((rc = get_int(r, root, "nranks", 1, 1 << 20, &nranks, "top")) ||
         (rc = get_int(r, root, "layers", 1, 1 << 16, &layers, "top")) ||
         (rc = get_int(r, root, "heads", 1, 32767, &heads, "top")) ||
@@ -535,37 +581,71 @@ static int read_blocks(rd *r, json_t *root, zs_schedule *s)
     return ZS_OK;
 }
 
-/* Every rank's segments and ops. */
+/* Before anything is built: the segments of every rank tile its ops, no
+ * segment repeats more often than the plan has layers (a segment is one
+ * layer's ops), and the executed ops stay within the limit, so a small file
+ * cannot ask for hours of work (a repeat of 2^31 - 1 did). */
+static int check_work(rd *r, json_t *ranks, long layers)
+{
+    int64_t exec = 0;
+    long v[3];
+    for (size_t rk = 0; rk < json_array_size(ranks); rk++) {
+        json_t *ro = json_array_get(ranks, rk);
+        json_t *segs = json_object_get(ro, "segments"), *ops = json_object_get(ro, "ops");
+        char w[64];
+        snprintf(w, sizeof w, "ranks[%zu]", rk);
+        if (!json_is_array(segs) || !json_is_array(ops))
+            return bad(r, w, "%s: needs segments and ops", "rank");
+        int64_t next = 0;
+        for (size_t si = 0; si < json_array_size(segs); si++) {
+            int rc = int_tuple(r, json_array_get(segs, si), 3, 0, INT32_MAX, v, w);
+            if (rc)
+                return rc;
+            if (v[0] != next || v[2] < 1 || v[0] + v[1] > (long)json_array_size(ops))
+                return bad(r, w, "%s: segments must tile the ops in order", "segments");
+            if (v[2] > layers) {
+                char fix[160];
+                snprintf(fix, sizeof fix,
+                         "a segment is a layer's ops repeated once per layer: at most %ld", layers);
+                snprintf(w, sizeof w, "%s: ranks[%zu].segments[%zu]", r->path, rk, si);
+                return zs_err_set(r->e, ZS_EINPUT, w, fix,
+                                  "repeat %ld is more than the plan's %ld layers", v[2], layers);
+            }
+            next = v[0] + v[1];
+            if ((exec += (int64_t)v[1] * v[2]) > r->lim.ops)
+                return over_ops(r, "executed ops");
+        }
+        if (next != (int64_t)json_array_size(ops))
+            return bad(r, w, "%s: ops outside any segment", "segments");
+    }
+    return ZS_OK;
+}
+
+/* Every rank's segments and ops, once check_work has seen them. */
 static int read_ranks(rd *r, json_t *root, zs_schedule *s)
 {
-    long v[6];
     int rc;
     json_t *a = json_object_get(root, "ranks");
     if (!json_is_array(a) || (long)json_array_size(a) != s->nranks)
         return bad(r, "ranks", "%s: expected one entry per rank", "ranks");
+    if ((rc = check_work(r, a, s->layers)))
+        return rc;
     for (int rk = 0; rk < s->nranks; rk++) {
         json_t *ro = json_array_get(a, (size_t)rk);
         json_t *segs = json_object_get(ro, "segments"), *ops = json_object_get(ro, "ops");
         char w[64];
         snprintf(w, sizeof w, "ranks[%d]", rk);
-        if (!json_is_array(segs) || !json_is_array(ops))
-            return bad(r, w, "%s: needs segments and ops", "rank");
-        int64_t next = 0;
         for (size_t si = 0; si < json_array_size(segs); si++) {
-            if ((rc = int_tuple(r, json_array_get(segs, si), 3, 0, INT32_MAX, v, w)))
-                return rc;
-            if (v[0] != next || v[2] < 1 || v[0] + v[1] > (long)json_array_size(ops))
-                return bad(r, w, "%s: segments must tile the ops in order", "segments");
-            zs_schedule_begin_segment(s, rk, (int)v[2]);
+            json_t *sg = json_array_get(segs, si);
+            long op0 = (long)json_integer_value(json_array_get(sg, 0));
+            long nops = (long)json_integer_value(json_array_get(sg, 1));
+            zs_schedule_begin_segment(s, rk, (int)json_integer_value(json_array_get(sg, 2)));
             if ((rc = built(r, s, w)))
                 return rc;
-            for (long i = v[0]; i < v[0] + v[1]; i++)
+            for (long i = op0; i < op0 + nops; i++)
                 if ((rc = read_op(r, s, rk, i, json_array_get(ops, (size_t)i))))
                     return rc;
-            next = v[0] + v[1];
         }
-        if (next != (int64_t)json_array_size(ops))
-            return bad(r, w, "%s: ops outside any segment", "segments");
     }
     return ZS_OK;
 }
@@ -587,20 +667,23 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
 
 int zs_schedule_load_file(const char *path, zs_schedule **out, zs_err *e)
 {
+    char *text = NULL;
+    size_t len = 0;
+    int rc = zs_read_file(path, "check the path; the file must be a dump from `zepsim plan --dump`",
+                          &text, &len, e);
+    if (rc)
+        return rc;
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
     if (!root) {
         char where[600];
-        if (je.line > 0)
-            snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
-        else
-            snprintf(where, sizeof where, "%s", path);
-        return zs_err_set(e, ZS_EINPUT, where,
-                          "check the path; the file must be a dump from `zepsim plan --dump`",
+        snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
+        return zs_err_set(e, ZS_EINPUT, where, "the file must be a dump from `zepsim plan --dump`",
                           "cannot read schedule (%s)", je.text);
     }
-    rd r = {path, e};
-    int rc = read_doc(&r, root, out);
+    rd r = {path, e, g_limits, 0};
+    rc = read_doc(&r, root, out);
     json_decref(root);
     return rc;
 }

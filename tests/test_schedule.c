@@ -246,6 +246,109 @@ static void test_dump_bad_files(void)
     }
 }
 
+/* A one-rank dump with one elementwise op of time t and size bytes,
+ * repeated `repeat` times in a plan of `layers` layers and nranks ranks. */
+static const char *tiny_dump(const char *name, int nranks, int layers, const char *repeat,
+                             const char *t, const char *bytes)
+{
+    static char text[1 << 16];
+    int n = snprintf(text, sizeof text,
+                     "{\"zepsim_schedule\": 1, \"method\": \"m\", \"model\": \"llama-7b\", "
+                     "\"cluster\": \"cluster-a\", \"cost\": \"c\",\n"
+                     " \"dims\": {\"tp\": 1, \"cp\": 1, \"pp\": 1, \"dp\": 1},\n"
+                     " \"nranks\": %d, \"layers\": %d, \"heads\": 1, \"micro_batches\": 1,\n"
+                     " \"streams\": [\"compute\", \"comm\"], \"labels\": [\"x\"], \"groups\": [],"
+                     " \"group_tags\": [], \"docs\": [], \"pieces\": [], \"blocks\": [],\n"
+                     " \"ranks\": [{\"rank\": 0, \"segments\": [[0, 1, %s]], \"ops\": [{\"op\": "
+                     "\"elementwise\", \"stream\": 0, \"label\": 0, \"t\": %s, \"bytes\": %s}]}",
+                     nranks, layers, repeat, t, bytes);
+    for (int r = 1; r < nranks; r++)
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      ",\n {\"rank\": %d, \"segments\": [], \"ops\": []}", r);
+    snprintf(text + n, sizeof text - (size_t)n, "]}\n");
+    return zs_test_write(name, text);
+}
+
+/* A plan file is bounded work: repeats up to the plan's layers, executed
+ * ops and ranks up to the limits, times and sizes finite and in range.
+ * Before, a repeat of 2^31 - 1 loaded (and ran for minutes) and an op
+ * time of 1e308 gave an infinite iteration time. */
+static void test_dump_limits(void)
+{
+    zs_schedule *s = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_schedule_load_file(tiny_dump("ok.json", 2, 32, "32", "0.001", "100"), &s, &e),
+                 &e);
+    ZS_ASSERT_INT_EQ(zs_schedule_total_unrolled(s), 32);
+    zs_schedule_free(s);
+    static const struct {
+        int nranks, layers;
+        const char *repeat, *t, *bytes, *what;
+    } bad[] = {
+        {1, 32, "2147483647", "0.001", "100", "repeat"},
+        {1, 32, "33", "0.001", "100", "repeat"},
+        {1, 32, "1", "1e308", "100", "t"},
+        {1, 32, "1", "-0.5", "100", "t"},
+        {1, 32, "1", "0.001", "1e300", "bytes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "limit-%zu.json", i);
+        s = NULL;
+        zs_err_clear(&e);
+        int rc = zs_schedule_load_file(
+            tiny_dump(name, bad[i].nranks, bad[i].layers, bad[i].repeat, bad[i].t, bad[i].bytes),
+            &s, &e);
+        if (rc != ZS_EINPUT)
+            fprintf(stderr, "case %zu loaded\n", i);
+        ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+        ZS_ASSERT_STR_CONTAINS(e.where, name);
+        ZS_ASSERT_STR_CONTAINS(e.what, bad[i].what);
+        CU_ASSERT_PTR_NULL(s);
+        zs_schedule_free(s);
+    }
+    /* The limits are configurable: lowered, the same files are refused
+     * with the name of the setting that raises them. */
+    zs_plan_limits def = zs_plan_limits_get(), low = def;
+    ZS_ASSERT_INT_EQ(def.ops, ZS_PLAN_MAX_OPS_DEFAULT);
+    ZS_ASSERT_INT_EQ(def.ranks, ZS_PLAN_MAX_RANKS_DEFAULT);
+    low.ops = 31;
+    low.ranks = 1;
+    zs_plan_limits_set(low);
+    ZS_ASSERT_INT_EQ(zs_schedule_load_file(tiny_dump("ops.json", 1, 32, "32", "0", "0"), &s, &e),
+                     ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "ZEPSIM_MAX_PLAN_OPS");
+    ZS_ASSERT_INT_EQ(zs_schedule_load_file(tiny_dump("ranks.json", 2, 32, "1", "0", "0"), &s, &e),
+                     ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "ZEPSIM_MAX_PLAN_RANKS");
+    zs_plan_limits_set(def);
+    CU_ASSERT_PTR_NULL(s);
+}
+
+/* Every figure a backend computes is finite or the run fails: two ops of
+ * 1e308 s overflow the iteration time (built in memory, where nothing
+ * checks the times at load). */
+static void test_analytic_not_finite(void)
+{
+    zs_schedule *s = zs_schedule_new(1);
+    zs_sched_elementwise(s, 0, 0, "a", 1, 1e308, NULL, 0);
+    zs_sched_elementwise(s, 0, 0, "b", 1, 1e308, NULL, 0);
+    zs_cost *c = cost_for("cluster-a", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    zs_result *r = NULL;
+    zs_err e;
+    zs_err_clear(&e);
+    int rc = zs_analytic_run(s, c, NULL, &r, &e);
+    if (rc == ZS_OK)
+        fprintf(stderr, "iteration time %g accepted\n", r->iter_time);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINVALID);
+    ZS_ASSERT_STR_CONTAINS(e.what, "not finite");
+    CU_ASSERT_PTR_NULL(r);
+    zs_result_free(r);
+    zs_cost_free(c);
+    zs_schedule_free(s);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"builder_basics", test_builder_basics},
@@ -257,6 +360,8 @@ int main(int argc, char **argv)
                                          {"collective", test_collective},
                                          {"dump_roundtrip", test_dump_roundtrip},
                                          {"dump_bad_files", test_dump_bad_files},
+                                         {"dump_limits", test_dump_limits},
+                                         {"analytic_not_finite", test_analytic_not_finite},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"schedule", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
