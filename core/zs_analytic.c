@@ -882,6 +882,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);
+    if ((rc = zs_result_check(x.res, e))) {
+        ex_free(&x);
+        zs_result_free(x.res);
+        return rc;
+    }
     zs_result_note(x.res, "transfers across nodes share NIC directions in proportion to their "
                           "demand; no other contention (NVLink, PCIe, fabric); NIC busy = the "
                           "busier direction's bytes / line rate; collectives: the algorithm "

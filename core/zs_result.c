@@ -1,6 +1,7 @@
 /* Backend results: see zs_result.h. */
 #include "zs_result.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,50 @@ void zs_result_finish(zs_result *r)
     snprintf(r->slowest_why, sizeof r->slowest_why,
              "%s: compute %.3f ms (mean over ranks %.3f ms), exposed comm %.3f ms, idle %.3f ms",
              why, s->compute * 1e3, mean_c * 1e3, s->exposed_comm * 1e3, s->idle * 1e3);
+}
+
+static int not_finite(zs_err *e, const char *what, int idx, double v)
+{
+    char where[64];
+    if (idx >= 0)
+        snprintf(where, sizeof where, "%s[%d]", what, idx);
+    else
+        snprintf(where, sizeof where, "%s", what);
+    return zs_err_set(e, ZS_EINVALID, where,
+                      "check the plan's op times and sizes and the calibration for values "
+                      "that overflow",
+                      "result not finite: %g", v);
+}
+
+int zs_result_check(const zs_result *r, zs_err *e)
+{
+    const struct {
+        const char *name;
+        double v;
+    } top[] = {{"iteration time", r->iter_time},
+               {"tokens", r->tokens},
+               {"model flops", r->model_flops},
+               {"peak flops", r->peak_flops},
+               {"wall seconds", r->wall_seconds}};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (!isfinite(top[i].v))
+            return not_finite(e, top[i].name, -1, top[i].v);
+    for (int i = 0; i < r->nranks; i++) {
+        const zs_rank_result *x = &r->ranks[i];
+        double v[] = {x->compute, x->exposed_comm, x->idle, x->comm, x->end};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            if (!isfinite(v[k]))
+                return not_finite(e, "rank", i, v[k]);
+    }
+    for (int c = 0; c < ZS_LINK_NCLASSES; c++)
+        if (!isfinite(r->link_bytes[c]) || !isfinite(r->link_busy[c]))
+            return not_finite(e, "link class", c,
+                              isfinite(r->link_bytes[c]) ? r->link_busy[c] : r->link_bytes[c]);
+    for (int k = 0; k < r->nnics; k++)
+        if (!isfinite(r->nic_bytes[k]) || !isfinite(r->nic_busy[k]))
+            return not_finite(e, "NIC", k,
+                              isfinite(r->nic_bytes[k]) ? r->nic_busy[k] : r->nic_bytes[k]);
+    return ZS_OK;
 }
 
 void zs_rank_acct_change(zs_rank_acct *a, zs_rank_result *r, double now, int dcompute, int dcomm)

@@ -58,6 +58,10 @@ void zs_result_note(zs_result *r, const char *fmt, ...) __attribute__((format(pr
 void zs_notes_vappend(char *notes, size_t n, const char *fmt, va_list ap);
 /* Sets iter_time and the slowest rank (with a sentence on why) from ranks[]. */
 void zs_result_finish(zs_result *r);
+/* ZS_EINVALID naming the first figure that is not finite (an overflowed
+ * sum of op times, say), so that no inf or NaN is ever reported as a
+ * result; ZS_OK otherwise. */
+int zs_result_check(const zs_result *r, zs_err *e);
 
 /* Per-rank accounting of compute / exposed comm / idle. */
 typedef struct zs_rank_acct {

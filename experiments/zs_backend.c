@@ -9,6 +9,17 @@
 #include "zs_sim.h"
 #include "zs_suggest.h"
 
+/* Every backend's result passes here: a figure that is not finite (inf or
+ * NaN) is an error, never a number in a table, a database or a plot. */
+static int checked(int rc, zs_result **out, zs_err *e)
+{
+    if (rc == ZS_OK && (rc = zs_result_check(*out, e))) {
+        zs_result_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* SimGrid allows one platform per process, so every run is forked. */
 static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
 {
@@ -21,7 +32,7 @@ static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **ou
     so.tl_layer1 = in->tl_layer1;
     /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
     so.nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
-    return zs_sim_run_forked(s, in->cluster, &so, out, e);
+    return checked(zs_sim_run_forked(s, in->cluster, &so, out, e), out, e);
 }
 
 /* It knows every op's start and end, so it writes timelines too. */
@@ -34,7 +45,7 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
     tc.layer0 = in->tl_layer0;
     tc.layer1 = in->tl_layer1;
     zs_analytic_opts ao = {.dry = 0, .timeline = in->timeline, .tl = &tc};
-    return zs_analytic_run(s, in->cost, &ao, out, e);
+    return checked(zs_analytic_run(s, in->cost, &ao, out, e), out, e);
 }
 
 static const zs_backend registry[] = {
