@@ -10,6 +10,13 @@
 #include "zs_config.h"
 #include "zs_sort.h"
 
+/* Bounds on an event (microseconds): far past any run (1e15 us is 31
+ * years), and small enough that spans and sums stay finite. */
+#define TL_MAX_TS  1e18
+#define TL_MAX_DUR 1e15
+/* Below this measured duration (1 ns) no relative error is taken. */
+#define TL_MIN_ERR_DUR 1e-3
+
 typedef struct ev {
     int rank;
     const char *name, *cat; /* owned by the file's JSON document */
@@ -171,9 +178,11 @@ static int file_add(const char *path, tl_file *f, zs_err *e)
         json_t *rank = json_object_get(json_object_get(o, "args"), "rank");
         if (!json_is_string(name))
             return bad_event(e, path, i, "without a string \"name\"");
-        if (!json_is_number(ts) || !json_is_number(dur) || json_number_value(dur) < 0 ||
-            !isfinite(json_number_value(ts)) || !isfinite(json_number_value(dur)))
-            return bad_event(e, path, i, "without finite numbers \"ts\" and \"dur\" >= 0");
+        if (!json_is_number(ts) || !json_is_number(dur) || !(json_number_value(dur) >= 0) ||
+            !(fabs(json_number_value(ts)) <= TL_MAX_TS) || !(json_number_value(dur) <= TL_MAX_DUR))
+            return bad_event(e, path, i,
+                             "without numbers \"ts\" in [-1e18, 1e18] and \"dur\" in [0, 1e15] "
+                             "(microseconds)");
         if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
             json_integer_value(rank) > 1 << 24)
             return bad_event(e, path, i, "without an integer \"args\": {\"rank\": R >= 0}");
@@ -278,8 +287,9 @@ static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
             a->row.a_total_us += x;
             if (dvec_push(&a->a, x) || dvec_push(&a->b, y))
                 rc = ZS_ENOMEM;
-            if (rc == ZS_OK && x > 0) {
+            if (rc == ZS_OK && x >= TL_MIN_ERR_DUR) {
                 double r = (y - x) / x * 100;
+                a->row.err_pairs++;
                 if (dvec_push(&a->err, r) || dvec_push(&a->abs_err, fabs(r)) ||
                     dvec_push(!strcmp(key->cat, "compute") ? &comp : &comm, fabs(r)))
                     rc = ZS_ENOMEM;
@@ -321,6 +331,25 @@ static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
     return rc;
 }
 
+/* Every figure is finite except where NAN marks "no value"; the input
+ * bounds make this hold, and this check keeps it an error if it ever does
+ * not. */
+static int check_finite(const zs_tlcmp *c, zs_err *e)
+{
+    int ok = isfinite(c->a_span_us) && isfinite(c->b_span_us) &&
+             (isfinite(c->span_err_pct) || c->a_span_us <= 0) &&
+             (isfinite(c->compute_abs_err_med_pct) || c->compute_pairs == 0) &&
+             (isfinite(c->comm_abs_err_med_pct) || c->comm_pairs == 0);
+    for (size_t i = 0; ok && i < c->nrows; i++) {
+        const zs_tlcmp_row *r = &c->rows[i];
+        ok = isfinite(r->a_med_us) && isfinite(r->b_med_us) && isfinite(r->a_total_us) &&
+             ((isfinite(r->err_med_pct) && isfinite(r->abs_err_med_pct)) || r->err_pairs == 0);
+    }
+    return ok ? ZS_OK
+              : zs_err_set(e, ZS_EINVALID, "timeline compare", NULL,
+                           "a figure of the comparison is not finite");
+}
+
 int zs_tlcmp_files(const char *a_path, const char *b_path, zs_tlcmp **out, zs_err *e)
 {
     return zs_tlcmp_files_n(&a_path, 1, &b_path, 1, out, e);
@@ -344,8 +373,12 @@ int zs_tlcmp_files_n(const char *const *a, int na, const char *const *b, int nb,
         c->b_events = B.n;
         c->a_span_us = A.t1 - A.t0;
         c->b_span_us = B.t1 - B.t0;
+        c->span_err_pct =
+            c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN;
         if (pair_up(&A, &B, c) != ZS_OK)
             rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory comparing timelines");
+        else
+            rc = check_finite(c, e);
     }
     file_free(&A);
     file_free(&B);

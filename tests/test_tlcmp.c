@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "zs_test.h"
 #include "zs_tlcmp.h"
 
@@ -139,8 +141,56 @@ static void test_malformed(void)
     ZS_ASSERT_STR_CONTAINS(e.where, "/nonexistent/t.json");
 }
 
-static const zs_test_case cases[] = {
-    {"hand_checked_pair", test_hand_checked_pair}, {"malformed", test_malformed}, {NULL, NULL}};
+#define EV(ts, dur)                                                                                \
+    "{\"name\": \"a\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": " ts ", \"dur\": " dur         \
+    ", \"args\": {\"rank\": 0}}"
+
+/* No figure is inf or NaN: a measured span of 0 has no relative error
+ * (n/a, not -nan%), durations under 1 ns are no base for one, and
+ * timestamps or durations whose sums would overflow are refused. */
+static void test_not_finite(void)
+{
+    const char *zero = zs_test_write("zero.json", "[" EV("5", "0") "]");
+    const char *tiny = zs_test_write("tiny.json", "[" EV("5", "1e-300") "]");
+    zs_tlcmp *c = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_tlcmp_files(zero, zero, &c, &e), &e);
+    CU_ASSERT(isnan(c->span_err_pct)); /* the "no value" mark, printed n/a */
+    ZS_ASSERT_INT_EQ(c->rows[0].err_pairs, 0);
+    zs_tlcmp_free(c);
+    ZS_ASSERT_OK(zs_tlcmp_files(tiny, zero, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->rows[0].err_pairs, 0);
+    ZS_ASSERT_INT_EQ(c->compute_pairs, 0);
+    zs_tlcmp_free(c);
+    expect_error("huge-ts.json", "[" EV("1e308", "1") "]", "traceEvents[0]", "ts");
+    expect_error("huge-dur.json", "[" EV("0", "1e300") "]", "traceEvents[0]", "dur");
+
+    /* The command prints no nan and its JSON parses ("+0.00" did not). */
+    char cmd[4096], out[8192];
+    snprintf(cmd, sizeof cmd, "%s timeline compare %s %s", zs_test_zepsim(), zero, zero);
+    ZS_ASSERT_INT_EQ(zs_test_run(cmd, out, sizeof out), 0);
+    CU_ASSERT(strstr(out, "nan") == NULL);
+    ZS_ASSERT_STR_CONTAINS(out, "error n/a");
+    const char *pair = zs_test_write("pair.json", "[" EV("0", "10") ", " EV("20", "10") "]");
+    const char *files[][2] = {{zero, zero}, {pair, pair}, {tiny, zero}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s timeline compare --format json %s %s 2>/dev/null",
+                 zs_test_zepsim(), files[i][0], files[i][1]);
+        ZS_ASSERT_INT_EQ(zs_test_run(cmd, out, sizeof out), 0);
+        json_error_t je;
+        json_t *j = json_loads(out, 0, &je);
+        if (!j)
+            fprintf(stderr, "not JSON (%s):\n%s\n", je.text, out);
+        CU_ASSERT_PTR_NOT_NULL(j);
+        json_decref(j);
+        CU_ASSERT(strstr(out, "nan") == NULL);
+    }
+}
+
+static const zs_test_case cases[] = {{"hand_checked_pair", test_hand_checked_pair},
+                                     {"malformed", test_malformed},
+                                     {"not_finite", test_not_finite},
+                                     {NULL, NULL}};
 
 int main(int argc, char **argv)
 {

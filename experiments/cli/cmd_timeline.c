@@ -25,27 +25,28 @@ static const char timeline_help[] =
     "  --top N                 print the N op labels with the most measured time (default 20)\n"
     "  --format table|csv|json (default table)\n";
 
-static void pct_text(double v, char *buf, size_t n)
+/* NAN marks a figure without a value (zs_tlcmp.h); why says why. */
+static void pct_text(double v, const char *fmt, const char *why, char *buf, size_t n)
 {
     if (isnan(v))
-        snprintf(buf, n, "n/a (no ops)");
+        snprintf(buf, n, "n/a (%s)", why);
     else
-        snprintf(buf, n, "%.2f%%", v);
+        snprintf(buf, n, fmt, v);
 }
 
 /* The summary: lines for people, values of the JSON document. */
 static void print_summary(zs_doc *d, const zs_tlcmp *c, const char *a, const char *b)
 {
-    double span_err = c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN;
-    char ce[64], me[64];
-    pct_text(c->compute_abs_err_med_pct, ce, sizeof ce);
-    pct_text(c->comm_abs_err_med_pct, me, sizeof me);
+    char se[64], ce[64], me[64];
+    pct_text(c->span_err_pct, "%+.2f%%", "the measured span is 0", se, sizeof se);
+    pct_text(c->compute_abs_err_med_pct, "%.2f%%", "no ops", ce, sizeof ce);
+    pct_text(c->comm_abs_err_med_pct, "%.2f%%", "no ops", me, sizeof me);
     zs_doc_text(d, "measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
                 c->b_events);
-    zs_doc_text(d, "iteration span: measured %.3f ms, predicted %.3f ms, error %+.2f%%\n",
-                c->a_span_us / 1e3, c->b_span_us / 1e3, span_err);
+    zs_doc_text(d, "iteration span: measured %.3f ms, predicted %.3f ms, error %s\n",
+                c->a_span_us / 1e3, c->b_span_us / 1e3, se);
     zs_doc_text(d,
-                "matched %d compute and %d communication ops (with a measured duration > 0); "
+                "matched %d compute and %d communication ops (with a measured duration >= 1 ns); "
                 "%zu only measured, %zu only predicted\n",
                 c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
     zs_doc_text(d, "median absolute error: compute %s, communication %s\n\n", ce, me);
@@ -55,7 +56,7 @@ static void print_summary(zs_doc *d, const zs_tlcmp *c, const char *a, const cha
     zs_doc_set_text(d, "predicted", "files", b);
     zs_doc_set_int(d, "predicted", "ops", (long long)c->b_events);
     zs_doc_set_num(d, "predicted", "span_ms", c->b_span_us / 1e3);
-    zs_doc_set_num(d, NULL, "span_err_pct", span_err);
+    zs_doc_set_num(d, NULL, "span_err_pct", c->span_err_pct);
     zs_doc_set_int(d, NULL, "compute_pairs", c->compute_pairs);
     zs_doc_set_int(d, NULL, "comm_pairs", c->comm_pairs);
     zs_doc_set_int(d, NULL, "only_measured", (long long)c->only_a);
@@ -84,8 +85,10 @@ static int print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, z
         zs_table_num(t, 2, "%.0f", r->pairs);
         zs_table_num(t, 3, "%.2f", r->a_med_us);
         zs_table_num(t, 4, "%.2f", r->b_med_us);
-        zs_table_num(t, 5, "%+.2f", r->err_med_pct);
-        zs_table_num(t, 6, "%.2f", r->abs_err_med_pct);
+        if (r->err_pairs) { /* no pair with a measured duration: the cells stay empty */
+            zs_table_num(t, 5, "%+.2f", r->err_med_pct);
+            zs_table_num(t, 6, "%.2f", r->abs_err_med_pct);
+        }
     }
     zs_doc_table(d, "ops", t);
     if (c->nrows > (size_t)top)
