@@ -58,6 +58,10 @@ int zs_cli_specs_dir(const char *given, char *out, size_t n, zs_err *e);
  * ("zeppelin-fig8", with or without .json) in the spec folder (dir: as
  * zs_cli_specs_dir's given). */
 void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n);
+/* Sets the input and plan limits from ZEPSIM_MAX_INPUT_MB,
+ * ZEPSIM_MAX_PLAN_OPS and ZEPSIM_MAX_PLAN_RANKS when they are set; a bad
+ * value is a ZS_EUSAGE error naming the variable. */
+int zs_cli_limits_from_env(zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */

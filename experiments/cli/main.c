@@ -29,7 +29,10 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n`zepsim <command> --help` (or `zepsim help <command>`) describes a "
                  "command's options.\n"
-                 "Exit status: 0 success, 1 runtime failure, 2 bad usage or bad input.\n");
+                 "Exit status: 0 success, 1 runtime failure, 2 bad usage or bad input.\n"
+                 "Inputs are bounded (docs/reliability.md): ZEPSIM_MAX_INPUT_MB (default 512)\n"
+                 "caps a file read whole, ZEPSIM_MAX_PLAN_OPS (default 2^28) and\n"
+                 "ZEPSIM_MAX_PLAN_RANKS (default 65536) the work a plan file may ask for.\n");
 }
 
 int main(int argc, char **argv)
@@ -57,6 +60,10 @@ int main(int argc, char **argv)
         printf("zepsim %s (%s; %s)\n", ZS_VERSION, zs_sim_simgrid_version(), zs_hw_build_summary());
         return 0;
     }
+    zs_err e;
+    zs_err_clear(&e);
+    if (zs_cli_limits_from_env(&e))
+        return zs_cli_fail(&e);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
