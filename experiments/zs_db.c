@@ -2,8 +2,11 @@
 #include "zs_db.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +17,8 @@
 struct zs_db {
     sqlite3 *h;
     char path[1024];
+    int readonly;
+    char owner[320]; /* this process in the claims table: "host pid start" */
 };
 
 static const char schema_sql[] =
@@ -73,6 +78,16 @@ static const char schema_sql[] =
     "  slowest_why TEXT,             -- why the slowest rank was slowest\n"
     "  host TEXT,                    -- machine that ran it\n"
     "  created TEXT                  -- UTC time it was stored\n"
+    ");\n"
+    "-- Points being run now: a runner claims a point here before running it\n"
+    "-- and drops the claim when it stores the result, so two runners on one\n"
+    "-- spec share the work. A claim whose process is gone is stale.\n"
+    "CREATE TABLE IF NOT EXISTS claims (\n"
+    "  key TEXT PRIMARY KEY,         -- the point's configuration key\n"
+    "  owner TEXT NOT NULL,          -- 'host pid start-time' of the runner\n"
+    "  host TEXT NOT NULL,\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  created TEXT NOT NULL         -- UTC time of the claim\n"
     ");\n";
 
 static const char *const cols =
@@ -88,62 +103,237 @@ const char *zs_db_schema(void)
     return schema_sql;
 }
 
-static int db_fail(sqlite3 *h, const char *where, const char *fix, const char *doing, zs_err *e)
+/* The zs_err for a failed SQLite call, in words: what happened (disk full,
+ * locked, read-only, not a database, corrupt) and what to do about it,
+ * with SQLite's own message in parentheses. */
+static int db_error(sqlite3 *h, int src, const char *where, const char *doing, zs_err *e)
 {
-    return zs_err_set(e, ZS_ERUNTIME, where, fix, "%s: %s", doing,
-                      h ? sqlite3_errmsg(h) : "cannot open");
+    const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(src);
+    const char *what, *fix;
+    int code = ZS_ERUNTIME;
+    switch (src & 0xff) {
+    case SQLITE_FULL:
+        what = "disk full";
+        fix = "free space on the disk (or move the database) and rerun: stored points are kept";
+        code = ZS_EIO;
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        what = "database locked by another process";
+        fix = "wait for the other zepsim (or sqlite3) using the file to finish, then rerun";
+        break;
+    case SQLITE_READONLY:
+        what = "database is read-only";
+        fix = "check the permissions of the file and its folder (db query, experiment list and "
+              "report only read)";
+        code = ZS_EIO;
+        break;
+    case SQLITE_CANTOPEN:
+        what = "cannot open the database";
+        fix = "check the path, and that the folder exists and can be written (SQLite keeps its "
+              "-wal and -shm files beside the database)";
+        code = ZS_EIO;
+        break;
+    case SQLITE_NOTADB:
+        what = "not an SQLite database";
+        fix = "give a results database written by `zepsim experiment run`";
+        code = ZS_EINPUT;
+        break;
+    case SQLITE_CORRUPT:
+        what = "the database file is corrupt";
+        fix = "restore it from a copy, or merge its shards again (`zepsim db merge`)";
+        code = ZS_EINPUT;
+        break;
+    case SQLITE_IOERR:
+        what = "I/O error on the database";
+        fix = "check the disk and the file system";
+        code = ZS_EIO;
+        break;
+    case SQLITE_NOMEM:
+        what = "out of memory in SQLite";
+        fix = NULL;
+        code = ZS_ENOMEM;
+        break;
+    default:
+        what = "database error";
+        fix = NULL;
+    }
+    return zs_err_set(e, code, where, fix, "%s while %s (%s)", what, doing, msg);
 }
 
-static int exec(zs_db *db, const char *sql, zs_err *e)
+static int exec(zs_db *db, const char *sql, const char *doing, zs_err *e)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = zs_err_set(e, ZS_ERUNTIME, db->path, "check the file is a zepsim database",
-                            "database error: %s", msg ? msg : "unknown");
-        sqlite3_free(msg);
-        return rc;
+    int src = sqlite3_exec(db->h, sql, NULL, NULL, NULL);
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, doing, e);
+}
+
+/* One integer from a query ("SELECT count(*) ..."): ZS_OK with *out, or an
+ * error saying what failed. */
+static int query_int(zs_db *db, const char *sql, const char *doing, long *out, zs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        *out = (long)sqlite3_column_int64(st, 0);
+        src = SQLITE_OK;
     }
+    sqlite3_finalize(st);
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, doing, e);
+}
+
+/* A zepsim results database of this schema version: its meta and results
+ * tables exist and meta holds ZS_DB_SCHEMA_VERSION. `fresh` is set for an SQLite file
+ * without any table (a new database: the schema may be created). */
+static int check_schema(zs_db *db, int *fresh, zs_err *e)
+{
+    long tables = 0, ours = 0;
+    int rc;
+    if ((rc = query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                        "reading the schema", &tables, e)) ||
+        (rc = query_int(db,
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                        "('meta', 'results')",
+                        "reading the schema", &ours, e)))
+        return rc;
+    *fresh = tables == 0;
+    if (tables == 0)
+        return ZS_OK;
+    if (ours != 2)
+        return zs_err_set(e, ZS_EINPUT, db->path,
+                          "give a results database written by `zepsim experiment run` (or a new "
+                          "file name)",
+                          "not a zepsim results database (an SQLite file without its meta and "
+                          "results tables)");
+    sqlite3_stmt *st = NULL;
+    char ver[32] = "";
+    int src = sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+                                 &st, NULL);
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW)
+        snprintf(ver, sizeof ver, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE)
+        return db_error(db->h, src, db->path, "reading the schema version", e);
+    if (atoi(ver) != ZS_DB_SCHEMA_VERSION || strspn(ver, "0123456789") != strlen(ver))
+        return zs_err_set(e, ZS_EINPUT, db->path,
+                          "use a zepsim of the version that wrote it, or a new database file",
+                          "database schema version '%s'; this zepsim reads version %d", ver,
+                          ZS_DB_SCHEMA_VERSION);
     return ZS_OK;
 }
 
-int zs_db_open(const char *path, zs_db **out, zs_err *e)
+/* The process start time in clock ticks since boot (field 22 of
+ * /proc/PID/stat), which tells a live runner from a later process that got
+ * the same pid; 0 when unknown. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold blanks */
+    unsigned long long t = 0;
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (p)
+        sscanf(p, "%llu", &t);
+    return t;
+}
+
+static void self_owner(zs_db *db)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(db->owner, sizeof db->owner, "%s %ld %llu", host, (long)getpid(),
+             proc_start((long)getpid()));
+}
+
+/* A WAL database in a folder nobody can write (a read-only mount), with no
+ * -wal file: SQLite cannot make the -shm file a reader needs, but every
+ * committed row is in the main file and no writer can exist, so it is
+ * opened as immutable. */
+static int reopen_immutable(zs_db *db)
+{
+    char wal[1100], uri[3400];
+    snprintf(wal, sizeof wal, "%s-wal", db->path);
+    if (access(wal, F_OK) == 0 || access(db->path, R_OK) != 0)
+        return 0;
+    size_t n = (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)db->path; *p && n + 4 < sizeof uri; p++)
+        n += (size_t)(strchr("?#%", *p) || *p < 0x21 ? snprintf(uri + n, 4, "%%%02X", *p)
+                                                     : snprintf(uri + n, 2, "%c", *p));
+    snprintf(uri + n, sizeof uri - n, "?immutable=1");
+    sqlite3_close(db->h);
+    db->h = NULL;
+    return sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK;
+}
+
+static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
 {
     zs_db *db = calloc(1, sizeof *db);
     if (!db)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory opening a database");
     snprintf(db->path, sizeof db->path, "%s", path);
-    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
-        int rc = zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
-                            "cannot open the results database: %s",
-                            db->h ? sqlite3_errmsg(db->h) : "out of memory");
-        zs_db_close(db);
-        return rc;
-    }
-    /* several processes (shards, `db query`) may use the file at once */
-    sqlite3_busy_timeout(db->h, 30000);
-    int rc = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", e);
+    db->readonly = readonly;
+    self_owner(db);
+    int src = sqlite3_open_v2(
+        path, &db->h, readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+        NULL);
+    int rc = ZS_OK, fresh = 0;
+    if (src != SQLITE_OK)
+        rc = db_error(db->h, src, path, "opening the results database", e);
+    /* several processes (runners, `db query`) may use the file at once */
     if (!rc)
-        rc = exec(db, schema_sql, e);
+        sqlite3_busy_timeout(db->h, 30000);
     if (!rc)
-        rc = exec(db, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '2');", e);
-    if (!rc) {
-        sqlite3_stmt *st = NULL;
-        sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
-                           NULL);
-        if (st && sqlite3_step(st) == SQLITE_ROW &&
-            atoi((const char *)sqlite3_column_text(st, 0)) != ZS_DB_SCHEMA_VERSION)
-            rc = zs_err_set(e, ZS_EINPUT, path, "use a new database file",
-                            "database schema version %s, this zepsim writes %d",
-                            (const char *)sqlite3_column_text(st, 0), ZS_DB_SCHEMA_VERSION);
-        sqlite3_finalize(st);
-    }
+        rc = check_schema(db, &fresh, e);
+    if (rc && readonly && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN &&
+        reopen_immutable(db))
+        rc = check_schema(db, &fresh, e);
+    if (!rc && readonly && fresh)
+        rc = zs_err_set(e, ZS_EINPUT, path, "run `zepsim experiment run SPEC --db FILE` first",
+                        "an empty database (no results)");
+    /* Only a writer sets the journal mode and the schema: a reader changes
+     * nothing, so a read-only file or folder can be queried. */
+    if (!rc && !readonly)
+        rc = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                  "setting the journal mode", e);
+    if (!rc && !readonly)
+        rc = exec(db, schema_sql, "creating the schema", e);
+    char ver[96];
+    snprintf(ver, sizeof ver, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '%d');",
+             ZS_DB_SCHEMA_VERSION);
+    if (!rc && !readonly)
+        rc = exec(db, ver, "creating the schema", e);
     if (rc) {
         zs_db_close(db);
         return rc;
     }
     *out = db;
     return ZS_OK;
+}
+
+int zs_db_open(const char *path, zs_db **out, zs_err *e)
+{
+    return db_open(path, 0, out, e);
+}
+
+int zs_db_open_readonly(const char *path, zs_db **out, zs_err *e)
+{
+    if (access(path, F_OK) != 0)
+        return zs_err_set(e, ZS_EIO, path,
+                          "pass --db FILE, or run `zepsim experiment run SPEC --db FILE` first",
+                          "no results database");
+    return db_open(path, 1, out, e);
+}
+
+void zs_db_busy_timeout(zs_db *db, int ms)
+{
+    sqlite3_busy_timeout(db->h, ms);
 }
 
 void zs_db_close(zs_db *db)
@@ -176,8 +366,9 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
 int zs_db_has(zs_db *db, const char *key, int *found, int *ok, zs_err *e)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db->h, "SELECT status FROM results WHERE key = ?", -1, &st, NULL))
-        return db_fail(db->h, db->path, NULL, "database lookup", e);
+    int src = sqlite3_prepare_v2(db->h, "SELECT status FROM results WHERE key = ?", -1, &st, NULL);
+    if (src)
+        return db_error(db->h, src, db->path, "looking up a point", e);
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     int s = sqlite3_step(st);
     *found = s == SQLITE_ROW;
@@ -185,7 +376,7 @@ int zs_db_has(zs_db *db, const char *key, int *found, int *ok, zs_err *e)
         *ok = *found && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
     if (s != SQLITE_ROW && s != SQLITE_DONE)
-        return db_fail(db->h, db->path, NULL, "database lookup", e);
+        return db_error(db->h, s, db->path, "looking up a point", e);
     return ZS_OK;
 }
 
@@ -203,8 +394,9 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
         "exposed_share, max_nic_util, attn_imbalance, linear_imbalance, plan_ms, ops, wall_s, "
         "cost_desc, planner_notes, backend_notes, slowest_why, imbalance_degree, delay_iters "
         "FROM results WHERE key = ?";
-    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL))
-        return db_fail(db->h, db->path, NULL, "database lookup", e);
+    int src = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (src)
+        return db_error(db->h, src, db->path, "reading a point", e);
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     int s = sqlite3_step(st);
     *found = 0;
@@ -237,8 +429,119 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
     }
     sqlite3_finalize(st);
     if (s != SQLITE_ROW && s != SQLITE_DONE)
-        return db_fail(db->h, db->path, NULL, "database lookup", e);
+        return db_error(db->h, s, db->path, "reading a point", e);
     return ZS_OK;
+}
+
+/* Drops the claim on key: this runner's only (mine), or anyone's. */
+static int unclaim(zs_db *db, const char *key, int mine, const char *doing, zs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db->h,
+                                 mine ? "DELETE FROM claims WHERE key = ? AND owner = ?"
+                                      : "DELETE FROM claims WHERE key = ?",
+                                 -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (mine)
+            sqlite3_bind_text(st, 2, db->owner, -1, SQLITE_STATIC);
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    }
+    sqlite3_finalize(st);
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, doing, e);
+}
+
+/* Whether the runner that made a claim still runs: same host, the pid
+ * alive and started when the claim says. SQLite's WAL mode works on one
+ * host only, so a claim from another host came with a copied file and
+ * nobody is running it. */
+static int claim_live(const zs_db *db, const char *owner)
+{
+    char host[256], me[256];
+    long pid;
+    unsigned long long start;
+    if (sscanf(owner, "%255s %ld %llu", host, &pid, &start) != 3 ||
+        sscanf(db->owner, "%255s", me) != 1 || strcmp(host, me) != 0 || pid <= 0)
+        return 0;
+    if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+        return 0;
+    unsigned long long now = proc_start(pid);
+    return !start || !now || now == start;
+}
+
+int zs_db_claim(zs_db *db, const char *key, int retry_failed, zs_db_claim_result *res, zs_err *e)
+{
+    int rc = exec(db, "BEGIN IMMEDIATE", "claiming a point", e), found = 0, ok = 0, src;
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if ((rc = zs_db_has(db, key, &found, &ok, e)))
+        goto out;
+    if (found && (ok || !retry_failed)) {
+        *res = ZS_DB_STORED;
+        goto out;
+    }
+    if ((src =
+             sqlite3_prepare_v2(db->h, "SELECT owner FROM claims WHERE key = ?", -1, &st, NULL))) {
+        rc = db_error(db->h, src, db->path, "claiming a point", e);
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), db->owner) &&
+        claim_live(db, (const char *)sqlite3_column_text(st, 0))) {
+        *res = ZS_DB_CLAIMED_ELSEWHERE;
+        goto out;
+    }
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
+        rc = db_error(db->h, src, db->path, "claiming a point", e);
+        goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    char host[256] = "", created[32];
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if ((src = sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)", -1,
+                                  &st, NULL)) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, db->owner, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, host, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
+        sqlite3_bind_text(st, 5, created, -1, SQLITE_STATIC);
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    }
+    if (src != SQLITE_OK)
+        rc = db_error(db->h, src, db->path, "claiming a point", e);
+    else
+        *res = ZS_DB_CLAIMED;
+out:
+    sqlite3_finalize(st);
+    if (rc) {
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    return exec(db, "COMMIT", "claiming a point", e);
+}
+
+int zs_db_unclaim(zs_db *db, const char *key, zs_err *e)
+{
+    return unclaim(db, key, 1, "releasing a point", e);
+}
+
+int zs_db_release_claims(zs_db *db, zs_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db->h, "DELETE FROM claims WHERE owner = ?", -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, db->owner, -1, SQLITE_STATIC);
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    }
+    sqlite3_finalize(st);
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, "releasing points", e);
 }
 
 int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *c,
@@ -262,11 +565,11 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
 
     sqlite3_stmt *st = NULL;
-    int rc = exec(db, "BEGIN IMMEDIATE", e);
+    int rc = exec(db, "BEGIN IMMEDIATE", "storing a result", e), src;
     if (rc)
         return rc;
-    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL)) {
-        rc = db_fail(db->h, db->path, NULL, "storing a result", e);
+    if ((src = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL))) {
+        rc = db_error(db->h, src, db->path, "storing a result", e);
         goto out;
     }
     const zs_point_result *r = &row->r;
@@ -326,15 +629,31 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
     sqlite3_bind_text(st, i++, row->slowest_why, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, i++, host, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, i++, created, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = db_fail(db->h, db->path, NULL, "storing a result", e);
+    if ((src = sqlite3_step(st)) != SQLITE_DONE)
+        rc = db_error(db->h, src, db->path, "storing a result", e);
+    /* the point is done: its claim goes in the same transaction */
+    if (!rc)
+        rc = unclaim(db, key, 0, "storing a result", e);
 out:
     sqlite3_finalize(st);
     if (rc) {
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    return exec(db, "COMMIT", e);
+    return exec(db, "COMMIT", "storing a result", e);
+}
+
+/* What a read-only query may do: read tables and call functions. ATTACH
+ * (which creates a file), PRAGMA, writes and schema changes are denied when
+ * the statement is prepared. */
+static int reader_only(void *arg, int action, const char *a, const char *b, const char *c,
+                       const char *d)
+{
+    (void)arg, (void)a, (void)b, (void)c, (void)d;
+    return action == SQLITE_SELECT || action == SQLITE_READ || action == SQLITE_FUNCTION ||
+                   action == SQLITE_RECURSIVE
+               ? SQLITE_OK
+               : SQLITE_DENY;
 }
 
 /* The results under the names and units of every other output
@@ -354,7 +673,16 @@ int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
     sqlite3_exec(db->h, points_view, NULL, NULL, NULL); /* a failure shows as "no such table" */
-    if (sqlite3_prepare_v2(db->h, sql, -1, &st, &tail) != SQLITE_OK)
+    if (!writable)
+        sqlite3_set_authorizer(db->h, reader_only, NULL);
+    int src = sqlite3_prepare_v2(db->h, sql, -1, &st, &tail);
+    if (!writable)
+        sqlite3_set_authorizer(db->h, NULL, NULL);
+    if (src == SQLITE_AUTH)
+        return zs_err_set(e, ZS_EINPUT, "SQL", "use sqlite3 on the file to change it",
+                          "the statement would change the database or attach another file "
+                          "(only SELECT statements run)");
+    if (src != SQLITE_OK)
         return zs_err_set(e, ZS_EINPUT, "SQL", "check the statement (`zepsim db schema`)",
                           "bad query: %s", sqlite3_errmsg(db->h));
     if (!st)
@@ -392,65 +720,75 @@ int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e
     }
     int rc = ZS_OK;
     if (s != SQLITE_DONE)
-        rc = zs_err_set(e, ZS_ERUNTIME, "SQL", NULL, "query failed: %s", sqlite3_errmsg(db->h));
+        rc = db_error(db->h, s, db->path, "running the query", e);
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* Whether two paths name one file (the output of a merge among its inputs
+ * would copy a database into itself). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Copies the rows of one input into db (attached as src). */
+static int merge_one(zs_db *db, const char *in, long *copied, long *skipped, zs_err *e)
+{
+    /* the input is checked on its own connection first, read-only */
+    zs_db *src_db = NULL;
+    int rc = zs_db_open_readonly(in, &src_db, e), src;
+    zs_db_close(src_db);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if ((src = sqlite3_prepare_v2(db->h, "ATTACH DATABASE ? AS src", -1, &st, NULL)) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, in, -1, SQLITE_STATIC);
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_OK)
+        return db_error(db->h, src, in, "attaching the database to merge", e);
+    long n = 0;
+    if (!(rc = query_int(db, "SELECT count(*) FROM src.results", "reading the database to merge",
+                         &n, e))) {
+        char sql[2048];
+        snprintf(sql, sizeof sql,
+                 "BEGIN IMMEDIATE; INSERT OR IGNORE INTO main.results (%s) SELECT %s FROM "
+                 "src.results ORDER BY id; ",
+                 cols, cols);
+        rc = exec(db, sql, "merging", e);
+        if (!rc) {
+            long c = sqlite3_changes(db->h);
+            if (!(rc = exec(db, "COMMIT", "merging", e))) {
+                *copied += c;
+                *skipped += n - c;
+            }
+        }
+        if (rc)
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_exec(db->h, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;
 }
 
 int zs_db_merge(const char *out, char *const *in, int nin, long *copied, long *skipped, zs_err *e)
 {
+    for (int i = 0; i < nin; i++)
+        if (!strcmp(in[i], out) || same_file(in[i], out))
+            return zs_err_set(e, ZS_EUSAGE, in[i],
+                              "give the output once, first, and the databases to merge into "
+                              "it after it",
+                              "a database cannot be merged into itself");
     zs_db *db = NULL;
     int rc = zs_db_open(out, &db, e);
     if (rc)
         return rc;
     *copied = *skipped = 0;
-    for (int i = 0; i < nin && !rc; i++) {
-        if (access(in[i], R_OK)) {
-            rc = zs_err_set(e, ZS_EIO, in[i], "check the path", "cannot read database");
-            break;
-        }
-        sqlite3_stmt *st = NULL;
-        sqlite3_prepare_v2(db->h, "ATTACH DATABASE ? AS src", -1, &st, NULL);
-        sqlite3_bind_text(st, 1, in[i], -1, SQLITE_STATIC);
-        int s = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (s != SQLITE_DONE) {
-            rc = db_fail(db->h, in[i], "check it is an SQLite file", "cannot attach", e);
-            break;
-        }
-        long n = -1;
-        char ver[32] = "";
-        if (sqlite3_prepare_v2(db->h,
-                               "SELECT (SELECT value FROM src.meta WHERE key = 'schema_version'), "
-                               "(SELECT count(*) FROM src.results)",
-                               -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
-            text_col(st, 0, ver, sizeof ver);
-            n = sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
-        if (n < 0 || atoi(ver) != ZS_DB_SCHEMA_VERSION) {
-            rc = zs_err_set(
-                e, ZS_EINPUT, in[i], "give a database written by `zepsim experiment run`",
-                "not a zepsim results database of schema version %d", ZS_DB_SCHEMA_VERSION);
-        } else {
-            char sql[2048];
-            snprintf(sql, sizeof sql,
-                     "BEGIN IMMEDIATE; INSERT OR IGNORE INTO main.results (%s) SELECT %s FROM "
-                     "src.results ORDER BY id; ",
-                     cols, cols);
-            rc = exec(db, sql, e);
-            if (!rc) {
-                long c = sqlite3_changes(db->h);
-                rc = exec(db, "COMMIT", e);
-                *copied += c;
-                *skipped += n - c;
-            } else {
-                sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-            }
-        }
-        sqlite3_exec(db->h, "DETACH DATABASE src", NULL, NULL, NULL);
-    }
+    for (int i = 0; i < nin && !rc; i++)
+        rc = merge_one(db, in[i], copied, skipped, e);
     zs_db_close(db);
     return rc;
 }

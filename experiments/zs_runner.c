@@ -1,15 +1,18 @@
 /* The experiment runner: see zs_runner.h.
  *
- * The loop, in phases:
- *   1. select: the points of this shard whose key the database lacks
- *      (each configuration once, even when two points share it);
- *   2. keep up to `jobs` points running, each in its own child process
- *      (zs_fork.h: the child runs the point and sends back a plain-data
- *      message; children die with the parent, so a killed run leaves no
- *      orphans behind);
- *   3. wait for any child's answer; store each result as it arrives (the
- *      parent is the only database writer) and start the next point;
- *   4. on an error, kill the children still running. */
+ * The loop, in phases (one function each):
+ *   1. select_points: the points of this shard whose key the database
+ *      lacks (each configuration once, even when two points share it);
+ *   2. start_points: keep up to `jobs` points running, each claimed in the
+ *      database first (claim_next: a point another runner stored or holds
+ *      is passed over, so two runners on one spec share the work) and run
+ *      in its own child process (zs_fork.h: the child runs the point and
+ *      sends back a plain-data message; children die with the parent, so a
+ *      killed run leaves no orphans behind);
+ *   3. store_answer: store each result as it arrives (the parent is the
+ *      only writer of its results; storing drops the claim) while serve
+ *      starts the next point;
+ *   4. on an error, kill the children still running; release the claims. */
 #include "zs_fork.h"
 #include "zs_runner.h"
 
@@ -210,163 +213,237 @@ static int int_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runner_stats *st,
-                  zs_err *e)
-{
-    memset(st, 0, sizeof *st);
-    double t0 = now_s();
-    st->points = s->npoints;
-    int rc = ZS_OK;
-    keyed *keys = calloc((size_t)s->npoints + 1, sizeof *keys);
-    int *todo = calloc((size_t)s->npoints + 1, sizeof *todo);
-    slot *slots = NULL;
-    int nkeys = 0, ntodo = 0, nslots = 0;
-    if (!keys || !todo) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
+/* One run of a spec: what the phases share. */
+typedef struct run {
+    const zs_spec *s;
+    zs_db *db;
+    const zs_runner_opts *o;
+    zs_runner_stats *st;
+    zs_err *e;
+    double t0;
+    int *todo; /* point indices to run, in spec order */
+    int ntodo, next, done, running;
+    slot *slots;
+    int nslots;
+    msg *m;
+    zs_db_row *row;
+} run;
 
-    /* 1. select */
-    for (int i = 0; i < s->npoints; i++) {
-        if (i % o->shard_n != o->shard_i - 1)
+static void note_failure(run *r, int idx, const char *why)
+{
+    const zs_spec_point *p = &r->s->points[idx];
+    if (!r->st->first_error[0])
+        snprintf(r->st->first_error, sizeof r->st->first_error, "point %d (%s, %s): %s", idx,
+                 r->s->cases[p->case_idx].label, r->s->series[p->series_idx].label, why);
+}
+
+/* 1. select: the points of this shard whose key the database lacks, each
+ * configuration once even when two points share it. */
+static int select_points(run *r)
+{
+    const zs_spec *s = r->s;
+    keyed *keys = calloc((size_t)s->npoints + 1, sizeof *keys);
+    r->todo = calloc((size_t)s->npoints + 1, sizeof *r->todo);
+    int nkeys = 0, rc = ZS_OK;
+    if (!keys || !r->todo)
+        rc = zs_err_set(r->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < s->npoints && !rc; i++) {
+        if (i % r->o->shard_n != r->o->shard_i - 1)
             continue;
-        st->in_shard++;
+        r->st->in_shard++;
         char k[4096];
-        if ((rc = zs_db_key(&s->points[i].cfg, k, sizeof k, e)))
-            goto out;
-        keys[nkeys].key = strdup(k);
+        if ((rc = zs_db_key(&s->points[i].cfg, k, sizeof k, r->e)))
+            break;
         keys[nkeys].idx = i;
-        if (!keys[nkeys++].key) {
-            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            goto out;
-        }
+        if (!(keys[nkeys++].key = strdup(k)))
+            rc = zs_err_set(r->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
-    qsort(keys, (size_t)nkeys, sizeof *keys, keyed_cmp);
-    for (int j = 0; j < nkeys; j++) {
+    if (!rc)
+        qsort(keys, (size_t)nkeys, sizeof *keys, keyed_cmp);
+    for (int j = 0; j < nkeys && !rc; j++) {
         if (j > 0 && !strcmp(keys[j].key, keys[j - 1].key)) {
-            st->duplicates++;
+            r->st->duplicates++;
             continue;
         }
         int found = 0, ok = 0;
-        if ((rc = zs_db_has(db, keys[j].key, &found, &ok, e)))
-            goto out;
-        if (found && (ok || !o->retry_failed))
-            st->stored_before++;
+        if ((rc = zs_db_has(r->db, keys[j].key, &found, &ok, r->e)))
+            break;
+        if (found && (ok || !r->o->retry_failed))
+            r->st->stored_before++;
         else
-            todo[ntodo++] = keys[j].idx;
+            r->todo[r->ntodo++] = keys[j].idx;
     }
     /* run in spec order (the sort above was by key) */
-    qsort(todo, (size_t)ntodo, sizeof *todo, int_cmp);
-    if (ntodo == 0)
-        goto out;
-    if (o->timeline_dir[0])
-        mkdir(o->timeline_dir, 0777);
+    if (!rc)
+        qsort(r->todo, (size_t)r->ntodo, sizeof *r->todo, int_cmp);
+    for (int j = 0; j < nkeys; j++)
+        free(keys[j].key);
+    free(keys);
+    return rc;
+}
 
-    /* 2. - 3. run the points, at most `jobs` at a time; store results */
-    nslots = o->jobs < ntodo ? o->jobs : ntodo;
-    slots = calloc((size_t)nslots, sizeof *slots);
-    msg *m = calloc(1, sizeof *m);
-    zs_db_row *row = calloc(1, sizeof *row);
-    if (!slots || !m || !row) {
-        free(m);
-        free(row);
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    for (int w = 0; w < nslots; w++)
-        slots[w].busy = -1;
-    int next = 0, done = 0, running = 0;
-    progress(o->progress, 0, ntodo, 0, t0);
-    while (rc == ZS_OK && (next < ntodo || running > 0)) {
-        for (int w = 0; w < nslots && next < ntodo; w++) {
-            if (slots[w].busy >= 0)
-                continue;
-            zs_err fe;
-            if (start_point(s, o, &slots[w], todo[next], &fe)) {
-                if (running == 0) /* nothing runs that could free resources */
-                    rc = zs_err_set(e, ZS_ERUNTIME, "fork", "free some processes or memory",
-                                    "cannot start worker processes: %s", fe.what);
-                break;
-            }
-            next++;
-            running++;
+/* The next point this process claims in the database (*idx, -1 when none
+ * is left): a point another runner stored or holds is passed over, so two
+ * runners on one spec share the work. */
+static int claim_next(run *r, int *idx)
+{
+    *idx = -1;
+    while (r->next < r->ntodo) {
+        int cand = r->todo[r->next++];
+        char key[4096];
+        zs_db_claim_result got;
+        int rc;
+        if ((rc = zs_db_key(&r->s->points[cand].cfg, key, sizeof key, r->e)) ||
+            (rc = zs_db_claim(r->db, key, r->o->retry_failed, &got, r->e)))
+            return rc;
+        if (got == ZS_DB_CLAIMED) {
+            *idx = cand;
+            return ZS_OK;
         }
-        if (rc)
-            break;
+        r->st->elsewhere++;
+    }
+    return ZS_OK;
+}
+
+static int unclaim(run *r, int idx)
+{
+    char key[4096];
+    int rc = zs_db_key(&r->s->points[idx].cfg, key, sizeof key, r->e);
+    return rc ? rc : zs_db_unclaim(r->db, key, r->e);
+}
+
+/* 2. start: a claimed point in every free slot, at most `jobs` running. */
+static int start_points(run *r)
+{
+    for (int w = 0; w < r->nslots && r->next < r->ntodo; w++) {
+        if (r->slots[w].busy >= 0)
+            continue;
+        int idx, rc;
+        if ((rc = claim_next(r, &idx)) || idx < 0)
+            return rc;
+        zs_err fe;
+        if (start_point(r->s, r->o, &r->slots[w], idx, &fe)) {
+            r->next--; /* tried again on the next round */
+            if ((rc = unclaim(r, idx)))
+                return rc;
+            if (r->running == 0) /* nothing runs that could free resources */
+                return zs_err_set(r->e, ZS_ERUNTIME, "fork", "free some processes or memory",
+                                  "cannot start worker processes: %s", fe.what);
+            return ZS_OK;
+        }
+        r->running++;
+    }
+    return ZS_OK;
+}
+
+/* 3. store: the answer of the child in sl is stored (a failure only when
+ * the same configuration would fail again), which drops the point's claim;
+ * a point not stored is released for a later run. */
+static int store_answer(run *r, slot *sl)
+{
+    zs_err ce;
+    int got = collect(sl, r->m, &ce), idx = sl->busy, rc;
+    sl->busy = -1;
+    r->running--;
+    r->done++;
+    char key[4096];
+    if ((rc = zs_db_key(&r->s->points[idx].cfg, key, sizeof key, r->e)))
+        return rc;
+    if (!got) {
+        /* the worker died mid-point: a crash, not a property of the
+         * configuration, so nothing is stored */
+        char why[700];
+        snprintf(why, sizeof why, "the worker process died: %s", ce.what);
+        r->st->failed++;
+        note_failure(r, idx, why);
+        progress(r->o->progress, r->done, r->ntodo, r->st->failed, r->t0);
+        return zs_db_unclaim(r->db, key, r->e);
+    }
+    const msg *m = r->m;
+    zs_db_row *row = r->row;
+    memset(row, 0, sizeof *row);
+    row->ok = m->rc == ZS_OK;
+    row->r = m->r;
+    snprintf(row->backend_notes, sizeof row->backend_notes, "%s", m->backend_notes);
+    snprintf(row->slowest_why, sizeof row->slowest_why, "%s", m->slowest_why);
+    if (!row->ok) {
+        r->st->failed++;
+        snprintf(row->error, sizeof row->error, "%s%s%s%s%s", m->err.what,
+                 m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "",
+                 m->err.fix);
+        note_failure(r, idx, row->error);
+    } else {
+        r->st->ran++;
+    }
+    if (row->ok || deterministic(m->rc))
+        rc = zs_db_put(r->db, key, r->s->name, &r->s->points[idx].cfg, row, r->o->retry_failed,
+                       r->e);
+    else
+        rc = zs_db_unclaim(r->db, key, r->e);
+    progress(r->o->progress, r->done, r->ntodo - r->st->elsewhere, r->st->failed, r->t0);
+    return rc;
+}
+
+/* 2. - 3. keep up to `jobs` points running and store each answer as it
+ * arrives (this process is the only writer of its results). */
+static int serve(run *r)
+{
+    int rc = ZS_OK;
+    progress(r->o->progress, 0, r->ntodo, 0, r->t0);
+    while (rc == ZS_OK && ((rc = start_points(r)) == ZS_OK) && r->running > 0) {
         struct pollfd pf[256];
         int map[256], np = 0;
-        for (int w = 0; w < nslots && np < 256; w++)
-            if (slots[w].busy >= 0) {
-                pf[np] = (struct pollfd){slots[w].ch.fd, POLLIN, 0};
+        for (int w = 0; w < r->nslots && np < 256; w++)
+            if (r->slots[w].busy >= 0) {
+                pf[np] = (struct pollfd){r->slots[w].ch.fd, POLLIN, 0};
                 map[np++] = w;
             }
         if (poll(pf, (nfds_t)np, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            rc = zs_err_set(e, ZS_ERUNTIME, "poll", NULL, "waiting for workers: %s",
-                            strerror(errno));
-            break;
+            return zs_err_set(r->e, ZS_ERUNTIME, "poll", NULL, "waiting for workers: %s",
+                              strerror(errno));
         }
-        for (int k = 0; k < np && rc == ZS_OK; k++) {
-            if (!pf[k].revents)
-                continue;
-            slot *sl = &slots[map[k]];
-            const zs_spec_point *p = &s->points[sl->busy];
-            zs_err ce;
-            int got = collect(sl, m, &ce);
-            int idx = sl->busy;
-            sl->busy = -1;
-            running--;
-            done++;
-            char key[4096];
-            if ((rc = zs_db_key(&p->cfg, key, sizeof key, e)))
-                break;
-            if (!got) {
-                /* the worker died mid-point: a crash, not a property of the
-                 * configuration, so nothing is stored */
-                st->failed++;
-                if (!st->first_error[0])
-                    snprintf(st->first_error, sizeof st->first_error,
-                             "point %d (%s, %s): the worker process died: %s", idx,
-                             s->cases[p->case_idx].label, s->series[p->series_idx].label, ce.what);
-                progress(o->progress, done, ntodo, st->failed, t0);
-                continue;
-            }
-            memset(row, 0, sizeof *row);
-            row->ok = m->rc == ZS_OK;
-            row->r = m->r;
-            snprintf(row->backend_notes, sizeof row->backend_notes, "%s", m->backend_notes);
-            snprintf(row->slowest_why, sizeof row->slowest_why, "%s", m->slowest_why);
-            if (!row->ok) {
-                st->failed++;
-                snprintf(row->error, sizeof row->error, "%s%s%s%s%s", m->err.what,
-                         m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "",
-                         m->err.fix);
-                if (!st->first_error[0])
-                    snprintf(st->first_error, sizeof st->first_error, "point %d (%s, %s): %s", idx,
-                             s->cases[p->case_idx].label, s->series[p->series_idx].label,
-                             row->error);
-            } else {
-                st->ran++;
-            }
-            if (row->ok || deterministic(m->rc))
-                rc = zs_db_put(db, key, s->name, &p->cfg, row, o->retry_failed, e);
-            progress(o->progress, done, ntodo, st->failed, t0);
-        }
+        for (int k = 0; k < np && rc == ZS_OK; k++)
+            if (pf[k].revents)
+                rc = store_answer(r, &r->slots[map[k]]);
     }
-    free(m);
-    free(row);
+    return rc;
+}
 
-    /* 4. on an error, stop what still runs */
-    for (int w = 0; w < nslots; w++)
-        if (slots[w].busy >= 0)
-            zs_child_kill(&slots[w].ch);
-out:
-    for (int j = 0; j < nkeys; j++)
-        free(keys[j].key);
-    free(keys);
-    free(todo);
-    free(slots);
-    st->wall_s = now_s() - t0;
+int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runner_stats *st,
+                  zs_err *e)
+{
+    memset(st, 0, sizeof *st);
+    run r = {s, db, o, st, e, now_s(), NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL};
+    st->points = s->npoints;
+    int rc = select_points(&r);
+    if (!rc && r.ntodo > 0) {
+        if (o->timeline_dir[0])
+            mkdir(o->timeline_dir, 0777);
+        r.nslots = o->jobs < r.ntodo ? o->jobs : r.ntodo;
+        r.slots = calloc((size_t)r.nslots, sizeof *r.slots);
+        r.m = calloc(1, sizeof *r.m);
+        r.row = calloc(1, sizeof *r.row);
+        if (!r.slots || !r.m || !r.row)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        for (int w = 0; r.slots && w < r.nslots; w++)
+            r.slots[w].busy = -1;
+        if (!rc)
+            rc = serve(&r);
+        /* 4. on an error, stop what still runs; no claim is left behind */
+        for (int w = 0; r.slots && w < r.nslots; w++)
+            if (r.slots[w].busy >= 0)
+                zs_child_kill(&r.slots[w].ch);
+        zs_err ignored;
+        int rel = zs_db_release_claims(db, rc ? &ignored : e);
+        if (!rc)
+            rc = rel;
+    }
+    free(r.m);
+    free(r.row);
+    free(r.todo);
+    free(r.slots);
+    st->wall_s = now_s() - r.t0;
     return rc;
 }

@@ -1,9 +1,12 @@
 /* The experiment runner: runs the points of a spec that the results
  * database lacks, in parallel worker processes, and stores each result as
- * it arrives (the parent is the only writer; one transaction per point).
- * A killed run loses only the points in flight; rerunning resumes. `--shard
- * i/n` keeps the points whose index is i-1 modulo n, so a sweep can be
- * spread over machines and merged with zs_db_merge.
+ * it arrives (the parent is the only writer of its results; one
+ * transaction per point). Each point is claimed in the database before it
+ * runs, so several runners started on one spec and database share the
+ * work instead of each running all of it. A killed run loses only the
+ * points in flight; rerunning resumes. `--shard i/n` keeps the points
+ * whose index is i-1 modulo n, so a sweep can be spread over machines and
+ * merged with zs_db_merge.
  * Depends on zs_spec, zs_db and zs_point (which runs every point). */
 #ifndef ZS_RUNNER_H
 #define ZS_RUNNER_H
@@ -30,6 +33,7 @@ typedef struct zs_runner_stats {
     int duplicates;    /* same configuration as another point of the spec */
     int ran;           /* run now and stored ok */
     int failed;        /* run now and failed (stored as failed when deterministic) */
+    int elsewhere;     /* run (or being run) by another runner at the same time */
     double wall_s;
     char first_error[1024]; /* the first failure, for the summary */
 } zs_runner_stats;

@@ -1,7 +1,6 @@
 /* `zepsim db query|merge|schema`: the results database from the command
  * line (plain sqlite3 works on the same file). */
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "zs_db.h"
@@ -11,7 +10,8 @@ static const char db_help[] =
     "       zepsim db merge OUT IN...\n"
     "       zepsim db schema\n"
     "\n"
-    "query   runs one read-only SQL statement on the results database\n"
+    "query   runs one SQL statement that only reads (SELECT) on the results database,\n"
+    "        opened read-only\n"
     "        (e.g. \"SELECT method, tokens_per_s FROM results WHERE spec = 'fig8'\");\n"
     "        the view `points` has the stored figures under the names and units of\n"
     "        compare and simulate (iter_ms, mfu_pct, ...: `zepsim list columns`)\n"
@@ -62,12 +62,8 @@ int zs_cmd_db(int argc, char **argv)
     if (!strcmp(sub, "query")) {
         if (nargs != 1)
             return zs_cli_usage_error("db", "query takes one SQL statement (quote it)");
-        if (access(dbpath, R_OK)) {
-            zs_err_set(&e, ZS_EIO, dbpath, "pass --db FILE", "no results database");
-            return zs_cli_fail(&e);
-        }
         zs_db *db = NULL;
-        if (zs_db_open(dbpath, &db, &e))
+        if (zs_db_open_readonly(dbpath, &db, &e))
             return zs_cli_fail(&e);
         zs_table *t = zs_table_new(NULL);
         int rc = zs_db_query(db, rest[0], 0, t, &e);

@@ -173,9 +173,11 @@ static int do_run(const args *a)
     printf("%s: %d points", s->name, st.points);
     if (o.shard_n > 1)
         printf(", %d in shard %d/%d", st.in_shard, o.shard_i, o.shard_n);
-    printf("; %d already stored, %d duplicate configurations, %d ran, %d failed; %.1f s; "
-           "database %s\n",
-           st.stored_before, st.duplicates, st.ran, st.failed, st.wall_s, a->db);
+    printf("; %d already stored, %d duplicate configurations, %d ran, %d failed", st.stored_before,
+           st.duplicates, st.ran, st.failed);
+    if (st.elsewhere)
+        printf(", %d run by another process on the same database", st.elsewhere);
+    printf("; %.1f s; database %s\n", st.wall_s, a->db);
     zs_spec_free(s);
     if (st.failed) {
         fprintf(stderr, "zepsim: %d points failed; first: %s\n", st.failed, st.first_error);
@@ -190,12 +192,7 @@ static int do_report(const args *a)
     zs_err_clear(&e);
     zs_spec *s = NULL;
     zs_db *db = NULL;
-    if (access(a->db, R_OK)) {
-        zs_err_set(&e, ZS_EIO, a->db, "run `zepsim experiment run SPEC --db FILE` first",
-                   "no results database");
-        return zs_cli_fail(&e);
-    }
-    if (zs_spec_load(a->spec, &s, &e) || zs_db_open(a->db, &db, &e)) {
+    if (zs_spec_load(a->spec, &s, &e) || zs_db_open_readonly(a->db, &db, &e)) {
         zs_spec_free(s);
         return zs_cli_fail(&e);
     }
@@ -234,7 +231,7 @@ static int do_list(const args *a)
         zs_db *db = NULL;
         if (zs_spec_load(a->spec, &s, &e))
             return zs_cli_fail(&e);
-        if (!access(a->db, R_OK) && zs_db_open(a->db, &db, &e)) {
+        if (!access(a->db, F_OK) && zs_db_open_readonly(a->db, &db, &e)) {
             zs_spec_free(s);
             return zs_cli_fail(&e);
         }

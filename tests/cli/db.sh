@@ -1,0 +1,70 @@
+# End to end: the results database under hostile conditions (issue 21
+# item 7): read-only commands change nothing and work on a read-only
+# mount, `db query` runs only reads, a merge into itself and files that are
+# not zepsim databases are refused by name, a full disk says so, and two
+# runners started on one spec share its points.
+. "$(dirname "$0")/lib.bash"
+case $ZEPSIM in /*) ;; *) ZEPSIM=$PWD/$ZEPSIM ;; esac
+cd "$TMP" || exit 1
+cat >t.json <<'JSON'
+{"name": "t", "title": "T",
+ "base": {"model": "llama-7b", "cluster": "cluster-a", "nodes": 16, "context": 262144, "group": 16,
+          "iterations": 2, "backend": "analytic"},
+ "sweep": {"seed": [1, 2, 3, 4]},
+ "series": [{"label": "TE CP", "method": "te-cp"}, {"label": "Local", "method": "local"}]}
+JSON
+expect_rc run 0 "$ZEPSIM" experiment run t.json --db a.db && expect_out run "8 ran, 0 failed"
+
+# Only reads: ATTACH created x.db before; the journal mode stays as it was.
+expect_rc attach 2 "$ZEPSIM" db query "ATTACH 'x.db' AS x" --db a.db && expect_out attach "only SELECT statements run"
+if [ -e x.db ]; then echo "FAIL attach-file: x.db created"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+expect_rc delete 2 "$ZEPSIM" db query "DELETE FROM results" --db a.db
+expect_rc pragma 2 "$ZEPSIM" db query "PRAGMA journal_mode=delete" --db a.db
+cp a.db d.db
+sqlite3 d.db "PRAGMA journal_mode=DELETE" >/dev/null
+expect_rc query-delete-mode 0 "$ZEPSIM" db query "SELECT count(*) FROM results" --db d.db && expect_out query-delete-mode "^8$"
+expect_rc list-delete-mode 0 "$ZEPSIM" experiment list t.json --db d.db
+mode=$(sqlite3 d.db "PRAGMA journal_mode")
+if [ "$mode" = delete ] && [ ! -e d.db-wal ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL journal-mode: $mode after reading"; FAILS=$((FAILS + 1)); fi
+
+# Not a zepsim database, another schema version, a merge into itself.
+sqlite3 other.db "CREATE TABLE t(x)"
+expect_rc foreign-query 2 "$ZEPSIM" db query "SELECT 1" --db other.db && expect_out foreign-query "not a zepsim results database"
+expect_rc foreign-run 2 "$ZEPSIM" experiment run t.json --db other.db
+tables=$(sqlite3 other.db .tables | tr -s ' \n' ' ')
+if [ "$tables" = "t " ]; then PASSES=$((PASSES + 1)); else echo "FAIL foreign-unchanged: tables $tables"; FAILS=$((FAILS + 1)); fi
+echo "just text" >text.db
+expect_rc text 2 "$ZEPSIM" db query "SELECT 1" --db text.db && expect_out text "not an SQLite database"
+cp a.db v2.db
+sqlite3 v2.db "UPDATE meta SET value = '2' WHERE key = 'schema_version'"
+expect_rc version 2 "$ZEPSIM" experiment report t.json --db v2.db --out rep && expect_out version "schema version '2'"
+expect_rc merge-self 2 "$ZEPSIM" db merge a.db ./a.db && expect_out merge-self "cannot be merged into itself"
+expect_rc no-db 1 "$ZEPSIM" db query "SELECT 1" --db none.db && expect_out no-db "no results database: none.db"
+
+# Two runners at once on one spec: every point runs once (both ran all 8).
+rm -f two.db*
+"$ZEPSIM" experiment run t.json --db two.db --jobs 1 >r1.txt 2>&1 &
+p1=$!
+"$ZEPSIM" experiment run t.json --db two.db --jobs 1 >r2.txt 2>&1
+rc2=$?
+wait $p1
+rc1=$?
+ran=$(cat r1.txt r2.txt | grep -o '[0-9]* ran' | awk '{s += $1} END {print s}')
+if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$ran" -eq 8 ] && [ "$(sqlite3 two.db 'SELECT count(*) FROM results')" = 8 ]; then
+  PASSES=$((PASSES + 1)); else echo "FAIL two-runners: exits $rc1 $rc2, $ran points ran"; cat r1.txt r2.txt; FAILS=$((FAILS + 1)); fi
+
+# A read-only mount and a full disk need a private mount namespace (root).
+if unshare -m true 2>/dev/null; then
+  mkdir -p ro && cp a.db ro/
+  unshare -m sh -c "mount --bind ro ro && mount -o remount,bind,ro ro &&
+    '$ZEPSIM' db query 'SELECT count(*) FROM results' --db ro/a.db &&
+    '$ZEPSIM' experiment list t.json --db ro/a.db && '$ZEPSIM' experiment report t.json --db ro/a.db --out rep" >ro.txt 2>&1
+  if [ $? -eq 0 ] && grep -q '^8$' ro.txt; then PASSES=$((PASSES + 1)); else
+    echo "FAIL read-only-mount:"; sed 's/^/    /' ro.txt; FAILS=$((FAILS + 1)); fi
+  expect_rc full 1 unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs /mnt && '$ZEPSIM' experiment run '$TMP/t.json' --db /mnt/f.db"
+  expect_out full "disk full while .*: /mnt/f.db: free space on the disk"
+else
+  echo "skipping the read-only mount and full disk parts: no private mount namespace (not root)"
+fi
+finish
