@@ -1,4 +1,9 @@
-/* Atomic output files: see zs_afile.h. */
+/* Atomic output files: see zs_afile.h.
+ *
+ * The stream is a glibc cookie stream over the temporary file's descriptor
+ * so that the first failed write keeps its errno: a stdio stream forgets
+ * it, and "Input/output error" is no help when the disk is full. */
+#define _GNU_SOURCE /* fopencookie */
 #include "zs_afile.h"
 
 #include <errno.h>
@@ -7,6 +12,33 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "zs_fdio.h"
+
+struct zs__afile_io {
+    int fd;
+    int err; /* errno of the first failed write, 0 when none */
+};
+
+static ssize_t io_write(void *cookie, const char *buf, size_t n)
+{
+    struct zs__afile_io *io = cookie;
+    if (io->err)
+        return 0;
+    if (zs_write_all(io->fd, buf, n) != 0) {
+        io->err = errno ? errno : EIO;
+        return 0; /* fopencookie: 0 is the error return */
+    }
+    return (ssize_t)n;
+}
+
+static int io_close(void *cookie)
+{
+    struct zs__afile_io *io = cookie;
+    int rc = close(io->fd);
+    free(io);
+    return rc;
+}
 
 static int io_error(zs_err *e, const char *path, int err, const char *doing)
 {
@@ -26,48 +58,99 @@ int zs_afile_open(zs_afile *a, const char *path, zs_err *e)
     snprintf(a->path, sizeof a->path, "%s", path);
     snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(a->tmp);
-    if (fd < 0)
-        return io_error(e, path, errno, "create the file");
+    if (fd < 0) {
+        a->tmp[0] = '\0';
+        return io_error(e, path, errno, "create file");
+    }
     /* mkstemp makes 0600; outputs are ordinary files (0666 & ~umask). */
     mode_t um = umask(0);
     umask(um);
-    if (fchmod(fd, 0666 & ~um) != 0 || !(a->f = fdopen(fd, "w"))) {
-        int err = errno;
+    static const cookie_io_functions_t fns = {NULL, io_write, NULL, io_close};
+    int err = fchmod(fd, 0666 & ~um) != 0 ? errno : 0;
+    if (!err && !(a->io = calloc(1, sizeof *a->io)))
+        err = ENOMEM;
+    if (!err) {
+        a->io->fd = fd;
+        if (!(a->f = fopencookie(a->io, "w", fns)))
+            err = errno ? errno : ENOMEM;
+    }
+    if (err) {
+        free(a->io);
+        a->io = NULL;
         close(fd);
         unlink(a->tmp);
-        return io_error(e, path, err, "create the file");
+        a->tmp[0] = '\0';
+        return io_error(e, path, err, "create file");
     }
     return ZS_OK;
+}
+
+int zs_afile_reserve(zs_afile *a, const char *path, zs_err *e)
+{
+    int rc = zs_afile_open(a, path, e);
+    if (rc)
+        return rc;
+    fclose(a->f); /* nothing written: nothing can fail */
+    a->f = NULL;
+    a->io = NULL;
+    return ZS_OK;
+}
+
+int zs_afile_flush(zs_afile *a, zs_err *e)
+{
+    if (!a->f)
+        return ZS_OK;
+    int err = fflush(a->f) != 0 || ferror(a->f) ? (a->io->err ? a->io->err : EIO) : 0;
+    if (!err && fsync(a->io->fd) != 0)
+        err = errno;
+    return err ? io_error(e, a->path, err, "write file") : ZS_OK;
 }
 
 int zs_afile_commit(zs_afile *a, zs_err *e)
 {
-    if (!a->f)
+    if (!a->tmp[0])
         return zs_err_set(e, ZS_EIO, a->path, NULL, "file already closed");
     int err = 0;
-    if (ferror(a->f) || fflush(a->f) != 0)
-        err = errno ? errno : EIO;
-    if (!err && fsync(fileno(a->f)) != 0)
-        err = errno;
-    if (fclose(a->f) != 0 && !err)
-        err = errno;
-    a->f = NULL;
+    if (a->f) {
+        zs_err ignored;
+        if (zs_afile_flush(a, &ignored))
+            err = a->io->err ? a->io->err : EIO;
+        if (fclose(a->f) != 0 && !err)
+            err = errno;
+        a->f = NULL;
+        a->io = NULL; /* freed by fclose */
+    } else {          /* written by another program: on disk before the rename too */
+        int fd = open(a->tmp, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            err = errno;
+        if (fd >= 0)
+            close(fd);
+    }
     if (!err && rename(a->tmp, a->path) != 0)
         err = errno;
-    if (err) {
+    if (err)
         unlink(a->tmp);
-        return io_error(e, a->path, err, "write the file");
-    }
-    return ZS_OK;
+    a->tmp[0] = '\0';
+    return err ? io_error(e, a->path, err, "write file") : ZS_OK;
+}
+
+int zs_afile_fail(zs_afile *a, int rc, zs_err *e)
+{
+    if (a->f && (ferror(a->f) || a->io->err || fflush(a->f) != 0))
+        return zs_afile_commit(a, e); /* fails: the stream is in error */
+    zs_afile_abort(a);
+    return rc;
 }
 
 void zs_afile_abort(zs_afile *a)
 {
-    if (!a->f)
-        return;
-    fclose(a->f);
+    if (a->f)
+        fclose(a->f);
     a->f = NULL;
-    unlink(a->tmp);
+    a->io = NULL;
+    if (a->tmp[0])
+        unlink(a->tmp);
+    a->tmp[0] = '\0';
 }
 
 int zs_afile_write(const char *path, const void *buf, size_t n, zs_err *e)
@@ -76,10 +159,7 @@ int zs_afile_write(const char *path, const void *buf, size_t n, zs_err *e)
     int rc = zs_afile_open(&a, path, e);
     if (rc)
         return rc;
-    if (n && fwrite(buf, 1, n, a.f) != n) {
-        int err = errno ? errno : EIO;
-        zs_afile_abort(&a);
-        return io_error(e, path, err, "write the file");
-    }
+    if (n)
+        fwrite(buf, 1, n, a.f);
     return zs_afile_commit(&a, e);
 }

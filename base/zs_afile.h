@@ -20,20 +20,35 @@
 #include "zs_err.h"
 
 typedef struct zs_afile {
-    FILE *f;         /* write here; NULL once committed or aborted */
-    char path[4096]; /* the target */
-    char tmp[4112];  /* the temporary name, "<path>.tmp-XXXXXX" */
+    FILE *f;                 /* write here; NULL once committed or aborted (or reserved) */
+    char path[4096];         /* the target */
+    char tmp[4112];          /* the temporary name, "<path>.tmp-XXXXXX"; "" once done */
+    struct zs__afile_io *io; /* f's descriptor and first write error (internal) */
 } zs_afile;
 
 /* Creates the temporary file (mode 0666 & ~umask, like fopen). ZS_EIO with
  * the path and the system's reason when it cannot. */
 int zs_afile_open(zs_afile *a, const char *path, zs_err *e);
+/* For a file another program writes (gnuplot renders the plots): creates
+ * the temporary file as zs_afile_open does and closes it (a->f is NULL);
+ * the program writes a->tmp, then zs_afile_commit renames it onto the
+ * target, or zs_afile_abort removes it. */
+int zs_afile_reserve(zs_afile *a, const char *path, zs_err *e);
+/* Flushes what was written to disk without closing: ZS_EIO with the first
+ * write error's reason (a full disk says so). Several files that belong
+ * together (a report) are all flushed before any is committed. */
+int zs_afile_flush(zs_afile *a, zs_err *e);
 /* Checks for write errors, flushes to disk and renames onto the target;
  * on any failure removes the temporary file and returns ZS_EIO (a full
  * disk says so). The target is untouched on failure. */
 int zs_afile_commit(zs_afile *a, zs_err *e);
 /* Discards the temporary file (no-op after commit or abort). */
 void zs_afile_abort(zs_afile *a);
+/* Ends a write that failed with rc: the temporary file is removed, and when
+ * the stream had a write error, e says why in the system's words (a full
+ * disk as such) instead of the writer's generic message. Returns the code
+ * to return. */
+int zs_afile_fail(zs_afile *a, int rc, zs_err *e);
 
 /* Writes n bytes to path atomically. */
 int zs_afile_write(const char *path, const void *buf, size_t n, zs_err *e);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_afile.h"
 #include "zs_fdio.h"
 
 #define ZS_DUMP_VERSION 1
@@ -143,14 +144,12 @@ int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e)
 
 int zs_schedule_dump_file(const zs_schedule *s, const char *path, zs_err *e)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return zs_err_set(e, ZS_EIO, path, "check that the folder exists and is writable",
-                          "cannot create file");
-    int rc = zs_schedule_dump(s, f, e);
-    if (fclose(f) != 0 && rc == ZS_OK)
-        rc = zs_err_set(e, ZS_EIO, path, "check free disk space", "write error");
-    return rc;
+    zs_afile a;
+    int rc = zs_afile_open(&a, path, e);
+    if (rc)
+        return rc;
+    rc = zs_schedule_dump(s, a.f, e);
+    return rc ? zs_afile_fail(&a, rc, e) : zs_afile_commit(&a, e);
 }
 
 /* ---- reader ---------------------------------------------------------------- */

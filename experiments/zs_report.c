@@ -1,6 +1,8 @@
 /* Figure reports: see zs_report.h. */
 #include "zs_report.h"
 
+#include "zs_afile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -172,15 +174,43 @@ static double paper_ours(const zs_spec *s, const zs_db_row *rows, const int *fou
     return mx;
 }
 
-static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t n,
-                      zs_err *e)
+/* The files of one report, all written under temporary names and renamed
+ * together at the end (zs_afile), so a failure half-way (a full disk)
+ * leaves none of them: not a .dat without its .md. */
+typedef struct outputs {
+    zs_afile dat, gp, png, svg, md;
+} outputs;
+
+static void outputs_abort(outputs *w)
 {
-    snprintf(path, n, "%s/%s.%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        zs_err_set(e, ZS_EIO, path, "check the folder is writable", "cannot write: %s",
-                   strerror(errno));
-    return f;
+    zs_afile *all[] = {&w->dat, &w->gp, &w->png, &w->svg, &w->md};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        zs_afile_abort(all[i]); /* a no-op for a file not opened or committed */
+}
+
+/* Every file flushed to disk first, then renamed: a full disk shows up in
+ * the first phase, when nothing has appeared yet. */
+static int outputs_commit(outputs *w, zs_err *e)
+{
+    zs_afile *all[] = {&w->dat, &w->gp, &w->png, &w->svg, &w->md};
+    int rc = ZS_OK;
+    for (size_t i = 0; i < sizeof all / sizeof all[0] && !rc; i++)
+        rc = zs_afile_flush(all[i], e);
+    for (size_t i = 0; i < sizeof all / sizeof all[0] && !rc; i++)
+        if (all[i]->tmp[0])
+            rc = zs_afile_commit(all[i], e);
+    if (rc)
+        outputs_abort(w);
+    return rc;
+}
+
+/* Opens DIR/NAME.EXT for an atomic write (zs_afile): nothing appears under
+ * that name unless the whole file was written. */
+static int open_out(const char *dir, const char *name, const char *ext, zs_afile *a, zs_err *e)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    return zs_afile_open(a, path, e);
 }
 
 static void cfg_line(FILE *f, const zs_point_cfg *c)
@@ -377,8 +407,13 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
 {
     fprintf(g,
             "# gnuplot script written by `zepsim experiment report`; renders %s.png and "
-            "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp).\n",
-            s->name, s->name, s->name, s->name);
+            "%s.svg\n# from %s.dat (run it in this folder: gnuplot %s.gp). zepsim names the\n"
+            "# files with -e \"dat='...'; out_png='...'; out_svg='...'\" to write them\n"
+            "# atomically.\n"
+            "if (!exists(\"dat\")) dat = \"%s.dat\"\n"
+            "if (!exists(\"out_png\")) out_png = \"%s.png\"\n"
+            "if (!exists(\"out_svg\")) out_svg = \"%s.svg\"\n",
+            s->name, s->name, s->name, s->name, s->name, s->name, s->name);
     gp_axes(g, s, lines);
     int nmark = gp_paper(g, s, lines, xaxis);
     char paper[160] = "";
@@ -393,15 +428,15 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
             fprintf(g, "set terminal pngcairo size %d,560 font \"sans,10\"\n", w);
         else
             fprintf(g, "set terminal svg size %d,560 font \"sans,10\"\n", w);
-        fprintf(g, "set output \"%s.%s\"\n", s->name, t == 0 ? "png" : "svg");
+        fprintf(g, "set output %s\n", t == 0 ? "out_png" : "out_svg");
         if (!lines) {
-            fprintf(g, "plot for [i=2:%d] \"%s.dat\" using i:xtic(1) title columnheader(i)%s\n",
-                    s->nseries + 1, s->name, paper);
+            fprintf(g, "plot for [i=2:%d] dat using i:xtic(1) title columnheader(i)%s\n",
+                    s->nseries + 1, paper);
         } else {
             fprintf(g, "plot ");
             for (int j = 0; j < lg->n; j++) {
-                fprintf(g, "%s\"%s.dat\" index %d using 1:2 with linespoints lw 2 title \"",
-                        j ? ", \\\n     " : "", s->name, j);
+                fprintf(g, "%sdat index %d using 1:2 with linespoints lw 2 title \"",
+                        j ? ", \\\n     " : "", j);
                 gq(g, lg->name[j]);
                 fputc('"', g);
             }
@@ -411,10 +446,10 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
     fprintf(g, "unset output\n");
 }
 
-/* NAME.dat and NAME.gp. */
-static int write_plot(const zs_spec *s, const report_rows *r, const char *dir, zs_err *e)
+/* NAME.dat and NAME.gp (committed with the other files). */
+static int write_plot(const zs_spec *s, const report_rows *r, const char *dir, outputs *out,
+                      zs_err *e)
 {
-    char path[1200];
     int lines = !strcmp(s->plot.kind, "lines");
     int xaxis = -1;
     for (int a = 0; a < s->naxes; a++)
@@ -422,47 +457,54 @@ static int write_plot(const zs_spec *s, const report_rows *r, const char *dir, z
             xaxis = a;
     line_groups lg;
     int rc = ZS_OK;
-    FILE *d = NULL, *g = NULL;
     if (line_groups_find(s, xaxis, &lg)) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    if (!(d = open_out(dir, s->name, "dat", path, sizeof path, e))) {
-        rc = e->code;
+    if ((rc = open_out(dir, s->name, "dat", &out->dat, e)))
         goto out;
-    }
     if (lines)
-        dat_lines(d, s, r, xaxis, &lg);
+        dat_lines(out->dat.f, s, r, xaxis, &lg);
     else
-        dat_bars(d, s, r);
-    if (!(g = open_out(dir, s->name, "gp", path, sizeof path, e))) {
-        rc = e->code;
+        dat_bars(out->dat.f, s, r);
+    if ((rc = open_out(dir, s->name, "gp", &out->gp, e)))
         goto out;
-    }
-    gp_script(g, s, lines, &lg, xaxis);
+    gp_script(out->gp.f, s, lines, &lg, xaxis);
 out:
-    if (d)
-        fclose(d);
-    if (g)
-        fclose(g);
     free(lg.name);
     free(lg.series);
     return rc;
 }
 
-/* Runs gnuplot on NAME.gp inside dir; 0 when it succeeded. */
-static int render(const zs_spec *s, const zs_report_opts *o, char *note, size_t n)
+static const char *base_name(const char *path)
 {
-    char log[1200], gp[256];
+    const char *sl = strrchr(path, '/');
+    return sl ? sl + 1 : path;
+}
+
+/* Runs gnuplot on the report's script inside dir, reading the data and
+ * writing the plots under their temporary names (w->png and w->svg are
+ * committed with the other files); 0 when it succeeded. */
+static int render(const zs_spec *s, const zs_report_opts *o, outputs *w, char *note, size_t n)
+{
+    char log[1200], vars[600], png[1200], svg[1200];
     snprintf(log, sizeof log, "%s/%s.gnuplot.log", o->out_dir, s->name);
-    snprintf(gp, sizeof gp, "%s.gp", s->name);
+    snprintf(png, sizeof png, "%s/%s.png", o->out_dir, s->name);
+    snprintf(svg, sizeof svg, "%s/%s.svg", o->out_dir, s->name);
+    zs_err e;
+    if (zs_afile_flush(&w->dat, &e) || zs_afile_flush(&w->gp, &e) ||
+        zs_afile_reserve(&w->png, png, &e) || zs_afile_reserve(&w->svg, svg, &e)) {
+        zs_afile_abort(&w->png);
+        snprintf(note, n, "cannot write the plot: %s: %s", e.where, e.what);
+        return -1;
+    }
+    snprintf(vars, sizeof vars, "dat='%s'; out_png='%s'; out_svg='%s'", base_name(w->dat.tmp),
+             base_name(w->png.tmp), base_name(w->svg.tmp));
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) {
+    if (pid < 0)
         snprintf(note, n, "cannot start gnuplot: %s", strerror(errno));
-        return -1;
-    }
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
         if (fd >= 0) {
@@ -470,22 +512,24 @@ static int render(const zs_spec *s, const zs_report_opts *o, char *note, size_t 
             dup2(fd, 2);
         }
         if (chdir(o->out_dir) == 0)
-            execlp(o->gnuplot, o->gnuplot, gp, (char *)NULL);
+            execlp(o->gnuplot, o->gnuplot, "-e", vars, base_name(w->gp.tmp), (char *)NULL);
         _exit(127);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         unlink(log);
         return 0;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    zs_afile_abort(&w->png);
+    zs_afile_abort(&w->svg);
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
         snprintf(note, n,
                  "gnuplot was not found (install the Debian package gnuplot-nox), "
                  "so the plot was not rendered; the script is %s.gp",
                  s->name);
-    else
+    else if (pid > 0)
         snprintf(note, n, "gnuplot failed (see %s); the script is %s.gp", log, s->name);
     return -1;
 }
@@ -671,7 +715,8 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
     memset(st, 0, sizeof *st);
     st->points = s->npoints;
     report_rows r = {NULL, NULL};
-    FILE *f = NULL;
+    outputs w;
+    memset(&w, 0, sizeof w);
     int rc = read_rows(s, db, &r, st, e);
     if (rc)
         goto out;
@@ -680,28 +725,24 @@ int zs_report_write(const zs_spec *s, zs_db *db, const zs_report_opts *o, zs_rep
                         "cannot create the report folder: %s", strerror(errno));
         goto out;
     }
-    if ((rc = write_plot(s, &r, o->out_dir, e)))
+    if ((rc = write_plot(s, &r, o->out_dir, &w, e)))
         goto out;
     if (o->plot)
-        st->plotted = render(s, o, st->plot_note, sizeof st->plot_note) == 0;
+        st->plotted = render(s, o, &w, st->plot_note, sizeof st->plot_note) == 0;
     else
         snprintf(st->plot_note, sizeof st->plot_note,
                  "rendering was not requested (--no-plot); the script is %s.gp", s->name);
-    f = open_out(o->out_dir, s->name, "md", st->md_path, sizeof st->md_path, e);
-    if (!f) {
-        rc = e->code;
+    snprintf(st->md_path, sizeof st->md_path, "%s/%s.md", o->out_dir, s->name);
+    if ((rc = open_out(o->out_dir, s->name, "md", &w.md, e)))
         goto out;
-    }
-    md_head(f, s, st);
-    md_paper(f, s, &r);
-    md_results(f, s, &r);
-    md_config(f, s);
-    md_models(f, s, &r);
-    if (ferror(f))
-        rc = zs_err_set(e, ZS_EIO, st->md_path, "check the disk", "write failed");
+    md_head(w.md.f, s, st);
+    md_paper(w.md.f, s, &r);
+    md_results(w.md.f, s, &r);
+    md_config(w.md.f, s);
+    md_models(w.md.f, s, &r);
+    rc = outputs_commit(&w, e);
 out:
-    if (f)
-        fclose(f);
+    outputs_abort(&w); /* a no-op once committed */
     free(r.rows);
     free(r.found);
     return rc;

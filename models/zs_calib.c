@@ -466,13 +466,10 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
     json_object_set_new(root, "curves", curves);
     if (c->has_nccl)
         json_object_set_new(root, "collectives", zs__calib_nccl_json(c));
-    int rc =
-        json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    int rc = zs_json_write_file(root, path,
+                                JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), e);
     json_decref(root);
-    if (rc)
-        return zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
-                          "cannot write calibration file");
-    return ZS_OK;
+    return rc;
 }
 
 static int num(const zs_json_doc *doc, json_t *o, const char *parent, const char *key, int req,

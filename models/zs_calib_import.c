@@ -492,10 +492,7 @@ int zs_meas_write_json(const zs_meas_set *s, const char *path, zs_err *e)
         json_array_append_new(pts, o);
     }
     json_object_set_new(root, "points", pts);
-    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    int rc = zs_json_write_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER, e);
     json_decref(root);
-    if (rc)
-        return zs_err_set(e, ZS_EIO, path, "check the folder exists and is writable",
-                          "cannot write measurement file");
-    return ZS_OK;
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* Table-driven configuration parsing: see zs_config.h. */
 #include "zs_config.h"
 
+#include "zs_afile.h"
 #include "zs_fdio.h"
 
 #include <ctype.h>
@@ -55,6 +56,18 @@ int zs_json_doc_load_file(const char *path, zs_json_doc **out, zs_err *e)
     rc = zs_json_doc_load_text(path, buf, out, e);
     free(buf);
     return rc;
+}
+
+int zs_json_write_file(const json_t *root, const char *path, size_t flags, zs_err *e)
+{
+    zs_afile a;
+    int rc = zs_afile_open(&a, path, e);
+    if (rc)
+        return rc;
+    if (json_dumpf(root, a.f, flags) != 0 || fputc('\n', a.f) == EOF)
+        return zs_afile_fail(
+            &a, zs_err_set(e, ZS_EIO, path, "check free disk space", "cannot write the file"), e);
+    return zs_afile_commit(&a, e);
 }
 
 void zs_json_doc_free(zs_json_doc *doc)

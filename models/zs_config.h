@@ -43,6 +43,11 @@ int zs_json_doc_load_file(const char *path, zs_json_doc **out, zs_err *e);
 int zs_json_doc_load_text(const char *source, const char *text, zs_json_doc **out, zs_err *e);
 void zs_json_doc_free(zs_json_doc *doc);
 
+/* Writes root to path atomically (zs_afile: a temporary file renamed on
+ * success), with jansson's dump flags. ZS_EIO naming path on failure, when
+ * nothing is left under path. */
+int zs_json_write_file(const json_t *root, const char *path, size_t flags, zs_err *e);
+
 /* "source:line:col: key" for key (searched after parent_key when given);
  * just "source: key" when the key cannot be found in the text. */
 void zs_json_where(const zs_json_doc *doc, const char *parent_key, const char *key, char *buf,

@@ -1,6 +1,8 @@
 /* SimGrid platform generation: see zs_platform.h. */
 #include "zs_platform.h"
 
+#include "zs_afile.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -295,12 +297,10 @@ int zs_platform_write(const zs_cluster *c, FILE *f, zs_err *e)
 
 int zs_platform_write_file(const zs_cluster *c, const char *path, zs_err *e)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return zs_err_set(e, ZS_EIO, path, "check that the folder exists and is writable",
-                          "cannot create file: %s", strerror(errno));
-    int rc = zs_platform_write(c, f, e);
-    if (fclose(f) != 0 && rc == ZS_OK)
-        rc = zs_err_set(e, ZS_EIO, path, "check free disk space", "cannot write file");
-    return rc;
+    zs_afile a;
+    int rc = zs_afile_open(&a, path, e);
+    if (rc)
+        return rc;
+    rc = zs_platform_write(c, a.f, e);
+    return rc ? zs_afile_fail(&a, rc, e) : zs_afile_commit(&a, e);
 }

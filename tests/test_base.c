@@ -92,6 +92,25 @@ static void test_afile(void)
     ZS_ASSERT_STR_CONTAINS(txt, "two");
     free(txt);
     ZS_ASSERT_INT_EQ(count_files(dir), 1);
+    /* Reserved for another program (gnuplot): it writes the temporary name,
+     * the target appears only on commit; an abort leaves nothing. */
+    ZS_ASSERT_OK(zs_afile_reserve(&a, path, &e), &e);
+    CU_ASSERT_PTR_NULL(a.f);
+    FILE *other = fopen(a.tmp, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    fputs("three\n", other);
+    fclose(other);
+    txt = zs_test_slurp(path);
+    ZS_ASSERT_STR_CONTAINS(txt, "two");
+    free(txt);
+    ZS_ASSERT_OK(zs_afile_commit(&a, &e), &e);
+    zs_afile_abort(&a); /* no-op after a commit */
+    txt = zs_test_slurp(path);
+    ZS_ASSERT_STR_CONTAINS(txt, "three");
+    free(txt);
+    ZS_ASSERT_OK(zs_afile_reserve(&a, path, &e), &e);
+    zs_afile_abort(&a);
+    ZS_ASSERT_INT_EQ(count_files(dir), 1);
     /* A folder that does not exist: an I/O error naming the path. */
     ZS_ASSERT_INT_EQ(zs_afile_write("/nonexistent-dir/x.json", "x", 1, &e), ZS_EIO);
     ZS_ASSERT_STR_CONTAINS(e.where, "/nonexistent-dir/x.json");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli_point.h"
+#include "zs_afile.h"
 #include "zs_backend.h"
 #include "zs_cols.h"
 #include "zs_fdio.h"
@@ -218,32 +219,43 @@ static int plot(const char *path, const char *const *methods, const outcome *res
     char dat[1100], gp[1100];
     snprintf(dat, sizeof dat, "%s.dat", path);
     snprintf(gp, sizeof gp, "%s.gp", path);
-    FILE *f = fopen(dat, "w");
-    if (!f)
+    /* every file under its name only once whole: the chart is rendered to
+     * a temporary name and renamed when gnuplot succeeded */
+    zs_afile ad, ag, ap;
+    zs_err e;
+    if (zs_afile_reserve(&ap, path, &e))
         return -1;
+    if (zs_afile_open(&ad, dat, &e)) {
+        zs_afile_abort(&ap);
+        return -1;
+    }
     for (int i = 0; i < n; i++)
         if (res[i].rc == ZS_OK)
-            fprintf(f, "\"%s\" %.1f\n", methods[i], res[i].r.tokens_per_s);
-    fclose(f);
-    f = fopen(gp, "w");
-    if (!f)
+            fprintf(ad.f, "\"%s\" %.1f\n", methods[i], res[i].r.tokens_per_s);
+    if (zs_afile_commit(&ad, &e) || zs_afile_open(&ag, gp, &e)) {
+        remove(dat);
+        zs_afile_abort(&ap);
         return -1;
+    }
     char term[128];
     zs_cli_plot_terminal(path, 900, 500, term, sizeof term);
-    fprintf(f,
+    fprintf(ag.f,
             "%s\nset output '%s'\n"
             "set title \"%s\"\nset ylabel 'tokens/s'\nset style fill solid 0.8\n"
             "set boxwidth 0.6\nset grid ytics\nset yrange [0:*]\nunset key\n"
             "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#3070b0', "
             "'' using 0:2:(sprintf('%%.0f',$2)) with labels offset 0,0.8\n",
-            term, path, title, dat);
-    fclose(f);
-    char cmd[2400];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-    int rc = system(cmd);
+            term, ap.tmp, title, dat);
+    int rc = zs_afile_commit(&ag, &e) ? -1 : 0;
+    if (rc == 0) {
+        char cmd[2400];
+        snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+        rc = system(cmd) == 0 && zs_afile_commit(&ap, &e) == ZS_OK ? 0 : -1;
+    }
+    zs_afile_abort(&ap); /* a no-op once committed */
     remove(dat);
     remove(gp);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 typedef struct compare_args {

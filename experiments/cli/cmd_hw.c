@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_afile.h"
 #include "zs_hw.h"
 #include "zs_hw_info.h"
 #include "zs_hw_prog.h"
@@ -261,16 +262,13 @@ static int bench(int argc, char **argv)
     int n = 0;
     if (zs_hw_devices(&n, NULL, 0, &e))
         return zs_cli_fail(&e);
-    FILE *f = out ? fopen(out, "w") : stdout;
-    if (!f) {
-        zs_err_set(&e, ZS_EIO, out, "check the folder exists and is writable",
-                   "cannot write the measurement file");
+    zs_afile a;
+    if (out && zs_afile_open(&a, out, &e))
         return zs_cli_fail(&e);
-    }
     cfg.log = stderr;
-    int rc = zs_hw_bench(&cfg, f, &e);
-    if (out && fclose(f) != 0 && rc == ZS_OK)
-        rc = zs_err_set(&e, ZS_EIO, out, NULL, "cannot write the measurement file");
+    int rc = zs_hw_bench(&cfg, out ? a.f : stdout, &e);
+    if (out)
+        rc = rc ? zs_afile_fail(&a, rc, &e) : zs_afile_commit(&a, &e);
     return rc ? zs_cli_fail(&e) : 0;
 }
 

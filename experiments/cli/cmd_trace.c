@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "zs_afile.h"
 #include "zs_batcher_greedy.h"
 #include "zs_lengen.h"
 #include "zs_trace_src.h"
@@ -241,15 +242,12 @@ static int cmd_gen(const char *spec, trace_args *a, zs_err *e)
                  "Document lengths (tokens), one per line: zepsim trace gen %s --n %ld --seed "
                  "%llu\n%s\nwindow: %s",
                  spec, a->n, (unsigned long long)a->seed, zs_trace_src_describe(src), note);
-        FILE *f_out = a->out ? fopen(a->out, "wb") : stdout;
-        if (!f_out) {
-            rc = zs_err_set(e, ZS_EIO, a->out, "check that the folder exists and is writable",
-                            "cannot write the trace file");
-        } else {
-            rc = zs_trace_write(t, f_out, f, comment, e);
-            if (a->out && fclose(f_out) != 0 && rc == ZS_OK)
-                rc = zs_err_set(e, ZS_EIO, a->out, "check the disk space",
-                                "cannot write the trace file");
+        zs_afile out;
+        if (!a->out) {
+            rc = zs_trace_write(t, stdout, f, comment, e);
+        } else if (!(rc = zs_afile_open(&out, a->out, e))) {
+            rc = zs_trace_write(t, out.f, f, comment, e);
+            rc = rc ? zs_afile_fail(&out, rc, e) : zs_afile_commit(&out, e);
         }
     }
     zs_trace_free(t);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_afile.h"
 #include "zs_calib_score.h"
 
 static const char validate_help[] =
@@ -50,35 +51,46 @@ static void plot(const char *png, const zs_score_point *p, size_t n, int have_ho
     char dat[1100], gp[1100];
     snprintf(dat, sizeof dat, "%s.dat", png);
     snprintf(gp, sizeof gp, "%s.gp", png);
-    FILE *f = fopen(dat, "w");
-    if (!f) {
+    /* each file under its name only once whole (zs_afile); the plot is
+     * rendered to a temporary name and renamed when gnuplot succeeded */
+    zs_afile ad, ag, ap;
+    zs_err e;
+    if (zs_afile_open(&ad, dat, &e)) {
         fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
         return;
     }
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.6g %.6g %d\n", p[i].m->seconds * 1e6, p[i].pred * 1e6,
+        fprintf(ad.f, "%.6g %.6g %d\n", p[i].m->seconds * 1e6, p[i].pred * 1e6,
                 have_holdout ? p[i].held : 1);
-    fclose(f);
-    f = fopen(gp, "w");
-    if (!f)
+    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, png, &e)) {
+        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
         return;
+    }
+    if (zs_afile_open(&ag, gp, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
     char term[128];
     zs_cli_plot_terminal(png, 800, 700, term, sizeof term);
-    fprintf(f,
+    fprintf(ag.f,
             "%s\nset output '%s'\nset logscale xy\n"
             "set xlabel 'measured (us)'\nset ylabel 'predicted (us)'\nset key top left\n"
             "set title 'zepsim validate: predicted vs measured'\n"
             "plot x title 'y = x' lc rgb 'gray', 1.1*x title '+-10%%' dt 2 lc rgb 'gray', "
             "0.9*x notitle dt 2 lc rgb 'gray', '%s' using 1:($3==1?$2:1/0) title '%s' pt 7, "
             "'%s' using 1:($3==0?$2:1/0) title 'fitted on' pt 6\n",
-            term, png, dat, have_holdout ? "held out" : "points", dat);
-    fclose(f);
+            term, ap.tmp, dat, have_holdout ? "held out" : "points", dat);
+    if (zs_afile_commit(&ag, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
     char cmd[2400];
     snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
-    if (system(cmd) != 0)
+    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
         fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
     else
         fprintf(stderr, "plot written to %s\n", png);
+    zs_afile_abort(&ap); /* a no-op once committed */
     remove(gp);
 }
 
