@@ -3,10 +3,12 @@
 # `make test` (set up, build, run the test suite).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build demo test test-asan format format-check bench clean
+.PHONY: all setup build demo test test-asan fuzz format format-check bench clean
 
 all: build
 
@@ -31,6 +33,14 @@ test-asan: setup
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer on every reader (tests/fuzz, docs/reliability.md) for
+# FUZZ_SECONDS each, under ASan/UBSan; needs clang (scripts/setup --fuzz).
+fuzz: build
+	@scripts/setup --fuzz
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZS_FUZZ=ON -DZS_WITH_HW=OFF $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS) $(BUILD)/zepsim
+
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format
 
@@ -38,4 +48,4 @@ format-check: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format-check
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
