@@ -286,6 +286,25 @@ static void test_calib_file_errors(void)
     ZS_ASSERT_INT_EQ(zs_calib_load(p, &c, &e), ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.where, "np.json:3");
     CU_ASSERT_PTR_NULL(c);
+    /* A point count past int (found by the calib fuzz target: (int)2.25e11
+     * was undefined) is refused; a source's count is read. */
+    p = zs_test_write("n11.json", "{\"format\": \"zepsim-calibration\", \"version\": 4,\n"
+                                  " \"curves\": {\"gemm\": {\"t0\": 0, \"rmax\": 1, \"half\": 0,"
+                                  " \"p\": 1, \"points\": 2.25e11}}}\n");
+    ZS_ASSERT_INT_EQ(zs_calib_load(p, &c, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "points");
+    p = zs_test_write("src.json", "{\"format\": \"zepsim-calibration\", \"version\": 4,\n"
+                                  " \"sources\": [{\"path\": \"a.txt\", \"points\": 11}],\n"
+                                  " \"curves\": {\"gemm\": {\"t0\": 0, \"rmax\": 1, \"half\": 0,"
+                                  " \"p\": 1, \"points\": 11}}}\n");
+    ZS_ASSERT_OK(zs_calib_load(p, &c, &e), &e);
+    char shown[2048] = "";
+    FILE *f = fmemopen(shown, sizeof shown - 1, "w");
+    zs_calib_print(f, c);
+    fclose(f);
+    ZS_ASSERT_STR_CONTAINS(shown, "a.txt");
+    ZS_ASSERT_STR_CONTAINS(shown, "11 points");
+    zs_calib_free(c);
 }
 
 /* The shipped reference data: the hold-outs the issues ask for (fit the
