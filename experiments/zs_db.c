@@ -17,7 +17,6 @@
 struct zs_db {
     sqlite3 *h;
     char path[1024];
-    int readonly;
     char owner[320]; /* this process in the claims table: "host pid start" */
 };
 
@@ -278,7 +277,6 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
     if (!db)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory opening a database");
     snprintf(db->path, sizeof db->path, "%s", path);
-    db->readonly = readonly;
     self_owner(db);
     int src = sqlite3_open_v2(
         path, &db->h, readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
