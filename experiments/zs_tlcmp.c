@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "zs_config.h"
+#include "zs_fdio.h"
 #include "zs_sort.h"
 
 /* Bounds on an event (microseconds): far past any run (1e15 us is 31
@@ -90,40 +91,45 @@ static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
 }
 
 /* A gzip-compressed timeline (".gz", as zepsim writes when asked): read
- * through zlib, up to 4 GiB of JSON. */
+ * through zlib, up to the input limit of JSON once decompressed (a small
+ * file can inflate to any size). */
 static int load_gz(const char *path, zs_json_doc **out, zs_err *e)
 {
-    const size_t max = (size_t)1 << 32;
+    const size_t max = zs_input_limit();
     gzFile g = gzopen(path, "rb");
     if (!g)
         return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
-    size_t n = 0, cap = 1 << 20;
+    size_t n = 0, cap = max < (1 << 20) ? max : 1 << 20;
     char *buf = malloc(cap + 1);
     int rc = buf ? ZS_OK : zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
     while (rc == ZS_OK) {
-        if (n == cap) {
-            char *b = cap < max ? realloc(buf, 2 * cap + 1) : NULL;
+        if (n == cap && cap < max) {
+            size_t ncap = cap < max / 2 ? 2 * cap : max;
+            char *b = realloc(buf, ncap + 1);
             if (!b) {
-                rc = cap < max ? zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file")
-                               : zs_err_set(e, ZS_EINPUT, path,
-                                            "write a smaller timeline (--timeline-ranks, "
-                                            "--timeline-layers)",
-                                            "more than 4 GiB of JSON");
+                rc = zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
                 break;
             }
             buf = b;
-            cap *= 2;
+            cap = ncap;
         }
+        char more;
         unsigned want = cap - n > (1u << 30) ? 1u << 30 : (unsigned)(cap - n);
-        int k = gzread(g, buf + n, want);
+        /* at the limit, one byte more says the file is too large */
+        int k = n == cap ? gzread(g, &more, 1) : gzread(g, buf + n, want);
         if (k < 0) {
             int zerr;
             rc = zs_err_set(e, ZS_EINPUT, path, "check that the file is a whole gzip file",
                             "cannot decompress: %s", gzerror(g, &zerr));
         } else if (k == 0) {
             break;
+        } else if (n == cap) {
+            rc = zs_err_set(e, ZS_EINPUT, path,
+                            "write a smaller timeline (--timeline-ranks, --timeline-layers), or "
+                            "raise the limit with the environment variable ZEPSIM_MAX_INPUT_MB",
+                            "more than the %zu MiB input limit of JSON", max >> 20);
         }
-        n += k > 0 ? (size_t)k : 0;
+        n += k > 0 && n < cap ? (size_t)k : 0;
     }
     gzclose(g);
     if (rc == ZS_OK) {

@@ -13,6 +13,9 @@ expect_rc zero-timeline 2 timeout 60 "$ZEPSIM" timeline compare /dev/zero /dev/z
 head -c 5000000 /dev/zero | tr '\0' '1' >"$TMP/big.lengths"
 expect_rc big-trace 2 "$ZEPSIM" trace stats "$TMP/big.lengths" && expect_out big-trace "ZEPSIM_MAX_INPUT_MB"
 expect_rc big-stdin 2 sh -c "'$ZEPSIM' trace stats - <'$TMP/big.lengths'"
+# A gzip timeline is bounded once decompressed (5 MB of JSON from 5 KB).
+head -c 5000000 /dev/zero | tr '\0' ' ' | gzip >"$TMP/bomb.json.gz"
+expect_rc gz-bomb 2 "$ZEPSIM" timeline compare "$TMP/bomb.json.gz" "$TMP/bomb.json.gz" && expect_out gz-bomb "more than the 4 MiB input limit"
 unset ZEPSIM_MAX_INPUT_MB
 # The default limit holds too (512 MiB), without a setting.
 expect_rc zero-default 2 timeout 120 "$ZEPSIM" show model /dev/zero && expect_out zero-default "larger than the 512 MiB limit"
