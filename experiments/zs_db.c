@@ -431,22 +431,28 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
     return ZS_OK;
 }
 
+/* Runs one statement that returns no rows with its text parameters bound
+ * in order (NULL ends them; at most three). */
+static int exec_bound(zs_db *db, const char *sql, const char *doing, zs_err *e, const char *a,
+                      const char *b, const char *c)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    const char *v[] = {a, b, c};
+    for (int i = 0; src == SQLITE_OK && i < 3 && v[i]; i++)
+        src = sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
+    if (src == SQLITE_OK)
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    sqlite3_finalize(st);
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, doing, e);
+}
+
 /* Drops the claim on key: this runner's only (mine), or anyone's. */
 static int unclaim(zs_db *db, const char *key, int mine, const char *doing, zs_err *e)
 {
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db->h,
-                                 mine ? "DELETE FROM claims WHERE key = ? AND owner = ?"
-                                      : "DELETE FROM claims WHERE key = ?",
-                                 -1, &st, NULL);
-    if (src == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (mine)
-            sqlite3_bind_text(st, 2, db->owner, -1, SQLITE_STATIC);
-        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
-    }
-    sqlite3_finalize(st);
-    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, doing, e);
+    return mine ? exec_bound(db, "DELETE FROM claims WHERE key = ? AND owner = ?", doing, e, key,
+                             db->owner, NULL)
+                : exec_bound(db, "DELETE FROM claims WHERE key = ?", doing, e, key, NULL, NULL);
 }
 
 /* Whether the runner that made a claim still runs: same host, the pid
@@ -532,14 +538,8 @@ int zs_db_unclaim(zs_db *db, const char *key, zs_err *e)
 
 int zs_db_release_claims(zs_db *db, zs_err *e)
 {
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db->h, "DELETE FROM claims WHERE owner = ?", -1, &st, NULL);
-    if (src == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, db->owner, -1, SQLITE_STATIC);
-        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
-    }
-    sqlite3_finalize(st);
-    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, "releasing points", e);
+    return exec_bound(db, "DELETE FROM claims WHERE owner = ?", "releasing points", e, db->owner,
+                      NULL, NULL);
 }
 
 int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *c,
