@@ -60,7 +60,8 @@ int main(int argc, char **argv)
         }
         if (d)
             closedir(d);
-        qsort(names, nn, sizeof *names, cmp_str); /* a stable order for the log */
+        if (nn) /* qsort must not see a NULL array, even empty (UBSan) */
+            qsort(names, nn, sizeof *names, cmp_str); /* a stable order for the log */
         for (size_t k = 0; k < nn; k++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", argv[i], names[k]);
