@@ -279,9 +279,11 @@ static inline const zs_op *zs_schedule_op(const zs_schedule *s, int rank, int64_
 {
     return &s->ranks[rank].ops[i];
 }
+/* NULL for an op without dependencies: a rank with none has no deps array,
+ * and NULL + 0 is undefined (found by the plan fuzz target). */
 static inline const int32_t *zs_schedule_deps(const zs_schedule *s, int rank, const zs_op *op)
 {
-    return s->ranks[rank].deps + op->dep0;
+    return op->ndeps ? s->ranks[rank].deps + op->dep0 : NULL;
 }
 /* Attention work of one rank: (q, k <= q) pairs x query heads over its
  * forward attention ops and every repeat, recomputation excluded. FLOPs are
