@@ -369,8 +369,7 @@ static int store_answer(run *r, slot *sl)
     if (!row->ok) {
         r->st->failed++;
         snprintf(row->error, sizeof row->error, "%s%s%s%s%s", m->err.what,
-                 m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "",
-                 m->err.fix);
+                 m->err.where[0] ? ": " : "", m->err.where, m->err.fix[0] ? ": " : "", m->err.fix);
         note_failure(r, idx, row->error);
     } else {
         r->st->ran++;
