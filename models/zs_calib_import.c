@@ -340,9 +340,12 @@ static const size_t meas_nfields = sizeof meas_fields / sizeof meas_fields[0];
  * every source gives the fit the same bounded numbers. */
 static int meas_check(const zs_meas *m, const char *where, zs_err *e)
 {
+    zs_meas n = *m;
+    if (n.docs < 1) /* as zs_meas_add reads it: one document */
+        n.docs = 1;
     for (size_t i = 0; i < meas_nfields; i++) {
         const zs_field *f = &meas_fields[i];
-        const char *p = (const char *)m + f->offset;
+        const char *p = (const char *)&n + f->offset;
         double v;
         if (f->type == ZS_F_INT)
             v = *(const int *)p;
@@ -420,7 +423,7 @@ static int parse_json(zs_meas_set *s, const char *path, const char *text, zs_err
 
 int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
 {
-    char *text = NULL; /* initialised for gcc -O3, which cannot see read_all set them */
+    char *text = NULL; /* initialised for gcc -O3, which cannot see zs_read_file set them */
     size_t len = 0;
     int rc = zs_read_file(path, NULL, &text, &len, e);
     if (rc)
