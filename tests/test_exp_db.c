@@ -143,11 +143,11 @@ static void test_foreign_files(void)
     const char *text = zs_test_write("text.db", "not a database, just text\n");
     ZS_ASSERT_INT_EQ(zs_db_open(text, &db, &e), ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.what, "not an SQLite database");
-    const char *v2 = filled_db("v2.db", NULL);
-    raw(v2, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
-    ZS_ASSERT_INT_EQ(zs_db_open_readonly(v2, &db, &e), ZS_EINPUT);
-    ZS_ASSERT_STR_CONTAINS(e.what, "schema version '2'");
-    ZS_ASSERT_INT_EQ(zs_db_open(v2, &db, &e), ZS_EINPUT);
+    const char *v9 = filled_db("v9.db", NULL);
+    raw(v9, "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
+    ZS_ASSERT_INT_EQ(zs_db_open_readonly(v9, &db, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "schema version '9'");
+    ZS_ASSERT_INT_EQ(zs_db_open(v9, &db, &e), ZS_EINPUT);
     CU_ASSERT_PTR_NULL(db);
 }
 

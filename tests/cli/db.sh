@@ -36,9 +36,9 @@ tables=$(sqlite3 other.db .tables | tr -s ' \n' ' ')
 if [ "$tables" = "t " ]; then PASSES=$((PASSES + 1)); else echo "FAIL foreign-unchanged: tables $tables"; FAILS=$((FAILS + 1)); fi
 echo "just text" >text.db
 expect_rc text 2 "$ZEPSIM" db query "SELECT 1" --db text.db && expect_out text "not an SQLite database"
-cp a.db v2.db
-sqlite3 v2.db "UPDATE meta SET value = '2' WHERE key = 'schema_version'"
-expect_rc version 2 "$ZEPSIM" experiment report t.json --db v2.db --out rep && expect_out version "schema version '2'"
+cp a.db v9.db
+sqlite3 v9.db "UPDATE meta SET value = '9' WHERE key = 'schema_version'"
+expect_rc version 2 "$ZEPSIM" experiment report t.json --db v9.db --out rep && expect_out version "schema version '9'"
 expect_rc merge-self 2 "$ZEPSIM" db merge a.db ./a.db && expect_out merge-self "cannot be merged into itself"
 expect_rc no-db 1 "$ZEPSIM" db query "SELECT 1" --db none.db && expect_out no-db "no results database: none.db"
 
