@@ -40,7 +40,7 @@ for b in analytic sim; do
   expect_rc repeat-$b 2 timeout 60 "$ZEPSIM" run --backend $b --validate "$TMP/rep.json" && expect_out repeat-$b "repeat 2147483647 is more than the plan's 32 layers"
   expect_rc inf-$b 2 "$ZEPSIM" run --backend $b "$TMP/inf.json" && expect_out inf-$b "t: 1e\+308 out of range"
 done
-expect_rc ok 0 "$ZEPSIM" run --backend analytic "$TMP/ok.json" && expect_out ok "iteration_time +32.000 +ms"
+expect_rc ok 0 "$ZEPSIM" run --backend analytic "$TMP/ok.json" && expect_out ok "iter_ms +32.000 +ms"
 expect_rc ops-limit 2 env ZEPSIM_MAX_PLAN_OPS=31 "$ZEPSIM" run --backend analytic "$TMP/ok.json" && expect_out ops-limit "more executed ops than the limit of 31"
 plan "$TMP/two.json" 1 0.001
 sed -i 's/"nranks": 1/"nranks": 2/; s/}]}]}/}]}, {"rank": 1, "segments": [], "ops": []}]}/' "$TMP/two.json"
