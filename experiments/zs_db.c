@@ -287,26 +287,39 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
     /* several processes (runners, `db query`) may use the file at once */
     if (!rc)
         sqlite3_busy_timeout(db->h, 30000);
-    if (!rc)
+    if (!rc && readonly) {
         rc = check_schema(db, &fresh, e);
-    if (rc && readonly && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN &&
-        reopen_immutable(db))
+        if (rc && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN && reopen_immutable(db))
+            rc = check_schema(db, &fresh, e);
+        if (!rc && fresh)
+            rc = zs_err_set(e, ZS_EINPUT, path, "run `zepsim experiment run SPEC --db FILE` first",
+                            "an empty database (no results)");
+    }
+    /* Only a writer sets the schema and the journal mode: a reader changes
+     * nothing, so a read-only file or folder can be queried. The schema is
+     * checked and created in one IMMEDIATE transaction: a second runner
+     * started on the same new file waits for it, instead of finding the
+     * meta table without the results table and calling the file foreign. */
+    if (!rc && !readonly)
+        rc = exec(db, "BEGIN IMMEDIATE", "opening the results database", e);
+    if (!rc && !readonly) {
+        char ver[96];
+        snprintf(ver, sizeof ver, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '%d');",
+                 ZS_DB_SCHEMA_VERSION);
+        /* IF NOT EXISTS: a database from before the claims table gets it */
         rc = check_schema(db, &fresh, e);
-    if (!rc && readonly && fresh)
-        rc = zs_err_set(e, ZS_EINPUT, path, "run `zepsim experiment run SPEC --db FILE` first",
-                        "an empty database (no results)");
-    /* Only a writer sets the journal mode and the schema: a reader changes
-     * nothing, so a read-only file or folder can be queried. */
+        if (!rc)
+            rc = exec(db, schema_sql, "creating the schema", e);
+        if (!rc)
+            rc = exec(db, ver, "creating the schema", e);
+        if (!rc)
+            rc = exec(db, "COMMIT", "creating the schema", e);
+        else
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    }
     if (!rc && !readonly)
         rc = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                   "setting the journal mode", e);
-    if (!rc && !readonly)
-        rc = exec(db, schema_sql, "creating the schema", e);
-    char ver[96];
-    snprintf(ver, sizeof ver, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '%d');",
-             ZS_DB_SCHEMA_VERSION);
-    if (!rc && !readonly)
-        rc = exec(db, ver, "creating the schema", e);
     if (rc) {
         zs_db_close(db);
         return rc;
