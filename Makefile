@@ -5,6 +5,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+SOAK_RUNS ?= 20
+SOAK_OPTS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
@@ -40,6 +42,15 @@ fuzz: build
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZS_FUZZ=ON -DZS_WITH_HW=OFF $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS) $(BUILD)/zepsim
+
+# The benchmarks (never run by ctest): trace reading, the analytic backend
+# against SimGrid, and the soak (the default compare SOAK_RUNS times, memory
+# and descriptors checked for growth; SOAK_OPTS="--backend analytic" for a
+# quick one). Exits 1 when the soak saw growth or a failure.
+bench: build
+	scripts/bench-trace $(BUILD)/zepsim
+	scripts/bench-backends $(BUILD)/zepsim
+	scripts/bench-soak $(BUILD)/zepsim $(SOAK_RUNS) -- $(SOAK_OPTS)
 
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format
