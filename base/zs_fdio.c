@@ -126,3 +126,21 @@ int zs_read_file(const char *path, const char *open_fix, char **out, size_t *len
                           "read error: %s", strerror(err ? err : EIO));
     return ZS_OK;
 }
+
+char *zs_next_line(char **cur)
+{
+    char *p = *cur;
+    if (!p || !*p)
+        return NULL;
+    char *nl = strchr(p, '\n');
+    if (nl) {
+        *nl = '\0';
+        *cur = nl + 1;
+    } else {
+        *cur = p + strlen(p);
+    }
+    size_t n = strlen(p);
+    if (n && p[n - 1] == '\r')
+        p[n - 1] = '\0';
+    return p;
+}

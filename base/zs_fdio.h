@@ -41,4 +41,10 @@ int zs_read_stream(FILE *f, char **out, size_t *len);
  * on a read error. */
 int zs_read_file(const char *path, const char *open_fix, char **out, size_t *len, zs_err *e);
 
+/* Splits a buffer read whole into lines, in place: returns the next line
+ * of *cur with its '\n' (and a '\r' before it) replaced by NUL and moves
+ * *cur past it, or NULL at the end. Every line reader of measurement logs
+ * uses it, so CRLF files read the same everywhere. */
+char *zs_next_line(char **cur);
+
 #endif

@@ -46,25 +46,6 @@ int zs_meas_add(zs_meas_set *s, const zs_meas *m, zs_err *e)
     return ZS_OK;
 }
 
-/* Splits buf in place into lines; returns the next line or NULL. */
-static char *next_line(char **cur)
-{
-    char *p = *cur;
-    if (!p || !*p)
-        return NULL;
-    char *nl = strchr(p, '\n');
-    if (nl) {
-        *nl = '\0';
-        *cur = nl + 1;
-    } else {
-        *cur = p + strlen(p);
-    }
-    size_t n = strlen(p);
-    if (n && p[n - 1] == '\r')
-        p[n - 1] = '\0';
-    return p;
-}
-
 /* A number in [min, max] (whole when `whole`), else an error naming
  * file:line (where), the column and the range. Every cell goes through
  * here before it is converted, so no cast sees a value out of its type. */
@@ -145,7 +126,7 @@ static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, co
                     char *where, size_t wn, zs_err *e)
 {
     char *line;
-    while ((line = next_line(cur))) {
+    while ((line = zs_next_line(cur))) {
         ++*line_no;
         if (!*line)
             continue;
@@ -173,7 +154,7 @@ static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, co
 static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 {
     char where[600];
-    char *cur = text, *line = next_line(&cur);
+    char *cur = text, *line = zs_next_line(&cur);
     char *hdr[MAXCOLS + 1];
     int nh, rc;
     if ((rc = header(line, ',', hdr, path, where, sizeof where, &nh, e)))
@@ -249,7 +230,7 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 static int parse_tsv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 {
     char where[600];
-    char *cur = text, *line = next_line(&cur);
+    char *cur = text, *line = zs_next_line(&cur);
     char *hdr[MAXCOLS + 1];
     int nh, rc;
     if ((rc = header(line, '\t', hdr, path, where, sizeof where, &nh, e)))

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "zs_calib_internal.h"
+#include "zs_fdio.h"
 #include "zs_nccl.h"
 #include "zs_num.h"
 
@@ -29,24 +30,6 @@ static const char *nccl_op_of(const char *text)
         if (strstr(text, nccl_ops[i].bin))
             return nccl_ops[i].op;
     return NULL;
-}
-
-static char *next_line(char **cur)
-{
-    char *p = *cur;
-    if (!p || !*p)
-        return NULL;
-    char *nl = strchr(p, '\n');
-    if (nl) {
-        *nl = '\0';
-        *cur = nl + 1;
-    } else {
-        *cur = p + strlen(p);
-    }
-    size_t n = strlen(p);
-    if (n && p[n - 1] == '\r')
-        p[n - 1] = '\0';
-    return p;
 }
 
 #define MAX_HOSTS 65536
@@ -292,7 +275,7 @@ int zs__nccl_log_parse(zs_meas_set *s, const char *path, char *text, zs_err *e)
         rc = setting(&st, st.proto, s->nccl_proto_mask, 0, &proto, e);
     char *cur = text, *line;
     int line_no = 0;
-    while (rc == ZS_OK && (line = next_line(&cur))) {
+    while (rc == ZS_OK && (line = zs_next_line(&cur))) {
         line_no++;
         char *p = line;
         while (*p == ' ' || *p == '\t')
