@@ -9,8 +9,16 @@
  *      transfers in flight) and the rank's streams try to issue again,
  *      which may post sends and receives matching ones on other ranks.
  * A run ends when no completion is pending; a rank with work left then is
- * stuck, which is how deadlocks are found. */
+ * stuck, which is how deadlocks are found.
+ *
+ * Folding (zs_fold.h): when a stream enters the next iteration of a
+ * repeated segment, zs_fold_cross may tell it to skip iterations; the
+ * stream then sleeps (a wake event in the heap), its skipped ops' bytes
+ * and counts are added, and at the wake every op of the stream in the
+ * segment counts the skipped completions. */
 #include "zs_analytic.h"
+
+#include "zs_facct.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +35,10 @@ typedef struct ev {
                    the high ones; its ops in ex.imem) */
     int32_t rank;
     int8_t stream;
-    int8_t comm; /* 1: a transfer or collective, 0: compute */
+    int8_t comm; /* 1: a transfer or collective, 0: compute, EV_WAKE: a folded stream wakes */
 } ev;
+
+#define EV_WAKE 2
 
 /* What the timeline needs of an event, kept beside the heap (indexed by
  * the event's seq) only when a timeline is written, so the heap's events
@@ -41,18 +51,25 @@ typedef struct tl_aux {
 
 typedef struct stream_st {
     int32_t seg, iter;
-    int64_t pos;     /* op index of the next op to issue */
-    int64_t cur;     /* the blocking op running (compute or collective) */
-    int p2p_pending; /* issued sends/receives not yet complete */
-    int busy;        /* a blocking op is running */
-    int finished;    /* every op has been issued */
+    int64_t pos;                /* op index of the next op to issue */
+    int64_t cur;                /* the blocking op running (compute or collective) */
+    int p2p_pending;            /* issued sends/receives not yet complete */
+    int busy;                   /* a blocking op is running */
+    int finished;               /* every op has been issued */
+    int asleep;                 /* folded: skipping iterations until its wake event */
+    int32_t wseg, witer, wskip; /* the skip it sleeps through: segment, first iteration, count */
 } stream_st;
 
 typedef struct rank_st {
     stream_st st[ZS_MAX_STREAMS];
-    int32_t *done;   /* completed iterations per op */
-    int32_t *seg_of; /* segment of each op */
-    zs_rank_acct acct;
+    int32_t *done;               /* completed iterations per op */
+    int32_t *seg_of;             /* segment of each op */
+    int32_t *skip_at, *skip_add; /* folding: op i gets skip_add[i] more completions when done[i]
+                                  * reaches skip_at[i] (its last simulated iteration was in
+                                  * flight at the skip); NULL without folding */
+    double *cmax;  /* folding, the group's first member: per collective op, the largest
+                    * buffer of its last instance (all-to-all(v) replays), lazily */
+    zs_facct acct; /* zs_rank_acct that knows sleeping (folded) streams */
 } rank_st;
 
 typedef struct post {
@@ -105,6 +122,7 @@ typedef struct ex {
     int *touched;
     zs_result *res;
     zs_timeline *tl; /* NULL: no timeline */
+    zs_fold *fold;   /* NULL: unrolled */
     tl_aux *aux;     /* per event seq, with a timeline */
     int64_t capaux;
     zs_err *e;
@@ -268,10 +286,10 @@ static int fifo_push(fifo *f, post p)
 
 /* ---- accounting ---------------------------------------------------------- */
 
-static void acct(ex *x, int rank, int dcompute, int dcomm)
+static void acct(ex *x, int rank, int stream, int dcompute, int dcomm)
 {
     if (!x->dry)
-        zs_rank_acct_change(&x->r[rank].acct, &x->res->ranks[rank], x->now, dcompute, dcomm);
+        zs_facct_change(&x->r[rank].acct, &x->res->ranks[rank], stream, x->now, dcompute, dcomm);
 }
 
 static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
@@ -486,18 +504,36 @@ static int deps_ok(ex *x, int rank, int64_t i, int32_t seg, int32_t iter)
     return 1;
 }
 
-/* Moves the cursor of stream `st` to its next op at or after pos; marks the
- * stream finished at the end of the program. */
-static void seek(const zs_schedule *s, int rank, int stream, stream_st *c)
+/* One more completion of op i (and the skipped ones waiting for it). */
+static void done_inc(rank_st *r, int64_t i)
 {
-    const zs_rank_prog *p = &s->ranks[rank];
+    r->done[i]++;
+    if (r->skip_add && r->skip_add[i] && r->done[i] == r->skip_at[i]) {
+        r->done[i] += r->skip_add[i];
+        r->skip_add[i] = 0;
+    }
+}
+
+static int fold_cross(ex *x, int rank, int stream, stream_st *c);
+
+/* Moves the cursor of stream `st` to its next op at or after pos; marks the
+ * stream finished at the end of the program. Entering the next iteration
+ * of a repeated segment may fold (the stream then sleeps). */
+static int seek(ex *x, int rank, int stream, stream_st *c)
+{
+    const zs_rank_prog *p = &x->s->ranks[rank];
     while (c->seg < p->nsegs) {
         const zs_segment *g = &p->segs[c->seg];
         for (; c->pos < g->op0 + g->nops; c->pos++)
             if (p->ops[c->pos].stream == stream)
-                return;
+                return ZS_OK;
         if (++c->iter < g->repeat) {
             c->pos = g->op0;
+            if (x->fold && zs_fold_candidate(x->fold, rank, c->seg)) {
+                int rc = fold_cross(x, rank, stream, c);
+                if (rc || c->asleep)
+                    return rc;
+            }
         } else {
             c->seg++;
             c->iter = 0;
@@ -505,6 +541,7 @@ static void seek(const zs_schedule *s, int rank, int stream, stream_st *c)
         }
     }
     c->finished = 1;
+    return ZS_OK;
 }
 
 static int is_p2p(const zs_op *op)
@@ -545,8 +582,8 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     double t = x->dry ? 0 : zs_cost_p2p(x->cost, src, dst, me.bytes);
     if (!x->dry)
         count_p2p_bytes(x, src, dst, me.bytes);
-    acct(x, rank, 0, 1);
-    acct(x, peer.rank, 0, 1);
+    acct(x, rank, stream, 0, 1);
+    acct(x, peer.rank, peer.stream, 0, 1);
     const zs_cluster *cl = x->dry ? NULL : &x->cost->cluster;
     if (cl && zs_cluster_node_of(cl, src) != zs_cluster_node_of(cl, dst) && me.bytes > 0) {
         /* Across nodes: shares the NICs with the other transfers in flight. */
@@ -603,9 +640,17 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, in
         free(ranks);
         if (prc)
             return fail_at(x, prc, c->who[0].rank, c->who[0].op, pe.what);
+        for (int k = 0; x->fold && k < g->n; k++)
+            if (c->who[k].rank == g->ranks[0]) { /* for folding's replays */
+                rank_st *r0 = &x->r[g->ranks[0]];
+                size_t n0 = (size_t)(x->s->ranks[g->ranks[0]].nops);
+                if (!r0->cmax && !(r0->cmax = calloc(n0 ? n0 : 1, sizeof(double))))
+                    return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+                r0->cmax[c->who[k].op] = c->bytes;
+            }
     }
     for (int k = 0; k < g->n; k++)
-        acct(x, c->who[k].rank, 0, 1);
+        acct(x, c->who[k].rank, c->who[k].stream, 0, 1);
     c->arrived = 0;
     int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes, &tr);
     if (!x->dry)
@@ -627,10 +672,10 @@ static int try_start(ex *x, int rank, int stream)
     const zs_schedule *s = x->s;
     stream_st *c = &x->r[rank].st[stream];
     const zs_rank_prog *p = &s->ranks[rank];
-    while (!c->busy && !c->finished) {
-        seek(s, rank, stream, c);
-        if (c->finished)
-            return ZS_OK;
+    while (!c->busy && !c->finished && !c->asleep) {
+        int rc = seek(x, rank, stream, c);
+        if (rc || c->finished || c->asleep)
+            return rc;
         const zs_op *op = &p->ops[c->pos];
         if (!deps_ok(x, rank, c->pos, c->seg, c->iter))
             return ZS_OK;
@@ -646,7 +691,7 @@ static int try_start(ex *x, int rank, int stream)
         if (c->p2p_pending > 0)
             return ZS_OK; /* everything else waits for the stream's transfers */
         if (op->kind == ZS_OP_MARKER) {
-            x->r[rank].done[c->pos]++;
+            done_inc(&x->r[rank], c->pos);
             x->res->ranks[rank].ops++;
             c->pos++;
             continue;
@@ -655,7 +700,7 @@ static int try_start(ex *x, int rank, int stream)
         c->cur = c->pos++;
         if (op->kind == ZS_OP_COLL)
             return post_coll(x, rank, stream, op, c->cur, c->iter);
-        acct(x, rank, 1, 0);
+        acct(x, rank, stream, 1, 0);
         post me = {rank, (int8_t)stream, c->cur, 0, x->now, c->iter, -1};
         if (push(x, x->now + (x->dry ? 0 : op->duration), &me, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -674,13 +719,145 @@ static int try_rank(ex *x, int rank)
     return ZS_OK;
 }
 
-static int retire(ex *x, const ev *v)
+/* ---- folding ------------------------------------------------------------ */
+
+/* The bytes of n instances of a collective (kind, bytes per member) on
+ * group g, as post_coll counts one. */
+static int replay_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, int32_t n)
+{
+    int *ranks = malloc(sizeof(int) * (size_t)g->n);
+    if (!ranks)
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; k < g->n; k++)
+        ranks[k] = g->ranks[k];
+    zs_nccl_choice ch;
+    zs_nccl_traffic tr = {0, 0};
+    zs_err pe;
+    int rc = zs_nccl_group_plan(&x->cost->cluster, ranks, g->n, (zs_coll_kind)kind, bytes,
+                                zs_cost_nccl(x->cost), &ch, &tr, &pe);
+    free(ranks);
+    if (rc)
+        return zs_err_set(x->e, rc, NULL, NULL, "%s", pe.what);
+    int nt = coll_loads(x, g, kind, bytes, &tr);
+    for (int i = 0; i < nt; i++) /* n instances: n times the loads */
+        x->acc[x->touched[i]] *= n;
+    tr.gpu_intra *= n;
+    tr.node_net *= n;
+    count_coll_bytes(x, g, kind, bytes * n, nt, &tr);
+    for (int i = 0; i < nt; i++)
+        x->acc[x->touched[i]] = 0;
+    return ZS_OK;
+}
+
+/* The work of `n` skipped iterations of stream `stream` in segment g:
+ * bytes (each transfer once, at its receiver; each collective once, at its
+ * first member) and the channels' message numbers (timeline flows). */
+static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
+{
+    const zs_rank_prog *p = &x->s->ranks[rank];
+    for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+        const zs_op *op = &p->ops[i];
+        if (op->stream != stream)
+            continue;
+        if (is_p2p(op) && x->tl) {
+            int send = op->kind == ZS_OP_SEND;
+            pkey *k = send ? key_get(x, rank, op->u.p2p.peer, op->u.p2p.tag)
+                           : key_get(x, op->u.p2p.peer, rank, op->u.p2p.tag);
+            if (!k)
+                return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            *(send ? &k->nsend : &k->nrecv) += n;
+        }
+        if (x->dry)
+            continue;
+        if (op->kind == ZS_OP_RECV) {
+            count_p2p_bytes(x, op->u.p2p.peer, rank, op->u.p2p.bytes * n);
+        } else if (op->kind == ZS_OP_COLL) {
+            const zs_group *gr = &x->s->groups[op->u.coll.group];
+            const rank_st *r = &x->r[rank];
+            double b = op->u.coll.bytes;
+            if (r->cmax && r->cmax[i] > b)
+                b = r->cmax[i]; /* all-to-all(v): the largest buffer, as last time */
+            if (gr->ranks[0] == rank && gr->n > 1) {
+                int rc = replay_coll_bytes(x, gr, op->u.coll.ck, b, n);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    return ZS_OK;
+}
+
+/* Stream c entered iteration c->iter of a candidate segment: fold or not. */
+static int fold_cross(ex *x, int rank, int stream, stream_st *c)
+{
+    rank_st *r = &x->r[rank];
+    zs_rank_result *rr = &x->res->ranks[rank];
+    if (!x->dry) /* the split up to now, and the stream's period */
+        zs_facct_boundary(&r->acct, rr, stream, x->now);
+    zs_fold_step st;
+    zs_fold_cross(x->fold, rank, c->seg, stream, c->iter, x->now, &st);
+    if (st.skip <= 0)
+        return ZS_OK;
+    const zs_rank_prog *p = &x->s->ranks[rank];
+    c->asleep = 1;
+    c->wseg = c->seg;
+    c->witer = c->iter;
+    c->wskip = st.skip;
+    rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
+    if (!x->dry)
+        zs_facct_sleep(&r->acct, rr, stream, x->now, st.sleep / st.skip);
+    int rc = fold_account(x, rank, stream, c->seg, st.skip);
+    if (rc)
+        return rc;
+    c->iter += st.skip;
+    if (c->iter >= p->segs[c->seg].repeat) {
+        c->seg++;
+        c->iter = 0;
+        c->pos = c->seg < p->nsegs ? p->segs[c->seg].op0 : 0;
+    }
+    post wake = {rank, (int8_t)stream, -1, 0, x->now, 0, -1};
+    if (push(x, x->now + st.sleep, &wake, EV_WAKE))
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    return ZS_OK;
+}
+
+/* A folded stream wakes: its ops in the segment count the skipped
+ * iterations (later, for one whose last simulated iteration is in flight). */
+static int wake(ex *x, const ev *v)
 {
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
+    const zs_segment *g = &x->s->ranks[v->rank].segs[c->wseg];
+    const zs_op *ops = x->s->ranks[v->rank].ops;
+    for (int64_t i = g->op0; i < g->op0 + g->nops; i++) {
+        if (ops[i].stream != v->stream)
+            continue;
+        if (r->done[i] >= c->witer)
+            r->done[i] += c->wskip;
+        else if (r->skip_add[i])
+            r->skip_add[i] += c->wskip;
+        else {
+            r->skip_at[i] = c->witer;
+            r->skip_add[i] = c->wskip;
+        }
+    }
+    c->asleep = 0;
+    if (!x->dry)
+        zs_facct_wake(&r->acct, &x->res->ranks[v->rank], v->stream, x->now);
+    if (x->now > x->res->ranks[v->rank].end)
+        x->res->ranks[v->rank].end = x->now; /* the skipped iterations end here */
+    return try_rank(x, v->rank);
+}
+
+static int retire(ex *x, const ev *v)
+{
+    if (v->comm == EV_WAKE)
+        return wake(x, v);
+    rank_st *r = &x->r[v->rank];
+    stream_st *c = &r->st[v->stream];
     const zs_op *op = &x->s->ranks[v->rank].ops[v->op];
-    acct(x, v->rank, v->comm ? 0 : -1, v->comm ? -1 : 0);
-    r->done[v->op]++;
+    acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
+    done_inc(r, v->op);
     x->res->ranks[v->rank].ops++;
     x->res->ranks[v->rank].end = x->now;
     if (is_p2p(op))
@@ -700,7 +877,13 @@ static void ex_free(ex *x)
     for (int i = 0; x->r && i < x->s->nranks; i++) {
         free(x->r[i].done);
         free(x->r[i].seg_of);
+        free(x->r[i].skip_at);
+        free(x->r[i].skip_add);
+        free(x->r[i].cmax);
+        zs_facct_free(&x->r[i].acct);
     }
+    zs_fold_free(x->fold);
+    x->fold = NULL;
     free(x->r);
     free(x->heap);
     for (int64_t i = 0; i < x->nkeys_cap; i++)
@@ -764,10 +947,17 @@ static int setup(ex *x)
         const zs_rank_prog *p = &s->ranks[rk];
         rank_st *r = &x->r[rk];
         size_t n = (size_t)(p->nops > 0 ? p->nops : 1);
+        zs_facct_init(&r->acct);
         r->done = calloc(n, sizeof(int32_t));
         r->seg_of = malloc(n * sizeof(int32_t));
         if (!r->done || !r->seg_of)
             return ZS_ENOMEM;
+        if (x->fold) {
+            r->skip_at = calloc(n, sizeof(int32_t));
+            r->skip_add = calloc(n, sizeof(int32_t));
+            if (!r->skip_at || !r->skip_add)
+                return ZS_ENOMEM;
+        }
         for (int32_t g = 0; g < p->nsegs; g++)
             for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
                 r->seg_of[i] = g;
@@ -806,6 +996,30 @@ static int check_finished(ex *x)
     return ZS_OK;
 }
 
+/* Folding unless unrolled; a timeline keeps the iterations it shows. */
+static int fold_open(ex *x, const zs_analytic_opts *o, zs_err *e)
+{
+    if (o && o->unrolled)
+        return ZS_OK;
+    zs_fold_cfg fc;
+    zs_fold_cfg_init(&fc);
+    if (o && o->fold_steady)
+        zs_fold_cfg_steady(&fc);
+    if (o && o->fold_tol > 0)
+        fc.tol = o->fold_tol;
+    if (o && o->timeline && !x->dry) {
+        if (!o->tl || o->tl->layer0 < 0) {
+            fc.keep_all = 1;
+        } else {
+            fc.rank0 = o->tl->rank0;
+            fc.rank1 = o->tl->rank1;
+            fc.layer0 = o->tl->layer0;
+            fc.layer1 = o->tl->layer1;
+        }
+    }
+    return zs_fold_new(x->s, &fc, &x->fold, e);
+}
+
 int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic_opts *o,
                     zs_result **out, zs_err *e)
 {
@@ -837,7 +1051,10 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
             cap[k] = zs_cluster_link_bw(cl, ZS_LINK_NIC);
     x.sh = cap ? zs_share_new(2 * nnics, cap) : NULL;
     free(cap);
-    int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? setup(&x) : ZS_ENOMEM;
+    int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? fold_open(&x, o, e)
+                                                                         : ZS_ENOMEM;
+    if (rc == ZS_OK)
+        rc = setup(&x);
     if (rc) {
         ex_free(&x);
         zs_result_free(x.res);
@@ -866,6 +1083,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     }
     if (rc == ZS_OK)
         rc = check_finished(&x);
+    for (int rk = 0; rc == ZS_OK && rk < s->nranks; rk++)
+        if (x.r[rk].acct.failed)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory accounting rank %d", rk);
     double tl_bytes = 0;
     if (rc == ZS_OK && x.tl) {
         rc = zs_timeline_close(x.tl, &tl_bytes, e);
@@ -878,7 +1098,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     }
     for (int rk = 0; rk < s->nranks; rk++)
         if (!dry)
-            zs_rank_acct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
+            zs_facct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);
@@ -891,6 +1111,12 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
                           "demand; no other contention (NVLink, PCIe, fabric); NIC busy = the "
                           "busier direction's bytes / line rate; collectives: the algorithm "
                           "NCCL 2.29.2's model runs, its bytes on the links it uses");
+    if (x.fold && !dry) {
+        zs_fold_stats fst;
+        zs_fold_get_stats(x.fold, &fst);
+        x.res->ops_replayed = fst.ops_replayed;
+        zs_fold_note(x.fold, x.res);
+    }
     if (o && o->timeline && !dry)
         zs_timeline_note(x.res, o->timeline, tl_bytes);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;

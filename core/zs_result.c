@@ -200,6 +200,8 @@ void zs_result_summary(const zs_result *r, zs_table *t)
     if (r->nnics > 0)
         kv(t, "max_nic_pct", "%.1f", 100.0 * maxu, "% busy");
     kv(t, "ops", "%.0f", (double)r->ops_executed, "ops executed");
+    kv(t, "ops_simulated", "%.0f", (double)(r->ops_executed - r->ops_replayed),
+       "ops simulated (the rest replayed by folding)");
     if (r->slowest_rank >= 0)
         kv(t, "slowest_rank", "%.0f", (double)r->slowest_rank, "");
 }

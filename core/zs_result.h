@@ -40,7 +40,8 @@ typedef struct zs_result {
     double *nic_busy;  /* seconds each NIC carried traffic */
     int slowest_rank;
     char slowest_why[256];
-    int64_t ops_executed;
+    int64_t ops_executed;  /* ops of the iteration, every repeat counted */
+    int64_t ops_replayed;  /* of which folding replayed instead of simulating (zs_fold.h) */
     double wall_seconds;   /* host time the backend took */
     double timeline_bytes; /* JSON size of the timeline written (0: none; zs_timeline_note) */
     /* Filled by the caller for throughput and MFU. */

@@ -32,6 +32,8 @@ static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **ou
     so.tl_layer1 = in->tl_layer1;
     /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
     so.nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
+    so.unrolled = in->fold == 0;
+    so.fold_steady = in->fold == 2;
     return checked(zs_sim_run_forked(s, in->cluster, &so, out, e), out, e);
 }
 
@@ -44,7 +46,11 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
     tc.rank1 = in->tl_rank1;
     tc.layer0 = in->tl_layer0;
     tc.layer1 = in->tl_layer1;
-    zs_analytic_opts ao = {.dry = 0, .timeline = in->timeline, .tl = &tc};
+    zs_analytic_opts ao = {.dry = 0,
+                           .unrolled = in->fold == 0,
+                           .fold_steady = in->fold == 2,
+                           .timeline = in->timeline,
+                           .tl = &tc};
     return checked(zs_analytic_run(s, in->cost, &ao, out, e), out, e);
 }
 
@@ -107,4 +113,5 @@ void zs_backend_in_init(zs_backend_in *in, const zs_cluster *cluster, const zs_c
     in->cluster = cluster;
     in->cost = cost;
     in->tl_rank0 = in->tl_rank1 = in->tl_layer0 = in->tl_layer1 = -1;
+    in->fold = 1;
 }

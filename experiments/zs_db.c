@@ -366,11 +366,14 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
     snprintf(buf, n,
              "version=%s; model=%s; cluster=%s; nodes=%d; trace=%s; method=%s; opts=%s; "
              "context=%lld; group=%d; iterations=%d; seed=%llu; backend=%s; calib=%s; "
-             "calib_sha256=%s; zero=%d; recompute=%s; validate=%d; timeline=%s",
+             "calib_sha256=%s; zero=%d; recompute=%s; validate=%d; timeline=%s; fold=%s",
              ZS_VERSION, c->model, c->cluster, c->nodes, c->trace, c->method, c->opts,
              (long long)c->context, c->group, c->iterations, (unsigned long long)c->seed,
              c->backend, c->calib, sha, c->zero_stage,
-             c->recompute == ZS_RECOMPUTE_FULL ? "full" : "none", c->validate, c->timeline);
+             c->recompute == ZS_RECOMPUTE_FULL ? "full" : "none", c->validate, c->timeline,
+             c->fold == 0   ? "off"
+             : c->fold == 1 ? "on"
+                            : "steady");
     return ZS_OK;
 }
 

@@ -38,6 +38,8 @@ typedef struct zs_point_cfg {
     int zero_stage;
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
+    int fold;           /* repeated segments (core/zs_fold.h): 0 off (every iteration), 1 on (exact
+                         * repeats replayed), 2 steady (steady repeats too) */
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
     /* Timeline limits, inclusive (-1: all ranks / layers; the defaults). */
     int tl_rank0, tl_rank1, tl_layer0, tl_layer1;

@@ -158,6 +158,7 @@ int zs_point_env_run(const zs_point_env *env, const zs_schedule *s, int timeline
     const zs_point_cfg *c = &env->cfg;
     zs_backend_in in;
     zs_backend_in_init(&in, &env->cluster, env->cost);
+    in.fold = c->fold;
     if (timeline && c->timeline[0]) {
         in.timeline = c->timeline;
         in.tl_rank0 = c->tl_rank0;

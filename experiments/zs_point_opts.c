@@ -121,6 +121,10 @@ static const zs_popt table[] = {
         NULL, "activation recomputation"),
     ROW("validate", "validate", ZS_POPT_FLAG, validate, 0, 1, "0", NULL, NULL, NULL,
         "check every plan with the plan validator"),
+    ROW("fold", "fold", ZS_POPT_ENUM, fold, 0, 0, "on", "off|on|steady", "off|on|steady", NULL,
+        "layer folding: simulate a repeated layer pass until its iterations take the same time "
+        "(to 1e-4), replay the rest; steady: also when they only swing around a steady mean "
+        "(faster at scale, approximate); off: simulate every layer"),
     ROW("timeline", "timeline", ZS_POPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
         "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "
         "in a spec, {case} and {series} become the labels)"),

@@ -111,6 +111,37 @@ static int nic_id(const zs_cluster *c, int rank)
     return zs_cluster_node_of(c, rank) * c->nics_per_node + zs_cluster_nic_of(c, rank);
 }
 
+int zs__plat_gpu_links(const zs_cluster *c, int g, int links[ZS_GPU_LINKS_MAX],
+                       int share[ZS_GPU_LINKS_MAX])
+{
+    plat_dims d = dims_of(c);
+    int node = zs_cluster_node_of(c, g), grp = node / c->nodes_per_leaf, n = 0;
+    int per_nic = c->gpus_per_node / c->nics_per_node, in_grp = c->nodes_per_leaf;
+    if (in_grp > c->nodes - grp * c->nodes_per_leaf)
+        in_grp = c->nodes - grp * c->nodes_per_leaf; /* the last group may be smaller */
+    const struct {
+        int kind, index, share;
+    } at[ZS_GPU_LINKS_MAX] = {
+        {L_NVU, g, 1},
+        {L_NVD, g, 1},
+        {L_PU, g, 1},
+        {L_PD, g, 1},
+        {L_XU, nic_id(c, g), per_nic > 0 ? per_nic : 1},
+        {L_XD, nic_id(c, g), per_nic > 0 ? per_nic : 1},
+        {L_SU, node, c->gpus_per_node},
+        {L_SD, node, c->gpus_per_node},
+        {L_GU, grp, in_grp * c->gpus_per_node},
+        {L_GD, grp, in_grp * c->gpus_per_node},
+    };
+    for (int i = 0; i < ZS_GPU_LINKS_MAX; i++) {
+        if ((at[i].kind == L_GU || at[i].kind == L_GD) && d.NG < 2)
+            continue; /* no spine */
+        links[n] = kind_base(&d, at[i].kind) + at[i].index;
+        share[n++] = at[i].share;
+    }
+    return n;
+}
+
 int zs__plat_route(const zs_cluster *c, int src, int dst, int links[ZS_ROUTE_MAX])
 {
     plat_dims d = dims_of(c);

@@ -49,7 +49,7 @@ static int check_first(const zs_schedule *s, const zs_cluster *c, const zs_sim_o
         return rc;
     /* Prove it can finish first: a deadlocked schedule gets a clear error
      * instead of SimGrid's deadlock report. */
-    zs_analytic_opts dry = {.dry = 1};
+    zs_analytic_opts dry = {.dry = 1, .unrolled = o && o->unrolled};
     zs_result *tmp = NULL;
     if ((rc = zs_analytic_run(s, NULL, &dry, &tmp, e)))
         return rc;
@@ -74,9 +74,12 @@ static int finish(sim *x, zs_result **out, zs_err *e)
             zs__sim_describe_stuck(x, e);
         return e->code;
     }
+    for (int r = 0; r < s->nranks; r++)
+        if (x->ranks[r].acct.failed)
+            return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory accounting rank %d", r);
     zs_result *res = x->r;
     for (int r = 0; r < s->nranks; r++) {
-        zs_rank_acct_close(&x->ranks[r].acct, &res->ranks[r], end);
+        zs_facct_close(&x->ranks[r].acct, &res->ranks[r], end);
         res->ranks[r].end = x->ranks[r].end;
     }
     zs_result_finish(res);
@@ -89,7 +92,8 @@ static int finish(sim *x, zs_result **out, zs_err *e)
     }
     zs_result_note(res,
                    "simgrid %s: CM02 max-min flows on a generated platform (NVLink, PCIe, NIC "
-                   "affinity, rail leaves%s); compute ops take their predicted duration",
+                   "affinity, rail leaves%s); compute ops take their predicted duration (ops "
+                   "running at once on one GPU share it)",
                    "3.32", x->c->nodes > x->c->nodes_per_leaf ? ", spine" : "");
     zs_result_note(res, "collectives: the algorithm NCCL 2.29.2's model runs (as the cost model "
                         "prices it) as aggregated flows once all members arrive (one per edge of "
@@ -100,6 +104,15 @@ static int finish(sim *x, zs_result **out, zs_err *e)
                         "in + out");
     if (x->o.timeline)
         zs_timeline_note(res, x->o.timeline, tl_bytes);
+    if (x->fold) {
+        zs_fold_stats fst;
+        zs_fold_get_stats(x->fold, &fst);
+        res->ops_replayed = fst.ops_replayed;
+        zs_fold_note(x->fold, res);
+        if (fst.folded > 0)
+            zs_result_note(res, "link and NIC busy time of replayed iterations: each GPU's share "
+                                "in its last simulated one");
+    }
     x->r = NULL;
     *out = res;
     return ZS_OK;

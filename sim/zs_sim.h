@@ -5,9 +5,12 @@
  *
  * How ops are modelled (also written into the result notes):
  *   - one SimGrid actor per GPU drives all its streams with asynchronous
- *     activities; a compute op is a transfer of duration * ZS_COMPUTE_BPS
- *     bytes over the GPU's private compute link, so it takes exactly its
- *     predicted duration (concurrent compute ops of one GPU share it);
+ *     activities; a compute op takes exactly its predicted duration, ended
+ *     by the actor at its known date (concurrent compute ops of one GPU
+ *     share it equally);
+ *   - repeated segments fold (core/zs_fold.h) unless `unrolled` is set:
+ *     once a segment's iterations take the same time, the rest are
+ *     replayed instead of simulated;
  *   - SEND/RECV are SimGrid communications between the two GPU hosts,
  *     matched per (src, dst, tag) in order, sharing links max-min fairly
  *     (CM02 model, no cross traffic, no TCP window bound);
@@ -45,6 +48,10 @@ typedef struct zs_sim_opts {
      * with (zs_cost_nccl), so that both backends run the same algorithm
      * with the same uncontended time; NULL: NCCL's own figures. */
     const zs_nccl_params *nccl;
+    int unrolled;             /* 1: simulate every iteration; 0: fold repeated segments
+                               * (core/zs_fold.h) */
+    double fold_tol;          /* folding's period tolerance (0: the default, 1e-4) */
+    int fold_steady;          /* also fold steady repeats (zs_fold_cfg_steady) */
 } zs_sim_opts;
 
 void zs_sim_opts_init(zs_sim_opts *o);

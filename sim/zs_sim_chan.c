@@ -42,6 +42,33 @@ static chan *chan_get(sim *x, int src, int dst, int tag)
     return c;
 }
 
+/* The streams of waiting posts, per side, in post order (matching is FIFO):
+ * a match charges communication to the stream that posted its peer. */
+static int sq_push(chan *c, int side, int32_t n, int s)
+{
+    if (n == c->sq_cap[side]) {
+        int32_t nc = c->sq_cap[side] ? c->sq_cap[side] * 2 : 4;
+        uint8_t *v = malloc((size_t)nc);
+        if (!v)
+            return ZS_ENOMEM;
+        for (int32_t k = 0; k < n; k++)
+            v[k] = c->sq[side][(c->sq_head[side] + k) % c->sq_cap[side]];
+        free(c->sq[side]);
+        c->sq[side] = v;
+        c->sq_head[side] = 0;
+        c->sq_cap[side] = nc;
+    }
+    c->sq[side][(c->sq_head[side] + n) % c->sq_cap[side]] = (uint8_t)s;
+    return ZS_OK;
+}
+
+static int sq_pop(chan *c, int side)
+{
+    int s = c->sq[side][c->sq_head[side]];
+    c->sq_head[side] = (c->sq_head[side] + 1) % c->sq_cap[side];
+    return s;
+}
+
 int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now)
 {
     sim *x = R->x;
@@ -79,9 +106,13 @@ int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now)
         (*other)--;
         zs__sim_flow_start(x, ch->src, ch->dst, now);
         rank_st *P = &x->ranks[recv ? ch->src : ch->dst];
-        zs_rank_acct_change(&R->acct, rr, now, 0, 1);
-        zs_rank_acct_change(&P->acct, &x->r->ranks[P->rank], now, 0, 1);
+        zs_facct_change(&R->acct, rr, s, now, 0, 1);
+        zs_facct_change(&P->acct, &x->r->ranks[P->rank], sq_pop(ch, !recv), now, 0, 1);
     } else {
+        if (sq_push(ch, recv, *mine, s)) {
+            zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+            return 0;
+        }
         (*mine)++;
     }
     w->comm = recv ? sg_mailbox_get_async(ch->mb, &w->data)
@@ -97,7 +128,7 @@ void zs__sim_p2p_done(rank_st *R, went *w, double now)
     if (w->is_recv)
         zs__sim_flow_end(x, w->ch->src, w->ch->dst, w->bytes, now);
     R->st[w->stream].p2p_pending--;
-    zs_rank_acct_change(&R->acct, &x->r->ranks[R->rank], now, 0, -1);
+    zs_facct_change(&R->acct, &x->r->ranks[R->rank], w->stream, now, 0, -1);
     zs_timeline_op(x->tl, R->rank, w->op, w->iter, w->t0, now, w->seq);
     zs__sim_op_done(R, w->op, now);
 }

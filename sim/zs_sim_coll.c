@@ -165,34 +165,26 @@ static double stretch_to(sim *x, int nt, double t)
     return isfinite(s) && s > 1e-9 ? s : 1e-9;
 }
 
-/* The last member to arrive starts every flow of the collective. The
- * flows keep NCCL's channel rings (all-to-all: every pair); what each
- * carries follows the algorithm NCCL runs, from the same plan the cost
- * model and the analytic backend use (zs_nccl_group_plan): the bytes a
- * GPU sends inside its node spread over the ring edges inside nodes, the
- * bytes a node sends into the network over the edges between nodes. Then
- * every flow is stretched by one factor so that, alone on the platform,
- * the last link to finish its flows (the busiest, after their path
- * latency) does so at the cost model's time: latency, protocol and algorithm efficiency become
- * equivalent bytes, and contention with other traffic slows them as it
- * would slow the real transfers. */
-static int coll_trigger(rank_st *R, const zs_op *op)
+/* The flows of a collective. They keep NCCL's channel rings (all-to-all:
+ * every pair); what each carries follows the algorithm NCCL runs, from the
+ * same plan the cost model and the analytic backend use
+ * (zs_nccl_group_plan): the bytes a GPU sends inside its node spread over
+ * the ring edges inside nodes, the bytes a node sends into the network over
+ * the edges between nodes. Then every flow is stretched by one factor so
+ * that, alone on the platform, the last link to finish its flows (the
+ * busiest, after their path latency) does so at the cost model's time:
+ * latency, protocol and algorithm efficiency become equivalent bytes, and
+ * contention with other traffic slows them as it would slow the real
+ * transfers. The same flows start a collective (coll_trigger) and account
+ * the ones folding replays (zs_sim_fold.c). */
+int zs__sim_coll_flows(sim *x, const zs_op *op, double bytes, zs__coll_flow_fn fn, void *arg)
 {
-    sim *x = R->x;
     const zs_group *g = &x->s->groups[op->u.coll.group];
     int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
     zs_coll_kind kind = (zs_coll_kind)op->u.coll.ck;
-    double bytes = op->u.coll.bytes;
     int *ranks = malloc(sizeof(int) * (size_t)n);
-    coll_inst *inst = calloc(1, sizeof *inst);
-    if (!ranks || !inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
-        !(inst->wait_stream = malloc((size_t)n))) {
-        if (inst)
-            free(inst->wait_rank);
-        free(inst);
-        free(ranks);
+    if (!ranks)
         return ZS_ENOMEM;
-    }
     for (int i = 0; i < n; i++)
         ranks[i] = g->ranks[i];
     zs_nccl_choice ch;
@@ -200,15 +192,10 @@ static int coll_trigger(rank_st *R, const zs_op *op)
     zs_err pe;
     int rc = zs_nccl_group_plan(x->c, ranks, n, kind, bytes, x->o.nccl, &ch, &tr, &pe);
     free(ranks);
-    if (rc) {
-        free(inst->wait_rank);
-        free(inst->wait_stream);
-        free(inst);
+    if (rc)
         return rc;
-    }
     int nch = a2a ? 1 : coll_channels(x->c, g);
     int nflows = a2a ? n * (n - 1) : n * nch;
-    inst->flows_left = nflows;
     /* The flows and their payloads: first count the ring edges inside and
      * between nodes. */
     int *src = malloc(sizeof(int) * (size_t)nflows), *dst = malloc(sizeof(int) * (size_t)nflows);
@@ -217,9 +204,6 @@ static int coll_trigger(rank_st *R, const zs_op *op)
         free(src);
         free(dst);
         free(pay);
-        free(inst->wait_rank);
-        free(inst->wait_stream);
-        free(inst);
         return ZS_ENOMEM;
     }
     int k = 0, e_in = 0, e_out = 0, nodes = 0;
@@ -254,18 +238,47 @@ static int coll_trigger(rank_st *R, const zs_op *op)
     for (int f = 0; f < nflows && rc == ZS_OK; f++)
         rc = add_route(x, g->ranks[src[f]], g->ranks[dst[f]], pay[f], &nt);
     double stretch = rc == ZS_OK ? stretch_to(x, nt, ch.seconds) : 1;
-    for (int f = 0; f < nflows && rc == ZS_OK; f++) {
-        flow *fl = flow_new(g->ranks[src[f]], g->ranks[dst[f]], pay[f], inst);
-        if (!fl) {
-            rc = ZS_ENOMEM;
-            break;
-        }
-        put_detached(x, fl->src, coll_mailbox(x, op->u.coll.group, dst[f]), fl,
-                     zs__sim_bytes(pay[f] * stretch));
-    }
+    for (int f = 0; f < nflows && rc == ZS_OK; f++)
+        rc = fn(x, g->ranks[src[f]], g->ranks[dst[f]], dst[f], pay[f], pay[f] * stretch, arg);
     free(src);
     free(dst);
     free(pay);
+    return rc;
+}
+
+typedef struct trig {
+    int gi;
+    coll_inst *inst;
+} trig;
+
+/* One flow of a starting collective, posted from its source's host. */
+static int post_flow(sim *x, int src, int dst, int dst_idx, double bytes, double moved, void *arg)
+{
+    const trig *tg = arg;
+    flow *f = flow_new(src, dst, bytes, tg->inst);
+    if (!f)
+        return ZS_ENOMEM;
+    put_detached(x, src, coll_mailbox(x, tg->gi, dst_idx), f, zs__sim_bytes(moved));
+    return ZS_OK;
+}
+
+/* The last member to arrive starts every flow of the collective. */
+static int coll_trigger(rank_st *R, const zs_op *op)
+{
+    sim *x = R->x;
+    const zs_group *g = &x->s->groups[op->u.coll.group];
+    int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
+    coll_inst *inst = calloc(1, sizeof *inst);
+    if (!inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
+        !(inst->wait_stream = malloc((size_t)n))) {
+        if (inst)
+            free(inst->wait_rank);
+        free(inst);
+        return ZS_ENOMEM;
+    }
+    inst->flows_left = a2a ? n * (n - 1) : n * coll_channels(x->c, g);
+    trig tg = {op->u.coll.group, inst};
+    int rc = zs__sim_coll_flows(x, op, op->u.coll.bytes, post_flow, &tg);
     sg_actor_set_host(sg_actor_self(), R->host);
     return rc;
 }
@@ -278,9 +291,16 @@ static int coll_all_arrived(rank_st *R, const zs_op *op, const zs_group *g, doub
     int gi = op->u.coll.group;
     for (int k = 0; k < g->n; k++) {
         rank_st *M = &x->ranks[g->ranks[k]];
-        zs_rank_acct_change(&M->acct, &x->r->ranks[M->rank], now, 0, 1);
+        zs_facct_change(&M->acct, &x->r->ranks[M->rank], x->groups[gi].mstream[k], now, 0, 1);
     }
     x->groups[gi].arrived = 0;
+    if (x->fold) { /* for folding's replays */
+        rank_st *R0 = &x->ranks[g->ranks[0]];
+        size_t n0 = (size_t)R0->p->nops;
+        if (!R0->cmax && !(R0->cmax = calloc(n0 ? n0 : 1, sizeof(double))))
+            return ZS_ENOMEM;
+        R0->cmax[x->groups[gi].op0] = x->groups[gi].max_bytes;
+    }
     zs_op big = *op;
     big.u.coll.bytes = x->groups[gi].max_bytes;
     return coll_trigger(R, &big);
@@ -319,6 +339,9 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
     t->t_start = now;
     /* All-to-all(v): members' buffers differ; the largest sets the pace. */
     group_st *gs = &x->groups[gi];
+    gs->mstream[idx] = (uint8_t)s;
+    if (idx == 0)
+        gs->op0 = i;
     if (gs->arrived == 0 || op->u.coll.bytes > gs->max_bytes)
         gs->max_bytes = op->u.coll.bytes;
     int rc;

@@ -6,7 +6,9 @@
  *   zs_sim_chan.c   point-to-point: channels, posting, completion;
  *   zs_sim_coll.c   collectives: arrival, aggregated flows, wake-ups;
  *   zs_sim_links.c  link and NIC accounting along each flow's route;
- *   zs_sim_fork.c   running a simulation in a child process (zs_fork).
+ *   zs_sim_fold.c   folding: skipping the iterations zs_fold replays;
+ *   zs_sim_fork.c   running a simulation in a child process (zs_fork);
+ *   zs_sg_wait.cpp  the wait-any with a timeout SimGrid's C API lacks.
  *
  * One simulation per process: SimGrid 3.32 holds one platform and one
  * engine per process, so a `sim` exists at most once. It is not a global:
@@ -15,7 +17,7 @@
  * once-per-process guard is static (zs_sim.c).
  *
  * Nothing outside sim/ includes this header. Depends on SimGrid 3.32's C
- * API, the schedule IR, zs_result, zs_platform and zs_timeline. */
+ * API, the schedule IR, zs_fold, zs_result, zs_platform and zs_timeline. */
 #ifndef ZS_SIM_INT_H
 #define ZS_SIM_INT_H
 
@@ -28,20 +30,25 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 
+#include "zs_facct.h"
+#include "zs_fold.h"
 #include "zs_platform.h"
+#include "zs_sg_wait.h"
 #include "zs_sim.h"
 #include "zs_timeline.h"
 
-/* What an outstanding communication of a rank is. W_SINK: the sending half
- * of a compute op's self-transfer, waited for and dropped (a detached comm
- * would cost O(all detached comms) at its end: SimGrid 3.32 keeps them in
- * one list). */
-enum { W_COMPUTE, W_P2P, W_COLL, W_WAKE, W_SINK };
+/* What an outstanding communication of a rank is: a transfer, a flow of a
+ * collective into this member, or the wake-up that ends a collective.
+ * Compute ops are no SimGrid activity: they end at dates the actor knows. */
+enum { W_P2P, W_COLL, W_WAKE };
 
 typedef struct chan { /* the p2p channel (src, dst, tag) */
     int32_t src, dst, tag;
     int32_t pend_send, pend_recv; /* posted, not yet matched */
     int32_t nsend, nrecv;         /* posted so far: the k-th send meets the k-th receive */
+    uint8_t *sq[2];               /* streams of the posts waiting on each side (sends [0],
+                                   * receives [1]), oldest at sq_head: ring buffers */
+    int32_t sq_head[2], sq_cap[2];
     sg_mailbox_t mb;
     struct chan *next;
 } chan;
@@ -79,7 +86,12 @@ typedef struct stream_st {
     int npend;       /* outstanding communications of the running op */
     int p2p_pending; /* sends and receives issued and not complete */
     int running;     /* a compute op or collective holds the stream */
+    int computing;   /* the running op is a compute op; rem: its work left */
+    double rem;      /* seconds of work at the GPU's full speed */
     double t_start;
+    int asleep; /* folded (zs_fold.h): skipping iterations until wake_at */
+    double wake_at;
+    int32_t wseg, witer, wskip; /* the skip: segment, first iteration, count */
 } stream_st;
 
 struct sim;
@@ -95,11 +107,22 @@ typedef struct rank_st {
     sg_comm_t *comms;
     int nw, capw;
     went *free_w;
-    zs_rank_acct acct;
+    zs_sgw *sgw;                 /* the actor's wait-any with a timeout */
+    zs_facct acct;               /* compute / exposed / idle, knowing sleeping streams */
+    double now;                  /* the date of the event being handled */
+    double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
+    int ncomp;                   /* compute ops running */
+    int nasleep;                 /* streams asleep (folding) */
+    double *cmax;                /* folding, a group's first member: per collective op, the largest
+                                  * buffer of its last instance (all-to-all(v) replays), lazily */
+    int32_t *skip_at, *skip_add; /* folding: op i gets skip_add[i] completions more when
+                                  * done[i] reaches skip_at[i]; NULL when nothing folds */
+    /* folding: busy time so far of the GPU's share of its links per class,
+     * and of its NIC, at the reference stream's last two boundaries */
+    double lsnap[2][ZS_LINK_NCLASSES + 1];
     double end;
     int finished;
     sg_host_t host;
-    sg_mailbox_t self_mb[ZS_MAX_STREAMS];
     sg_mailbox_t wake_mb[ZS_MAX_STREAMS];
 } rank_st;
 
@@ -107,6 +130,8 @@ typedef struct group_st {
     int arrived;
     double max_bytes;    /* largest buffer among the members arrived so far */
     sg_mailbox_t *mb_in; /* per member index */
+    uint8_t *mstream;    /* per member index: the stream its collective runs on */
+    int64_t op0;         /* the first member's op in the collective under way */
 } group_st;
 
 typedef struct sim {
@@ -121,6 +146,10 @@ typedef struct sim {
     int nlinks;
     int32_t *l_act;
     double *l_last;
+    double *l_busy;   /* per link: busy seconds simulated so far (closed intervals) */
+    uint8_t *l_class; /* per link: its zs_link_class (zs__plat_link_class, looked up once) */
+    int32_t *l_nic;   /* per link: its NIC or -1 (zs__plat_link_nic) */
+    double *n_busy;   /* per NIC: the same */
     int32_t *nic_act;
     double *nic_last;
     /* scratch of the collectives: bytes and longest path latency per link,
@@ -131,6 +160,7 @@ typedef struct sim {
     chan **chash;
     size_t nchash;
     zs_timeline *tl; /* NULL: no timeline */
+    zs_fold *fold;   /* NULL: unrolled */
     char dummy;      /* payload of every message: SimGrid refuses NULL payloads */
     /* failure reported by an actor */
     int failed;
@@ -158,6 +188,8 @@ void zs__sim_fail(const rank_st *R, int code, const char *fix, const char *fmt, 
 void zs__sim_stream_seek(rank_st *R, int s, int32_t seg);
 void zs__sim_stream_next(rank_st *R, int s, int64_t i);
 void zs__sim_op_done(rank_st *R, int64_t i, double now);
+/* One more completion of op i (and any skipped ones waiting for it). */
+void zs__sim_done_inc(rank_st *R, int64_t i);
 /* A new outstanding communication of stream s (NULL when out of memory). */
 went *zs__sim_went_new(rank_st *R, int kind, int s);
 
@@ -170,8 +202,27 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now);
 coll_inst *zs__sim_coll_flow_in(rank_st *R, went *w, double now);
 int zs__sim_coll_flows_in(rank_st *R, int s, coll_inst *inst);
 
+/* Calls fn for every flow of collective op (group n > 1) with `bytes` per
+ * member: source and destination ranks, the destination's index among the
+ * members, payload bytes, bytes SimGrid moves (payload + the latency of
+ * the extra ring steps as equivalent bytes). Returns fn's first nonzero. */
+typedef int (*zs__coll_flow_fn)(sim *x, int src, int dst, int dst_idx, double bytes, double moved,
+                                void *arg);
+int zs__sim_coll_flows(sim *x, const zs_op *op, double bytes, zs__coll_flow_fn fn, void *arg);
+
 /* zs_sim_links.c */
 void zs__sim_flow_start(sim *x, int src, int dst, double now);
 void zs__sim_flow_end(sim *x, int src, int dst, double bytes, double now);
+/* Bytes of a flow folding replayed (busy time: zs__sim_links_share). */
+void zs__sim_flow_replay(sim *x, int src, int dst, double bytes);
+/* GPU g's share of the busy time so far of its links, per class, and of
+ * its NIC (v[ZS_LINK_NCLASSES]), at `now`. */
+void zs__sim_links_share(sim *x, int g, double now, double v[ZS_LINK_NCLASSES + 1]);
+
+/* zs_sim_fold.c */
+/* Stream s entered its next iteration of a candidate segment (t->iter). */
+void zs__sim_fold_cross(rank_st *R, int s);
+/* Stream s's sleep ended at R->now. */
+void zs__sim_fold_wake(rank_st *R, int s);
 
 #endif

@@ -96,6 +96,7 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     const zs_rank_prog *p = &x->s->ranks[rank];
     R->x = x;
     R->rank = rank;
+    zs_facct_init(&R->acct);
     R->p = p;
     int64_t n = p->nops > 0 ? p->nops : 1;
     R->seg_of = malloc(sizeof(int32_t) * (size_t)n);
@@ -103,8 +104,15 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     R->next_same = malloc(sizeof(int32_t) * (size_t)n);
     R->chan_of = calloc((size_t)n, sizeof(chan *));
     R->first = malloc(sizeof(int32_t) * (size_t)(p->nsegs > 0 ? p->nsegs : 1) * ZS_MAX_STREAMS);
-    if (!R->seg_of || !R->done || !R->next_same || !R->chan_of || !R->first)
+    R->sgw = zs__sgw_new();
+    if (!R->seg_of || !R->done || !R->next_same || !R->chan_of || !R->first || !R->sgw)
         return ZS_ENOMEM;
+    if (x->fold) {
+        R->skip_at = calloc((size_t)n, sizeof(int32_t));
+        R->skip_add = calloc((size_t)n, sizeof(int32_t));
+        if (!R->skip_at || !R->skip_add)
+            return ZS_ENOMEM;
+    }
     for (int32_t sg = 0; sg < p->nsegs; sg++) {
         int rc = rank_segment(x, R, sg);
         if (rc)
@@ -113,8 +121,6 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     R->host = x->hosts[rank];
     for (int s = 0; s < x->s->nstreams; s++) {
         char name[48];
-        snprintf(name, sizeof name, "x%d.%d", rank, s);
-        R->self_mb[s] = sg_mailbox_by_name(name);
         snprintf(name, sizeof name, "w%d.%d", rank, s);
         R->wake_mb[s] = sg_mailbox_by_name(name);
         zs__sim_stream_seek(R, s, 0);
@@ -129,6 +135,11 @@ static void rank_release(rank_st *R)
     free(R->next_same);
     free(R->chan_of);
     free(R->first);
+    free(R->skip_at);
+    free(R->skip_add);
+    free(R->cmax);
+    zs_facct_free(&R->acct);
+    zs__sgw_free(R->sgw);
     for (int k = 0; k < R->nw; k++)
         free(R->w[k]);
     while (R->free_w) {
@@ -150,21 +161,31 @@ void zs__sim_release(sim *x)
     free(x->ranks);
     free(x->hosts);
     if (x->groups)
-        for (int g = 0; g < x->s->ngroups; g++)
+        for (int g = 0; g < x->s->ngroups; g++) {
             free(x->groups[g].mb_in);
+            free(x->groups[g].mstream);
+        }
     free(x->groups);
     free(x->l_act);
     free(x->l_last);
+    free(x->l_busy);
+    free(x->l_class);
+    free(x->l_nic);
+    free(x->n_busy);
     free(x->nic_act);
     free(x->nic_last);
     free(x->c_load);
     free(x->c_lat);
     free(x->c_touched);
+    zs_fold_free(x->fold);
+    x->fold = NULL;
     if (x->chash)
         for (size_t b = 0; b < x->nchash; b++)
             while (x->chash[b]) {
                 chan *c = x->chash[b];
                 x->chash[b] = c->next;
+                free(c->sq[0]);
+                free(c->sq[1]);
                 free(c);
             }
     free(x->chash);
@@ -187,24 +208,56 @@ static int alloc_tables(sim *x, zs_err *e)
     x->l_last = calloc((size_t)x->nlinks, sizeof *x->l_last);
     x->nic_act = calloc((size_t)(c->nodes * c->nics_per_node), sizeof *x->nic_act);
     x->nic_last = calloc((size_t)(c->nodes * c->nics_per_node), sizeof *x->nic_last);
+    x->l_busy = calloc((size_t)x->nlinks, sizeof *x->l_busy);
+    x->l_class = malloc((size_t)x->nlinks);
+    x->l_nic = malloc(sizeof *x->l_nic * (size_t)x->nlinks);
+    for (int l = 0; x->l_class && x->l_nic && l < x->nlinks; l++) {
+        x->l_class[l] = (uint8_t)zs__plat_link_class(c, l);
+        x->l_nic[l] = zs__plat_link_nic(c, l);
+    }
+    x->n_busy = calloc((size_t)(c->nodes * c->nics_per_node), sizeof *x->n_busy);
     x->nchash = (size_t)s->nranks * 8 + 64;
     x->chash = calloc(x->nchash, sizeof *x->chash);
     if (!x->r || !x->ranks || !x->hosts || !x->groups || !x->l_act || !x->l_last || !x->nic_act ||
-        !x->nic_last || !x->chash)
+        !x->nic_last || !x->l_busy || !x->n_busy || !x->l_class || !x->l_nic || !x->chash)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the simulation");
     for (int g = 0; g < s->ngroups; g++) {
         x->groups[g].mb_in =
             calloc((size_t)(s->groups[g].n > 0 ? s->groups[g].n : 1), sizeof(sg_mailbox_t));
-        if (!x->groups[g].mb_in)
+        x->groups[g].mstream = calloc((size_t)(s->groups[g].n > 0 ? s->groups[g].n : 1), 1);
+        if (!x->groups[g].mb_in || !x->groups[g].mstream)
             return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the simulation");
     }
     return ZS_OK;
+}
+
+/* Folding unless unrolled; a timeline keeps the iterations it shows. */
+static int fold_open(sim *x, zs_err *e)
+{
+    if (x->o.unrolled)
+        return ZS_OK;
+    zs_fold_cfg fc;
+    zs_fold_cfg_init(&fc);
+    if (x->o.fold_steady)
+        zs_fold_cfg_steady(&fc);
+    if (x->o.fold_tol > 0)
+        fc.tol = x->o.fold_tol;
+    if (x->o.timeline) {
+        fc.keep_all = x->o.tl_layer0 < 0;
+        fc.rank0 = x->o.tl_rank0;
+        fc.rank1 = x->o.tl_rank1;
+        fc.layer0 = x->o.tl_layer0;
+        fc.layer1 = x->o.tl_layer1;
+    }
+    return zs_fold_new(x->s, &fc, &x->fold, e);
 }
 
 int zs__sim_setup(sim *x, zs_err *e)
 {
     const zs_schedule *s = x->s;
     int rc = alloc_tables(x, e);
+    if (rc == ZS_OK)
+        rc = fold_open(x, e);
     if (rc)
         return rc;
     snprintf(x->r->backend, sizeof x->r->backend, "simgrid");

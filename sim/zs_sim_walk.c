@@ -1,14 +1,20 @@
 /* The program walker of the SimGrid executor (see zs_sim_int.h): one actor
  * per rank runs a small event loop over the rank's streams.
  *
- *   1. start every op that can start: for each stream, the op at its head
+ *   1. handle what is due: compute ops that end now, folded streams whose
+ *      sleep ends now;
+ *   2. start every op that can start: for each stream, the op at its head
  *      if its dependencies are done (markers and zero-time ops complete on
  *      the spot, so this repeats until nothing changes);
- *   2. wait for any of the rank's outstanding communications (compute ops
- *      are communications on the GPU's private link, so one wait-any covers
- *      both: SimGrid 3.32 has no wait-any mixing execs and comms, and its
- *      sg_comm_wait_any_for drops the references of every comm on timeout);
- *   3. retire what completed: accounting, timeline, advance the stream.
+ *   3. wait for any of the rank's outstanding communications, at most until
+ *      the next due date (zs_sg_wait.h: SimGrid 3.32's C API has no
+ *      wait-any with a timeout that keeps the comms);
+ *   4. retire what completed: accounting, timeline, advance the stream.
+ *
+ * Compute ops are not SimGrid activities: a compute op of d seconds ends d
+ * seconds after it starts, and compute ops running at once on one GPU (on
+ * different streams) share it equally (processor sharing), which is what
+ * a private compute link did at the price of two comms per op.
  *
  * Segments repeat: a stream's cursor is (segment, iteration, op), and a
  * dependency inside the op's segment means the same iteration, one in an
@@ -46,7 +52,8 @@ void zs__sim_stream_seek(rank_st *R, int s, int32_t seg)
     t->cur = -1;
 }
 
-/* Moves the head of stream s past op i. */
+/* Moves the head of stream s past op i. Entering the next iteration of a
+ * repeated segment may fold it (the stream then sleeps). */
 void zs__sim_stream_next(rank_st *R, int s, int64_t i)
 {
     stream_st *t = &R->st[s];
@@ -56,14 +63,25 @@ void zs__sim_stream_next(rank_st *R, int s, int64_t i)
     }
     if (++t->iter < R->p->segs[t->seg].repeat) {
         t->cur = R->first[(int64_t)t->seg * ZS_MAX_STREAMS + s];
+        if (R->x->fold && zs_fold_candidate(R->x->fold, R->rank, t->seg))
+            zs__sim_fold_cross(R, s);
         return;
     }
     zs__sim_stream_seek(R, s, t->seg + 1);
 }
 
-void zs__sim_op_done(rank_st *R, int64_t i, double now)
+void zs__sim_done_inc(rank_st *R, int64_t i)
 {
     R->done[i]++;
+    if (R->skip_add && R->skip_add[i] && R->done[i] == R->skip_at[i]) {
+        R->done[i] += R->skip_add[i];
+        R->skip_add[i] = 0;
+    }
+}
+
+void zs__sim_op_done(rank_st *R, int64_t i, double now)
+{
+    zs__sim_done_inc(R, i);
     R->x->r->ranks[R->rank].ops++;
     R->end = now;
 }
@@ -108,9 +126,56 @@ went *zs__sim_went_new(rank_st *R, int kind, int s)
         R->capw = cap;
     }
     R->w[R->nw++] = w;
-    if (kind != W_P2P && kind != W_SINK)
+    if (kind != W_P2P)
         R->st[s].npend++;
     return w;
+}
+
+/* ---- compute: processor sharing on the GPU ------------------------------------ */
+
+/* Brings the running compute ops' work left up to date: with k running,
+ * each does 1/k second of work per second. */
+static void ps_advance(rank_st *R, double now)
+{
+    if (now <= R->ps_last)
+        return;
+    if (R->ncomp > 0) {
+        double w = (now - R->ps_last) / R->ncomp;
+        for (int s = 0; s < R->x->s->nstreams; s++)
+            if (R->st[s].computing)
+                R->st[s].rem -= w;
+    }
+    R->ps_last = now;
+}
+
+/* When the next compute op ends (INFINITY: none runs); *which: its stream. */
+static double ps_next(const rank_st *R, int *which)
+{
+    double best = INFINITY;
+    *which = -1;
+    for (int s = 0; s < R->x->s->nstreams; s++)
+        if (R->st[s].computing) {
+            double rem = R->st[s].rem > 0 ? R->st[s].rem : 0;
+            double t = R->ps_last + rem * R->ncomp;
+            if (t < best) {
+                best = t;
+                *which = s;
+            }
+        }
+    return best;
+}
+
+/* When the next folded stream wakes (INFINITY: none sleeps). */
+static double wake_next(const rank_st *R, int *which)
+{
+    double best = INFINITY;
+    *which = -1;
+    for (int s = 0; R->nasleep > 0 && s < R->x->s->nstreams; s++)
+        if (R->st[s].asleep && R->st[s].wake_at < best) {
+            best = R->st[s].wake_at;
+            *which = s;
+        }
+    return best;
 }
 
 /* An op that takes no time completes on the spot. */
@@ -122,28 +187,54 @@ static int finish_now(rank_st *R, int s, int64_t i, double now)
     return 1;
 }
 
-/* A compute op of d seconds is a self-transfer of d * ZS_COMPUTE_BPS bytes
- * over the GPU's private compute link. */
 static int start_compute(rank_st *R, int s, int64_t i, double now)
 {
     const zs_op *op = &R->p->ops[i];
     stream_st *t = &R->st[s];
     if (op->duration <= 0)
         return finish_now(R, s, i, now);
-    went *w = zs__sim_went_new(R, W_COMPUTE, s);
-    went *sink = w ? zs__sim_went_new(R, W_SINK, s) : NULL;
-    if (!sink) {
-        zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
-        return 0;
-    }
-    sink->comm = sg_mailbox_put_async(R->self_mb[s], &R->x->dummy,
-                                      zs__sim_bytes(op->duration * ZS_COMPUTE_BPS));
-    w->comm = sg_mailbox_get_async(R->self_mb[s], &w->data);
-    zs_rank_acct_change(&R->acct, &R->x->r->ranks[R->rank], now, 1, 0);
+    ps_advance(R, now);
+    R->ncomp++;
+    t->computing = 1;
+    t->rem = op->duration;
+    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 1, 0);
     t->running = 1;
     t->t_start = now;
     return 1;
 }
+
+/* The compute op of stream s ended at `now`. */
+static void end_compute(rank_st *R, int s, double now)
+{
+    stream_st *t = &R->st[s];
+    ps_advance(R, now);
+    t->computing = 0;
+    R->ncomp--;
+    t->running = 0;
+    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, -1, 0);
+    zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
+    zs__sim_op_done(R, t->cur, now);
+    zs__sim_stream_next(R, s, t->cur);
+}
+
+/* Phase 1: compute ends and wakes due at `now`, earliest first. */
+static void handle_due(rank_st *R, double now)
+{
+    for (;;) {
+        int cs, ws;
+        double tc = ps_next(R, &cs), tw = wake_next(R, &ws);
+        if ((tc < tw ? tc : tw) > now)
+            break;
+        R->now = tc <= tw ? tc : tw;
+        if (tc <= tw)
+            end_compute(R, cs, tc);
+        else
+            zs__sim_fold_wake(R, ws);
+    }
+    R->now = now;
+}
+
+/* ---- starting and retiring ------------------------------------------------------ */
 
 /* Tries to start the head op of stream s; returns 1 if the stream changed.
  * Sends and receives never hold the stream; any other op waits until the
@@ -151,13 +242,13 @@ static int start_compute(rank_st *R, int s, int64_t i, double now)
 static int try_start(rank_st *R, int s)
 {
     stream_st *t = &R->st[s];
-    if (t->running || t->cur < 0)
+    if (t->running || t->cur < 0 || t->asleep)
         return 0;
     int64_t i = t->cur;
     const zs_op *op = &R->p->ops[i];
     if (!deps_done(R, s, i))
         return 0;
-    double now = simgrid_get_clock();
+    double now = R->now;
     if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
         return zs__sim_start_p2p(R, s, i, now);
     if (t->p2p_pending > 0)
@@ -182,11 +273,9 @@ static void retire(rank_st *R, went *w)
 {
     int s = w->stream;
     stream_st *t = &R->st[s];
-    double now = simgrid_get_clock();
+    double now = R->now;
     w->next_free = R->free_w;
     R->free_w = w;
-    if (w->kind == W_SINK)
-        return;
     if (w->kind == W_P2P) {
         zs__sim_p2p_done(R, w, now);
         return;
@@ -197,14 +286,13 @@ static void retire(rank_st *R, went *w)
     if (inst && zs__sim_coll_flows_in(R, s, inst))
         return; /* the rest of the collective is still moving */
     t->running = 0;
-    zs_rank_acct_change(&R->acct, &R->x->r->ranks[R->rank], now, w->kind == W_COMPUTE ? -1 : 0,
-                        w->kind == W_COMPUTE ? 0 : -1);
+    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 0, -1);
     zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
     zs__sim_op_done(R, t->cur, now);
     zs__sim_stream_next(R, s, t->cur);
 }
 
-/* Phase 1: starts what can start, until nothing changes. */
+/* Phase 2: starts what can start, until nothing changes. */
 static void start_ready(rank_st *R)
 {
     sim *x = R->x;
@@ -219,7 +307,7 @@ static void start_ready(rank_st *R)
 
 static int all_done(const rank_st *R)
 {
-    if (R->nw != 0)
+    if (R->nw != 0 || R->ncomp != 0 || R->nasleep != 0)
         return 0;
     for (int s = 0; s < R->x->s->nstreams; s++)
         if (R->st[s].cur >= 0 || R->st[s].p2p_pending > 0)
@@ -230,7 +318,9 @@ static int all_done(const rank_st *R)
 void zs__sim_actor_main(int argc, char **argv)
 {
     rank_st *R = sg_actor_self_get_data();
+    R->now = R->ps_last = simgrid_get_clock();
     for (;;) {
+        handle_due(R, R->now);
         start_ready(R);
         if (R->x->failed)
             break;
@@ -238,20 +328,37 @@ void zs__sim_actor_main(int argc, char **argv)
             R->finished = 1;
             break;
         }
-        if (R->nw == 0)
+        int cs, ws;
+        double tc = ps_next(R, &cs), tw = wake_next(R, &ws), due = tc < tw ? tc : tw;
+        if (R->nw == 0 && isinf(due))
             break; /* stuck on a dependency that can never complete: reported after the run */
-        /* Phase 2: wait for any outstanding communication. */
-        for (int k = 0; k < R->nw; k++)
-            R->comms[k] = R->w[k]->comm;
-        ssize_t k = sg_comm_wait_any(R->comms, (size_t)R->nw);
-        if (k < 0 || k >= R->nw)
+        /* Phase 3: wait for any outstanding communication, or the next due date. */
+        ssize_t k = -1;
+        if (R->nw == 0) {
+            sg_actor_sleep_until(due);
+        } else {
+            for (int j = 0; j < R->nw; j++)
+                R->comms[j] = R->w[j]->comm;
+            double to = isinf(due) ? -1 : due - simgrid_get_clock();
+            k = zs__sgw_wait_any_for(R->sgw, R->comms, (size_t)R->nw,
+                                     to < 0 && !isinf(due) ? 0 : to);
+        }
+        double clock = simgrid_get_clock();
+        if (k == -1) { /* the due date: handled at its own time, not the rounded clock */
+            R->now = clock > due ? clock : due;
+            continue;
+        }
+        if (k < 0 || k >= R->nw) {
+            zs__sim_fail(R, ZS_ERUNTIME, NULL, "%s", -1, "SimGrid reported a failed communication");
             break;
+        }
+        R->now = clock;
         went *w = R->w[k];
         /* Keep the order of the others: completions at the same date are
          * then retired in the same order on every run. */
         memmove(R->w + k, R->w + k + 1, sizeof *R->w * (size_t)(R->nw - k - 1));
         R->nw--;
-        /* Phase 3. */
+        /* Phase 4. */
         retire(R, w);
     }
 }

@@ -99,14 +99,19 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
 
 void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc)
 {
-    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu\n", p->model,
+    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu
+", p->model,
                 p->cluster, nodes, p->nodes > 0 ? "--nodes" : "the cluster's own count", p->trace,
                 (unsigned long long)p->seed);
     zs_doc_text(d,
                 "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
-                "recompute %s\n",
+                "recompute %s, folding %s
+",
                 (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
-                p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none");
+                p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
+                p->fold == 0   ? "off"
+                : p->fold == 1 ? "on"
+                               : "steady");
     if (p->opts[0])
         zs_doc_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)

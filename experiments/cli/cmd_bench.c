@@ -1,189 +1,335 @@
 /* `zepsim bench <what>`: performance benchmarks (never tests: figures are
  * printed, not asserted). Subcommands:
- *   sim   the SimGrid backend on one full training iteration of a synthetic
- *         but representative CP ring-attention schedule (zs_synth.h) at
- *         256, 1024 and 4096 GPUs: wall time, peak RSS, simulated ops and
- *         ops per second, medians over runs, each run in a fresh process;
- *         optionally layer folding (simulate 1 and 2 layers, extrapolate).
- * Other benchmarks (e.g. `bench plan`) add a row to the table below. */
+ *   sim   a backend (SimGrid or analytic) on one training iteration of real
+ *         plans (any method, planned as `zepsim simulate` plans them) at
+ *         1024 to 16384 GPUs: CPU seconds, peak RSS, ops and ops per second,
+ *         medians with min/max over runs, each run in a fresh process, and
+ *         the fitted scaling exponent of CPU time against the GPU count;
+ *         with --fold off beside on, how far folding moves the results.
+ *   plan  Zeppelin planning time for one global batch.
+ * Other benchmarks add a row to the table at the end. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "zs_cluster.h"
-#include "zs_cost.h"
+#include "zs_analytic.h"
+#include "zs_fork.h"
 #include "zs_lengen.h"
-#include "zs_sort.h"
-#include "zs_model.h"
-#include "zs_schedule.h"
+#include "zs_point_env.h"
+#include "zs_point_opts.h"
 #include "zs_sim.h"
+#include "zs_sort.h"
 #include "zs_zeppelin_bench.h"
-#include "zs_synth.h"
 
 static const char bench_sim_help[] =
     "usage: zepsim bench sim [options]\n"
     "\n"
-    "Times the SimGrid backend on one training iteration (all layers forward and\n"
-    "backward, then the data-parallel gradient all-reduce) of a SYNTHETIC schedule:\n"
-    "context-parallel ring attention, CP groups of --cp ranks (2 nodes at CP 16), each\n"
-    "holding one long sequence of --tokens tokens per rank; durations from the analytic\n"
-    "cost model with a fixed +-5% jitter per rank. Each run is a fresh process.\n"
-    "\n"
-    "  unrolled  every layer simulated\n"
-    "  folded    1 and 2 layers simulated, the iteration extrapolated linearly:\n"
-    "            T = T1 + (L - 1) (T2 - T1), exact when layers repeat identically\n"
+    "Times a backend on one training iteration of real plans: for each method and GPU\n"
+    "count, one global batch is drawn and planned exactly as `zepsim simulate` does\n"
+    "(cluster nodes = GPUs / GPUs per node), then run --runs times, each run in a fresh\n"
+    "process. cpu_s is that process's user + system CPU time (the backend: platform,\n"
+    "deadlock pre-check and run; planning is plan_s, outside it), medians with min and\n"
+    "max; peak_rss_mb its peak resident set (the schedule included). ops counts every\n"
+    "op of the iteration, ops_sim the ops the backend simulated (folding replays the\n"
+    "rest), ops_per_s = ops_sim / cpu_s, eff_ops_per_s = ops / cpu_s. The scaling\n"
+    "exponent b fits cpu_s = a * GPUs^b over the GPU counts (least squares in logs).\n"
+    "With --fold listing off beside on or steady, vs_off_pct is the iteration time's\n"
+    "difference from the unrolled run and shares_pp the largest difference of the mean\n"
+    "compute / exposed / idle shares, in percentage points.\n"
     "\n"
     "options:\n"
-    "  --gpus LIST             GPU counts, comma-separated (default 256,1024,4096)\n"
-    "  --runs N                runs per point; medians are printed (default 3)\n"
-    "  --mode unrolled|folded|both   (default both)\n"
-    "  --model NAME_OR_FILE    (default llama-7b)\n"
-    "  --cluster NAME_OR_FILE  (default cluster-a; nodes follow from the GPU count)\n"
-    "  --cp N                  ring size (default 16)\n"
-    "  --tokens N              tokens per rank (default 4096)\n"
+    "  --method LIST           methods, comma-separated (default te-cp,zeppelin)\n"
+    "  --gpus LIST             GPU counts, comma-separated (default 1024,4096,16384)\n"
+    "  --backend sim|analytic  (default sim)\n"
+    "  --fold LIST             off, on, steady, comma-separated (default on)\n"
+    "  --runs N                runs per point (default 5)\n"
+    "  --model --cluster --trace --context --group --seed --recompute --zero\n"
+    "                          the study point, as `zepsim simulate` (defaults its own)\n"
     "  --format table|csv|json (default table)\n"
     "\n"
-    "wall_s is the simulation's wall time (platform load, deadlock pre-check and run);\n"
-    "cpu_s the child's user + system CPU time (median; cpu_s_min and cpu_s_max the spread):\n"
-    "less sensitive to other load than wall time, but other tenants' use of caches and\n"
-    "memory still inflates it (on our shared machines single runs varied up to 2x).\n";
+    "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
+    "shared machine report the load (uptime) beside the figures.\n";
 
-typedef struct bench_cfg {
-    zs_model model;
-    zs_cluster cluster;
-    int cp, tokens, runs;
-} bench_cfg;
+#define BENCH_MAX 16
 
-typedef struct sample {
-    double iter, wall, cpu, rss, ops;
-} sample;
+typedef struct bench_out { /* what a run's process sends back */
+    double iter, compute, exposed, idle;
+    int64_t ops, replayed;
+} bench_out;
 
-/* One simulation of `layers` layers at `gpus` GPUs in a child process. */
-static int run_one(const bench_cfg *b, int gpus, int layers, sample *out, zs_err *e)
+typedef struct bench_job {
+    const zs_point_env *env;
+    const zs_schedule *s;
+    int fold; /* 0 off, 1 on, 2 steady */
+} bench_job;
+
+/* In the child: one run of the backend, nothing but the run. */
+static int bench_child(void *arg, zs_fork_buf *out, zs_err *e)
 {
-    zs_cluster c = b->cluster;
-    c.nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
-    zs_cost *cost = zs_cost_analytic_new(&b->model, &c);
-    if (!cost)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    zs_synth_spec sp = {gpus, layers, b->cp, b->tokens, 42};
-    zs_schedule *s = NULL;
-    int rc = zs_synth_cp_ring(cost, &sp, &s, e);
+    const bench_job *j = arg;
     zs_result *r = NULL;
-    double rss = 0, cpu = 0;
-    if (rc == ZS_OK)
-        rc = zs__sim_run_forked_rss(s, &c, NULL, &r, &rss, &cpu, e);
-    if (rc == ZS_OK) {
-        out->iter = r->iter_time;
-        out->wall = r->wall_seconds;
-        out->rss = rss;
-        out->cpu = cpu;
-        out->ops = (double)r->ops_executed;
+    int rc;
+    if (!strcmp(j->env->backend->name, "sim")) {
+        zs_sim_opts so;
+        zs_sim_opts_init(&so);
+        so.unrolled = j->fold == 0;
+        so.fold_steady = j->fold == 2;
+        rc = zs_sim_run(j->s, &j->env->cluster, &so, &r, e);
+    } else {
+        zs_analytic_opts ao = {.unrolled = j->fold == 0, .fold_steady = j->fold == 2};
+        rc = zs_analytic_run(j->s, j->env->cost, &ao, &r, e);
+    }
+    if (rc)
+        return rc;
+    bench_out o = {r->iter_time, 0, 0, 0, r->ops_executed, r->ops_replayed};
+    for (int k = 0; k < r->nranks && r->iter_time > 0; k++) {
+        o.compute += r->ranks[k].compute / r->nranks / r->iter_time;
+        o.exposed += r->ranks[k].exposed_comm / r->nranks / r->iter_time;
+        o.idle += r->ranks[k].idle / r->nranks / r->iter_time;
     }
     zs_result_free(r);
-    zs_schedule_free(s);
-    zs_cost_free(cost);
+    return zs_fork_buf_add(out, &o, sizeof o, e);
+}
+
+static int bench_run(const bench_job *j, bench_out *o, zs_child_usage *u, zs_err *e)
+{
+    zs_fork_buf b = {0};
+    int rc = zs_fork_call("benchmark run", bench_child, (void *)j, &b, u, e);
+    size_t pos = 0;
+    if (rc == ZS_OK && zs_fork_buf_get(&b, &pos, o, sizeof *o))
+        rc = zs_err_set(e, ZS_ERUNTIME, "benchmark run", NULL, "the run sent no result");
+    zs_fork_buf_free(&b);
     return rc;
 }
 
-static int bench_point(const bench_cfg *b, int gpus, int folded, zs_table *t, double *unrolled_iter,
-                       zs_err *e)
+typedef struct bench_cfg {
+    zs_point_cfg base;
+    char methods[BENCH_MAX][64];
+    int nmethods, gpus[BENCH_MAX], ngpus, folds[3], nfolds, runs;
+} bench_cfg;
+
+static const char *fold_name(int f)
 {
-    int n = b->runs;
-    double iter[16], wall[16], cpu[16], rss[16], ops = 0, it = 0;
-    for (int k = 0; k < n; k++) {
-        sample s1, s2;
-        int rc;
-        fprintf(stderr, "bench sim: %d GPUs, %s, run %d/%d\n", gpus, folded ? "folded" : "unrolled",
-                k + 1, n);
-        if (folded) {
-            int L = b->model.layers;
-            if ((rc = run_one(b, gpus, 1, &s1, e)) || (rc = run_one(b, gpus, 2, &s2, e)))
-                return rc;
-            iter[k] = s1.iter + (L - 1) * (s2.iter - s1.iter);
-            wall[k] = s1.wall + s2.wall;
-            cpu[k] = s1.cpu + s2.cpu;
-            rss[k] = s1.rss > s2.rss ? s1.rss : s2.rss;
-            ops = s1.ops + s2.ops;
-        } else {
-            if ((rc = run_one(b, gpus, b->model.layers, &s1, e)))
-                return rc;
-            iter[k] = s1.iter;
-            wall[k] = s1.wall;
-            cpu[k] = s1.cpu;
-            rss[k] = s1.rss;
-            ops = s1.ops;
+    return f == 0 ? "off" : f == 1 ? "on" : "steady";
+}
+
+/* One row per fold mode of (method, gpus); cpu[f] gets the medians. */
+static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double cpu[3], zs_err *e)
+{
+    zs_point_cfg c = b->base;
+    snprintf(c.method, sizeof c.method, "%s", b->methods[mi]);
+    c.iterations = 1;
+    zs_cluster cl;
+    int rc = zs_cluster_load(c.cluster, 0, &cl, e);
+    if (rc)
+        return rc;
+    if (b->gpus[gi] % cl.gpus_per_node)
+        return zs_err_set(e, ZS_EINPUT, "--gpus", "use multiples of the GPUs per node",
+                          "%d GPUs is not a whole number of %d-GPU nodes of %s", b->gpus[gi],
+                          cl.gpus_per_node, cl.name);
+    c.nodes = b->gpus[gi] / cl.gpus_per_node;
+    zs_point_env *env = NULL;
+    zs_batch *batch = NULL;
+    zs_schedule *s = NULL;
+    zs_plan_report rep;
+    fprintf(stderr, "bench sim: %s at %d GPUs: planning\n", c.method, b->gpus[gi]);
+    rc = zs_point_env_new(&c, &env, e);
+    if (!rc)
+        rc = zs_point_env_next(env, &batch, e);
+    if (!rc && !batch)
+        rc = zs_err_set(e, ZS_EINPUT, c.trace, "use a longer trace", "the trace is empty");
+    if (!rc)
+        rc = zs_point_env_plan(env, batch, &s, &rep, e);
+    bench_out off = {0};
+    int have_off = 0;
+    for (int f = 0; f < b->nfolds && !rc; f++) {
+        bench_job j = {env, s, b->folds[f]};
+        double cpus[BENCH_MAX], rss = 0;
+        bench_out o = {0};
+        for (int k = 0; k < b->runs && !rc; k++) {
+            fprintf(stderr, "bench sim: %s at %d GPUs, %s, fold %s: run %d/%d\n", c.method,
+                    b->gpus[gi], env->backend->name, fold_name(j.fold), k + 1, b->runs);
+            zs_child_usage u = {0, 0};
+            rc = bench_run(&j, &o, &u, e);
+            cpus[k] = u.cpu_s;
+            rss = u.max_rss > rss ? u.max_rss : rss;
+        }
+        if (rc)
+            break;
+        if (j.fold == 0) {
+            off = o;
+            have_off = 1;
+        }
+        double med = zs_median(cpus, (size_t)b->runs); /* sorts: the ends are the extremes */
+        cpu[j.fold] = med;
+        int64_t sim_ops = o.ops - o.replayed;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", c.method);
+        zs_table_set(t, 1, "%d", b->gpus[gi]);
+        zs_table_set(t, 2, "%s", env->backend->name);
+        zs_table_set(t, 3, "%s", fold_name(j.fold));
+        zs_table_set(t, 4, "%.3f", o.iter * 1e3);
+        zs_table_set(t, 5, "%.2f", med);
+        zs_table_set(t, 6, "%.2f", cpus[0]);
+        zs_table_set(t, 7, "%.2f", cpus[b->runs - 1]);
+        zs_table_set(t, 8, "%.0f", rss / 1048576.0);
+        zs_table_set(t, 9, "%lld", (long long)o.ops);
+        zs_table_set(t, 10, "%lld", (long long)sim_ops);
+        zs_table_set(t, 11, "%.0f", med > 0 ? sim_ops / med : 0);
+        zs_table_set(t, 12, "%.0f", med > 0 ? o.ops / med : 0);
+        zs_table_set(t, 13, "%.2f", rep.plan_seconds);
+        if (have_off && j.fold != 0 && off.iter > 0) {
+            double d[3] = {o.compute - off.compute, o.exposed - off.exposed, o.idle - off.idle},
+                   worst = 0;
+            for (int q = 0; q < 3; q++)
+                worst = fabs(d[q]) > worst ? fabs(d[q]) : worst;
+            zs_table_set(t, 14, "%+.3f", 100.0 * (o.iter - off.iter) / off.iter);
+            zs_table_set(t, 15, "%.2f", 100.0 * worst);
         }
     }
-    it = zs_median(iter, (size_t)n);
-    double w = zs_median(wall, (size_t)n);
-    zs_table_row(t);
-    zs_table_set(t, 0, "%d", gpus);
-    zs_table_set(t, 1, "%s", folded ? "folded" : "unrolled");
-    zs_table_set(t, 2, "%.3f", it * 1e3);
-    zs_table_set(t, 3, "%.2f", w);
-    double cp = zs_median(cpu, (size_t)n); /* sorts cpu: its ends are the extremes */
-    zs_table_set(t, 4, "%.2f", cp);
-    zs_table_set(t, 5, "%.2f", cpu[0]);
-    zs_table_set(t, 6, "%.2f", cpu[n - 1]);
-    zs_table_set(t, 7, "%.0f", zs_median(rss, (size_t)n) / 1048576.0);
-    zs_table_set(t, 8, "%.0f", ops);
-    zs_table_set(t, 9, "%.0f", w > 0 ? ops / w : 0);
-    zs_table_set(t, 10, "%.0f", cp > 0 ? ops / cp : 0);
-    if (!folded)
-        *unrolled_iter = it;
-    else if (*unrolled_iter > 0)
-        zs_table_set(t, 11, "%+.3f", 100.0 * (it - *unrolled_iter) / *unrolled_iter);
+    zs_schedule_free(s);
+    zs_batch_free(batch);
+    zs_point_env_free(env);
+    return rc;
+}
+
+/* b in cpu = a * gpus^b, least squares over the points with a time. */
+static int fit_exponent(const int *gpus, const double *cpu, int n, double *b)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(cpu[i] > 0))
+            continue;
+        double x = log(gpus[i]), y = log(cpu[i]);
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+        m++;
+    }
+    double den = m * sxx - sx * sx;
+    if (m < 2 || !(fabs(den) > 0))
+        return 0;
+    *b = (m * sxy - sx * sy) / den;
+    return 1;
+}
+
+/* Comma-separated list of ints into v (at most BENCH_MAX). */
+static int parse_ints(const char *opt, const char *s, long max, int *v, int *n, zs_err *e)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        long x;
+        if (*n == BENCH_MAX)
+            return zs_err_set(e, ZS_EINPUT, opt, "give fewer values", "more than %d values",
+                              BENCH_MAX);
+        int rc = zs_cli_parse_int(opt, tok, 1, max, &x, e);
+        if (rc)
+            return rc;
+        v[(*n)++] = (int)x;
+    }
+    if (*n == 0)
+        return zs_err_set(e, ZS_EINPUT, opt, "give at least one value", "empty list");
     return ZS_OK;
 }
 
+static int parse_folds(const char *s, bench_cfg *b, zs_err *e)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    b->nfolds = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int f = !strcmp(tok, "off") ? 0 : !strcmp(tok, "on") ? 1 : !strcmp(tok, "steady") ? 2 : -1;
+        if (f < 0 || b->nfolds == 3)
+            return zs_err_set(e, ZS_EINPUT, "--fold", "use off, on or steady, each once",
+                              "bad fold mode list '%s'", s);
+        b->folds[b->nfolds++] = f;
+    }
+    /* off first, so the others compare with it */
+    for (int i = 1; i < b->nfolds; i++)
+        if (b->folds[i] == 0) {
+            b->folds[i] = b->folds[0];
+            b->folds[0] = 0;
+        }
+    return b->nfolds ? ZS_OK
+                     : zs_err_set(e, ZS_EINPUT, "--fold", "use off, on or steady", "empty list");
+}
+
+static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    b->nmethods = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (b->nmethods == BENCH_MAX)
+            return zs_err_set(e, ZS_EINPUT, "--method", "give fewer methods",
+                              "more than %d methods", BENCH_MAX);
+        zs_point_cfg probe = b->base;
+        int rc = zs_popt_parse(zs_popt_find_cli("method"), tok, ZS_EINPUT, "--method", &probe, e);
+        if (rc)
+            return rc;
+        snprintf(b->methods[b->nmethods++], sizeof b->methods[0], "%s", probe.method);
+    }
+    return ZS_OK;
+}
+
+/* The study-point options bench sim takes, read through the option table. */
+static const char *const point_opts[] = {"model", "cluster",   "trace", "context", "group",
+                                         "seed",  "recompute", "zero",  "backend"};
+
 static int bench_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},         {"gpus", required_argument, 0, 'g'},
-        {"runs", required_argument, 0, 'r'},   {"mode", required_argument, 0, 'm'},
-        {"model", required_argument, 0, 'M'},  {"cluster", required_argument, 0, 'c'},
-        {"cp", required_argument, 0, 'p'},     {"tokens", required_argument, 0, 't'},
-        {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    enum { O_METHOD = 1000, O_GPUS, O_FOLD, O_RUNS, O_FORMAT, O_POINT };
+    struct option opts[32] = {
+        {"help", no_argument, 0, 'h'},          {"method", required_argument, 0, O_METHOD},
+        {"gpus", required_argument, 0, O_GPUS}, {"fold", required_argument, 0, O_FOLD},
+        {"runs", required_argument, 0, O_RUNS}, {"format", required_argument, 0, O_FORMAT}};
+    int no = 6, npo = (int)(sizeof point_opts / sizeof point_opts[0]);
+    for (int i = 0; i < npo; i++)
+        opts[no++] = (struct option){point_opts[i], required_argument, 0, O_POINT + i};
+    opts[no] = (struct option){0, 0, 0, 0};
     zs_err e;
     zs_err_clear(&e);
-    const char *gpus_s = "256,1024,4096", *mode = "both", *model = "llama-7b",
-               *cluster = "cluster-a";
-    long runs = 3, cp = 16, tokens = 4096;
+    bench_cfg b;
+    memset(&b, 0, sizeof b);
+    zs_point_cfg_default(&b.base);
+    const char *methods = "te-cp,zeppelin", *gpus = "1024,4096,16384", *folds = "on";
+    long runs = 5;
     zs_format fmt = ZS_FMT_TABLE;
-    int c;
+    int c, rc = ZS_OK;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
         switch (c) {
         case 'h':
             fputs(bench_sim_help, stdout);
             return 0;
-        case 'g':
-            gpus_s = optarg;
+        case O_METHOD:
+            methods = optarg;
             break;
-        case 'r':
-            rc = zs_cli_parse_int("--runs", optarg, 1, 15, &runs, &e);
+        case O_GPUS:
+            gpus = optarg;
             break;
-        case 'm':
-            mode = optarg;
+        case O_FOLD:
+            folds = optarg;
             break;
-        case 'M':
-            model = optarg;
+        case O_RUNS:
+            rc = zs_cli_parse_int("--runs", optarg, 1, BENCH_MAX - 1, &runs, &e);
             break;
-        case 'c':
-            cluster = optarg;
-            break;
-        case 'p':
-            rc = zs_cli_parse_int("--cp", optarg, 1, 1024, &cp, &e);
-            break;
-        case 't':
-            rc = zs_cli_parse_int("--tokens", optarg, 1, 1 << 22, &tokens, &e);
-            break;
-        case 'f':
+        case O_FORMAT:
             rc = zs_format_parse(optarg, &fmt, &e);
             break;
         default:
+            if (c >= O_POINT && c < O_POINT + npo) {
+                char where[64];
+                snprintf(where, sizeof where, "--%s", point_opts[c - O_POINT]);
+                rc = zs_popt_parse(zs_popt_find_cli(point_opts[c - O_POINT]), optarg, ZS_EINPUT,
+                                   where, &b.base, &e);
+                break;
+            }
             return zs_cli_bad_option("bench sim", c, argv);
         }
         if (rc)
@@ -191,62 +337,41 @@ static int bench_sim(int argc, char **argv)
     }
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-    int do_unrolled = strcmp(mode, "unrolled") == 0 || strcmp(mode, "both") == 0;
-    int do_folded = strcmp(mode, "folded") == 0 || strcmp(mode, "both") == 0;
-    if (!do_unrolled && !do_folded)
-        return zs_cli_usage_error("bench", "unknown --mode '%s' (use unrolled, folded or both)",
-                                  mode);
-    int gpus[32], ng = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", gpus_s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        long v;
-        if (ng == 32 || zs_cli_parse_int("--gpus", tok, 1, 1 << 20, &v, &e))
-            return ng == 32 ? zs_cli_usage_error("bench", "at most 32 GPU counts")
-                            : zs_cli_fail(&e);
-        if (v % cp != 0)
-            return zs_cli_usage_error("bench", "--gpus %ld is not a multiple of --cp %ld", v, cp);
-        gpus[ng++] = (int)v;
-    }
-    if (ng == 0)
-        return zs_cli_usage_error("bench", "--gpus needs at least one count");
-    bench_cfg b;
-    memset(&b, 0, sizeof b);
-    b.cp = (int)cp;
-    b.tokens = (int)tokens;
     b.runs = (int)runs;
-    int rc = zs_model_load(model, &b.model, &e);
-    if (rc == ZS_OK)
-        rc = zs_cluster_load(cluster, 0, &b.cluster, &e);
-    if (rc)
+    if ((rc = parse_methods(methods, &b, &e)) ||
+        (rc = parse_ints("--gpus", gpus, 1 << 20, b.gpus, &b.ngpus, &e)) ||
+        (rc = parse_folds(folds, &b, &e)))
         return zs_cli_fail(&e);
     char title[512];
     snprintf(title, sizeof title,
-             "zepsim bench sim: %s on %s, SYNTHETIC CP-ring schedule (cp %d, %d tokens/rank, "
-             "grad all-reduce), medians of %d run(s), one process each",
-             b.model.name, b.cluster.name, b.cp, b.tokens, b.runs);
+             "zepsim bench sim: %s on %s, trace %s, %lld tokens per %d-GPU group, one iteration, "
+             "medians of %d run(s), one process each",
+             b.base.model, b.base.cluster, b.base.trace, (long long)b.base.context, b.base.group,
+             b.runs);
     zs_table *t = zs_table_new(title);
-    zs_table_col(t, "gpus", 1);
-    zs_table_col(t, "mode", 0);
-    zs_table_col(t, "iter_ms", 1);
-    zs_table_col(t, "wall_s", 1);
-    zs_table_col(t, "cpu_s", 1);
-    zs_table_col(t, "cpu_s_min", 1); /* the spread shows how noisy the machine was */
-    zs_table_col(t, "cpu_s_max", 1);
-    zs_table_col(t, "peak_rss_mb", 1);
-    zs_table_col(t, "sim_ops", 1);
-    zs_table_col(t, "ops_per_wall_s", 1);
-    zs_table_col(t, "ops_per_cpu_s", 1);
-    zs_table_col(t, "vs_unrolled_pct", 1);
-    for (int i = 0; i < ng && rc == ZS_OK; i++) {
-        double unrolled = 0;
-        if (do_unrolled)
-            rc = bench_point(&b, gpus[i], 0, t, &unrolled, &e);
-        if (rc == ZS_OK && do_folded)
-            rc = bench_point(&b, gpus[i], 1, t, &unrolled, &e);
-    }
-    if (rc == ZS_OK)
+    const char *cols[] = {"method",        "gpus",   "backend",    "fold",
+                          "iter_ms",       "cpu_s",  "cpu_s_min",  "cpu_s_max",
+                          "peak_rss_mb",   "ops",    "ops_sim",    "ops_per_s",
+                          "eff_ops_per_s", "plan_s", "vs_off_pct", "shares_pp"};
+    for (int i = 0; i < 16; i++)
+        zs_table_col(t, cols[i], i != 0 && i != 2 && i != 3);
+    double cpu[BENCH_MAX][BENCH_MAX][3];
+    memset(cpu, 0, sizeof cpu);
+    for (int m = 0; m < b.nmethods && !rc; m++)
+        for (int g = 0; g < b.ngpus && !rc; g++)
+            rc = bench_point(&b, m, g, t, cpu[m][g], &e);
+    if (rc == ZS_OK) {
         zs_table_print(t, stdout, fmt);
+        for (int m = 0; m < b.nmethods && fmt == ZS_FMT_TABLE; m++)
+            for (int f = 0; f < b.nfolds; f++) {
+                double v[BENCH_MAX], ex;
+                for (int g = 0; g < b.ngpus; g++)
+                    v[g] = cpu[m][g][b.folds[f]];
+                if (fit_exponent(b.gpus, v, b.ngpus, &ex))
+                    printf("scaling: %s, fold %s: cpu_s ~ GPUs^%.2f\n", b.methods[m],
+                           fold_name(b.folds[f]), ex);
+            }
+    }
     zs_table_free(t);
     return rc ? zs_cli_fail(&e) : 0;
 }
@@ -389,7 +514,7 @@ static const struct {
     int (*fn)(int argc, char **argv);
     const char *summary;
 } benches[] = {
-    {"sim", bench_sim, "SimGrid backend speed and memory at 256-4096 GPUs"},
+    {"sim", bench_sim, "a backend's speed and memory on real plans at 1024-16384 GPUs"},
     {"plan", bench_plan, "a planner's planning time for one global batch at 1024 GPUs"},
 };
 

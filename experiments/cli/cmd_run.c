@@ -22,6 +22,7 @@ static const char run_help[] =
     "  --timeline FILE         Chrome trace events (.json, or .json.gz compressed)\n"
     "  --timeline-ranks A-B    only ranks A..B in the timeline (default all)\n"
     "  --timeline-layers A-B   only layers A..B (from 0) in the timeline\n"
+    "  --fold off|on|steady    layer folding (default on; `zepsim simulate --help`)\n"
     "  --ranks                 per-rank table\n"
     "  --format table|csv|json\n";
 
@@ -33,8 +34,8 @@ typedef struct run_args {
     int validate, ranks;
 } run_args;
 
-/* A timeline limit through its row of the study-point table, so `run`
- * accepts the same ranges as `simulate`. */
+/* A timeline limit (or the fold mode) through its row of the study-point
+ * table, so `run` accepts the same values as `simulate`. */
 static int timeline_limit(const char *name, const char *val, zs_point_cfg *tl, zs_err *e)
 {
     char where[64];
@@ -71,6 +72,8 @@ static int parse_opt(int c, run_args *a, zs_err *e)
         return timeline_limit("timeline-ranks", optarg, &a->tl, e);
     case 'L':
         return timeline_limit("timeline-layers", optarg, &a->tl, e);
+    case 'F':
+        return timeline_limit("fold", optarg, &a->tl, e);
     }
     return 1;
 }
@@ -89,6 +92,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"ranks", no_argument, 0, 'r'},
                                          {"timeline-ranks", required_argument, 0, 'R'},
                                          {"timeline-layers", required_argument, 0, 'L'},
+                                         {"fold", required_argument, 0, 'F'},
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -183,6 +187,7 @@ int zs_cmd_run(int argc, char **argv)
     a.backend = zs_backend_find("analytic");
     a.fmt = ZS_FMT_TABLE;
     a.tl.tl_rank0 = a.tl.tl_rank1 = a.tl.tl_layer0 = a.tl.tl_layer1 = -1;
+    a.tl.fold = 1;
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;
@@ -209,6 +214,7 @@ int zs_cmd_run(int argc, char **argv)
         in.tl_rank1 = a.tl.tl_rank1;
         in.tl_layer0 = a.tl.tl_layer0;
         in.tl_layer1 = a.tl.tl_layer1;
+        in.fold = a.tl.fold;
         rc = a.backend->run(s, &in, &r, &e);
     }
     int out = 0;

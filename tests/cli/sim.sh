@@ -17,10 +17,14 @@ expect_out platform-bad-out "cannot create file"
 expect_rc bench-help 0 "$ZEPSIM" bench --help && expect_out bench-help "sim"
 expect_rc bench-none 2 "$ZEPSIM" bench
 expect_rc bench-unknown 2 "$ZEPSIM" bench frob
-expect_rc bench-sim-help 0 "$ZEPSIM" bench sim --help && expect_out bench-sim-help "SYNTHETIC"
+expect_rc bench-sim-help 0 "$ZEPSIM" bench sim --help && expect_out bench-sim-help "exponent b fits"
 expect_rc bench-sim-bad-gpus 2 "$ZEPSIM" bench sim --gpus 20
-expect_rc bench-sim-bad-mode 2 "$ZEPSIM" bench sim --mode fast
-expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --gpus 32 --runs 1 --format csv
-expect_out bench-sim-small "^32,unrolled,[0-9.]+,"
-expect_out bench-sim-small "^32,folded,[0-9.]+,.*,-?[0-9.]+$"
+expect_rc bench-sim-bad-fold 2 "$ZEPSIM" bench sim --fold fast
+expect_rc bench-sim-bad-method 2 "$ZEPSIM" bench sim --method frob
+expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --method te-cp --gpus 16,32 --fold off,on --runs 1 --format csv
+expect_out bench-sim-small "^te-cp,16,sim,off,[0-9.]+,"
+expect_out bench-sim-small "^te-cp,32,sim,on,[0-9.]+,.*,[-+][0-9.]+,[0-9.]+$"
+expect_rc bench-sim-analytic 0 "$ZEPSIM" bench sim --method zeppelin --gpus 16,32 --backend analytic --runs 2
+expect_out bench-sim-analytic "^zeppelin +16 +analytic +on "
+expect_out bench-sim-analytic "^scaling: zeppelin, fold on: cpu_s ~ GPUs\^[-0-9.]+$"
 finish

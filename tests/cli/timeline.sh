@@ -46,6 +46,20 @@ qkv=$(grep -o '"name":"qkv"[^}]*"layer":[0-9]*' "$TMP/lim.json" | grep -o '"laye
 qkvw=$(grep -o '"name":"qkv-wgrad"[^}]*"layer":[0-9]*' "$TMP/lim.json" | grep -o '"layer":[0-9]*$' | tr '\n' ' ')
 if [ "$qkv" = '"layer":1 "layer":2 ' ] && [ "$qkvw" = '"layer":2 "layer":1 ' ]; then
   PASSES=$((PASSES + 1)); else echo "FAIL layer-order: forward $qkv, backward $qkvw"; FAILS=$((FAILS + 1)); fi
+# Folding keeps the layers a timeline shows (issue 22): layers 10-11 sit
+# in the middle of the folded forward and backward passes, yet every rank
+# writes their ops, at their real times; the rest still folds.
+expect_rc fold-layers 0 "$ZEPSIM" simulate --method te-cp --nodes 2 --iterations 1 \
+  --timeline "$TMP/fold.json" --timeline-layers 10-11
+expect_out fold-layers "folded: [0-9]+ of [0-9]+ repeated segments"
+fl=$(grep -o '"name":"qkv[^"]*"[^}]*"rank":[0-9]*,"layer":[0-9]*' "$TMP/fold.json" |
+  sed 's/.*"name":"\([^"]*\)".*"rank":\([0-9]*\),"layer":\([0-9]*\)/\1 \2 \3/' | sort -u | wc -l)
+# qkv (forward), qkv-dgrad and qkv-wgrad x 16 ranks x 2 layers
+if [ "$fl" -eq 96 ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL fold-layers-ops: $fl distinct (op, rank, layer), expected 96"; FAILS=$((FAILS + 1)); fi
+expect_rc fold-all 0 "$ZEPSIM" simulate --method te-cp --nodes 2 --iterations 1 \
+  --timeline "$TMP/fold-all.json"
+expect_out fold-all "ran unrolled for the timeline"
 expect_rc bad-range 2 "$ZEPSIM" run --backend sim "$TMP/h200-plan.json" --timeline-layers 3-1
 expect_out bad-range "bad range '3-1'"
 expect_rc bad-range-sim 2 "$ZEPSIM" simulate --timeline-ranks x

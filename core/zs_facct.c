@@ -1,0 +1,268 @@
+/* A rank's accounting when streams sleep: see zs_facct.h. */
+#include "zs_facct.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A log that grows past this many changes without a boundary is dropped:
+ * the stream left the segments that fold. */
+#define LOG_CAP (1 << 15)
+/* A replayed period shorter than this is held constant (never stepped). */
+#define MIN_PERIOD 1e-9
+
+void zs_facct_init(zs_facct *a)
+{
+    memset(a, 0, sizeof *a);
+}
+
+void zs_facct_free(zs_facct *a)
+{
+    for (int s = 0; s < ZS_MAX_STREAMS; s++) {
+        free(a->st[s].log);
+        free(a->st[s].pat);
+        free(a->st[s].tl);
+        a->st[s].log = a->st[s].pat = a->st[s].tl = NULL;
+    }
+}
+
+static uint8_t state_of(const zs_facct_stream *q)
+{
+    return (uint8_t)((q->comp > 0) | (q->comm > 0) << 1);
+}
+
+static void integrate(zs_facct *a, zs_rank_result *r, double t)
+{
+    double dt = t - a->last;
+    if (!(dt > 0))
+        return;
+    if (a->ncomp > 0)
+        r->compute += dt;
+    else if (a->ncomm > 0)
+        r->exposed_comm += dt;
+    else
+        r->idle += dt;
+    if (a->ncomm > 0)
+        r->comm += dt;
+    a->last = t;
+}
+
+static void set_eff(zs_facct *a, zs_facct_stream *q, uint8_t eff)
+{
+    a->ncomp += (eff & 1) - (q->eff & 1);
+    a->ncomm += (eff >> 1 & 1) - (q->eff >> 1 & 1);
+    q->eff = eff;
+}
+
+static int stepping(const zs_facct_stream *q)
+{
+    return (q->asleep && q->plen * q->scale >= MIN_PERIOD) || q->tail;
+}
+
+/* When the replay of q changes next (the period wraps after its last change). */
+static double next_change(const zs_facct_stream *q)
+{
+    if (q->tail)
+        return q->tail0 + q->tl[q->tidx].t;
+    if (q->pidx < q->npat)
+        return q->cyc + q->pat[q->pidx].t * q->scale;
+    return q->cyc + q->plen * q->scale;
+}
+
+static uint8_t counted(const zs_facct_stream *q)
+{
+    return (uint8_t)(q->state | (q->asleep ? q->vstate : q->tail ? q->tstate : 0));
+}
+
+/* Integrates up to now through the replayed changes, earliest first. */
+static void bring_to(zs_facct *a, zs_rank_result *r, double now)
+{
+    while (a->nasleep > 0 || a->ntail > 0) {
+        zs_facct_stream *best = NULL;
+        double tb = now;
+        for (int s = 0; s < ZS_MAX_STREAMS; s++) {
+            zs_facct_stream *q = &a->st[s];
+            if (!stepping(q))
+                continue;
+            double t = next_change(q);
+            if (t <= tb && (!best || t < tb)) {
+                best = q;
+                tb = t;
+            }
+        }
+        if (!best)
+            break;
+        integrate(a, r, tb);
+        if (best->tail) {
+            best->tstate = best->tl[best->tidx++].state;
+            if (best->tidx == best->ntl) {
+                best->tail = 0;
+                a->ntail--;
+            }
+        } else if (best->pidx < best->npat) {
+            best->vstate = best->pat[best->pidx++].state;
+        } else { /* the next repetition */
+            best->cyc = tb;
+            best->pidx = 0;
+            best->vstate = best->pstate0;
+        }
+        set_eff(a, best, counted(best));
+    }
+    integrate(a, r, now);
+}
+
+static void log_state(zs_facct *a, zs_facct_stream *q, double now)
+{
+    if (!q->nb)
+        return;               /* no boundary seen: nothing to replay from yet */
+    if (q->nlog >= LOG_CAP) { /* it left the folding segments: forget */
+        q->nlog = q->bi[0] = q->bi[1] = q->nb = 0;
+        return;
+    }
+    if (q->nlog == q->caplog) {
+        int nc = q->caplog ? q->caplog * 2 : 64;
+        zs_facct_ev *v = realloc(q->log, sizeof *v * (size_t)nc);
+        if (!v) {
+            a->failed = 1;
+            return;
+        }
+        q->log = v;
+        q->caplog = nc;
+    }
+    q->log[q->nlog++] = (zs_facct_ev){now, q->state};
+}
+
+void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int dcompute,
+                     int dcomm)
+{
+    if (stream < 0 || stream >= ZS_MAX_STREAMS)
+        stream = 0;
+    bring_to(a, r, now);
+    zs_facct_stream *q = &a->st[stream];
+    if (q->asleep) { /* a sleeping stream starts nothing: only ops it had in flight
+                      * change, and the replay stands for them */
+        uint8_t g0 = (uint8_t)((q->gcomp > 0) | (q->gcomm > 0) << 1);
+        q->gcomp += dcompute;
+        q->gcomm += dcomm;
+        uint8_t g1 = (uint8_t)((q->gcomp > 0) | (q->gcomm > 0) << 1);
+        if (g1 != g0) { /* the tail to replay after the wake */
+            if (q->ntl == q->captl) {
+                int nc = q->captl ? q->captl * 2 : 8;
+                zs_facct_ev *v = realloc(q->tl, sizeof *v * (size_t)nc);
+                if (!v) {
+                    a->failed = 1;
+                    return;
+                }
+                q->tl = v;
+                q->captl = nc;
+            }
+            q->tl[q->ntl++] = (zs_facct_ev){now - q->fell, g1};
+        }
+        return;
+    }
+    if (dcompute < 0 && q->gcomp > 0) { /* ends of ops the replay stood for */
+        q->gcomp += dcompute;
+        dcompute = 0;
+    }
+    if (dcomm < 0 && q->gcomm > 0) {
+        q->gcomm += dcomm;
+        dcomm = 0;
+    }
+    q->comp += dcompute;
+    q->comm += dcomm;
+    uint8_t st = state_of(q);
+    if (st == q->state)
+        return;
+    q->state = st;
+    log_state(a, q, now);
+    set_eff(a, q, counted(q));
+}
+
+void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now)
+{
+    bring_to(a, r, now);
+    zs_facct_stream *q = &a->st[stream];
+    if (!q->caplog) { /* logging starts at the first boundary */
+        q->log = malloc(sizeof *q->log * 64);
+        if (!q->log) {
+            a->failed = 1;
+            return;
+        }
+        q->caplog = 64;
+    }
+    /* Keep the changes since the boundary before this one. */
+    int drop = q->bi[1];
+    memmove(q->log, q->log + drop, sizeof *q->log * (size_t)(q->nlog - drop));
+    q->nlog -= drop;
+    q->b[0] = q->b[1];
+    q->bstate[0] = q->bstate[1];
+    q->bi[0] = 0;
+    q->b[1] = now;
+    q->bi[1] = q->nlog;
+    q->bstate[1] = q->state;
+    q->nb++;
+}
+
+void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period)
+{
+    bring_to(a, r, now);
+    zs_facct_stream *q = &a->st[stream];
+    /* The pattern: its changes from the boundary before last to the last. */
+    double plen = q->nb >= 2 ? q->b[1] - q->b[0] : 0; /* 0: hold its state */
+    int n = q->nb >= 2 ? q->bi[1] - q->bi[0] : 0;
+    if (n > q->cappat) {
+        zs_facct_ev *v = realloc(q->pat, sizeof *v * (size_t)n);
+        if (!v) {
+            a->failed = 1;
+            n = 0;
+        } else {
+            q->pat = v;
+            q->cappat = n;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        q->pat[i] = (zs_facct_ev){q->log[q->bi[0] + i].t - q->b[0], q->log[q->bi[0] + i].state};
+    q->npat = n;
+    q->pstate0 = q->nb >= 2 ? q->bstate[0] : q->state;
+    q->plen = plen > 0 ? plen : 0;
+    q->scale = plen > 0 && period > 0 ? period / plen : 0;
+    q->cyc = now;
+    q->pidx = 0;
+    /* What it has in flight is part of the period replayed. */
+    q->gcomp += q->comp;
+    q->gcomm += q->comm;
+    q->comp = q->comm = 0;
+    q->state = 0;
+    q->gstate0 = (uint8_t)((q->gcomp > 0) | (q->gcomm > 0) << 1);
+    q->ntl = 0;
+    a->ntail -= q->tail;
+    q->tail = 0;
+    q->fell = now;
+    if (!q->asleep) {
+        q->asleep = 1;
+        a->nasleep++;
+    }
+    q->vstate = q->pstate0;
+    set_eff(a, q, q->vstate);
+}
+
+void zs_facct_wake(zs_facct *a, zs_rank_result *r, int stream, double now)
+{
+    bring_to(a, r, now);
+    zs_facct_stream *q = &a->st[stream];
+    if (q->asleep) {
+        q->asleep = 0;
+        a->nasleep--;
+        /* The last skipped iteration's ops in flight, as the ghosts went. */
+        q->tail = q->ntl > 0; /* the ghosts' ends seen during the sleep */
+        q->tstate = q->tail ? q->gstate0 : 0;
+        q->tail0 = now;
+        q->tidx = 0;
+        a->ntail += q->tail;
+    }
+    set_eff(a, q, counted(q));
+}
+
+void zs_facct_close(zs_facct *a, zs_rank_result *r, double end)
+{
+    bring_to(a, r, end);
+}

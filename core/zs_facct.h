@@ -1,0 +1,92 @@
+/* A rank's compute / exposed communication / idle accounting when its
+ * streams may sleep through folded iterations (zs_fold.h): what the
+ * analytic and SimGrid backends use instead of zs_rank_acct.
+ *
+ * zs_rank_acct (zs_result.h) splits a rank's time by the ops running on
+ * it. A folded stream sleeps instead of running the skipped ops, so while
+ * it sleeps its activity is replayed: it computes and communicates as it
+ * did in its last simulated period (its state changes since the boundary
+ * before last, repeated, stretched to the period it replays). The ops it
+ * had in flight when it fell asleep belong to that replay and stop
+ * counting; what they did after the fall is replayed after the wake (the
+ * last skipped iteration's ops in flight). A stream's state is two bits: a
+ * compute op running, a
+ * communication running; the rank computes when any stream does, else
+ * communicates (exposed) when any does, else idles, exactly as
+ * zs_rank_acct. With no stream asleep it is zs_rank_acct.
+ *
+ * Cost: O(1) per change, plus O(1) per replayed state change when the
+ * split is brought up to date (no SimGrid work). Depends on zs_result and
+ * the schedule IR (stream count) only. */
+#ifndef ZS_FACCT_H
+#define ZS_FACCT_H
+
+#include <stdint.h>
+
+#include "zs_result.h"
+#include "zs_schedule.h"
+
+typedef struct zs_facct_ev {
+    double t;      /* when (log) or offset in the period (pattern) */
+    uint8_t state; /* the stream's state from then on: bit 0 computing, bit 1 communicating */
+} zs_facct_ev;
+
+typedef struct zs_facct_stream {
+    int comp, comm;   /* its ops running (ghosts excluded) */
+    int gcomp, gcomm; /* ops in flight when it fell asleep: they end without counting */
+    uint8_t state;    /* from comp and comm */
+    uint8_t vstate;   /* while asleep: the replay's state */
+    uint8_t eff;      /* state counted: state | vstate while asleep */
+    int nb;           /* boundaries seen (logging starts at the first) */
+    /* its state changes since the boundary before last */
+    zs_facct_ev *log;
+    int nlog, caplog;
+    double b[2];       /* its last two iteration boundaries */
+    int bi[2];         /* the log's length at each */
+    uint8_t bstate[2]; /* its state at each */
+    /* asleep: the period replayed */
+    int asleep;
+    zs_facct_ev *pat; /* state changes over the period, offsets from its start */
+    int npat, cappat;
+    uint8_t pstate0; /* the state the period starts in */
+    double plen;     /* the period's simulated length */
+    double scale;    /* replayed period / plen */
+    double cyc;      /* when the current repetition started */
+    int pidx;        /* next change of the pattern */
+    /* the ops in flight at the fall (ghosts): their state changes since,
+     * replayed from the wake as the tail */
+    zs_facct_ev *tl;
+    int ntl, captl;
+    uint8_t gstate0; /* their state at the fall */
+    double fell;     /* when it fell asleep */
+    int tail;        /* the tail is being replayed */
+    double tail0;    /* from when */
+    int tidx;        /* its next change */
+    uint8_t tstate;  /* its state now */
+} zs_facct_stream;
+
+typedef struct zs_facct {
+    double last;      /* integrated up to here */
+    int ncomp, ncomm; /* streams counted as computing / communicating */
+    int nasleep;
+    int ntail;  /* streams replaying a tail */
+    int failed; /* out of memory: the replay degrades to idle, see zs_facct_failed */
+    zs_facct_stream st[ZS_MAX_STREAMS];
+} zs_facct;
+
+void zs_facct_init(zs_facct *a);
+void zs_facct_free(zs_facct *a); /* its buffers (not a) */
+
+/* An op of `stream` started (+1) or ended (-1) at now. */
+void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int dcompute,
+                     int dcomm);
+/* `stream` reached an iteration boundary of a segment that may fold. */
+void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now);
+/* `stream` sleeps from now (right after a boundary), replaying its last
+ * period (from the boundary before last to now) stretched to `period`. */
+void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period);
+void zs_facct_wake(zs_facct *a, zs_rank_result *r, int stream, double now);
+/* Integrates up to `end` (the iteration's end). */
+void zs_facct_close(zs_facct *a, zs_rank_result *r, double end);
+
+#endif
