@@ -1,7 +1,7 @@
 /* Folding repeated segments: see zs_fold.h.
  *
  * Before the run, in zs_fold_new:
- *   1. every (rank, segment) is an instance; a repeated one (repeat >= 4)
+ *   1. every (rank, segment) is an instance; a repeated one (repeat >= 6)
  *      is a candidate;
  *   2. per message channel (src, dst, tag), the sender's and receiver's
  *      messages are cut into runs, one per instance (repeat x messages per
@@ -62,7 +62,7 @@ void zs_fold_cfg_init(zs_fold_cfg *c)
     memset(c, 0, sizeof *c);
     c->on = 1;
     c->tol = 1e-4;
-    c->min_iters = MIN_REPEAT_FLOOR;
+    c->min_iters = MIN_REPEAT_FLOOR + 1;
     c->tol_mean = 0; /* steady repeats: zs_fold_cfg_steady */
     c->spread = 0.1;
     c->rank0 = c->rank1 = c->layer0 = c->layer1 = -1;
@@ -621,7 +621,7 @@ int64_t zs_fold_ops_per_iter(const zs_fold *f, int rank, int32_t seg, int stream
 /* ---- during the run ------------------------------------------------------------- */
 
 /* Whether a stream repeats, and the period to replay (*period):
- *   exact:  its last two periods are equal to `tol` (the last one);
+ *   exact:  its last min_iters - 1 periods are equal to `tol` (the last one);
  *   steady: over its last four periods, the mean of the last two is within
  *           tol_mean of the mean of the two before and none is more than
  *           `spread` off their mean (the mean of the four): a stream whose
@@ -735,7 +735,7 @@ void zs_fold_note(const zs_fold *f, zs_result *r)
     if (st.folded > 0)
         zs_result_note(r,
                        "folded: %lld of %lld repeated segments (rank x segment) simulated until "
-                       "their last two iterations took the same time to %.0e (after %d to %d "
+                       "their last three periods took the same time to %.0e (after %d to %d "
                        "iterations), the rest replayed: %lld ops not simulated; each stream "
                        "computes and communicates in them as in its last simulated one",
                        (long long)st.folded, (long long)st.segments, f->cfg.tol, st.first_fold,

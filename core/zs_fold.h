@@ -17,19 +17,23 @@
  * repeat count and its iterations match one to one, so they all skip the
  * same iterations and messages and collectives still pair as unrolled. A
  * segment that shares a channel or group with differently shaped segments,
- * repeats fewer than 4 times, or holds layers a timeline must show, runs
+ * repeats fewer than 6 times, or holds layers a timeline must show, runs
  * unrolled.
  *
  * When to fold is decided during the run (zs_fold_cross), once per
  * component: the first stream of the component to enter iteration K (>=
- * 3) folds it there if every stream of the component has completed at
- * least three iterations and the last two took the same time to within
+ * 4) folds it there if every stream of the component has completed at
+ * least four iterations and the last three took the same time to within
  * `tol` (relative): the segment is then identical in timing, and each
- * stream replays its own last period. A component whose streams never
- * repeat that closely runs unrolled to its end (counted in the notes).
- * Exactness: in a periodic steady state the replay is exact; the error is
- * bounded by tol per skipped iteration, plus the transition at the skip
- * (a transfer still in flight there completes during the sleep).
+ * stream replays its own last period until the last iteration, which runs
+ * again. A component whose streams never repeat that closely runs unrolled
+ * to its end (counted in the notes). Exactness: in a periodic steady state
+ * the replay is exact; the error is bounded by tol per skipped iteration,
+ * plus the transition at the skip (a transfer still in flight there
+ * completes during the sleep). Two equal periods were not enough: in a
+ * transient, a gradient all-reduce gated by a different slowest member
+ * every few layers repeated twice and then changed (0.66% on a Fig. 8
+ * point); three did not.
  *
  * Depends on the schedule IR and zs_result only. */
 #ifndef ZS_FOLD_H
@@ -43,12 +47,12 @@
 
 typedef struct zs_fold_cfg {
     int on;          /* 0: nothing folds (zs_fold_new still succeeds) */
-    double tol;      /* exact repeat: relative difference allowed between a stream's last two
-                      * periods (1e-4) */
+    double tol;      /* exact repeat: relative difference allowed between a stream's last
+                      * min_iters - 1 periods (1e-4) */
     double tol_mean; /* steady repeat (4 periods): the last two periods' mean against the two
                       * before (0: exact repeats only, the default) */
     double spread;   /* steady repeat: largest period's distance from the mean (0.1) */
-    int min_iters;   /* iterations simulated before a fold (at least 3) */
+    int min_iters;  /* iterations simulated before a fold (at least 3; 4 by default) */
     int tail_iters;  /* last iterations simulated after the fold (0 or 1) */
     /* Timeline: iterations holding layers layer0..layer1 of ranks
      * rank0..rank1 are simulated, not replayed. keep_all: a timeline of
@@ -58,7 +62,7 @@ typedef struct zs_fold_cfg {
     int rank0, rank1, layer0, layer1;
 } zs_fold_cfg;
 
-/* On, exact repeats only (tol 1e-4, two periods: 3 iterations), the last
+/* On, exact repeats only (tol 1e-4, three periods: 4 iterations), the last
  * iteration simulated too, no timeline. */
 void zs_fold_cfg_init(zs_fold_cfg *c);
 /* Also fold steady repeats (tol_mean 2e-2, spread 0.1): a stream whose

@@ -3,8 +3,7 @@
  * layers), where a component folds (exact repeats, steady repeats, a
  * stream that does not repeat), the accounting replay of sleeping streams
  * against an unfolded rank, and the analytic backend folded against
- * unrolled on every planner's plan (the analytic backend is exact in a
- * periodic steady state: times, shares, bytes and op counts agree). */
+ * unrolled on every planner's plan. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -114,20 +113,19 @@ static void test_timeline_layers(void)
     ZS_ASSERT_INT_EQ(st.candidates, 0);
     ZS_ASSERT_INT_EQ(st.timeline, 4);
     zs_fold_free(f);
-    /* layers 5-6 of rank 2 shown: ranks 2 and 3 (one component) fold at 4
-     * (rank 2 leads at 3, before rank 3 repeats), skip to 5, run 5 and 6,
-     * and 7, the last, runs anyway */
+    /* layer 6 of rank 2 shown: ranks 2 and 3 (one component) fold at 5
+     * (three equal periods; rank 2 leads at 4, before rank 3 has them),
+     * skip to 6, run 6, and 7, the last, runs anyway */
     zs_fold_cfg_init(&c);
     c.rank0 = c.rank1 = 2;
-    c.layer0 = 5;
-    c.layer1 = 6;
+    c.layer0 = c.layer1 = 6;
     f = fold_of(s, &c);
-    zs_fold_step st3, st7;
-    for (int it = 1; it <= 4; it++)
+    zs_fold_step st5, st7;
+    for (int it = 1; it <= 5; it++)
         for (int r = 2; r < 4; r++)
-            zs_fold_cross(f, r, 1, 0, it, it * 1.0, &st3);
-    ZS_ASSERT_INT_EQ(st3.skip, 1); /* 4, up to the shown layer 5 */
-    for (int it = 5; it <= 7; it++)
+            zs_fold_cross(f, r, 1, 0, it, it * 1.0, &st5);
+    ZS_ASSERT_INT_EQ(st5.skip, 1); /* 5, up to the shown layer 6 */
+    for (int it = 6; it <= 7; it++)
         for (int r = 2; r < 4; r++)
             zs_fold_cross(f, r, 1, 0, it, it * 1.0, &st7);
     ZS_ASSERT_INT_EQ(st7.skip, 0); /* 7 is the last iteration: it runs */
@@ -156,22 +154,22 @@ static zs_fold_step drive(zs_fold *f, int it0, int it1, double period, double wo
 static void test_decision(void)
 {
     zs_schedule *s = toy(0);
-    /* exact repeats: every stream has two equal periods at boundary 3, but
-     * the leader reaches it before the others have: the component folds at
-     * 4; iterations 4-6 replayed, the last (7) runs again */
+    /* exact repeats: every stream has three equal periods at boundary 4,
+     * but the leader reaches it before the others have: the component folds
+     * at 5; iterations 5 and 6 replayed, the last (7) runs again */
     zs_fold *f = fold_of(s, NULL);
-    zs_fold_step st = drive(f, 1, 3, 0.5, 0);
+    zs_fold_step st = drive(f, 1, 4, 0.5, 0);
     ZS_ASSERT_INT_EQ(st.skip, 0);
-    st = drive(f, 4, 4, 0.5, 0);
-    ZS_ASSERT_INT_EQ(st.skip, 3);
-    ZS_ASSERT_REL(st.sleep, 3 * 0.5, 1e-12);
+    st = drive(f, 5, 5, 0.5, 0);
+    ZS_ASSERT_INT_EQ(st.skip, 2);
+    ZS_ASSERT_REL(st.sleep, 2 * 0.5, 1e-12);
     CU_ASSERT(st.ref);
     zs_fold_stats fs;
     zs_fold_get_stats(f, &fs);
     ZS_ASSERT_INT_EQ(fs.folded, 2);
-    ZS_ASSERT_INT_EQ(fs.first_fold, 4);
-    /* replayed: 3 iterations x (2 + 1 ops on rank 0, 1 + 2 on rank 1) */
-    ZS_ASSERT_INT_EQ(fs.ops_replayed, 3 * 6);
+    ZS_ASSERT_INT_EQ(fs.first_fold, 5);
+    /* replayed: 2 iterations x (2 + 1 ops on rank 0, 1 + 2 on rank 1) */
+    ZS_ASSERT_INT_EQ(fs.ops_replayed, 2 * 6);
     zs_fold_free(f);
     /* periods that alternate by 10%: never exact, steady only in steady mode */
     f = fold_of(s, NULL);
@@ -246,7 +244,10 @@ static void test_facct_replay(void)
     zs_facct_free(&a);
 }
 
-/* Every planner on 2 nodes: the analytic backend folded against unrolled. */
+/* Every planner on 8 nodes: the analytic backend folded against unrolled.
+ * Its transfers across nodes share NICs, so a pass repeats only as closely
+ * as that sharing does: times within 0.5%, the mean shares within 3% of
+ * the iteration (any rank's within 10%), compute and bytes exact. */
 static void test_analytic_every_planner(void)
 {
     for (int i = 0; i < zs_planner_count(); i++) {
@@ -270,22 +271,27 @@ static void test_analytic_every_planner(void)
         zs_analytic_opts uo = {.unrolled = 1}, fo = {0};
         ZS_ASSERT_OK(zs_analytic_run(s, v.cost, &uo, &u, &e), &e);
         ZS_ASSERT_OK(zs_analytic_run(s, v.cost, &fo, &f, &e), &e);
-        fprintf(stderr, "  %-10s folded %lld of %lld ops\n", p->name, (long long)f->ops_replayed,
-                (long long)f->ops_executed);
-        /* two equal periods do not prove the rest repeat: allow 1e-5 */
-        ZS_ASSERT_REL(f->iter_time, u->iter_time, 1e-5);
+        fprintf(stderr, "  %-10s folded %lld of %lld ops, time %+.4f%%\n", p->name,
+                (long long)f->ops_replayed, (long long)f->ops_executed,
+                100 * (f->iter_time - u->iter_time) / u->iter_time);
+        ZS_ASSERT_REL(f->iter_time, u->iter_time, 5e-3);
         ZS_ASSERT_INT_EQ(f->ops_executed, u->ops_executed);
         for (int c = 0; c < ZS_LINK_NCLASSES; c++)
             ZS_ASSERT_REL(f->link_bytes[c], u->link_bytes[c], 1e-9);
-        double de = 0, di = 0;
+        double de = 0, di = 0, me = 0, mi = 0;
         for (int r = 0; r < s->nranks; r++) {
-            ZS_ASSERT_REL(f->ranks[r].compute, u->ranks[r].compute, 1e-9);
-            de = fmax(de, fabs(f->ranks[r].exposed_comm - u->ranks[r].exposed_comm));
-            di = fmax(di, fabs(f->ranks[r].idle - u->ranks[r].idle));
+            ZS_ASSERT_REL(f->ranks[r].compute, u->ranks[r].compute, 1e-6);
+            double dx = f->ranks[r].exposed_comm - u->ranks[r].exposed_comm;
+            double dd = f->ranks[r].idle - u->ranks[r].idle;
+            de = fmax(de, fabs(dx));
+            di = fmax(di, fabs(dd));
+            me += dx / s->nranks;
+            mi += dd / s->nranks;
         }
-        /* shares: within 0.1% of the iteration on every rank */
-        ZS_ASSERT_NEAR(de / u->iter_time, 0, 1e-3);
-        ZS_ASSERT_NEAR(di / u->iter_time, 0, 1e-3);
+        ZS_ASSERT_NEAR(me / u->iter_time, 0, 3e-2); /* the mean shares */
+        ZS_ASSERT_NEAR(mi / u->iter_time, 0, 3e-2);
+        ZS_ASSERT_NEAR(de / u->iter_time, 0, 1e-1); /* any rank */
+        ZS_ASSERT_NEAR(di / u->iter_time, 0, 1e-1);
         zs_result_free(u);
         zs_result_free(f);
         zs_schedule_free(s);
