@@ -436,7 +436,7 @@ static int coll_loads(ex *x, const zs_group *g, int kind, double bytes, const zs
     }
     ch = ch < 1 ? 1 : ch;
     for (int i = 0; i < n;) {
-        int node = zs_cluster_node_of(c, g->ranks[i]), nics[64], nn = 0;
+        int node = zs_cluster_node_of(c, g->ranks[i]), nics[64] = {0}, nn = 0;
         for (; i < n && zs_cluster_node_of(c, g->ranks[i]) == node; i++) {
             int k = zs_cluster_nic_of(c, g->ranks[i]);
             if ((nn == 0 || nics[nn - 1] != k) && nn < 64)
