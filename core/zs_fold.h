@@ -52,7 +52,7 @@ typedef struct zs_fold_cfg {
     double tol_mean; /* steady repeat (4 periods): the last two periods' mean against the two
                       * before (0: exact repeats only, the default) */
     double spread;   /* steady repeat: largest period's distance from the mean (0.1) */
-    int min_iters;  /* iterations simulated before a fold (at least 3; 4 by default) */
+    int min_iters;   /* iterations simulated before a fold (at least 3; 4 by default) */
     int tail_iters;  /* last iterations simulated after the fold (0 or 1) */
     /* Timeline: iterations holding layers layer0..layer1 of ranks
      * rank0..rank1 are simulated, not replayed. keep_all: a timeline of
