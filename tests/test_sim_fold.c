@@ -17,6 +17,13 @@
 #include "zs_test.h"
 
 #define MAX_GPUS 64
+/* Under the sanitizers SimGrid runs on thread contexts (20-35x slower):
+ * every 8th point then, which still covers every spec and method. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STRIDE 8
+#else
+#define STRIDE 1
+#endif
 
 typedef struct shares {
     double t, c, x, i;
@@ -110,7 +117,7 @@ static void test_every_spec(void)
         zs_err_clear(&e);
         ZS_ASSERT_OK(zs_spec_load(path, &sp, &e), &e);
         int before = npoints;
-        for (int p = 0; p < sp->npoints; p++)
+        for (int p = 0; p < sp->npoints; p += STRIDE)
             check_point(sp, &sp->points[p]);
         fprintf(stderr, "  %s: %d points\n", sp->name, npoints - before);
         zs_spec_free(sp);
