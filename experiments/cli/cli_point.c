@@ -99,14 +99,12 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
 
 void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc)
 {
-    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu
-", p->model,
+    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu\n", p->model,
                 p->cluster, nodes, p->nodes > 0 ? "--nodes" : "the cluster's own count", p->trace,
                 (unsigned long long)p->seed);
     zs_doc_text(d,
                 "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
-                "recompute %s, folding %s
-",
+                "recompute %s, folding %s\n",
                 (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
                 p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
                 p->fold == 0   ? "off"

@@ -26,7 +26,7 @@ int zs_cli_parse_shard(const char *s, int *i, int *n, zs_err *e)
     if (strcmp(s, "slurm") == 0) {
         /* Slurm numbers array tasks from --array's first index (0 by
          * default): the shard is the task's place from there, 0-based */
-        long id, count, min = 0;
+        long id = 0, count = 0, min = 0; /* -O3 GCC cannot see env_int sets them */
         if (env_int("SLURM_ARRAY_TASK_ID", 1000000, &id, e) ||
             env_int("SLURM_ARRAY_TASK_COUNT", 1000000, &count, e))
             return ZS_EUSAGE;
