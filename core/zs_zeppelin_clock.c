@@ -84,7 +84,7 @@ double zs_zep_clock_xfer(zs_zep_clock *k, const zs_zep_path *p, int src, int dst
 {
     if (!(bytes > 0))
         return t;
-    int l[12], kind[12];
+    int l[12] = {0}, kind[12] = {0}; /* -O3 GCC cannot see hop_links fills the first n */
     if (p->direct) {
         int n = hop_links(k, src, dst, -1, l, kind);
         double s = t;
