@@ -12,7 +12,7 @@
  *      member;
  *   4. a component folds only if none of its instances is misshapen; the
  *      iterations a timeline must show are kept per component.
- * During the run, zs_fold_cross keeps each stream's last three iteration
+ * During the run, zs_fold_cross keeps each stream's last HIST iteration
  * boundaries and decides, per component, where to fold. */
 #include "zs_fold.h"
 
@@ -62,7 +62,7 @@ void zs_fold_cfg_init(zs_fold_cfg *c)
     memset(c, 0, sizeof *c);
     c->on = 1;
     c->tol = 1e-4;
-    c->min_iters = MIN_REPEAT_FLOOR + 1;
+    c->min_iters = MIN_REPEAT_FLOOR + 2;
     c->tol_mean = 0; /* steady repeats: zs_fold_cfg_steady */
     c->spread = 0.1;
     c->rank0 = c->rank1 = c->layer0 = c->layer1 = -1;
@@ -735,11 +735,11 @@ void zs_fold_note(const zs_fold *f, zs_result *r)
     if (st.folded > 0)
         zs_result_note(r,
                        "folded: %lld of %lld repeated segments (rank x segment) simulated until "
-                       "their last three periods took the same time to %.0e (after %d to %d "
+                       "their last %d periods took the same time to %.0e (after %d to %d "
                        "iterations), the rest replayed: %lld ops not simulated; each stream "
                        "computes and communicates in them as in its last simulated one",
-                       (long long)st.folded, (long long)st.segments, f->cfg.tol, st.first_fold,
-                       st.last_fold, (long long)st.ops_replayed);
+                       (long long)st.folded, (long long)st.segments, f->cfg.min_iters - 1,
+                       f->cfg.tol, st.first_fold, st.last_fold, (long long)st.ops_replayed);
     if (st.unsteady > 0)
         zs_result_note(r,
                        "%lld repeated segments ran unrolled: their iterations never took the "

@@ -23,7 +23,7 @@
  * When to fold is decided during the run (zs_fold_cross), once per
  * component: the first stream of the component to enter iteration K (>=
  * 4) folds it there if every stream of the component has completed at
- * least four iterations and the last three took the same time to within
+ * least five iterations and the last four took the same time to within
  * `tol` (relative): the segment is then identical in timing, and each
  * stream replays its own last period until the last iteration, which runs
  * again. A component whose streams never repeat that closely runs unrolled
@@ -33,7 +33,9 @@
  * completes during the sleep). Two equal periods were not enough: in a
  * transient, a gradient all-reduce gated by a different slowest member
  * every few layers repeated twice and then changed (0.66% on a Fig. 8
- * point); three did not.
+ * point), and three were not either: on a Zeppelin point (Fig. 8,
+ * ProLong-64K, 128K) a ready-first engine's stream repeated three times
+ * and then changed (0.58%); four hold on every figure-spec point.
  *
  * Depends on the schedule IR and zs_result only. */
 #ifndef ZS_FOLD_H
@@ -62,7 +64,7 @@ typedef struct zs_fold_cfg {
     int rank0, rank1, layer0, layer1;
 } zs_fold_cfg;
 
-/* On, exact repeats only (tol 1e-4, three periods: 4 iterations), the last
+/* On, exact repeats only (tol 1e-4, four periods: 5 iterations), the last
  * iteration simulated too, no timeline. */
 void zs_fold_cfg_init(zs_fold_cfg *c);
 /* Also fold steady repeats (tol_mean 2e-2, spread 0.1): a stream whose

@@ -113,10 +113,11 @@ static void test_timeline_layers(void)
     ZS_ASSERT_INT_EQ(st.candidates, 0);
     ZS_ASSERT_INT_EQ(st.timeline, 4);
     zs_fold_free(f);
-    /* layer 6 of rank 2 shown: ranks 2 and 3 (one component) fold at 5
-     * (three equal periods; rank 2 leads at 4, before rank 3 has them),
-     * skip to 6, run 6, and 7, the last, runs anyway */
+    /* layer 6 of rank 2 shown, three equal periods asked (min_iters 4):
+     * ranks 2 and 3 (one component) fold at 5 (rank 2 leads at 4, before
+     * rank 3 has them), skip to 6, run 6, and 7, the last, runs anyway */
     zs_fold_cfg_init(&c);
+    c.min_iters = 4;
     c.rank0 = c.rank1 = 2;
     c.layer0 = c.layer1 = 6;
     f = fold_of(s, &c);
@@ -154,22 +155,33 @@ static zs_fold_step drive(zs_fold *f, int it0, int it1, double period, double wo
 static void test_decision(void)
 {
     zs_schedule *s = toy(0);
-    /* exact repeats: every stream has three equal periods at boundary 4,
-     * but the leader reaches it before the others have: the component folds
-     * at 5; iterations 5 and 6 replayed, the last (7) runs again */
+    /* exact repeats (default: four equal periods): every stream has them at
+     * boundary 5, but the leader reaches it before the others have: the
+     * component folds at 6; iteration 6 replayed, the last (7) runs again */
     zs_fold *f = fold_of(s, NULL);
-    zs_fold_step st = drive(f, 1, 4, 0.5, 0);
+    zs_fold_step st = drive(f, 1, 5, 0.5, 0);
     ZS_ASSERT_INT_EQ(st.skip, 0);
-    st = drive(f, 5, 5, 0.5, 0);
-    ZS_ASSERT_INT_EQ(st.skip, 2);
-    ZS_ASSERT_REL(st.sleep, 2 * 0.5, 1e-12);
+    st = drive(f, 6, 6, 0.5, 0);
+    ZS_ASSERT_INT_EQ(st.skip, 1);
+    ZS_ASSERT_REL(st.sleep, 0.5, 1e-12);
     CU_ASSERT(st.ref);
     zs_fold_stats fs;
     zs_fold_get_stats(f, &fs);
     ZS_ASSERT_INT_EQ(fs.folded, 2);
-    ZS_ASSERT_INT_EQ(fs.first_fold, 5);
-    /* replayed: 2 iterations x (2 + 1 ops on rank 0, 1 + 2 on rank 1) */
-    ZS_ASSERT_INT_EQ(fs.ops_replayed, 2 * 6);
+    ZS_ASSERT_INT_EQ(fs.first_fold, 6);
+    /* replayed: 1 iteration x (2 + 1 ops on rank 0, 1 + 2 on rank 1) */
+    ZS_ASSERT_INT_EQ(fs.ops_replayed, 6);
+    zs_fold_free(f);
+    /* three equal periods when asked (min_iters 4): folds at 5, skips 5-6 */
+    zs_fold_cfg c3;
+    zs_fold_cfg_init(&c3);
+    c3.min_iters = 4;
+    f = fold_of(s, &c3);
+    st = drive(f, 1, 4, 0.5, 0);
+    ZS_ASSERT_INT_EQ(st.skip, 0);
+    st = drive(f, 5, 5, 0.5, 0);
+    ZS_ASSERT_INT_EQ(st.skip, 2);
+    ZS_ASSERT_REL(st.sleep, 2 * 0.5, 1e-12);
     zs_fold_free(f);
     /* periods that alternate by 10%: never exact, steady only in steady mode */
     f = fold_of(s, NULL);
