@@ -30,12 +30,16 @@ PY
 # Under a calibrated cost model the planner prices with it (and still plans a
 # valid schedule).
 REF="$SHARED/reference"
-expect_rc calib-fit 0 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv \
-  -o "$TMP/h200.calib.json"
-expect_rc calib-plan 0 "$ZEPSIM" plan --method auto --cluster cluster-c --nodes 2 \
-  --calib "$TMP/h200.calib.json" --validate
-expect_out calib-plan "^# cost model: calibrated on H200"
-expect_out calib-plan "^validated +1"
+if [ ! -d "$REF/h200-nccl-tests" ] || [ ! -d "$REF/h100-kernels" ]; then
+  echo "skipping the calibrated plan: $REF not present"
+else
+  expect_rc calib-fit 0 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv \
+    -o "$TMP/h200.calib.json"
+  expect_rc calib-plan 0 "$ZEPSIM" plan --method auto --cluster cluster-c --nodes 2 \
+    --calib "$TMP/h200.calib.json" --validate
+  expect_out calib-plan "^# cost model: calibrated on H200"
+  expect_out calib-plan "^validated +1"
+fi
 
 expect_rc layout-local 0 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=local,span=0
 expect_out layout-local "chosen \(span above a node's share\): [0-9]+ documents local, 0 head-parallel"
