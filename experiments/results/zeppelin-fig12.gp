@@ -1,8 +1,13 @@
 # gnuplot script written by `zepsim experiment report`; renders zeppelin-fig12.png and zeppelin-fig12.svg
-# from zeppelin-fig12.dat (run it in this folder: gnuplot zeppelin-fig12.gp).
+# from zeppelin-fig12.dat (run it in this folder: gnuplot zeppelin-fig12.gp). zepsim names the
+# files with -e "dat='...'; out_png='...'; out_svg='...'" to write them
+# atomically.
+if (!exists("dat")) dat = "zeppelin-fig12.dat"
+if (!exists("out_png")) out_png = "zeppelin-fig12.png"
+if (!exists("out_svg")) out_svg = "zeppelin-fig12.svg"
 set datafile separator "\t"
 set datafile missing "?"
-set title "Zeppelin Fig. 12: attention timelines, one 64K sequence and many short sequences (16 ranks, 2 nodes)" noenhanced
+set title "Zeppelin Fig. 12 setup: iteration time of TE CP and Zeppelin on one 64K sequence and on many short sequences (16 ranks, 2 nodes); the ring rounds are in the timeline files" noenhanced
 set ylabel "iteration time (ms)" noenhanced
 set grid ytics
 set key outside right top noenhanced
@@ -12,10 +17,12 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xtics rotate by -40 scale 0 noenhanced
 set yrange [0:*]
+$paper << EOD
+EOD
 set terminal pngcairo size 900,560 font "sans,10"
-set output "zeppelin-fig12.png"
-plot for [i=2:3] "zeppelin-fig12.dat" using i:xtic(1) title columnheader(i)
+set output out_png
+plot for [i=2:3] dat using i:xtic(1) title columnheader(i)
 set terminal svg size 900,560 font "sans,10"
-set output "zeppelin-fig12.svg"
-plot for [i=2:3] "zeppelin-fig12.dat" using i:xtic(1) title columnheader(i)
+set output out_svg
+plot for [i=2:3] dat using i:xtic(1) title columnheader(i)
 unset output
