@@ -39,7 +39,7 @@ test-asan: setup
 # FUZZ_SECONDS each, under ASan/UBSan; needs clang (scripts/setup --fuzz).
 fuzz: build
 	@scripts/setup --fuzz
-	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZS_FUZZ=ON -DZS_WITH_HW=OFF $(CMAKE_FLAGS)
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZS_FUZZ=ON -DZS_WITH_HW=OFF $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS) $(BUILD)/zepsim
 
