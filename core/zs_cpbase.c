@@ -79,14 +79,13 @@ int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *c
     c.mc.tp = c.tp;
     c.mc.pp = 1;
     c.mc.dp = c.nslots; /* CP ranks hold weight replicas too: ZeRO shards over dp x cp */
-    zs_mem_breakdown mb;
-    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &c.mc, &mb, e)))
+    long cap;
+    if ((rc = zs_mem_token_capacity(ctx->model, &ctx->cluster->gpu, &c.mc,
+                                    "use ZeRO sharding, recomputation, tensor parallelism or a "
+                                    "larger GPU",
+                                    &cap, e)))
         return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
-                          "use ZeRO sharding, recomputation, tensor parallelism or a larger GPU",
-                          "the model's weights and optimizer state alone do not fit one GPU");
-    c.cap = mb.max_tokens;
+    c.cap = cap;
     c.ndocs = b->ndocs;
     c.len = b->len;
     for (int32_t d = 0; d < b->ndocs; d++)

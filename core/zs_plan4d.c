@@ -99,14 +99,12 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
     mc.tp = (int)tp;
     mc.pp = (int)pp;
     mc.dp = o->dims.dp * (int)cp; /* optimizer state is sharded over DP x CP */
-    zs_mem_breakdown mb;
-    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
+    long cap;
+    if ((rc = zs_mem_token_capacity(ctx->model, &ctx->cluster->gpu, &mc,
+                                    "use more pipeline stages, ZeRO sharding or recomputation",
+                                    &cap, e)))
         return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
-                          "use more pipeline stages, ZeRO sharding or recomputation",
-                          "the model's weights and optimizer state alone do not fit one GPU");
-    o->max_tokens = mb.max_tokens;
+    o->max_tokens = cap;
     return ZS_OK;
 }
 

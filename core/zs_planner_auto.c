@@ -719,14 +719,12 @@ static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_
     mc.tp = A->dims.tp;
     mc.pp = 1;
     mc.dp = A->S;
-    zs_mem_breakdown mb;
-    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
+    long cap;
+    if ((rc = zs_mem_token_capacity(
+             ctx->model, &ctx->cluster->gpu, &mc,
+             "use more GPUs for ZeRO sharding, recomputation, or a larger GPU", &cap, e)))
         return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
-                          "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
-                          "the model's weights and optimizer state alone do not fit one GPU");
-    A->cap = mb.max_tokens;
+    A->cap = cap;
     double lin_tok = 0;
     if ((rc = prices(A, batch, &lin_tok, e)))
         return rc;

@@ -71,15 +71,13 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     mc.tp = (int)tp;
     mc.pp = 1;
     mc.dp = nslots;
-    zs_mem_breakdown mb;
-    if ((rc = zs_mem_breakdown_compute(ctx->model, &ctx->cluster->gpu, &mc, &mb, e)))
+    long capl;
+    if ((rc = zs_mem_token_capacity(
+             ctx->model, &ctx->cluster->gpu, &mc,
+             "use more GPUs for ZeRO sharding, recomputation, or a larger GPU", &capl, e)))
         return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, ctx->model->name,
-                          "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
-                          "the model's weights and optimizer state alone do not fit one GPU");
     /* Documents, split at the capacity when asked. */
-    int64_t cap = mb.max_tokens;
+    int64_t cap = capl;
     local L = {ctx->cost, nslots, 0, NULL, NULL};
     int64_t ndocs = 0;
     for (int32_t d = 0; d < batch->ndocs; d++) {

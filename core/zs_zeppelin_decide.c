@@ -153,15 +153,13 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
     mc.tp = tp;
     mc.pp = 1;
     mc.dp = S;
-    zs_mem_breakdown mb;
-    int rc = zs_mem_breakdown_compute(m, &cl->gpu, &mc, &mb, e);
+    long cap;
+    int rc = zs_mem_token_capacity(
+        m, &cl->gpu, &mc, "use more GPUs for ZeRO sharding, recomputation, or a larger GPU", &cap,
+        e);
     if (rc)
         return rc;
-    if (mb.max_tokens < 1)
-        return zs_err_set(e, ZS_EINPUT, m->name,
-                          "use more GPUs for ZeRO sharding, recomputation, or a larger GPU",
-                          "the model's weights and optimizer state alone do not fit one GPU");
-    d.cap = mb.max_tokens;
+    d.cap = cap;
     int k = o->routing ? o->k : 1;
     if ((rc = zs_zep_thresholds_compute(cost, tp, k, o->chunk, &d.th, e)))
         return rc;

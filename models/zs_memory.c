@@ -51,3 +51,17 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
     *out = b;
     return ZS_OK;
 }
+
+int zs_mem_token_capacity(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
+                          const char *fix, long *cap, zs_err *e)
+{
+    zs_mem_breakdown mb;
+    int rc = zs_mem_breakdown_compute(m, g, cfg, &mb, e);
+    if (rc)
+        return rc;
+    if (mb.max_tokens < 1)
+        return zs_err_set(e, ZS_EINPUT, m->name, fix,
+                          "the model's weights and optimizer state alone do not fit one GPU");
+    *cap = mb.max_tokens;
+    return ZS_OK;
+}

@@ -40,4 +40,11 @@ double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc);
 int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
                              zs_mem_breakdown *out, zs_err *e);
 
+/* Tokens per GPU that fit under cfg (*cap >= 1), or ZS_EINPUT naming the
+ * model when its weights and optimizer state alone do not fit one GPU;
+ * `fix` is what the caller's method can change to make them fit. Every
+ * planner sizes its buffers with it. */
+int zs_mem_token_capacity(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
+                          const char *fix, long *cap, zs_err *e);
+
 #endif
