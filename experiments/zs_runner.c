@@ -33,24 +33,6 @@ void zs_runner_opts_init(zs_runner_opts *o)
     o->timeline_dir = "";
 }
 
-int zs_runner_parse_shard(const char *s, int *i, int *n, zs_err *e)
-{
-    char *end;
-    long a = strtol(s, &end, 10), b = 0;
-    int ok = end != s && *end == '/';
-    if (ok) {
-        const char *p = end + 1;
-        b = strtol(p, &end, 10);
-        ok = end != p && !*end && b >= 1 && b <= 1000000 && a >= 1 && a <= b;
-    }
-    if (!ok)
-        return zs_err_set(e, ZS_EUSAGE, "--shard", "give i/n with 1 <= i <= n, e.g. --shard 2/4",
-                          "bad shard '%s'", s);
-    *i = (int)a;
-    *n = (int)b;
-    return ZS_OK;
-}
-
 static double now_s(void)
 {
     struct timespec ts;

@@ -38,9 +38,6 @@ typedef struct zs_runner_stats {
     char first_error[1024]; /* the first failure, for the summary */
 } zs_runner_stats;
 
-/* Parses "i/n" (1 <= i <= n). */
-int zs_runner_parse_shard(const char *s, int *i, int *n, zs_err *e);
-
 /* Runs the spec's missing points of this shard. Point failures do not stop
  * the run (they are counted in st); the return value is an error only when
  * the run itself could not proceed (database, fork). */
