@@ -17,6 +17,7 @@
  * and counts are added, and at the wake every op of the stream in the
  * segment counts the skipped completions. */
 #include "zs_analytic.h"
+#include "zs_hash.h"
 
 #include "zs_facct.h"
 
@@ -208,15 +209,6 @@ static ev pop(ex *x)
 
 /* ---- p2p matching table (open addressing on (src, dst, tag)) ------------ */
 
-static uint64_t key_hash(int32_t a, int32_t b, int32_t c)
-{
-    uint64_t h = 1469598103934665603ULL;
-    h = (h ^ (uint32_t)a) * 1099511628211ULL;
-    h = (h ^ (uint32_t)b) * 1099511628211ULL;
-    h = (h ^ (uint32_t)c) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
 static int keys_grow(ex *x);
 
 static pkey *key_get(ex *x, int32_t src, int32_t dst, int32_t tag)
@@ -224,7 +216,7 @@ static pkey *key_get(ex *x, int32_t src, int32_t dst, int32_t tag)
     if (x->nkeys * 2 >= x->nkeys_cap && keys_grow(x))
         return NULL;
     uint64_t m = (uint64_t)x->nkeys_cap - 1;
-    for (uint64_t i = key_hash(src, dst, tag) & m;; i = (i + 1) & m) {
+    for (uint64_t i = zs_hash3(src, dst, tag) & m;; i = (i + 1) & m) {
         pkey *k = &x->keys[i];
         if (!k->used) {
             memset(k, 0, sizeof *k);
@@ -256,7 +248,7 @@ static int keys_grow(ex *x)
         if (!old[i].used)
             continue;
         uint64_t m = (uint64_t)nc - 1;
-        for (uint64_t j = key_hash(old[i].src, old[i].dst, old[i].tag) & m;; j = (j + 1) & m)
+        for (uint64_t j = zs_hash3(old[i].src, old[i].dst, old[i].tag) & m;; j = (j + 1) & m)
             if (!x->keys[j].used) {
                 x->keys[j] = old[i];
                 x->nkeys++;

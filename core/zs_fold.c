@@ -15,6 +15,7 @@
  * During the run, zs_fold_cross keeps each stream's last HIST iteration
  * boundaries and decides, per component, where to fold. */
 #include "zs_fold.h"
+#include "zs_hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -157,15 +158,6 @@ static int run_add(scratch *x, int64_t inst, int32_t *head, int32_t *tail)
     return ZS_OK;
 }
 
-static uint64_t chash(int32_t a, int32_t b, int32_t c)
-{
-    uint64_t h = 1469598103934665603ULL;
-    h = (h ^ (uint32_t)a) * 1099511628211ULL;
-    h = (h ^ (uint32_t)b) * 1099511628211ULL;
-    h = (h ^ (uint32_t)c) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
 static int ch_grow(scratch *x)
 {
     int64_t nc = x->capch ? x->capch * 2 : 4096;
@@ -176,7 +168,7 @@ static int ch_grow(scratch *x)
         if (!x->ch[i].used)
             continue;
         uint64_t m = (uint64_t)nc - 1;
-        for (uint64_t j = chash(x->ch[i].src, x->ch[i].dst, x->ch[i].tag) & m;; j = (j + 1) & m)
+        for (uint64_t j = zs_hash3(x->ch[i].src, x->ch[i].dst, x->ch[i].tag) & m;; j = (j + 1) & m)
             if (!n[j].used) {
                 n[j] = x->ch[i];
                 break;
@@ -193,7 +185,7 @@ static chan *ch_get(scratch *x, int32_t src, int32_t dst, int32_t tag)
     if (x->nch * 2 >= x->capch && ch_grow(x))
         return NULL;
     uint64_t m = (uint64_t)x->capch - 1;
-    for (uint64_t i = chash(src, dst, tag) & m;; i = (i + 1) & m) {
+    for (uint64_t i = zs_hash3(src, dst, tag) & m;; i = (i + 1) & m) {
         chan *c = &x->ch[i];
         if (!c->used) {
             *c = (chan){src, dst, tag, 1, {-1, -1}, {-1, -1}};
