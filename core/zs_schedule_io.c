@@ -606,8 +606,9 @@ static int check_work(rd *r, json_t *ranks, long layers)
                 char fix[160];
                 snprintf(fix, sizeof fix,
                          "a segment is a layer's ops repeated once per layer: at most %ld", layers);
-                snprintf(w, sizeof w, "%s: ranks[%zu].segments[%zu]", r->path, rk, si);
-                return zs_err_set(r->e, ZS_EINPUT, w, fix,
+                char where[600];
+                snprintf(where, sizeof where, "%s: ranks[%zu].segments[%zu]", r->path, rk, si);
+                return zs_err_set(r->e, ZS_EINPUT, where, fix,
                                   "repeat %ld is more than the plan's %ld layers", v[2], layers);
             }
             next = v[0] + v[1];
