@@ -55,7 +55,7 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
 int zs_mem_token_capacity(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
                           const char *fix, long *cap, zs_err *e)
 {
-    zs_mem_breakdown mb;
+    zs_mem_breakdown mb = {0};
     int rc = zs_mem_breakdown_compute(m, g, cfg, &mb, e);
     if (rc)
         return rc;
