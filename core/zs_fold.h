@@ -23,8 +23,11 @@
  * When to fold is decided during the run (zs_fold_cross), once per
  * component: the first stream of the component to enter iteration K (>=
  * 4) folds it there if every stream of the component has completed at
- * least five iterations and the last four took the same time to within
- * `tol` (relative): the segment is then identical in timing, and each
+ * least five iterations, the last four took the same time to within
+ * `tol` (relative), and all the component's streams share that period
+ * (coupled streams with different periods drift apart: a USP point folded
+ * 0.86% fast before this check): the segment is then identical in
+ * timing, and each
  * stream replays its own last period until the last iteration, which runs
  * again. A component whose streams never repeat that closely runs unrolled
  * to its end (counted in the notes). Exactness: in a periodic steady state
