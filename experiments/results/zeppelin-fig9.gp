@@ -23,7 +23,8 @@ plot dat index 0 using 1:2 with linespoints lw 2 title "TE CP", \
      dat index 2 using 1:2 with linespoints lw 2 title "Hybrid DP", \
      dat index 3 using 1:2 with linespoints lw 2 title "Zeppelin", \
      dat index 4 using 1:2 with linespoints lw 2 title "Ulysses", \
-     dat index 5 using 1:2 with linespoints lw 2 title "auto (ours)"
+     dat index 5 using 1:2 with linespoints lw 2 title "USP", \
+     dat index 6 using 1:2 with linespoints lw 2 title "auto (ours)"
 set terminal svg size 900,560 font "sans,10"
 set output out_svg
 plot dat index 0 using 1:2 with linespoints lw 2 title "TE CP", \
@@ -31,5 +32,6 @@ plot dat index 0 using 1:2 with linespoints lw 2 title "TE CP", \
      dat index 2 using 1:2 with linespoints lw 2 title "Hybrid DP", \
      dat index 3 using 1:2 with linespoints lw 2 title "Zeppelin", \
      dat index 4 using 1:2 with linespoints lw 2 title "Ulysses", \
-     dat index 5 using 1:2 with linespoints lw 2 title "auto (ours)"
+     dat index 5 using 1:2 with linespoints lw 2 title "USP", \
+     dat index 6 using 1:2 with linespoints lw 2 title "auto (ours)"
 unset output
