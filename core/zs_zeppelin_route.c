@@ -15,8 +15,9 @@ struct zs_zep_route {
     const zs_cluster *cl;
     int tp, k, stream, send_stream, join_stream;
     double chunk;
-    double *relay;     /* per rank: bytes it relays in the current phase */
-    double *up, *down; /* planned bytes per NIC and direction: node * nics_per_node + j */
+    double relay_s_per_byte; /* compute seconds a relay loses per byte it forwards */
+    double *relay;           /* per rank: bytes it relays in the current phase */
+    double *up, *down;       /* planned bytes per NIC and direction: node * nics_per_node + j */
     long routed, direct;
     uint64_t *direct_pairs; /* sorted src * ranks + dst */
     int ndirect;
@@ -42,7 +43,28 @@ zs_zep_route *zs_zep_route_new(const zs_cluster *cl, int tp, int k, double chunk
     r->k = k < 1 ? 1 : (k > ZS_ZEP_MAX_K ? ZS_ZEP_MAX_K : k);
     r->chunk = chunk > 0 ? chunk : 1;
     r->stream = r->send_stream = r->join_stream = route_stream;
+    r->relay_s_per_byte = zs_zep_relay_compute_s(cl, 1);
     return r;
+}
+
+int zs_zep_relay_ctas(const zs_cluster *cl)
+{
+    /* NCCL's channels per network peer of a point-to-point operation when
+     * the user sets none (src/graph/paths.cc, ncclTopoGetNchannels): at
+     * least one per local NIC, and enough for NCCL_P2P_PER_CHANNEL_NET_BW
+     * (14 GB/s) each to drive the NIC. One NIC per relaying GPU here. */
+    double gbytes = cl->nic_gbps / 8;
+    int c = (int)ceil(gbytes / 14.0 - 1e-9);
+    return c < 1 ? 1 : c;
+}
+
+double zs_zep_relay_compute_s(const zs_cluster *cl, double bytes)
+{
+    double nic = cl->nic_gbps * 1e9 / 8;
+    int sms = cl->gpu.sms > 0 ? cl->gpu.sms : 1;
+    if (!(bytes > 0) || !(nic > 0))
+        return 0;
+    return (double)zs_zep_relay_ctas(cl) / sms * (bytes / nic);
 }
 
 void zs_zep_route_set_streams(zs_zep_route *r, int send_stream, int join_stream)
@@ -248,6 +270,13 @@ static void relay(const zs_zep_route *r, zs_schedule *s, int rank, int from, int
         int64_t d[1] = {zs_sched_recv(s, rank, r->stream, lin, from, tag, b, a, a[0] >= 0)};
         zs_sched_send(s, rank, r->send_stream, lout, to, tag, b, d, 1);
     }
+    /* The relay's NCCL kernel holds zs_zep_relay_ctas SMs while the slice
+     * passes at the NIC's rate: that share of the GPU's compute for that
+     * long, charged on its compute stream (one op per slice, no
+     * dependency: it runs where the stream reaches it, and delays the
+     * GPU's own work by the SM time the forwarding takes). */
+    zs_sched_elementwise(s, rank, ZS_STREAM_COMPUTE, "route-relay-sm", 0,
+                         slice * r->relay_s_per_byte, NULL, 0);
 }
 
 static const char *hop_label(const zs_cluster *cl, int a, int b)

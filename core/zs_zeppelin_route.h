@@ -74,6 +74,19 @@ const zs_zep_path *zs_zep_route_last(const zs_zep_route *r);
 /* Transfers routed / sent direct across nodes since creation. */
 void zs_zep_route_counts(const zs_zep_route *r, long *routed, long *direct);
 
+/* What relaying costs the relaying GPU. A relay forwards each chunk with an
+ * NCCL point-to-point kernel (a receive and a send), whose channels each
+ * hold one CTA, i.e. one SM under the cost model's one-CTA-per-SM
+ * assumption, for as long as the slice takes through the NIC. The CTAs
+ * (NCCL's default channels per network peer) and the compute seconds a
+ * relay loses for `bytes` forwarded: ctas / SMs x bytes / NIC rate. Every
+ * relay of a routed transfer is charged that on its compute stream
+ * ("route-relay-sm"); sources and destinations are not (they run one
+ * NCCL kernel per transfer routed or not, and no method is charged for
+ * those). */
+int zs_zep_relay_ctas(const zs_cluster *cl);
+double zs_zep_relay_compute_s(const zs_cluster *cl, double bytes);
+
 /* The zs_ring_xfer_fn hook (arg: a zs_zep_route). */
 int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
                       int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
