@@ -403,6 +403,52 @@ static void test_routed_path(void)
     zs_zep_route_free(r);
 }
 
+/* A routed transfer charges each relaying GPU (not its source or
+ * destination) the SM time of its NCCL forwarding kernel on its compute
+ * stream. Hand check, cluster-a: a 200 Gb/s NIC is 25 GB/s, so NCCL uses
+ * ceil(25 / 14) = 2 channels (CTAs) per network peer; an A800 has 108 SMs.
+ * 8 MiB from GPU 7 to GPU 8 over 4 NICs: 2 MiB per slice, relays 0, 2, 4
+ * (source side) and 14, 10, 12 (destination side), each charged
+ * 2 / 108 x 2 MiB / 25e9 B/s = 1.5534 us. */
+static void test_relay_charge(void)
+{
+    zs_cluster c;
+    zs_err e;
+    ZS_ASSERT_OK(zs_cluster_load("cluster-a", 2, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c.gpu.sms, 108);
+    ZS_ASSERT_INT_EQ(zs_zep_relay_ctas(&c), 2);
+    ZS_ASSERT_REL(zs_zep_relay_compute_s(&c, 2 << 20), 2.0 / 108 * 2097152 / 25e9, 1e-12);
+    ZS_ASSERT_NEAR(zs_zep_relay_compute_s(&c, 0), 0, 0);
+    zs_schedule *s = zs_schedule_new(16);
+    zs_schedule_add_stream(s, "comm-inter");
+    int rs = zs_schedule_add_stream(s, "route");
+    int ss = zs_schedule_add_stream(s, "route-send");
+    int js = zs_schedule_add_stream(s, "route-join");
+    zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, rs);
+    zs_zep_route_set_streams(r, ss, js);
+    int64_t so, dd;
+    ZS_ASSERT_OK(zs_zep_route_emit(r, s, 7, 8, ZS_STREAM_COMM, 1, 2, 8 << 20, -1, -1, &so, &dd, &e),
+                 &e);
+    for (int rank = 0; rank < 16; rank++) {
+        int relays = rank == 0 || rank == 2 || rank == 4 || rank == 10 || rank == 12 || rank == 14;
+        int n = 0;
+        double t = 0;
+        for (int64_t i = 0; i < s->ranks[rank].nops; i++) {
+            const zs_op *op = zs_schedule_op(s, rank, i);
+            if (op->stream != ZS_STREAM_COMPUTE)
+                continue;
+            n++;
+            t += op->duration;
+        }
+        ZS_ASSERT_INT_EQ(n, relays);
+        ZS_ASSERT_REL(t, relays ? 1.5534e-6 : 0, 1e-4);
+    }
+    zs_validate_opts vo = {0, 0};
+    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
+    zs_zep_route_free(r);
+    zs_schedule_free(s);
+}
+
 /* One ring round's inter-node transfer on the analytic backend: the 52 MB
  * KV shard of a 64K LLaMA-3B sequence over 16 ranks, rank 7 -> rank 8. */
 static double round_time(const zs_cost *cost, int k)
@@ -732,6 +778,7 @@ int main(int argc, char **argv)
                                          {"split_rule_sizes", test_split_rule_sizes},
                                          {"engine_order", test_engine_order},
                                          {"routed_path", test_routed_path},
+                                         {"relay_charge", test_relay_charge},
                                          {"round_time", test_round_time},
                                          {"remap_matrix", test_remap_matrix},
                                          {"one_long_sequence", test_one_long_sequence},
