@@ -1,5 +1,10 @@
 # gnuplot script written by `zepsim experiment report`; renders zeppelin-fig11.png and zeppelin-fig11.svg
-# from zeppelin-fig11.dat (run it in this folder: gnuplot zeppelin-fig11.gp).
+# from zeppelin-fig11.dat (run it in this folder: gnuplot zeppelin-fig11.gp). zepsim names the
+# files with -e "dat='...'; out_png='...'; out_svg='...'" to write them
+# atomically.
+if (!exists("dat")) dat = "zeppelin-fig11.dat"
+if (!exists("out_png")) out_png = "zeppelin-fig11.png"
+if (!exists("out_svg")) out_svg = "zeppelin-fig11.svg"
 set datafile separator "\t"
 set datafile missing "?"
 set title "Zeppelin Fig. 11: ablation of partitioning, routing and remapping over TE CP" noenhanced
@@ -19,11 +24,11 @@ $paper << EOD
 0.333333	3.64
 EOD
 set terminal pngcairo size 900,560 font "sans,10"
-set output "zeppelin-fig11.png"
-plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i), \
+set output out_png
+plot for [i=2:6] dat using i:xtic(1) title columnheader(i), \
      $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 set terminal svg size 900,560 font "sans,10"
-set output "zeppelin-fig11.svg"
-plot for [i=2:6] "zeppelin-fig11.dat" using i:xtic(1) title columnheader(i), \
+set output out_svg
+plot for [i=2:6] dat using i:xtic(1) title columnheader(i), \
      $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 unset output

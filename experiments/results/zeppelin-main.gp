@@ -1,5 +1,10 @@
 # gnuplot script written by `zepsim experiment report`; renders zeppelin-main.png and zeppelin-main.svg
-# from zeppelin-main.dat (run it in this folder: gnuplot zeppelin-main.gp).
+# from zeppelin-main.dat (run it in this folder: gnuplot zeppelin-main.gp). zepsim names the
+# files with -e "dat='...'; out_png='...'; out_svg='...'" to write them
+# atomically.
+if (!exists("dat")) dat = "zeppelin-main.dat"
+if (!exists("out_png")) out_png = "zeppelin-main.png"
+if (!exists("out_svg")) out_svg = "zeppelin-main.svg"
 set datafile separator "\t"
 set datafile missing "?"
 set title "Zeppelin on Cluster A, 16 nodes: throughput and speedup over the baselines, with the routing and remapping ablations" noenhanced
@@ -17,9 +22,9 @@ EOD
 set arrow 1 from graph 0, first 2.8 to graph 1, first 2.8 nohead dt 2 lw 1.5 lc rgb "#b03030" front
 set label 1 "paper, mean: mean speedup of Zeppelin over TE CP, these three datasets = 2.8" at graph 0.01, first 2.8 offset 0,0.6 tc rgb "#b03030" front noenhanced
 set terminal pngcairo size 900,560 font "sans,10"
-set output "zeppelin-main.png"
-plot for [i=2:7] "zeppelin-main.dat" using i:xtic(1) title columnheader(i)
+set output out_png
+plot for [i=2:7] dat using i:xtic(1) title columnheader(i)
 set terminal svg size 900,560 font "sans,10"
-set output "zeppelin-main.svg"
-plot for [i=2:7] "zeppelin-main.dat" using i:xtic(1) title columnheader(i)
+set output out_svg
+plot for [i=2:7] dat using i:xtic(1) title columnheader(i)
 unset output
