@@ -141,15 +141,19 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                         part->count[ZS_ZEP_LOCAL], part->count[ZS_ZEP_INTRA],
                         part->count[ZS_ZEP_INTER], part->count[ZS_ZEP_GLOBAL],
                         part->makespan * 1e3);
-    /* The plans weighed: [plain|remap][-r: inter-node rings priced routed]
+    /* The plans weighed: [plain|remap|remap-n (inside nodes)][-r: inter-node
+     * rings priced routed]
      * [+rt: routing as decided], predicted ms per layer. */
-    char w[512] = "";
+    char w[768] = "";
     size_t wn = 0;
     for (int i = 0; i < d.ncand && wn < sizeof w; i++) {
         const zs_zep_candidate *c = &d.cand[i];
         int n = snprintf(w + wn, sizeof w - wn, "%s%s%s%s %.1f%s", i ? ", " : "",
-                         c->remap ? "remap" : "plain", c->routed_pricing ? "-r" : "",
-                         c->routing ? "+rt" : "", c->layer_s * 1e3, i == d.chosen ? "*" : "");
+                         c->remap == 2 ? "remap-n"
+                         : c->remap    ? "remap"
+                                       : "plain",
+                         c->routed_pricing ? "-r" : "", c->routing ? "+rt" : "", c->layer_s * 1e3,
+                         i == d.chosen ? "*" : "");
         wn += n > 0 ? (size_t)n : 0;
     }
     zs_plan_report_note(rep, "plans weighed (ms/layer predicted, * taken): %s", w);

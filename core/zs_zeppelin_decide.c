@@ -29,9 +29,15 @@ typedef struct dctx {
 static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
 {
     zs_zep_decision *d = x->d;
-    zs_zep_pred pp = d->pred;
+    zs_zep_pred pp = d->pred, pg;
     pp.k = k;
-    pp.lin_tok = remap ? 0 : d->lin_tok;
+    /* Remapping across nodes: attention alone everywhere; inside nodes
+     * (remap 2): nodes on attention plus the linear modules of the tokens
+     * they hold, GPUs on attention alone (the node's tokens are spread
+     * evenly over its GPUs afterwards). */
+    pp.lin_tok = remap == 1 ? 0 : d->lin_tok;
+    pg = pp;
+    pg.lin_tok = 0;
     /* zs_zep_pred_member_hook(&pp, len, 1), from the shared attention part. */
     for (int32_t i = 0; i < x->b->ndocs; i++)
         x->w[i] = x->w_attn[i] + pp.lin_tok * (double)x->b->len[i];
@@ -47,11 +53,13 @@ static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
                           zs_zep_pred_span_hook,
                           &pp,
                           x->cl->nics_per_node,
+                          remap == 2 ? x->w_attn : NULL,
+                          remap == 2 ? &pg : NULL,
                           x->order};
     return zs_zep_partition(&pin, out, e);
 }
 
-static int remap_plan(dctx *x, const zs_zep_part *part, zs_zep_remap **out, zs_err *e)
+static int remap_plan(dctx *x, const zs_zep_part *part, int remap, zs_zep_remap **out, zs_err *e)
 {
     const zs_model *m = &x->cost->model;
     const zs_zep_decision *d = x->d;
@@ -59,8 +67,10 @@ static int remap_plan(dctx *x, const zs_zep_part *part, zs_zep_remap **out, zs_e
     double per_tok = (d->th.heads + 2.0 * d->th.kv_heads) * m->head_dim * m->dtype_bytes;
     double ci = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NVLINK);
     double cx = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NIC);
-    int rc =
-        zs_zep_remap_plan(part->tokens, d->pred.nslots, d->pred.slots_per_node, ci, cx, out, e);
+    int rc = remap == 2 ? zs_zep_remap_plan_nodes(part->tokens, d->pred.nslots,
+                                                  d->pred.slots_per_node, ci, out, e)
+                        : zs_zep_remap_plan(part->tokens, d->pred.nslots, d->pred.slots_per_node,
+                                            ci, cx, out, e);
     if (!rc && (*out)->nflows == 0) {
         zs_zep_remap_free(*out);
         *out = NULL;
@@ -103,7 +113,7 @@ static int candidate(dctx *x, int k, int remap, zs_err *e)
     double routed, direct;
     int rc = partition(x, k, remap, &part, e);
     if (!rc && remap)
-        rc = remap_plan(x, part, &rm, e);
+        rc = remap_plan(x, part, remap, &rm, e);
     if (!rc && remap && !rm) { /* nothing to move: the plan without remapping covers it */
         zs_zep_part_free(part);
         return ZS_OK;
@@ -199,10 +209,10 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
     for (int32_t i = 0; i < b->ndocs && !rc; i++)
         x.w_attn[i] = zs_zep_pred_member(&d.pred, b->len[i], 1);
     /* The plans weighed, simplest first: no remapping (remap=0|1), then
-     * remapping (remap=1|always); inter-node rings priced through one NIC,
-     * then routed (routing=1). */
+     * remapping across nodes and inside nodes only (remap=1|always);
+     * inter-node rings priced through one NIC, then routed (routing=1). */
     for (int pk = 0; pk < (k > 1 ? 2 : 1) && !rc; pk++)
-        for (int rm = o->remap == 2 ? 1 : 0; rm <= (o->remap ? 1 : 0) && !rc; rm++)
+        for (int rm = o->remap == 2 ? 1 : 0; rm <= (o->remap ? 2 : 0) && !rc; rm++)
             rc = candidate(&x, pk ? k : 1, rm, e);
     if (!rc && !d.part)
         rc = candidate(&x, 1, 0, e); /* remap=always with nothing to move */

@@ -31,7 +31,7 @@ typedef struct zs_zep_candidate {
     double layer_s;
 } zs_zep_candidate;
 
-#define ZS_ZEP_MAX_CANDIDATES 8
+#define ZS_ZEP_MAX_CANDIDATES 12
 
 typedef struct zs_zep_decision {
     zs_zep_thresholds th;

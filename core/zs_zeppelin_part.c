@@ -116,6 +116,8 @@ typedef struct st {
     zs_err *e;
 } st;
 
+static double gpu_w(const st *s, int32_t d);
+
 static int nomem(st *s)
 {
     return zs_err_set(s->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -195,7 +197,7 @@ static void put_local(st *s, int32_t d, int slot)
     p->cls[d] = ZS_ZEP_LOCAL;
     p->slot_of[d] = slot;
     p->tokens[slot] += s->in->len[d];
-    p->load[slot] += s->in->w[d];
+    p->load[slot] += s->in->hier ? gpu_w(s, d) : s->in->w[d];
     p->count[ZS_ZEP_LOCAL]++;
 }
 
@@ -228,6 +230,60 @@ static double member(const st *s, int32_t len, int g)
 static double span(const st *s, int32_t len, int g, int nodes, int sharing)
 {
     return s->in->span(s->in->price_arg, len, g, nodes, sharing);
+}
+
+/* The GPU level's pricing (zs_zep_part_in.w_gpu, price_arg_gpu). */
+static void *gpu_arg(const st *s)
+{
+    return s->in->w_gpu ? s->in->price_arg_gpu : s->in->price_arg;
+}
+
+static double gpu_w(const st *s, int32_t d)
+{
+    return s->in->w_gpu ? s->in->w_gpu[d] : s->in->w[d];
+}
+
+static double gmember(const st *s, int32_t len, int g)
+{
+    return s->in->member(gpu_arg(s), len, g);
+}
+
+static double gspan(const st *s, int32_t len, int g, int nodes, int sharing)
+{
+    return s->in->span(gpu_arg(s), len, g, nodes, sharing);
+}
+
+/* With GPU-level pricing, the inter-node rings placed by the node level
+ * charge their slots in that pricing: slot loads and spans recomputed. */
+static void reprice_slots(st *s)
+{
+    zs_zep_part *p = s->p;
+    if (!s->in->w_gpu)
+        return;
+    int G = s->in->slots_per_node;
+    for (int k = 0; k < p->nslots; k++)
+        p->load[k] = p->span[k] = 0;
+    int *through = calloc((size_t)s->in->nodes, sizeof(int));
+    for (int i = 0; i < p->nrings && through; i++) {
+        const zs_zep_ring *r = &p->rings[i];
+        for (int k = 0; k < r->g; k += G)
+            through[r->slots[k] / G]++;
+    }
+    for (int i = 0; i < p->nrings; i++) {
+        const zs_zep_ring *r = &p->rings[i];
+        int nodes = r->g / G > 1 ? r->g / G : 1, sharing = 1;
+        for (int k = 0; k < r->g && through; k += G)
+            sharing = through[r->slots[k] / G] > sharing ? through[r->slots[k] / G] : sharing;
+        for (int j = 0; j < r->ndocs; j++) {
+            int32_t len = s->in->len[r->docs[j]];
+            double m = gmember(s, len, r->g), sp = gspan(s, len, r->g, nodes, sharing);
+            for (int k = 0; k < r->g; k++) {
+                p->load[r->slots[k]] += m;
+                p->span[r->slots[k]] = dmax(p->span[r->slots[k]], sp);
+            }
+        }
+    }
+    free(through);
 }
 
 /* hier=0: one global ring for every document longer than m_intra (or than
@@ -458,10 +514,10 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
         cur = dmax(cur, dmax(p->load[k], p->span[k]));
     }
     for (int32_t i = 0; i < ndocs; i++)
-        left += in->w[docs[i]];
+        left += gpu_w(s, docs[i]);
     for (int32_t i = 0; i < ndocs; i++) {
         int32_t d = docs[i], len = in->len[d];
-        double w = in->w[d], target = dmax(cur, (charged + left) / G);
+        double w = gpu_w(s, d), target = dmax(cur, (charged + left) / G);
         left -= w;
         int k0 = lpt_slot(s, s0, G, len);
         double v_loc = k0 >= 0 ? dmax(target, dmax(p->load[k0] + w, p->span[k0])) : HUGE_VAL;
@@ -486,8 +542,8 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
                 }
                 if (got < g)
                     continue;
-                double m = member(s, len, g);
-                double v = dmax(dmax(target, worst + m), dmax(span(s, len, g, 1, 1), spans));
+                double m = gmember(s, len, g);
+                double v = dmax(dmax(target, worst + m), dmax(gspan(s, len, g, 1, 1), spans));
                 if (v < best_v) {
                     best_v = v;
                     best_g = g;
@@ -504,7 +560,7 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
             cur = dmax(cur, dmax(p->load[k0], p->span[k0]));
             continue;
         }
-        double m = member(s, len, best_g), sp = span(s, len, best_g, 1, 1);
+        double m = gmember(s, len, best_g), sp = gspan(s, len, best_g, 1, 1);
         int rc = add_ring(s, ZS_ZEP_INTRA, pick, best_g, &d, 1, m, sp, 0);
         if (rc)
             return rc;
@@ -600,6 +656,8 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
             off[n] = off[n - 1];
         if (!rc)
             off[0] = 0;
+        if (!rc)
+            reprice_slots(&s);
         for (int n = 0; n < in->nodes && !rc; n++)
             rc = place_gpus(&s, lst + off[n], off[n + 1] - off[n], n, u, pick);
         free(off);

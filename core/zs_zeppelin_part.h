@@ -45,6 +45,14 @@ typedef struct zs_zep_part_in {
      * uses the k-th NIC (mod the node's NICs), so up to that many rings
      * cross a node without sharing a NIC even with routing off. */
     int nics_per_node;
+    /* Optional GPU-level pricing (NULL: the same as above): the cost of
+     * each whole document on one slot, and the hooks' argument, for
+     * placing documents inside a node (Algorithm 2) and for every slot's
+     * load and span. A plan that remaps tokens inside each node balances
+     * nodes on attention plus linear modules (w, price_arg) and GPUs on
+     * attention alone (w_gpu, price_arg_gpu). */
+    const double *w_gpu;
+    void *price_arg_gpu;
     /* Optional: the documents longest first, ties on the lower index (what
      * zs_zep_partition sorts itself when NULL); a caller partitioning one
      * batch several times sorts it once (zs_zep_part_order). */

@@ -52,8 +52,8 @@ static void match(int64_t *bal, int s0, int s1, zs_zep_flow *f, int *nf)
     }
 }
 
-int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
-                      double c_inter, zs_zep_remap **out, zs_err *e)
+static int plan(const int64_t *attn, int nslots, int slots_per_node, double c_intra, double c_inter,
+                int per_node, zs_zep_remap **out, zs_err *e)
 {
     zs_zep_remap *m = calloc(1, sizeof *m);
     int64_t *bal = malloc(sizeof(int64_t) * (size_t)nslots);
@@ -70,15 +70,20 @@ int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, doubl
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     m->nslots = nslots;
-    int64_t total = 0;
-    for (int r = 0; r < nslots; r++) {
-        total += attn[r];
+    for (int r = 0; r < nslots; r++)
         o[r] = (rk){attn[r], r};
+    int span = per_node ? slots_per_node : nslots;
+    for (int s0 = 0; s0 < nslots; s0 += span) {
+        /* The scope's share each; the extra tokens to its slots with the
+         * largest attention share (o sorted per scope). */
+        int s1 = s0 + span < nslots ? s0 + span : nslots, n = s1 - s0;
+        int64_t tot = 0;
+        for (int r = s0; r < s1; r++)
+            tot += attn[r];
+        qsort(o + s0, (size_t)n, sizeof *o, cmp_desc);
+        for (int i = 0; i < n; i++)
+            m->target[o[s0 + i].id] = tot / n + (i < tot % n);
     }
-    qsort(o, (size_t)nslots, sizeof *o, cmp_desc);
-    int64_t base = total / nslots, extra = total % nslots;
-    for (int i = 0; i < nslots; i++)
-        m->target[o[i].id] = base + (i < extra);
     for (int r = 0; r < nslots; r++)
         bal[r] = attn[r] - m->target[r];
     int nf = 0;
@@ -102,4 +107,16 @@ int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, doubl
     free(o);
     *out = m;
     return ZS_OK;
+}
+
+int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
+                      double c_inter, zs_zep_remap **out, zs_err *e)
+{
+    return plan(attn, nslots, slots_per_node, c_intra, c_inter, 0, out, e);
+}
+
+int zs_zep_remap_plan_nodes(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
+                            zs_zep_remap **out, zs_err *e)
+{
+    return plan(attn, nslots, slots_per_node, c_intra, 0, 1, out, e);
 }

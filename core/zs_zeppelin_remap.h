@@ -33,6 +33,11 @@ typedef struct zs_zep_remap {
  * slots_per_node per node. *out is new (free with zs_zep_remap_free). */
 int zs_zep_remap_plan(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
                       double c_inter, zs_zep_remap **out, zs_err *e);
+/* The same inside each node only: every slot's target is its node's
+ * tokens over the node's slots, so no token crosses nodes (the plan for a
+ * partition that balanced nodes on attention plus linear modules). */
+int zs_zep_remap_plan_nodes(const int64_t *attn, int nslots, int slots_per_node, double c_intra,
+                            zs_zep_remap **out, zs_err *e);
 void zs_zep_remap_free(zs_zep_remap *m);
 
 #endif

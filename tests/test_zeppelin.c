@@ -88,7 +88,8 @@ static zs_zep_part_in toy_in(int nodes, int G, int32_t n, const int32_t *len, do
 {
     for (int i = 0; i < n; i++)
         w[i] = toy_member(t, len[i], 1);
-    return (zs_zep_part_in){nodes, G, 1000000, 0, 1, n, len, w, toy_member, toy_span, t, 1, NULL};
+    return (zs_zep_part_in){nodes,      G,        1000000, 0, 1,    n,    len, w,
+                            toy_member, toy_span, t,       1, NULL, NULL, NULL};
 }
 
 /* One node of 4 GPUs, documents of 100 and 4 x 50 tokens (attention 10000
@@ -514,6 +515,34 @@ static void test_remap_matrix(void)
     for (int s = 0; s < 4; s++)
         ZS_ASSERT_INT_EQ(m->target[s], 5);
     zs_zep_remap_free(m);
+    /* Inside nodes only: node 0 holds 12 tokens (6 each: 0 -> 1, 4), node 1
+     * holds 8 (4 each: 2 -> 3, 2); nothing crosses. Cost 6 x 1. */
+    ZS_ASSERT_OK(zs_zep_remap_plan_nodes(attn, 4, 2, 1, &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m->nflows, 2);
+    int want2[2][3] = {{0, 1, 4}, {2, 3, 2}};
+    for (int i = 0; i < 2; i++) {
+        ZS_ASSERT_INT_EQ(m->flows[i].from, want2[i][0]);
+        ZS_ASSERT_INT_EQ(m->flows[i].to, want2[i][1]);
+        ZS_ASSERT_INT_EQ(m->flows[i].tokens, want2[i][2]);
+    }
+    ZS_ASSERT_INT_EQ(m->intra_tokens, 6);
+    ZS_ASSERT_INT_EQ(m->inter_tokens, 0);
+    ZS_ASSERT_NEAR(m->cost, 6, 1e-12);
+    int64_t tgt[4] = {6, 6, 4, 4};
+    for (int s = 0; s < 4; s++)
+        ZS_ASSERT_INT_EQ(m->target[s], tgt[s]);
+    zs_zep_remap_free(m);
+    /* Odd totals: the extra token goes to the slot with more attention
+     * tokens of its node ({3, 4 | 1, 0}: targets {3, 4 | 1, 0} unchanged,
+     * i.e. node 0's 7 tokens as 3 + 4 with the 4 on slot 1). */
+    int64_t odd[4] = {3, 4, 1, 0};
+    ZS_ASSERT_OK(zs_zep_remap_plan_nodes(odd, 4, 2, 1, &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m->target[0], 3);
+    ZS_ASSERT_INT_EQ(m->target[1], 4);
+    ZS_ASSERT_INT_EQ(m->target[2], 1);
+    ZS_ASSERT_INT_EQ(m->target[3], 0);
+    ZS_ASSERT_INT_EQ(m->nflows, 0);
+    zs_zep_remap_free(m);
 }
 
 /* Attention FLOPs of a schedule (forward, first copies, times repeats). */
@@ -660,15 +689,30 @@ static void test_random_batches(void)
         for (int i = 0; i < n; i++)
             want += zs_model_attn_flops_causal(&v.m, b->len[i]) * v.m.layers;
         ZS_ASSERT_REL(total, want, 1e-9);
-        /* Linear layout: T/R +-1 when the planner remapped (it may decide
-         * that remapping does not pay for a batch, and says so). */
+        /* Linear layout when the planner remapped (it may decide that
+         * remapping does not pay for a batch, and says so): T/R +-1, or,
+         * remapping inside nodes ("remap-n" taken), the node's tokens over
+         * its GPUs +-1 with nothing moved across nodes. */
         if (strstr(rep.notes, "remap on")) {
+            const char *taken = strstr(rep.notes, "taken): ");
+            const char *star = taken ? strchr(taken + 8, '*') : NULL, *from = star;
+            while (from && from > rep.notes && from[-1] != ',' && from[-1] != ':')
+                from--;
+            int per_node = star && strstr(from, "remap-n") && strstr(from, "remap-n") < star;
+            int G = v.ctx.cluster->gpus_per_node;
             int64_t *lt = calloc((size_t)s->nranks, sizeof(int64_t));
             for (int64_t i = 0; i < s->npieces; i++)
                 if (s->pieces[i].layout == ZS_LAYOUT_LINEAR)
                     lt[s->pieces[i].rank] += s->pieces[i].t1 - s->pieces[i].t0;
-            for (int r = 0; r < s->nranks; r++)
-                CU_ASSERT(llabs(lt[r] - b->tokens / s->nranks) <= 1);
+            for (int r = 0; r < s->nranks; r++) {
+                int64_t node = 0;
+                for (int q = r / G * G; q < r / G * G + G; q++)
+                    node += lt[q];
+                int64_t want_r = per_node ? node / G : b->tokens / s->nranks;
+                CU_ASSERT(llabs(lt[r] - want_r) <= 1);
+            }
+            if (per_node)
+                ZS_ASSERT_STR_CONTAINS(rep.notes, " 0 across");
             free(lt);
             remap_checked++;
         }
