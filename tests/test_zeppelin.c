@@ -136,6 +136,48 @@ static void test_split_rule(void)
     zs_zep_part_free(p);
 }
 
+/* GPU-level pricing (the inside-node remap plan): one node of 2 GPUs,
+ * documents of 10, 6, 6 tokens. Priced with the linear modules (len^2 +
+ * 100 len: 1100, 636, 636; mean 1186 per GPU) the 10 stays whole on GPU 0,
+ * the first 6 goes whole to GPU 1 (636) and the second 6 would bring GPU 1
+ * to 1272, over the mean, so it becomes a ring of 2 (members at 1118 and
+ * 654). Priced inside the node on attention alone (len^2: 100, 36, 36;
+ * mean 86), the 10 whole would take 100 > 86 and a ring of 2 brings both
+ * GPUs to 50, so it splits, and the 6s go whole, one per GPU: 86 each. */
+static void test_split_rule_gpu_pricing(void)
+{
+    int32_t len[3] = {10, 6, 6};
+    double w[3], wg[3];
+    toy t = {0, 0};
+    zs_zep_part_in in = toy_in(1, 2, 3, len, wg, &t);
+    for (int i = 0; i < 3; i++)
+        w[i] = wg[i] + 100.0 * len[i];
+    in.w = w;
+    zs_zep_part *p = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_zep_partition(&in, &p, &e), &e);
+    ZS_ASSERT_INT_EQ(p->cls[0], ZS_ZEP_LOCAL);
+    ZS_ASSERT_INT_EQ(p->slot_of[0], 0);
+    ZS_ASSERT_INT_EQ(p->slot_of[1], 1);
+    ZS_ASSERT_INT_EQ(p->cls[2], ZS_ZEP_INTRA);
+    ZS_ASSERT_NEAR(p->load[0], 1118, 1e-9);
+    ZS_ASSERT_NEAR(p->load[1], 654, 1e-9);
+    zs_zep_part_free(p);
+    in.w_gpu = wg;
+    in.price_arg_gpu = &t;
+    ZS_ASSERT_OK(zs_zep_partition(&in, &p, &e), &e);
+    ZS_ASSERT_INT_EQ(p->cls[0], ZS_ZEP_INTRA);
+    ZS_ASSERT_INT_EQ(p->rings[0].g, 2);
+    ZS_ASSERT_INT_EQ(p->cls[1], ZS_ZEP_LOCAL);
+    ZS_ASSERT_INT_EQ(p->cls[2], ZS_ZEP_LOCAL);
+    ZS_ASSERT_INT_EQ(p->slot_of[1], 0);
+    ZS_ASSERT_INT_EQ(p->slot_of[2], 1);
+    ZS_ASSERT_NEAR(p->load[0], 86, 1e-9);
+    ZS_ASSERT_NEAR(p->load[1], 86, 1e-9);
+    ZS_ASSERT_NEAR(p->makespan, 86, 1e-9);
+    zs_zep_part_free(p);
+}
+
 /* Two nodes of 2 GPUs; documents of 200, 100, 100 tokens (attention 40000,
  * 10000, 10000; lower bound 15000 per GPU). Whole on one node the 200 is
  * at best a ring of 2 at 20000 per GPU. Across both nodes (a ring of 4) its
@@ -819,6 +861,7 @@ int main(int argc, char **argv)
     static const zs_test_case cases[] = {{"thresholds", test_thresholds},
                                          {"split_rule", test_split_rule},
                                          {"split_rule_routing", test_split_rule_routing},
+                                         {"split_rule_gpu_pricing", test_split_rule_gpu_pricing},
                                          {"split_rule_sizes", test_split_rule_sizes},
                                          {"engine_order", test_engine_order},
                                          {"routed_path", test_routed_path},
