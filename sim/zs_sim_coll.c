@@ -2,13 +2,23 @@
  *
  * A collective starts when every member has reached it: each member posts
  * its receives on its own inbox of the group and waits; the last to arrive
- * starts every flow at once. Flows are aggregated, never message by
- * message: one flow per edge of NCCL's channel rings carrying what the
- * algorithm NCCL runs moves over it, for all-to-all one flow per ordered
- * pair, all stretched to end at the cost model's time when alone
- * (coll_trigger). A member whose own flows are in waits for a
- * wake-up until every flow of the collective is in, as in a real ring
- * where every step waits for the previous one everywhere. */
+ * builds the flows, posts its own and sends every other member a go, on
+ * which that member posts its own flows out, at the same date. Flows are
+ * aggregated, never message by message: one flow per edge of NCCL's
+ * channel rings carrying what the algorithm NCCL runs moves over it, for
+ * all-to-all one flow per ordered pair, all stretched to end at the cost
+ * model's time when alone (zs__sim_coll_flows). A member whose own flows
+ * are in waits for a wake-up until every flow of the collective is in, as
+ * in a real ring where every step waits for the previous one everywhere.
+ *
+ * Why a go rather than the last member posting every flow itself, as this
+ * file did before: SimGrid routes a mailbox transfer between the hosts of
+ * its two actors, so the flows into the last member ran over its own
+ * private link; and those flows had to be detached (nobody waits on the
+ * sending side), and SimGrid 3.32 searches a list of every detached comm
+ * in flight at each completion: O(flows in flight) per flow. Now a flow's
+ * source sends it and collects it (coll_leave); only the go and the
+ * wake-ups, in flight for no time, are detached. */
 #include "zs_sim_int.h"
 
 #include <math.h>
@@ -39,17 +49,6 @@ static sg_mailbox_t coll_mailbox(sim *x, int gi, int idx)
         gs->mb_in[idx] = sg_mailbox_by_name(name);
     }
     return gs->mb_in[idx];
-}
-
-/* A flow leaves from its source GPU's host (the actor migrates there to
- * post it: SimGrid routes a transfer between the hosts of its two actors),
- * and every member has already posted its receives, so it starts at once. */
-static void put_detached(sim *x, int src, sg_mailbox_t mb, flow *f, long size)
-{
-    zs__sim_flow_start(x, f->src, f->dst, simgrid_get_clock());
-    sg_actor_set_host(sg_actor_self(), x->hosts[src]);
-    sg_comm_t c = sg_mailbox_put_init(mb, f, size);
-    sg_comm_detach(c, NULL);
 }
 
 /* NCCL runs a ring collective as several channels whose rings leave each
@@ -111,14 +110,6 @@ static int channel_member(const zs_cluster *c, const zs_group *g, int ch, int po
         }
         return start; /* not reached */
     }
-}
-
-static flow *flow_new(int src, int dst, double bytes, coll_inst *inst)
-{
-    flow *f = malloc(sizeof *f);
-    if (f)
-        *f = (flow){src, dst, bytes, inst};
-    return f;
 }
 
 /* Adds a flow's payload to the links of its route (x->c_load), noting the
@@ -246,46 +237,124 @@ int zs__sim_coll_flows(sim *x, const zs_op *op, double bytes, zs__coll_flow_fn f
     return rc;
 }
 
-typedef struct trig {
-    int gi;
+typedef struct rec {
+    flow *v;
+    int n, cap;
     coll_inst *inst;
-} trig;
+} rec;
 
-/* One flow of a starting collective, posted from its source's host. */
-static int post_flow(sim *x, int src, int dst, int dst_idx, double bytes, double moved, void *arg)
+/* Records one flow of a starting collective (its source posts it). */
+static int record_flow(sim *x, int src, int dst, int dst_idx, double bytes, double moved, void *arg)
 {
-    const trig *tg = arg;
-    flow *f = flow_new(src, dst, bytes, tg->inst);
-    if (!f)
-        return ZS_ENOMEM;
-    put_detached(x, src, coll_mailbox(x, tg->gi, dst_idx), f, zs__sim_bytes(moved));
+    (void)x;
+    rec *r = arg;
+    if (r->n == r->cap)
+        return ZS_EINVALID;
+    r->v[r->n++] = (flow){src, dst, dst_idx, bytes, moved, r->inst};
     return ZS_OK;
 }
 
-/* The last member to arrive starts every flow of the collective. */
-static int coll_trigger(rank_st *R, const zs_op *op)
+static void inst_free(coll_inst *inst)
+{
+    if (!inst)
+        return;
+    free(inst->wait_rank);
+    free(inst->wait_stream);
+    free(inst->out0);
+    free(inst->flows);
+    free(inst->sends);
+    free(inst);
+}
+
+/* Member idx of the collective posts its flows out, from its own host:
+ * every destination has posted its receives already, so they start now. */
+static void post_out_flows(rank_st *R, coll_inst *inst, int gi, int idx)
 {
     sim *x = R->x;
-    const zs_group *g = &x->s->groups[op->u.coll.group];
+    double now = simgrid_get_clock();
+    for (int32_t k = inst->out0[idx]; k < inst->out0[idx + 1]; k++) {
+        flow *f = &inst->flows[k];
+        zs__sim_flow_start(x, f->src, f->dst, now);
+        inst->sends[k] =
+            sg_mailbox_put_async(coll_mailbox(x, gi, f->dst_idx), f, zs__sim_bytes(f->moved));
+    }
+}
+
+/* A zero-byte message to stream s of rank r over its own zero-latency
+ * compute link (sent from its host), so it arrives at the same date: the
+ * go and the wake-up. Detached, which costs nothing here: it is in flight
+ * for no time (see coll_inst). */
+static void signal_rank(rank_st *R, int r, int s, void *payload)
+{
+    sim *x = R->x;
+    sg_actor_set_host(sg_actor_self(), x->hosts[r]);
+    sg_comm_t c = sg_mailbox_put_init(x->ranks[r].wake_mb[s], payload, 0);
+    sg_comm_detach(c, NULL);
+}
+
+/* The last member to arrive builds the collective's flows, grouped by
+ * source member, posts its own and sends the others their go. */
+static int coll_trigger(rank_st *R, int s, const zs_op *op, int idx)
+{
+    sim *x = R->x;
+    int gi = op->u.coll.group;
+    const zs_group *g = &x->s->groups[gi];
     int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
+    int nflows = a2a ? n * (n - 1) : n * coll_channels(x->c, g);
     coll_inst *inst = calloc(1, sizeof *inst);
-    if (!inst || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
-        !(inst->wait_stream = malloc((size_t)n))) {
-        if (inst)
-            free(inst->wait_rank);
-        free(inst);
+    flow *tmp = malloc(sizeof *tmp * (size_t)nflows);
+    if (!inst || !tmp || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
+        !(inst->wait_stream = malloc((size_t)n)) ||
+        !(inst->out0 = calloc((size_t)n + 1, sizeof(int32_t))) ||
+        !(inst->flows = malloc(sizeof *inst->flows * (size_t)nflows)) ||
+        !(inst->sends = calloc((size_t)nflows, sizeof *inst->sends))) {
+        inst_free(inst);
+        free(tmp);
         return ZS_ENOMEM;
     }
-    inst->flows_left = a2a ? n * (n - 1) : n * coll_channels(x->c, g);
-    trig tg = {op->u.coll.group, inst};
-    int rc = zs__sim_coll_flows(x, op, op->u.coll.bytes, post_flow, &tg);
+    rec r = {tmp, 0, nflows, inst};
+    int rc = zs__sim_coll_flows(x, op, op->u.coll.bytes, record_flow, &r);
+    if (rc || r.n != nflows) {
+        free(tmp);
+        inst_free(inst);
+        return rc ? rc : ZS_EINVALID;
+    }
+    /* Group by source member (a stable counting sort: each source's flows
+     * keep zs__sim_coll_flows's order). */
+    int32_t *src_idx = malloc(sizeof(int32_t) * (size_t)nflows);
+    if (!src_idx) {
+        free(tmp);
+        inst_free(inst);
+        return ZS_ENOMEM;
+    }
+    for (int k = 0; k < nflows; k++) {
+        src_idx[k] = member_index(g, tmp[k].src);
+        inst->out0[src_idx[k] + 1]++;
+    }
+    for (int i = 0; i < n; i++)
+        inst->out0[i + 1] += inst->out0[i];
+    int32_t *fill = inst->wait_rank; /* scratch: the next slot per source */
+    for (int i = 0; i < n; i++)
+        fill[i] = inst->out0[i];
+    for (int k = 0; k < nflows; k++)
+        inst->flows[fill[src_idx[k]]++] = tmp[k];
+    free(src_idx);
+    free(tmp);
+    inst->flows_left = nflows;
+    inst->nref = n;
+    R->st[s].ci = inst;
+    post_out_flows(R, inst, gi, idx);
+    for (int k = 0; k < n; k++)
+        if (k != idx)
+            signal_rank(R, g->ranks[k], x->groups[gi].mstream[k], inst);
     sg_actor_set_host(sg_actor_self(), R->host);
-    return rc;
+    return ZS_OK;
 }
 
 /* Every member arrived: communication starts for all of them (until now
  * they waited on peers: idle), and the flows start. */
-static int coll_all_arrived(rank_st *R, const zs_op *op, const zs_group *g, double now)
+static int coll_all_arrived(rank_st *R, int s, const zs_op *op, const zs_group *g, int idx,
+                            double now)
 {
     sim *x = R->x;
     int gi = op->u.coll.group;
@@ -303,7 +372,7 @@ static int coll_all_arrived(rank_st *R, const zs_op *op, const zs_group *g, doub
     }
     zs_op big = *op;
     big.u.coll.bytes = x->groups[gi].max_bytes;
-    return coll_trigger(R, &big);
+    return coll_trigger(R, s, &big, idx);
 }
 
 int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
@@ -325,27 +394,34 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
         zs__sim_stream_next(R, s, i);
         return 1;
     }
+    /* The group's state first: posting is a simcall, during which other
+     * members may arrive. */
+    group_st *gs = &x->groups[gi];
+    gs->mstream[idx] = (uint8_t)s;
+    if (idx == 0)
+        gs->op0 = i;
+    /* All-to-all(v): members' buffers differ; the largest sets the pace. */
+    if (gs->arrived == 0 || op->u.coll.bytes > gs->max_bytes)
+        gs->max_bytes = op->u.coll.bytes;
+    int last = ++gs->arrived == g->n;
+    t->running = 1;
+    t->t_start = now;
+    t->ci = NULL;
+    t->cidx = idx;
     int nin = op->u.coll.ck == ZS_COLL_ALLTOALL ? g->n - 1 : coll_channels(x->c, g);
-    for (int k = 0; k < nin; k++) {
-        went *w = zs__sim_went_new(R, W_COLL, s);
+    /* The flows in, and (all but the last to arrive) the go. */
+    for (int k = 0; k < nin + !last; k++) {
+        went *w = zs__sim_went_new(R, k < nin ? W_COLL : W_GO, s);
         if (!w) {
             zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
             return 0;
         }
         w->is_recv = 1;
-        w->comm = sg_mailbox_get_async(coll_mailbox(x, gi, idx), &w->data);
+        w->comm =
+            sg_mailbox_get_async(k < nin ? coll_mailbox(x, gi, idx) : R->wake_mb[s], &w->data);
     }
-    t->running = 1;
-    t->t_start = now;
-    /* All-to-all(v): members' buffers differ; the largest sets the pace. */
-    group_st *gs = &x->groups[gi];
-    gs->mstream[idx] = (uint8_t)s;
-    if (idx == 0)
-        gs->op0 = i;
-    if (gs->arrived == 0 || op->u.coll.bytes > gs->max_bytes)
-        gs->max_bytes = op->u.coll.bytes;
     int rc;
-    if (++gs->arrived == g->n && (rc = coll_all_arrived(R, op, g, now))) {
+    if (last && (rc = coll_all_arrived(R, s, op, g, idx, now))) {
         zs__sim_fail(R, rc, NULL, "%s", i,
                      rc == ZS_ENOMEM ? "out of memory" : "collective outside the cluster");
         return 0;
@@ -353,45 +429,65 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
     return 1;
 }
 
-coll_inst *zs__sim_coll_flow_in(rank_st *R, went *w, double now)
+/* The member is done with the collective: its sends (complete, since
+ * every flow is in) are collected, and the last member frees it. A wait,
+ * not a test: SimGrid 3.32 drops a comm from its actor's list of
+ * activities only when the actor waits on it (a test leaves it there, and
+ * the list, searched at every completion, grows). */
+static void coll_leave(rank_st *R, int s)
 {
-    flow *f = w->data;
-    zs__sim_flow_end(R->x, f->src, f->dst, f->bytes, now);
-    coll_inst *inst = f->inst;
-    inst->flows_left--;
-    free(f);
-    return inst;
+    coll_inst *inst = R->st[s].ci;
+    int idx = R->st[s].cidx;
+    for (int32_t k = inst->out0[idx]; k < inst->out0[idx + 1]; k++)
+        if (inst->sends[k] && sg_comm_wait(inst->sends[k]) != SG_OK)
+            zs__sim_fail(R, ZS_ERUNTIME, NULL, "%s", R->st[s].cur,
+                         "SimGrid reported a failed communication");
+    R->st[s].ci = NULL;
+    if (--inst->nref == 0)
+        inst_free(inst);
 }
 
 /* All flows into this member are in. If others are still moving, wait for
  * a wake-up (returns 1); otherwise the collective is over: wake the waiting
- * members and return 0. A wake-up is a zero-byte message over the member's
- * own zero-latency compute link (sent from its host), so it arrives at the
- * same date. */
-int zs__sim_coll_flows_in(rank_st *R, int s, coll_inst *inst)
+ * members and return 0. */
+static int flows_in(rank_st *R, int s, coll_inst *inst)
 {
-    sim *x = R->x;
     if (inst->flows_left > 0) {
         went *w = zs__sim_went_new(R, W_WAKE, s);
         if (!w) {
             zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", R->st[s].cur, "out of memory");
             return 1;
         }
-        w->comm = sg_mailbox_get_async(R->wake_mb[s], &w->data);
+        /* Registered first: posting is a simcall, during which the last
+         * flow may come in. */
         inst->wait_rank[inst->nwait] = R->rank;
         inst->wait_stream[inst->nwait++] = (uint8_t)s;
+        w->comm = sg_mailbox_get_async(R->wake_mb[s], &w->data);
         return 1;
     }
-    for (int k = 0; k < inst->nwait; k++) {
-        int r = inst->wait_rank[k];
-        sg_actor_set_host(sg_actor_self(), x->hosts[r]);
-        sg_comm_t c = sg_mailbox_put_init(x->ranks[r].wake_mb[inst->wait_stream[k]], &x->dummy, 0);
-        sg_comm_detach(c, NULL);
-    }
+    for (int k = 0; k < inst->nwait; k++)
+        signal_rank(R, inst->wait_rank[k], inst->wait_stream[k], &R->x->dummy);
     if (inst->nwait)
         sg_actor_set_host(sg_actor_self(), R->host);
-    free(inst->wait_rank);
-    free(inst->wait_stream);
-    free(inst);
     return 0;
+}
+
+int zs__sim_coll_retire(rank_st *R, went *w)
+{
+    int s = w->stream, kind = w->kind; /* w is free: flows_in may reuse it */
+    stream_st *t = &R->st[s];
+    if (kind == W_COLL) {
+        flow *f = w->data;
+        zs__sim_flow_end(R->x, f->src, f->dst, f->bytes, R->now);
+        f->inst->flows_left--;
+    } else if (kind == W_GO) {
+        t->ci = w->data;
+        post_out_flows(R, t->ci, R->p->ops[t->cur].u.coll.group, t->cidx);
+    }
+    if (--t->npend > 0)
+        return 0;
+    if (kind != W_WAKE && flows_in(R, s, t->ci))
+        return 0; /* the rest of the collective is still moving */
+    coll_leave(R, s);
+    return 1;
 }

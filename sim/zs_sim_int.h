@@ -38,9 +38,10 @@
 #include "zs_timeline.h"
 
 /* What an outstanding communication of a rank is: a transfer, a flow of a
- * collective into this member, or the wake-up that ends a collective.
- * Compute ops are no SimGrid activity: they end at dates the actor knows. */
-enum { W_P2P, W_COLL, W_WAKE };
+ * collective into this member, the go that starts a collective's flows out
+ * of it, or the wake-up that ends a collective. Compute ops are no SimGrid
+ * activity: they end at dates the actor knows. */
+enum { W_P2P, W_COLL, W_GO, W_WAKE };
 
 typedef struct chan { /* the p2p channel (src, dst, tag) */
     int32_t src, dst, tag;
@@ -53,20 +54,32 @@ typedef struct chan { /* the p2p channel (src, dst, tag) */
     struct chan *next;
 } chan;
 
+struct coll_inst;
+
+typedef struct flow {          /* one flow of a collective, the payload of its comm */
+    int32_t src, dst, dst_idx; /* ranks; the destination's member index */
+    double bytes, moved;       /* payload; bytes SimGrid moves (zs__sim_coll_flows) */
+    struct coll_inst *inst;
+} flow;
+
 /* One running collective: its members are done when all its flows are, as
- * in a real ring where every step waits for the previous one everywhere. */
+ * in a real ring where every step waits for the previous one everywhere.
+ * Each member posts its own flows (the source's actor sends, the
+ * destination's receives, so SimGrid routes them between their hosts) and
+ * collects its sends when the collective is over; the last member to
+ * arrive tells the others to start with a go. No flow is detached: SimGrid
+ * 3.32 keeps every detached comm in one list that it searches linearly at
+ * each completion. */
 typedef struct coll_inst {
     int flows_left;
     int nwait;
+    int nref;           /* members not done with it yet: the last frees it */
     int32_t *wait_rank; /* members whose own flows are in, waiting for the rest */
     uint8_t *wait_stream;
+    int32_t *out0;    /* member i's flows out are flows[out0[i] .. out0[i + 1]) */
+    flow *flows;      /* grouped by source member */
+    sg_comm_t *sends; /* per flow: its source's handle, collected at the end */
 } coll_inst;
-
-typedef struct flow { /* payload of a collective flow */
-    int32_t src, dst;
-    double bytes;
-    coll_inst *inst;
-} flow;
 
 typedef struct went { /* one outstanding communication of a rank */
     sg_comm_t comm;
@@ -92,6 +105,8 @@ typedef struct stream_st {
     int asleep; /* folded (zs_fold.h): skipping iterations until wake_at */
     double wake_at;
     int32_t wseg, witer, wskip; /* the skip: segment, first iteration, count */
+    coll_inst *ci;              /* the running collective (NULL until its go) */
+    int32_t cidx;               /* this rank's member index in it */
 } stream_st;
 
 struct sim;
@@ -199,8 +214,10 @@ void zs__sim_p2p_done(rank_st *R, went *w, double now);
 
 /* zs_sim_coll.c */
 int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now);
-coll_inst *zs__sim_coll_flow_in(rank_st *R, went *w, double now);
-int zs__sim_coll_flows_in(rank_st *R, int s, coll_inst *inst);
+/* Retires a comm of stream s's collective: a flow in, the go (the member
+ * posts its flows out) or the wake-up. Returns 1 when the member is done
+ * with the collective (its op ends now), 0 otherwise. */
+int zs__sim_coll_retire(rank_st *R, went *w);
 
 /* Calls fn for every flow of collective op (group n > 1) with `bytes` per
  * member: source and destination ranks, the destination's index among the

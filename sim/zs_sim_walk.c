@@ -280,11 +280,8 @@ static void retire(rank_st *R, went *w)
         zs__sim_p2p_done(R, w, now);
         return;
     }
-    coll_inst *inst = w->kind == W_COLL ? zs__sim_coll_flow_in(R, w, now) : NULL;
-    if (--t->npend > 0)
+    if (!zs__sim_coll_retire(R, w))
         return;
-    if (inst && zs__sim_coll_flows_in(R, s, inst))
-        return; /* the rest of the collective is still moving */
     t->running = 0;
     zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 0, -1);
     zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
