@@ -112,6 +112,29 @@ static int channel_member(const zs_cluster *c, const zs_group *g, int ch, int po
     }
 }
 
+/* The group's channels and their rings, computed once per group (both take
+ * O(members) per call: per flow and per arrival they made a collective
+ * cost O(members^2)). */
+static int group_rings(sim *x, int gi, int *nch, const int32_t **ring)
+{
+    group_st *gs = &x->groups[gi];
+    if (!gs->ring) {
+        const zs_group *g = &x->s->groups[gi];
+        int k = coll_channels(x->c, g), n = g->n;
+        int32_t *r = malloc(sizeof(int32_t) * (size_t)k * (size_t)(n > 0 ? n : 1));
+        if (!r)
+            return ZS_ENOMEM;
+        for (int c = 0; c < k; c++)
+            for (int pos = 0; pos < n; pos++)
+                r[(size_t)c * (size_t)n + (size_t)pos] = channel_member(x->c, g, c, pos);
+        gs->nch = k;
+        gs->ring = r;
+    }
+    *nch = gs->nch;
+    *ring = gs->ring;
+    return ZS_OK;
+}
+
 /* Adds a flow's payload to the links of its route (x->c_load), noting the
  * links touched and, per link, the longest path latency of its flows
  * (x->c_lat). */
@@ -185,7 +208,10 @@ int zs__sim_coll_flows(sim *x, const zs_op *op, double bytes, zs__coll_flow_fn f
     free(ranks);
     if (rc)
         return rc;
-    int nch = a2a ? 1 : coll_channels(x->c, g);
+    int nch = 1;
+    const int32_t *ring = NULL;
+    if (!a2a && (rc = group_rings(x, op->u.coll.group, &nch, &ring)))
+        return rc;
     int nflows = a2a ? n * (n - 1) : n * nch;
     /* The flows and their payloads: first count the ring edges inside and
      * between nodes. */
@@ -212,8 +238,8 @@ int zs__sim_coll_flows(sim *x, const zs_op *op, double bytes, zs__coll_flow_fn f
                                    zs_cluster_node_of(x->c, g->ranks[i - 1]);
         for (int c = 0; c < nch; c++)
             for (int pos = 0; pos < n; pos++, k++) {
-                src[k] = channel_member(x->c, g, c, pos);
-                dst[k] = channel_member(x->c, g, c, (pos + 1) % n);
+                src[k] = ring[(size_t)c * (size_t)n + (size_t)pos];
+                dst[k] = ring[(size_t)c * (size_t)n + (size_t)((pos + 1) % n)];
                 int same = zs_cluster_node_of(x->c, g->ranks[src[k]]) ==
                            zs_cluster_node_of(x->c, g->ranks[dst[k]]);
                 e_in += same;
@@ -300,7 +326,11 @@ static int coll_trigger(rank_st *R, int s, const zs_op *op, int idx)
     int gi = op->u.coll.group;
     const zs_group *g = &x->s->groups[gi];
     int n = g->n, a2a = op->u.coll.ck == ZS_COLL_ALLTOALL;
-    int nflows = a2a ? n * (n - 1) : n * coll_channels(x->c, g);
+    int nch = 1;
+    const int32_t *ring;
+    if (!a2a && group_rings(x, gi, &nch, &ring))
+        return ZS_ENOMEM;
+    int nflows = a2a ? n * (n - 1) : n * nch;
     coll_inst *inst = calloc(1, sizeof *inst);
     flow *tmp = malloc(sizeof *tmp * (size_t)nflows);
     if (!inst || !tmp || !(inst->wait_rank = malloc(sizeof(int32_t) * (size_t)n)) ||
@@ -408,7 +438,12 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
     t->t_start = now;
     t->ci = NULL;
     t->cidx = idx;
-    int nin = op->u.coll.ck == ZS_COLL_ALLTOALL ? g->n - 1 : coll_channels(x->c, g);
+    int nin = g->n - 1;
+    const int32_t *ring;
+    if (op->u.coll.ck != ZS_COLL_ALLTOALL && group_rings(x, gi, &nin, &ring)) {
+        zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
+        return 0;
+    }
     /* The flows in, and (all but the last to arrive) the go. */
     for (int k = 0; k < nin + !last; k++) {
         went *w = zs__sim_went_new(R, k < nin ? W_COLL : W_GO, s);

@@ -147,6 +147,8 @@ typedef struct group_st {
     sg_mailbox_t *mb_in; /* per member index */
     uint8_t *mstream;    /* per member index: the stream its collective runs on */
     int64_t op0;         /* the first member's op in the collective under way */
+    int nch;             /* its rings' channels (0: not computed yet) */
+    int32_t *ring;       /* member index at position pos of channel c's ring: ring[c * n + pos] */
 } group_st;
 
 typedef struct sim {

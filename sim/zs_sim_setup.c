@@ -164,6 +164,7 @@ void zs__sim_release(sim *x)
         for (int g = 0; g < x->s->ngroups; g++) {
             free(x->groups[g].mb_in);
             free(x->groups[g].mstream);
+            free(x->groups[g].ring);
         }
     free(x->groups);
     free(x->l_act);
