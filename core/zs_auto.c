@@ -28,11 +28,12 @@ static int cmp_i32(const void *a, const void *b)
 
 typedef struct ws {
     const zs_auto_in *in;
-    double *w;        /* per document: GPU-seconds per layer kept whole on one GPU */
-    item *order;      /* documents, most work first */
-    int *node_of;     /* per document: its node, -1 when it spans nodes */
-    int *span_first;  /* per document: first node of its window (span documents) */
-    int *span_m;      /* per document: nodes of its window, 0 when it does not span */
+    double *w;       /* per document: GPU-seconds per layer kept whole on one GPU */
+    double *ring_t;  /* per document: seconds per layer per GPU on its node's ring, -1: not asked */
+    item *order;     /* documents, most work first */
+    int *node_of;    /* per document: its node, -1 when it spans nodes */
+    int *span_first; /* per document: first node of its window (span documents) */
+    int *span_m;     /* per document: nodes of its window, 0 when it does not span */
     double *base_att; /* per node: seconds per layer per GPU of span units' attention */
     double *base_lin; /* ... and of their linear modules */
     int64_t *basetok; /* per node: tokens per GPU of span units */
@@ -46,6 +47,7 @@ typedef struct ws {
 static void ws_free(ws *W)
 {
     free(W->w);
+    free(W->ring_t);
     free(W->order);
     free(W->node_of);
     free(W->span_first);
@@ -71,6 +73,7 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     memset(W, 0, sizeof *W);
     W->in = in;
     W->w = malloc(sizeof(double) * nd);
+    W->ring_t = malloc(sizeof(double) * nd);
     W->order = malloc(sizeof(item) * nd);
     W->node_of = malloc(sizeof(int) * nd);
     W->span_first = calloc(nd, sizeof(int));
@@ -88,9 +91,9 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->ul = malloc(sizeof(double) * G);
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
-    if (!W->w || !W->order || !W->node_of || !W->span_first || !W->span_m || !W->base_att ||
-        !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load || !W->lin || !W->hid ||
-        !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
+    if (!W->w || !W->ring_t || !W->order || !W->node_of || !W->span_first || !W->span_m ||
+        !W->base_att || !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load ||
+        !W->lin || !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
@@ -98,6 +101,7 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
         W->w[d] = in->attn_full[d] + (double)in->len[d] * in->lin_tok;
         W->order[d] = (item){W->w[d], d};
         W->node_of[d] = -1;
+        W->ring_t[d] = -1;
     }
     qsort(W->order, (size_t)in->ndocs, sizeof(item), cmp_item);
     return ZS_OK;
@@ -315,6 +319,15 @@ static int partition(ws *W, zs_err *e)
     return rc;
 }
 
+/* Seconds per layer per GPU of document d on its node's ring (the window
+ * of one node), asked of the caller once per document. */
+static double ring_time(ws *W, int32_t d)
+{
+    if (W->ring_t[d] < 0)
+        W->ring_t[d] = W->in->span_time(W->in->arg, d, 1);
+    return W->ring_t[d];
+}
+
 /* Predicted seconds per layer of GPU g as priced so far. */
 static double gpu_time(const ws *W, int g)
 {
@@ -389,15 +402,16 @@ static void improve(ws *W, const item *it, int n, int k, int *assign)
 }
 
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
- * of most work (it[0 .. k)) go head-parallel and the rest stay whole; the
- * group (head) or GPU (local) of each document into assign. HUGE_VAL when a
- * GPU would overflow. Documents go to the group or GPU of least load, or
+ * of most work (it[0 .. k)) go head-parallel (ring = 0) or on the node's
+ * ring (ring = 1) and the rest stay whole; the group (head; 0 on the ring)
+ * or GPU (local) of each document into assign. HUGE_VAL when a GPU would
+ * overflow. Documents go to the group or GPU of least load, or
  * (by_tokens, the fallback when that packing leaves no room) of fewest
  * tokens; with refine, the local documents are then moved or swapped
  * between GPUs (improve), for the chosen k only: it costs as much as the
  * rest of the search. */
-static double price_node(ws *W, int x, const item *it, int n, int k, int by_tokens, int refine,
-                         int *assign)
+static double price_node(ws *W, int x, const item *it, int n, int k, int ring, int by_tokens,
+                         int refine, int *assign)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
@@ -411,7 +425,24 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int by_toke
         W->ul[q] = 0;
         W->ut[q] = 0;
     }
-    for (int i = 0; i < k; i++) {
+    if (ring) { /* every document cut over all the node's GPUs */
+        double ta = 0, tl = 0;
+        int64_t tt = 0;
+        for (int i = 0; i < k; i++) {
+            int32_t d = it[i].d;
+            int64_t share = span_share(in, in->len[d], 1);
+            ta += ring_time(W, d);
+            tl += (double)share * in->lin_tok;
+            tt += share;
+            assign[i] = 0;
+        }
+        for (int g = 0; g < G; g++) {
+            W->load[g] += ta;
+            W->lin[g] += tl;
+            W->tok[g] += tt;
+        }
+    }
+    for (int i = 0; i < (ring ? 0 : k); i++) {
         int32_t d = it[i].d;
         int q = 0;
         for (int j = 1; j < ng; j++)
@@ -481,7 +512,41 @@ static int next_k(int k, int kmin, int n)
 static int build_units(ws *W, const item *nd, const int *nstart, const int *assign, zs_auto_plan *p,
                        zs_err *e);
 
-/* Chooses k for every node; assign[] follows nd (the nodes' documents). */
+/* The candidates of a node: k from lo to hi on a layout (ring = 0:
+ * head-parallel, 1: the node's ring). */
+typedef struct cand {
+    int ring, lo, hi;
+} cand;
+
+/* The candidates the mode allows a node of n documents whose kmin of most
+ * work fit no GPU whole; 0 when there are none (kmin documents no layout
+ * splits). */
+static int candidates(const zs_auto_in *in, int n, int kmin, cand *c)
+{
+    int heads = in->u > 1, ring = in->G / in->u > 1, nc = 0;
+    if (in->mode == ZS_AUTO_HEADS && heads)
+        c[nc++] = (cand){0, n, n};
+    else if (in->mode == ZS_AUTO_RING && ring)
+        c[nc++] = (cand){1, n, n};
+    else if (in->mode == ZS_AUTO_SEARCH) {
+        if (heads)
+            c[nc++] = (cand){0, kmin, n};
+        if (ring)
+            c[nc++] = (cand){1, kmin, n};
+    }
+    if (nc == 0) { /* local, or a forced layout this shape lacks: as few split as fit */
+        if (heads)
+            c[nc++] = (cand){0, kmin, kmin};
+        if (ring && (kmin > 0 || !heads))
+            c[nc++] = (cand){1, kmin, kmin};
+    }
+    if (nc == 0 && kmin == 0)
+        c[nc++] = (cand){0, 0, 0};
+    return nc;
+}
+
+/* Chooses k and the layout for every node; assign[] follows nd (the
+ * nodes' documents). */
 static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto_plan *p, zs_err *e)
 {
     const zs_auto_in *in = W->in;
@@ -489,34 +554,36 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
     if (!tmp)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     p->makespan = 0;
-    p->makespan_local = p->makespan_heads = in->mode == ZS_AUTO_SEARCH ? 0 : HUGE_VAL;
+    p->makespan_local = p->makespan_heads = p->makespan_ring =
+        in->mode == ZS_AUTO_SEARCH ? 0 : HUGE_VAL;
     for (int x = 0; x < in->nodes; x++) {
         const item *it = nd + nstart[x];
         int n = nstart[x + 1] - nstart[x], kmin = 0;
         for (int i = 0; i < n; i++)
             if (in->len[it[i].d] > in->cap - W->basetok[x])
                 kmin = i + 1;
-        if (kmin > 0 && in->u == 1) {
+        cand c[2];
+        int nc = candidates(in, n, kmin, c);
+        if (nc == 0) {
             free(tmp);
             return doc_error(it[kmin - 1].d, in->len[it[kmin - 1].d],
                              "use recomputation or a higher ZeRO stage",
-                             "this document does not fit one GPU and heads cannot be split", e);
+                             "this document does not fit one GPU and its node has no layout that "
+                             "splits it (one GPU per node, heads not split)",
+                             e);
         }
-        int lo = kmin, hi = in->u > 1 ? n : kmin;
-        if (in->mode == ZS_AUTO_LOCAL)
-            hi = kmin;
-        else if (in->mode == ZS_AUTO_HEADS && in->u > 1)
-            lo = n;
         double best = HUGE_VAL;
-        int bestk = -1, bytok = 0;
+        int bestk = -1, bestring = 0, bytok = 0;
         for (; bytok < 2 && bestk < 0; bytok++)
-            for (int k = lo; k <= hi; k = next_k(k, lo, n)) {
-                double t = price_node(W, x, it, n, k, bytok, 0, tmp);
-                if (t < best) {
-                    best = t;
-                    bestk = k;
+            for (int j = 0; j < nc; j++)
+                for (int k = c[j].lo; k <= c[j].hi; k = next_k(k, c[j].lo, n)) {
+                    double t = price_node(W, x, it, n, k, c[j].ring, bytok, 0, tmp);
+                    if (t < best) {
+                        best = t;
+                        bestk = k;
+                        bestring = c[j].ring;
+                    }
                 }
-            }
         if (bestk < 0) {
             free(tmp);
             char w[64];
@@ -525,15 +592,24 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
                               "no layout of its %d documents fits its GPUs' memory", n);
         }
         if (in->mode == ZS_AUTO_SEARCH) { /* the uniform layouts, for the notes */
-            double tl = price_node(W, x, it, n, kmin, bytok - 1, 0, tmp);
-            double th = in->u > 1 ? price_node(W, x, it, n, n, bytok - 1, 0, tmp) : HUGE_VAL;
+            double tl = HUGE_VAL, th = HUGE_VAL, tr = HUGE_VAL;
+            for (int j = 0; j < nc; j++) {
+                double t = price_node(W, x, it, n, kmin, c[j].ring, bytok - 1, 0, tmp);
+                tl = t < tl ? t : tl;
+            }
+            if (in->u > 1)
+                th = price_node(W, x, it, n, n, 0, bytok - 1, 0, tmp);
+            if (in->G / in->u > 1)
+                tr = price_node(W, x, it, n, n, 1, bytok - 1, 0, tmp);
             p->makespan_local = tl > p->makespan_local ? tl : p->makespan_local;
             p->makespan_heads = th > p->makespan_heads ? th : p->makespan_heads;
+            p->makespan_ring = tr > p->makespan_ring ? tr : p->makespan_ring;
         }
-        double refined = price_node(W, x, it, n, bestk, bytok - 1, 1, assign + nstart[x]);
+        double refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, assign + nstart[x]);
         best = refined < best ? refined : best;
         p->node_time[x] = best;
         p->node_k[x] = bestk;
+        p->node_ring[x] = bestring && bestk > 0;
         p->node_n[x] = n;
         p->makespan = best > p->makespan ? best : p->makespan;
     }
@@ -562,20 +638,27 @@ static int build_units(ws *W, const item *nd, const int *nstart, const int *assi
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u, S = in->nodes * G;
-    size_t cap_units = (size_t)in->ndocs + (size_t)in->nodes * (size_t)(ng + G) + 1;
+    size_t cap_units = (size_t)in->ndocs + (size_t)in->nodes * (size_t)(ng + G + 1) + 1;
     p->unit = malloc(sizeof(zs_auto_unit) * cap_units);
     p->docs = malloc(sizeof(int32_t) * ((size_t)in->ndocs + 1));
     if (!p->unit || !p->docs)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    int nu = 0, nd_out = 0;
+    int nu = 0, nd_out = 0, n1 = 0;
+    int32_t *one = malloc(sizeof(int32_t) * ((size_t)in->ndocs + 1));
+    if (!one)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     /* Span units: documents over the same window share one ring (one
      * launch per ring step over all of them, as usp's), by window then
-     * batch order. */
+     * batch order. Windows of one node (documents no GPU holds whole) are
+     * the node's ring, below. */
     for (int32_t d = 0; d < in->ndocs; d++)
-        if (W->span_m[d])
+        if (W->span_m[d] > 1)
             p->docs[nd_out++] = d;
+        else if (W->span_m[d] == 1)
+            one[n1++] = d;
     span_ws = W;
     qsort(p->docs, (size_t)nd_out, sizeof(int32_t), cmp_window);
+    qsort(one, (size_t)n1, sizeof(int32_t), cmp_window);
     for (int i = 0; i < nd_out; i++) {
         int32_t d = p->docs[i];
         int m = W->span_m[d], first = W->span_first[d] * G;
@@ -587,9 +670,22 @@ static int build_units(ws *W, const item *nd, const int *nstart, const int *assi
         p->nspan++;
         p->max_m = m > p->max_m ? m : p->max_m;
     }
+    for (int x = 0, i1 = 0; x < in->nodes; x++) { /* ring units */
+        int start = nd_out;
+        for (; i1 < n1 && W->span_first[one[i1]] == x; i1++)
+            p->docs[nd_out++] = one[i1];
+        for (int i = 0; i < p->node_k[x] && p->node_ring[x]; i++)
+            p->docs[nd_out++] = nd[nstart[x] + i].d;
+        if (nd_out == start)
+            continue;
+        qsort(p->docs + start, (size_t)(nd_out - start), sizeof(int32_t), cmp_i32);
+        p->unit[nu++] = (zs_auto_unit){ZS_AUTO_UNIT_RING, u, G / u, x * G, start, nd_out - start};
+        p->ring_docs += nd_out - start;
+    }
+    free(one);
     for (int x = 0; x < in->nodes; x++) { /* head units */
         int n = nstart[x + 1] - nstart[x], k = p->node_k[x];
-        for (int q = 0; q < ng; q++) {
+        for (int q = 0; q < ng && !p->node_ring[x]; q++) {
             int start = nd_out;
             for (int i = 0; i < k; i++)
                 if (assign[nstart[x] + i] == q)
@@ -600,9 +696,11 @@ static int build_units(ws *W, const item *nd, const int *nstart, const int *assi
             p->unit[nu++] =
                 (zs_auto_unit){ZS_AUTO_UNIT_HEADS, u, 1, x * G + q * u, start, nd_out - start};
         }
-        p->heads_docs += k;
+        p->heads_docs += p->node_ring[x] ? 0 : k;
         p->local_docs += n - k;
-        if (n > 0 && k == n)
+        if (n > 0 && k == n && p->node_ring[x])
+            p->nodes_ring++;
+        else if (n > 0 && k == n)
             p->nodes_heads++;
         else if (n > 0 && k == 0)
             p->nodes_local++;
@@ -632,6 +730,7 @@ void zs_auto_plan_free(zs_auto_plan *p)
     free(p->node_time);
     free(p->node_k);
     free(p->node_n);
+    free(p->node_ring);
     free(p);
 }
 
@@ -654,8 +753,10 @@ int zs_auto_search(const zs_auto_in *in, zs_auto_plan **out, zs_err *e)
         p->node_time = calloc((size_t)in->nodes, sizeof(double));
         p->node_k = calloc((size_t)in->nodes, sizeof(int));
         p->node_n = calloc((size_t)in->nodes, sizeof(int));
+        p->node_ring = calloc((size_t)in->nodes, sizeof(int));
     }
-    if (!p || !nd || !nstart || !assign || !p->node_time || !p->node_k || !p->node_n) {
+    if (!p || !nd || !nstart || !assign || !p->node_time || !p->node_k || !p->node_n ||
+        !p->node_ring) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }

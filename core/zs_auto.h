@@ -8,18 +8,24 @@
  * not fit a node, spans a window of m consecutive nodes (a head x ring
  * unit: Ulysses groups of u GPUs inside each node, one zigzag ring over the
  * m x G / u groups, shared by the documents of the same window); the rest
- * go to nodes most work first (LPT). Inside a node the k documents
- * of most work go head-parallel (Ulysses over u GPUs through NVLink; with
- * G / u groups per node, the documents LPT over the groups) and the others
- * stay whole on one GPU (LPT over the GPUs); k is searched, each candidate
- * priced GPU by GPU (span shares, Ulysses attention, the all-to-all time
- * that local attention does not hide, local attention, the linear modules;
- * with MoE layers, whose expert all-to-alls make the node wait for its
- * slowest GPU twice a layer, the slowest attention plus the slowest linear
- * modules) and the smallest predicted makespan wins; its local documents
- * are then moved or swapped between GPUs while that lowers the slower. All prices come from the
+ * go to nodes most work first (LPT). Inside a node the k documents of most
+ * work go to one of the node's layouts: head-parallel (Ulysses over u GPUs
+ * through NVLink; with G / u groups per node, the documents LPT over the
+ * groups; u > 1) or the node's ring (the window of one node: Ulysses u x a
+ * zigzag ring over the node's G / u groups, every document cut over all
+ * its G slots, through NVLink; G / u > 1, the only layout that splits a
+ * document inside a node when no head-parallel degree divides the heads);
+ * the others stay whole on one GPU (LPT over the GPUs). k and the layout
+ * are searched, each candidate priced GPU by GPU (span shares, ring or
+ * Ulysses attention, the all-to-all time that local attention does not
+ * hide, local attention, the linear modules; with MoE layers, whose expert
+ * all-to-alls make the node wait for its slowest GPU twice a layer, the
+ * slowest attention plus the slowest linear modules) and the smallest
+ * predicted makespan wins; its local documents are then moved or swapped
+ * between GPUs while that lowers the slower. All prices come from the
  * caller (the planner asks the cost model), per layer in seconds.
- * Deterministic: ties go to the lower index. Depends on zs_err only. */
+ * Deterministic: ties go to the lower index (and k, head-parallel before
+ * the ring). Depends on zs_err only. */
 #ifndef ZS_AUTO_H
 #define ZS_AUTO_H
 
@@ -31,7 +37,8 @@
 typedef enum zs_auto_mode {
     ZS_AUTO_SEARCH = 0, /* k searched per node */
     ZS_AUTO_LOCAL = 1,  /* k as small as capacity allows (documents whole on a GPU) */
-    ZS_AUTO_HEADS = 2   /* every document of a node head-parallel */
+    ZS_AUTO_HEADS = 2,  /* every document of a node head-parallel */
+    ZS_AUTO_RING = 3    /* every document of a node on the node's ring */
 } zs_auto_mode;
 
 typedef struct zs_auto_in {
@@ -56,7 +63,8 @@ typedef struct zs_auto_in {
      * same GPU runs under (the rest is exposed). */
     double (*a2a)(void *arg, double tokens, double *hidden);
     /* Seconds per layer per GPU of document d's attention over a window of
-     * m nodes (ring steps with their transfers, all-to-alls). */
+     * m nodes (ring steps with their transfers, all-to-alls); m = 1: the
+     * node's ring. */
     double (*span_time)(void *arg, int32_t d, int m);
     void *arg;
 } zs_auto_in;
@@ -64,7 +72,8 @@ typedef struct zs_auto_in {
 typedef enum zs_auto_kind {
     ZS_AUTO_UNIT_SPAN = 0,  /* u x r over a window of nodes */
     ZS_AUTO_UNIT_HEADS = 1, /* Ulysses over u GPUs of a node (r = 1) */
-    ZS_AUTO_UNIT_LOCAL = 2  /* whole documents on one GPU (u = r = 1) */
+    ZS_AUTO_UNIT_LOCAL = 2, /* whole documents on one GPU (u = r = 1) */
+    ZS_AUTO_UNIT_RING = 3   /* u x r = G over one node's slots (its ring, NVLink) */
 } zs_auto_kind;
 
 /* A set of slots running one layout over its documents: slots first ..
@@ -77,20 +86,21 @@ typedef struct zs_auto_unit {
 } zs_auto_unit;
 
 typedef struct zs_auto_plan {
-    int nunits; /* span units first, then head units, then local units */
+    int nunits; /* span units first, then ring, head and local units */
     zs_auto_unit *unit;
     int32_t *docs;
     double makespan; /* predicted seconds per layer of the slowest GPU */
     /* The same with the same partition and every node's k the smallest
-     * (local) or all its documents (head-parallel); HUGE_VAL when not
-     * feasible or not searched (a forced mode). */
-    double makespan_local, makespan_heads;
+     * (local) or all its documents (head-parallel, the node's ring);
+     * HUGE_VAL when not feasible or not searched (a forced mode). */
+    double makespan_local, makespan_heads, makespan_ring;
     double *node_time; /* per node: predicted seconds per layer */
-    int *node_k;       /* per node: documents head-parallel */
+    int *node_k;       /* per node: documents head-parallel or on the node's ring */
+    int *node_ring;    /* per node: 1 when those k are on the ring */
     int *node_n;       /* per node: documents (span documents not counted) */
     int nspan, max_m;  /* documents spanning nodes, the widest window */
-    int heads_docs, local_docs;
-    int nodes_heads, nodes_local, nodes_mixed; /* nodes by strategy */
+    int heads_docs, ring_docs, local_docs; /* ring: on a node's ring (capacity ones too) */
+    int nodes_heads, nodes_ring, nodes_local, nodes_mixed; /* nodes by strategy */
 } zs_auto_plan;
 
 /* Runs the search. Errors: a document no layout can hold (ZS_EINPUT,

@@ -3,19 +3,20 @@
  * The search (zs_auto.h) sends documents of more than a node's share of
  * the work to head x ring units over windows of nodes (Ulysses inside each
  * node, a zigzag ring across them: USP's layout for one document), the
- * rest to nodes by LPT, and per node keeps the k documents of most work
- * head-parallel over the node's GPUs (Ulysses through NVLink) and the rest
- * whole on one GPU (LPT), k searched by predicted makespan. Variants
- * (how readily documents span nodes, no spanning) are searched, the
- * cheapest plan wins, and the notes print the runner-ups (with the chosen
- * partition's uniform layouts: every node local, every node
- * head-parallel). Lowering reuses the ring emitter (zs_ring.h) and the
- * baselines' local attention (zs_cpbase.h); a node's first all-to-all runs
- * under its local attention, and its head unit runs in two waves of heads
- * where they split, each wave's all-to-alls under the other's attention.
- * Linear modules run where the tokens live (no remap). Options: tp,
- * ulysses (the node's head-parallel degree), span=0|1,
- * layout=auto|local|heads. */
+ * rest to nodes by LPT, and per node puts the k documents of most work
+ * head-parallel over the node's GPUs (Ulysses through NVLink) or on a ring
+ * over the node's GPUs (zigzag, NVLink; with u > 1 Ulysses inside it) and
+ * the rest whole on one GPU (LPT), k and that layout searched by predicted
+ * makespan. Variants (how readily documents span nodes, no spanning) are
+ * searched, the cheapest plan wins, and the notes print the runner-ups
+ * (with the chosen partition's uniform layouts: every node local,
+ * head-parallel, or on its ring). Lowering reuses the ring emitter
+ * (zs_ring.h) and the baselines' local attention (zs_cpbase.h); a node's
+ * first all-to-all runs under its local attention, and its head unit runs
+ * in two waves of heads where they split, each wave's all-to-alls under
+ * the other's attention. Linear modules run where the tokens live (no
+ * remap). Options: tp, ulysses (the node's head-parallel degree), span=0|1,
+ * layout=auto|local|heads|ring. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,12 @@ static const zs_opt_spec opt_span = {.key = "span",
                                              "may span nodes (Ulysses x ring)"};
 static const zs_opt_spec opt_layout = {.key = "layout",
                                        .type = ZS_OPT_ENUM,
-                                       .max = 2,
+                                       .max = 3,
                                        .def = 0,
-                                       .values = "auto|local|heads",
+                                       .values = "auto|local|heads|ring",
                                        .help = "per-node layout: searched, documents whole on a "
-                                               "GPU where they fit, or all head-parallel"};
+                                               "GPU where they fit, all head-parallel, or all on "
+                                               "a ring over the node's GPUs"};
 
 /* Planners use tag 0 for their groups; the builder's are 1-3. */
 enum { GROUP_TAG_SPAN = 8 };
@@ -135,8 +137,11 @@ static void a2a_table(ap *A)
  * pass r ring steps, each the slower of its attention (the document's
  * attention with heads / u over r members and r steps) and its KV transfer
  * (backward: KV and dK/dV, then dK/dV home), plus the group's all-to-alls.
- * Transfers across a node boundary go through NICs that every GPU behind
- * them uses at once. */
+ * Transfers across a node boundary leave from the last Ulysses group of a
+ * node: its u slots of tp GPUs each send at once, so a NIC carries as many
+ * transfers as it has GPUs of that group behind it (u x tp consecutive
+ * GPUs, at most the GPUs per NIC; every TP rank moves its own KV heads).
+ * m = 1 is the node's ring: NVLink between neighbouring slots. */
 static double span_time(void *arg, int32_t d, int m)
 {
     const ap *A = arg;
@@ -152,8 +157,9 @@ static double span_time(void *arg, int32_t d, int m)
     if (r > 1 && dst > 0) {
         x = zs_cost_p2p(A->ctx->cost, zs_slot_rank(&A->dims, 0, 0), zs_slot_rank(&A->dims, 0, dst),
                         kv);
-        if (m > 1 && zs_cluster_gpus_per_nic(cl) / tp > 1)
-            x *= zs_cluster_gpus_per_nic(cl) / tp;
+        int gpn = zs_cluster_gpus_per_nic(cl), senders = A->u * tp < gpn ? A->u * tp : gpn;
+        if (m > 1 && senders > 1)
+            x *= senders;
     }
     double cf = A->hf[d] / ((double)r * r), cb = A->hb[d] / ((double)r * r);
     double fwd = (r - 1) * fmax(cf, x) + cf;
@@ -207,12 +213,15 @@ static int64_t unit_tokens(const ap *A, const zs_auto_unit *un)
     int64_t t = 0;
     for (int i = 0; i < un->n; i++) {
         int32_t len = A->len[A->plan->docs[un->start + i]];
-        t += un->kind == ZS_AUTO_UNIT_SPAN ? zs__cpb_fp_zigzag(len, un->u * un->r) : len;
+        t += un->kind == ZS_AUTO_UNIT_SPAN || un->kind == ZS_AUTO_UNIT_RING
+                 ? zs__cpb_fp_zigzag(len, un->u * un->r)
+                 : len;
     }
     return t;
 }
 
-/* A span unit: all-to-alls inside its Ulysses groups around u rings of r. */
+/* A span unit or a node's ring: all-to-alls inside its Ulysses groups
+ * around u rings of r. */
 static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int backward,
                      int64_t *dep, int *slots, int64_t *rdep, zs_err *e)
 {
@@ -275,7 +284,7 @@ typedef struct emit_ws {
     int *slots;
 } emit_ws;
 
-/* Order per slot: span units, local documents (under the head unit's
+/* Order per slot: span units and the node's ring, local documents (under the head unit's
  * first all-to-all, Q/K/V forward and dO backward), the head unit (its
  * second all-to-all exposed). Local attention stays whole before the
  * head unit in both directions: the all-to-alls are barriers of the node,
@@ -294,7 +303,7 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
                           A->a2a_stream, w->dep, w->q1 + (size_t)v * A->S);
         }
     for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
-        if (p->unit[i].kind == ZS_AUTO_UNIT_SPAN)
+        if (p->unit[i].kind == ZS_AUTO_UNIT_SPAN || p->unit[i].kind == ZS_AUTO_UNIT_RING)
             rc = emit_span(A, it, stage, &p->unit[i], backward, w->dep, w->slots, w->rdep, e);
     for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
         int lu = A->slot_local[sl];
@@ -422,7 +431,7 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
         A->slot_head[sl] = A->slot_local[sl] = -1;
     for (int i = 0; i < p->nunits && !rc; i++) {
         const zs_auto_unit *un = &p->unit[i];
-        if (un->kind == ZS_AUTO_UNIT_SPAN) {
+        if (un->kind == ZS_AUTO_UNIT_SPAN || un->kind == ZS_AUTO_UNIT_RING) {
             rc = place_span(A, s, un, e);
         } else if (un->kind == ZS_AUTO_UNIT_HEADS) {
             rc = place_heads(A, s, un, e);
@@ -449,42 +458,19 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
 
 /* ---- prices and options --------------------------------------------------------- */
 
-/* Seconds of one layer's linear modules for T tokens on a GPU, as the
- * iteration builder writes them (zs_iteration.c): norms, residuals and
- * SwiGLU through HBM, the QKV, O and MLP (or router, experts at mean load
- * and their node all-to-alls) GEMMs, a backward of two GEMMs each, the
- * forward once per pass. TP collectives are left out (the same on every
- * GPU of a layout). */
-static double layer_linear(const ap *A, double T)
+/* Seconds of one layer's linear modules for T tokens on a GPU: the
+ * iteration builder's own ops priced dry (zs_iter_linear_time: norms,
+ * residuals, SwiGLU, the QKV, O and MLP GEMMs or the router, experts at
+ * mean load and their node all-to-alls, and the TP collectives that
+ * sequence parallelism puts on the compute stream), the forward once per
+ * pass and the backward. */
+static int layer_linear(const ap *A, double T, double *out, zs_err *e)
 {
-    const zs_cost *c = A->ctx->cost;
-    const zs_model *m = A->ctx->model;
-    int tp = A->dims.tp;
-    double h = m->hidden, by = m->dtype_bytes, Tl = T / tp;
-    double qkv_n = (double)A->tok_qkv / by, ad = (double)A->tok_q / by;
-    double g = zs_cost_gemm(c, T, qkv_n, h) + zs_cost_gemm(c, T, h, ad);
-    double el = zs_cost_elementwise(c, 2 * Tl * h * by) + zs_cost_elementwise(c, 3 * Tl * h * by) +
-                zs_cost_elementwise(c, 2 * Tl * h * by);
-    double elb =
-        zs_cost_elementwise(c, 2 * Tl * h * by) + 2 * zs_cost_elementwise(c, 3 * Tl * h * by);
-    double coll = 0;
-    if (zs_model_is_moe(m)) {
-        double Tk = T * m->top_k, f = (double)m->expert_ffn / tp;
-        g += zs_cost_gemm(c, T, m->experts, h) + zs_cost_gemm(c, Tk, 2 * f, h) +
-             zs_cost_gemm(c, Tk, h, f);
-        el += zs_cost_elementwise(c, 3 * Tk * f * by);
-        elb += zs_cost_elementwise(c, 4 * Tk * f * by);
-        int ranks[64], n = A->G < 64 ? A->G : 64;
-        for (int j = 0; j < n; j++)
-            ranks[j] = zs_slot_rank(&A->dims, 0, j);
-        coll = 2 * zs_cost_collective(c, ZS_COLL_ALLTOALL, ranks, n, Tk * h * by);
-    } else {
-        double f = (double)m->ffn / tp;
-        g += zs_cost_gemm(c, T, 2 * f, h) + zs_cost_gemm(c, T, h, f);
-        el += zs_cost_elementwise(c, 3 * T * f * by);
-        elb += zs_cost_elementwise(c, 4 * T * f * by);
-    }
-    return A->passes * (g + el + coll) + 2 * g + elb + coll;
+    zs_iter_lin l;
+    int rc = zs_iter_linear_time(A->ctx->cost, A->dims.tp, A->G, T, 0, &l, e);
+    if (!rc)
+        *out = A->passes * (l.fwd_entry + l.fwd_post) + l.bwd_entry + l.bwd_post;
+    return rc;
 }
 
 static int prices(ap *A, const zs_batch *b, double *lin_tok, zs_err *e)
@@ -510,9 +496,11 @@ static int prices(ap *A, const zs_batch *b, double *lin_tok, zs_err *e)
     }
     /* Linear modules per token: the iteration builder's ops of one layer
      * for a GPU's even share of the batch, divided by it. */
-    double T = (double)b->tokens / A->S > 1 ? (double)b->tokens / A->S : 1;
-    *lin_tok = layer_linear(A, T) / T;
-    return ZS_OK;
+    double T = (double)b->tokens / A->S > 1 ? (double)b->tokens / A->S : 1, t = 0;
+    int rc = layer_linear(A, T, &t, e);
+    if (!rc)
+        *lin_tok = t / T;
+    return rc;
 }
 
 static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_err *e)
@@ -548,9 +536,17 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
     A->passes = ctx->mem.recompute == ZS_RECOMPUTE_FULL ? 2 : 1;
     A->tok_q = (double)A->hq * m->head_dim * m->dtype_bytes;
     A->tok_qkv = (double)(A->hq + 2 * A->hkv) * m->head_dim * m->dtype_bytes;
-    if ((rc = zs_opt_bool(ctx->opts, &opt_span, span, e)))
+    if ((rc = zs_opt_bool(ctx->opts, &opt_span, span, e)) ||
+        (rc = zs_opt_enum(ctx->opts, &opt_layout, layout, e)))
         return rc;
-    return zs_opt_enum(ctx->opts, &opt_layout, layout, e);
+    if (*layout == 3 && A->G / A->u < 2)
+        return zs_err_set(e, ZS_EINPUT, "layout",
+                          "use ulysses=1 (or a degree below the node's TP groups), or another "
+                          "layout",
+                          "layout=ring: a node's ring needs two Ulysses groups in a node; it has "
+                          "%d TP groups (tp=%ld), ulysses=%d",
+                          A->G, tp, A->u);
+    return ZS_OK;
 }
 
 /* ---- the plan ------------------------------------------------------------------- */
@@ -559,11 +555,12 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
  * spans when its work exceeds frac x a node's share), and no spanning;
  * then the chosen partition with every node local or head-parallel
  * (runner-ups only: the per-node search already weighs both). */
-enum { NSEARCH = 6, NOSPAN = 5, NVAR = 8, VAR_LOCAL = 6, VAR_HEADS = 7 };
+enum { NSEARCH = 6, NOSPAN = 5, NVAR = 9, VAR_LOCAL = 6, VAR_HEADS = 7, VAR_RING = 8 };
 static const double var_frac[NSEARCH] = {1, 0.5, 0.25, 0.125, 0.0625, 1};
 static const char *const var_name[NVAR] = {
     "span above a node's share", "span above 1/2 of it", "span above 1/4", "span above 1/8",
-    "span above 1/16",           "no spanning",          "all local",      "all head-parallel"};
+    "span above 1/16",           "no spanning",          "all local",      "all head-parallel",
+    "all on the node's ring"};
 
 /* Runs the search variants the options allow (the threshold ladder down
  * to where spanning more stops paying, then no spanning); the cheapest
@@ -581,6 +578,7 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      1,
                      layout == 1   ? ZS_AUTO_LOCAL
                      : layout == 2 ? ZS_AUTO_HEADS
+                     : layout == 3 ? ZS_AUTO_RING
                                    : ZS_AUTO_SEARCH,
                      b->ndocs,
                      b->len,
@@ -624,6 +622,7 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
     }
     mk[VAR_LOCAL] = (*best)->makespan_local;
     mk[VAR_HEADS] = (*best)->makespan_heads;
+    mk[VAR_RING] = (*best)->makespan_ring;
     return ZS_OK;
 }
 
@@ -632,16 +631,19 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
 {
     zs_plan_report_note(rep,
                         "auto: documents whole on one GPU (LPT), head-parallel over u=%d GPUs of "
-                        "a node (Ulysses, NVLink) or over windows of nodes (Ulysses x zigzag "
-                        "ring); nodes filled by LPT on predicted time, per node the k documents "
-                        "of most work head-parallel, k searched; capacity %ld tokens/GPU",
-                        A->u, A->cap);
+                        "a node (Ulysses, NVLink), on a ring over a node's %d GPUs (Ulysses "
+                        "%d x zigzag ring %d, NVLink) or over windows of nodes (Ulysses x "
+                        "zigzag ring); nodes filled by LPT on predicted time, per node the k "
+                        "documents of most work head-parallel or on the node's ring, k and the "
+                        "layout searched; capacity %ld tokens/GPU",
+                        A->u, A->G, A->u, A->G / A->u, A->cap);
     zs_plan_report_note(rep,
-                        "chosen (%s): %d documents local, %d head-parallel in a node, %d "
-                        "spanning nodes (widest %d); nodes %d local, %d head-parallel, %d mixed",
-                        var_name[which], p->local_docs, p->heads_docs, p->nspan, p->max_m,
-                        p->nodes_local, p->nodes_heads, p->nodes_mixed);
-    char buf[512];
+                        "chosen (%s): %d documents local, %d head-parallel in a node, %d on a "
+                        "node's ring, %d spanning nodes (widest %d); nodes %d local, %d "
+                        "head-parallel, %d ring, %d mixed",
+                        var_name[which], p->local_docs, p->heads_docs, p->ring_docs, p->nspan,
+                        p->max_m, p->nodes_local, p->nodes_heads, p->nodes_ring, p->nodes_mixed);
+    char buf[640];
     size_t o = 0;
     buf[0] = 0;
     for (int v = 0; v < NVAR; v++) {

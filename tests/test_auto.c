@@ -18,8 +18,11 @@
 /* ---- the search on hand-made prices -------------------------------------------- */
 
 typedef struct fake {
-    double a2a_tok; /* seconds per token per GPU of a group's all-to-alls */
-    double span_s;  /* seconds per GPU of any document over a window */
+    double a2a_tok;     /* seconds per token per GPU of a group's all-to-alls */
+    double span_s;      /* seconds per GPU of any document over a window */
+    const double *full; /* set: a document's attention over the m x G GPUs, plus `over` */
+    int G;
+    double over;
 } fake;
 
 /* All of it runs under local attention where there is some. */
@@ -31,8 +34,10 @@ static double f_a2a(void *arg, double tokens, double *hidden)
 
 static double f_span(void *arg, int32_t d, int m)
 {
-    (void)d;
-    return ((const fake *)arg)->span_s / m;
+    const fake *f = arg;
+    if (f->full)
+        return f->full[d] / (m * f->G) * (1 + f->over);
+    return f->span_s / m;
 }
 
 typedef struct sdata {
@@ -51,7 +56,7 @@ static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *le
         s->full[d] = (double)len[d] * len[d] * 1e-9;
         s->heads[d] = s->full[d] / u;
     }
-    s->f = (fake){a2a_tok, 0.03};
+    s->f = (fake){a2a_tok, 0.03, NULL, G, 0};
     s->in = (zs_auto_in){nodes, G,       u,        cap,  1, 1,     ZS_AUTO_SEARCH, n,
                          len,   s->full, s->heads, 1e-6, 0, f_a2a, f_span,         &s->f};
 }
@@ -197,8 +202,10 @@ static void test_search_capacity(void)
     sdata s;
     sinit(&s, 1, 4, 1, 3000, len, 2, 1e-7);
     zs_auto_plan *p = search_ok(&s.in);
-    expect_unit(p, 0, ZS_AUTO_UNIT_SPAN, 1, 4, 0, "0");
+    expect_unit(p, 0, ZS_AUTO_UNIT_RING, 1, 4, 0, "0");
     CU_ASSERT_EQUAL(p->local_docs, 1);
+    CU_ASSERT_EQUAL(p->ring_docs, 1);
+    CU_ASSERT_EQUAL(p->nspan, 0);
     zs_auto_plan_free(p);
     /* u = 4: head-parallel in the node (1250 tokens per GPU) is allowed. */
     sinit(&s, 1, 4, 4, 3000, len, 2, 1e-7);
@@ -214,6 +221,77 @@ static void test_search_capacity(void)
     CU_ASSERT_EQUAL(zs_auto_search(&s.in, &q, &e), ZS_EINPUT);
     CU_ASSERT_PTR_NULL(q);
     ZS_ASSERT_STR_CONTAINS(e.where, "document 0");
+}
+
+/* A node's ring: 2 TP groups per node and no head parallelism (u = 1, as
+ * LLaMA-30B with tp = 4); a document on the ring costs its attention over
+ * the 2 GPUs plus 10%, its zigzag share of tokens on each. 4000, 1000 and
+ * 1000 tokens: all whole, 16 + 4 ms on one GPU; the 4000 on the ring (8.8
+ * ms + 2000 tokens per GPU) and a 1000 whole on each GPU (1 + 1 ms): 12.8
+ * ms; a 1000 on the ring too: 8.8 + 0.55 + 2.5 + 2 ms on GPU 0 (13.85);
+ * all three on the ring: 9.9 + 3 ms (12.9). */
+static void test_search_ring(void)
+{
+    static const int32_t len[] = {4000, 1000, 1000};
+    sdata s;
+    sinit(&s, 1, 2, 1, 1000000, len, 3, 1e-7);
+    s.f.full = s.full;
+    s.f.over = 0.1;
+    zs_auto_plan *p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 3);
+    expect_unit(p, 0, ZS_AUTO_UNIT_RING, 1, 2, 0, "0");
+    expect_unit(p, 1, ZS_AUTO_UNIT_LOCAL, 1, 1, 0, "1");
+    expect_unit(p, 2, ZS_AUTO_UNIT_LOCAL, 1, 1, 1, "2");
+    ZS_ASSERT_REL(p->makespan, 0.0128, 1e-9);
+    ZS_ASSERT_REL(p->makespan_local, 0.020, 1e-9);
+    ZS_ASSERT_REL(p->makespan_ring, 0.0129, 1e-9);
+    CU_ASSERT(p->makespan_heads == HUGE_VAL);
+    CU_ASSERT_EQUAL(p->node_k[0], 1);
+    CU_ASSERT_EQUAL(p->node_ring[0], 1);
+    CU_ASSERT_EQUAL(p->ring_docs, 1);
+    CU_ASSERT_EQUAL(p->local_docs, 2);
+    CU_ASSERT_EQUAL(p->nodes_mixed, 1);
+    zs_auto_plan_free(p);
+    /* Forced: the three on the ring. */
+    s.in.mode = ZS_AUTO_RING;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 1);
+    expect_unit(p, 0, ZS_AUTO_UNIT_RING, 1, 2, 0, "0,1,2");
+    ZS_ASSERT_REL(p->makespan, 0.0129, 1e-9);
+    CU_ASSERT_EQUAL(p->nodes_ring, 1);
+    zs_auto_plan_free(p);
+    /* 4 GPUs, u = 2: head-parallel leaves one group of two idle (8 ms of
+     * attention + 2 ms + 0.2 ms of all-to-alls), the ring of 2 groups
+     * (Ulysses 2 x ring 2) splits it over all four: 4.4 + 1 ms. */
+    static const int32_t one[] = {4000};
+    sinit(&s, 1, 4, 2, 1000000, one, 1, 1e-7);
+    s.f.full = s.full;
+    s.f.over = 0.1;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 1);
+    expect_unit(p, 0, ZS_AUTO_UNIT_RING, 2, 2, 0, "0");
+    ZS_ASSERT_REL(p->makespan, 0.0044 + 0.001, 1e-9);
+    ZS_ASSERT_REL(p->makespan_heads, 0.008 + 0.002 + 2e-4, 1e-9);
+    zs_auto_plan_free(p);
+    /* A document no GPU holds (5000 tokens, capacity 4100) is on the
+     * node's ring whatever the search says (13.75 + 2.5 ms, 2500 tokens per
+     * GPU); three of 1000 do not all fit whole beside it (1600 tokens of
+     * room per GPU): one joins its ring (1.05 ms) and the others stay
+     * whole, 19.3 ms, against 19.4 with all three on the ring. */
+    static const int32_t cap[] = {5000, 1000, 1000, 1000};
+    sinit(&s, 1, 2, 1, 4100, cap, 4, 1e-7);
+    s.f.full = s.full;
+    s.f.over = 0.1;
+    p = search_ok(&s.in);
+    CU_ASSERT_EQUAL(p->nunits, 3);
+    expect_unit(p, 0, ZS_AUTO_UNIT_RING, 1, 2, 0, "0,1");
+    expect_unit(p, 1, ZS_AUTO_UNIT_LOCAL, 1, 1, 0, "2");
+    expect_unit(p, 2, ZS_AUTO_UNIT_LOCAL, 1, 1, 1, "3");
+    ZS_ASSERT_REL(p->makespan, 0.01625 + 0.00105 + 0.002, 1e-9);
+    ZS_ASSERT_REL(p->makespan_ring, 0.01625 + 3 * 0.00105, 1e-9);
+    CU_ASSERT_EQUAL(p->ring_docs, 2);
+    CU_ASSERT_EQUAL(p->nspan, 0);
+    zs_auto_plan_free(p);
 }
 
 /* ---- the planner on the cost model --------------------------------------------- */
@@ -315,19 +393,21 @@ static zs_batch *random_batch(uint64_t seed, int ndocs, int maxlen)
     return b;
 }
 
-/* Random long-tailed batches on 2 and 4 nodes under every option: the
- * validator passes (zs_plan_batch validates), the attention FLOPs are the
- * documents', the schedule runs on the analytic backend. */
+/* Random long-tailed batches on 2 and 4 nodes under every option (the
+ * nodes' rings among them: ulysses=1 or 2, tp=4): the validator passes
+ * (zs_plan_batch validates), the attention FLOPs are the documents', the
+ * schedule runs on the analytic backend. */
 static void test_random_batches(void)
 {
-    static const char *const opts[] = {"",          "span=0",    "layout=local", "layout=heads",
-                                       "ulysses=2", "ulysses=1", "tp=2",         "ulysses=4,span=0",
-                                       NULL};
+    static const char *const opts[] = {
+        "",          "span=0", "layout=local",     "layout=heads",          "ulysses=2",
+        "ulysses=1", "tp=2",   "ulysses=4,span=0", "layout=ring,ulysses=2", "tp=4,ulysses=1",
+        NULL};
     for (int nodes = 2; nodes <= 4; nodes += 2) {
         env v;
         zs_test_env_init(&v, "llama-550m", nodes, NULL);
-        for (uint64_t seed = 1; seed <= 16; seed++) {
-            const char *o = opts[seed % 8];
+        for (uint64_t seed = 1; seed <= 20; seed++) {
+            const char *o = opts[seed % 10];
             env_opts(&v, o);
             v.ctx.mem.recompute = seed % 3 == 0 ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
             zs_batch *b = random_batch(seed, 4 + (int)(seed * 7 % 40), 150000);
@@ -335,6 +415,8 @@ static void test_random_batches(void)
             zs_schedule *s = plan_ok(&v, b, &rep);
             check_total_flops(s, &v.m, b);
             ZS_ASSERT_STR_CONTAINS(rep.notes, "predicted slowest GPU per layer");
+            if (strstr(o, "layout=ring"))
+                ZS_ASSERT_STR_CONTAINS(rep.notes, "0 documents local, 0 head-parallel in a node");
             if (seed % 4 == 1)
                 run_analytic(&v, s);
             zs_schedule_free(s);
@@ -387,7 +469,9 @@ static void test_errors(void)
     zs_test_env_init(&v, "llama-550m", 1, NULL);
     zs_batch *b = zs_batch_from_lengths((int32_t[]){1000, 2000}, 2);
     expect_error(&v, "ulysses=3", b, "ulysses", "ulysses=3");
-    expect_error(&v, "layout=ring", b, "layout", "ring");
+    expect_error(&v, "layout=zigzag", b, "layout", "zigzag");
+    /* Head parallelism over the whole node (u = 8): no ring of groups. */
+    expect_error(&v, "layout=ring", b, "layout", "layout=ring: a node's ring needs two");
     zs_batch_free(b);
     /* Longer than the node holds even head-parallel, and one node only. */
     b = zs_batch_from_lengths((int32_t[]){1000, 100000000}, 2);
@@ -398,10 +482,13 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    static const zs_test_case search[] = {
-        {"one_long", test_search_one_long}, {"many_short", test_search_many_short},
-        {"mixed", test_search_mixed},       {"span", test_search_span},
-        {"capacity", test_search_capacity}, {NULL, NULL}};
+    static const zs_test_case search[] = {{"one_long", test_search_one_long},
+                                          {"many_short", test_search_many_short},
+                                          {"mixed", test_search_mixed},
+                                          {"span", test_search_span},
+                                          {"capacity", test_search_capacity},
+                                          {"ring", test_search_ring},
+                                          {NULL, NULL}};
     static const zs_test_case planner[] = {{"long", test_planner_long},
                                            {"short", test_planner_short},
                                            {"random_batches", test_random_batches},

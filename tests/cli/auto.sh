@@ -27,6 +27,15 @@ best = max(v for k, v in rows.items() if k != "auto")
 sys.exit(0 if rows["auto"] >= 0.999 * best else 1)
 PY
 
+# LLaMA-30B with tp=4: 13 heads per GPU, so no head-parallel degree
+# divides them; the large documents go on the nodes' rings of 2 TP groups
+# (NVLink) rather than across the nodes.
+expect_rc tp4 0 "$ZEPSIM" plan --method auto --model llama-30b --opt tp=4 --zero 3 --nodes 2 \
+  --validate
+expect_out tp4 "^validated +1"
+expect_out tp4 "head-parallel over u=1 GPUs"
+expect_out tp4 "chosen \(.*\): [0-9]+ documents local, 0 head-parallel in a node, [1-9][0-9]* on a node's ring, 0 spanning nodes"
+
 # Under a calibrated cost model the planner prices with it (and still plans a
 # valid schedule).
 REF="$SHARED/reference"
@@ -43,12 +52,17 @@ fi
 
 expect_rc layout-local 0 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=local,span=0
 expect_out layout-local "chosen \(span above a node's share\): [0-9]+ documents local, 0 head-parallel"
-expect_rc bad-layout 2 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=ring
-expect_out bad-layout "layout: use layout=auto\|local\|heads"
+expect_rc bad-layout 2 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=zigzag
+expect_out bad-layout "layout: use layout=auto\|local\|heads\|ring"
+expect_rc no-ring 2 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=ring
+expect_out no-ring "^zepsim: layout=ring: a node's ring needs two Ulysses groups.*: layout: use ulysses=1"
+expect_rc ring-u1 0 "$ZEPSIM" plan --method auto --nodes 2 --opt layout=ring,ulysses=1 --validate
+expect_out ring-u1 "^validated +1"
+expect_out ring-u1 "0 documents local, 0 head-parallel in a node, [0-9]+ on a node's ring"
 expect_rc bad-ulysses 2 "$ZEPSIM" plan --method auto --nodes 2 --opt ulysses=3
 expect_out bad-ulysses "^zepsim: ulysses=3: a node has 8 TP groups"
 expect_rc help 0 "$ZEPSIM" plan --help
-expect_out help "layout=auto\|local\|heads \(default auto\)"
+expect_out help "layout=auto\|local\|heads\|ring \(default auto\)"
 
 expect_rc bench 0 "$ZEPSIM" bench plan --method auto --nodes 2 --tokens 300000 --reps 1 \
   --traces arxiv --format csv
