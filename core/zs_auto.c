@@ -401,6 +401,17 @@ static void improve(ws *W, const item *it, int n, int k, int *assign)
     }
 }
 
+/* Raises the node's slowest GPU time (mk), attention (ma) and linear
+ * modules (ml) so far to GPU g's. */
+static void gpu_max(const ws *W, int g, double *mk, double *ma, double *ml)
+{
+    double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
+    double a = W->load[g] + W->ex[g] - under, t = a + W->lin[g];
+    *mk = t > *mk ? t : *mk;
+    *ma = a > *ma ? a : *ma;
+    *ml = W->lin[g] > *ml ? W->lin[g] : *ml;
+}
+
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
  * of most work (it[0 .. k)) go head-parallel (ring = 0) or on the node's
  * ring (ring = 1) and the rest stay whole; the group (head; 0 on the ring)
@@ -409,9 +420,12 @@ static void improve(ws *W, const item *it, int n, int k, int *assign)
  * (by_tokens, the fallback when that packing leaves no room) of fewest
  * tokens; with refine, the local documents are then moved or swapped
  * between GPUs (improve), for the chosen k only: it costs as much as the
- * rest of the search. */
+ * rest of the search. A GPU's time only grows as documents are added to
+ * it, so once the node's price so far reaches cut the candidate cannot
+ * win: a value >= cut is returned at once (*early = 1 when that was before
+ * the local documents). cut = HUGE_VAL (and refine) prices exactly. */
 static double price_node(ws *W, int x, const item *it, int n, int k, int ring, int by_tokens,
-                         int refine, int *assign)
+                         int refine, double cut, int *early, int *assign)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
@@ -466,9 +480,16 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
             W->hid[g] = h;
         }
     }
-    for (int g = 0; g < G; g++)
+    double mk = 0, ma = 0, ml = 0;
+    *early = 0;
+    for (int g = 0; g < G; g++) {
         if (W->tok[g] > in->cap)
             return HUGE_VAL;
+        gpu_max(W, g, &mk, &ma, &ml);
+    }
+    *early = (in->moe ? ma + ml : mk) >= cut;
+    if (*early)
+        return in->moe ? ma + ml : mk;
     for (int i = k; i < n; i++) {
         int32_t d = it[i].d;
         int best = -1;
@@ -484,17 +505,15 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
         W->locw[best] += in->attn_full[d];
         W->tok[best] += in->len[d];
         assign[i] = best;
+        gpu_max(W, best, &mk, &ma, &ml);
+        if ((in->moe ? ma + ml : mk) >= cut)
+            return in->moe ? ma + ml : mk;
     }
     if (refine)
         improve(W, it, n, k, assign);
-    double mk = 0, ma = 0, ml = 0;
-    for (int g = 0; g < G; g++) {
-        double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
-        double a = W->load[g] + W->ex[g] - under, t = a + W->lin[g];
-        mk = t > mk ? t : mk;
-        ma = a > ma ? a : ma;
-        ml = W->lin[g] > ml ? W->lin[g] : ml;
-    }
+    mk = ma = ml = 0;
+    for (int g = 0; g < G; g++)
+        gpu_max(W, g, &mk, &ma, &ml);
     return in->moe ? ma + ml : mk;
 }
 
@@ -573,11 +592,15 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
                              e);
         }
         double best = HUGE_VAL;
-        int bestk = -1, bestring = 0, bytok = 0;
+        int bestk = -1, bestring = 0, bytok = 0, early = 0;
         for (; bytok < 2 && bestk < 0; bytok++)
             for (int j = 0; j < nc; j++)
                 for (int k = c[j].lo; k <= c[j].hi; k = next_k(k, c[j].lo, n)) {
-                    double t = price_node(W, x, it, n, k, c[j].ring, bytok, 0, tmp);
+                    double t = price_node(W, x, it, n, k, c[j].ring, bytok, 0, best, &early, tmp);
+                    /* On the ring every GPU carries all k documents: more
+                     * of them cannot cost less. */
+                    if (early && c[j].ring)
+                        break;
                     if (t < best) {
                         best = t;
                         bestk = k;
@@ -594,18 +617,20 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
         if (in->mode == ZS_AUTO_SEARCH) { /* the uniform layouts, for the notes */
             double tl = HUGE_VAL, th = HUGE_VAL, tr = HUGE_VAL;
             for (int j = 0; j < nc; j++) {
-                double t = price_node(W, x, it, n, kmin, c[j].ring, bytok - 1, 0, tmp);
+                double t =
+                    price_node(W, x, it, n, kmin, c[j].ring, bytok - 1, 0, HUGE_VAL, &early, tmp);
                 tl = t < tl ? t : tl;
             }
             if (in->u > 1)
-                th = price_node(W, x, it, n, n, 0, bytok - 1, 0, tmp);
+                th = price_node(W, x, it, n, n, 0, bytok - 1, 0, HUGE_VAL, &early, tmp);
             if (in->G / in->u > 1)
-                tr = price_node(W, x, it, n, n, 1, bytok - 1, 0, tmp);
+                tr = price_node(W, x, it, n, n, 1, bytok - 1, 0, HUGE_VAL, &early, tmp);
             p->makespan_local = tl > p->makespan_local ? tl : p->makespan_local;
             p->makespan_heads = th > p->makespan_heads ? th : p->makespan_heads;
             p->makespan_ring = tr > p->makespan_ring ? tr : p->makespan_ring;
         }
-        double refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, assign + nstart[x]);
+        double refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, HUGE_VAL, &early,
+                                    assign + nstart[x]);
         best = refined < best ? refined : best;
         p->node_time[x] = best;
         p->node_k[x] = bestk;
