@@ -30,6 +30,7 @@ typedef struct ws {
     const zs_auto_in *in;
     double *w;       /* per document: GPU-seconds per layer kept whole on one GPU */
     double *ring_t;  /* per document: seconds per layer per GPU on its node's ring, -1: not asked */
+    double *suf;     /* the node being chosen: suf[i] = sum of w over its documents i .. n - 1 */
     item *order;     /* documents, most work first */
     int *node_of;    /* per document: its node, -1 when it spans nodes */
     int *span_first; /* per document: first node of its window (span documents) */
@@ -48,6 +49,7 @@ static void ws_free(ws *W)
 {
     free(W->w);
     free(W->ring_t);
+    free(W->suf);
     free(W->order);
     free(W->node_of);
     free(W->span_first);
@@ -74,6 +76,7 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->in = in;
     W->w = malloc(sizeof(double) * nd);
     W->ring_t = malloc(sizeof(double) * nd);
+    W->suf = malloc(sizeof(double) * nd);
     W->order = malloc(sizeof(item) * nd);
     W->node_of = malloc(sizeof(int) * nd);
     W->span_first = calloc(nd, sizeof(int));
@@ -91,9 +94,9 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->ul = malloc(sizeof(double) * G);
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
-    if (!W->w || !W->ring_t || !W->order || !W->node_of || !W->span_first || !W->span_m ||
-        !W->base_att || !W->base_lin || !W->basetok || !W->nload || !W->ntok || !W->load ||
-        !W->lin || !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
+    if (!W->w || !W->ring_t || !W->suf || !W->order || !W->node_of || !W->span_first ||
+        !W->span_m || !W->base_att || !W->base_lin || !W->basetok || !W->nload || !W->ntok ||
+        !W->load || !W->lin || !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
@@ -421,9 +424,11 @@ static void gpu_max(const ws *W, int g, double *mk, double *ma, double *ml)
  * tokens; with refine, the local documents are then moved or swapped
  * between GPUs (improve), for the chosen k only: it costs as much as the
  * rest of the search. A GPU's time only grows as documents are added to
- * it, so once the node's price so far reaches cut the candidate cannot
- * win: a value >= cut is returned at once (*early = 1 when that was before
- * the local documents). cut = HUGE_VAL (and refine) prices exactly. */
+ * it, and the slowest is at least the mean (the local documents' work,
+ * W->suf[k], less what head units' all-to-alls can hide under it), so once
+ * either bound reaches cut the candidate cannot win: a value >= cut is
+ * returned at once (*early = 1 when the split part alone reached it).
+ * cut = HUGE_VAL (and refine) prices exactly. */
 static double price_node(ws *W, int x, const item *it, int n, int k, int ring, int by_tokens,
                          int refine, double cut, int *early, int *assign)
 {
@@ -480,16 +485,22 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
             W->hid[g] = h;
         }
     }
-    double mk = 0, ma = 0, ml = 0;
+    double mk = 0, ma = 0, ml = 0, sum = 0;
     *early = 0;
     for (int g = 0; g < G; g++) {
         if (W->tok[g] > in->cap)
             return HUGE_VAL;
         gpu_max(W, g, &mk, &ma, &ml);
+        sum += gpu_time(W, g) - W->hid[g];
     }
     *early = (in->moe ? ma + ml : mk) >= cut;
     if (*early)
         return in->moe ? ma + ml : mk;
+    /* A margin keeps rounding in the sums from dropping a candidate the
+     * exact price would keep. */
+    double mean = (sum + W->suf[k]) / G;
+    if (cut < HUGE_VAL && mean > cut * (1 + 1e-9))
+        return mean;
     for (int i = k; i < n; i++) {
         int32_t d = it[i].d;
         int best = -1;
@@ -505,9 +516,13 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
         W->locw[best] += in->attn_full[d];
         W->tok[best] += in->len[d];
         assign[i] = best;
+        if (cut == HUGE_VAL)
+            continue;
+        if (!in->moe && gpu_time(W, best) >= cut)
+            return gpu_time(W, best);
         gpu_max(W, best, &mk, &ma, &ml);
-        if ((in->moe ? ma + ml : mk) >= cut)
-            return in->moe ? ma + ml : mk;
+        if (in->moe && ma + ml >= cut)
+            return ma + ml;
     }
     if (refine)
         improve(W, it, n, k, assign);
@@ -581,6 +596,9 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
         for (int i = 0; i < n; i++)
             if (in->len[it[i].d] > in->cap - W->basetok[x])
                 kmin = i + 1;
+        W->suf[n] = 0;
+        for (int i = n - 1; i >= 0; i--)
+            W->suf[i] = W->suf[i + 1] + W->w[it[i].d];
         cand c[2];
         int nc = candidates(in, n, kmin, c);
         if (nc == 0) {

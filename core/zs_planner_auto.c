@@ -284,12 +284,12 @@ typedef struct emit_ws {
     int *slots;
 } emit_ws;
 
-/* Order per slot: span units and the node's ring, local documents (under the head unit's
- * first all-to-all, Q/K/V forward and dO backward), the head unit (its
- * second all-to-all exposed). Local attention stays whole before the
- * head unit in both directions: the all-to-alls are barriers of the node,
- * and work split around them would have to balance per segment, not per
- * layer (measured: splitting loses up to 3% on ProLong). */
+/* Order per slot: span units and the node's ring, local documents (under
+ * the head unit's first all-to-all, Q/K/V forward and dO backward), the
+ * head unit (its second all-to-all exposed). Local attention stays whole
+ * before the head unit in both directions: the all-to-alls are barriers of
+ * the node, and work split around them would have to balance per segment,
+ * not per layer (measured: splitting loses up to 3% on ProLong). */
 static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_err *e)
 {
     const zs_auto_plan *p = A->plan;
@@ -656,9 +656,11 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
                         "predicted slowest GPU per layer (cost model, no contention): %.2f ms; "
                         "runner-ups: %s",
                         mk[which] * 1e3, o ? buf : "none");
-    zs_plan_report_note(rep, "approximations: attention priced per document, linear modules per "
-                             "token at the even share's GEMM rate, a NIC shared by the GPUs behind "
-                             "it; linear modules on the attention layout (no remap)");
+    zs_plan_report_note(rep, "approximations: attention priced per document (documents sharing a "
+                             "ring as if each overlapped its own transfers), linear modules per "
+                             "token at the even share's GEMM rate, a NIC shared by the sending "
+                             "GPUs behind it (not by ZeRO's collectives); linear modules on the "
+                             "attention layout (no remap)");
 }
 
 static void ap_free(ap *A)
