@@ -17,6 +17,7 @@
  * and counts are added, and at the wake every op of the stream in the
  * segment counts the skipped completions. */
 #include "zs_analytic.h"
+#include "zs_bigmem.h"
 #include "zs_hash.h"
 
 #include "zs_facct.h"
@@ -52,25 +53,47 @@ typedef struct tl_aux {
 
 typedef struct stream_st {
     int32_t seg, iter;
-    int64_t pos;                /* op index of the next op to issue */
-    int64_t cur;                /* the blocking op running (compute or collective) */
-    int p2p_pending;            /* issued sends/receives not yet complete */
-    int busy;                   /* a blocking op is running */
-    int finished;               /* every op has been issued */
-    int asleep;                 /* folded: skipping iterations until its wake event */
+    int32_t pos;                /* the next op to issue: an op of this stream, or the end of
+                                 * its segment (see seek) */
+    int32_t cur;                /* the blocking op running (compute or collective) */
+    int32_t p2p_pending;        /* issued sends/receives not yet complete */
+    uint8_t busy;               /* a blocking op is running */
+    uint8_t finished;           /* every op has been issued */
+    uint8_t asleep;             /* folded: skipping iterations until its wake event */
     int32_t wseg, witer, wskip; /* the skip it sleeps through: segment, first iteration, count */
 } stream_st;
 
+/* What the loop needs of an op, beside its run state, in one record: the
+ * schedule's zs_op (72 bytes, with its dependencies, segment and state in
+ * other arrays) cost a cache miss each, and with thousands of ranks every
+ * event lands on a cold rank (docs/simulator.md, "Where the time goes"). */
+typedef struct xop {
+    uint8_t kind, stream;
+    int16_t ndeps;
+    int32_t nxt;               /* the next op of its stream in its segment (its end: none) */
+    int32_t dep0;              /* its dependencies: xd[dep0 .. dep0 + ndeps) of its rank */
+    int32_t done;              /* completed iterations */
+    int32_t skip_at, skip_add; /* folding: skip_add more completions when done reaches
+                                * skip_at (its last simulated iteration was in flight at
+                                * the skip) */
+    int32_t a, b;              /* p2p: peer, tag; collective: group, kind */
+    double v;                  /* p2p, collective: bytes; compute: duration */
+} xop;
+
+/* A dependency with what it waits for: `need` completions of op `op`, or
+ * (need < 0, same segment) as many as the waiting op's iteration + 1. */
+typedef struct xdep {
+    int32_t op, need;
+} xdep;
+
 typedef struct rank_st {
     stream_st st[ZS_MAX_STREAMS];
-    int32_t *done;               /* completed iterations per op */
-    int32_t *seg_of;             /* segment of each op */
-    int32_t *skip_at, *skip_add; /* folding: op i gets skip_add[i] more completions when done[i]
-                                  * reaches skip_at[i] (its last simulated iteration was in
-                                  * flight at the skip); NULL without folding */
-    double *cmax;  /* folding, the group's first member: per collective op, the largest
-                    * buffer of its last instance (all-to-all(v) replays), lazily */
-    zs_facct acct; /* zs_rank_acct that knows sleeping (folded) streams */
+    xop *xo;        /* per op (in the run's arena) */
+    xdep *xd;       /* the ops' dependencies */
+    int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
+    double *cmax;   /* folding, the group's first member: per collective op, the largest
+                     * buffer of its last instance (all-to-all(v) replays), lazily */
+    zs_facct acct;  /* zs_rank_acct that knows sleeping (folded) streams */
 } rank_st;
 
 typedef struct post {
@@ -128,6 +151,8 @@ typedef struct ex {
     int64_t capaux;
     zs_err *e;
     int failed;
+    void *arena; /* every rank's xo, xd and first (zs_bigmem) */
+    size_t narena, nr;
 } ex;
 
 /* ---- event heap --------------------------------------------------------- */
@@ -481,16 +506,12 @@ static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
 
 /* ---- streams -------------------------------------------------------------- */
 
-static int deps_ok(ex *x, int rank, int64_t i, int32_t seg, int32_t iter)
+static int deps_ok(const rank_st *r, const xop *o, int32_t iter)
 {
-    const zs_schedule *s = x->s;
-    const zs_op *op = &s->ranks[rank].ops[i];
-    const int32_t *d = zs_schedule_deps(s, rank, op);
-    const rank_st *r = &x->r[rank];
-    for (int k = 0; k < op->ndeps; k++) {
-        int32_t ds = r->seg_of[d[k]];
-        int32_t need = ds == seg ? iter + 1 : s->ranks[rank].segs[ds].repeat;
-        if (r->done[d[k]] < need)
+    const xdep *d = r->xd + o->dep0;
+    for (int k = 0; k < o->ndeps; k++) {
+        int32_t need = d[k].need < 0 ? iter + 1 : d[k].need;
+        if (r->xo[d[k].op].done < need)
             return 0;
     }
     return 1;
@@ -499,11 +520,18 @@ static int deps_ok(ex *x, int rank, int64_t i, int32_t seg, int32_t iter)
 /* One more completion of op i (and the skipped ones waiting for it). */
 static void done_inc(rank_st *r, int64_t i)
 {
-    r->done[i]++;
-    if (r->skip_add && r->skip_add[i] && r->done[i] == r->skip_at[i]) {
-        r->done[i] += r->skip_add[i];
-        r->skip_add[i] = 0;
+    xop *o = &r->xo[i];
+    o->done++;
+    if (o->skip_add && o->done == o->skip_at) {
+        o->done += o->skip_add;
+        o->skip_add = 0;
     }
+}
+
+/* The first op of `stream` in segment g of rank r, or the segment's end. */
+static int32_t first_of(const ex *x, const rank_st *r, int32_t g, int stream)
+{
+    return r->first[(int64_t)g * x->s->nstreams + stream];
 }
 
 static int fold_cross(ex *x, int rank, int stream, stream_st *c);
@@ -514,13 +542,15 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c);
 static int seek(ex *x, int rank, int stream, stream_st *c)
 {
     const zs_rank_prog *p = &x->s->ranks[rank];
+    const rank_st *r = &x->r[rank];
+    /* c->pos is an op of this stream or its segment's end: every move goes
+     * to a segment's first op of the stream or along xop.nxt. */
     while (c->seg < p->nsegs) {
         const zs_segment *g = &p->segs[c->seg];
-        for (; c->pos < g->op0 + g->nops; c->pos++)
-            if (p->ops[c->pos].stream == stream)
-                return ZS_OK;
+        if (c->pos < g->op0 + g->nops)
+            return ZS_OK;
         if (++c->iter < g->repeat) {
-            c->pos = g->op0;
+            c->pos = first_of(x, r, c->seg, stream);
             if (x->fold && zs_fold_candidate(x->fold, rank, c->seg)) {
                 int rc = fold_cross(x, rank, stream, c);
                 if (rc || c->asleep)
@@ -529,7 +559,7 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
         } else {
             c->seg++;
             c->iter = 0;
-            c->pos = c->seg < p->nsegs ? p->segs[c->seg].op0 : 0;
+            c->pos = c->seg < p->nsegs ? first_of(x, r, c->seg, stream) : 0;
         }
     }
     c->finished = 1;
@@ -539,6 +569,11 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
 static int is_p2p(const zs_op *op)
 {
     return op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
+}
+
+static int x_p2p(const xop *o)
+{
+    return o->kind == ZS_OP_SEND || o->kind == ZS_OP_RECV;
 }
 
 static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
@@ -554,17 +589,16 @@ static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
     return zs_err_set(x->e, code, buf, "check the planner that produced this schedule", "%s", what);
 }
 
-static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
+static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
 {
     int send = op->kind == ZS_OP_SEND;
-    int src = send ? rank : op->u.p2p.peer, dst = send ? op->u.p2p.peer : rank;
-    pkey *k = key_get(x, src, dst, op->u.p2p.tag);
+    int src = send ? rank : op->a, dst = send ? op->a : rank;
+    pkey *k = key_get(x, src, dst, op->b);
     if (!k)
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
     const stream_st *c = &x->r[rank].st[stream];
-    post me = {
-        rank, (int8_t)stream, i, op->u.p2p.bytes, x->now, c->iter, send ? k->nsend++ : k->nrecv++};
+    post me = {rank, (int8_t)stream, i, op->v, x->now, c->iter, send ? k->nsend++ : k->nrecv++};
     if (other->head == other->n)
         return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                    : ZS_OK;
@@ -592,26 +626,38 @@ static int post_p2p(ex *x, int rank, int stream, const zs_op *op, int64_t i)
     return ZS_OK;
 }
 
-static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, int32_t iter)
+/* Whether rank is in the group (its ranks are sorted and distinct): a
+ * binary search, as a data-parallel group has thousands of members and
+ * each one's arrival asks. */
+static int group_has(const zs_group *g, int rank)
 {
-    const zs_group *g = &x->s->groups[op->u.coll.group];
-    coll_st *c = &x->colls[op->u.coll.group];
-    int member = 0;
-    for (int k = 0; k < g->n; k++)
-        member |= g->ranks[k] == rank;
-    if (!member)
+    int32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (g->ranks[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n && g->ranks[lo] == rank;
+}
+
+static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int32_t iter)
+{
+    const zs_group *g = &x->s->groups[op->a];
+    coll_st *c = &x->colls[op->a];
+    if (!group_has(g, rank))
         return fail_at(x, ZS_EINVALID, rank, i, "rank is not a member of the collective's group");
     if (c->arrived == 0) {
-        c->bytes = op->u.coll.bytes;
-        c->kind = op->u.coll.ck;
-    } else if (c->kind != op->u.coll.ck ||
-               (c->kind != ZS_COLL_ALLTOALL && c->bytes != op->u.coll.bytes)) {
+        c->bytes = op->v;
+        c->kind = op->b;
+    } else if (c->kind != op->b || (c->kind != ZS_COLL_ALLTOALL && c->bytes != op->v)) {
         return fail_at(x, ZS_EINVALID, rank, i,
                        "members of a collective disagree on its kind or size");
-    } else if (op->u.coll.bytes > c->bytes) {
-        c->bytes = op->u.coll.bytes; /* all-to-all(v): the largest buffer sets the pace */
+    } else if (op->v > c->bytes) {
+        c->bytes = op->v; /* all-to-all(v): the largest buffer sets the pace */
     }
-    c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->u.coll.bytes, x->now, iter, -1};
+    c->who[c->arrived++] = (post){rank, (int8_t)stream, i, op->v, x->now, iter, -1};
     if (c->arrived < g->n)
         return ZS_OK;
     double t = 0;
@@ -661,20 +707,20 @@ static int post_coll(ex *x, int rank, int stream, const zs_op *op, int64_t i, in
 /* Issues what the stream can issue now; returns an error status only. */
 static int try_start(ex *x, int rank, int stream)
 {
-    const zs_schedule *s = x->s;
-    stream_st *c = &x->r[rank].st[stream];
-    const zs_rank_prog *p = &s->ranks[rank];
+    rank_st *r = &x->r[rank];
+    stream_st *c = &r->st[stream];
     while (!c->busy && !c->finished && !c->asleep) {
         int rc = seek(x, rank, stream, c);
         if (rc || c->finished || c->asleep)
             return rc;
-        const zs_op *op = &p->ops[c->pos];
-        if (!deps_ok(x, rank, c->pos, c->seg, c->iter))
+        const xop *op = &r->xo[c->pos];
+        if (!deps_ok(r, op, c->iter))
             return ZS_OK;
-        if (is_p2p(op)) {
+        if (x_p2p(op)) {
             /* Sends and receives are issued without holding the stream. */
             c->p2p_pending++;
-            int64_t i = c->pos++;
+            int64_t i = c->pos;
+            c->pos = op->nxt;
             int rc = post_p2p(x, rank, stream, op, i);
             if (rc)
                 return rc;
@@ -683,18 +729,19 @@ static int try_start(ex *x, int rank, int stream)
         if (c->p2p_pending > 0)
             return ZS_OK; /* everything else waits for the stream's transfers */
         if (op->kind == ZS_OP_MARKER) {
-            done_inc(&x->r[rank], c->pos);
+            done_inc(r, c->pos);
             x->res->ranks[rank].ops++;
-            c->pos++;
+            c->pos = op->nxt;
             continue;
         }
         c->busy = 1;
-        c->cur = c->pos++;
+        c->cur = c->pos;
+        c->pos = op->nxt;
         if (op->kind == ZS_OP_COLL)
             return post_coll(x, rank, stream, op, c->cur, c->iter);
         acct(x, rank, stream, 1, 0);
         post me = {rank, (int8_t)stream, c->cur, 0, x->now, c->iter, -1};
-        if (push(x, x->now + (x->dry ? 0 : op->duration), &me, 0))
+        if (push(x, x->now + (x->dry ? 0 : op->v), &me, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
     }
@@ -805,7 +852,7 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     if (c->iter >= p->segs[c->seg].repeat) {
         c->seg++;
         c->iter = 0;
-        c->pos = c->seg < p->nsegs ? p->segs[c->seg].op0 : 0;
+        c->pos = c->seg < p->nsegs ? first_of(x, r, c->seg, stream) : 0;
     }
     post wake = {rank, (int8_t)stream, -1, 0, x->now, 0, -1};
     if (push(x, x->now + st.sleep, &wake, EV_WAKE))
@@ -820,17 +867,15 @@ static int wake(ex *x, const ev *v)
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
     const zs_segment *g = &x->s->ranks[v->rank].segs[c->wseg];
-    const zs_op *ops = x->s->ranks[v->rank].ops;
-    for (int64_t i = g->op0; i < g->op0 + g->nops; i++) {
-        if (ops[i].stream != v->stream)
-            continue;
-        if (r->done[i] >= c->witer)
-            r->done[i] += c->wskip;
-        else if (r->skip_add[i])
-            r->skip_add[i] += c->wskip;
+    for (int64_t i = first_of(x, r, c->wseg, v->stream); i < g->op0 + g->nops; i = r->xo[i].nxt) {
+        xop *o = &r->xo[i];
+        if (o->done >= c->witer)
+            o->done += c->wskip;
+        else if (o->skip_add)
+            o->skip_add += c->wskip;
         else {
-            r->skip_at[i] = c->witer;
-            r->skip_add[i] = c->wskip;
+            o->skip_at = c->witer;
+            o->skip_add = c->wskip;
         }
     }
     c->asleep = 0;
@@ -847,19 +892,18 @@ static int retire(ex *x, const ev *v)
         return wake(x, v);
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
-    const zs_op *op = &x->s->ranks[v->rank].ops[v->op];
     acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
     done_inc(r, v->op);
     x->res->ranks[v->rank].ops++;
     x->res->ranks[v->rank].end = x->now;
-    if (is_p2p(op))
+    if (x_p2p(&r->xo[v->op]))
         c->p2p_pending--;
     else
         c->busy = 0;
     if (x->tl) {
         const tl_aux *a = &x->aux[v->seq];
         zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
-                       is_p2p(op) ? a->msg : ZS_TL_SEQ_NONE);
+                       x_p2p(&r->xo[v->op]) ? a->msg : ZS_TL_SEQ_NONE);
     }
     return try_rank(x, v->rank);
 }
@@ -867,16 +911,13 @@ static int retire(ex *x, const ev *v)
 static void ex_free(ex *x)
 {
     for (int i = 0; x->r && i < x->s->nranks; i++) {
-        free(x->r[i].done);
-        free(x->r[i].seg_of);
-        free(x->r[i].skip_at);
-        free(x->r[i].skip_add);
         free(x->r[i].cmax);
         zs_facct_free(&x->r[i].acct);
     }
     zs_fold_free(x->fold);
     x->fold = NULL;
-    free(x->r);
+    zs_bigmem_free(x->r, x->nr);
+    zs_bigmem_free(x->arena, x->narena);
     free(x->heap);
     for (int64_t i = 0; i < x->nkeys_cap; i++)
         if (x->keys[i].used) {
@@ -925,38 +966,137 @@ static int finish_item(ex *x, const ev *v)
     return rc;
 }
 
+static size_t up8(size_t n)
+{
+    return (n + 7) / 8 * 8;
+}
+
+/* Rank p's part of the arena: its xo, xd and first tables. */
+static size_t rank_bytes(const zs_schedule *s, const zs_rank_prog *p)
+{
+    size_t nd = 0;
+    for (int64_t i = 0; i < p->nops; i++)
+        nd += (size_t)(p->ops[i].ndeps > 0 ? p->ops[i].ndeps : 0);
+    return up8(sizeof(xop) * (size_t)p->nops) + up8(sizeof(xdep) * nd) +
+           up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams);
+}
+
+/* Fills rank rk's tables at `mem` (zeroed); seg_of is scratch for nops. */
+static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
+{
+    const zs_schedule *s = x->s;
+    const zs_rank_prog *p = &s->ranks[rk];
+    rank_st *r = &x->r[rk];
+    int ns = s->nstreams;
+    r->xo = (xop *)(void *)mem;
+    mem += up8(sizeof(xop) * (size_t)p->nops);
+    size_t ndall = 0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        ndall += (size_t)(p->ops[i].ndeps > 0 ? p->ops[i].ndeps : 0);
+        seg_of[i] = -1;
+    }
+    r->xd = (xdep *)(void *)mem;
+    r->first = (int32_t *)(void *)(mem + up8(sizeof(xdep) * ndall));
+    for (int32_t g = 0; g < p->nsegs; g++)
+        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
+            seg_of[i] = g;
+    int32_t nd = 0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        const zs_op *op = &p->ops[i];
+        xop *o = &r->xo[i];
+        o->kind = op->kind;
+        o->stream = op->stream;
+        o->ndeps = op->ndeps > 0 ? op->ndeps : 0;
+        o->nxt = (int32_t)(i + 1);
+        o->dep0 = nd;
+        if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
+            o->a = op->u.p2p.peer;
+            o->b = op->u.p2p.tag;
+            o->v = op->u.p2p.bytes;
+        } else if (op->kind == ZS_OP_COLL) {
+            o->a = op->u.coll.group;
+            o->b = op->u.coll.ck;
+            o->v = op->u.coll.bytes;
+        } else {
+            o->v = op->duration;
+        }
+        const int32_t *d = zs_schedule_deps(s, rk, op);
+        for (int k = 0; k < o->ndeps; k++) {
+            if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] < 0)
+                return fail_at(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
+            int32_t ds = seg_of[d[k]];
+            r->xd[nd++] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+        }
+    }
+    /* Each segment's chains of ops per stream, last to first. */
+    int32_t next[ZS_MAX_STREAMS];
+    for (int32_t g = 0; g < p->nsegs; g++) {
+        int64_t op0 = p->segs[g].op0, end = op0 + p->segs[g].nops;
+        for (int st = 0; st < ns; st++)
+            next[st] = (int32_t)end;
+        for (int64_t i = end - 1; i >= op0; i--) {
+            int st = r->xo[i].stream;
+            r->xo[i].nxt = next[st];
+            next[st] = (int32_t)i;
+        }
+        for (int st = 0; st < ns; st++)
+            r->first[(int64_t)g * ns + st] = next[st];
+    }
+    for (int st = 0; st < ns; st++)
+        r->st[st].pos = p->nsegs > 0 ? first_of(x, r, 0, st) : 0;
+    return ZS_OK;
+}
+
+/* The run's state; ZS_ENOMEM without setting x->e, any other failure with. */
 static int setup(ex *x)
 {
     const zs_schedule *s = x->s;
-    x->r = calloc((size_t)s->nranks, sizeof(rank_st));
+    x->nr = sizeof(rank_st) * (size_t)(s->nranks > 0 ? s->nranks : 1);
+    x->r = zs_bigmem_alloc(x->nr);
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
     if (!x->r || !x->colls)
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
             return ZS_ENOMEM;
+    int64_t maxops = 1;
+    size_t total = 0;
     for (int rk = 0; rk < s->nranks; rk++) {
         const zs_rank_prog *p = &s->ranks[rk];
-        rank_st *r = &x->r[rk];
-        size_t n = (size_t)(p->nops > 0 ? p->nops : 1);
-        zs_facct_init(&r->acct);
-        r->done = calloc(n, sizeof(int32_t));
-        r->seg_of = malloc(n * sizeof(int32_t));
-        if (!r->done || !r->seg_of)
-            return ZS_ENOMEM;
-        if (x->fold) {
-            r->skip_at = calloc(n, sizeof(int32_t));
-            r->skip_add = calloc(n, sizeof(int32_t));
-            if (!r->skip_at || !r->skip_add)
-                return ZS_ENOMEM;
-        }
-        for (int32_t g = 0; g < p->nsegs; g++)
-            for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
-                r->seg_of[i] = g;
-        for (int st = 0; st < s->nstreams; st++)
-            r->st[st].pos = p->nsegs > 0 ? p->segs[0].op0 : 0;
+        if (p->nops >= INT32_MAX || p->ndeps >= INT32_MAX)
+            return zs_err_set(x->e, ZS_EINVALID, "analytic backend",
+                              "split the work over more ranks",
+                              "rank %d has %lld ops; the analytic backend takes at most %d", rk,
+                              (long long)p->nops, INT32_MAX - 1);
+        maxops = p->nops > maxops ? p->nops : maxops;
+        total += rank_bytes(s, p);
     }
-    return ZS_OK;
+    x->narena = total;
+    x->arena = zs_bigmem_alloc(total);
+    int32_t *seg_of = malloc(sizeof(int32_t) * (size_t)maxops);
+    if (!x->arena || !seg_of) {
+        free(seg_of);
+        return ZS_ENOMEM;
+    }
+    char *mem = x->arena;
+    int rc = ZS_OK;
+    for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++) {
+        zs_facct_init(&x->r[rk].acct);
+        x->r[rk].acct.nst = s->nstreams;
+        rc = rank_tables(x, rk, mem, seg_of);
+        mem += rank_bytes(s, &s->ranks[rk]);
+    }
+    free(seg_of);
+    return rc;
+}
+
+/* The segment of op i of p (-1: none). */
+static int32_t seg_index(const zs_rank_prog *p, int64_t i)
+{
+    for (int32_t g = 0; g < p->nsegs; g++)
+        if (i >= p->segs[g].op0 && i < p->segs[g].op0 + p->segs[g].nops)
+            return g;
+    return -1;
 }
 
 /* Nothing is pending: a rank with work left is stuck (a deadlock). */
@@ -974,12 +1114,14 @@ static int check_finished(ex *x)
                 /* Find an issued transfer that never completed. */
                 const zs_rank_prog *p = &s->ranks[rk];
                 int64_t stuck = 0;
-                for (int64_t i = 0; i < p->nops; i++)
-                    if (p->ops[i].stream == st && is_p2p(&p->ops[i]) &&
-                        x->r[rk].done[i] < p->segs[x->r[rk].seg_of[i]].repeat) {
+                for (int64_t i = 0; i < p->nops; i++) {
+                    int32_t g = seg_index(p, i);
+                    if (p->ops[i].stream == st && is_p2p(&p->ops[i]) && g >= 0 &&
+                        x->r[rk].xo[i].done < p->segs[g].repeat) {
                         stuck = i;
                         break;
                     }
+                }
                 return fail_at(x, ZS_EINVALID, rk, stuck,
                                "the schedule cannot finish: this transfer never completes (a "
                                "message peer that never comes, or a cycle)");
@@ -1050,7 +1192,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     if (rc) {
         ex_free(&x);
         zs_result_free(x.res);
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the analytic run");
+        return rc == ZS_ENOMEM ? zs_err_set(e, ZS_ENOMEM, NULL, NULL,
+                                            "out of memory setting up the analytic run")
+                               : rc;
     }
     snprintf(x.res->backend, sizeof x.res->backend, "analytic");
     if (o && o->timeline && !dry) {

@@ -79,7 +79,8 @@ static void bring_to(zs_facct *a, zs_rank_result *r, double now)
     while (a->nasleep > 0 || a->ntail > 0) {
         zs_facct_stream *best = NULL;
         double tb = now;
-        for (int s = 0; s < ZS_MAX_STREAMS; s++) {
+        int nst = a->nst > 0 && a->nst < ZS_MAX_STREAMS ? a->nst : ZS_MAX_STREAMS;
+        for (int s = 0; s < nst; s++) {
             zs_facct_stream *q = &a->st[s];
             if (!stepping(q))
                 continue;

@@ -71,6 +71,7 @@ typedef struct zs_facct {
     int nasleep;
     int ntail;  /* streams replaying a tail */
     int failed; /* out of memory: the replay degrades to idle, see zs_facct_failed */
+    int nst;    /* streams in use, 0: ZS_MAX_STREAMS (the replay visits only these) */
     zs_facct_stream st[ZS_MAX_STREAMS];
 } zs_facct;
 

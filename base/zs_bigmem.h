@@ -1,0 +1,18 @@
+/* Large zeroed tables that are read in no particular order (the analytic
+ * backend's per-rank state at thousands of GPUs): mapped on their own and
+ * marked for transparent huge pages where the kernel offers them, so that
+ * a random access costs a cache miss, not also a page walk (with 4 KiB
+ * pages a few hundred MB of state overflow the TLB many times). Without
+ * mmap (or huge pages) it is plain zeroed memory; results never depend on
+ * it. Depends on libc (and <sys/mman.h> where present) only. */
+#ifndef ZS_BIGMEM_H
+#define ZS_BIGMEM_H
+
+#include <stddef.h>
+
+/* n zeroed bytes (n may be 0); NULL when out of memory. */
+void *zs_bigmem_alloc(size_t n);
+/* Frees what zs_bigmem_alloc(n) returned (the same n); NULL is a no-op. */
+void zs_bigmem_free(void *p, size_t n);
+
+#endif
