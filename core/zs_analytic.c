@@ -67,30 +67,41 @@ typedef struct stream_st {
  * schedule's zs_op (72 bytes, with its dependencies, segment and state in
  * other arrays) cost a cache miss each, and with thousands of ranks every
  * event lands on a cold rank (docs/simulator.md, "Where the time goes"). */
-typedef struct xop {
-    uint8_t kind, stream;
-    int16_t ndeps;
-    int32_t nxt;               /* the next op of its stream in its segment (its end: none) */
-    int32_t dep0;              /* its dependencies: xd[dep0 .. dep0 + ndeps) of its rank */
-    int32_t done;              /* completed iterations */
-    int32_t skip_at, skip_add; /* folding: skip_add more completions when done reaches
-                                * skip_at (its last simulated iteration was in flight at
-                                * the skip) */
-    int32_t a, b;              /* p2p: peer, tag; collective: group, kind */
-    double v;                  /* p2p, collective: bytes; compute: duration */
-} xop;
-
 /* A dependency with what it waits for: `need` completions of op `op`, or
  * (need < 0, same segment) as many as the waiting op's iteration + 1. */
 typedef struct xdep {
     int32_t op, need;
 } xdep;
 
+#define XOP_DEPS 2 /* dependencies kept in the record (most ops have one or two) */
+
+typedef struct xop {
+    uint8_t kind, stream;
+    int16_t ndeps;
+    int32_t nxt;               /* the next op of its stream in its segment (its end: none) */
+    int32_t dep0;              /* more than XOP_DEPS dependencies: xd[dep0 .. dep0 + ndeps)
+                                * of its rank */
+    int32_t done;              /* completed iterations */
+    int32_t skip_at, skip_add; /* folding: skip_add more completions when done reaches
+                                * skip_at (its last simulated iteration was in flight at
+                                * the skip) */
+    int32_t a, b;              /* p2p: peer, channel (x->ch); collective: group, kind */
+    double v;                  /* p2p, collective: bytes; compute: duration */
+    xdep d[XOP_DEPS];          /* up to XOP_DEPS dependencies */
+    int64_t pad;               /* one record, one cache line */
+} xop;
+
+/* What seek needs of a segment. */
+typedef struct xseg {
+    int32_t end, repeat;
+} xseg;
+
 typedef struct rank_st {
     stream_st st[ZS_MAX_STREAMS];
     xop *xo;        /* per op (in the run's arena) */
-    xdep *xd;       /* the ops' dependencies */
+    xdep *xd;       /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
+    xseg *sg;       /* per segment */
     double *cmax;   /* folding, the group's first member: per collective op, the largest
                      * buffer of its last instance (all-to-all(v) replays), lazily */
     zs_facct acct;  /* zs_rank_acct that knows sleeping (folded) streams */
@@ -106,15 +117,24 @@ typedef struct post {
     int32_t msg;  /* p2p: message number on its channel */
 } post;
 
-typedef struct fifo {
+/* A message channel (src, dst, tag). Its pending posts are all sends or
+ * all receives (a post meets the other side's first pending one, or
+ * waits), so one queue holds them, its first entry in place: a channel
+ * rarely has more than one pending, and then matching reads no other
+ * memory. */
+typedef struct chan {
+    int32_t src, dst, tag;
+    int32_t nsend, nrecv;    /* posted so far: the k-th send meets the k-th receive */
+    int32_t np;              /* pending posts */
+    int32_t side;            /* what they are: ZS_OP_SEND or ZS_OP_RECV */
+    int32_t vhead, vn, vcap; /* after the first: v[vhead .. vn) */
     post *v;
-    int64_t head, n, cap;
-} fifo;
+    post one; /* the first pending post */
+} chan;
 
+/* The setup's map from (src, dst, tag) to a channel number. */
 typedef struct pkey {
-    int32_t src, dst, tag, used;
-    int32_t nsend, nrecv; /* posted so far: the k-th send meets the k-th receive */
-    fifo sends, recvs;
+    int32_t src, dst, tag, used, id;
 } pkey;
 
 typedef struct coll_st {
@@ -131,8 +151,10 @@ typedef struct ex {
     rank_st *r;
     ev *heap;
     int64_t nheap, capheap, seq;
-    pkey *keys;
+    pkey *keys; /* during the setup */
     int64_t nkeys_cap, nkeys;
+    chan *ch; /* per channel (zs_bigmem), numbered in the order ranks first use them */
+    size_t nch;
     coll_st *colls;
     double now;
     double *nic_tx, *nic_rx; /* seconds at line rate each way (NICs are full duplex) */
@@ -244,11 +266,7 @@ static pkey *key_get(ex *x, int32_t src, int32_t dst, int32_t tag)
     for (uint64_t i = zs_hash3(src, dst, tag) & m;; i = (i + 1) & m) {
         pkey *k = &x->keys[i];
         if (!k->used) {
-            memset(k, 0, sizeof *k);
-            k->used = 1;
-            k->src = src;
-            k->dst = dst;
-            k->tag = tag;
+            *k = (pkey){src, dst, tag, 1, (int32_t)x->nkeys};
             x->nkeys++;
             return k;
         }
@@ -284,21 +302,34 @@ static int keys_grow(ex *x)
     return ZS_OK;
 }
 
-static int fifo_push(fifo *f, post p)
+static int chan_push(chan *k, post p)
 {
-    if (f->head > 0 && f->head == f->n) {
-        f->head = f->n = 0; /* drained: reuse from the start */
+    if (k->np++ == 0) {
+        k->one = p;
+        return ZS_OK;
     }
-    if (f->n == f->cap) {
-        int64_t nc = f->cap ? f->cap * 2 : 4;
-        post *v = realloc(f->v, sizeof(post) * (size_t)nc);
-        if (!v)
+    if (k->vhead > 0 && k->vhead == k->vn)
+        k->vhead = k->vn = 0; /* drained: reuse from the start */
+    if (k->vn == k->vcap) {
+        int32_t nc = k->vcap ? k->vcap * 2 : 4;
+        post *v = nc > k->vcap ? realloc(k->v, sizeof(post) * (size_t)nc) : NULL;
+        if (!v) {
+            k->np--;
             return ZS_ENOMEM;
-        f->v = v;
-        f->cap = nc;
+        }
+        k->v = v;
+        k->vcap = nc;
     }
-    f->v[f->n++] = p;
+    k->v[k->vn++] = p;
     return ZS_OK;
+}
+
+static post chan_pop(chan *k)
+{
+    post p = k->one;
+    if (--k->np > 0)
+        k->one = k->v[k->vhead++];
+    return p;
 }
 
 /* ---- accounting ---------------------------------------------------------- */
@@ -508,7 +539,7 @@ static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
 
 static int deps_ok(const rank_st *r, const xop *o, int32_t iter)
 {
-    const xdep *d = r->xd + o->dep0;
+    const xdep *d = o->ndeps <= XOP_DEPS ? o->d : r->xd + o->dep0;
     for (int k = 0; k < o->ndeps; k++) {
         int32_t need = d[k].need < 0 ? iter + 1 : d[k].need;
         if (r->xo[d[k].op].done < need)
@@ -546,8 +577,8 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     /* c->pos is an op of this stream or its segment's end: every move goes
      * to a segment's first op of the stream or along xop.nxt. */
     while (c->seg < p->nsegs) {
-        const zs_segment *g = &p->segs[c->seg];
-        if (c->pos < g->op0 + g->nops)
+        const xseg *g = &r->sg[c->seg];
+        if (c->pos < g->end)
             return ZS_OK;
         if (++c->iter < g->repeat) {
             c->pos = first_of(x, r, c->seg, stream);
@@ -593,16 +624,14 @@ static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
 {
     int send = op->kind == ZS_OP_SEND;
     int src = send ? rank : op->a, dst = send ? op->a : rank;
-    pkey *k = key_get(x, src, dst, op->b);
-    if (!k)
-        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    fifo *other = send ? &k->recvs : &k->sends, *mine = send ? &k->sends : &k->recvs;
+    chan *k = &x->ch[op->b];
     const stream_st *c = &x->r[rank].st[stream];
     post me = {rank, (int8_t)stream, i, op->v, x->now, c->iter, send ? k->nsend++ : k->nrecv++};
-    if (other->head == other->n)
-        return fifo_push(mine, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
-                                   : ZS_OK;
-    post peer = other->v[other->head++];
+    if (k->np == 0 || k->side == op->kind) {
+        k->side = op->kind;
+        return chan_push(k, me) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
+    }
+    post peer = chan_pop(k);
     if (peer.bytes != me.bytes)
         return fail_at(x, ZS_EINVALID, rank, i, "send and receive sizes differ");
     double t = x->dry ? 0 : zs_cost_p2p(x->cost, src, dst, me.bytes);
@@ -799,12 +828,8 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
         if (op->stream != stream)
             continue;
         if (is_p2p(op) && x->tl) {
-            int send = op->kind == ZS_OP_SEND;
-            pkey *k = send ? key_get(x, rank, op->u.p2p.peer, op->u.p2p.tag)
-                           : key_get(x, op->u.p2p.peer, rank, op->u.p2p.tag);
-            if (!k)
-                return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            *(send ? &k->nsend : &k->nrecv) += n;
+            chan *k = &x->ch[x->r[rank].xo[i].b];
+            *(op->kind == ZS_OP_SEND ? &k->nsend : &k->nrecv) += n;
         }
         if (x->dry)
             continue;
@@ -919,12 +944,10 @@ static void ex_free(ex *x)
     zs_bigmem_free(x->r, x->nr);
     zs_bigmem_free(x->arena, x->narena);
     free(x->heap);
-    for (int64_t i = 0; i < x->nkeys_cap; i++)
-        if (x->keys[i].used) {
-            free(x->keys[i].sends.v);
-            free(x->keys[i].recvs.v);
-        }
     free(x->keys);
+    for (int64_t i = 0; x->ch && i < x->nkeys; i++)
+        free(x->ch[i].v);
+    zs_bigmem_free(x->ch, x->nch);
     for (int32_t g = 0; x->colls && g < x->s->ngroups; g++)
         free(x->colls[g].who);
     free(x->colls);
@@ -976,9 +999,11 @@ static size_t rank_bytes(const zs_schedule *s, const zs_rank_prog *p)
 {
     size_t nd = 0;
     for (int64_t i = 0; i < p->nops; i++)
-        nd += (size_t)(p->ops[i].ndeps > 0 ? p->ops[i].ndeps : 0);
-    return up8(sizeof(xop) * (size_t)p->nops) + up8(sizeof(xdep) * nd) +
-           up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams);
+        nd += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
+    size_t n = sizeof(xop) * (size_t)p->nops + up8(sizeof(xdep) * nd) +
+               up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams) +
+               sizeof(xseg) * (size_t)p->nsegs;
+    return (n + 63) / 64 * 64; /* the next rank's records start on a cache line */
 }
 
 /* Fills rank rk's tables at `mem` (zeroed); seg_of is scratch for nops. */
@@ -989,17 +1014,22 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
     rank_st *r = &x->r[rk];
     int ns = s->nstreams;
     r->xo = (xop *)(void *)mem;
-    mem += up8(sizeof(xop) * (size_t)p->nops);
+    mem += sizeof(xop) * (size_t)p->nops;
     size_t ndall = 0;
     for (int64_t i = 0; i < p->nops; i++) {
-        ndall += (size_t)(p->ops[i].ndeps > 0 ? p->ops[i].ndeps : 0);
+        ndall += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
         seg_of[i] = -1;
     }
     r->xd = (xdep *)(void *)mem;
-    r->first = (int32_t *)(void *)(mem + up8(sizeof(xdep) * ndall));
-    for (int32_t g = 0; g < p->nsegs; g++)
+    mem += up8(sizeof(xdep) * ndall);
+    r->first = (int32_t *)(void *)mem;
+    mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
+    r->sg = (xseg *)(void *)mem;
+    for (int32_t g = 0; g < p->nsegs; g++) {
+        r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
         for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
             seg_of[i] = g;
+    }
     int32_t nd = 0;
     for (int64_t i = 0; i < p->nops; i++) {
         const zs_op *op = &p->ops[i];
@@ -1010,8 +1040,13 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
         o->nxt = (int32_t)(i + 1);
         o->dep0 = nd;
         if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
+            int send = op->kind == ZS_OP_SEND;
+            pkey *k =
+                key_get(x, send ? rk : op->u.p2p.peer, send ? op->u.p2p.peer : rk, op->u.p2p.tag);
+            if (!k)
+                return ZS_ENOMEM;
             o->a = op->u.p2p.peer;
-            o->b = op->u.p2p.tag;
+            o->b = k->id;
             o->v = op->u.p2p.bytes;
         } else if (op->kind == ZS_OP_COLL) {
             o->a = op->u.coll.group;
@@ -1021,12 +1056,15 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
             o->v = op->duration;
         }
         const int32_t *d = zs_schedule_deps(s, rk, op);
+        xdep *od = o->ndeps <= XOP_DEPS ? o->d : r->xd + nd;
         for (int k = 0; k < o->ndeps; k++) {
             if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] < 0)
                 return fail_at(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
             int32_t ds = seg_of[d[k]];
-            r->xd[nd++] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+            od[k] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
         }
+        if (o->ndeps > XOP_DEPS)
+            nd += o->ndeps;
     }
     /* Each segment's chains of ops per stream, last to first. */
     int32_t next[ZS_MAX_STREAMS];
@@ -1087,7 +1125,22 @@ static int setup(ex *x)
         mem += rank_bytes(s, &s->ranks[rk]);
     }
     free(seg_of);
-    return rc;
+    if (rc)
+        return rc;
+    x->nch = sizeof(chan) * (size_t)(x->nkeys > 0 ? x->nkeys : 1);
+    if (!(x->ch = zs_bigmem_alloc(x->nch)))
+        return ZS_ENOMEM;
+    for (int64_t i = 0; i < x->nkeys_cap; i++)
+        if (x->keys[i].used) {
+            chan *k = &x->ch[x->keys[i].id];
+            k->src = x->keys[i].src;
+            k->dst = x->keys[i].dst;
+            k->tag = x->keys[i].tag;
+        }
+    free(x->keys);
+    x->keys = NULL;
+    x->nkeys_cap = 0;
+    return ZS_OK;
 }
 
 /* The segment of op i of p (-1: none). */
