@@ -102,9 +102,10 @@ typedef struct rank_st {
     xdep *xd;       /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
     xseg *sg;       /* per segment */
-    double *cmax;   /* folding, the group's first member: per collective op, the largest
-                     * buffer of its last instance (all-to-all(v) replays), lazily */
-    zs_facct acct;  /* zs_rank_acct that knows sleeping (folded) streams */
+    int32_t nsegs;
+    double *cmax;  /* folding, the group's first member: per collective op, the largest
+                    * buffer of its last instance (all-to-all(v) replays), lazily */
+    zs_facct acct; /* zs_rank_acct that knows sleeping (folded) streams */
 } rank_st;
 
 typedef struct post {
@@ -173,7 +174,8 @@ typedef struct ex {
     int64_t capaux;
     zs_err *e;
     int failed;
-    void *arena; /* every rank's xo, xd and first (zs_bigmem) */
+    void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
+    zs_pool *pool; /* the ranks' accounting logs */
     size_t narena, nr;
 } ex;
 
@@ -572,11 +574,10 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c);
  * of a repeated segment may fold (the stream then sleeps). */
 static int seek(ex *x, int rank, int stream, stream_st *c)
 {
-    const zs_rank_prog *p = &x->s->ranks[rank];
     const rank_st *r = &x->r[rank];
     /* c->pos is an op of this stream or its segment's end: every move goes
      * to a segment's first op of the stream or along xop.nxt. */
-    while (c->seg < p->nsegs) {
+    while (c->seg < r->nsegs) {
         const xseg *g = &r->sg[c->seg];
         if (c->pos < g->end)
             return ZS_OK;
@@ -590,7 +591,7 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
         } else {
             c->seg++;
             c->iter = 0;
-            c->pos = c->seg < p->nsegs ? first_of(x, r, c->seg, stream) : 0;
+            c->pos = c->seg < r->nsegs ? first_of(x, r, c->seg, stream) : 0;
         }
     }
     c->finished = 1;
@@ -942,6 +943,7 @@ static void ex_free(ex *x)
     zs_fold_free(x->fold);
     x->fold = NULL;
     zs_bigmem_free(x->r, x->nr);
+    zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
     zs_bigmem_free(x->arena, x->narena);
     free(x->heap);
     free(x->keys);
@@ -1025,6 +1027,7 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
     r->first = (int32_t *)(void *)mem;
     mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
     r->sg = (xseg *)(void *)mem;
+    r->nsegs = p->nsegs;
     for (int32_t g = 0; g < p->nsegs; g++) {
         r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
         for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
@@ -1091,8 +1094,9 @@ static int setup(ex *x)
     const zs_schedule *s = x->s;
     x->nr = sizeof(rank_st) * (size_t)(s->nranks > 0 ? s->nranks : 1);
     x->r = zs_bigmem_alloc(x->nr);
+    x->pool = zs_pool_new();
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
-    if (!x->r || !x->colls)
+    if (!x->r || !x->colls || !x->pool)
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
@@ -1121,6 +1125,7 @@ static int setup(ex *x)
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++) {
         zs_facct_init(&x->r[rk].acct);
         x->r[rk].acct.nst = s->nstreams;
+        x->r[rk].acct.pool = x->pool;
         rc = rank_tables(x, rk, mem, seg_of);
         mem += rank_bytes(s, &s->ranks[rk]);
     }

@@ -18,9 +18,11 @@ void zs_facct_init(zs_facct *a)
 void zs_facct_free(zs_facct *a)
 {
     for (int s = 0; s < ZS_MAX_STREAMS; s++) {
-        free(a->st[s].log);
-        free(a->st[s].pat);
-        free(a->st[s].tl);
+        zs_facct_stream *q = &a->st[s];
+        zs_pool_release(a->pool, q->log, sizeof *q->log * (size_t)q->caplog);
+        zs_pool_release(a->pool, q->pat, sizeof *q->pat * (size_t)q->cappat);
+        zs_pool_release(a->pool, q->tl, sizeof *q->tl * (size_t)q->captl);
+        q->caplog = q->cappat = q->captl = 0;
         a->st[s].log = a->st[s].pat = a->st[s].tl = NULL;
     }
 }
@@ -111,17 +113,34 @@ static void bring_to(zs_facct *a, zs_rank_result *r, double now)
     integrate(a, r, now);
 }
 
-static void log_state(zs_facct *a, zs_facct_stream *q, double now)
+/* Logs q's change to q->state at now (from `prev`). A state that lasted no
+ * time changes nothing that is integrated (the split only counts what
+ * holds over an interval), so a change at the time of the last one
+ * replaces it, or cancels it when it returns to the state before: a
+ * stream whose ops run back to back logs nothing, and the replay is the
+ * same. */
+static void log_state(zs_facct *a, zs_facct_stream *q, double now, uint8_t prev)
 {
     if (!q->nb)
-        return;               /* no boundary seen: nothing to replay from yet */
+        return; /* no boundary seen: nothing to replay from yet */
+    if (q->lok && q->lt == now) {
+        if (q->state == q->lprev) {
+            q->nlog--;
+            q->lok = 0; /* the one before is not known here: no merging into it */
+        } else {
+            q->log[q->nlog - 1].state = q->state;
+        }
+        return;
+    }
     if (q->nlog >= LOG_CAP) { /* it left the folding segments: forget */
         q->nlog = q->bi[0] = q->bi[1] = q->nb = 0;
+        q->lok = 0;
         return;
     }
     if (q->nlog == q->caplog) {
         int nc = q->caplog ? q->caplog * 2 : 64;
-        zs_facct_ev *v = realloc(q->log, sizeof *v * (size_t)nc);
+        zs_facct_ev *v =
+            zs_pool_realloc(a->pool, q->log, sizeof *v * (size_t)q->caplog, sizeof *v * (size_t)nc);
         if (!v) {
             a->failed = 1;
             return;
@@ -130,6 +149,9 @@ static void log_state(zs_facct *a, zs_facct_stream *q, double now)
         q->caplog = nc;
     }
     q->log[q->nlog++] = (zs_facct_ev){now, q->state};
+    q->lok = 1;
+    q->lt = now;
+    q->lprev = prev;
 }
 
 void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int dcompute,
@@ -148,7 +170,8 @@ void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int
         if (g1 != g0) { /* the tail to replay after the wake */
             if (q->ntl == q->captl) {
                 int nc = q->captl ? q->captl * 2 : 8;
-                zs_facct_ev *v = realloc(q->tl, sizeof *v * (size_t)nc);
+                zs_facct_ev *v = zs_pool_realloc(a->pool, q->tl, sizeof *v * (size_t)q->captl,
+                                                 sizeof *v * (size_t)nc);
                 if (!v) {
                     a->failed = 1;
                     return;
@@ -173,8 +196,9 @@ void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int
     uint8_t st = state_of(q);
     if (st == q->state)
         return;
+    uint8_t prev = q->state;
     q->state = st;
-    log_state(a, q, now);
+    log_state(a, q, now, prev);
     set_eff(a, q, counted(q));
 }
 
@@ -183,7 +207,7 @@ void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now)
     bring_to(a, r, now);
     zs_facct_stream *q = &a->st[stream];
     if (!q->caplog) { /* logging starts at the first boundary */
-        q->log = malloc(sizeof *q->log * 64);
+        q->log = zs_pool_realloc(a->pool, NULL, 0, sizeof *q->log * 64);
         if (!q->log) {
             a->failed = 1;
             return;
@@ -199,6 +223,7 @@ void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now)
     q->bi[0] = 0;
     q->b[1] = now;
     q->bi[1] = q->nlog;
+    q->lok = 0; /* what came before the boundary is not merged into */
     q->bstate[1] = q->state;
     q->nb++;
 }
@@ -211,7 +236,8 @@ void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, doub
     double plen = q->nb >= 2 ? q->b[1] - q->b[0] : 0; /* 0: hold its state */
     int n = q->nb >= 2 ? q->bi[1] - q->bi[0] : 0;
     if (n > q->cappat) {
-        zs_facct_ev *v = realloc(q->pat, sizeof *v * (size_t)n);
+        zs_facct_ev *v =
+            zs_pool_realloc(a->pool, q->pat, sizeof *v * (size_t)q->cappat, sizeof *v * (size_t)n);
         if (!v) {
             a->failed = 1;
             n = 0;

@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "zs_pool.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
 
@@ -41,6 +42,12 @@ typedef struct zs_facct_stream {
     /* its state changes since the boundary before last */
     zs_facct_ev *log;
     int nlog, caplog;
+    /* the last change, when it came after the last boundary (else lok 0):
+     * its time and the state before it, so that a change at the same time
+     * (an op ends, the next starts) merges into it without reading the log */
+    int lok;
+    uint8_t lprev;
+    double lt;
     double b[2];       /* its last two iteration boundaries */
     int bi[2];         /* the log's length at each */
     uint8_t bstate[2]; /* its state at each */
@@ -69,9 +76,10 @@ typedef struct zs_facct {
     double last;      /* integrated up to here */
     int ncomp, ncomm; /* streams counted as computing / communicating */
     int nasleep;
-    int ntail;  /* streams replaying a tail */
-    int failed; /* out of memory: the replay degrades to idle, see zs_facct_failed */
-    int nst;    /* streams in use, 0: ZS_MAX_STREAMS (the replay visits only these) */
+    int ntail;     /* streams replaying a tail */
+    int failed;    /* out of memory: the replay degrades to idle, see zs_facct_failed */
+    int nst;       /* streams in use, 0: ZS_MAX_STREAMS (the replay visits only these) */
+    zs_pool *pool; /* where its buffers live (NULL: malloc); set before the first change */
     zs_facct_stream st[ZS_MAX_STREAMS];
 } zs_facct;
 
