@@ -16,7 +16,18 @@ typedef struct item {
     load *ld; /* its loads (kept, with their capacity, when the id is reused) */
     int32_t n, capld;
     int active;
+    /* An item on many resources (a collective across nodes): the smallest
+     * of its resources' shares and which resource gives it, kept up to
+     * date as they change, so that a transfer starting or ending on one of
+     * them costs O(1), not O(its resources); stale: recompute (the
+     * smallest one's share grew). */
+    double fmin;
+    int32_t amin;
+    int stale;
 } item;
+
+/* Items on more resources than this keep fmin (below it a scan is cheaper). */
+#define BIG_ITEM 16
 
 typedef struct res_st {
     double cap, demand;
@@ -88,24 +99,51 @@ static int grow32(void **p, int32_t *cap, int32_t need, size_t size)
     return rc;
 }
 
-static double speed_of(const zs_share *s, const item *x)
+/* A resource's share for its items: 1 when it is not oversubscribed. */
+static double share_of(const res_st *r)
+{
+    return r->demand > r->cap && r->demand > 0 ? r->cap / r->demand : 1.0;
+}
+
+/* The smallest share over x's resources (the same value in any order). */
+static double speed_of(const zs_share *s, item *x)
 {
     double u = 1.0;
+    int32_t a = -1;
     for (int32_t i = 0; i < x->n; i++) {
-        const res_st *r = &s->res[x->ld[i].res];
-        if (r->demand > r->cap && r->demand > 0) {
-            double f = r->cap / r->demand;
-            u = f < u ? f : u;
+        double f = share_of(&s->res[x->ld[i].res]);
+        if (f < u) {
+            u = f;
+            a = x->ld[i].res;
         }
     }
+    x->fmin = u;
+    x->amin = a;
+    x->stale = 0;
     return u;
+}
+
+/* Resource r of big item x changed its share to f. */
+static void big_update(item *x, int32_t r, double f)
+{
+    if (x->stale)
+        return;
+    if (r == x->amin) {
+        if (f <= x->fmin)
+            x->fmin = f;
+        else
+            x->stale = 1; /* the smallest grew: another may be smallest now */
+    } else if (f < x->fmin) {
+        x->fmin = f;
+        x->amin = r;
+    }
 }
 
 /* Brings item id to `now` at its old speed and gives it its new one. */
 static int resync(zs_share *s, int32_t id, double now)
 {
     item *x = &s->it[id];
-    double u = speed_of(s, x);
+    double u = x->n > BIG_ITEM && !x->stale ? x->fmin : speed_of(s, x);
     if (fabs(u - x->u) <= 1e-12 * x->u)
         return 0;
     x->w -= (now - x->tu) * x->u;
@@ -129,6 +167,18 @@ static int note_changed(zs_share *s, int32_t id)
 static int revisit(zs_share *s, int32_t id, double now)
 {
     const item *x = &s->it[id];
+    /* First the big items' smallest shares, over every resource that
+     * changed (an item may share several with x)... */
+    for (int32_t i = 0; i < x->n; i++) {
+        const res_st *r = &s->res[x->ld[i].res];
+        double f = share_of(r);
+        for (int32_t k = 0; k < r->n; k++) {
+            item *y = &s->it[r->items[k]];
+            if (r->items[k] != id && y->n > BIG_ITEM)
+                big_update(y, x->ld[i].res, f);
+        }
+    }
+    /* ...then every item once, in the order first met. */
     s->stamp++;
     s->mark[id] = s->stamp;
     for (int32_t i = 0; i < x->n; i++) {
