@@ -12,7 +12,7 @@
 #define BIG_MIN ((size_t)4 << 20)
 #define HUGE    ((size_t)2 << 20) /* x86-64 and arm64 (4 KiB base pages) huge page */
 
-#if defined(__linux__) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+#if defined(__linux__) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE) && !ZS_BIGMEM_PLAIN
 static size_t mapped_size(size_t n)
 {
     return (n + HUGE - 1) / HUGE * HUGE;

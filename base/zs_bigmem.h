@@ -10,6 +10,19 @@
 
 #include <stddef.h>
 
+/* Under AddressSanitizer the tables (and zs_pool's blocks) are plain heap
+ * blocks, so that its redzones still catch an overrun. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ZS_BIGMEM_PLAIN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZS_BIGMEM_PLAIN 1
+#endif
+#endif
+#ifndef ZS_BIGMEM_PLAIN
+#define ZS_BIGMEM_PLAIN 0
+#endif
+
 /* n zeroed bytes (n may be 0); NULL when out of memory. */
 void *zs_bigmem_alloc(size_t n);
 /* Frees what zs_bigmem_alloc(n) returned (the same n); NULL is a no-op. */

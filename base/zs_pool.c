@@ -74,7 +74,7 @@ void zs_pool_release(zs_pool *p, void *b, size_t n)
 {
     if (!b)
         return;
-    int k = p ? class_of(n) : NCLASS;
+    int k = p && !ZS_BIGMEM_PLAIN ? class_of(n) : NCLASS;
     if (k == NCLASS) {
         free(b);
         return;
@@ -85,8 +85,10 @@ void zs_pool_release(zs_pool *p, void *b, size_t n)
 
 void *zs_pool_realloc(zs_pool *p, void *b, size_t old, size_t n)
 {
-    int ko = p && b ? class_of(old) : NCLASS, kn = p ? class_of(n) : NCLASS;
-    if (!p || (ko == NCLASS && kn == NCLASS))
+    if (!p || ZS_BIGMEM_PLAIN)
+        return realloc(b, n);
+    int ko = b ? class_of(old) : NCLASS, kn = class_of(n);
+    if (ko == NCLASS && kn == NCLASS)
         return realloc(b, n);
     if (b && ko == kn)
         return b;

@@ -113,7 +113,68 @@ static void test_analytic_shares_nics(void)
     zs_cost_free(c);
 }
 
+/* Items on many resources keep their smallest share as others come and
+ * go (zs_share.c): random starts and ends against the minimum computed
+ * from scratch (demands summed here). */
+static void test_share_big_items(void)
+{
+    enum { NRES = 40, NIT = 200 };
+    double cap[NRES];
+    for (int r = 0; r < NRES; r++)
+        cap[r] = 5 + r % 7;
+    zs_share *s = zs_share_new(NRES, cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    int res[NIT][NRES], nres[NIT], on[NIT] = {0};
+    double load[NIT][NRES], T[NIT];
+    int32_t id[NIT];
+    unsigned seed = 12345;
+    int bad = 0;
+    for (int step = 0; step < 4000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int i = (int)(seed >> 8) % NIT;
+        double now = step * 0.001;
+        if (on[i]) {
+            zs_share_remove(s, now, id[i]);
+            on[i] = 0;
+        } else {
+            /* One in eight spans 20-39 resources (a collective), the
+             * rest one or two (a transfer). */
+            int big = (seed >> 20) % 8 == 0;
+            nres[i] = big ? 20 + (int)(seed >> 3) % 20 : 1 + (int)(seed >> 5) % 2;
+            int first = (int)(seed >> 11) % NRES;
+            for (int k = 0; k < nres[i]; k++) {
+                res[i][k] = (first + k * 3) % NRES;
+                load[i][k] = 1 + (k + step) % 5;
+            }
+            if (nres[i] == 2 && res[i][0] == res[i][1])
+                nres[i] = 1;
+            T[i] = 0.5 + (step % 3);
+            ZS_ASSERT_OK(zs_share_add(s, now, T[i], res[i], load[i], nres[i], &id[i]), NULL);
+            on[i] = 1;
+        }
+        double demand[NRES] = {0};
+        for (int j = 0; j < NIT; j++)
+            for (int k = 0; on[j] && k < nres[j]; k++)
+                demand[res[j][k]] += load[j][k] / T[j];
+        for (int j = 0; j < NIT; j++) {
+            if (!on[j])
+                continue;
+            double u = 1;
+            for (int k = 0; k < nres[j]; k++) {
+                double d = demand[res[j][k]], c = cap[res[j][k]];
+                if (d > c && c / d < u)
+                    u = c / d;
+            }
+            double got = zs_share_speed(s, id[j]);
+            bad += got < u * (1 - 1e-9) || got > u * (1 + 1e-9);
+        }
+    }
+    ZS_ASSERT_INT_EQ(bad, 0);
+    zs_share_free(s);
+}
+
 static const zs_test_case cases[] = {{"share_hand", test_share_hand},
+                                     {"share_big_items", test_share_big_items},
                                      {"analytic_shares_nics", test_analytic_shares_nics},
                                      {NULL, NULL}};
 
