@@ -176,6 +176,7 @@ typedef struct ex {
     int failed;
     void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool; /* the ranks' accounting logs */
+    xop **xo0;     /* each rank's xo, beside each other (prefetch_next) */
     size_t narena, nr;
 } ex;
 
@@ -234,6 +235,25 @@ static int push(ex *x, double t, const post *p, int comm)
 {
     ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
     return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, v);
+}
+
+/* The next event's op record and stream state are fetched while this one
+ * is handled: with thousands of ranks they are in no cache, and waiting
+ * for them was the largest cost per event. A hint only. */
+static void prefetch_next(const ex *x)
+{
+#if defined(__GNUC__)
+    if (x->nheap == 0 || x->heap[0].rank < 0 || x->heap[0].op < 0)
+        return;
+    const ev *n = &x->heap[0];
+    const rank_st *r = &x->r[n->rank];
+    __builtin_prefetch(&x->xo0[n->rank][n->op], 1);
+    __builtin_prefetch(&r->st[n->stream], 1);
+    __builtin_prefetch(&r->acct, 1);
+    __builtin_prefetch(&r->acct.st[n->stream], 1);
+#else
+    (void)x;
+#endif
 }
 
 static ev pop(ex *x)
@@ -943,6 +963,7 @@ static void ex_free(ex *x)
     zs_fold_free(x->fold);
     x->fold = NULL;
     zs_bigmem_free(x->r, x->nr);
+    free(x->xo0);
     zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
     zs_bigmem_free(x->arena, x->narena);
     free(x->heap);
@@ -1095,8 +1116,9 @@ static int setup(ex *x)
     x->nr = sizeof(rank_st) * (size_t)(s->nranks > 0 ? s->nranks : 1);
     x->r = zs_bigmem_alloc(x->nr);
     x->pool = zs_pool_new();
+    x->xo0 = calloc((size_t)(s->nranks > 0 ? s->nranks : 1), sizeof(xop *));
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
-    if (!x->r || !x->colls || !x->pool)
+    if (!x->r || !x->colls || !x->pool || !x->xo0)
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
@@ -1127,6 +1149,7 @@ static int setup(ex *x)
         x->r[rk].acct.nst = s->nstreams;
         x->r[rk].acct.pool = x->pool;
         rc = rank_tables(x, rk, mem, seg_of);
+        x->xo0[rk] = x->r[rk].xo;
         mem += rank_bytes(s, &s->ranks[rk]);
     }
     free(seg_of);
@@ -1273,6 +1296,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     while (rc == ZS_OK && x.nheap > 0) {
         ev v = pop(&x);
         x.now = v.t;
+        prefetch_next(&x);
         rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
     }
     if (rc == ZS_OK)
