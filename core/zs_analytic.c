@@ -618,14 +618,10 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     return ZS_OK;
 }
 
-static int is_p2p(const zs_op *op)
+/* Sends and receives (of a zs_op or an xop). */
+static int p2p_kind(int kind)
 {
-    return op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
-}
-
-static int x_p2p(const xop *o)
-{
-    return o->kind == ZS_OP_SEND || o->kind == ZS_OP_RECV;
+    return kind == ZS_OP_SEND || kind == ZS_OP_RECV;
 }
 
 static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
@@ -676,27 +672,11 @@ static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
     return ZS_OK;
 }
 
-/* Whether rank is in the group (its ranks are sorted and distinct): a
- * binary search, as a data-parallel group has thousands of members and
- * each one's arrival asks. */
-static int group_has(const zs_group *g, int rank)
-{
-    int32_t lo = 0, hi = g->n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (g->ranks[mid] < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->n && g->ranks[lo] == rank;
-}
-
 static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int32_t iter)
 {
     const zs_group *g = &x->s->groups[op->a];
     coll_st *c = &x->colls[op->a];
-    if (!group_has(g, rank))
+    if (zs_group_index(g, rank) < 0)
         return fail_at(x, ZS_EINVALID, rank, i, "rank is not a member of the collective's group");
     if (c->arrived == 0) {
         c->bytes = op->v;
@@ -766,7 +746,7 @@ static int try_start(ex *x, int rank, int stream)
         const xop *op = &r->xo[c->pos];
         if (!deps_ok(r, op, c->iter))
             return ZS_OK;
-        if (x_p2p(op)) {
+        if (p2p_kind(op->kind)) {
             /* Sends and receives are issued without holding the stream. */
             c->p2p_pending++;
             int64_t i = c->pos;
@@ -848,7 +828,7 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
         const zs_op *op = &p->ops[i];
         if (op->stream != stream)
             continue;
-        if (is_p2p(op) && x->tl) {
+        if (p2p_kind(op->kind) && x->tl) {
             chan *k = &x->ch[x->r[rank].xo[i].b];
             *(op->kind == ZS_OP_SEND ? &k->nsend : &k->nrecv) += n;
         }
@@ -942,14 +922,14 @@ static int retire(ex *x, const ev *v)
     done_inc(r, v->op);
     x->res->ranks[v->rank].ops++;
     x->res->ranks[v->rank].end = x->now;
-    if (x_p2p(&r->xo[v->op]))
+    if (p2p_kind(r->xo[v->op].kind))
         c->p2p_pending--;
     else
         c->busy = 0;
     if (x->tl) {
         const tl_aux *a = &x->aux[v->seq];
         zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
-                       x_p2p(&r->xo[v->op]) ? a->msg : ZS_TL_SEQ_NONE);
+                       p2p_kind(r->xo[v->op].kind) ? a->msg : ZS_TL_SEQ_NONE);
     }
     return try_rank(x, v->rank);
 }
@@ -1197,7 +1177,7 @@ static int check_finished(ex *x)
                 int64_t stuck = 0;
                 for (int64_t i = 0; i < p->nops; i++) {
                     int32_t g = seg_index(p, i);
-                    if (p->ops[i].stream == st && is_p2p(&p->ops[i]) && g >= 0 &&
+                    if (p->ops[i].stream == st && p2p_kind(p->ops[i].kind) && g >= 0 &&
                         x->r[rk].xo[i].done < p->segs[g].repeat) {
                         stuck = i;
                         break;

@@ -217,6 +217,19 @@ int zs_schedule_group(zs_schedule *s, const int *ranks, int n)
     return zs_schedule_group_tagged(s, ranks, n, 0);
 }
 
+int zs_group_index(const zs_group *g, int rank)
+{
+    int32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (g->ranks[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n && g->ranks[lo] == rank ? lo : -1;
+}
+
 int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag)
 {
     if (s->error.code)

@@ -135,10 +135,10 @@ typedef struct zs_rank_prog {
 /* A communication group for collectives: sorted, distinct ranks. */
 typedef struct zs_group {
     int32_t n;
-    int32_t *ranks;
-    int32_t tag; /* communicator tag: equal ranks with different tags are
-                  * different groups (NCCL communicators), so collectives on
-                  * different streams never share one */
+    int32_t *ranks; /* sorted, distinct (zs_schedule_group_tagged keeps them so) */
+    int32_t tag;    /* communicator tag: equal ranks with different tags are
+                     * different groups (NCCL communicators), so collectives on
+                     * different streams never share one */
 } zs_group;
 
 /* Where a piece of a document lives. Layout: attention or linear modules.
@@ -232,6 +232,9 @@ int zs_schedule_label(zs_schedule *s, const char *name);
 int zs_schedule_group(zs_schedule *s, const int *ranks, int n);
 /* The same with a communicator tag (zs_group.tag); zs_schedule_group is tag 0. */
 int zs_schedule_group_tagged(zs_schedule *s, const int *ranks, int n, int tag);
+/* Rank's position in g (a binary search: a data-parallel group has
+ * thousands of members), -1 when it is not a member. */
+int zs_group_index(const zs_group *g, int rank);
 /* Sets the documents of the batch (copied). */
 int zs_schedule_set_docs(zs_schedule *s, const int32_t *len, int32_t ndocs);
 int zs_schedule_add_piece(zs_schedule *s, int32_t doc, int32_t t0, int32_t t1, int32_t rank,

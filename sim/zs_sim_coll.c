@@ -25,21 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int member_index(const zs_group *g, int rank)
-{
-    int lo = 0, hi = g->n - 1;
-    while (lo <= hi) {
-        int m = (lo + hi) / 2;
-        if (g->ranks[m] == rank)
-            return m;
-        if (g->ranks[m] < rank)
-            lo = m + 1;
-        else
-            hi = m - 1;
-    }
-    return -1;
-}
-
 static sg_mailbox_t coll_mailbox(sim *x, int gi, int idx)
 {
     group_st *gs = &x->groups[gi];
@@ -385,7 +370,7 @@ static int coll_trigger(rank_st *R, int s, const zs_op *op, int idx)
         return ZS_ENOMEM;
     }
     for (int k = 0; k < nflows; k++) {
-        src_idx[k] = member_index(g, tmp[k].src);
+        src_idx[k] = zs_group_index(g, tmp[k].src);
         inst->out0[src_idx[k] + 1]++;
     }
     for (int i = 0; i < n; i++)
@@ -442,7 +427,7 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
     const zs_op *op = &R->p->ops[i];
     int gi = op->u.coll.group;
     const zs_group *g = gi >= 0 && gi < x->s->ngroups ? &x->s->groups[gi] : NULL;
-    int idx = g ? member_index(g, R->rank) : -1;
+    int idx = g ? zs_group_index(g, R->rank) : -1;
     if (idx < 0) {
         zs__sim_fail(R, ZS_EINVALID, "a rank may only join collectives of groups it belongs to",
                      "%s on a group that does not hold this rank", i, "collective");
