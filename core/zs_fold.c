@@ -420,28 +420,35 @@ static int analyse(zs_fold *f, scratch *x)
     return ZS_OK;
 }
 
-/* Each component's streams (for one_period), once build_comps has them. */
+/* Streams of instance i that fold (its slots sbase[i] .. + this), 0 if none. */
+static int inst_slots(const zs_fold *f, int64_t i)
+{
+    int n = 0;
+    if (f->comp[i] >= 0 && f->sbase[i] >= 0)
+        for (int st = 0; st < ZS_MAX_STREAMS; st++)
+            n += f->smap[i * ZS_MAX_STREAMS + st] >= 0;
+    return n;
+}
+
+/* Each component's streams (for one_period), once build_comps has them:
+ * cstream[cstart[c] .. cstart[c + 1]) (a counting sort by component). */
 static int comp_streams(zs_fold *f, size_t n)
 {
     f->cstart = calloc((size_t)f->ncomps + 1, sizeof *f->cstart);
     f->cstream = malloc(sizeof *f->cstream * n);
-    int64_t *fill = calloc((size_t)f->ncomps + 1, sizeof *fill);
-    if (!f->cstart || !f->cstream || !fill) {
-        free(fill);
+    if (!f->cstart || !f->cstream)
         return ZS_ENOMEM;
-    }
+    /* cstart[c]: first the end of component c's streams, then, filled
+     * backwards from there, their start. */
     for (int64_t i = 0; i < f->ninst; i++)
-        for (int st = 0; f->comp[i] >= 0 && f->sbase[i] >= 0 && st < ZS_MAX_STREAMS; st++)
-            f->cstart[f->comp[i] + 1] += f->smap[i * ZS_MAX_STREAMS + st] >= 0;
-    for (int32_t c = 0; c < f->ncomps; c++)
-        f->cstart[c + 1] += f->cstart[c];
-    for (int64_t i = 0; i < f->ninst; i++)
-        for (int st = 0; f->comp[i] >= 0 && f->sbase[i] >= 0 && st < ZS_MAX_STREAMS; st++) {
-            int8_t sl = f->smap[i * ZS_MAX_STREAMS + st];
-            if (sl >= 0)
-                f->cstream[f->cstart[f->comp[i]] + fill[f->comp[i]]++] = f->sbase[i] + sl;
-        }
-    free(fill);
+        if (inst_slots(f, i) > 0)
+            f->cstart[f->comp[i]] += inst_slots(f, i);
+    for (int32_t c = 1; c < f->ncomps; c++)
+        f->cstart[c] += f->cstart[c - 1];
+    f->cstart[f->ncomps] = f->ncomps > 0 ? f->cstart[f->ncomps - 1] : 0;
+    for (int64_t i = f->ninst - 1; i >= 0; i--)
+        for (int k = inst_slots(f, i) - 1; k >= 0; k--)
+            f->cstream[--f->cstart[f->comp[i]]] = f->sbase[i] + k;
     return ZS_OK;
 }
 
