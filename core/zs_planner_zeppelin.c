@@ -149,9 +149,9 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     for (int i = 0; i < d.ncand && wn < sizeof w; i++) {
         const zs_zep_candidate *c = &d.cand[i];
         int n = snprintf(w + wn, sizeof w - wn, "%s%s%s%s %.1f%s", i ? ", " : "",
-                         c->remap == 2 ? "remap-n"
-                         : c->remap    ? "remap"
-                                       : "plain",
+                         c->remap == ZS_ZEP_REMAP_NODES    ? "remap-n"
+                         : c->remap == ZS_ZEP_REMAP_ACROSS ? "remap"
+                                                           : "plain",
                          c->routed_pricing ? "-r" : "", c->routing ? "+rt" : "", c->layer_s * 1e3,
                          i == d.chosen ? "*" : "");
         wn += n > 0 ? (size_t)n : 0;

@@ -26,16 +26,16 @@ typedef struct dctx {
 
 /* The partition, priced with k NICs per inter-node hop (1: one NIC) and,
  * without remapping, the linear modules' cost of the tokens held. */
-static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
+static int partition(dctx *x, int k, zs_zep_remap_kind remap, zs_zep_part **out, zs_err *e)
 {
     zs_zep_decision *d = x->d;
     zs_zep_pred pp = d->pred, pg;
     pp.k = k;
-    /* Remapping across nodes: attention alone everywhere; inside nodes
-     * (remap 2): nodes on attention plus the linear modules of the tokens
-     * they hold, GPUs on attention alone (the node's tokens are spread
-     * evenly over its GPUs afterwards). */
-    pp.lin_tok = remap == 1 ? 0 : d->lin_tok;
+    /* Remapping across nodes: attention alone everywhere; inside nodes:
+     * nodes on attention plus the linear modules of the tokens they hold,
+     * GPUs on attention alone (the node's tokens are spread evenly over its
+     * GPUs afterwards). */
+    pp.lin_tok = remap == ZS_ZEP_REMAP_ACROSS ? 0 : d->lin_tok;
     pg = pp;
     pg.lin_tok = 0;
     /* zs_zep_pred_member_hook(&pp, len, 1), from the shared attention part. */
@@ -53,13 +53,14 @@ static int partition(dctx *x, int k, int remap, zs_zep_part **out, zs_err *e)
                           zs_zep_pred_span_hook,
                           &pp,
                           x->cl->nics_per_node,
-                          remap == 2 ? x->w_attn : NULL,
-                          remap == 2 ? &pg : NULL,
+                          remap == ZS_ZEP_REMAP_NODES ? x->w_attn : NULL,
+                          remap == ZS_ZEP_REMAP_NODES ? &pg : NULL,
                           x->order};
     return zs_zep_partition(&pin, out, e);
 }
 
-static int remap_plan(dctx *x, const zs_zep_part *part, int remap, zs_zep_remap **out, zs_err *e)
+static int remap_plan(dctx *x, const zs_zep_part *part, zs_zep_remap_kind remap, zs_zep_remap **out,
+                      zs_err *e)
 {
     const zs_model *m = &x->cost->model;
     const zs_zep_decision *d = x->d;
@@ -67,10 +68,11 @@ static int remap_plan(dctx *x, const zs_zep_part *part, int remap, zs_zep_remap 
     double per_tok = (d->th.heads + 2.0 * d->th.kv_heads) * m->head_dim * m->dtype_bytes;
     double ci = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NVLINK);
     double cx = per_tok / zs_cluster_link_bw(x->cl, ZS_LINK_NIC);
-    int rc = remap == 2 ? zs_zep_remap_plan_nodes(part->tokens, d->pred.nslots,
-                                                  d->pred.slots_per_node, ci, out, e)
-                        : zs_zep_remap_plan(part->tokens, d->pred.nslots, d->pred.slots_per_node,
-                                            ci, cx, out, e);
+    int rc = remap == ZS_ZEP_REMAP_NODES
+                 ? zs_zep_remap_plan_nodes(part->tokens, d->pred.nslots, d->pred.slots_per_node, ci,
+                                           out, e)
+                 : zs_zep_remap_plan(part->tokens, d->pred.nslots, d->pred.slots_per_node, ci, cx,
+                                     out, e);
     if (!rc && (*out)->nflows == 0) {
         zs_zep_remap_free(*out);
         *out = NULL;
@@ -104,7 +106,7 @@ static int weigh(dctx *x, const zs_zep_part *part, const zs_zep_remap *rm, doubl
 
 /* Weighs one (pricing, remapping) plan; keeps it in *d when it is faster
  * than the best so far. */
-static int candidate(dctx *x, int k, int remap, zs_err *e)
+static int candidate(dctx *x, int k, zs_zep_remap_kind remap, zs_err *e)
 {
     zs_zep_decision *d = x->d;
     zs_zep_part *part = NULL;
@@ -212,10 +214,11 @@ int zs_zep_decide(const zs_cost *cost, const zs_cluster *cl, zs_mem_cfg mc, cons
      * remapping across nodes and inside nodes only (remap=1|always);
      * inter-node rings priced through one NIC, then routed (routing=1). */
     for (int pk = 0; pk < (k > 1 ? 2 : 1) && !rc; pk++)
-        for (int rm = o->remap == 2 ? 1 : 0; rm <= (o->remap ? 2 : 0) && !rc; rm++)
-            rc = candidate(&x, pk ? k : 1, rm, e);
+        for (int rm = o->remap == 2 ? ZS_ZEP_REMAP_ACROSS : ZS_ZEP_REMAP_NONE;
+             rm <= (o->remap ? ZS_ZEP_REMAP_NODES : ZS_ZEP_REMAP_NONE) && !rc; rm++)
+            rc = candidate(&x, pk ? k : 1, (zs_zep_remap_kind)rm, e);
     if (!rc && !d.part)
-        rc = candidate(&x, 1, 0, e); /* remap=always with nothing to move */
+        rc = candidate(&x, 1, ZS_ZEP_REMAP_NONE, e); /* remap=always with nothing to move */
     free(x.w);
     free(x.w_attn);
     free(x.order);

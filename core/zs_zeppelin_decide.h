@@ -22,12 +22,22 @@ typedef struct zs_zep_opts {
     double chunk;             /* routing chunk, bytes */
 } zs_zep_opts;
 
+/* How a weighed plan remaps tokens between attention and the linear
+ * modules (not the remap option, whose 2 means "always"). */
+typedef enum zs_zep_remap_kind {
+    ZS_ZEP_REMAP_NONE = 0,   /* partition on attention plus linear modules */
+    ZS_ZEP_REMAP_ACROSS = 1, /* partition on attention; even tokens over all GPUs */
+    ZS_ZEP_REMAP_NODES = 2   /* nodes on attention plus linear, GPUs on attention; even
+                              * tokens over each node's GPUs */
+} zs_zep_remap_kind;
+
 /* One plan the decisions weighed: a partition (balancing attention for
  * remapping, attention plus the linear modules without it; inter-node
  * rings priced routed or through one NIC), the remap plan or none, routing
  * as decided or off; and its predicted layer time. */
 typedef struct zs_zep_candidate {
-    int remap, routed_pricing, routing;
+    zs_zep_remap_kind remap;
+    int routed_pricing, routing;
     double layer_s;
 } zs_zep_candidate;
 
