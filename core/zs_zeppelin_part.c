@@ -255,16 +255,18 @@ static double gspan(const st *s, int32_t len, int g, int nodes, int sharing)
 
 /* With GPU-level pricing, the inter-node rings placed by the node level
  * charge their slots in that pricing: slot loads and spans recomputed. */
-static void reprice_slots(st *s)
+static int reprice_slots(st *s)
 {
     zs_zep_part *p = s->p;
     if (!s->in->w_gpu)
-        return;
+        return ZS_OK;
     int G = s->in->slots_per_node;
+    int *through = calloc((size_t)s->in->nodes, sizeof(int));
+    if (!through)
+        return nomem(s);
     for (int k = 0; k < p->nslots; k++)
         p->load[k] = p->span[k] = 0;
-    int *through = calloc((size_t)s->in->nodes, sizeof(int));
-    for (int i = 0; i < p->nrings && through; i++) {
+    for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
         for (int k = 0; k < r->g; k += G)
             through[r->slots[k] / G]++;
@@ -272,7 +274,7 @@ static void reprice_slots(st *s)
     for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
         int nodes = r->g / G > 1 ? r->g / G : 1, sharing = 1;
-        for (int k = 0; k < r->g && through; k += G)
+        for (int k = 0; k < r->g; k += G)
             sharing = through[r->slots[k] / G] > sharing ? through[r->slots[k] / G] : sharing;
         for (int j = 0; j < r->ndocs; j++) {
             int32_t len = s->in->len[r->docs[j]];
@@ -284,6 +286,7 @@ static void reprice_slots(st *s)
         }
     }
     free(through);
+    return ZS_OK;
 }
 
 /* hier=0: one global ring for every document longer than m_intra (or than
@@ -657,7 +660,7 @@ int zs_zep_partition(const zs_zep_part_in *in, zs_zep_part **out, zs_err *e)
         if (!rc)
             off[0] = 0;
         if (!rc)
-            reprice_slots(&s);
+            rc = reprice_slots(&s);
         for (int n = 0; n < in->nodes && !rc; n++)
             rc = place_gpus(&s, lst + off[n], off[n + 1] - off[n], n, u, pick);
         free(off);
