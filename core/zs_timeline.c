@@ -520,10 +520,11 @@ int zs_timeline_close(zs_timeline *t, double *bytes, zs_err *e)
     flush_out(t, 1);
     int rc;
     if (t->failed) {
-        zs_afile_abort(&t->af);
+        /* a write error names the system's reason (a full disk as such) */
+        zs_err se = t->err;
+        rc = zs_afile_fail(&t->af, t->err.code, &se);
         if (e)
-            *e = t->err;
-        rc = t->err.code;
+            *e = se;
     } else {
         rc = zs_afile_commit(&t->af, e);
     }

@@ -1,7 +1,7 @@
 # End to end: every file zepsim writes appears whole or not at all (issue
 # 21 item 8). On a full disk (a small tmpfs in a private mount namespace:
 # root only, skipped otherwise) each writer fails with exit 1 and a message
-# that says so, and leaves neither the target nor a temporary file behind
+# that says so (a full disk by name), and leaves neither the target nor a temporary file behind
 # (before: 0-byte plan dumps and calibrations, truncated files). A failure
 # later than the writing (a bad option) also leaves no file.
 . "$(dirname "$0")/lib.bash"
@@ -34,6 +34,11 @@ full() {
 full dump-full 64k "$ZEPSIM" plan --method te-cp --nodes 2 --dump /mnt/plan.json
 full trace-full 16k "$ZEPSIM" trace gen arxiv --n 100000 --out /mnt/t.lengths
 full platform-full 8k "$ZEPSIM" platform --cluster cluster-a --nodes 16 --out /mnt/p.xml
+# a timeline, plain and gzip (6 MB of JSON; before: "write error", not the reason)
+for ext in json json.gz; do
+  full timeline-full-$ext 64k "$ZEPSIM" simulate --method te-cp --backend analytic --nodes 1 --group 8 \
+    --context 16384 --iterations 1 --quiet --timeline /mnt/t.$ext
+done
 if [ -d "$REF/h200-nccl-tests" ]; then
   full calib-full 8k "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv -o /mnt/c.json
 fi
