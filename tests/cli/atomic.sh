@@ -1,8 +1,9 @@
 # End to end: every file zepsim writes appears whole or not at all (issue
 # 21 item 8). On a full disk (a small tmpfs in a private mount namespace:
 # root only, skipped otherwise) each writer fails with exit 1 and a message
-# that says so (a full disk by name), and leaves neither the target nor a temporary file behind
-# (before: 0-byte plan dumps and calibrations, truncated files). A failure
+# that says so (a full disk by name), and leaves neither the target nor a
+# temporary file behind (before: 0-byte plan dumps and calibrations,
+# truncated files, "write error" for a timeline). A failure
 # later than the writing (a bad option) also leaves no file.
 . "$(dirname "$0")/lib.bash"
 case $ZEPSIM in /*) ;; *) ZEPSIM=$PWD/$ZEPSIM ;; esac
