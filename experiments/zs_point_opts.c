@@ -107,7 +107,10 @@ static const zs_popt table[] = {
         "paper's CP groups of 2 nodes)"),
     ROW("iterations", "iterations", ZS_POPT_INT, iterations, 1, 100000, "3", "N", NULL, NULL,
         "training iterations simulated"),
-    ROW("seed", "seed", ZS_POPT_U64, seed, 0, UINT64_MAX, "1", "S", NULL, NULL,
+    /* at most 2^63 - 1: JSON (output documents, specs) and the results
+     * database hold integers as int64; a larger seed printed as a rounded
+     * double and could not be given in a spec */
+    ROW("seed", "seed", ZS_POPT_U64, seed, 0, INT64_MAX, "1", "S", NULL, NULL,
         "seed of the trace generator and planners"),
     ROW("backend", "backend", ZS_POPT_STR, backend, 0, 0, "sim", "sim|analytic", NULL,
         check_backend, "SimGrid (contention) or the analytic evaluator"),

@@ -448,7 +448,7 @@ static int bench_plan(int argc, char **argv)
             rc = zs_cli_parse_int("--tokens", optarg, 1, 1L << 40, &tokens, &e);
             break;
         case 's':
-            rc = zs_cli_parse_int("--seed", optarg, 0, 1L << 62, &seed, &e);
+            rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &seed, &e);
             break;
         case 'r':
             rc = zs_cli_parse_int("--reps", optarg, 1, 100, &reps, &e);

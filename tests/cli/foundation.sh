@@ -39,10 +39,17 @@ expect_rc typo-key 2 "$ZEPSIM" show model "$TMP/typo.json"
 expect_out typo-key "unknown key 'layer': .*typo.json:2:[0-9]+"
 
 # Numbers are parsed strictly: no wrap-around, no blanks, no trailing text.
-for v in -1 18446744073709551616 " 3" 3x; do
+# Seeds stop at 2^63 - 1, what JSON and the results database hold exactly
+# (2^64 - 1 was accepted, and --format json printed it as 1.84467440737096e19).
+for v in -1 18446744073709551616 18446744073709551615 9223372036854775808 " 3" 3x; do
   expect_rc "seed-bad-$v" 2 "$ZEPSIM" simulate --backend analytic --nodes 2 --iterations 1 --seed "$v"
-  expect_out "seed-bad-$v" "bad value .*--seed: give a whole number in \\[0, 18446744073709551615\\]"
+  expect_out "seed-bad-$v" "bad value .*--seed: give a whole number in \\[0, 9223372036854775807\\]"
 done
+expect_rc seed-max 0 "$ZEPSIM" simulate --backend analytic --nodes 1 --group 8 --context 16384 --iterations 1 \
+  --quiet --seed 9223372036854775807 --format json
+expect_out seed-max '"seed": 9223372036854775807,'
+expect_rc seed-max-trace 0 "$ZEPSIM" trace gen arxiv --n 3 --seed 9223372036854775807
+expect_rc seed-max-bench 0 "$ZEPSIM" bench plan --traces arxiv --nodes 1 --tokens 65536 --reps 1 --seed 9223372036854775807
 expect_rc nodes-blank 2 "$ZEPSIM" show cluster cluster-a --nodes " 2"
 
 finish
