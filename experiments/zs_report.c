@@ -401,6 +401,18 @@ static int gp_paper(FILE *g, const zs_spec *s, int lines, int xaxis)
     return nmark;
 }
 
+/* gnuplot has eight default line colours and then starts over, so a plot
+ * of nine series drew the ninth in the first one's colour (the 16-node
+ * study: TE CP and auto). Series 9 on get colours of their own (up to 16,
+ * then gnuplot cycles); plots of at most eight series are unchanged. */
+static void gp_colors(FILE *g, int n)
+{
+    static const char *const extra[] = {"#7f7f7f", "#8c564b", "#e377c2", "#17becf",
+                                        "#bcbd22", "#1f3a93", "#ff7f0e", "#2ca02c"};
+    for (int i = 8; i < n && i < 8 + (int)(sizeof extra / sizeof extra[0]); i++)
+        fprintf(g, "set linetype %d lc rgb \"%s\"\n", i + 1, extra[i - 8]);
+}
+
 /* The gnuplot script: axes, the paper's numbers, then a PNG and an SVG of
  * the same plot. */
 static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *lg, int xaxis)
@@ -415,6 +427,7 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
             "if (!exists(\"out_svg\")) out_svg = \"%s.svg\"\n",
             s->name, s->name, s->name, s->name, s->name, s->name, s->name);
     gp_axes(g, s, lines);
+    gp_colors(g, lines ? lg->n : s->nseries);
     int nmark = gp_paper(g, s, lines, xaxis);
     char paper[160] = "";
     if (nmark)

@@ -17,14 +17,15 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xtics rotate by -40 scale 0 noenhanced
 set yrange [0:*]
+set linetype 9 lc rgb "#7f7f7f"
 $paper << EOD
 EOD
 set arrow 1 from graph 0, first 2.8 to graph 1, first 2.8 nohead dt 2 lw 1.5 lc rgb "#b03030" front
 set label 1 "paper, mean: mean speedup of Zeppelin over TE CP, these three datasets = 2.8" at graph 0.01, first 2.8 offset 0,0.6 tc rgb "#b03030" front noenhanced
 set terminal pngcairo size 900,560 font "sans,10"
 set output out_png
-plot for [i=2:7] dat using i:xtic(1) title columnheader(i)
+plot for [i=2:10] dat using i:xtic(1) title columnheader(i)
 set terminal svg size 900,560 font "sans,10"
 set output out_svg
-plot for [i=2:7] dat using i:xtic(1) title columnheader(i)
+plot for [i=2:10] dat using i:xtic(1) title columnheader(i)
 unset output

@@ -57,6 +57,28 @@ else
   echo "skipping the rendering checks: gnuplot is not installed"
 fi
 
+# ---- a ninth series gets a colour of its own (gnuplot's default eight cycle) ----
+if grep -q "set linetype" "$TMP/rep/tiny.gp"; then
+  echo "FAIL colours-few: a 2-series plot sets line colours"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+series=""
+for i in 1 2 3 4 5 6 7 8 9; do series="$series${series:+, }{\"label\": \"s$i\", \"method\": \"te-cp\", \"opts\": \"routing=$((i % 2))\"}"; done
+cat >"$TMP/nine.json" <<JSON
+{
+  "name": "nine",
+  "title": "nine series",
+  "base": {"model": "llama-7b", "cluster": "cluster-a", "nodes": 1, "group": 8, "context": 16384,
+           "iterations": 1, "seed": 1, "backend": "analytic", "trace": "arxiv"},
+  "series": [$series],
+  "plot": {"kind": "bars", "metric": "tokens_per_s"}
+}
+JSON
+expect_rc nine-run 0 "$ZEPSIM" experiment run "$TMP/nine.json" --db "$TMP/n.db"
+expect_rc nine-report 0 "$ZEPSIM" experiment report "$TMP/nine.json" --db "$TMP/n.db" --out "$TMP/rep"
+cp "$TMP/rep/nine.gp" "$TMP/out"
+expect_out colours-nine '^set linetype 9 lc rgb "#7f7f7f"$'
+if grep -q "set linetype 10" "$TMP/out"; then
+  echo "FAIL colours-nine: a colour set for a tenth series"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+
 # ---- --plot writes the format its extension names ----
 SMALL=(--backend analytic --nodes 1 --group 8 --context 16384 --iterations 1 --quiet)
 if [ "$HAVE_GNUPLOT" = 1 ]; then
