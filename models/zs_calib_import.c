@@ -148,9 +148,15 @@ static int next_row(char **cur, int *line_no, char delim, int nh, char **tok, co
  *    tokens of the launch, which packs tested_total_seqlen / seq_len equal
  *    documents; latency is then per document);
  *  - per-document attention profiles without a shape: L, cp, tp,
- *    duration_per_doc (ms per document, a launch of total_len / L
- *    documents, total_len 32768 unless given as a column, as DistCA's
- *    profiler runs them); heads and head dim come from --model. */
+ *    duration_per_doc (ms per document; one document per launch unless a
+ *    total_len column packs total_len / L of them); heads and head dim
+ *    come from --model. One document per launch because the profile
+ *    DistCA's simulator reads (distca/profiling/data/compute-attn-H100.csv)
+ *    has rows at L = 65536, longer than any packed launch of its profiler
+ *    (32768 tokens), and a floor of 18-30 us per row from 64 to 512 tokens
+ *    whatever tp (8x less work at tp = 8), where that profiler's packed
+ *    runs (compute-attn-H100.0.psv) give 1.4-2.6 us per 32-128-token
+ *    document: a per-launch cost, not a per-document one. */
 static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
 {
     char where[600];
@@ -183,7 +189,7 @@ static int parse_csv(zs_meas_set *s, const char *path, char *text, zs_err *e)
     char *tok[MAXCOLS + 1];
     int got;
     while ((got = next_row(&cur, &line_no, ',', nh, tok, path, where, sizeof where, e)) > 0) {
-        double len, ms, hq = 0, hkv = 0, d = 0, tp = 1, cp = 1, tot = profile ? 32768 : 0;
+        double len, ms, hq = 0, hkv = 0, d = 0, tp = 1, cp = 1, tot = 0;
         if ((rc = cell(tok[il], hdr[il], 1, INT32_MAX, 1, where, &len, e)) ||
             (rc = cell(tok[it], hdr[it], 1e-9, 1e9, 0, where, &ms, e)) ||
             (ih >= 0 && (rc = cell(tok[ih], hdr[ih], 1, ZS_MEAS_MAX_HEADS, 1, where, &hq, e))) ||

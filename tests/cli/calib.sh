@@ -76,8 +76,12 @@ printf 'L,cp,tp,duration_per_doc\n1024,1,1,0.2\n2048,1,1,0.7\n4096,1,1,2.7\n8192
 expect_rc validate-profile-no-model 2 "$ZEPSIM" validate --against "$TMP/profile.csv" --plot none
 expect_out validate-profile-no-model "attention points have no shape"
 expect_rc validate-profile 0 "$ZEPSIM" validate --against "$TMP/profile.csv" --model llama-7b --gpu h100-sxm --attn-kernel te --holdout 'cp<=1' --plot none
-expect_out validate-profile "4096 tokens x8, 32/32 heads, d=128, cp=4 tp=2 .* held-out"
+expect_out validate-profile "4096 tokens x1, 32/32 heads, d=128, cp=4 tp=2 .* held-out"
 expect_out validate-profile "attn_fwd +held-out +2 "
+# A total_len column packs total_len / L documents in one launch.
+printf 'L,cp,tp,duration_per_doc,total_len\n1024,1,1,0.2,32768\n2048,1,1,0.7,32768\n4096,2,1,1.6,32768\n' >"$TMP/profile-packed.csv"
+expect_rc validate-profile-packed 0 "$ZEPSIM" validate --against "$TMP/profile-packed.csv" --model llama-7b --gpu h100-sxm --plot none
+expect_out validate-profile-packed "4096 tokens x8, 32/32 heads, d=128, cp=2 tp=1 "
 expect_rc validate-bad-kernel 2 "$ZEPSIM" validate --against "$TMP/profile.csv" --model llama-7b --gpu a800-80g --attn-kernel te
 
 if [ ! -d "$REF/h200-nccl-tests" ] || [ ! -f "$REF/h100-kernels/attention-latency-vs-seqlen.csv" ]; then
