@@ -57,8 +57,13 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
 static const zs_backend registry[] = {
     {"sim", "SimGrid: flows share NVLink, PCIe, NIC and fabric links max-min fairly",
      "durations stamped in the plan", NULL, run_sim},
-    {"analytic", "the analytic evaluator: each op its predicted time, no link contention", NULL,
-     "backend analytic: no link contention (use --backend sim for SimGrid)", run_analytic},
+    {"analytic",
+     "the analytic evaluator: each op its predicted time; transfers in flight share NIC "
+     "directions, NVLink, PCIe and the fabric are uncontended",
+     NULL,
+     "backend analytic: NICs shared, NVLink, PCIe and fabric uncontended (use --backend sim "
+     "for SimGrid)",
+     run_analytic},
 };
 
 int zs_backend_count(void)
