@@ -665,12 +665,13 @@ void zs_calib_print(FILE *f, const zs_calib *c)
             continue;
         if (s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) {
             const zs_attn_dir *d = s == ZS_CAL_ATTN_FWD ? &c->attn.fwd : &c->attn.bwd;
-            fprintf(f,
-                    "  %-14s %.1f TFLOP/s, cta %.3f us, seq %.3f us, launch %.1f us, half %.4g, "
-                    "p %.3f [tiles %dx%d, %d SMs] (%d points, rms %.2f%%, max %.2f%%)\n",
-                    slot_names[s], d->tflops, d->cta_us, d->seq_us, d->launch_us, d->half, d->p,
-                    c->attn.tile_q, c->attn.tile_k, c->attn_sms, cv->npoints, 100 * cv->rms_rel,
-                    100 * cv->max_rel);
+            fprintf(
+                f,
+                "  %-14s %.1f TFLOP/s, cta %.3f us, seq %.3f us, launch %.1f us, half %.4g, "
+                "p %.3f, floor %.4g [tiles %dx%d, %d SMs] (%d points, rms %.2f%%, max %.2f%%)\n",
+                slot_names[s], d->tflops, d->cta_us, d->seq_us, d->launch_us, d->half, d->p,
+                d->half_floor, c->attn.tile_q, c->attn.tile_k, c->attn_sms, cv->npoints,
+                100 * cv->rms_rel, 100 * cv->max_rel);
             continue;
         }
         fprintf(f,

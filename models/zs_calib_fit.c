@@ -226,7 +226,7 @@ typedef struct attn_arg {
 
 static zs_attn_dir dir_of(const double *par, double launch_us)
 {
-    return (zs_attn_dir){par[A_RATE], par[A_CTA], par[A_SEQ], launch_us, par[A_HALF], par[A_P]};
+    return (zs_attn_dir){par[A_RATE], par[A_CTA], par[A_SEQ], launch_us, par[A_HALF], par[A_P], 0};
 }
 
 static double attn_model(const double *par, size_t i, void *arg)
@@ -263,7 +263,7 @@ int zs__fit_attn(zs_calib *c, int slot, const zs__fit_pt *pt, size_t n, const zs
         zs_attn_shape sh = {p->heads, p->kv_heads, p->m->head_dim, sms, 0, 2};
         zs_attn_kernel k = *base;
         zs_attn_dir *d = backward ? &k.bwd : &k.fwd;
-        *d = (zs_attn_dir){1, 0, 0, 0, 0, 1};
+        *d = (zs_attn_dir){1, 0, 0, 0, 0, 1, 0};
         zs_attn_kernel_time(&k, backward, p->blk, p->n, &sh, &wk);
         w[i] = wk.flops_tiles;
         double r = wk.flops_tiles / (t[i] * p->n) / 1e12;
@@ -306,6 +306,11 @@ int zs__fit_attn(zs_calib *c, int slot, const zs__fit_pt *pt, size_t n, const zs
     }
     zs_attn_dir *d = backward ? &c->attn.bwd : &c->attn.fwd;
     *d = dir_of(par, d->launch_us);
+    /* The size effect is a saturation seen inside the data: a launch smaller
+     * than any fitted keeps the slowdown of the smallest (w is sorted), so a
+     * CP shard or a short document priced from a fit on larger launches is
+     * not slowed by a power law beyond what was measured. */
+    d->half_floor = mask[A_HALF] && d->half > 0 ? w[0] : 0;
     zs_curve *cv = &c->curve[slot];
     memset(cv, 0, sizeof *cv);
     cv->fitted = 1;

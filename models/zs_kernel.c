@@ -203,7 +203,8 @@ double zs_attn_kernel_time(const zs_attn_kernel *k, int backward, const zs_attn_
     z.flops_exact = 4.0 * H * dim * mul * (double)pairs;
     double slow = 1.0;
     if (d->half > 0 && z.flops_tiles > 0)
-        slow += pow(d->half / z.flops_tiles, d->p);
+        slow +=
+            pow(d->half / (z.flops_tiles > d->half_floor ? z.flops_tiles : d->half_floor), d->p);
     double t_tiles = (double)z.tiles * tile_s * slow;
     /* A CTA's own work (loading its Q tile, writing O, the softmax epilogue)
      * scales with the head dimension as a tile's does. */
@@ -251,6 +252,8 @@ static const zs_field dir_fields[] = {
     DIR_F("launch_us", launch_us, 0, 1e5, 0, 0, "us", "fixed cost per launch"),
     DIR_F("half", half, 0, 1e20, 0, 0, "FLOP", "launch work at half the tile rate (0: none)"),
     DIR_F("p", p, 0, 10, 0, 1, "", "exponent of the size effect"),
+    DIR_F("half_floor", half_floor, 0, 1e20, 0, 0, "FLOP",
+          "smallest launch work the size effect was fitted on (0: none)"),
 };
 #undef DIR_F
 static const size_t ndir_fields = sizeof dir_fields / sizeof dir_fields[0];

@@ -15,7 +15,8 @@
  *
  *   compute = sum_CTA (cta + keytiles * tile) / slots       (per CTA, one slot)
  *           + sum_seq heads * seq / slots                   (per sequence and head)
- *   with the tile part slowed by (1 + (half / W)^p), W the launch's tile FLOPs,
+ *   with the tile part slowed by (1 + (half / max(W, half_floor))^p), W the launch's
+ *   tile FLOPs (half_floor: the smallest launch a fit saw),
  *   and never below the longest CTA (a launch too small to fill the GPU);
  *   time = launch + max(compute, HBM bytes / HBM bandwidth).
  *
@@ -39,12 +40,14 @@
 
 /* One direction (forward or backward) of an attention kernel. */
 typedef struct zs_attn_dir {
-    double tflops;    /* asymptotic rate on whole tiles at d = 128, TFLOP/s (FA convention) */
-    double cta_us;    /* fixed cost of one CTA (query tile x head) on one slot, us */
-    double seq_us;    /* fixed cost per sequence and head on one slot (varlen documents), us */
-    double launch_us; /* fixed cost per launch, us */
-    double half;      /* launch tile FLOPs at which the tile rate is halved (0: no size effect) */
-    double p;         /* exponent of that size effect */
+    double tflops;     /* asymptotic rate on whole tiles at d = 128, TFLOP/s (FA convention) */
+    double cta_us;     /* fixed cost of one CTA (query tile x head) on one slot, us */
+    double seq_us;     /* fixed cost per sequence and head on one slot (varlen documents), us */
+    double launch_us;  /* fixed cost per launch, us */
+    double half;       /* launch tile FLOPs at which the tile rate is halved (0: no size effect) */
+    double p;          /* exponent of that size effect */
+    double half_floor; /* a fit's smallest launch (tile FLOPs): smaller launches keep the size
+                          effect it has there instead of extrapolating it (0: none) */
 } zs_attn_dir;
 
 typedef struct zs_attn_kernel {

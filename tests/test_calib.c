@@ -475,6 +475,27 @@ static void test_profile_cp_holdout(void)
     zs_calib *c = NULL;
     zs_gpu g = cl.gpu;
     ZS_ASSERT_OK(zs_calib_fit_gpu(&s, &fo, &g, &c, &e), &e);
+    /* The fitted size effect stops at the smallest launch fitted (the
+     * cp = 1 points), so the shards, smaller launches, are not slowed by
+     * a power law beyond the data. */
+    int sms = 0;
+    const zs_attn_kernel *fk = zs_calib_attn_kernel(c, &sms);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fk);
+    CU_ASSERT(fk->fwd.half > 0);
+    double wmin = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (s.v[i].cp > 1)
+            continue;
+        zs_attn_block *blk = NULL;
+        int nb = 0, hh = 0, kvh = 0;
+        ZS_ASSERT_OK(zs_meas_attn_launch(&s.v[i], &blk, &nb, &hh, &kvh, &e), &e);
+        zs_attn_shape sh = {hh, kvh, s.v[i].head_dim, sms, 0, 2};
+        zs_attn_work wk;
+        zs_attn_kernel_time(fk, 0, blk, nb, &sh, &wk);
+        wmin = wmin == 0 || wk.flops_tiles < wmin ? wk.flops_tiles : wmin;
+        free(blk);
+    }
+    ZS_ASSERT_NEAR(fk->fwd.half_floor, wmin, 1e-9 * wmin);
     zs_cost *cc = zs_cost_calibrated_new(&m, &cl, c);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
     zs_score_point *pts = NULL;

@@ -34,7 +34,7 @@ static void test_block_pairs_hand(void)
 
 /* A kernel with 128 x 128 tiles (only the structure matters here). */
 static const zs_attn_kernel k128 = {
-    "k128", "test", 128, 128, 1, 0, {1, 0, 0, 0, 0, 1}, {1, 0, 0, 0, 0, 1}};
+    "k128", "test", 128, 128, 1, 0, {1, 0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 1, 0}};
 
 static void test_block_pairs_property(void)
 {

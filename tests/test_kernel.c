@@ -15,8 +15,14 @@
 /* One tile (4 x 128 x 128 x 128 FLOPs) per microsecond on one slot. */
 static zs_attn_kernel hand_kernel(void)
 {
-    zs_attn_kernel k = {
-        "hand", "test", 128, 128, 1, 0, {8.388608, 0.5, 2, 10, 0, 1}, {8.388608, 0.5, 2, 10, 0, 1}};
+    zs_attn_kernel k = {"hand",
+                        "test",
+                        128,
+                        128,
+                        1,
+                        0,
+                        {8.388608, 0.5, 2, 10, 0, 1, 0},
+                        {8.388608, 0.5, 2, 10, 0, 1, 0}};
     return k;
 }
 
@@ -60,6 +66,13 @@ static void test_hand_launch(void)
     /* A size effect halves the tile rate at W = half. */
     k.fwd.half = 3 * 4.0 * 128 * 128 * 128;
     ZS_ASSERT_NEAR(run(&k, 0, &d256, 1, 1, 1, 128, 1, 0, NULL), 19e-6, 1e-12);
+    /* A floor above the launch's work (6 tiles) holds the slowdown at its
+     * value there: 1 + 3/6, tiles 4.5 us. A floor below it changes nothing. */
+    k.fwd.half_floor = 6 * 4.0 * 128 * 128 * 128;
+    ZS_ASSERT_NEAR(run(&k, 0, &d256, 1, 1, 1, 128, 1, 0, NULL), 17.5e-6, 1e-12);
+    k.fwd.half_floor = 1 * 4.0 * 128 * 128 * 128;
+    ZS_ASSERT_NEAR(run(&k, 0, &d256, 1, 1, 1, 128, 1, 0, NULL), 19e-6, 1e-12);
+    k.fwd.half_floor = 0;
     /* Nothing to do costs nothing, not even the launch. */
     ZS_ASSERT_NEAR(run(&k, 0, &d256, 0, 1, 1, 128, 1, 0, NULL), 0, 0);
     zs_attn_block above = {0, 0, 100, 200, 300};

@@ -82,6 +82,9 @@ static void attn_rows(warnings *d, zs_table *t, zs_table *rd, const zs_calib *c,
     fit_row(t, nm, "launch", "%.1f", a->launch_us, "us", "fixed cost of one launch");
     fit_row(t, nm, "half", "%.4g", a->half, "FLOP", "work of a launch at which the rate halves");
     fit_row(t, nm, "p", "%.3f", a->p, "", "power of that size effect");
+    if (a->half_floor > 0)
+        fit_row(t, nm, "half_floor", "%.4g", a->half_floor, "FLOP",
+                "smallest launch fitted: the size effect stops growing below it");
     zs_table_row(rd);
     zs_table_set(rd, 0, "%s", nm);
     zs_table_set(rd, 1,
