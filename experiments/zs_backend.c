@@ -20,21 +20,33 @@ static int checked(int rc, zs_result **out, zs_err *e)
     return rc;
 }
 
+static void sim_opts(const zs_backend_in *in, zs_sim_opts *so)
+{
+    zs_sim_opts_init(so);
+    so->timeline = in->timeline;
+    so->tl_rank0 = in->tl_rank0;
+    so->tl_rank1 = in->tl_rank1;
+    so->tl_layer0 = in->tl_layer0;
+    so->tl_layer1 = in->tl_layer1;
+    /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
+    so->nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
+    so->unrolled = in->fold == 0;
+    so->fold_steady = in->fold == 2;
+}
+
 /* SimGrid allows one platform per process, so every run is forked. */
 static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
 {
     zs_sim_opts so;
-    zs_sim_opts_init(&so);
-    so.timeline = in->timeline;
-    so.tl_rank0 = in->tl_rank0;
-    so.tl_rank1 = in->tl_rank1;
-    so.tl_layer0 = in->tl_layer0;
-    so.tl_layer1 = in->tl_layer1;
-    /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
-    so.nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
-    so.unrolled = in->fold == 0;
-    so.fold_steady = in->fold == 2;
+    sim_opts(in, &so);
     return checked(zs_sim_run_forked(s, in->cluster, &so, out, e), out, e);
+}
+
+static int run_sim_here(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
+{
+    zs_sim_opts so;
+    sim_opts(in, &so);
+    return checked(zs_sim_run(s, in->cluster, &so, out, e), out, e);
 }
 
 /* It knows every op's start and end, so it writes timelines too. */
@@ -56,14 +68,17 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
 
 static const zs_backend registry[] = {
     {"sim", "SimGrid: flows share NVLink, PCIe, NIC and fabric links max-min fairly",
-     "durations stamped in the plan", NULL, run_sim},
+     "durations stamped in the plan", NULL, NULL, run_sim, run_sim_here},
     {"analytic",
      "the analytic evaluator: each op its predicted time; transfers in flight share NIC "
      "directions, NVLink, PCIe and the fabric are uncontended",
      NULL,
      "backend analytic: NICs shared, NVLink, PCIe and fabric uncontended (use --backend sim "
      "for SimGrid)",
-     run_analytic},
+     "The analytic backend prices transfers from bandwidth formulas (NCCL's model for "
+     "collectives) and shares a NIC only in proportion to the demands it is given, so the NIC "
+     "is oversubscribed and the iteration time optimistic; --backend sim shares every link",
+     run_analytic, run_analytic},
 };
 
 int zs_backend_count(void)

@@ -35,9 +35,17 @@ typedef struct zs_backend {
     const char *durations;
     /* A caveat printed under comparisons on this backend, or NULL. */
     const char *caveat;
+    /* Why a NIC can be busy longer than the iteration on this backend (a
+     * note under a comparison that shows it), or NULL: it cannot, and a
+     * result that shows it is a bug to report. */
+    const char *nic_over;
     /* Runs s; *out is a new result (zs_result_free). Any number of calls
      * per process. */
     int (*run)(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e);
+    /* The same run in this process, nothing around it (what a benchmark
+     * times); SimGrid allows one platform per process, so a caller of the
+     * sim row's runs it once, in a fresh child. */
+    int (*run_here)(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e);
 } zs_backend;
 
 const zs_backend *zs_backend_find(const char *name); /* case-insensitive; NULL: none */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "zs_backend.h"
+
 void zs_verdict_make(const char *const *methods, const zs_point_result *const *res, int n, int base,
                      zs_verdict *v)
 {
@@ -62,14 +64,12 @@ int zs_verdict_nic_note(const char *const *methods, const zs_point_result *const
         return 0;
     char names[512];
     snprintf(names, sizeof names, "%s", buf);
-    if (!strcmp(backend, "analytic"))
+    const zs_backend *b = zs_backend_find(backend);
+    if (b && b->nic_over)
         snprintf(buf, len,
                  "max_nic_pct above 100 (%s): that NIC's bytes at its line rate take longer "
-                 "than the iteration. The analytic backend prices transfers from bandwidth "
-                 "formulas (NCCL's model for collectives) and shares a NIC only in proportion "
-                 "to the demands it is given, so the NIC is oversubscribed and the iteration "
-                 "time optimistic; --backend sim shares every link",
-                 names);
+                 "than the iteration. %s",
+                 names, b->nic_over);
     else
         snprintf(buf, len,
                  "max_nic_pct above 100 (%s): a NIC was busy longer than the iteration on the "

@@ -13,12 +13,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "zs_analytic.h"
+#include "zs_backend.h"
 #include "zs_fork.h"
 #include "zs_lengen.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
-#include "zs_sim.h"
 #include "zs_sort.h"
 #include "zs_zeppelin_bench.h"
 
@@ -69,17 +68,10 @@ static int bench_child(void *arg, zs_fork_buf *out, zs_err *e)
 {
     const bench_job *j = arg;
     zs_result *r = NULL;
-    int rc;
-    if (!strcmp(j->env->backend->name, "sim")) {
-        zs_sim_opts so;
-        zs_sim_opts_init(&so);
-        so.unrolled = j->fold == 0;
-        so.fold_steady = j->fold == 2;
-        rc = zs_sim_run(j->s, &j->env->cluster, &so, &r, e);
-    } else {
-        zs_analytic_opts ao = {.unrolled = j->fold == 0, .fold_steady = j->fold == 2};
-        rc = zs_analytic_run(j->s, j->env->cost, &ao, &r, e);
-    }
+    zs_backend_in in;
+    zs_backend_in_init(&in, &j->env->cluster, j->env->cost);
+    in.fold = j->fold;
+    int rc = j->env->backend->run_here(j->s, &in, &r, e);
     if (rc)
         return rc;
     bench_out o = {r->iter_time, 0, 0, 0, r->ops_executed, r->ops_replayed};

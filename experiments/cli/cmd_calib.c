@@ -301,7 +301,15 @@ static const char calib_help[] =
     "                      default cluster-c: 8 x H200, NVSwitch with NVLS)\n"
     "  --format table|csv|json   fit, show: output format (default table)\n" ZS_CLI_NCCL_HELP;
 
-int zs_cmd_calib(int argc, char **argv)
+/* What the options say; the subcommand and its files follow them. */
+typedef struct calib_args {
+    const char *out, *model, *gpu_name, *kernel, *cluster;
+    zs_format fmt;
+} calib_args;
+
+/* Reads the options into *a (the NCCL ones into *s); returns the exit
+ * status when the command ends here (help, a bad option), else -1. */
+static int parse_args(int argc, char **argv, calib_args *a, zs_meas_set *s)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"output", required_argument, 0, 'o'},
@@ -312,14 +320,8 @@ int zs_cmd_calib(int argc, char **argv)
                                          {"format", required_argument, 0, 'f'},
                                          ZS_CLI_NCCL_OPTS,
                                          {0, 0, 0, 0}};
-    if (argc > 1 && strcmp(argv[1], "predict") == 0)
-        return zs_cmd_calib_predict(argc - 1, argv + 1);
-    const char *out = NULL, *model = NULL, *gpu_name = NULL, *kernel = NULL, *cluster = "cluster-c";
-    zs_meas_set s;
-    zs_meas_set_init(&s);
     zs_err e;
     zs_err_clear(&e);
-    zs_format fmt = ZS_FMT_TABLE;
     int c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -328,98 +330,130 @@ int zs_cmd_calib(int argc, char **argv)
             fputs(calib_help, stdout);
             return 0;
         case 'o':
-            out = optarg;
+            a->out = optarg;
             break;
         case 'm':
-            model = optarg;
+            a->model = optarg;
             break;
         case 'g':
-            gpu_name = optarg;
+            a->gpu_name = optarg;
             break;
         case 'k':
-            kernel = optarg;
+            a->kernel = optarg;
             break;
         case 'C':
-            cluster = optarg;
+            a->cluster = optarg;
             break;
         case 'f':
-            if (zs_format_parse(optarg, &fmt, &e))
+            if (zs_format_parse(optarg, &a->fmt, &e))
                 return zs_cli_fail(&e);
             break;
         case ZS_CLI_NCCL_COLUMN:
         case ZS_CLI_NCCL_ALGO:
         case ZS_CLI_NCCL_PROTO:
-            if (zs_cli_nccl_opt(c, optarg, &s, &e))
+            if (zs_cli_nccl_opt(c, optarg, s, &e))
                 return zs_cli_fail(&e);
             break;
         default:
             return zs_cli_bad_option("calib", c, argv);
         }
     }
-    if (optind >= argc)
-        return zs_cli_usage_error("calib", "expected a subcommand (fit, show or predict)");
-    const char *sub = argv[optind++];
-    if (strcmp(sub, "show") == 0) {
-        if (argc - optind != 1)
-            return zs_cli_usage_error("calib", "calib show takes one calibration file");
-        zs_calib *cal = NULL;
-        if (zs_calib_load(argv[optind], &cal, &e))
-            return zs_cli_fail(&e);
-        zs_doc *d = zs_doc_new("calib", fmt, stdout);
-        if (d) {
-            zs_doc_set_text(d, NULL, "file", argv[optind]);
-            report(d, cal);
-        }
-        zs_calib_free(cal);
-        return zs_cli_doc_end(d);
+    return -1;
+}
+
+/* calib show FILE: the fit a calibration file holds. */
+static int calib_show(const calib_args *a, const char *file)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_calib *cal = NULL;
+    if (zs_calib_load(file, &cal, &e))
+        return zs_cli_fail(&e);
+    zs_doc *d = zs_doc_new("calib", a->fmt, stdout);
+    if (d) {
+        zs_doc_set_text(d, NULL, "file", file);
+        report(d, cal);
     }
-    if (strcmp(sub, "fit") != 0)
-        return zs_cli_usage_error("calib", "unknown subcommand '%s' (use fit, show or predict)",
-                                  sub);
-    if (!out)
+    zs_calib_free(cal);
+    return zs_cli_doc_end(d);
+}
+
+/* What calib fit prints once the fit is written. */
+static int fit_report(const calib_args *a, const zs_meas_set *s, const zs_calib *cal)
+{
+    zs_doc *d = zs_doc_new("calib", a->fmt, stdout);
+    if (d) {
+        zs_doc_text(d, "read %zu points from %zu files; wrote %s\n", s->n, s->nfiles, a->out);
+        zs_doc_set_text(d, NULL, "file", a->out);
+        zs_doc_set_int(d, NULL, "points_read", (long long)s->n);
+        report(d, cal);
+        if (!a->model)
+            for (size_t i = 0; i < s->n; i++)
+                if (strncmp(s->v[i].op, "layer:", 6) == 0) {
+                    zs_doc_note(d, "layer-op rows were not fitted (give --model for their "
+                                   "shape)");
+                    break;
+                }
+    }
+    return zs_cli_doc_end(d);
+}
+
+/* calib fit FILE...: reads the measurements into *s, fits, writes a->out. */
+static int calib_fit(const calib_args *a, zs_meas_set *s, int nfiles, char **files)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    if (!a->out)
         return zs_cli_usage_error("calib", "calib fit needs -o OUT.json");
-    if (optind >= argc)
+    if (nfiles < 1)
         return zs_cli_usage_error("calib", "calib fit needs at least one measurement file");
     zs_model m;
     zs_cluster cl;
-    if (model && zs_model_load(model, &m, &e))
+    if (a->model && zs_model_load(a->model, &m, &e))
         return zs_cli_fail(&e);
-    if (zs_cluster_load(cluster, 0, &cl, &e))
+    if (zs_cluster_load(a->cluster, 0, &cl, &e))
         return zs_cli_fail(&e);
     zs_gpu g;
-    if (kernel && !gpu_name)
+    if (a->kernel && !a->gpu_name)
         return zs_cli_usage_error("calib", "--attn-kernel needs --gpu");
-    if (gpu_name &&
-        (zs_gpu_load(gpu_name, &g, &e) || (kernel && zs_gpu_select_kernel(&g, kernel, &e))))
+    if (a->gpu_name && (zs_gpu_load(a->gpu_name, &g, &e) ||
+                        (a->kernel && zs_gpu_select_kernel(&g, a->kernel, &e))))
         return zs_cli_fail(&e);
     int rc = ZS_OK;
-    for (int i = optind; i < argc && rc == ZS_OK; i++)
-        rc = zs_meas_read(&s, argv[i], &e);
+    for (int i = 0; i < nfiles && rc == ZS_OK; i++)
+        rc = zs_meas_read(s, files[i], &e);
     zs_calib *cal = NULL;
-    zs_fit_opts fo = {model ? &m : NULL, NULL, NULL, &cl};
+    zs_fit_opts fo = {a->model ? &m : NULL, NULL, NULL, &cl};
     if (rc == ZS_OK)
-        rc = zs_calib_fit_gpu(&s, &fo, gpu_name ? &g : NULL, &cal, &e);
+        rc = zs_calib_fit_gpu(s, &fo, a->gpu_name ? &g : NULL, &cal, &e);
     if (rc == ZS_OK)
-        rc = zs_calib_save(cal, out, &e);
-    int st = 0;
-    if (rc == ZS_OK) {
-        zs_doc *d = zs_doc_new("calib", fmt, stdout);
-        if (d) {
-            zs_doc_text(d, "read %zu points from %zu files; wrote %s\n", s.n, s.nfiles, out);
-            zs_doc_set_text(d, NULL, "file", out);
-            zs_doc_set_int(d, NULL, "points_read", (long long)s.n);
-            report(d, cal);
-            if (!model)
-                for (size_t i = 0; i < s.n; i++)
-                    if (strncmp(s.v[i].op, "layer:", 6) == 0) {
-                        zs_doc_note(d, "layer-op rows were not fitted (give --model for their "
-                                       "shape)");
-                        break;
-                    }
-        }
-        st = zs_cli_doc_end(d);
-    }
+        rc = zs_calib_save(cal, a->out, &e);
+    int st = rc == ZS_OK ? fit_report(a, s, cal) : 0;
     zs_calib_free(cal);
-    zs_meas_set_clear(&s);
     return rc ? zs_cli_fail(&e) : st;
+}
+
+int zs_cmd_calib(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "predict") == 0)
+        return zs_cmd_calib_predict(argc - 1, argv + 1);
+    calib_args a = {.cluster = "cluster-c", .fmt = ZS_FMT_TABLE};
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    int st = parse_args(argc, argv, &a, &s);
+    if (st < 0) {
+        if (optind >= argc)
+            st = zs_cli_usage_error("calib", "expected a subcommand (fit, show or predict)");
+        else if (strcmp(argv[optind], "show") == 0)
+            st = argc - optind != 2
+                     ? zs_cli_usage_error("calib", "calib show takes one calibration file")
+                     : calib_show(&a, argv[optind + 1]);
+        else if (strcmp(argv[optind], "fit") == 0)
+            st = calib_fit(&a, &s, argc - optind - 1, argv + optind + 1);
+        else
+            st = zs_cli_usage_error("calib", "unknown subcommand '%s' (use fit, show or predict)",
+                                    argv[optind]);
+    }
+    zs_meas_set_clear(&s);
+    return st;
 }
