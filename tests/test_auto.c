@@ -58,7 +58,8 @@ static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *le
     }
     s->f = (fake){a2a_tok, 0.03, NULL, G, 0};
     s->in = (zs_auto_in){nodes, G,       u,        cap,  1, 1,     ZS_AUTO_SEARCH, n,
-                         len,   s->full, s->heads, 1e-6, 0, f_a2a, f_span,         &s->f};
+                         len,   s->full, s->heads, 1e-6, 0, f_a2a, f_span,         &s->f,
+                         0,     NULL};
 }
 
 static zs_auto_plan *search_ok(const zs_auto_in *in)
