@@ -224,23 +224,28 @@ static double span_time_as(const ap *A, int32_t d, int m, int routed)
     return A->passes * fwd + bwd + a2a_exact(A, lin_share, &hidden);
 }
 
-/* Routing is weighed where it can change something: a window of nodes,
- * k > 1 NICs per transfer, the option on. */
+/* Routing is weighed where it can change something (a window of nodes,
+ * k > 1 NICs per transfer, the option on) and where a span unit is one
+ * ring (u = 1): with u > 1 its u rings are emitted one after the other, and
+ * a relay's forwarding kernels of one ring sit on its compute stream ahead
+ * of its own ring's steps, which then wait for them (measured: a 1.2M-token
+ * document over 2 nodes, ulysses=2, analytic: 1,994 tokens/s routed
+ * against 2,946 direct; ulysses=1: 2,952 against 2,947). */
 static int can_route(const ap *A, int m)
 {
-    return A->routing_opt && A->k > 1 && m > 1 && A->ctx->cluster->nodes > 1;
+    return A->routing_opt && A->k > 1 && A->u == 1 && m > 1 && A->ctx->cluster->nodes > 1;
 }
 
-/* The search's price: the cheaper of direct and routed. */
+/* The search's price: direct. Routing is decided per span unit once the
+ * layout is chosen (decide_routing): priced into the search, it made
+ * documents span nodes that the simulation then ran slower (GitHub, 2
+ * nodes, ulysses=2: 12,387 against 18,835 tokens/s on SimGrid), because a
+ * span unit's u rings are emitted one after the other and a relay's
+ * forwarding kernels of one ring sit on the compute stream ahead of its own
+ * ring's steps (routing is now weighed for u = 1 only, can_route). */
 static double span_time(void *arg, int32_t d, int m)
 {
-    const ap *A = arg;
-    double t = span_time_as(A, d, m, 0);
-    if (can_route(A, m)) {
-        double tr = span_time_as(A, d, m, 1);
-        t = tr < t ? tr : t;
-    }
-    return t;
+    return span_time_as(arg, d, m, 0);
 }
 
 /* Seconds per layer of moving `tokens` tokens' activations between a
@@ -1051,8 +1056,8 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
                             (1 - A->mk_remap / A->mk_plain) * 100);
     else if (isfinite(A->mk_remap))
         zs_plan_report_note(rep,
-                            "remap in nodes: not taken (predicted %.2f ms/layer with it where a "
-                            "node prices lower, %.2f without: the slowest GPU gains nothing)",
+                            "remap in nodes: not taken (predicted %.2f ms/layer with it, %.2f "
+                            "without: the slowest GPU gains nothing)",
                             A->mk_remap * 1e3, A->mk_plain * 1e3);
     else
         zs_plan_report_note(rep, "remap in nodes: not taken (no node prices lower with it)");
@@ -1062,13 +1067,14 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
         zs_plan_report_note(rep, "routing: not weighed (%s)", A->routing_opt ? "k=1" : "routing=0");
     else
         zs_plan_report_note(rep,
-                            "routing (k=%d): %s, %d of %d span units (their attention %.2f "
-                            "ms/layer direct, %.2f routed)",
+                            "routing (k=%d): %s, %d/%d span units (attention %.2f ms/layer "
+                            "direct, %.2f routed%s)",
                             A->k, A->routed_units > 0 ? "taken" : "not taken", A->routed_units,
-                            A->span_units, A->span_direct_s * 1e3, A->span_routed_s * 1e3);
-    zs_plan_report_note(rep, "approximations: attention per document (a shared ring as separate), "
-                             "linear per token at the mean share's rate, NICs shared by the GPUs "
-                             "behind them (not ZeRO's), remap whole on both GPUs");
+                            A->span_units, A->span_direct_s * 1e3, A->span_routed_s * 1e3,
+                            A->u > 1 ? ", taken with u=1 only" : "");
+    zs_plan_report_note(rep, "approximations: attention per document, linear per token at the "
+                             "mean share's rate, a NIC shared by its GPUs, remap whole on both "
+                             "GPUs");
 }
 
 static void ap_free(ap *A)
@@ -1108,11 +1114,11 @@ static int decide_routing(ap *A, zs_schedule *s, zs_err *e)
         for (int j = 0; j < un->n; j++) {
             int32_t d = p->docs[un->start + j];
             td += span_time_as(A, d, m, 0);
-            tr += can_route(A, m) ? span_time_as(A, d, m, 1) : HUGE_VAL;
+            tr += A->routing_opt && A->k > 1 ? span_time_as(A, d, m, 1) : HUGE_VAL;
         }
         A->span_direct_s += td;
         A->span_routed_s += tr;
-        if (tr < td) {
+        if (can_route(A, m) && tr < td) {
             A->unit_routed[i] = 1;
             A->routed_units++;
         }
