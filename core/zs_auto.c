@@ -97,7 +97,7 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
     W->ltok = malloc(sizeof(int64_t) * G);
-    if (!W->ltok ||!W->w || !W->ring_t || !W->suf || !W->order || !W->node_of || !W->span_first ||
+    if (!W->ltok || !W->w || !W->ring_t || !W->suf || !W->order || !W->node_of || !W->span_first ||
         !W->span_m || !W->base_att || !W->base_lin || !W->basetok || !W->nload || !W->ntok ||
         !W->load || !W->lin || !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
@@ -550,9 +550,9 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
         int best = -1;
         for (int g = 0; g < G; g++)
             if (W->tok[g] + in->len[d] <= in->cap &&
-                (best < 0 || (by_tokens  ? W->tok[g] < W->tok[best]
-                              : remap ? W->load[g] < W->load[best]
-                                      : W->load[g] + W->lin[g] < W->load[best] + W->lin[best])))
+                (best < 0 || (by_tokens ? W->tok[g] < W->tok[best]
+                              : remap   ? W->load[g] < W->load[best]
+                                        : W->load[g] + W->lin[g] < W->load[best] + W->lin[best])))
                 best = g;
         if (best < 0)
             return HUGE_VAL;
@@ -663,8 +663,8 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
             for (int rm = 0; rm <= (in->remap ? 1 : 0); rm++)
                 for (int j = 0; j < nc; j++)
                     for (int k = c[j].lo; k <= c[j].hi; k = next_k(k, c[j].lo, n)) {
-                        double t = price_node(W, x, it, n, k, c[j].ring, bytok, rm, 0, best,
-                                              &early, tmp);
+                        double t =
+                            price_node(W, x, it, n, k, c[j].ring, bytok, rm, 0, best, &early, tmp);
                         /* On the ring every GPU carries all k documents:
                          * more of them cannot cost less. */
                         if (early && c[j].ring)
@@ -716,9 +716,9 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
                 refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, 0, HUGE_VAL,
                                      &early, assign + nstart[x]);
             best = refined < best ? refined : best;
-            double r0 = k0 < 0 ? HUGE_VAL
-                               : price_node(W, x, it, n, k0, ring0, bytok - 1, 0, 1, HUGE_VAL,
-                                            &early, tmp);
+            double r0 =
+                k0 < 0 ? HUGE_VAL
+                       : price_node(W, x, it, n, k0, ring0, bytok - 1, 0, 1, HUGE_VAL, &early, tmp);
             if (r0 <= best) {
                 bestrm = 0;
                 bestk = k0;
@@ -728,7 +728,6 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
             }
         }
         best = refined < best ? refined : best;
-        if (getenv("ZS_DBG")) fprintf(stderr, "node %d k=%d ring=%d rm=%d best=%.9g best0=%.9g k0=%d\n", x, bestk, bestring, bestrm, best, best0, k0);
         p->node_remap[x] = bestrm;
         p->remap_nodes += bestrm;
         p->node_time[x] = best;

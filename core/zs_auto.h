@@ -22,8 +22,11 @@
  * all-to-alls make the node wait for its slowest GPU twice a layer, the
  * slowest attention plus the slowest linear modules) and the smallest
  * predicted makespan wins; its local documents are then moved or swapped
- * between GPUs while that lowers the slower. All prices come from the
- * caller (the planner asks the cost model), per layer in seconds.
+ * between GPUs while that lowers the slower. With remap, each node also
+ * prices every candidate with its linear tokens remapped to the node's
+ * mean (local documents placed on attention alone, remap_time charged)
+ * and keeps whichever is lower. All prices come from the caller (the
+ * planner asks the cost model), per layer in seconds.
  * Deterministic: ties go to the lower index (and k, head-parallel before
  * the ring; without remapping before with). Depends on zs_err only. */
 #ifndef ZS_AUTO_H

@@ -58,8 +58,9 @@ static const zs_opt_spec opt_routing = {.key = "routing",
                                         .type = ZS_OPT_BOOL,
                                         .max = 1,
                                         .def = 1,
-                                        .help = "weigh routing the rings' inter-node transfers over "
-                                                "a node's NICs (taken where predicted to pay)"};
+                                        .help =
+                                            "weigh routing the rings' inter-node transfers over "
+                                            "a node's NICs (taken where predicted to pay)"};
 static const zs_opt_spec opt_layout = {.key = "layout",
                                        .type = ZS_OPT_ENUM,
                                        .max = 3,
@@ -451,8 +452,8 @@ static int emit_local(ap *A, zs_iter *it, int stage, int sl, const zs_auto_unit 
         int64_t rd = zs_iter_rank_layer_start(it, rl);
         double bytes = (double)f->tokens * (backward ? A->tok_qkv : A->tok_q);
         zs_sched_send(s, ra, A->remap_stream, "auto-remap-out", rl, w->tag_out, bytes, &join, 1);
-        w->fout[i] = zs_sched_recv(s, rl, A->remap_stream, "auto-remap-out", ra, w->tag_out,
-                                   bytes, &rd, rd >= 0);
+        w->fout[i] = zs_sched_recv(s, rl, A->remap_stream, "auto-remap-out", ra, w->tag_out, bytes,
+                                   &rd, rd >= 0);
     }
     return zs_schedule_check(s, e);
 }
@@ -473,7 +474,6 @@ static void remap_out_joins(ap *A, zs_iter *it, int stage, emit_ws *w)
             it, l, zs_zep_sync(s, zs_iter_rank(it, stage, l), A->remap_stream, w->rdep, nd));
     }
 }
-
 
 /* Order per slot: span units and the node's ring, local documents (under
  * the head unit's first all-to-all, Q/K/V forward and dO backward), the
@@ -1159,8 +1159,15 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
         rc = place(A, s, e);
     if (!rc) {
         zs_mem_cfg mc = ctx->mem;
-        zs_iter_spec spec = {A->dims,   1,    A->lin, mc.recompute, mc.zero_stage,
-                             ctx->seed, emit, A,      A->nflows > 0 ? A->moved : NULL};
+        zs_iter_spec spec = {A->dims,
+                             1,
+                             A->lin,
+                             mc.recompute,
+                             mc.zero_stage,
+                             ctx->seed,
+                             emit,
+                             A,
+                             A->nflows > 0 ? A->moved : NULL};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {
@@ -1235,8 +1242,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     return rc;
 }
 
-static const zs_opt_spec *const options[] = {&zs_opt_tp,  &opt_ulysses, &opt_span,
-                                             &opt_layout, &opt_remap,   &opt_routing, NULL};
+static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_ulysses, &opt_span, &opt_layout,
+                                             &opt_remap, &opt_routing, NULL};
 
 const zs_planner_ops zs_planner_auto = {
     .name = "auto",

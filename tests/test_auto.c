@@ -57,9 +57,8 @@ static void sinit(sdata *s, int nodes, int G, int u, long cap, const int32_t *le
         s->heads[d] = s->full[d] / u;
     }
     s->f = (fake){a2a_tok, 0.03, NULL, G, 0};
-    s->in = (zs_auto_in){nodes, G,       u,        cap,  1, 1,     ZS_AUTO_SEARCH, n,
-                         len,   s->full, s->heads, 1e-6, 0, f_a2a, f_span,         &s->f,
-                         0,     NULL};
+    s->in = (zs_auto_in){nodes,   G,        u,    cap, 1,     1,      ZS_AUTO_SEARCH, n, len,
+                         s->full, s->heads, 1e-6, 0,   f_a2a, f_span, &s->f,          0, NULL};
 }
 
 static zs_auto_plan *search_ok(const zs_auto_in *in)
@@ -643,14 +642,11 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    static const zs_test_case search[] = {{"one_long", test_search_one_long},
-                                          {"many_short", test_search_many_short},
-                                          {"mixed", test_search_mixed},
-                                          {"span", test_search_span},
-                                          {"capacity", test_search_capacity},
-                                          {"ring", test_search_ring},
-                                          {"remap", test_search_remap},
-                                          {NULL, NULL}};
+    static const zs_test_case search[] = {
+        {"one_long", test_search_one_long}, {"many_short", test_search_many_short},
+        {"mixed", test_search_mixed},       {"span", test_search_span},
+        {"capacity", test_search_capacity}, {"ring", test_search_ring},
+        {"remap", test_search_remap},       {NULL, NULL}};
     static const zs_test_case planner[] = {{"long", test_planner_long},
                                            {"short", test_planner_short},
                                            {"remap", test_planner_remap},
