@@ -42,7 +42,8 @@ typedef struct ws {
     int64_t *ntok;    /* per node: tokens assigned (without span units) */
     /* scratch for pricing one node, G or G / u entries */
     double *load, *lin, *locw, *ex, *hid, *ul;
-    int64_t *tok, *ut;
+    int64_t *tok, *ut, *ltok; /* ltok: tokens of local documents */
+    int rmode; /* pricing with remapping: local documents placed on attention alone */
 } ws;
 
 static void ws_free(ws *W)
@@ -67,6 +68,7 @@ static void ws_free(ws *W)
     free(W->ul);
     free(W->tok);
     free(W->ut);
+    free(W->ltok);
 }
 
 static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
@@ -94,7 +96,8 @@ static int ws_init(ws *W, const zs_auto_in *in, zs_err *e)
     W->ul = malloc(sizeof(double) * G);
     W->tok = malloc(sizeof(int64_t) * G);
     W->ut = malloc(sizeof(int64_t) * G);
-    if (!W->w || !W->ring_t || !W->suf || !W->order || !W->node_of || !W->span_first ||
+    W->ltok = malloc(sizeof(int64_t) * G);
+    if (!W->ltok || !W->w || !W->ring_t || !W->suf || !W->order || !W->node_of || !W->span_first ||
         !W->span_m || !W->base_att || !W->base_lin || !W->basetok || !W->nload || !W->ntok ||
         !W->load || !W->lin || !W->hid || !W->locw || !W->ex || !W->ul || !W->tok || !W->ut) {
         ws_free(W);
@@ -331,11 +334,19 @@ static double ring_time(ws *W, int32_t d)
     return W->ring_t[d];
 }
 
-/* Predicted seconds per layer of GPU g as priced so far. */
+/* Predicted seconds per layer of GPU g as priced so far; when pricing
+ * with remapping, its attention alone (its linear modules are the node's
+ * mean, the same on every GPU). */
 static double gpu_time(const ws *W, int g)
 {
     double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
-    return W->load[g] + W->ex[g] - under + W->lin[g];
+    return W->load[g] + W->ex[g] - under + (W->rmode ? 0 : W->lin[g]);
+}
+
+/* What moving document d between GPUs moves of their times. */
+static double doc_weight(const ws *W, int32_t d)
+{
+    return W->rmode ? W->in->attn_full[d] : W->w[d];
 }
 
 static void move_doc(ws *W, int32_t d, int from, int to)
@@ -346,6 +357,8 @@ static void move_doc(ws *W, int32_t d, int from, int to)
     W->locw[from] -= a;
     W->lin[from] -= l;
     W->tok[from] -= in->len[d];
+    W->ltok[from] -= in->len[d];
+    W->ltok[to] += in->len[d];
     W->load[to] += a;
     W->locw[to] += a;
     W->lin[to] += l;
@@ -374,17 +387,17 @@ static void improve(ws *W, const item *it, int n, int k, int *assign)
             if (assign[i] != hi)
                 continue;
             int32_t di = it[i].d;
-            double wi = W->w[di];
+            double wi = doc_weight(W, di);
             if (W->tok[lo] + in->len[di] <= in->cap && fmax(thi - wi, tlo + wi) < best) {
                 best = fmax(thi - wi, tlo + wi);
                 bi = i;
                 bj = -1;
             }
             for (int j = k; j < n; j++) {
-                if (assign[j] != lo || W->w[it[j].d] >= wi)
+                if (assign[j] != lo || doc_weight(W, it[j].d) >= wi)
                     continue;
                 int32_t dj = it[j].d;
-                double wj = W->w[dj], v = fmax(thi - wi + wj, tlo + wi - wj);
+                double wj = doc_weight(W, dj), v = fmax(thi - wi + wj, tlo + wi - wj);
                 if (v < best && W->tok[lo] - in->len[dj] + in->len[di] <= in->cap &&
                     W->tok[hi] - in->len[di] + in->len[dj] <= in->cap) {
                     best = v;
@@ -409,10 +422,39 @@ static void improve(ws *W, const item *it, int n, int k, int *assign)
 static void gpu_max(const ws *W, int g, double *mk, double *ma, double *ml)
 {
     double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
-    double a = W->load[g] + W->ex[g] - under, t = a + W->lin[g];
+    double a = W->load[g] + W->ex[g] - under, t = a + (W->rmode ? 0 : W->lin[g]);
     *mk = t > *mk ? t : *mk;
     *ma = a > *ma ? a : *ma;
     *ml = W->lin[g] > *ml ? W->lin[g] : *ml;
+}
+
+/* The node as placed, priced with remapping: every GPU's linear modules
+ * at the node's mean, plus moving the tokens between it and the node's
+ * mean. HUGE_VAL when a GPU would send more tokens than its local
+ * documents hold (only those move). */
+static double remap_price(const ws *W)
+{
+    const zs_auto_in *in = W->in;
+    int G = in->G;
+    int64_t T = 0;
+    double L = 0, mk = 0, ma = 0, ml = 0;
+    for (int g = 0; g < G; g++) {
+        T += W->tok[g];
+        L += W->lin[g];
+    }
+    int64_t lo = T / G;
+    for (int g = 0; g < G; g++) {
+        if (W->tok[g] - lo > W->ltok[g])
+            return HUGE_VAL;
+        double under = W->hid[g] < W->locw[g] ? W->hid[g] : W->locw[g];
+        double a = W->load[g] + W->ex[g] - under;
+        double moved = fabs((double)W->tok[g] - (double)T / G);
+        double l = L / G + (moved > 0.5 ? in->remap_time(in->arg, moved) : 0);
+        mk = fmax(mk, a + l);
+        ma = fmax(ma, a);
+        ml = fmax(ml, l);
+    }
+    return in->moe ? ma + ml : mk;
 }
 
 /* Predicted seconds per layer of node x's slowest GPU when its k documents
@@ -430,14 +472,16 @@ static void gpu_max(const ws *W, int g, double *mk, double *ma, double *ml)
  * returned at once (*early = 1 when the split part alone reached it).
  * cut = HUGE_VAL (and refine) prices exactly. */
 static double price_node(ws *W, int x, const item *it, int n, int k, int ring, int by_tokens,
-                         int refine, double cut, int *early, int *assign)
+                         int remap, int refine, double cut, int *early, int *assign)
 {
     const zs_auto_in *in = W->in;
     int G = in->G, u = in->u, ng = G / u;
+    W->rmode = remap;
     for (int g = 0; g < G; g++) {
         W->load[g] = W->base_att[x]; /* attention; linear modules in lin */
         W->lin[g] = W->base_lin[x];
         W->tok[g] = W->basetok[x];
+        W->ltok[g] = 0;
         W->locw[g] = W->ex[g] = W->hid[g] = 0;
     }
     for (int q = 0; q < ng; q++) {
@@ -507,6 +551,7 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
         for (int g = 0; g < G; g++)
             if (W->tok[g] + in->len[d] <= in->cap &&
                 (best < 0 || (by_tokens ? W->tok[g] < W->tok[best]
+                              : remap   ? W->load[g] < W->load[best]
                                         : W->load[g] + W->lin[g] < W->load[best] + W->lin[best])))
                 best = g;
         if (best < 0)
@@ -515,6 +560,7 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
         W->lin[best] += (double)in->len[d] * in->lin_tok;
         W->locw[best] += in->attn_full[d];
         W->tok[best] += in->len[d];
+        W->ltok[best] += in->len[d];
         assign[i] = best;
         if (cut == HUGE_VAL)
             continue;
@@ -526,6 +572,8 @@ static double price_node(ws *W, int x, const item *it, int n, int k, int ring, i
     }
     if (refine)
         improve(W, it, n, k, assign);
+    if (remap)
+        return remap_price(W);
     mk = ma = ml = 0;
     for (int g = 0; g < G; g++)
         gpu_max(W, g, &mk, &ma, &ml);
@@ -609,22 +657,31 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
                              "splits it (one GPU per node, heads not split)",
                              e);
         }
-        double best = HUGE_VAL;
-        int bestk = -1, bestring = 0, bytok = 0, early = 0;
+        double best = HUGE_VAL, best0 = HUGE_VAL;
+        int bestk = -1, bestring = 0, bestrm = 0, bytok = 0, early = 0, k0 = -1, ring0 = 0;
         for (; bytok < 2 && bestk < 0; bytok++)
-            for (int j = 0; j < nc; j++)
-                for (int k = c[j].lo; k <= c[j].hi; k = next_k(k, c[j].lo, n)) {
-                    double t = price_node(W, x, it, n, k, c[j].ring, bytok, 0, best, &early, tmp);
-                    /* On the ring every GPU carries all k documents: more
-                     * of them cannot cost less. */
-                    if (early && c[j].ring)
-                        break;
-                    if (t < best) {
-                        best = t;
-                        bestk = k;
-                        bestring = c[j].ring;
+            for (int rm = 0; rm <= (in->remap ? 1 : 0); rm++)
+                for (int j = 0; j < nc; j++)
+                    for (int k = c[j].lo; k <= c[j].hi; k = next_k(k, c[j].lo, n)) {
+                        double t =
+                            price_node(W, x, it, n, k, c[j].ring, bytok, rm, 0, best, &early, tmp);
+                        /* On the ring every GPU carries all k documents:
+                         * more of them cannot cost less. */
+                        if (early && c[j].ring)
+                            break;
+                        /* Remapping must gain more than rounding. */
+                        if (rm ? t < best * (1 - 1e-9) : t < best) {
+                            best = t;
+                            bestk = k;
+                            bestring = c[j].ring;
+                            bestrm = rm;
+                        }
+                        if (rm == 0 && t < best0) {
+                            best0 = t;
+                            k0 = k;
+                            ring0 = c[j].ring;
+                        }
                     }
-                }
         if (bestk < 0) {
             free(tmp);
             char w[64];
@@ -635,21 +692,44 @@ static int choose(ws *W, const item *nd, const int *nstart, int *assign, zs_auto
         if (in->mode == ZS_AUTO_SEARCH) { /* the uniform layouts, for the notes */
             double tl = HUGE_VAL, th = HUGE_VAL, tr = HUGE_VAL;
             for (int j = 0; j < nc; j++) {
-                double t =
-                    price_node(W, x, it, n, kmin, c[j].ring, bytok - 1, 0, HUGE_VAL, &early, tmp);
+                double t = price_node(W, x, it, n, kmin, c[j].ring, bytok - 1, 0, 0, HUGE_VAL,
+                                      &early, tmp);
                 tl = t < tl ? t : tl;
             }
             if (in->u > 1)
-                th = price_node(W, x, it, n, n, 0, bytok - 1, 0, HUGE_VAL, &early, tmp);
+                th = price_node(W, x, it, n, n, 0, bytok - 1, 0, 0, HUGE_VAL, &early, tmp);
             if (in->G / in->u > 1)
-                tr = price_node(W, x, it, n, n, 1, bytok - 1, 0, HUGE_VAL, &early, tmp);
+                tr = price_node(W, x, it, n, n, 1, bytok - 1, 0, 0, HUGE_VAL, &early, tmp);
             p->makespan_local = tl > p->makespan_local ? tl : p->makespan_local;
             p->makespan_heads = th > p->makespan_heads ? th : p->makespan_heads;
             p->makespan_ring = tr > p->makespan_ring ? tr : p->makespan_ring;
         }
-        double refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, HUGE_VAL, &early,
-                                    assign + nstart[x]);
+        double refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, bestrm, 1, HUGE_VAL,
+                                    &early, assign + nstart[x]);
+        /* With remapping the moves can raise the remap's price or leave a
+         * GPU sending more than its local documents: the placement
+         * without them then. And it was chosen against the best layout
+         * without remapping before that one's moves: refined, that may
+         * be lower (then it is taken). */
+        if (bestrm) {
+            if (!(refined <= best))
+                refined = price_node(W, x, it, n, bestk, bestring, bytok - 1, 1, 0, HUGE_VAL,
+                                     &early, assign + nstart[x]);
+            best = refined < best ? refined : best;
+            double r0 =
+                k0 < 0 ? HUGE_VAL
+                       : price_node(W, x, it, n, k0, ring0, bytok - 1, 0, 1, HUGE_VAL, &early, tmp);
+            if (r0 <= best) {
+                bestrm = 0;
+                bestk = k0;
+                bestring = ring0;
+                best = refined = price_node(W, x, it, n, k0, ring0, bytok - 1, 0, 1, HUGE_VAL,
+                                            &early, assign + nstart[x]);
+            }
+        }
         best = refined < best ? refined : best;
+        p->node_remap[x] = bestrm;
+        p->remap_nodes += bestrm;
         p->node_time[x] = best;
         p->node_k[x] = bestk;
         p->node_ring[x] = bestring && bestk > 0;
@@ -774,13 +854,14 @@ void zs_auto_plan_free(zs_auto_plan *p)
     free(p->node_k);
     free(p->node_n);
     free(p->node_ring);
+    free(p->node_remap);
     free(p);
 }
 
 int zs_auto_search(const zs_auto_in *in, zs_auto_plan **out, zs_err *e)
 {
     if (in->nodes < 1 || in->G < 1 || in->u < 1 || in->G % in->u != 0 || in->cap < 1 ||
-        in->ndocs < 0)
+        in->ndocs < 0 || (in->remap && !in->remap_time))
         return zs_err_set(e, ZS_EINVALID, "auto search", NULL,
                           "bad shape: %d nodes of %d slots, u=%d, capacity %ld", in->nodes, in->G,
                           in->u, in->cap);
@@ -797,9 +878,10 @@ int zs_auto_search(const zs_auto_in *in, zs_auto_plan **out, zs_err *e)
         p->node_k = calloc((size_t)in->nodes, sizeof(int));
         p->node_n = calloc((size_t)in->nodes, sizeof(int));
         p->node_ring = calloc((size_t)in->nodes, sizeof(int));
+        p->node_remap = calloc((size_t)in->nodes, sizeof(int));
     }
     if (!p || !nd || !nstart || !assign || !p->node_time || !p->node_k || !p->node_n ||
-        !p->node_ring) {
+        !p->node_ring || !p->node_remap) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }

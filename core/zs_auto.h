@@ -22,10 +22,13 @@
  * all-to-alls make the node wait for its slowest GPU twice a layer, the
  * slowest attention plus the slowest linear modules) and the smallest
  * predicted makespan wins; its local documents are then moved or swapped
- * between GPUs while that lowers the slower. All prices come from the
- * caller (the planner asks the cost model), per layer in seconds.
+ * between GPUs while that lowers the slower. With remap, each node also
+ * prices every candidate with its linear tokens remapped to the node's
+ * mean (local documents placed on attention alone, remap_time charged)
+ * and keeps whichever is lower. All prices come from the caller (the
+ * planner asks the cost model), per layer in seconds.
  * Deterministic: ties go to the lower index (and k, head-parallel before
- * the ring). Depends on zs_err only. */
+ * the ring; without remapping before with). Depends on zs_err only. */
 #ifndef ZS_AUTO_H
 #define ZS_AUTO_H
 
@@ -67,6 +70,16 @@ typedef struct zs_auto_in {
      * node's ring. */
     double (*span_time)(void *arg, int32_t d, int m);
     void *arg;
+    /* 1: per node, also weigh remapping inside it: the node's local
+     * documents LPT over its GPUs on attention alone, every GPU's linear
+     * modules at the node's mean tokens (the tokens above it, all from
+     * local documents, computed on GPUs below it), each GPU charged
+     * remap_time of the tokens it sends or receives; taken in a node
+     * where it prices lower than the layout without it. */
+    int remap;
+    /* Seconds per layer of moving `tokens` tokens' activations in and out
+     * of attention (every pass), counted whole on the GPU (not hidden). */
+    double (*remap_time)(void *arg, double tokens);
 } zs_auto_in;
 
 typedef enum zs_auto_kind {
@@ -98,6 +111,8 @@ typedef struct zs_auto_plan {
     int *node_k;       /* per node: documents head-parallel or on the node's ring */
     int *node_ring;    /* per node: 1 when those k are on the ring */
     int *node_n;       /* per node: documents (span documents not counted) */
+    int *node_remap;   /* per node: 1 when its linear tokens are remapped (in->remap) */
+    int remap_nodes;   /* nodes remapped */
     int nspan, max_m;  /* documents spanning nodes, the widest window */
     int heads_docs, ring_docs, local_docs; /* ring: on a node's ring (capacity ones too) */
     int nodes_heads, nodes_ring, nodes_local, nodes_mixed; /* nodes by strategy */

@@ -14,9 +14,14 @@
  * (zs_ring.h) and the baselines' local attention (zs_cpbase.h); a node's
  * first all-to-all runs under its local attention, and its head unit runs
  * in two waves of heads where they split, each wave's all-to-alls under
- * the other's attention. Linear modules run where the tokens live (no
- * remap). Options: tp, ulysses (the node's head-parallel degree), span=0|1,
- * layout=auto|local|heads|ring. */
+ * the other's attention. Remapping inside nodes (zs_zeppelin_remap.h's
+ * plan: a node's local documents placed on attention alone, the linear
+ * tokens above the node's mean sent to the GPUs below it and their outputs
+ * back) and routing of the span units' inter-node ring hops over a node's
+ * NICs (zs_zeppelin_route.h) are weighed on the same prices and taken
+ * where the predicted time drops; the notes say which and by how much.
+ * Options: tp, ulysses (the node's head-parallel degree), span=0|1,
+ * layout=auto|local|heads|ring, remap=0|1, routing=0|1. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,9 @@
 #include "zs_cpbase.h"
 #include "zs_planner_auto.h"
 #include "zs_ring.h"
+#include "zs_zeppelin_cost.h"
+#include "zs_zeppelin_remap.h"
+#include "zs_zeppelin_route.h"
 
 static const zs_opt_spec opt_ulysses = {
     .key = "ulysses",
@@ -40,6 +48,19 @@ static const zs_opt_spec opt_span = {.key = "span",
                                      .def = 1,
                                      .help = "documents of more than a node's share of the work "
                                              "may span nodes (Ulysses x ring)"};
+static const zs_opt_spec opt_remap = {.key = "remap",
+                                      .type = ZS_OPT_BOOL,
+                                      .max = 1,
+                                      .def = 1,
+                                      .help = "weigh remapping linear tokens between a node's GPUs "
+                                              "(taken where predicted to pay)"};
+static const zs_opt_spec opt_routing = {.key = "routing",
+                                        .type = ZS_OPT_BOOL,
+                                        .max = 1,
+                                        .def = 1,
+                                        .help =
+                                            "weigh routing the rings' inter-node transfers over "
+                                            "a node's NICs (taken where predicted to pay)"};
 static const zs_opt_spec opt_layout = {.key = "layout",
                                        .type = ZS_OPT_ENUM,
                                        .max = 3,
@@ -69,6 +90,29 @@ typedef struct ap {
     const zs_auto_plan *plan;
     int *slot_head, *slot_local; /* per slot: its head unit and local unit, -1 */
     int64_t *lin;
+    /* Remapping (zs_zeppelin_remap.h's plan per remapped node): flows
+     * between slots, tokens per linear holder whose attention is elsewhere,
+     * per document whether some of its tokens' linear modules run on
+     * another GPU (its attention then waits for their inputs). */
+    int remap_opt, nflows;
+    int32_t ndocs;
+    zs_zep_flow *flows;
+    int64_t *moved, moved_total;
+    uint8_t *doc_imp;
+    int remap_stream;
+    /* Routing (zs_zeppelin_route.h) of the span units' inter-node ring hops. */
+    int routing_opt, k;
+    double chunk;
+    zs_zep_route *route;
+    uint8_t *unit_routed; /* per unit */
+    int span_units, routed_units;
+    double span_direct_s, span_routed_s; /* the span units' predicted seconds per layer, summed */
+    double mk_plain, mk_remap; /* the chosen variant's makespan without and with remapping */
+    /* What cutting a GPU's linear ops in two (moved tokens' part, the
+     * rest; zs_iter_spec.moved_tokens) adds to its layer, at the mean
+     * share, by moved tokens: 2^(i / A2A_STEPS), up to the share. */
+    double split_tab[A2A_TAB];
+    int split_n;
     double a2a_tab[A2A_TAB], a2a_hid[A2A_TAB]; /* a2a_exact at 2^(i / A2A_STEPS) tokens */
 } ap;
 
@@ -137,14 +181,20 @@ static void a2a_table(ap *A)
  * pass r ring steps, each the slower of its attention (the document's
  * attention with heads / u over r members and r steps) and its KV transfer
  * (backward: KV and dK/dV, then dK/dV home), plus the group's all-to-alls.
- * Transfers across a node boundary leave from the last Ulysses group of a
- * node: its u slots of tp GPUs each send at once, so a NIC carries as many
- * transfers as it has GPUs of that group behind it (u x tp consecutive
- * GPUs, at most the GPUs per NIC; every TP rank moves its own KV heads).
- * m = 1 is the node's ring: NVLink between neighbouring slots. */
-static double span_time(void *arg, int32_t d, int m)
+ * Direct, transfers across a node boundary leave from the last Ulysses
+ * group of a node: its u slots of tp GPUs each send at once, so a NIC
+ * carries as many transfers as it has GPUs of that group behind it (u x tp
+ * consecutive GPUs, at most the GPUs per NIC; every TP rank moves its own
+ * KV heads). Routed (routed = 1; zs_zeppelin_route.h), each transfer is
+ * cut over k NICs through NVLink relays, so the node's u x tp transfers
+ * share min(NICs, u x tp x k) NICs, plus the relay pipeline's fill and
+ * drain (a chunk over NVLink each way) per step, and the relaying GPUs
+ * lose the SM time their forwarding kernels hold (the slices not on the
+ * sender's own NIC, spread over the node's slots) from each step's
+ * attention. m = 1 is the node's ring: NVLink between neighbouring slots,
+ * never routed. */
+static double span_time_as(const ap *A, int32_t d, int m, int routed)
 {
-    const ap *A = arg;
     const zs_cluster *cl = A->ctx->cluster;
     const zs_model *md = A->ctx->model;
     int r = m * A->G / A->u;
@@ -153,19 +203,71 @@ static double span_time(void *arg, int32_t d, int m)
         shard * 2.0 * (A->hkv / A->u > 0 ? A->hkv / A->u : 1) * md->head_dim * md->dtype_bytes;
     int tp = A->dims.tp;
     int dst = m > 1 ? A->G : (A->S > 1 ? 1 : 0);
-    double x = 0;
-    if (r > 1 && dst > 0) {
-        x = zs_cost_p2p(A->ctx->cost, zs_slot_rank(&A->dims, 0, 0), zs_slot_rank(&A->dims, 0, dst),
-                        kv);
+    int r0 = zs_slot_rank(&A->dims, 0, 0), far = dst > 0 ? zs_slot_rank(&A->dims, 0, dst) : 0;
+    double x = 0, relay = 0;
+    if (r > 1 && dst > 0 && routed && m > 1) {
+        int n = A->u * tp, nics = cl->nics_per_node > 1 ? cl->nics_per_node : 1;
+        int lanes = n * A->k < nics ? n * A->k : nics;
+        double slice = kv / A->k, chunk = A->chunk < slice ? A->chunk : slice;
+        x = zs_cost_p2p(A->ctx->cost, r0, far, kv * n / lanes) +
+            2 * zs_cost_p2p(A->ctx->cost, r0, zs_slot_rank(&A->dims, 0, 1), chunk);
+        relay = zs_zep_relay_compute_s(cl, kv * n * (A->k - 1) / A->k / A->G);
+    } else if (r > 1 && dst > 0) {
+        x = zs_cost_p2p(A->ctx->cost, r0, far, kv);
         int gpn = zs_cluster_gpus_per_nic(cl), senders = A->u * tp < gpn ? A->u * tp : gpn;
         if (m > 1 && senders > 1)
             x *= senders;
     }
     double cf = A->hf[d] / ((double)r * r), cb = A->hb[d] / ((double)r * r);
-    double fwd = (r - 1) * fmax(cf, x) + cf;
-    double bwd = (r - 1) * fmax(cb, 2 * x) + cb + x;
+    double fwd = (r - 1) * fmax(cf + relay, x) + cf;
+    double bwd = (r - 1) * fmax(cb + 2 * relay, 2 * x) + cb + x + relay;
     double lin_share = 2.0 * ceil((double)A->len[d] / (2.0 * m * A->G)), hidden;
     return A->passes * fwd + bwd + a2a_exact(A, lin_share, &hidden);
+}
+
+/* Routing is weighed where it can change something (a window of nodes,
+ * k > 1 NICs per transfer, the option on) and where a span unit is one
+ * ring (u = 1): with u > 1 its u rings are emitted one after the other, and
+ * a relay's forwarding kernels of one ring sit on its compute stream ahead
+ * of its own ring's steps, which then wait for them (measured: a 1.2M-token
+ * document over 2 nodes, ulysses=2, analytic: 1,994 tokens/s routed
+ * against 2,946 direct; ulysses=1: 2,952 against 2,947). */
+static int can_route(const ap *A, int m)
+{
+    return A->routing_opt && A->k > 1 && A->u == 1 && m > 1 && A->ctx->cluster->nodes > 1;
+}
+
+/* The search's price: direct. Routing is decided per span unit once the
+ * layout is chosen (decide_routing): priced into the search, it made
+ * documents span nodes that the simulation then ran slower (GitHub, 2
+ * nodes, ulysses=2: 12,387 against 18,835 tokens/s on SimGrid), because a
+ * span unit's u rings are emitted one after the other and a relay's
+ * forwarding kernels of one ring sit on the compute stream ahead of its own
+ * ring's steps (routing is now weighed for u = 1 only, can_route). */
+static double span_time(void *arg, int32_t d, int m)
+{
+    return span_time_as(arg, d, m, 0);
+}
+
+/* Seconds per layer of moving `tokens` tokens' activations between a
+ * node's GPUs and back, every pass: forward Q, K, V in and O out (twice
+ * with recomputation), backward dO in and dQ, dK, dV out, over NVLink. */
+static double remap_time(void *arg, double tokens)
+{
+    const ap *A = arg;
+    int r0 = zs_slot_rank(&A->dims, 0, 0), r1 = zs_slot_rank(&A->dims, 0, 1);
+    const zs_cost *c = A->ctx->cost;
+    double x = (A->passes + 1) * (zs_cost_p2p(c, r0, r1, tokens * A->tok_qkv) +
+                                  zs_cost_p2p(c, r0, r1, tokens * A->tok_q));
+    /* The split linear ops, interpolated in the table (its last entry
+     * beyond the share). */
+    double f = tokens > 1 ? log2(tokens) * A2A_STEPS : 0;
+    int i = (int)f;
+    if (A->split_n < 1)
+        return x;
+    if (i + 1 >= A->split_n)
+        return x + A->split_tab[A->split_n - 1];
+    return x + A->split_tab[i] + (f - i) * (A->split_tab[i + 1] - A->split_tab[i]);
 }
 
 static int64_t a2a_op(zs_schedule *s, int rank, int stream, const char *label, int grp,
@@ -226,6 +328,7 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
                      int64_t *dep, int *slots, int64_t *rdep, zs_err *e)
 {
     int u = un->u, r = un->r, rc = ZS_OK;
+    int routed = A->unit_routed && A->unit_routed[un - A->plan->unit];
     double share = (double)unit_tokens(A, un);
     const int32_t *docs = A->plan->docs + un->start;
     if (u > 1)
@@ -237,8 +340,15 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
             slots[i] = un->first + i * u + j;
             rdep[i] = dep[slots[i]];
         }
-        zs_ring_spec rs = {r,           slots, un->n, docs, ZS_RING_PAD, A->span_stream,
-                           "auto-ring", NULL,  NULL};
+        zs_ring_spec rs = {r,
+                           slots,
+                           un->n,
+                           docs,
+                           ZS_RING_PAD,
+                           A->span_stream,
+                           "auto-ring",
+                           routed ? zs_zep_route_xfer : NULL,
+                           routed ? A->route : NULL};
         rc = zs_ring_emit_heads(it, stage, &rs, A->hq / u, A->hkv / u > 0 ? A->hkv / u : 1,
                                 backward, rdep, e);
         for (int i = 0; i < r && rc == ZS_OK; i++)
@@ -282,7 +392,88 @@ static int emit_heads_attn(ap *A, zs_iter *it, int stage, const zs_auto_unit *un
 typedef struct emit_ws {
     int64_t *dep, *q1, *ex, *rdep;
     int *slots;
+    int64_t *fin, *fout; /* per remap flow: its input's and its output's receive */
+    int32_t *docs;       /* a local unit's documents, split */
+    int tag_in, tag_out;
 } emit_ws;
+
+/* Remap inputs: each flow's tokens leave their linear holder once their
+ * own pre-attention ops are done (Q, K, V forward; dO backward). */
+static void remap_in(ap *A, zs_iter *it, int stage, int backward, emit_ws *w)
+{
+    zs_schedule *s = zs_iter_schedule(it);
+    for (int i = 0; i < A->nflows; i++) {
+        const zs_zep_flow *f = &A->flows[i];
+        int rl = zs_iter_rank(it, stage, f->to), ra = zs_iter_rank(it, stage, f->from);
+        double bytes = (double)f->tokens * (backward ? A->tok_q : A->tok_qkv);
+        int64_t sd = zs_iter_entry_moved(it, f->to), rd = zs_iter_rank_layer_start(it, ra);
+        zs_sched_send(s, rl, A->remap_stream, "auto-remap-in", ra, w->tag_in, bytes, &sd, sd >= 0);
+        w->fin[i] = zs_sched_recv(s, ra, A->remap_stream, "auto-remap-in", rl, w->tag_in, bytes,
+                                  &rd, rd >= 0);
+    }
+}
+
+/* A slot's local documents: those whose tokens all stay first; then, once
+ * the remap inputs of the others arrived, those, and their outputs back to
+ * their linear holders. */
+static int emit_local(ap *A, zs_iter *it, int stage, int sl, const zs_auto_unit *un, int backward,
+                      emit_ws *w, zs_err *e)
+{
+    const int32_t *docs = A->plan->docs + un->start;
+    int nk = 0, ni = 0, rc;
+    for (int i = 0; A->doc_imp && i < un->n; i++)
+        ni += A->doc_imp[docs[i]];
+    if (ni == 0)
+        return zs__cpb_local_attn(it, stage, sl, docs, un->n, 0, backward, &w->dep[sl], e);
+    for (int i = 0; i < un->n; i++)
+        if (!A->doc_imp[docs[i]])
+            w->docs[nk++] = docs[i];
+    for (int i = 0, j = nk; i < un->n; i++)
+        if (A->doc_imp[docs[i]])
+            w->docs[j++] = docs[i];
+    if ((rc = zs__cpb_local_attn(it, stage, sl, w->docs, nk, 0, backward, &w->dep[sl], e)))
+        return rc;
+    zs_schedule *s = zs_iter_schedule(it);
+    int ra = zs_iter_rank(it, stage, sl), nd = 0;
+    int64_t *deps = w->rdep; /* scratch: at most the node's slots + 1 */
+    deps[nd++] = w->dep[sl];
+    for (int i = 0; i < A->nflows; i++)
+        if (A->flows[i].from == sl && w->fin[i] >= 0)
+            deps[nd++] = w->fin[i];
+    int64_t join = zs_zep_sync(s, ra, ZS_STREAM_COMPUTE, deps, nd);
+    if ((rc = zs__cpb_local_attn(it, stage, sl, w->docs + nk, ni, 0, backward, &join, e)))
+        return rc;
+    w->dep[sl] = join;
+    for (int i = 0; i < A->nflows; i++) {
+        const zs_zep_flow *f = &A->flows[i];
+        if (f->from != sl)
+            continue;
+        int rl = zs_iter_rank(it, stage, f->to);
+        int64_t rd = zs_iter_rank_layer_start(it, rl);
+        double bytes = (double)f->tokens * (backward ? A->tok_qkv : A->tok_q);
+        zs_sched_send(s, ra, A->remap_stream, "auto-remap-out", rl, w->tag_out, bytes, &join, 1);
+        w->fout[i] = zs_sched_recv(s, rl, A->remap_stream, "auto-remap-out", ra, w->tag_out, bytes,
+                                   &rd, rd >= 0);
+    }
+    return zs_schedule_check(s, e);
+}
+
+/* Each linear holder's moved tokens continue once all their outputs are
+ * back. */
+static void remap_out_joins(ap *A, zs_iter *it, int stage, emit_ws *w)
+{
+    zs_schedule *s = zs_iter_schedule(it);
+    for (int l = 0; l < A->S; l++) {
+        if (A->moved[l] == 0)
+            continue;
+        int nd = 0;
+        for (int i = 0; i < A->nflows; i++)
+            if (A->flows[i].to == l && w->fout[i] >= 0)
+                w->rdep[nd++] = w->fout[i];
+        zs_iter_set_exit_moved(
+            it, l, zs_zep_sync(s, zs_iter_rank(it, stage, l), A->remap_stream, w->rdep, nd));
+    }
+}
 
 /* Order per slot: span units and the node's ring, local documents (under
  * the head unit's first all-to-all, Q/K/V forward and dO backward), the
@@ -294,6 +485,8 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
 {
     const zs_auto_plan *p = A->plan;
     int rc = ZS_OK;
+    if (A->nflows > 0)
+        remap_in(A, it, stage, backward, w);
     for (int i = 0; i < p->nunits; i++)
         if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
             const zs_auto_unit *un = &p->unit[i];
@@ -308,8 +501,7 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
     for (int sl = 0; sl < A->S && rc == ZS_OK; sl++) {
         int lu = A->slot_local[sl];
         if (lu >= 0)
-            rc = zs__cpb_local_attn(it, stage, sl, p->docs + p->unit[lu].start, p->unit[lu].n, 0,
-                                    backward, &w->dep[sl], e);
+            rc = emit_local(A, it, stage, sl, &p->unit[lu], backward, w, e);
     }
     for (int i = 0; i < p->nunits && rc == ZS_OK; i++)
         if (p->unit[i].kind == ZS_AUTO_UNIT_HEADS) {
@@ -325,6 +517,8 @@ static int emit_all(ap *A, zs_iter *it, int stage, int backward, emit_ws *w, zs_
                               A->a2a_stream, w->dep, w->ex);
             }
         }
+    if (A->nflows > 0 && rc == ZS_OK)
+        remap_out_joins(A, it, stage, w);
     return rc;
 }
 
@@ -332,14 +526,30 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
 {
     ap *A = arg;
     (void)micro;
-    size_t S = (size_t)A->S;
-    emit_ws w = {malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S * 2),
-                 malloc(sizeof(int64_t) * S), malloc(sizeof(int64_t) * S), malloc(sizeof(int) * S)};
+    size_t S = (size_t)A->S, nf = (size_t)A->nflows + 1;
+    emit_ws w = {malloc(sizeof(int64_t) * S),
+                 malloc(sizeof(int64_t) * S * 2),
+                 malloc(sizeof(int64_t) * S),
+                 malloc(sizeof(int64_t) * S),
+                 malloc(sizeof(int) * S),
+                 malloc(sizeof(int64_t) * nf),
+                 malloc(sizeof(int64_t) * nf),
+                 malloc(sizeof(int32_t) * ((size_t)A->ndocs + 1)),
+                 0,
+                 0};
     int rc = ZS_OK;
-    if (!w.dep || !w.q1 || !w.ex || !w.rdep || !w.slots) {
+    if (!w.dep || !w.q1 || !w.ex || !w.rdep || !w.slots || !w.fin || !w.fout || !w.docs) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
+    for (size_t i = 0; i < nf; i++)
+        w.fin[i] = w.fout[i] = -1;
+    if (A->nflows > 0) {
+        w.tag_in = zs_iter_tag(it);
+        w.tag_out = zs_iter_tag(it);
+    }
+    if (A->route) /* a pass: the NICs' planned bytes start again */
+        zs_zep_route_phase(A->route);
     for (int sl = 0; sl < A->S; sl++) {
         w.dep[sl] = zs_iter_entry(it, sl);
         w.q1[sl] = w.q1[sl + A->S] = w.ex[sl] = -1;
@@ -355,22 +565,134 @@ out:
     free(w.ex);
     free(w.rdep);
     free(w.slots);
+    free(w.fin);
+    free(w.fout);
+    free(w.docs);
     return rc;
 }
 
 /* ---- placement ------------------------------------------------------------------ */
 
-static int piece(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1, int slot, int count,
-                 zs_err *e)
+/* Tokens [t0, t1) of document d on a slot: for attention and the linear
+ * modules (both = 1) or attention only (its linear pieces follow the remap
+ * plan). */
+static int piece_as(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1, int slot, int count,
+                    int both, zs_err *e)
 {
     if (t1 <= t0)
         return ZS_OK;
     int rank = zs_slot_rank(&A->dims, 0, slot);
     zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_ATTN, 0);
-    zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_LINEAR, 0);
+    if (both)
+        zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_LINEAR, 0);
     if (count)
         A->lin[slot] += t1 - t0;
     return zs_schedule_check(s, e);
+}
+
+static int piece(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1, int slot, int count,
+                 zs_err *e)
+{
+    return piece_as(A, s, d, t0, t1, slot, count, 1, e);
+}
+
+static int linear_piece(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1, int slot,
+                        zs_err *e)
+{
+    if (t1 <= t0)
+        return ZS_OK;
+    zs_schedule_add_piece(s, d, t0, t1, zs_slot_rank(&A->dims, 0, slot), ZS_LAYOUT_LINEAR, 0);
+    return zs_schedule_check(s, e);
+}
+
+static const int32_t *len_of; /* the batch cmp_longest sorts by (single-threaded) */
+
+/* Longest first, ties by batch index. */
+static int cmp_longest(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (len_of[x] != len_of[y])
+        return len_of[x] > len_of[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int search_bug(int slot, const char *what, zs_err *e)
+{
+    char w[32];
+    snprintf(w, sizeof w, "slot %d", slot);
+    return zs_err_set(e, ZS_EINVALID, w, NULL, "auto remap: %s (a search bug)", what);
+}
+
+/* The linear pieces of one remapped node's local documents: the remap plan
+ * (zs_zep_remap_plan_nodes: every slot its node's mean tokens) over the
+ * slots' tokens; a slot above the mean keeps its local documents' tokens
+ * longest document first and sends the rest (its shortest documents, whose
+ * attention waits least for them) to the slots below, flow by flow. */
+static int remap_node(ap *A, zs_schedule *s, int x, int32_t *tmp, zs_err *e)
+{
+    const zs_auto_plan *p = A->plan;
+    int G = A->G, rc;
+    zs_zep_remap *rm = NULL;
+    if ((rc = zs_zep_remap_plan_nodes(A->lin + (size_t)x * G, G, G, 1.0, &rm, e)))
+        return rc;
+    int f0 = 0;
+    for (int g = 0; g < G && !rc; g++) {
+        int sl = x * G + g, lu = A->slot_local[sl];
+        int64_t out = 0;
+        while (f0 < rm->nflows && rm->flows[f0].from < g)
+            f0++;
+        for (int i = f0; i < rm->nflows && rm->flows[i].from == g; i++)
+            out += rm->flows[i].tokens;
+        if (lu < 0) {
+            if (out > 0)
+                rc = search_bug(sl, "a slot without local documents sends tokens", e);
+            continue;
+        }
+        const zs_auto_unit *un = &p->unit[lu];
+        int64_t ltok = 0;
+        for (int i = 0; i < un->n; i++) {
+            tmp[i] = p->docs[un->start + i];
+            ltok += A->len[tmp[i]];
+        }
+        if (out > ltok) {
+            rc = search_bug(sl, "more tokens to send than local documents hold", e);
+            break;
+        }
+        len_of = A->len;
+        qsort(tmp, (size_t)un->n, sizeof(int32_t), cmp_longest);
+        int64_t keep = ltok - out, pos = 0;
+        int fi = f0;
+        int64_t left = out > 0 ? rm->flows[fi].tokens : 0;
+        for (int i = 0; i < un->n && !rc; i++) {
+            int32_t d = tmp[i], len = A->len[d];
+            int32_t k0 = keep - pos >= len ? len : (int32_t)(keep > pos ? keep - pos : 0);
+            rc = linear_piece(A, s, d, 0, k0, sl, e);
+            for (int32_t t = k0; t < len && !rc;) {
+                if (left == 0) {
+                    fi++;
+                    left = rm->flows[fi].tokens;
+                }
+                int32_t n = (int64_t)(len - t) < left ? len - t : (int32_t)left;
+                rc = linear_piece(A, s, d, t, t + n, x * G + rm->flows[fi].to, e);
+                A->doc_imp[d] = 1;
+                t += n;
+                left -= n;
+            }
+            pos += len;
+        }
+    }
+    for (int i = 0; i < rm->nflows && !rc; i++) {
+        zs_zep_flow f = rm->flows[i];
+        f.from += x * G;
+        f.to += x * G;
+        A->flows[A->nflows++] = f;
+        A->moved[f.to] += f.tokens;
+        A->moved_total += f.tokens;
+    }
+    for (int g = 0; g < G && !rc; g++)
+        A->lin[x * G + g] = rm->target[g];
+    zs_zep_remap_free(rm);
+    return rc;
 }
 
 /* Span: Ulysses group i holds zigzag chunks i and 2r-1-i (padded), each of
@@ -438,12 +760,25 @@ static int place(ap *A, zs_schedule *s, zs_err *e)
             for (int j = 0; j < un->u; j++)
                 A->slot_head[un->first + j] = i;
         } else {
+            int both = !(p->node_remap && p->node_remap[un->first / A->G]);
             A->slot_local[un->first] = i;
             for (int x = 0; x < un->n && !rc; x++) {
                 int32_t d = p->docs[un->start + x];
-                rc = piece(A, s, d, 0, A->len[d], un->first, 1, e);
+                rc = piece_as(A, s, d, 0, A->len[d], un->first, 1, both, e);
             }
         }
+    }
+    if (!rc && p->remap_nodes > 0) {
+        int32_t *tmp = malloc(sizeof(int32_t) * ((size_t)A->ndocs + 1));
+        A->flows = malloc(sizeof(zs_zep_flow) * (size_t)(2 * A->S + 1));
+        A->moved = calloc((size_t)A->S, sizeof(int64_t));
+        A->doc_imp = calloc((size_t)A->ndocs + 1, 1);
+        if (!tmp || !A->flows || !A->moved || !A->doc_imp)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        for (int x = 0; x < A->ctx->cluster->nodes && !rc; x++)
+            if (p->node_remap[x])
+                rc = remap_node(A, s, x, tmp, e);
+        free(tmp);
     }
     for (int sl = 0; sl < A->S && !rc; sl++)
         if (A->lin[sl] > A->cap) {
@@ -470,6 +805,32 @@ static int layer_linear(const ap *A, double T, double *out, zs_err *e)
     int rc = zs_iter_linear_time(A->ctx->cost, A->dims.tp, A->G, T, 0, &l, e);
     if (!rc)
         *out = A->passes * (l.fwd_entry + l.fwd_post) + l.bwd_entry + l.bwd_post;
+    return rc;
+}
+
+/* One layer's linear ops at T tokens of which `moved` are moved (the
+ * iteration builder's dry run, as layer_linear). */
+static int layer_linear_moved(const ap *A, double T, double moved, double *out, zs_err *e)
+{
+    zs_iter_lin l;
+    int rc = zs_iter_linear_time(A->ctx->cost, A->dims.tp, A->G, T, moved, &l, e);
+    if (!rc)
+        *out = A->passes * (l.fwd_entry + l.fwd_post) + l.bwd_entry + l.bwd_post;
+    return rc;
+}
+
+static int split_table(ap *A, const zs_batch *b, zs_err *e)
+{
+    double T = (double)b->tokens / A->S > 1 ? (double)b->tokens / A->S : 1, t0 = 0, t;
+    int rc = layer_linear_moved(A, T, 0, &t0, e);
+    A->split_n = 0;
+    for (int i = 0; i < A2A_TAB && !rc; i++) {
+        double m = exp2((double)i / A2A_STEPS);
+        if (m > T)
+            break;
+        if (!(rc = layer_linear_moved(A, T, m, &t, e)))
+            A->split_tab[A->split_n++] = t > t0 ? t - t0 : 0;
+    }
     return rc;
 }
 
@@ -537,8 +898,12 @@ static int read_opts(const zs_plan_ctx *ctx, ap *A, int *span, int *layout, zs_e
     A->tok_q = (double)A->hq * m->head_dim * m->dtype_bytes;
     A->tok_qkv = (double)(A->hq + 2 * A->hkv) * m->head_dim * m->dtype_bytes;
     if ((rc = zs_opt_bool(ctx->opts, &opt_span, span, e)) ||
-        (rc = zs_opt_enum(ctx->opts, &opt_layout, layout, e)))
+        (rc = zs_opt_enum(ctx->opts, &opt_layout, layout, e)) ||
+        (rc = zs_opt_bool(ctx->opts, &opt_remap, &A->remap_opt, e)) ||
+        (rc = zs_opt_bool(ctx->opts, &opt_routing, &A->routing_opt, e)))
         return rc;
+    A->k = zs_zep_default_k(ctx->cluster, (int)tp);
+    A->chunk = zs_zep_default_chunk(ctx->cluster);
     if (*layout == 3 && A->G / A->u < 2)
         return zs_err_set(e, ZS_EINPUT, "layout",
                           "use ulysses=1 (or a degree below the node's TP groups), or another "
@@ -588,7 +953,9 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
                      zs_model_is_moe(A->ctx->model),
                      a2a_time,
                      span_time,
-                     A};
+                     A,
+                     0,
+                     NULL};
     *best = NULL;
     for (int v = 0; v < NVAR; v++)
         mk[v] = HUGE_VAL;
@@ -623,6 +990,29 @@ static int search(ap *A, const zs_batch *b, double lin_tok, int span, int layout
     mk[VAR_LOCAL] = (*best)->makespan_local;
     mk[VAR_HEADS] = (*best)->makespan_heads;
     mk[VAR_RING] = (*best)->makespan_ring;
+    /* Remapping, on the chosen variant: every node weighs its layouts with
+     * and without it; the plan is taken when the slowest GPU's predicted
+     * time drops. */
+    A->mk_plain = (*best)->makespan;
+    A->mk_remap = HUGE_VAL;
+    if (A->remap_opt && A->G > 1) {
+        in.span = *which == NOSPAN ? 0 : span;
+        in.span_frac = var_frac[*which];
+        in.remap = 1;
+        in.remap_time = remap_time;
+        zs_auto_plan *q = NULL;
+        zs_err e2;
+        zs_err_clear(&e2);
+        if (zs_auto_search(&in, &q, &e2) == ZS_OK) {
+            A->mk_remap = q->remap_nodes > 0 ? q->makespan : HUGE_VAL;
+            if (q->remap_nodes > 0 && q->makespan < (*best)->makespan) {
+                zs_auto_plan_free(*best);
+                *best = q;
+                q = NULL;
+            }
+        }
+        zs_auto_plan_free(q);
+    }
     return ZS_OK;
 }
 
@@ -630,13 +1020,11 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
                   zs_plan_report *rep)
 {
     zs_plan_report_note(rep,
-                        "auto: documents whole on one GPU (LPT), head-parallel over u=%d GPUs of "
-                        "a node (Ulysses, NVLink), on a ring over a node's %d GPUs (Ulysses "
-                        "%d x zigzag ring %d, NVLink) or over windows of nodes (Ulysses x "
-                        "zigzag ring); nodes filled by LPT on predicted time, per node the k "
-                        "documents of most work head-parallel or on the node's ring, k and the "
-                        "layout searched; capacity %ld tokens/GPU",
-                        A->u, A->G, A->u, A->G / A->u, A->cap);
+                        "auto: documents whole on a GPU (LPT), head-parallel over u=%d GPUs of "
+                        "a node, on a node's ring (Ulysses %d x ring %d) or over windows of "
+                        "nodes (Ulysses x ring); nodes by LPT on predicted time, per node k and "
+                        "the layout searched; capacity %ld tokens/GPU",
+                        A->u, A->u, A->G / A->u, A->cap);
     zs_plan_report_note(rep,
                         "chosen (%s): %d documents local, %d head-parallel in a node, %d on a "
                         "node's ring, %d spanning nodes (widest %d); nodes %d local, %d "
@@ -656,11 +1044,37 @@ static void notes(const ap *A, const zs_auto_plan *p, int which, const double *m
                         "predicted slowest GPU per layer (cost model, no contention): %.2f ms; "
                         "runner-ups: %s",
                         mk[which] * 1e3, o ? buf : "none");
-    zs_plan_report_note(rep, "approximations: attention priced per document (documents sharing a "
-                             "ring as if each overlapped its own transfers), linear modules per "
-                             "token at the even share's GEMM rate, a NIC shared by the sending "
-                             "GPUs behind it (not by ZeRO's collectives); linear modules on the "
-                             "attention layout (no remap)");
+    if (!A->remap_opt || A->G < 2)
+        zs_plan_report_note(rep, "remap in nodes: not weighed (%s)",
+                            A->G < 2 ? "one GPU per node" : "remap=0");
+    else if (p->remap_nodes > 0)
+        zs_plan_report_note(rep,
+                            "remap in nodes: taken in %d of %d nodes, %lld linear tokens moved "
+                            "(%d flows), predicted %.2f ms/layer against %.2f without (-%.2f%%)",
+                            p->remap_nodes, A->ctx->cluster->nodes, (long long)A->moved_total,
+                            A->nflows, A->mk_remap * 1e3, A->mk_plain * 1e3,
+                            (1 - A->mk_remap / A->mk_plain) * 100);
+    else if (isfinite(A->mk_remap))
+        zs_plan_report_note(rep,
+                            "remap in nodes: not taken (predicted %.2f ms/layer with it, %.2f "
+                            "without: the slowest GPU gains nothing)",
+                            A->mk_remap * 1e3, A->mk_plain * 1e3);
+    else
+        zs_plan_report_note(rep, "remap in nodes: not taken (no node prices lower with it)");
+    if (A->span_units == 0)
+        zs_plan_report_note(rep, "routing: nothing crosses nodes");
+    else if (!A->routing_opt || A->k < 2)
+        zs_plan_report_note(rep, "routing: not weighed (%s)", A->routing_opt ? "k=1" : "routing=0");
+    else
+        zs_plan_report_note(rep,
+                            "routing (k=%d): %s, %d/%d span units (attention %.2f ms/layer "
+                            "direct, %.2f routed%s)",
+                            A->k, A->routed_units > 0 ? "taken" : "not taken", A->routed_units,
+                            A->span_units, A->span_direct_s * 1e3, A->span_routed_s * 1e3,
+                            A->u > 1 ? ", taken with u=1 only" : "");
+    zs_plan_report_note(rep, "approximations: attention per document, linear per token at the "
+                             "mean share's rate, a NIC shared by its GPUs, remap whole on both "
+                             "GPUs");
 }
 
 static void ap_free(ap *A)
@@ -674,6 +1088,51 @@ static void ap_free(ap *A)
     free(A->slot_head);
     free(A->slot_local);
     free(A->lin);
+    free(A->flows);
+    free(A->moved);
+    free(A->doc_imp);
+    free(A->unit_routed);
+    zs_zep_route_free(A->route);
+}
+
+/* Per span unit over a window of nodes: its ring hops routed when that
+ * prices its documents lower (span_time_as); the routing layer and its
+ * streams only when some unit is. */
+static int decide_routing(ap *A, zs_schedule *s, zs_err *e)
+{
+    const zs_auto_plan *p = A->plan;
+    A->unit_routed = calloc((size_t)p->nunits + 1, 1);
+    if (!A->unit_routed)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < p->nunits; i++) {
+        const zs_auto_unit *un = &p->unit[i];
+        int m = un->u * un->r / A->G;
+        if (un->kind != ZS_AUTO_UNIT_SPAN || m < 2)
+            continue;
+        A->span_units++;
+        double td = 0, tr = 0;
+        for (int j = 0; j < un->n; j++) {
+            int32_t d = p->docs[un->start + j];
+            td += span_time_as(A, d, m, 0);
+            tr += A->routing_opt && A->k > 1 ? span_time_as(A, d, m, 1) : HUGE_VAL;
+        }
+        A->span_direct_s += td;
+        A->span_routed_s += tr;
+        if (can_route(A, m) && tr < td) {
+            A->unit_routed[i] = 1;
+            A->routed_units++;
+        }
+    }
+    if (A->routed_units == 0)
+        return ZS_OK;
+    int route_stream = zs_schedule_add_stream(s, "route");
+    int send_stream = zs_schedule_add_stream(s, "route-send");
+    int join_stream = zs_schedule_add_stream(s, "route-join");
+    A->route = zs_zep_route_new(A->ctx->cluster, A->dims.tp, A->k, A->chunk, route_stream);
+    if (!A->route)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    zs_zep_route_set_streams(A->route, send_stream, join_stream);
+    return ZS_OK;
 }
 
 static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
@@ -690,14 +1149,25 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
     }
     A->a2a_stream = zs_schedule_add_stream(s, "auto-a2a");
     A->span_stream = zs_schedule_add_stream(s, "auto-span");
+    int rc = decide_routing(A, s, e);
+    if (!rc && A->plan->remap_nodes > 0)
+        A->remap_stream = zs_schedule_add_stream(s, "auto-remap");
     zs_schedule_set_docs(s, b->len, b->ndocs);
-    int rc = zs_schedule_check(s, e);
+    if (!rc)
+        rc = zs_schedule_check(s, e);
     if (!rc)
         rc = place(A, s, e);
     if (!rc) {
         zs_mem_cfg mc = ctx->mem;
-        zs_iter_spec spec = {A->dims,   1,    A->lin, mc.recompute, mc.zero_stage,
-                             ctx->seed, emit, A,      NULL};
+        zs_iter_spec spec = {A->dims,
+                             1,
+                             A->lin,
+                             mc.recompute,
+                             mc.zero_stage,
+                             ctx->seed,
+                             emit,
+                             A,
+                             A->nflows > 0 ? A->moved : NULL};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {
@@ -715,6 +1185,7 @@ static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_
     memset(A, 0, sizeof *A);
     A->ctx = ctx;
     A->len = batch->len;
+    A->ndocs = batch->ndocs;
     int span, layout;
     int rc = read_opts(ctx, A, &span, &layout, e);
     if (rc)
@@ -733,6 +1204,8 @@ static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_
     if ((rc = prices(A, batch, &lin_tok, e)))
         return rc;
     a2a_table(A);
+    if (A->remap_opt && A->G > 1 && (rc = split_table(A, batch, e)))
+        return rc;
     return search(A, batch, lin_tok, span, layout, p, which, mk, e);
 }
 
@@ -770,7 +1243,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
 }
 
 static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_ulysses, &opt_span, &opt_layout,
-                                             NULL};
+                                             &opt_remap, &opt_routing, NULL};
 
 const zs_planner_ops zs_planner_auto = {
     .name = "auto",
