@@ -293,6 +293,169 @@ __global__ void attn_dd_kernel(int64_t rows, int heads, const bf16 *O, const bf1
     dd[i] = acc;
 }
 
+/* The backward's phases for one 64-query tile against the CTA's 64-key
+ * tile, in the order attn_bwd_kernel runs them. Warp w owns keys
+ * w*16 .. w*16+15 of the tile, except in bwd_add_dq (queries). */
+
+/* The tile's Q and dO rows to shared memory, with their LSE (in log2
+ * units) and D; rows past the block read as masked. */
+template <int D, int NT>
+__device__ __forceinline__ void bwd_load_q_tile(bf16 *Qs, bf16 *dOs, float *lse_s, float *dd_s,
+                                                const bf16 *Q, const bf16 *dO, const float *LSE,
+                                                const float *DD, const zs_hw_block b, int qi,
+                                                int nqt, long long qs, int h, int heads)
+{
+    constexpr int BQ = 64;
+    load_rows<D, NT>(Qs, Q + (b.q_off + qi) * qs + h * D, qs, BQ, nqt);
+    load_rows<D, NT>(dOs, dO + (b.q_off + qi) * qs + h * D, qs, BQ, nqt);
+    for (int r = threadIdx.x; r < BQ; r += NT) {
+        bool ok = r < nqt;
+        float lv = ok ? LSE[(b.q_off + qi + r) * heads + h] : -CUDART_INF_F;
+        lse_s[r] = lv * LOG2E;
+        dd_s[r] = ok ? DD[(b.q_off + qi + r) * heads + h] : 0.f;
+    }
+}
+
+/* S^T = K Q^T and dP^T = V dO^T for the warp's 16 keys x 64 queries. */
+template <int D>
+__device__ __forceinline__ void bwd_scores(float (*p)[4], float (*dp)[4], const bf16 *Ks,
+                                           const bf16 *Vs, const bf16 *Qs, const bf16 *dOs,
+                                           int warp, int g, int t)
+{
+    constexpr int LD = D + PAD;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+        for (int e = 0; e < 4; e++)
+            p[nt][e] = dp[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        uint32_t a[4], av[4];
+        lda_row(a, Ks + warp * 16 * LD + kk * 16, LD, g, t);
+        lda_row(av, Vs + warp * 16 * LD + kk * 16, LD, g, t);
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            uint32_t bq[2], bo[2];
+            ldb_n(bq, Qs + nt * 8 * LD + kk * 16, LD, g, t);
+            mma16816(p[nt], a, bq);
+            ldb_n(bo, dOs + nt * 8 * LD + kk * 16, LD, g, t);
+            mma16816(dp[nt], av, bo); /* dP^T = V dO^T */
+        }
+    }
+}
+
+/* P^T and dS^T = P^T (dP^T - D), in place of S^T and dP^T. */
+__device__ __forceinline__ void bwd_probs(float (*p)[4], float (*dp)[4], const float *lse_s,
+                                          const float *dd_s, const zs_hw_block b, int jrow0, int qi,
+                                          long long dpos, float scale_log2, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int j = jrow0 + (e >> 1) * 8, ir = nt * 8 + 2 * t + (e & 1), i = qi + ir;
+            float lv = lse_s[ir];
+            bool ok = j < b.nk && i < b.nq && (long long)j <= dpos + i && lv != -CUDART_INF_F;
+            float pv = ok ? exp2f(p[nt][e] * scale_log2 - lv) : 0.f;
+            p[nt][e] = pv;
+            dp[nt][e] = pv * (dp[nt][e] - dd_s[ir]);
+        }
+}
+
+/* dV += P^T dO and dK += dS^T Q (k = queries). */
+template <int D>
+__device__ __forceinline__ void bwd_accum_dkdv(float (*dk)[4], float (*dv)[4], const float (*p)[4],
+                                               const float (*dp)[4], const bf16 *Qs,
+                                               const bf16 *dOs, int g, int t)
+{
+    constexpr int BQ = 64, LD = D + PAD;
+#pragma unroll
+    for (int kk = 0; kk < BQ / 16; kk++) {
+        uint32_t pa[4] = {packf(p[2 * kk][0], p[2 * kk][1]), packf(p[2 * kk][2], p[2 * kk][3]),
+                          packf(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                          packf(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+        uint32_t sa[4] = {packf(dp[2 * kk][0], dp[2 * kk][1]), packf(dp[2 * kk][2], dp[2 * kk][3]),
+                          packf(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
+                          packf(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+#pragma unroll
+        for (int dn = 0; dn < D / 8; dn++) {
+            uint32_t bo[2], bq[2];
+            ldb_k(bo, dOs + kk * 16 * LD + dn * 8, LD, g, t);
+            mma16816(dv[dn], pa, bo);
+            ldb_k(bq, Qs + kk * 16 * LD + dn * 8, LD, g, t);
+            mma16816(dk[dn], sa, bq);
+        }
+    }
+}
+
+/* dS^T to shared memory for dQ = dS K. */
+__device__ __forceinline__ void bwd_store_ds(bf16 *dSs, const float (*dp)[4], int warp, int g,
+                                             int t)
+{
+    constexpr int BQ = 64, LDS = BQ + PAD;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+            *reinterpret_cast<uint32_t *>(dSs + (warp * 16 + g + r * 8) * LDS + nt * 8 + 2 * t) =
+                packf(dp[nt][2 * r], dp[nt][2 * r + 1]);
+}
+
+/* dQ += scale dS K, added to the fp32 buffer: warp w takes queries
+ * w*16 .. w*16+15 of the tile, k = the 64 keys. */
+template <int D>
+__device__ __forceinline__ void bwd_add_dq(float *dQ, const bf16 *dSs, const bf16 *Ks,
+                                           const zs_hw_block b, int qi, int nqt, long long qs,
+                                           int h, float scale, int warp, int g, int t)
+{
+    constexpr int BK = ZS_ATTN_BWD_ROWS, BQ = 64, LD = D + PAD, LDS = BQ + PAD;
+    uint32_t sa[BK / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+        lda_col(sa[kk], dSs + kk * 16 * LDS + warp * 16, LDS, g, t);
+#pragma unroll 4
+    for (int dn = 0; dn < D / 8; dn++) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t bk[2];
+            ldb_k(bk, Ks + kk * 16 * LD + dn * 8, LD, g, t);
+            mma16816(acc, sa[kk], bk);
+        }
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            int ir = warp * 16 + g + r * 8;
+            if (ir >= nqt)
+                continue;
+            float *dst = dQ + (b.q_off + qi + ir) * qs + h * D + dn * 8 + 2 * t;
+            atomicAdd(dst, acc[2 * r] * scale);
+            atomicAdd(dst + 1, acc[2 * r + 1] * scale);
+        }
+    }
+}
+
+/* The warp's accumulated dK (scaled) and dV rows added to the fp32
+ * buffers. */
+template <int D>
+__device__ __forceinline__ void bwd_add_dkdv(float *dK, float *dV, const float (*dk)[4],
+                                             const float (*dv)[4], const zs_hw_block b, int jrow0,
+                                             long long ks, int hk, float scale, int t)
+{
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        int j = jrow0 + r * 8;
+        if (j >= b.nk)
+            continue;
+        float *dkr = dK + (b.k_off + j) * ks + hk * D, *dvr = dV + (b.k_off + j) * ks + hk * D;
+#pragma unroll
+        for (int dn = 0; dn < D / 8; dn++) {
+            atomicAdd(dkr + dn * 8 + 2 * t, dk[dn][2 * r] * scale);
+            atomicAdd(dkr + dn * 8 + 2 * t + 1, dk[dn][2 * r + 1] * scale);
+            atomicAdd(dvr + dn * 8 + 2 * t, dv[dn][2 * r]);
+            atomicAdd(dvr + dn * 8 + 2 * t + 1, dv[dn][2 * r + 1]);
+        }
+    }
+}
+
 template <int D>
 __global__ void __launch_bounds__(128)
     attn_bwd_kernel(const zs_hw_block *blocks, const int32_t *tiles, int heads, int kv_heads,
@@ -325,113 +488,17 @@ __global__ void __launch_bounds__(128)
     for (int qi = qstart; qi < b.nq; qi += BQ) {
         const int nqt = min(BQ, b.nq - qi);
         __syncthreads();
-        load_rows<D, NT>(Qs, Q + (b.q_off + qi) * qs + h * D, qs, BQ, nqt);
-        load_rows<D, NT>(dOs, dO + (b.q_off + qi) * qs + h * D, qs, BQ, nqt);
-        for (int r = threadIdx.x; r < BQ; r += NT) {
-            bool ok = r < nqt;
-            float lv = ok ? LSE[(b.q_off + qi + r) * heads + h] : -CUDART_INF_F;
-            lse_s[r] = lv * LOG2E;
-            dd_s[r] = ok ? DD[(b.q_off + qi + r) * heads + h] : 0.f;
-        }
+        bwd_load_q_tile<D, NT>(Qs, dOs, lse_s, dd_s, Q, dO, LSE, DD, b, qi, nqt, qs, h, heads);
         __syncthreads();
-        /* S^T = K Q^T for the warp's 16 keys x 64 queries. */
         float p[8][4], dp[8][4];
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-            for (int e = 0; e < 4; e++)
-                p[nt][e] = dp[nt][e] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t a[4], av[4];
-            lda_row(a, Ks + warp * 16 * LD + kk * 16, LD, g, t);
-            lda_row(av, Vs + warp * 16 * LD + kk * 16, LD, g, t);
-#pragma unroll
-            for (int nt = 0; nt < 8; nt++) {
-                uint32_t bq[2], bo[2];
-                ldb_n(bq, Qs + nt * 8 * LD + kk * 16, LD, g, t);
-                mma16816(p[nt], a, bq);
-                ldb_n(bo, dOs + nt * 8 * LD + kk * 16, LD, g, t);
-                mma16816(dp[nt], av, bo); /* dP^T = V dO^T */
-            }
-        }
-        /* P^T and dS^T = P^T (dP^T - D). */
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int j = jrow0 + (e >> 1) * 8, ir = nt * 8 + 2 * t + (e & 1), i = qi + ir;
-                float lv = lse_s[ir];
-                bool ok = j < b.nk && i < b.nq && (long long)j <= dpos + i && lv != -CUDART_INF_F;
-                float pv = ok ? exp2f(p[nt][e] * scale_log2 - lv) : 0.f;
-                p[nt][e] = pv;
-                dp[nt][e] = pv * (dp[nt][e] - dd_s[ir]);
-            }
-            /* dV += P^T dO and dK += dS^T Q (k = queries). */
-#pragma unroll
-        for (int kk = 0; kk < BQ / 16; kk++) {
-            uint32_t pa[4] = {packf(p[2 * kk][0], p[2 * kk][1]), packf(p[2 * kk][2], p[2 * kk][3]),
-                              packf(p[2 * kk + 1][0], p[2 * kk + 1][1]),
-                              packf(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-            uint32_t sa[4] = {packf(dp[2 * kk][0], dp[2 * kk][1]),
-                              packf(dp[2 * kk][2], dp[2 * kk][3]),
-                              packf(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
-                              packf(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                uint32_t bo[2], bq[2];
-                ldb_k(bo, dOs + kk * 16 * LD + dn * 8, LD, g, t);
-                mma16816(dv[dn], pa, bo);
-                ldb_k(bq, Qs + kk * 16 * LD + dn * 8, LD, g, t);
-                mma16816(dk[dn], sa, bq);
-            }
-        }
-        /* dS^T to shared memory for dQ = dS K. */
-#pragma unroll
-        for (int nt = 0; nt < 8; nt++)
-#pragma unroll
-            for (int r = 0; r < 2; r++)
-                *reinterpret_cast<uint32_t *>(dSs + (warp * 16 + g + r * 8) * LDS + nt * 8 +
-                                              2 * t) = packf(dp[nt][2 * r], dp[nt][2 * r + 1]);
+        bwd_scores<D>(p, dp, Ks, Vs, Qs, dOs, warp, g, t);
+        bwd_probs(p, dp, lse_s, dd_s, b, jrow0, qi, dpos, scale_log2, t);
+        bwd_accum_dkdv<D>(dk, dv, p, dp, Qs, dOs, g, t);
+        bwd_store_ds(dSs, dp, warp, g, t);
         __syncthreads();
-        /* Warp w: queries w*16 .. w*16+15 of the tile, k = the 64 keys. */
-        uint32_t sa[BK / 16][4];
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++)
-            lda_col(sa[kk], dSs + kk * 16 * LDS + warp * 16, LDS, g, t);
-#pragma unroll 4
-        for (int dn = 0; dn < D / 8; dn++) {
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++) {
-                uint32_t bk[2];
-                ldb_k(bk, Ks + kk * 16 * LD + dn * 8, LD, g, t);
-                mma16816(acc, sa[kk], bk);
-            }
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                int ir = warp * 16 + g + r * 8;
-                if (ir >= nqt)
-                    continue;
-                float *dst = dQ + (b.q_off + qi + ir) * qs + h * D + dn * 8 + 2 * t;
-                atomicAdd(dst, acc[2 * r] * scale);
-                atomicAdd(dst + 1, acc[2 * r + 1] * scale);
-            }
-        }
+        bwd_add_dq<D>(dQ, dSs, Ks, b, qi, nqt, qs, h, scale, warp, g, t);
     }
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        int j = jrow0 + r * 8;
-        if (j >= b.nk)
-            continue;
-        float *dkr = dK + (b.k_off + j) * ks + hk * D, *dvr = dV + (b.k_off + j) * ks + hk * D;
-#pragma unroll
-        for (int dn = 0; dn < D / 8; dn++) {
-            atomicAdd(dkr + dn * 8 + 2 * t, dk[dn][2 * r] * scale);
-            atomicAdd(dkr + dn * 8 + 2 * t + 1, dk[dn][2 * r + 1] * scale);
-            atomicAdd(dvr + dn * 8 + 2 * t, dv[dn][2 * r]);
-            atomicAdd(dvr + dn * 8 + 2 * t + 1, dv[dn][2 * r + 1]);
-        }
-    }
+    bwd_add_dkdv<D>(dK, dV, dk, dv, b, jrow0, ks, hk, scale, t);
 }
 
 __global__ void to_bf16_kernel(int64_t n, const float *x, bf16 *y)

@@ -153,6 +153,148 @@ static void log_line(bench *B, const char *fmt, double a, double b, double c)
     }
 }
 
+/* Attention buffers for `maxt` tokens of the model's heads, and the host
+ * tile list. */
+static int alloc_attn_bufs(bench *B, int maxt, int H, int KH, int D)
+{
+    int rc;
+    double qn = (double)maxt * H * D, kn = (double)maxt * KH * D;
+    B->tcap = maxt / ZS_ATTN_BWD_ROWS + 2;
+    free(B->htiles);
+    B->htiles = malloc(sizeof(int32_t) * 2 * (size_t)B->tcap);
+    rc = !B->htiles ? zs_err_set(B->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
+    rc = rc ? rc
+         : alloc(B, &B->q, 2 * qn) || alloc(B, &B->k, 2 * kn) || alloc(B, &B->v, 2 * kn) ||
+                 alloc(B, &B->o, 2 * qn) || alloc(B, &B->dout, 2 * qn) ||
+                 alloc(B, &B->dq, 2 * qn) || alloc(B, &B->dk, 2 * kn) || alloc(B, &B->dv, 2 * kn) ||
+                 alloc(B, (void **)&B->lse, 4.0 * maxt * H) ||
+                 alloc(B, (void **)&B->dd, 4.0 * maxt * H) || alloc(B, (void **)&B->dq32, 4 * qn) ||
+                 alloc(B, (void **)&B->dk32, 4 * kn) || alloc(B, (void **)&B->dv32, 4 * kn) ||
+                 alloc(B, (void **)&B->dblk, sizeof(zs_hw_block)) ||
+                 alloc(B, (void **)&B->dtiles, 8.0 * B->tcap)
+             ? ZS_ERUNTIME
+             : ZS_OK;
+    return rc;
+}
+
+/* Causal attention over one document of 512, 1024, ... maxt tokens: the
+ * calibration points, and the forward TFLOP/s at the longest length. */
+static int bench_attn_causal(bench *B, const zs_model *m, int maxt, double *attn_at_max,
+                             int *attn_len)
+{
+    int rc = ZS_OK;
+    int H = m->heads, KH = m->kv_heads, D = m->head_dim;
+    /* The forward fills LSE and O that the backward reads: run the
+     * causal forward once first so no LSE is garbage. */
+    for (int len = 512; !rc && len <= maxt; len *= 2) {
+        double f = 0, b = 0;
+        zs_attn_block blk = {0, 0, len, 0, len};
+        rc = attn_point(B, m, blk, &f, &b);
+        if (rc)
+            break;
+        double flops = 4.0 * H * D * ((double)len * (len + 1) / 2);
+        fprintf(B->pts,
+                "{\"op\": \"attn_fwd\", \"seq_len\": %d, \"heads\": %d, \"kv_heads\": %d, "
+                "\"head_dim\": %d, \"seconds\": %.9g, \"source\": \"zepsim hw bench %s\"}\n"
+                "{\"op\": \"attn_bwd\", \"seq_len\": %d, \"heads\": %d, \"kv_heads\": %d, "
+                "\"head_dim\": %d, \"seconds\": %.9g, \"source\": \"zepsim hw bench %s\"}\n",
+                len, H, KH, D, f, m->name, len, H, KH, D, b, m->name);
+        log_line(B, "attn causal %6.0f: fwd %7.1f TFLOP/s, bwd %7.1f TFLOP/s\n", len,
+                 flops / f / 1e12, 2.5 * flops / b / 1e12);
+        *attn_at_max = flops / f / 1e12;
+        *attn_len = len;
+    }
+    return rc;
+}
+
+/* Full blocks (every query sees every key) over a grid of query and key
+ * lengths, to the grid file (the diagonal only with `quick`). */
+static int bench_attn_grid(bench *B, const zs_model *m, int maxt)
+{
+    int rc = ZS_OK;
+    int H = m->heads, KH = m->kv_heads, D = m->head_dim;
+    static const int grid[] = {128, 512, 2048, 8192};
+    for (int i = 0; i < 4 && !rc; i++)
+        for (int j = 0; j < 4 && !rc; j++) {
+            int q = grid[i], kv = grid[j];
+            if (q > maxt || kv > maxt || (B->cfg->quick && i != j))
+                continue;
+            double f = 0, b = 0;
+            zs_attn_block blk = {0, kv, kv + q, 0, kv}; /* every query sees every key */
+            if ((rc = attn_point(B, m, blk, &f, &b)))
+                break;
+            double flops = 4.0 * H * D * (double)q * kv;
+            fprintf(B->grid,
+                    "{\"model\": \"%s\", \"q\": %d, \"kv\": %d, \"heads\": %d, "
+                    "\"kv_heads\": %d, \"head_dim\": %d, \"fwd_seconds\": %.9g, "
+                    "\"bwd_seconds\": %.9g, \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f}\n",
+                    m->name, q, kv, H, KH, D, f, b, flops / f / 1e12, 2.5 * flops / b / 1e12);
+        }
+    return rc;
+}
+
+/* GEMMs at the linear layers' shapes and the elementwise ops, at 1024,
+ * 2048, ... maxt tokens; *best_gemm is the best GEMM TFLOP/s. */
+static int bench_linear(bench *B, const zs_model *m, int maxt, double *best_gemm)
+{
+    int H = m->heads, KH = m->kv_heads, D = m->head_dim;
+    struct {
+        const char *name;
+        int64_t n, k;
+    } sh[4] = {{"qkv", (int64_t)(H + 2 * KH) * D, m->hidden},
+               {"o", m->hidden, (int64_t)H * D},
+               {"mlp_up", 2 * (int64_t)m->ffn, m->hidden},
+               {"mlp_down", m->hidden, m->ffn}};
+    double maxnk = 0, maxn = 0, maxk = 0;
+    for (int i = 0; i < 4; i++) {
+        maxnk = fmax(maxnk, (double)sh[i].n * sh[i].k);
+        maxn = fmax(maxn, (double)sh[i].n);
+        maxk = fmax(maxk, (double)sh[i].k);
+    }
+    int rc = alloc(B, &B->x, 2.0 * maxt * fmax(maxk, maxn)) || alloc(B, &B->w, 2 * maxnk) ||
+                     alloc(B, &B->c, 2.0 * maxt * fmax(maxk, maxn)) ||
+                     alloc(B, &B->y, 2.0 * maxt * fmax(maxk, maxn))
+                 ? ZS_ERUNTIME
+                 : ZS_OK;
+    for (int t = 1024; !rc && t <= maxt; t *= 2) {
+        for (int i = 0; i < 4 && !rc && m->ffn > 0; i++) {
+            point p = {P_GEMM, {0, 0, 0}, 0, 0, 0, t, sh[i].n, sh[i].k};
+            double s = 0;
+            if ((rc = time_point(B, &p, &s)))
+                break;
+            double tf = 2.0 * t * sh[i].n * sh[i].k / s / 1e12;
+            *best_gemm = fmax(*best_gemm, tf);
+            fprintf(B->pts,
+                    "{\"op\": \"gemm\", \"m\": %d, \"n\": %lld, \"k\": %lld, \"seconds\": "
+                    "%.9g, \"shape\": \"%s %s\", \"source\": \"zepsim hw bench\"}\n",
+                    t, (long long)sh[i].n, (long long)sh[i].k, s, m->name, sh[i].name);
+        }
+        /* Elementwise at this token count: bytes moved through HBM. */
+        struct {
+            pkind k;
+            const char *name;
+            int64_t cols;
+            double bytes_per;
+        } el[3] = {{P_RMSNORM, "rmsnorm", m->hidden, 4},
+                   {P_SWIGLU, "swiglu", m->ffn, 6},
+                   {P_RESIDUAL, "residual", m->hidden, 6}};
+        for (int i = 0; i < 3 && !rc; i++) {
+            if (el[i].cols <= 0 || (el[i].k == P_RMSNORM && el[i].cols > maxnk))
+                continue;
+            point p = {el[i].k, {0, 0, 0}, 0, 0, 0, t, el[i].cols, 0};
+            double s = 0;
+            if ((rc = time_point(B, &p, &s)))
+                break;
+            double bytes = el[i].bytes_per * t * el[i].cols;
+            fprintf(B->pts,
+                    "{\"op\": \"elementwise\", \"bytes\": %.0f, \"seconds\": %.9g, \"shape\": "
+                    "\"%s %s %dx%lld\", \"source\": \"zepsim hw bench\"}\n",
+                    bytes, s, el[i].name, m->name, t, (long long)el[i].cols);
+        }
+    }
+    return rc;
+}
+
 static int bench_model(bench *B, const char *name, FILE *summary)
 {
     zs_model m;
@@ -165,121 +307,19 @@ static int bench_model(bench *B, const char *name, FILE *summary)
     int attn_len = 0;
     /* ---- attention ---- */
     if (zs__attn_supported(D) && KH > 0 && H % KH == 0) {
-        double qn = (double)maxt * H * D, kn = (double)maxt * KH * D;
-        B->tcap = maxt / ZS_ATTN_BWD_ROWS + 2;
-        free(B->htiles);
-        B->htiles = malloc(sizeof(int32_t) * 2 * (size_t)B->tcap);
-        rc = !B->htiles ? zs_err_set(B->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
-        rc = rc ? rc
-             : alloc(B, &B->q, 2 * qn) || alloc(B, &B->k, 2 * kn) || alloc(B, &B->v, 2 * kn) ||
-                     alloc(B, &B->o, 2 * qn) || alloc(B, &B->dout, 2 * qn) ||
-                     alloc(B, &B->dq, 2 * qn) || alloc(B, &B->dk, 2 * kn) ||
-                     alloc(B, &B->dv, 2 * kn) || alloc(B, (void **)&B->lse, 4.0 * maxt * H) ||
-                     alloc(B, (void **)&B->dd, 4.0 * maxt * H) ||
-                     alloc(B, (void **)&B->dq32, 4 * qn) || alloc(B, (void **)&B->dk32, 4 * kn) ||
-                     alloc(B, (void **)&B->dv32, 4 * kn) ||
-                     alloc(B, (void **)&B->dblk, sizeof(zs_hw_block)) ||
-                     alloc(B, (void **)&B->dtiles, 8.0 * B->tcap)
-                 ? ZS_ERUNTIME
-                 : ZS_OK;
-        /* The forward fills LSE and O that the backward reads: run the
-         * causal forward once first so no LSE is garbage. */
-        for (int len = 512; !rc && len <= maxt; len *= 2) {
-            double f = 0, b = 0;
-            zs_attn_block blk = {0, 0, len, 0, len};
-            rc = attn_point(B, &m, blk, &f, &b);
-            if (rc)
-                break;
-            double flops = 4.0 * H * D * ((double)len * (len + 1) / 2);
-            fprintf(B->pts,
-                    "{\"op\": \"attn_fwd\", \"seq_len\": %d, \"heads\": %d, \"kv_heads\": %d, "
-                    "\"head_dim\": %d, \"seconds\": %.9g, \"source\": \"zepsim hw bench %s\"}\n"
-                    "{\"op\": \"attn_bwd\", \"seq_len\": %d, \"heads\": %d, \"kv_heads\": %d, "
-                    "\"head_dim\": %d, \"seconds\": %.9g, \"source\": \"zepsim hw bench %s\"}\n",
-                    len, H, KH, D, f, m.name, len, H, KH, D, b, m.name);
-            log_line(B, "attn causal %6.0f: fwd %7.1f TFLOP/s, bwd %7.1f TFLOP/s\n", len,
-                     flops / f / 1e12, 2.5 * flops / b / 1e12);
-            attn_at_max = flops / f / 1e12;
-            attn_len = len;
-        }
-        static const int grid[] = {128, 512, 2048, 8192};
-        for (int i = 0; i < 4 && !rc; i++)
-            for (int j = 0; j < 4 && !rc; j++) {
-                int q = grid[i], kv = grid[j];
-                if (q > maxt || kv > maxt || (B->cfg->quick && i != j))
-                    continue;
-                double f = 0, b = 0;
-                zs_attn_block blk = {0, kv, kv + q, 0, kv}; /* every query sees every key */
-                if ((rc = attn_point(B, &m, blk, &f, &b)))
-                    break;
-                double flops = 4.0 * H * D * (double)q * kv;
-                fprintf(B->grid,
-                        "{\"model\": \"%s\", \"q\": %d, \"kv\": %d, \"heads\": %d, "
-                        "\"kv_heads\": %d, \"head_dim\": %d, \"fwd_seconds\": %.9g, "
-                        "\"bwd_seconds\": %.9g, \"fwd_tflops\": %.2f, \"bwd_tflops\": %.2f}\n",
-                        m.name, q, kv, H, KH, D, f, b, flops / f / 1e12, 2.5 * flops / b / 1e12);
-            }
+        rc = alloc_attn_bufs(B, maxt, H, KH, D);
+        if (!rc)
+            rc = bench_attn_causal(B, &m, maxt, &attn_at_max, &attn_len);
+        if (!rc)
+            rc = bench_attn_grid(B, &m, maxt);
         free_bufs(B);
     } else if (B->cfg->log) {
         fprintf(B->cfg->log, "%s: head_dim %d not supported by the attention kernel: skipped\n",
                 m.name, D);
     }
-    /* ---- GEMMs at the linear layers' shapes ---- */
-    struct {
-        const char *name;
-        int64_t n, k;
-    } sh[4] = {{"qkv", (int64_t)(H + 2 * KH) * D, m.hidden},
-               {"o", m.hidden, (int64_t)H * D},
-               {"mlp_up", 2 * (int64_t)m.ffn, m.hidden},
-               {"mlp_down", m.hidden, m.ffn}};
-    double maxnk = 0, maxn = 0, maxk = 0;
-    for (int i = 0; i < 4; i++) {
-        maxnk = fmax(maxnk, (double)sh[i].n * sh[i].k);
-        maxn = fmax(maxn, (double)sh[i].n);
-        maxk = fmax(maxk, (double)sh[i].k);
-    }
+    /* ---- GEMMs at the linear layers' shapes, elementwise ops ---- */
     if (!rc)
-        rc = alloc(B, &B->x, 2.0 * maxt * fmax(maxk, maxn)) || alloc(B, &B->w, 2 * maxnk) ||
-                     alloc(B, &B->c, 2.0 * maxt * fmax(maxk, maxn)) ||
-                     alloc(B, &B->y, 2.0 * maxt * fmax(maxk, maxn))
-                 ? ZS_ERUNTIME
-                 : ZS_OK;
-    for (int t = 1024; !rc && t <= maxt; t *= 2) {
-        for (int i = 0; i < 4 && !rc && m.ffn > 0; i++) {
-            point p = {P_GEMM, {0, 0, 0}, 0, 0, 0, t, sh[i].n, sh[i].k};
-            double s = 0;
-            if ((rc = time_point(B, &p, &s)))
-                break;
-            double tf = 2.0 * t * sh[i].n * sh[i].k / s / 1e12;
-            best_gemm = fmax(best_gemm, tf);
-            fprintf(B->pts,
-                    "{\"op\": \"gemm\", \"m\": %d, \"n\": %lld, \"k\": %lld, \"seconds\": "
-                    "%.9g, \"shape\": \"%s %s\", \"source\": \"zepsim hw bench\"}\n",
-                    t, (long long)sh[i].n, (long long)sh[i].k, s, m.name, sh[i].name);
-        }
-        /* Elementwise at this token count: bytes moved through HBM. */
-        struct {
-            pkind k;
-            const char *name;
-            int64_t cols;
-            double bytes_per;
-        } el[3] = {{P_RMSNORM, "rmsnorm", m.hidden, 4},
-                   {P_SWIGLU, "swiglu", m.ffn, 6},
-                   {P_RESIDUAL, "residual", m.hidden, 6}};
-        for (int i = 0; i < 3 && !rc; i++) {
-            if (el[i].cols <= 0 || (el[i].k == P_RMSNORM && el[i].cols > maxnk))
-                continue;
-            point p = {el[i].k, {0, 0, 0}, 0, 0, 0, t, el[i].cols, 0};
-            double s = 0;
-            if ((rc = time_point(B, &p, &s)))
-                break;
-            double bytes = el[i].bytes_per * t * el[i].cols;
-            fprintf(B->pts,
-                    "{\"op\": \"elementwise\", \"bytes\": %.0f, \"seconds\": %.9g, \"shape\": "
-                    "\"%s %s %dx%lld\", \"source\": \"zepsim hw bench\"}\n",
-                    bytes, s, el[i].name, m.name, t, (long long)el[i].cols);
-        }
-    }
+        rc = bench_linear(B, &m, maxt, &best_gemm);
     free_bufs(B);
     if (!rc && summary) {
         fprintf(summary,

@@ -158,19 +158,19 @@ static int dalloc(rank_ctx *c, void **p, double bytes, const char *what)
     return ZS_OK;
 }
 
-/* Buffers, block lists, streams and events: everything that can fail
- * without involving the other ranks. */
-static int setup_local(rank_ctx *c)
+/* Elements of the synthetic tensors: attention heads, Q-shaped and
+ * K-shaped tensors, elementwise operands. */
+typedef struct tensor_sizes {
+    int H;
+    double qn, kn, en;
+} tensor_sizes;
+
+/* The synthetic tensors at the largest shapes the schedule needs. */
+static int alloc_tensors(rank_ctx *c, const tensor_sizes *z)
 {
-    shared *sh = c->sh;
-    const zs_schedule *s = sh->s;
-    const zs_hw_needs *nd = &sh->nd;
-    const zs_hw_prog *p = &sh->progs[c->rank];
-    for (int i = 1; i < s->nstreams; i++)
-        CU(cudaStreamCreateWithFlags(&c->st[i], cudaStreamNonBlocking), "stream");
-    int D = sh->model.head_dim, H = nd->attn_heads > 0 ? nd->attn_heads : 1;
-    double qn = (double)nd->attn_q_rows * H * D, kn = (double)nd->attn_k_rows * H * D;
-    double en = floor(nd->elem_bytes / 6);
+    const zs_hw_needs *nd = &c->sh->nd;
+    int H = z->H;
+    double qn = z->qn, kn = z->kn, en = z->en;
     if (dalloc(c, &c->q, 2 * qn, "Q") || dalloc(c, &c->k, 2 * kn, "K") ||
         dalloc(c, &c->v, 2 * kn, "V") || dalloc(c, &c->o, 2 * qn, "O") ||
         dalloc(c, &c->dout, 2 * qn, "dO") || dalloc(c, &c->dq, 2 * qn, "dQ") ||
@@ -189,6 +189,15 @@ static int setup_local(rank_ctx *c)
         dalloc(c, &c->csend, nd->coll_bytes, "collective buffer") ||
         dalloc(c, &c->crecv, nd->coll_bytes, "collective buffer"))
         return c->rc;
+    return ZS_OK;
+}
+
+/* Synthetic values in the tensors, and the GEMM handle. */
+static int fill_tensors(rank_ctx *c, const tensor_sizes *z)
+{
+    const zs_hw_needs *nd = &c->sh->nd;
+    int H = z->H;
+    double qn = z->qn, kn = z->kn, en = z->en;
     /* Synthetic values: attention inputs in [-1, 1) (softmax stays
      * well-conditioned), weights small as in trained models. */
     CU(zs__fill(c->q, (int64_t)qn, 1 + c->rank, 1.f, c->st[0]), "fill");
@@ -204,8 +213,15 @@ static int setup_local(rank_ctx *c)
     CU(zs__fill(c->er, (int64_t)en, 8, 1.f, c->st[0]), "fill");
     if (zs__gemm_new(&c->gemm, &c->err))
         return c->rc = ZS_ERUNTIME;
+    return ZS_OK;
+}
 
-    /* Attention block and tile lists of every stored op of this rank. */
+/* Attention block and tile lists of every stored op of this rank, packed
+ * on the host (two passes: count, then fill) and uploaded once. */
+static int upload_attn_lists(rank_ctx *c)
+{
+    const zs_schedule *s = c->sh->s;
+    const zs_hw_needs *nd = &c->sh->nd;
     const zs_rank_prog *rp = &s->ranks[c->rank];
     int64_t nops = rp->nops > 0 ? rp->nops : 1, nb = 0, nt = 0;
     c->blk_off = calloc((size_t)nops, sizeof(int64_t));
@@ -267,7 +283,15 @@ static int setup_local(rank_ctx *c)
         return c->rc = zs_err_set(&c->err, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     free(hb);
+    return ZS_OK;
+}
 
+/* Two CUDA events per unrolled op and the host buffers of the measured
+ * times; ends the setup with a device synchronisation. */
+static int create_events(rank_ctx *c)
+{
+    shared *sh = c->sh;
+    const zs_hw_prog *p = &sh->progs[c->rank];
     c->nev = p->n;
     c->evs = calloc((size_t)(p->n + 1), sizeof(cudaEvent_t));
     c->eve = calloc((size_t)(p->n + 1), sizeof(cudaEvent_t));
@@ -289,6 +313,25 @@ static int setup_local(rank_ctx *c)
     CU(cudaEventCreate(&c->ev0), "cudaEventCreate");
     CU(cudaDeviceSynchronize(), "setup");
     return ZS_OK;
+}
+
+/* Buffers, block lists, streams and events: everything that can fail
+ * without involving the other ranks. */
+static int setup_local(rank_ctx *c)
+{
+    shared *sh = c->sh;
+    const zs_schedule *s = sh->s;
+    const zs_hw_needs *nd = &sh->nd;
+    for (int i = 1; i < s->nstreams; i++)
+        CU(cudaStreamCreateWithFlags(&c->st[i], cudaStreamNonBlocking), "stream");
+    int D = sh->model.head_dim, H = nd->attn_heads > 0 ? nd->attn_heads : 1;
+    double qn = (double)nd->attn_q_rows * H * D, kn = (double)nd->attn_k_rows * H * D;
+    double en = floor(nd->elem_bytes / 6);
+    tensor_sizes z = {H, qn, kn, en};
+    /* Every failing phase has set c->rc and c->err. */
+    if (alloc_tensors(c, &z) || fill_tensors(c, &z) || upload_attn_lists(c))
+        return c->rc;
+    return create_events(c);
 }
 
 /* What every rank needs before NCCL exists: its device, the first stream
@@ -664,6 +707,170 @@ static int rendezvous(const zs_hw_run_cfg *cfg, ncclUniqueId *id, zs_err *e)
     }
 }
 
+/* Loads the schedule's model, builds the rank programs and checks that
+ * they can run here (attention head_dim, visible GPUs or process options);
+ * on failure the programs are freed. Sets *ndev to the visible GPUs and
+ * *procs when each rank is its own process. */
+static int prepare_run(const zs_schedule *s, const zs_hw_run_cfg *cfg, shared *sh, int *ndev,
+                       int *procs, zs_err *e)
+{
+    int rc = zs_model_load(s->model, &sh->model, e);
+    if (rc) {
+        zs_err_prefix_where(e, "the schedule's model");
+        return rc;
+    }
+    if ((rc = zs_hw_progs_build(s, &sh->progs, &sh->nd, e)))
+        return rc;
+    if (sh->nd.attn_q_rows > 0 && !zs__attn_supported(sh->model.head_dim)) {
+        zs_hw_progs_free(sh->progs, s->nranks);
+        return zs_err_set(e, ZS_EUNSUPPORTED, sh->model.name,
+                          "use a model with head_dim 64 or 128 (the attention kernels are "
+                          "compiled for those)",
+                          "head_dim %d is not supported by the attention kernel",
+                          sh->model.head_dim);
+    }
+    *ndev = 0;
+    cudaGetDeviceCount(ndev);
+    *procs = cfg->rank >= 0 && cfg->nprocs > 1;
+    if (*procs && (cfg->nprocs != s->nranks || !cfg->rendezvous || cfg->rank >= cfg->nprocs)) {
+        zs_hw_progs_free(sh->progs, s->nranks);
+        return zs_err_set(e, ZS_EUSAGE, "--rank/--nprocs/--rendezvous",
+                          "start one process per rank with --nprocs equal to the schedule's ranks "
+                          "and a shared --rendezvous file",
+                          "the schedule has %d ranks; got rank %d of %d processes", s->nranks,
+                          cfg->rank, cfg->nprocs);
+    }
+    if (!*procs && s->nranks > *ndev) {
+        zs_hw_progs_free(sh->progs, s->nranks);
+        return zs_err_set(e, ZS_EUNSUPPORTED, NULL,
+                          "run one process per GPU with --rank, --nprocs and --rendezvous "
+                          "(docs/hw-backend.md), or plan for fewer ranks",
+                          "the schedule has %d ranks but only %d GPU(s) are visible", s->nranks,
+                          *ndev);
+    }
+    return ZS_OK;
+}
+
+/* The NCCL unique id (from the rendezvous file in process mode) and the
+ * shared result buffers. Everything is allocated even when the id failed;
+ * the caller frees it all. */
+static int alloc_shared(const zs_schedule *s, const zs_hw_run_cfg *cfg, shared *sh, int procs,
+                        rank_ctx **ctx_out, zs_err *e)
+{
+    int rc;
+    sh->threads = procs ? 1 : s->nranks;
+    zs__attn_pipelined(); /* read the environment once, before any thread */
+    if (procs)
+        rc = rendezvous(cfg, &sh->id, e);
+    else
+        rc = nccl_ok(ncclGetUniqueId(&sh->id), "ncclGetUniqueId", e);
+    sh->times = calloc((size_t)s->nranks, sizeof *sh->times);
+    sh->iter_time = calloc((size_t)cfg->iters, sizeof(double));
+    sh->rows = calloc((size_t)s->nranks, sizeof *sh->rows);
+    rank_ctx *ctx = calloc((size_t)sh->threads, sizeof *ctx);
+    *ctx_out = ctx;
+    if (!rc && (!sh->times || !sh->iter_time || !sh->rows || !ctx))
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int r = 0; !rc && r < s->nranks; r++) {
+        sh->times[r].start = calloc((size_t)(sh->progs[r].n + 1), sizeof(double));
+        sh->times[r].end = calloc((size_t)(sh->progs[r].n + 1), sizeof(double));
+        if (!sh->times[r].start || !sh->times[r].end)
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    return rc;
+}
+
+/* Runs rank_main for every rank of this process (a thread per GPU, or in
+ * this thread in process mode) and returns the first failing rank's own
+ * error, not the echoes. */
+static int run_ranks(const zs_hw_run_cfg *cfg, shared *sh, rank_ctx *ctx, int procs, int ndev,
+                     zs_err *e)
+{
+    int rc = ZS_OK;
+    if (sh->threads > 1)
+        pthread_barrier_init(&sh->bar, NULL, (unsigned)sh->threads);
+    pthread_t *th = calloc((size_t)sh->threads, sizeof *th);
+    int started = 0;
+    for (int i = 0; i < sh->threads && th; i++, started++) {
+        ctx[i].sh = sh;
+        ctx[i].rank = procs ? cfg->rank : i;
+        ctx[i].dev = procs ? cfg->rank % (ndev > 0 ? ndev : 1) : i;
+        if (sh->threads == 1) {
+            rank_main(&ctx[i]);
+        } else if (pthread_create(&th[i], NULL, rank_main, &ctx[i]) != 0) {
+            rc = zs_err_set(e, ZS_ERUNTIME, NULL, NULL, "cannot start a thread per GPU");
+            break;
+        }
+    }
+    if (sh->threads > 1 && rc) {
+        /* Threads already started wait at the barrier for the rest. */
+        sh->failed = 1;
+        for (int i = started; i < sh->threads; i++)
+            pthread_barrier_wait(&sh->bar);
+    }
+    for (int i = 0; i < started && sh->threads > 1; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    if (sh->threads > 1)
+        pthread_barrier_destroy(&sh->bar);
+    /* Report the first failing rank's own error, not the echoes. */
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (int i = 0; i < sh->threads && !rc; i++)
+            if (ctx[i].rc && (pass || !strstr(ctx[i].err.what, "another rank failed"))) {
+                *e = ctx[i].err;
+                rc = ctx[i].rc;
+            }
+    return rc;
+}
+
+/* The result's rows, wall time and the notes on how it was measured. */
+static void fill_result(zs_result *res, const zs_schedule *s, const zs_hw_run_cfg *cfg,
+                        const shared *sh, int procs, double wall0)
+{
+    snprintf(res->backend, sizeof res->backend, "hw");
+    memcpy(res->ranks, sh->rows, sizeof *sh->rows * (size_t)s->nranks);
+    zs_result_finish(res);
+    res->wall_seconds = now_s() - wall0;
+    char its[256];
+    size_t o = 0;
+    its[0] = '\0';
+    for (int i = 0; i < cfg->iters && o < sizeof its; i++)
+        o += (size_t)snprintf(its + o, sizeof its - o, "%s%.3f", i ? " " : "",
+                              sh->iter_time[i] * 1e3);
+    zs_result_note(res,
+                   "measured with CUDA events on synthetic bf16 data after %d warm-up "
+                   "iteration(s); median of %d: %s ms",
+                   cfg->warmup, cfg->iters, its);
+    zs_result_note(res, "GPUs aligned by an NCCL all-reduce before each iteration (timeline "
+                        "offsets between GPUs are approximate)");
+    zs_result_note(res, "send/receive and collective times include waiting for the peer");
+    zs_result_note(res, "elementwise ops run as a residual add moving the op's bytes");
+    zs_result_note(res, "link and NIC bytes are not measured by the hw backend");
+    if (procs)
+        zs_result_note(res, "process mode: rank %d of %d", cfg->rank, cfg->nprocs);
+}
+
+/* The measured timeline; in process mode one file per rank, T.rank<R>.json
+ * (T.rank<R>.json.gz when T ends in .gz). */
+static int write_timeline(const zs_schedule *s, const zs_hw_run_cfg *cfg, const shared *sh,
+                          int procs, zs_result *res, zs_err *e)
+{
+    char path[4096];
+    size_t len = strlen(cfg->timeline);
+    int gz = len > 3 && !strcmp(cfg->timeline + len - 3, ".gz");
+    if (procs)
+        snprintf(path, sizeof path, "%.*s.rank%d.json%s", (int)(gz ? len - 3 : len), cfg->timeline,
+                 cfg->rank, gz ? ".gz" : "");
+    else
+        snprintf(path, sizeof path, "%s", cfg->timeline);
+    double bytes = 0;
+    int rc = zs_hw_timeline_write(s, sh->progs, sh->times, cfg->gpus_per_node,
+                                  procs ? cfg->rank : -1, path, &bytes, e);
+    if (!rc)
+        zs_timeline_note(res, path, bytes);
+    return rc;
+}
+
 int zs__cuda_run(const zs_schedule *s, const zs_hw_run_cfg *cfg_in, zs_result **out, zs_err *e)
 {
     zs_hw_run_cfg cfg = cfg_in ? *cfg_in : zs_hw_run_cfg_default();
@@ -673,142 +880,27 @@ int zs__cuda_run(const zs_schedule *s, const zs_hw_run_cfg *cfg_in, zs_result **
     memset(&sh, 0, sizeof sh);
     sh.s = s;
     sh.cfg = &cfg;
-    int rc = zs_model_load(s->model, &sh.model, e);
-    if (rc) {
-        zs_err_prefix_where(e, "the schedule's model");
+    int ndev = 0, procs = 0;
+    int rc = prepare_run(s, &cfg, &sh, &ndev, &procs, e);
+    if (rc)
         return rc;
-    }
-    if ((rc = zs_hw_progs_build(s, &sh.progs, &sh.nd, e)))
-        return rc;
-    if (sh.nd.attn_q_rows > 0 && !zs__attn_supported(sh.model.head_dim)) {
-        zs_hw_progs_free(sh.progs, s->nranks);
-        return zs_err_set(e, ZS_EUNSUPPORTED, sh.model.name,
-                          "use a model with head_dim 64 or 128 (the attention kernels are "
-                          "compiled for those)",
-                          "head_dim %d is not supported by the attention kernel",
-                          sh.model.head_dim);
-    }
-    int ndev = 0;
-    cudaGetDeviceCount(&ndev);
-    int procs = cfg.rank >= 0 && cfg.nprocs > 1;
-    if (procs && (cfg.nprocs != s->nranks || !cfg.rendezvous || cfg.rank >= cfg.nprocs)) {
-        zs_hw_progs_free(sh.progs, s->nranks);
-        return zs_err_set(e, ZS_EUSAGE, "--rank/--nprocs/--rendezvous",
-                          "start one process per rank with --nprocs equal to the schedule's ranks "
-                          "and a shared --rendezvous file",
-                          "the schedule has %d ranks; got rank %d of %d processes", s->nranks,
-                          cfg.rank, cfg.nprocs);
-    }
-    if (!procs && s->nranks > ndev) {
-        zs_hw_progs_free(sh.progs, s->nranks);
-        return zs_err_set(e, ZS_EUNSUPPORTED, NULL,
-                          "run one process per GPU with --rank, --nprocs and --rendezvous "
-                          "(docs/hw-backend.md), or plan for fewer ranks",
-                          "the schedule has %d ranks but only %d GPU(s) are visible", s->nranks,
-                          ndev);
-    }
-    sh.threads = procs ? 1 : s->nranks;
-    zs__attn_pipelined(); /* read the environment once, before any thread */
-    if (procs)
-        rc = rendezvous(&cfg, &sh.id, e);
-    else
-        rc = nccl_ok(ncclGetUniqueId(&sh.id), "ncclGetUniqueId", e);
-    sh.times = calloc((size_t)s->nranks, sizeof *sh.times);
-    sh.iter_time = calloc((size_t)cfg.iters, sizeof(double));
-    sh.rows = calloc((size_t)s->nranks, sizeof *sh.rows);
-    rank_ctx *ctx = calloc((size_t)sh.threads, sizeof *ctx);
-    if (!rc && (!sh.times || !sh.iter_time || !sh.rows || !ctx))
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int r = 0; !rc && r < s->nranks; r++) {
-        sh.times[r].start = calloc((size_t)(sh.progs[r].n + 1), sizeof(double));
-        sh.times[r].end = calloc((size_t)(sh.progs[r].n + 1), sizeof(double));
-        if (!sh.times[r].start || !sh.times[r].end)
-            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    }
+    rank_ctx *ctx = NULL;
+    rc = alloc_shared(s, &cfg, &sh, procs, &ctx, e);
     double wall0 = now_s();
-    if (!rc) {
-        if (sh.threads > 1)
-            pthread_barrier_init(&sh.bar, NULL, (unsigned)sh.threads);
-        pthread_t *th = calloc((size_t)sh.threads, sizeof *th);
-        int started = 0;
-        for (int i = 0; i < sh.threads && th; i++, started++) {
-            ctx[i].sh = &sh;
-            ctx[i].rank = procs ? cfg.rank : i;
-            ctx[i].dev = procs ? cfg.rank % (ndev > 0 ? ndev : 1) : i;
-            if (sh.threads == 1) {
-                rank_main(&ctx[i]);
-            } else if (pthread_create(&th[i], NULL, rank_main, &ctx[i]) != 0) {
-                rc = zs_err_set(e, ZS_ERUNTIME, NULL, NULL, "cannot start a thread per GPU");
-                break;
-            }
-        }
-        if (sh.threads > 1 && rc) {
-            /* Threads already started wait at the barrier for the rest. */
-            sh.failed = 1;
-            for (int i = started; i < sh.threads; i++)
-                pthread_barrier_wait(&sh.bar);
-        }
-        for (int i = 0; i < started && sh.threads > 1; i++)
-            pthread_join(th[i], NULL);
-        free(th);
-        if (sh.threads > 1)
-            pthread_barrier_destroy(&sh.bar);
-        /* Report the first failing rank's own error, not the echoes. */
-        for (int pass = 0; pass < 2 && !rc; pass++)
-            for (int i = 0; i < sh.threads && !rc; i++)
-                if (ctx[i].rc && (pass || !strstr(ctx[i].err.what, "another rank failed"))) {
-                    *e = ctx[i].err;
-                    rc = ctx[i].rc;
-                }
-    }
+    if (!rc)
+        rc = run_ranks(&cfg, &sh, ctx, procs, ndev, e);
     zs_result *res = NULL;
     if (!rc && !(res = zs_result_new(s->nranks, 0)))
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    if (!rc) {
-        snprintf(res->backend, sizeof res->backend, "hw");
-        memcpy(res->ranks, sh.rows, sizeof *sh.rows * (size_t)s->nranks);
-        zs_result_finish(res);
-        res->wall_seconds = now_s() - wall0;
-        char its[256];
-        size_t o = 0;
-        its[0] = '\0';
-        for (int i = 0; i < cfg.iters && o < sizeof its; i++)
-            o += (size_t)snprintf(its + o, sizeof its - o, "%s%.3f", i ? " " : "",
-                                  sh.iter_time[i] * 1e3);
-        zs_result_note(res,
-                       "measured with CUDA events on synthetic bf16 data after %d warm-up "
-                       "iteration(s); median of %d: %s ms",
-                       cfg.warmup, cfg.iters, its);
-        zs_result_note(res, "GPUs aligned by an NCCL all-reduce before each iteration (timeline "
-                            "offsets between GPUs are approximate)");
-        zs_result_note(res, "send/receive and collective times include waiting for the peer");
-        zs_result_note(res, "elementwise ops run as a residual add moving the op's bytes");
-        zs_result_note(res, "link and NIC bytes are not measured by the hw backend");
-        if (procs)
-            zs_result_note(res, "process mode: rank %d of %d", cfg.rank, cfg.nprocs);
-    }
+    if (!rc)
+        fill_result(res, s, &cfg, &sh, procs, wall0);
     for (int i = 0; i < sh.threads && ctx; i++)
         if (ctx[i].sh) {
             cudaSetDevice(ctx[i].dev);
             free_ctx(&ctx[i]);
         }
-    if (!rc && cfg.timeline) {
-        /* Process mode: one file per rank, T.rank<R>.json (T.rank<R>.json.gz
-         * when T ends in .gz). */
-        char path[4096];
-        size_t len = strlen(cfg.timeline);
-        int gz = len > 3 && !strcmp(cfg.timeline + len - 3, ".gz");
-        if (procs)
-            snprintf(path, sizeof path, "%.*s.rank%d.json%s", (int)(gz ? len - 3 : len),
-                     cfg.timeline, cfg.rank, gz ? ".gz" : "");
-        else
-            snprintf(path, sizeof path, "%s", cfg.timeline);
-        double bytes = 0;
-        rc = zs_hw_timeline_write(s, sh.progs, sh.times, cfg.gpus_per_node, procs ? cfg.rank : -1,
-                                  path, &bytes, e);
-        if (!rc)
-            zs_timeline_note(res, path, bytes);
-    }
+    if (!rc && cfg.timeline)
+        rc = write_timeline(s, &cfg, &sh, procs, res, e);
     for (int r = 0; sh.times && r < s->nranks; r++)
         free(sh.times[r].start), free(sh.times[r].end);
     free(sh.times), free(sh.iter_time), free(sh.rows), free(ctx);
