@@ -279,40 +279,16 @@ static void inst_free(coll_inst *inst)
 
 /* Member idx of the collective posts its flows out, from its own host:
  * every destination has posted its receives already, so they start now.
- * The flows into the last member to arrive are not its to post (see
- * coll_trigger). */
+ * The last member to arrive posts its own flows the same way, so every
+ * flow, into that member too, runs between its source's and its
+ * destination's hosts over the links between them. */
 static void post_out_flows(rank_st *R, coll_inst *inst, int gi, int idx)
 {
     sim *x = R->x;
     double now = simgrid_get_clock();
     for (int32_t k = inst->out0[idx]; k < inst->out0[idx + 1]; k++) {
         flow *f = &inst->flows[k];
-        if (f->dst_idx == inst->trig)
-            continue;
         zs__sim_flow_start(x, f->src, f->dst, now);
-        inst->sends[k] =
-            sg_mailbox_put_async(coll_mailbox(x, gi, f->dst_idx), f, zs__sim_bytes(f->moved));
-    }
-}
-
-/* The last member to arrive posts the flows into itself, each from its
- * source's host (the actor migrates there). SimGrid routes a mailbox
- * transfer between the hosts of its two actors when it starts, and this
- * member is then both: these flows run over the source GPU's private link
- * and cross no network link. That is the known issue of docs/simulator.md
- * (Executor), kept so that results stay as they were: letting the source
- * post them (post_out_flows without its `continue`) routes them right, and
- * moved te-cp on 2 nodes by up to 0.55%. */
-static void post_flows_into_trigger(rank_st *R, coll_inst *inst, int gi, int nflows)
-{
-    sim *x = R->x;
-    double now = simgrid_get_clock();
-    for (int k = 0; k < nflows; k++) {
-        flow *f = &inst->flows[k];
-        if (f->dst_idx != inst->trig)
-            continue;
-        zs__sim_flow_start(x, f->src, f->dst, now);
-        sg_actor_set_host(sg_actor_self(), x->hosts[f->src]);
         inst->sends[k] =
             sg_mailbox_put_async(coll_mailbox(x, gi, f->dst_idx), f, zs__sim_bytes(f->moved));
     }
@@ -384,11 +360,9 @@ static int coll_trigger(rank_st *R, int s, const zs_op *op, int idx)
     free(tmp);
     inst->flows_left = nflows;
     inst->nref = n;
-    inst->trig = idx;
     inst->nmembers = n;
     R->st[s].ci = inst;
     post_out_flows(R, inst, gi, idx);
-    post_flows_into_trigger(R, inst, gi, nflows);
     for (int k = 0; k < n; k++)
         if (k != idx)
             signal_rank(R, g->ranks[k], x->groups[gi].mstream[k], inst);
@@ -488,16 +462,8 @@ static void coll_leave(rank_st *R, int s)
 {
     coll_inst *inst = R->st[s].ci;
     int idx = R->st[s].cidx;
-    int lo = inst->out0[idx], hi = inst->out0[idx + 1];
-    if (idx == inst->trig) { /* it posted the flows into itself too */
-        lo = 0;
-        hi = inst->out0[inst->nmembers];
-    }
-    for (int32_t k = lo; k < hi; k++) {
-        int mine = idx == inst->trig
-                       ? inst->flows[k].src == R->rank || inst->flows[k].dst_idx == idx
-                       : inst->flows[k].dst_idx != inst->trig;
-        if (mine && inst->sends[k] && sg_comm_wait(inst->sends[k]) != SG_OK)
+    for (int32_t k = inst->out0[idx]; k < inst->out0[idx + 1]; k++) {
+        if (inst->sends[k] && sg_comm_wait(inst->sends[k]) != SG_OK)
             zs__sim_fail(R, ZS_ERUNTIME, NULL, "%s", R->st[s].cur,
                          "SimGrid reported a failed communication");
     }

@@ -76,7 +76,6 @@ typedef struct coll_inst {
     int nwait;
     int nref; /* members not done with it yet: the last frees it */
     int nmembers;
-    int trig;           /* member index of the last to arrive (see coll_trigger) */
     int32_t *wait_rank; /* members whose own flows are in, waiting for the rest */
     uint8_t *wait_stream;
     int32_t *out0;    /* member i's flows out are flows[out0[i] .. out0[i + 1]) */
