@@ -134,6 +134,28 @@ static int read_msg(board *b, int i, int fd, outcome *res)
     return 1;
 }
 
+/* Whether every method failed on the command line (a usage error, such as
+ * a group that does not divide the GPUs): then nothing ran and the table
+ * would only list failures, so the errors are printed (once when they
+ * agree) for an exit status of 2. A method that does not fit is not one:
+ * the table says which options make it fit, per method. */
+static int all_bad_input(const char *const *methods, const outcome *res, int n)
+{
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        if (res[i].rc != ZS_EUSAGE)
+            return 0;
+        same = same && !strcmp(res[i].err.what, res[0].err.what) &&
+               !strcmp(res[i].err.where, res[0].err.where);
+    }
+    for (int i = 0; i < (same ? 1 : n); i++) {
+        if (!same)
+            fprintf(stderr, "%s: ", methods[i]);
+        zs_err_print(stderr, &res[i].err);
+    }
+    return 1;
+}
+
 /* Runs every method, at most jobs at a time; fills res[]. tl: each
  * method's timeline file (NULL: the configuration's). Progress goes to pf
  * (NULL: none). */
@@ -534,6 +556,10 @@ int zs_cmd_compare(int argc, char **argv)
         free(res);
         fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
         return 1;
+    }
+    if (all_bad_input(a.methods, res, a.n)) {
+        free(res);
+        return 2;
     }
     int base = -1, failed = 0;
     const char *cost_desc = "";

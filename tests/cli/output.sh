@@ -41,6 +41,17 @@ expect_out verdict-json '"verdict": \{"fastest": "(te-cp|usp|zeppelin)", "tokens
 expect_out verdict-json '"method": "usp", .*"tokens_per_iter": [0-9]+, .*"peak_mem_gib": [0-9.]+, .*"why": "[a-z]'
 
 # ---- memory: the options that make it fit ----
+# A usage error that every method hits (a group larger than the GPUs) exits
+# 2 with the error once, before any table; a method that does not fit does
+# not count as one (the table says how to make it fit, exit 1: below).
+expect_rc group-all 2 "$ZEPSIM" compare --nodes 1 --methods te-cp,zeppelin --backend analytic --iterations 1 --plot none --quiet
+expect_out group-all "^zepsim: 8 GPUs cannot be cut into context groups of 16: --group: use a group size"
+if [ "$(grep -c 'cannot be cut' "$TMP/out")" != 1 ] || grep -q '^method' "$TMP/out"; then
+  echo "FAIL group-all-once: the error more than once, or a table"
+  FAILS=$((FAILS + 1))
+else
+  PASSES=$((PASSES + 1))
+fi
 expect_rc fit-70b 1 "$ZEPSIM" compare --model llama3-70b --methods te-cp --backend analytic --iterations 1 --plot none --quiet
 expect_out fit-70b "^te-cp: zepsim: .*do not fit one GPU: llama3-70b: it fits with --zero 3 \("
 expect_rc fit-70b-runs 0 "$ZEPSIM" simulate --model llama3-70b --method te-cp --zero 3 --backend analytic --iterations 1 --quiet
