@@ -41,7 +41,12 @@ void zs_notes_vappend(char *notes, size_t n, const char *fmt, va_list ap)
         memcpy(notes + len, "; ", 3);
         len += 2;
     }
-    vsnprintf(notes + len, n - len, fmt, ap);
+    int w = vsnprintf(notes + len, n - len, fmt, ap);
+    /* A note that does not fit is cut where the buffer ends; the cut is
+     * marked so that nobody reads half a decision as the whole of it. */
+    static const char cut[] = " [notes cut]";
+    if (w >= 0 && (size_t)w >= n - len && n > sizeof cut)
+        memcpy(notes + n - sizeof cut, cut, sizeof cut);
 }
 
 void zs_result_note(zs_result *r, const char *fmt, ...)

@@ -55,7 +55,8 @@ void zs_result_free(zs_result *r);
 /* Appends a note ("; "-separated). */
 void zs_result_note(zs_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends a formatted note to a "; "-separated notes buffer of n bytes
- * (truncated when full): the results' and the planners' notes. */
+ * (cut when full, and then ending in " [notes cut]"): the results' and the
+ * planners' notes. */
 void zs_notes_vappend(char *notes, size_t n, const char *fmt, va_list ap);
 /* Sets iter_time and the slowest rank (with a sentence on why) from ranks[]. */
 void zs_result_finish(zs_result *r);

@@ -1,12 +1,15 @@
 /* Output a user can script (issue 18): tables with typed cells, one JSON or
  * CSV document per command (zs_doc), compare's verdict and its NIC note
  * (zs_verdict), and the progress lines of long runs (zs_progress), on
- * small hand-checked cases; the JSON is read back with jansson. */
+ * small hand-checked cases; the JSON is read back with jansson; notes cut
+ * when full are marked. */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
 #include "zs_doc.h"
 #include "zs_progress.h"
+#include "zs_result.h"
 #include "zs_test.h"
 #include "zs_verdict.h"
 
@@ -206,9 +209,37 @@ static void test_progress(void)
     ZS_ASSERT_INT_EQ(p.lines, 0);
 }
 
-static const zs_test_case cases[] = {{"json", test_json},         {"csv", test_csv},
-                                     {"table", test_table_text},  {"verdict", test_verdict},
-                                     {"progress", test_progress}, {NULL, NULL}};
+static void notes_add(char *notes, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    zs_notes_vappend(notes, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Notes are "; "-separated; one that does not fit is cut and the cut is
+ * marked, so a reader never takes half a decision for all of it. */
+static void test_notes_cut(void)
+{
+    char n[32] = "";
+    notes_add(n, sizeof n, "a=%d", 1);
+    notes_add(n, sizeof n, "b");
+    CU_ASSERT_STRING_EQUAL(n, "a=1; b");
+    notes_add(n, sizeof n, "a long note that does not fit");
+    CU_ASSERT_EQUAL(strlen(n), sizeof n - 1);
+    CU_ASSERT_STRING_EQUAL(n, "a=1; b; a long note [notes cut]");
+    char exact[8] = "";
+    notes_add(exact, sizeof exact, "1234567"); /* fits exactly: no mark */
+    CU_ASSERT_STRING_EQUAL(exact, "1234567");
+}
+
+static const zs_test_case cases[] = {{"json", test_json},
+                                     {"csv", test_csv},
+                                     {"table", test_table_text},
+                                     {"verdict", test_verdict},
+                                     {"progress", test_progress},
+                                     {"notes_cut", test_notes_cut},
+                                     {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
