@@ -360,7 +360,6 @@ static int coll_trigger(rank_st *R, int s, const zs_op *op, int idx)
     free(tmp);
     inst->flows_left = nflows;
     inst->nref = n;
-    inst->nmembers = n;
     R->st[s].ci = inst;
     post_out_flows(R, inst, gi, idx);
     for (int k = 0; k < n; k++)

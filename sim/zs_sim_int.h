@@ -65,17 +65,15 @@ typedef struct flow {          /* one flow of a collective, the payload of its c
 /* One running collective: its members are done when all its flows are, as
  * in a real ring where every step waits for the previous one everywhere.
  * Each member posts its own flows out (the source's actor sends, the
- * destination's receives, so SimGrid routes them between their hosts),
- * except those into the last member to arrive, which posts them itself,
+ * destination's receives, so SimGrid routes them between their hosts)
  * and collects its sends when the collective is over; the last member
- * tells the others to start with a go. No flow is detached: SimGrid 3.32
+ * to arrive tells the others to start with a go. No flow is detached: SimGrid 3.32
  * keeps every detached comm in one list that it searches linearly at each
  * completion. */
 typedef struct coll_inst {
     int flows_left;
     int nwait;
-    int nref; /* members not done with it yet: the last frees it */
-    int nmembers;
+    int nref;           /* members not done with it yet: the last frees it */
     int32_t *wait_rank; /* members whose own flows are in, waiting for the rest */
     uint8_t *wait_stream;
     int32_t *out0;    /* member i's flows out are flows[out0[i] .. out0[i + 1]) */
