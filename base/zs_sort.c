@@ -36,22 +36,32 @@ static int cmp_longest(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+int zs_sort_longest_first(int32_t *idx, int32_t n, const int32_t *len)
+{
+    if (n < 2)
+        return 0;
+    by_len *t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return -1;
+    for (int32_t i = 0; i < n; i++)
+        t[i] = (by_len){len[idx[i]], idx[i]};
+    qsort(t, (size_t)n, sizeof *t, cmp_longest);
+    for (int32_t i = 0; i < n; i++)
+        idx[i] = t[i].idx;
+    free(t);
+    return 0;
+}
+
 int32_t *zs_order_longest_first(const int32_t *len, int32_t n)
 {
-    size_t m = n > 0 ? (size_t)n : 1;
-    by_len *t = malloc(sizeof *t * m);
-    int32_t *o = malloc(sizeof *o * m);
-    if (!t || !o) {
-        free(t);
+    int32_t *o = malloc(sizeof *o * (n > 0 ? (size_t)n : 1));
+    if (!o)
+        return NULL;
+    for (int32_t i = 0; i < n; i++)
+        o[i] = i;
+    if (zs_sort_longest_first(o, n, len)) {
         free(o);
         return NULL;
     }
-    for (int32_t i = 0; i < n; i++)
-        t[i] = (by_len){len[i], i};
-    if (n > 1)
-        qsort(t, (size_t)n, sizeof *t, cmp_longest);
-    for (int32_t i = 0; i < n; i++)
-        o[i] = t[i].idx;
-    free(t);
     return o;
 }

@@ -14,5 +14,8 @@ double zs_median(double *v, size_t n);
 /* A new array of the indices 0..n-1 ordered by len descending, ties by
  * lower index (free with free()); NULL when out of memory. */
 int32_t *zs_order_longest_first(const int32_t *len, int32_t n);
+/* Sorts the indices idx[0..n) in place by len[idx[i]] descending, ties by
+ * lower index; 0, or -1 when out of memory (idx untouched). */
+int zs_sort_longest_first(int32_t *idx, int32_t n, const int32_t *len);
 
 #endif

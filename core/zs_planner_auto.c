@@ -30,6 +30,7 @@
 #include "zs_cpbase.h"
 #include "zs_planner_auto.h"
 #include "zs_ring.h"
+#include "zs_sort.h"
 #include "zs_zeppelin_cost.h"
 #include "zs_zeppelin_remap.h"
 #include "zs_zeppelin_route.h"
@@ -605,17 +606,6 @@ static int linear_piece(ap *A, zs_schedule *s, int32_t d, int32_t t0, int32_t t1
     return zs_schedule_check(s, e);
 }
 
-static const int32_t *len_of; /* the batch cmp_longest sorts by (single-threaded) */
-
-/* Longest first, ties by batch index. */
-static int cmp_longest(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    if (len_of[x] != len_of[y])
-        return len_of[x] > len_of[y] ? -1 : 1;
-    return (x > y) - (x < y);
-}
-
 static int search_bug(int slot, const char *what, zs_err *e)
 {
     char w[32];
@@ -658,8 +648,10 @@ static int remap_node(ap *A, zs_schedule *s, int x, int32_t *tmp, zs_err *e)
             rc = search_bug(sl, "more tokens to send than local documents hold", e);
             break;
         }
-        len_of = A->len;
-        qsort(tmp, (size_t)un->n, sizeof(int32_t), cmp_longest);
+        if (zs_sort_longest_first(tmp, un->n, A->len)) {
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory ordering a remapped node");
+            break;
+        }
         int64_t keep = ltok - out, pos = 0;
         int fi = f0;
         int64_t left = out > 0 ? rm->flows[fi].tokens : 0;
