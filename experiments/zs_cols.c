@@ -64,7 +64,8 @@ static const zs_rcol table[] = {
     RES("delay_iters", "iterations", 0, "iterations a trained token waited (mean)"),
     RES("plan_ms", "ms", 1, "planning time per batch (host)"),
     RES("ops", "ops", 0, "ops simulated, all iterations"),
-    RES("wall_s", "s", 0, "host time of the whole point"),
+    RES("wall_s", "s", 0,
+        "host time of the point (compare: summed over the workers of its iterations)"),
     TXT("why", 0, "why the last iteration's slowest rank was slowest"),
 };
 #undef CFG

@@ -81,23 +81,26 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     *capacity = mb.capacity;
 }
 
-/* Sums over iterations, for the means. */
-typedef struct sums {
-    double imb_a, imb_l, imb_d, wait, plan_s, exposed, nic, flops, peak, busy, idle;
-} sums;
-
-/* Adds one iteration's result r (whose ownership moves to out->last). */
-static void add_iteration(const zs_point_env *env, const zs_batch *b, const zs_plan_report *rep,
-                          zs_result *r, sums *t, zs_point_result *out)
+/* Stamps an iteration's result with what the backend cannot know. */
+static void stamp(const zs_point_env *env, const zs_batch *b, zs_result *r)
 {
     r->tokens = (double)b->tokens;
     r->model_flops = batch_flops(&env->model, b);
     r->peak_flops = env->cluster.gpu.peak_tflops * 1e12 * env->gpus;
-    out->tokens += r->tokens;
-    out->seconds += r->iter_time;
-    out->ops += r->ops_executed;
-    t->flops += r->model_flops;
-    t->peak = r->peak_flops;
+}
+
+/* One iteration's record from its batch, plan report and stamped result. */
+static void record(const zs_point_env *env, const zs_batch *b, const zs_plan_report *rep,
+                   const zs_result *r, zs_point_iter *q)
+{
+    memset(q, 0, sizeof *q);
+    q->nodes = env->cluster.nodes;
+    q->gpus = env->gpus;
+    q->tokens = r->tokens;
+    q->model_flops = r->model_flops;
+    q->peak_flops = r->peak_flops;
+    q->iter_time = r->iter_time;
+    q->ops = r->ops_executed;
     double se = 0, sc = 0, si = 0, maxu = 0;
     for (int k = 0; k < r->nranks; k++) {
         se += r->ranks[k].exposed_comm;
@@ -108,27 +111,60 @@ static void add_iteration(const zs_point_env *env, const zs_batch *b, const zs_p
         if (r->nic_busy[k] > maxu)
             maxu = r->nic_busy[k];
     if (r->iter_time > 0) {
-        t->exposed += se / r->nranks / r->iter_time;
-        t->busy += sc / r->nranks / r->iter_time;
-        t->idle += si / r->nranks / r->iter_time;
-        t->nic += maxu / r->iter_time;
+        q->timed = 1;
+        q->exposed = se / r->nranks / r->iter_time;
+        q->busy = sc / r->nranks / r->iter_time;
+        q->idle = si / r->nranks / r->iter_time;
+        q->nic = maxu / r->iter_time;
     }
-    t->imb_a += rep->attn_imbalance;
-    t->imb_l += rep->linear_imbalance;
-    t->imb_d += rep->imbalance_degree;
-    t->wait += b->wait_iters * (double)b->tokens;
-    t->plan_s += rep->plan_seconds;
-    out->iterations++;
-    peak_memory(env, rep, &out->peak_mem, &out->mem_capacity);
-    snprintf(out->notes, sizeof out->notes, "%s", rep->notes);
-    snprintf(out->why, sizeof out->why, "%s", r->slowest_rank >= 0 ? r->slowest_why : "");
-    zs_result_free(out->last);
-    out->last = r;
+    q->imb_a = rep->attn_imbalance;
+    q->imb_l = rep->linear_imbalance;
+    q->imb_d = rep->imbalance_degree;
+    q->wait = b->wait_iters * (double)b->tokens;
+    q->plan_s = rep->plan_seconds;
+    peak_memory(env, rep, &q->peak_mem, &q->mem_capacity);
+    q->tl_bytes = r->timeline_bytes;
+    snprintf(q->cost_desc, sizeof q->cost_desc, "%s", env->cost->desc);
+    snprintf(q->notes, sizeof q->notes, "%s", rep->notes);
+    snprintf(q->why, sizeof q->why, "%s", r->slowest_rank >= 0 ? r->slowest_why : "");
 }
 
-static void take_means(const sums *t, zs_point_result *out)
+void zs_point_add(zs_point_acc *t, const zs_point_iter *q, zs_point_result *out)
+{
+    out->nodes = q->nodes;
+    out->gpus = q->gpus;
+    out->tokens += q->tokens;
+    out->seconds += q->iter_time;
+    out->ops += q->ops;
+    t->flops += q->model_flops;
+    t->peak = q->peak_flops;
+    if (q->timed) {
+        t->exposed += q->exposed;
+        t->busy += q->busy;
+        t->idle += q->idle;
+        t->nic += q->nic;
+    }
+    t->imb_a += q->imb_a;
+    t->imb_l += q->imb_l;
+    t->imb_d += q->imb_d;
+    t->wait += q->wait;
+    t->plan_s += q->plan_s;
+    out->iterations++;
+    if (q->peak_mem > out->peak_mem)
+        out->peak_mem = q->peak_mem;
+    if (q->mem_capacity > 0)
+        out->mem_capacity = q->mem_capacity;
+    out->wall_s += q->wall_s;
+    snprintf(out->cost_desc, sizeof out->cost_desc, "%s", q->cost_desc);
+    snprintf(out->notes, sizeof out->notes, "%s", q->notes);
+    snprintf(out->why, sizeof out->why, "%s", q->why);
+}
+
+void zs_point_finish(const zs_point_acc *t, zs_point_result *out)
 {
     int n = out->iterations;
+    if (n <= 0)
+        return;
     out->iter_time = out->seconds / n;
     out->tokens_per_iter = out->tokens / n;
     out->tokens_per_s = out->seconds > 0 ? out->tokens / out->seconds : 0;
@@ -144,28 +180,36 @@ static void take_means(const sums *t, zs_point_result *out)
     out->plan_ms = t->plan_s / n * 1e3;
 }
 
-/* One iteration: the next batch, planned and run. */
-static int iterate(zs_point_env *env, int it, sums *t, zs_point_result *out, zs_err *e)
+/* The next batch (iteration it's). */
+static int draw(zs_point_env *env, int it, zs_batch **b, zs_err *e)
 {
-    const zs_point_cfg *cfg = &env->cfg;
-    zs_batch *b = NULL;
-    int rc = zs_point_env_next(env, &b, e);
-    if (rc)
-        return rc;
-    if (!b)
-        return zs_err_set(e, ZS_EINPUT, cfg->trace, "use a longer trace or fewer iterations",
-                          "the trace ran out after %d batches", it);
+    int rc = zs_point_env_next(env, b, e);
+    if (!rc && !*b)
+        rc = zs_err_set(e, ZS_EINPUT, env->cfg.trace, "use a longer trace or fewer iterations",
+                        "the trace ran out after %d batches", it);
+    return rc;
+}
+
+/* Plans and runs batch b as iteration it; its record in *q, its result
+ * (owned) in *out. */
+static int plan_run(zs_point_env *env, const zs_batch *b, int it, zs_point_iter *q, zs_result **out,
+                    zs_err *e)
+{
+    double t0 = now_s();
     zs_schedule *s = NULL;
     zs_plan_report rep;
     zs_result *r = NULL;
-    rc = zs_point_env_plan(env, b, &s, &rep, e);
+    int rc = zs_point_env_plan(env, b, &s, &rep, e);
     if (!rc)
-        rc = zs_point_env_run(env, s, it == cfg->iterations - 1, &r, e);
-    if (!rc)
-        add_iteration(env, b, &rep, r, t, out);
+        rc = zs_point_env_run(env, s, it == env->cfg.iterations - 1, &r, e);
     zs_schedule_free(s);
-    zs_batch_free(b);
-    return rc;
+    if (rc)
+        return rc;
+    stamp(env, b, r);
+    record(env, b, &rep, r, q);
+    q->wall_s = now_s() - t0;
+    *out = r;
+    return ZS_OK;
 }
 
 /* The timeline is written in the last iteration: a path that cannot be
@@ -188,24 +232,57 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
     int rc = zs_point_env_new(cfg, &env, e);
     if (!rc && cfg->timeline[0])
         rc = probe_timeline(cfg->timeline, e);
-    if (!rc) {
-        snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->cost->desc);
-        out->nodes = env->cluster.nodes;
-        out->gpus = env->gpus;
-        sums t;
-        memset(&t, 0, sizeof t);
-        for (int it = 0; it < cfg->iterations && rc == ZS_OK; it++) {
-            rc = iterate(env, it, &t, out, e);
-            if (progress && rc == ZS_OK)
-                progress(parg, it + 1, cfg->iterations);
-        }
-        if (rc == ZS_OK && out->iterations > 0)
-            take_means(&t, out);
+    zs_point_acc t;
+    memset(&t, 0, sizeof t);
+    for (int it = 0; it < cfg->iterations && rc == ZS_OK; it++) {
+        zs_batch *b = NULL;
+        zs_result *r = NULL;
+        zs_point_iter q;
+        rc = draw(env, it, &b, e);
+        if (!rc)
+            rc = plan_run(env, b, it, &q, &r, e);
+        zs_batch_free(b);
+        if (rc)
+            break;
+        zs_point_add(&t, &q, out);
+        zs_result_free(out->last);
+        out->last = r;
+        if (progress)
+            progress(parg, it + 1, cfg->iterations);
     }
+    if (rc == ZS_OK)
+        zs_point_finish(&t, out);
     zs_point_env_free(env);
     out->wall_s = now_s() - t_start;
     if (rc)
         zs_point_result_clear(out);
+    return rc;
+}
+
+int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_err *e)
+{
+    double t0 = now_s();
+    memset(out, 0, sizeof *out);
+    if (it < 0 || it >= cfg->iterations)
+        return zs_err_set(e, ZS_EUSAGE, NULL, NULL, "iteration %d of a point of %d", it,
+                          cfg->iterations);
+    zs_point_env *env = NULL;
+    int rc = zs_point_env_new(cfg, &env, e);
+    if (!rc && cfg->timeline[0])
+        rc = probe_timeline(cfg->timeline, e);
+    zs_batch *b = NULL;
+    for (int k = 0; k <= it && rc == ZS_OK; k++) {
+        zs_batch_free(b);
+        b = NULL;
+        rc = draw(env, k, &b, e);
+    }
+    zs_result *r = NULL;
+    if (!rc)
+        rc = plan_run(env, b, it, out, &r, e);
+    zs_result_free(r);
+    zs_batch_free(b);
+    zs_point_env_free(env);
+    out->wall_s = now_s() - t0;
     return rc;
 }
 

@@ -97,6 +97,43 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
                  zs_point_result *out, zs_err *e);
 void zs_point_result_clear(zs_point_result *r);
 
+/* One iteration's share of a point's figures: plain data (no pointers),
+ * so a worker process can send it back. Iterations are independent once
+ * their batch is drawn (planners keep no state between batches and a
+ * backend run changes nothing in the env), so the iterations of one point
+ * may run in separate processes (`zepsim compare` does) and be combined
+ * into the figures zs_point_run gives, bit for bit: zs_point_run itself
+ * combines such records, in iteration order. */
+typedef struct zs_point_iter {
+    int nodes, gpus;
+    double tokens, model_flops, peak_flops, iter_time;
+    int64_t ops;
+    int timed;                       /* iter_time > 0: the shares below count */
+    double exposed, busy, idle, nic; /* this iteration's mean shares */
+    double imb_a, imb_l, imb_d;      /* the planner's imbalances */
+    double wait;                     /* wait_iters x tokens of the batch */
+    double plan_s, peak_mem, mem_capacity;
+    double wall_s;       /* host time of this iteration (its env, batches, plan, run) */
+    double tl_bytes;     /* JSON size of the timeline it wrote (0: none) */
+    char cost_desc[256]; /* the cost model's description */
+    char notes[1024];    /* the planner's notes */
+    char why[256];       /* why its slowest rank was slowest */
+} zs_point_iter;
+
+/* Runs iteration `it` (from 0) of cfg alone: builds the point's env, draws
+ * batches 0..it, plans and runs batch it (the timeline, when cfg has one,
+ * only in the last iteration). */
+int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_err *e);
+/* The sums a point's means are taken from. Start both it and the
+ * zs_point_result zeroed, add every iteration's record in iteration order,
+ * then finish: out->wall_s is the sum of the records' (zs_point_run sets
+ * its own), out->last is left alone. */
+typedef struct zs_point_acc {
+    double flops, peak, exposed, busy, idle, nic, imb_a, imb_l, imb_d, wait, plan_s;
+} zs_point_acc;
+void zs_point_add(zs_point_acc *t, const zs_point_iter *q, zs_point_result *out);
+void zs_point_finish(const zs_point_acc *t, zs_point_result *out);
+
 /* One planned batch of a point, as `zepsim plan` shows it (owned). */
 typedef struct zs_point_plan {
     zs_batch *batch;

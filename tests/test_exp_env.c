@@ -76,6 +76,80 @@ static void test_plan_is_simulate_wlb(void)
     zs_point_plan_clear(&pl);
 }
 
+/* Iterations run apart (zs_point_run_iter, as `compare` runs them, one
+ * process each) and added in order give the sequential run's figures bit
+ * for bit: for a greedy-batched method, for WLB-LLM (whose batcher keeps
+ * outliers from one batch to the next) and for Zeppelin. */
+static void expect_split_is_sequential(zs_point_cfg *c)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    zs_point_result seq, par;
+    ZS_ASSERT_OK(zs_point_run(c, NULL, NULL, &seq, &e), &e);
+    memset(&par, 0, sizeof par);
+    zs_point_acc acc;
+    memset(&acc, 0, sizeof acc);
+    zs_point_iter q;
+    for (int it = c->iterations - 1; it >= 0; it--) { /* any order of runs ... */
+        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, &e), &e);
+        CU_ASSERT(q.wall_s > 0);
+    }
+    for (int it = 0; it < c->iterations; it++) { /* ... added in order */
+        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, &e), &e);
+        zs_point_add(&acc, &q, &par);
+    }
+    zs_point_finish(&acc, &par);
+    ZS_ASSERT_INT_EQ(par.iterations, seq.iterations);
+    ZS_ASSERT_INT_EQ(par.ops, seq.ops);
+    ZS_ASSERT_INT_EQ(par.nodes, seq.nodes);
+    ZS_ASSERT_INT_EQ(par.gpus, seq.gpus);
+    const double a[] = {
+        par.tokens,       par.seconds,        par.iter_time,        par.tokens_per_s,
+        par.mfu,          par.compute_share,  par.exposed_share,    par.idle_share,
+        par.max_nic_util, par.attn_imbalance, par.linear_imbalance, par.imbalance_degree,
+        par.delay_iters,  par.peak_mem,       par.mem_capacity};
+    const double b[] = {
+        seq.tokens,       seq.seconds,        seq.iter_time,        seq.tokens_per_s,
+        seq.mfu,          seq.compute_share,  seq.exposed_share,    seq.idle_share,
+        seq.max_nic_util, seq.attn_imbalance, seq.linear_imbalance, seq.imbalance_degree,
+        seq.delay_iters,  seq.peak_mem,       seq.mem_capacity};
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+        if (memcmp(&a[k], &b[k], sizeof a[k])) {
+            CU_FAIL("split and sequential figures differ");
+            fprintf(stderr, "%s figure %zu: %.17g split, %.17g sequential\n", c->method, k, a[k],
+                    b[k]);
+        }
+    ZS_ASSERT_STR_EQ(par.notes, seq.notes);
+    ZS_ASSERT_STR_EQ(par.why, seq.why);
+    ZS_ASSERT_STR_EQ(par.cost_desc, seq.cost_desc);
+    CU_ASSERT(seq.tokens_per_s > 0);
+    zs_point_result_clear(&seq);
+}
+
+static void test_split_iterations(void)
+{
+    static const char *const methods[] = {"te-cp", "wlb-llm", "zeppelin"};
+    for (int i = 0; i < 3; i++) {
+        zs_point_cfg c;
+        small_cfg(zs_planner_find(methods[i]), &c);
+        c.iterations = 3;
+        if (!strcmp(methods[i], "wlb-llm")) {
+            c.opts[0] = '\0';
+            c.nodes = 8;
+            c.context = 65536;
+        }
+        expect_split_is_sequential(&c);
+    }
+    /* an iteration the point does not have */
+    zs_point_cfg c;
+    small_cfg(zs_planner_find("te-cp"), &c);
+    zs_point_iter q;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, 1, &q, &e), ZS_EUSAGE); /* past the point's end */
+    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, -1, &q, &e), ZS_EUSAGE);
+}
+
 /* Each method gets the batcher its hook asks for. */
 static void test_batchers(void)
 {
@@ -230,6 +304,7 @@ int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"plan_is_simulate", test_plan_is_simulate},
                                          {"plan_is_simulate_wlb", test_plan_is_simulate_wlb},
+                                         {"split_iterations", test_split_iterations},
                                          {"batchers", test_batchers},
                                          {"env_errors", test_env_errors},
                                          {"names", test_names},

@@ -26,7 +26,7 @@
 
 #define MAX_METHODS 16
 
-/* What a worker sends back: plain data, no pointers. */
+/* A method's outcome, once all its iterations are in. */
 typedef struct outcome {
     int rc;
     zs_err err;
@@ -34,39 +34,24 @@ typedef struct outcome {
     double tl_bytes;   /* JSON size of the timeline written (0: none) */
 } outcome;
 
-/* A worker's messages, each a tag then its body: progress after every
- * iteration, the outcome last. */
-enum { MSG_ITER = 1, MSG_DONE = 2 };
-typedef struct iter_msg {
-    int done, total;
-} iter_msg;
+/* What a worker sends back, once: one iteration of one method (plain
+ * data, no pointers). */
+typedef struct task_out {
+    int rc;
+    zs_err err;
+    zs_point_iter q;
+} task_out;
 
 static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin,auto";
 
-static void child_progress(void *arg, int done, int total)
+static void run_child(const zs_point_cfg *p, int it, int fd)
 {
-    int fd = *(int *)arg, tag = MSG_ITER;
-    iter_msg m = {done, total};
-    char buf[sizeof tag + sizeof m]; /* one write, below PIPE_BUF: atomic */
-    memcpy(buf, &tag, sizeof tag);
-    memcpy(buf + sizeof tag, &m, sizeof m);
-    zs_write_all(fd, buf, sizeof buf);
-}
-
-static void run_child(const zs_point_cfg *p, int fd)
-{
-    outcome o;
+    task_out o;
     memset(&o, 0, sizeof o);
-    o.rc = zs_point_run(p, child_progress, &fd, &o.r, &o.err);
-    if (o.rc == ZS_OK && o.r.last)
-        o.tl_bytes = o.r.last->timeline_bytes;
+    o.rc = zs_point_run_iter(p, it, &o.q, &o.err);
     char advice[512];
     if (o.rc != ZS_OK && zs_point_fit_advice(p, advice, sizeof advice))
         snprintf(o.err.fix, sizeof o.err.fix, "%s", advice);
-    zs_result_free(o.r.last);
-    o.r.last = NULL;
-    int tag = MSG_DONE;
-    zs_write_all(fd, &tag, sizeof tag);
     zs_write_all(fd, &o, sizeof o);
     close(fd);
     _exit(0);
@@ -84,12 +69,27 @@ static int split_methods(char *list, char **out, int max)
     return n;
 }
 
-/* Where the workers are: per method, iterations done (-1: not started,
- * -2: finished). */
+/* Iterations of one method finished ahead of the next one to add are
+ * held here until it comes (the means add them in order, so the figures
+ * are those of one sequential run bit for bit); a method's iteration k
+ * starts only when k < added + WINDOW, which bounds the memory held. */
+#define WINDOW 16
+
+/* Per method: where its iterations are. */
+typedef struct mstate {
+    int started, running, done; /* iterations started, in flight, finished */
+    int added;                  /* iterations added to the sums, in order */
+    int failed_at;              /* the earliest failed iteration (-1: none) */
+    zs_point_acc acc;
+    zs_point_iter held[WINDOW];
+    char have[WINDOW];
+} mstate;
+
+/* Where the workers are. */
 typedef struct board {
     const char *const *methods;
-    int n, finished;
-    int done[MAX_METHODS], total[MAX_METHODS];
+    int n, iters, finished;
+    mstate *m;
     zs_progress pg;
 } board;
 
@@ -102,36 +102,68 @@ static void board_report(board *b, int step, const char *finished)
         o += (size_t)snprintf(st + o, sizeof st - o, " (%s finished)", finished);
     int k = 0;
     for (int i = 0; i < b->n; i++) {
-        if (b->done[i] == -2)
-            frac += 1;
-        else if (b->done[i] >= 0 && b->total[i] > 0)
-            frac += (double)b->done[i] / b->total[i];
-        if (b->done[i] >= 0 && o < sizeof st)
+        const mstate *m = &b->m[i];
+        frac += (double)m->done / b->iters;
+        if (m->running > 0 && o < sizeof st)
             o += (size_t)snprintf(st + o, sizeof st - o, "%s %s %d/%d", k++ ? "," : "; running",
-                                  b->methods[i], b->done[i], b->total[i]);
+                                  b->methods[i], m->done, b->iters);
     }
     zs_progress_report(&b->pg, zs_progress_now(), frac / b->n, step, st);
 }
 
-/* Reads one message of worker i into res[i] or its progress; 1 when the
- * worker is finished (its outcome read, or it died). */
-static int read_msg(board *b, int i, int fd, outcome *res)
+/* A worker's message for iteration it of method i, into its state; 1
+ * when the method is finished (res[i] then holds its outcome). */
+static int take(board *b, int i, int it, int fd, outcome *res)
 {
-    int tag = 0;
-    iter_msg m;
-    if (zs_read_all(fd, &tag, sizeof tag) == 1 && tag == MSG_ITER &&
-        zs_read_all(fd, &m, sizeof m) == 1) {
-        b->done[i] = m.done;
-        b->total[i] = m.total;
-        return 0;
-    }
-    if (tag != MSG_DONE || zs_read_all(fd, &res[i], sizeof res[i]) != 1) {
-        memset(&res[i], 0, sizeof res[i]);
-        res[i].rc = ZS_ERUNTIME;
-        zs_err_set(&res[i].err, ZS_ERUNTIME, b->methods[i], NULL,
+    mstate *m = &b->m[i];
+    task_out o;
+    if (zs_read_all(fd, &o, sizeof o) != 1) {
+        memset(&o, 0, sizeof o);
+        o.rc = ZS_ERUNTIME;
+        zs_err_set(&o.err, ZS_ERUNTIME, b->methods[i], NULL,
                    "the worker process died (out of memory?)");
     }
+    m->running--;
+    m->done++;
+    if (o.rc != ZS_OK) {
+        if (m->failed_at < 0 || it < m->failed_at) {
+            m->failed_at = it;
+            res[i].rc = o.rc;
+            res[i].err = o.err;
+        }
+    } else if (m->failed_at < 0) {
+        m->held[it % WINDOW] = o.q;
+        m->have[it % WINDOW] = 1;
+        while (m->have[m->added % WINDOW]) {
+            const zs_point_iter *q = &m->held[m->added % WINDOW];
+            zs_point_add(&m->acc, q, &res[i].r);
+            if (m->added == b->iters - 1)
+                res[i].tl_bytes = q->tl_bytes;
+            m->have[m->added % WINDOW] = 0;
+            m->added++;
+        }
+    }
+    if (m->running > 0 || (m->failed_at < 0 && m->added < b->iters))
+        return 0;
+    if (m->failed_at < 0)
+        zs_point_finish(&m->acc, &res[i].r);
+    else
+        memset(&res[i].r, 0, sizeof res[i].r);
     return 1;
+}
+
+/* The next (method, iteration) to start, methods in their order (-1:
+ * none may start now). */
+static int next_task(const board *b, int *it)
+{
+    for (int i = 0; i < b->n; i++) {
+        const mstate *m = &b->m[i];
+        if (m->failed_at < 0 && m->started < b->iters && m->started < m->added + WINDOW) {
+            *it = m->started;
+            return i;
+        }
+    }
+    return -1;
 }
 
 /* Whether every method failed on the command line (a usage error, such as
@@ -156,81 +188,103 @@ static int all_bad_input(const char *const *methods, const outcome *res, int n)
     return 1;
 }
 
-/* Runs every method, at most jobs at a time; fills res[]. tl: each
- * method's timeline file (NULL: the configuration's). Progress goes to pf
- * (NULL: none). */
+/* Runs every iteration of every method, at most jobs at a time, each in
+ * a worker process of its own (iterations are independent: zs_point.h);
+ * fills res[]. tl: each method's timeline file (NULL: the
+ * configuration's). Progress goes to pf (NULL: none). */
 static int run_all(const zs_point_cfg *base, const char *const *methods, char (*tl)[512], int n,
                    int jobs, FILE *pf, outcome *res)
 {
-    pid_t pid[MAX_METHODS];
-    int fd[MAX_METHODS], started = 0, running = 0;
+    enum { MAX_JOBS = 64 };
+    pid_t pid[MAX_JOBS];
+    int fd[MAX_JOBS], meth[MAX_JOBS], iter[MAX_JOBS], running = 0;
     board b;
     memset(&b, 0, sizeof b);
     b.methods = methods;
     b.n = n;
+    b.iters = base->iterations;
+    b.m = calloc((size_t)n, sizeof *b.m);
+    if (!b.m)
+        return -1;
+    for (int i = 0; i < n; i++)
+        b.m[i].failed_at = -1;
+    jobs = jobs < 1 ? 1 : jobs > MAX_JOBS ? MAX_JOBS : jobs;
     zs_progress_init(&b.pg, pf, pf && isatty(fileno(pf)), "compare", zs_progress_now());
-    for (int i = 0; i < n; i++) {
-        fd[i] = -1;
-        b.done[i] = -1;
-    }
+    int rc = 0;
     while (b.finished < n) {
-        while (running < jobs && started < n) {
+        int it, i;
+        while (running < jobs && (i = next_task(&b, &it)) >= 0) {
             int pfd[2];
-            if (pipe(pfd) != 0)
-                return -1;
+            if (pipe(pfd) != 0) {
+                rc = -1;
+                goto out;
+            }
             zs_point_cfg p = *base;
-            snprintf(p.method, sizeof p.method, "%s", methods[started]);
+            snprintf(p.method, sizeof p.method, "%s", methods[i]);
             if (tl)
-                snprintf(p.timeline, sizeof p.timeline, "%s", tl[started]);
+                snprintf(p.timeline, sizeof p.timeline, "%s", tl[i]);
             fflush(NULL);
             pid_t k = fork();
-            if (k < 0)
-                return -1;
+            if (k < 0) {
+                close(pfd[0]);
+                close(pfd[1]);
+                rc = -1;
+                goto out;
+            }
             if (k == 0) {
                 close(pfd[0]);
-                run_child(&p, pfd[1]);
+                run_child(&p, it, pfd[1]);
             }
             close(pfd[1]);
-            pid[started] = k;
-            fd[started] = pfd[0];
-            b.done[started] = 0;
-            b.total[started] = base->iterations;
-            started++;
+            pid[running] = k;
+            fd[running] = pfd[0];
+            meth[running] = i;
+            iter[running] = it;
             running++;
+            b.m[i].started++;
+            b.m[i].running++;
         }
         /* Wait for any worker's message; every 10 s a line in a log. */
-        struct pollfd pf_[MAX_METHODS];
-        int idx[MAX_METHODS], np = 0;
-        for (int i = 0; i < started; i++)
-            if (fd[i] >= 0) {
-                pf_[np].fd = fd[i];
-                pf_[np].events = POLLIN;
-                idx[np++] = i;
-            }
-        int pr = poll(pf_, (nfds_t)np, 10000);
-        if (pr < 0 && errno != EINTR)
-            return -1;
+        struct pollfd pf_[MAX_JOBS];
+        for (int k = 0; k < running; k++) {
+            pf_[k].fd = fd[k];
+            pf_[k].events = POLLIN;
+        }
+        int pr = poll(pf_, (nfds_t)running, 10000);
+        if (pr < 0 && errno != EINTR) {
+            rc = -1;
+            goto out;
+        }
         if (pr == 0)
             board_report(&b, 0, NULL);
-        for (int k = 0; pr > 0 && k < np; k++) {
+        for (int k = running - 1; pr > 0 && k >= 0; k--) {
             if (!(pf_[k].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
-            int i = idx[k];
-            if (!read_msg(&b, i, fd[i], res)) {
+            i = meth[k];
+            int fin = take(&b, i, iter[k], fd[k], res);
+            close(fd[k]);
+            waitpid(pid[k], NULL, 0);
+            running--; /* the last slot moves into this one */
+            pid[k] = pid[running];
+            fd[k] = fd[running];
+            meth[k] = meth[running];
+            iter[k] = iter[running];
+            if (fin) {
+                b.finished++;
+                board_report(&b, 1, methods[i]);
+            } else {
                 board_report(&b, 0, NULL);
-                continue;
             }
-            close(fd[i]);
-            fd[i] = -1;
-            waitpid(pid[i], NULL, 0);
-            running--;
-            b.finished++;
-            b.done[i] = -2;
-            board_report(&b, 1, methods[i]);
         }
     }
+out:
+    for (int k = 0; k < running; k++) { /* only after a failure to fork or poll */
+        close(fd[k]);
+        waitpid(pid[k], NULL, 0);
+    }
     zs_progress_end(&b.pg);
-    return 0;
+    free(b.m);
+    return rc;
 }
 
 static int plot(const char *path, const char *const *methods, const outcome *res, int n,
@@ -306,7 +360,9 @@ static void usage(void)
     snprintf(text, sizeof text, "methods to compare, any case (default %s)", default_methods);
     zs_cli_help_entry(stdout, "methods", "A,B,...", text);
     zs_cli_help_entry(stdout, "baseline", "NAME", "speedups are over this method (default te-cp)");
-    zs_cli_help_entry(stdout, "jobs", "N", "methods simulated in parallel (default: CPUs)");
+    zs_cli_help_entry(stdout, "jobs", "N",
+                      "worker processes, each simulating one iteration of one method at a time "
+                      "(default: CPUs)");
     zs_cli_help_entry(stdout, "plot", "FILE.png|FILE.svg|FILE.pdf|none",
                       "bar chart of tokens/s, in the format the extension names (default "
                       "zepsim-compare.png)");

@@ -130,4 +130,25 @@ rm -f "$TMP/big.json.gz"
 expect_rc tl-small 0 "$ZEPSIM" simulate --method te-cp --backend analytic --nodes 1 --group 8 \
   --context 16384 --iterations 1 --quiet --timeline "$TMP/small.json.gz"
 if grep -q "warning: timeline" "$TMP/out"; then echo "FAIL tl-small: warned"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+# compare runs each iteration of each method in a worker of its own and
+# adds them in order: --jobs 1 and --jobs 3 give the same table (host times
+# aside), a method that fails (wlb-llm's default layout needs 64 GPUs)
+# included.
+for j in 1 3; do
+  expect_rc split-j$j 1 "$ZEPSIM" compare --methods te-cp,wlb-llm,zeppelin,hybrid-dp --nodes 1 \
+    --group 8 --context 16384 --iterations 3 --plot none --format csv --quiet --jobs $j
+  cp "$TMP/out" "$TMP/split$j.csv"
+done
+python3 - "$TMP/split1.csv" "$TMP/split3.csv" <<'PY' && PASSES=$((PASSES + 1)) || {
+import csv, sys
+def rows(p):
+    out = []
+    for r in csv.DictReader(l for l in open(p) if not l.startswith("wlb-llm: ")):
+        r.pop("wall_s"); r.pop("plan_ms"); out.append(r)
+    return out
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+ok = a == b and [r["status"] for r in a] == ["ok", "failed", "ok", "ok"]
+sys.exit(0 if ok else 1)
+PY
+  echo "FAIL split: --jobs 1 and --jobs 3 tables differ"; FAILS=$((FAILS + 1)); }
 finish
