@@ -232,3 +232,38 @@ void zs_result_ranks(const zs_result *r, zs_table *t)
         zs_table_num(t, 5, "%.3f", x->end * 1e3);
     }
 }
+
+int zs_result_pack(const zs_result *r, zs_fork_buf *out, zs_err *e)
+{
+    int rc = zs_fork_buf_add(out, r, sizeof *r, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->ranks, sizeof *r->ranks * (size_t)r->nranks, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->nic_bytes, sizeof(double) * (size_t)r->nnics, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, r->nic_busy, sizeof(double) * (size_t)r->nnics, e);
+    return rc;
+}
+
+zs_result *zs_result_unpack(const zs_fork_buf *b, size_t *pos)
+{
+    zs_result hdr;
+    if (zs_fork_buf_get(b, pos, &hdr, sizeof hdr) || hdr.nranks < 0 || hdr.nnics < 0)
+        return NULL;
+    zs_result *r = zs_result_new(hdr.nranks, hdr.nnics);
+    if (!r)
+        return NULL;
+    zs_rank_result *ranks = r->ranks;
+    double *nb = r->nic_bytes, *nu = r->nic_busy;
+    *r = hdr;
+    r->ranks = ranks;
+    r->nic_bytes = nb;
+    r->nic_busy = nu;
+    if (zs_fork_buf_get(b, pos, r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
+        zs_fork_buf_get(b, pos, r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
+        zs_fork_buf_get(b, pos, r->nic_busy, sizeof(double) * (size_t)r->nnics)) {
+        zs_result_free(r);
+        return NULL;
+    }
+    return r;
+}

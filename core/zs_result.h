@@ -16,6 +16,7 @@
 
 #include "zs_cluster.h"
 #include "zs_err.h"
+#include "zs_fork.h"
 #include "zs_table.h"
 
 typedef struct zs_rank_result {
@@ -52,6 +53,14 @@ typedef struct zs_result {
 
 zs_result *zs_result_new(int nranks, int nnics);
 void zs_result_free(zs_result *r);
+
+/* A result as plain bytes, for a child process to send its parent
+ * (base/zs_fork.h): the struct (its pointers replaced on the way back),
+ * then the per-rank rows and the two per-NIC arrays. */
+int zs_result_pack(const zs_result *r, zs_fork_buf *out, zs_err *e);
+/* The result packed at *pos of b (advanced past it); NULL when the bytes
+ * there do not hold one, or out of memory. */
+zs_result *zs_result_unpack(const zs_fork_buf *b, size_t *pos);
 /* Appends a note ("; "-separated). */
 void zs_result_note(zs_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends a formatted note to a "; "-separated notes buffer of n bytes

@@ -65,7 +65,7 @@ static const zs_rcol table[] = {
     RES("plan_ms", "ms", 1, "planning time per batch (host)"),
     RES("ops", "ops", 0, "ops simulated, all iterations"),
     RES("wall_s", "s", 0,
-        "host time of the point (compare: summed over the workers of its iterations)"),
+        "host time of the point (summed over its iterations' workers when they run apart)"),
     TXT("why", 0, "why the last iteration's slowest rank was slowest"),
 };
 #undef CFG

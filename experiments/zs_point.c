@@ -259,8 +259,11 @@ int zs_point_run(const zs_point_cfg *cfg, zs_point_progress progress, void *parg
     return rc;
 }
 
-int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_err *e)
+int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_result **last,
+                      zs_err *e)
 {
+    if (last)
+        *last = NULL;
     double t0 = now_s();
     memset(out, 0, sizeof *out);
     if (it < 0 || it >= cfg->iterations)
@@ -279,7 +282,10 @@ int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_er
     zs_result *r = NULL;
     if (!rc)
         rc = plan_run(env, b, it, out, &r, e);
-    zs_result_free(r);
+    if (last && !rc)
+        *last = r;
+    else
+        zs_result_free(r);
     zs_batch_free(b);
     zs_point_env_free(env);
     out->wall_s = now_s() - t0;

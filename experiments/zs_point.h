@@ -122,8 +122,10 @@ typedef struct zs_point_iter {
 
 /* Runs iteration `it` (from 0) of cfg alone: builds the point's env, draws
  * batches 0..it, plans and runs batch it (the timeline, when cfg has one,
- * only in the last iteration). */
-int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_err *e);
+ * only in the last iteration). last: when not NULL, the iteration's result
+ * (owned by the caller). */
+int zs_point_run_iter(const zs_point_cfg *cfg, int it, zs_point_iter *out, zs_result **last,
+                      zs_err *e);
 /* The sums a point's means are taken from. Start both it and the
  * zs_point_result zeroed, add every iteration's record in iteration order,
  * then finish: out->wall_s is the sum of the records' (zs_point_run sets

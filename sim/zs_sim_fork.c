@@ -1,8 +1,7 @@
 /* Simulations in child processes (see zs_sim.h): SimGrid allows one
  * platform per process, so every simulation of a caller that runs several
- * goes through zs_fork_call. The child sends its zs_result as plain data:
- * the struct (its pointers are meaningless in the parent and replaced),
- * then the per-rank rows and the two per-NIC arrays. */
+ * goes through zs_fork_call. The child sends its zs_result as plain data
+ * (zs_result_pack). */
 #include "zs_sim_int.h"
 
 #include <string.h>
@@ -22,40 +21,9 @@ static int child(void *arg, zs_fork_buf *out, zs_err *e)
     zs_result *r = NULL;
     int rc = zs_sim_run(j->s, j->c, j->o, &r, e);
     if (rc == ZS_OK)
-        rc = zs_fork_buf_add(out, r, sizeof *r, e);
-    if (rc == ZS_OK)
-        rc = zs_fork_buf_add(out, r->ranks, sizeof *r->ranks * (size_t)r->nranks, e);
-    if (rc == ZS_OK)
-        rc = zs_fork_buf_add(out, r->nic_bytes, sizeof(double) * (size_t)r->nnics, e);
-    if (rc == ZS_OK)
-        rc = zs_fork_buf_add(out, r->nic_busy, sizeof(double) * (size_t)r->nnics, e);
+        rc = zs_result_pack(r, out, e);
     zs_result_free(r);
     return rc;
-}
-
-/* The result back from its bytes (NULL when they do not hold one). */
-static zs_result *decode(const zs_fork_buf *b)
-{
-    zs_result hdr;
-    size_t pos = 0;
-    if (zs_fork_buf_get(b, &pos, &hdr, sizeof hdr) || hdr.nranks < 0 || hdr.nnics < 0)
-        return NULL;
-    zs_result *r = zs_result_new(hdr.nranks, hdr.nnics);
-    if (!r)
-        return NULL;
-    zs_rank_result *ranks = r->ranks;
-    double *nb = r->nic_bytes, *nu = r->nic_busy;
-    *r = hdr;
-    r->ranks = ranks;
-    r->nic_bytes = nb;
-    r->nic_busy = nu;
-    if (zs_fork_buf_get(b, &pos, r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
-        zs_fork_buf_get(b, &pos, r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
-        zs_fork_buf_get(b, &pos, r->nic_busy, sizeof(double) * (size_t)r->nnics) || pos != b->n) {
-        zs_result_free(r);
-        return NULL;
-    }
-    return r;
 }
 
 int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
@@ -77,7 +45,12 @@ int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_s
         *child_cpu = u.cpu_s;
     if (rc)
         return rc;
-    zs_result *r = decode(&b);
+    size_t pos = 0;
+    zs_result *r = zs_result_unpack(&b, &pos);
+    if (r && pos != b.n) {
+        zs_result_free(r);
+        r = NULL;
+    }
     zs_fork_buf_free(&b);
     if (!r)
         return zs_err_set(e, ZS_ERUNTIME, "simulation process", NULL,

@@ -8,6 +8,7 @@
 #include "zs_backend.h"
 #include "zs_fork.h"
 #include "zs_point_env.h"
+#include "zs_workers.h"
 #include "zs_test.h"
 #include "zs_wlb_pack.h"
 
@@ -91,11 +92,11 @@ static void expect_split_is_sequential(zs_point_cfg *c)
     memset(&acc, 0, sizeof acc);
     zs_point_iter q;
     for (int it = c->iterations - 1; it >= 0; it--) { /* any order of runs ... */
-        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, &e), &e);
+        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, NULL, &e), &e);
         CU_ASSERT(q.wall_s > 0);
     }
     for (int it = 0; it < c->iterations; it++) { /* ... added in order */
-        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, &e), &e);
+        ZS_ASSERT_OK(zs_point_run_iter(c, it, &q, NULL, &e), &e);
         zs_point_add(&acc, &q, &par);
     }
     zs_point_finish(&acc, &par);
@@ -146,8 +147,50 @@ static void test_split_iterations(void)
     zs_point_iter q;
     zs_err e;
     zs_err_clear(&e);
-    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, 1, &q, &e), ZS_EUSAGE); /* past the point's end */
-    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, -1, &q, &e), ZS_EUSAGE);
+    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, 1, &q, NULL, &e), ZS_EUSAGE); /* past the point's end */
+    ZS_ASSERT_INT_EQ(zs_point_run_iter(&c, -1, &q, NULL, &e), ZS_EUSAGE);
+}
+
+/* The iteration workers (compare's and simulate's): the same figures as
+ * zs_point_run, the last iteration's result when asked for, and a failing
+ * point's earliest error without holding up the others. */
+static void test_workers(void)
+{
+    zs_work_point pts[3];
+    memset(pts, 0, sizeof pts);
+    const char *const methods[] = {"te-cp", "plain-4d", "zeppelin"};
+    for (int i = 0; i < 3; i++) {
+        small_cfg(zs_planner_find(methods[i]), &pts[i].cfg);
+        pts[i].cfg.iterations = 3;
+        pts[i].want_last = i == 2;
+    }
+    snprintf(pts[1].cfg.opts, sizeof pts[1].cfg.opts, "tp=8,cp=4,pp=4"); /* 128 GPUs: fails */
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_workers_run(pts, 3, 2, NULL, NULL, &e), &e);
+    ZS_ASSERT_INT_EQ(pts[1].rc, ZS_EINPUT); /* as zs_point_run says */
+    ZS_ASSERT_STR_CONTAINS(pts[1].err.what, "does not divide");
+    CU_ASSERT(pts[1].finished && pts[1].started == pts[1].done);
+    CU_ASSERT(pts[1].started < 3); /* it started no more once one failed */
+    for (int i = 0; i < 3; i += 2) {
+        ZS_ASSERT_OK(pts[i].rc, &pts[i].err);
+        zs_point_result seq;
+        ZS_ASSERT_OK(zs_point_run(&pts[i].cfg, NULL, NULL, &seq, &e), &e);
+        CU_ASSERT(!memcmp(&pts[i].r.tokens_per_s, &seq.tokens_per_s, sizeof seq.tokens_per_s));
+        CU_ASSERT(!memcmp(&pts[i].r.compute_share, &seq.compute_share, sizeof seq.compute_share));
+        ZS_ASSERT_INT_EQ(pts[i].r.ops, seq.ops);
+        if (i == 2) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(pts[i].r.last);
+            ZS_ASSERT_INT_EQ(pts[i].r.last->nranks, seq.last->nranks);
+            CU_ASSERT(!memcmp(pts[i].r.last->ranks, seq.last->ranks,
+                              sizeof *seq.last->ranks * (size_t)seq.last->nranks));
+            CU_ASSERT(!memcmp(&pts[i].r.last->iter_time, &seq.last->iter_time, sizeof(double)));
+        } else {
+            CU_ASSERT_PTR_NULL(pts[i].r.last);
+        }
+        zs_point_result_clear(&pts[i].r);
+        zs_point_result_clear(&seq);
+    }
 }
 
 /* Each method gets the batcher its hook asks for. */
@@ -305,6 +348,7 @@ int main(int argc, char **argv)
     static const zs_test_case cases[] = {{"plan_is_simulate", test_plan_is_simulate},
                                          {"plan_is_simulate_wlb", test_plan_is_simulate_wlb},
                                          {"split_iterations", test_split_iterations},
+                                         {"workers", test_workers},
                                          {"batchers", test_batchers},
                                          {"env_errors", test_env_errors},
                                          {"names", test_names},

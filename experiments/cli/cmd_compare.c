@@ -1,61 +1,29 @@
 /* `zepsim compare`: the main job. Runs the same study (model, cluster,
- * trace, context, iterations, seed) for several methods, in parallel worker
- * processes that report each iteration, and prints one table (the result
+ * trace, context, iterations, seed) for several methods, each iteration
+ * of each method in a worker process of its own (zs_workers.h), and prints
+ * one table (the result
  * columns of zs_cols.h: tokens/s, tokens per iteration, iteration time,
  * speedup over the baseline, MFU, where the time goes, NIC use, peak
  * memory per GPU, imbalance), a verdict (the fastest method, its margin,
  * why each method's slowest rank was slowest) and notes on figures out of
  * their range; then draws a bar chart with gnuplot. */
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_point.h"
 #include "zs_afile.h"
 #include "zs_backend.h"
 #include "zs_cols.h"
-#include "zs_fdio.h"
 #include "zs_planner.h"
-#include "zs_point_fit.h"
+#include "zs_workers.h"
 #include "zs_progress.h"
 #include "zs_verdict.h"
 
 #define MAX_METHODS 16
 
-/* A method's outcome, once all its iterations are in. */
-typedef struct outcome {
-    int rc;
-    zs_err err;
-    zs_point_result r; /* r.last is NULL here */
-    double tl_bytes;   /* JSON size of the timeline written (0: none) */
-} outcome;
-
-/* What a worker sends back, once: one iteration of one method (plain
- * data, no pointers). */
-typedef struct task_out {
-    int rc;
-    zs_err err;
-    zs_point_iter q;
-} task_out;
-
 static const char default_methods[] = "te-cp,llama-cp,hybrid-dp,ulysses,usp,zeppelin,auto";
-
-static void run_child(const zs_point_cfg *p, int it, int fd)
-{
-    task_out o;
-    memset(&o, 0, sizeof o);
-    o.rc = zs_point_run_iter(p, it, &o.q, &o.err);
-    char advice[512];
-    if (o.rc != ZS_OK && zs_point_fit_advice(p, advice, sizeof advice))
-        snprintf(o.err.fix, sizeof o.err.fix, "%s", advice);
-    zs_write_all(fd, &o, sizeof o);
-    close(fd);
-    _exit(0);
-}
 
 static int split_methods(char *list, char **out, int max)
 {
@@ -69,101 +37,27 @@ static int split_methods(char *list, char **out, int max)
     return n;
 }
 
-/* Iterations of one method finished ahead of the next one to add are
- * held here until it comes (the means add them in order, so the figures
- * are those of one sequential run bit for bit); a method's iteration k
- * starts only when k < added + WINDOW, which bounds the memory held. */
-#define WINDOW 16
-
-/* Per method: where its iterations are. */
-typedef struct mstate {
-    int started, running, done; /* iterations started, in flight, finished */
-    int added;                  /* iterations added to the sums, in order */
-    int failed_at;              /* the earliest failed iteration (-1: none) */
-    zs_point_acc acc;
-    zs_point_iter held[WINDOW];
-    char have[WINDOW];
-} mstate;
-
-/* Where the workers are. */
-typedef struct board {
-    const char *const *methods;
-    int n, iters, finished;
-    mstate *m;
-    zs_progress pg;
-} board;
-
-static void board_report(board *b, int step, const char *finished)
+/* Progress: methods done, and the iterations of those running. */
+static void report(void *arg, const zs_work_point *pts, int n, int step, int finished)
 {
+    zs_progress *pg = arg;
     char st[512];
     double frac = 0;
-    size_t o = (size_t)snprintf(st, sizeof st, "%d/%d methods done", b->finished, b->n);
-    if (finished)
-        o += (size_t)snprintf(st + o, sizeof st - o, " (%s finished)", finished);
+    int nfin = 0;
+    for (int i = 0; i < n; i++)
+        nfin += pts[i].finished;
+    size_t o = (size_t)snprintf(st, sizeof st, "%d/%d methods done", nfin, n);
+    if (finished >= 0)
+        o += (size_t)snprintf(st + o, sizeof st - o, " (%s finished)", pts[finished].cfg.method);
     int k = 0;
-    for (int i = 0; i < b->n; i++) {
-        const mstate *m = &b->m[i];
-        frac += (double)m->done / b->iters;
-        if (m->running > 0 && o < sizeof st)
+    for (int i = 0; i < n; i++) {
+        const zs_work_point *p = &pts[i];
+        frac += p->finished ? 1.0 : (double)p->done / p->cfg.iterations;
+        if (p->running > 0 && o < sizeof st)
             o += (size_t)snprintf(st + o, sizeof st - o, "%s %s %d/%d", k++ ? "," : "; running",
-                                  b->methods[i], m->done, b->iters);
+                                  p->cfg.method, p->done, p->cfg.iterations);
     }
-    zs_progress_report(&b->pg, zs_progress_now(), frac / b->n, step, st);
-}
-
-/* A worker's message for iteration it of method i, into its state; 1
- * when the method is finished (res[i] then holds its outcome). */
-static int take(board *b, int i, int it, int fd, outcome *res)
-{
-    mstate *m = &b->m[i];
-    task_out o;
-    if (zs_read_all(fd, &o, sizeof o) != 1) {
-        memset(&o, 0, sizeof o);
-        o.rc = ZS_ERUNTIME;
-        zs_err_set(&o.err, ZS_ERUNTIME, b->methods[i], NULL,
-                   "the worker process died (out of memory?)");
-    }
-    m->running--;
-    m->done++;
-    if (o.rc != ZS_OK) {
-        if (m->failed_at < 0 || it < m->failed_at) {
-            m->failed_at = it;
-            res[i].rc = o.rc;
-            res[i].err = o.err;
-        }
-    } else if (m->failed_at < 0) {
-        m->held[it % WINDOW] = o.q;
-        m->have[it % WINDOW] = 1;
-        while (m->have[m->added % WINDOW]) {
-            const zs_point_iter *q = &m->held[m->added % WINDOW];
-            zs_point_add(&m->acc, q, &res[i].r);
-            if (m->added == b->iters - 1)
-                res[i].tl_bytes = q->tl_bytes;
-            m->have[m->added % WINDOW] = 0;
-            m->added++;
-        }
-    }
-    if (m->running > 0 || (m->failed_at < 0 && m->added < b->iters))
-        return 0;
-    if (m->failed_at < 0)
-        zs_point_finish(&m->acc, &res[i].r);
-    else
-        memset(&res[i].r, 0, sizeof res[i].r);
-    return 1;
-}
-
-/* The next (method, iteration) to start, methods in their order (-1:
- * none may start now). */
-static int next_task(const board *b, int *it)
-{
-    for (int i = 0; i < b->n; i++) {
-        const mstate *m = &b->m[i];
-        if (m->failed_at < 0 && m->started < b->iters && m->started < m->added + WINDOW) {
-            *it = m->started;
-            return i;
-        }
-    }
-    return -1;
+    zs_progress_report(pg, zs_progress_now(), frac / n, step && finished >= 0, st);
 }
 
 /* Whether every method failed on the command line (a usage error, such as
@@ -171,7 +65,7 @@ static int next_task(const board *b, int *it)
  * would only list failures, so the errors are printed (once when they
  * agree) for an exit status of 2. A method that does not fit is not one:
  * the table says which options make it fit, per method. */
-static int all_bad_input(const char *const *methods, const outcome *res, int n)
+static int all_bad_input(const char *const *methods, const zs_work_point *res, int n)
 {
     int same = 1;
     for (int i = 0; i < n; i++) {
@@ -188,106 +82,7 @@ static int all_bad_input(const char *const *methods, const outcome *res, int n)
     return 1;
 }
 
-/* Runs every iteration of every method, at most jobs at a time, each in
- * a worker process of its own (iterations are independent: zs_point.h);
- * fills res[]. tl: each method's timeline file (NULL: the
- * configuration's). Progress goes to pf (NULL: none). */
-static int run_all(const zs_point_cfg *base, const char *const *methods, char (*tl)[512], int n,
-                   int jobs, FILE *pf, outcome *res)
-{
-    enum { MAX_JOBS = 64 };
-    pid_t pid[MAX_JOBS];
-    int fd[MAX_JOBS], meth[MAX_JOBS], iter[MAX_JOBS], running = 0;
-    board b;
-    memset(&b, 0, sizeof b);
-    b.methods = methods;
-    b.n = n;
-    b.iters = base->iterations;
-    b.m = calloc((size_t)n, sizeof *b.m);
-    if (!b.m)
-        return -1;
-    for (int i = 0; i < n; i++)
-        b.m[i].failed_at = -1;
-    jobs = jobs < 1 ? 1 : jobs > MAX_JOBS ? MAX_JOBS : jobs;
-    zs_progress_init(&b.pg, pf, pf && isatty(fileno(pf)), "compare", zs_progress_now());
-    int rc = 0;
-    while (b.finished < n) {
-        int it, i;
-        while (running < jobs && (i = next_task(&b, &it)) >= 0) {
-            int pfd[2];
-            if (pipe(pfd) != 0) {
-                rc = -1;
-                goto out;
-            }
-            zs_point_cfg p = *base;
-            snprintf(p.method, sizeof p.method, "%s", methods[i]);
-            if (tl)
-                snprintf(p.timeline, sizeof p.timeline, "%s", tl[i]);
-            fflush(NULL);
-            pid_t k = fork();
-            if (k < 0) {
-                close(pfd[0]);
-                close(pfd[1]);
-                rc = -1;
-                goto out;
-            }
-            if (k == 0) {
-                close(pfd[0]);
-                run_child(&p, it, pfd[1]);
-            }
-            close(pfd[1]);
-            pid[running] = k;
-            fd[running] = pfd[0];
-            meth[running] = i;
-            iter[running] = it;
-            running++;
-            b.m[i].started++;
-            b.m[i].running++;
-        }
-        /* Wait for any worker's message; every 10 s a line in a log. */
-        struct pollfd pf_[MAX_JOBS];
-        for (int k = 0; k < running; k++) {
-            pf_[k].fd = fd[k];
-            pf_[k].events = POLLIN;
-        }
-        int pr = poll(pf_, (nfds_t)running, 10000);
-        if (pr < 0 && errno != EINTR) {
-            rc = -1;
-            goto out;
-        }
-        if (pr == 0)
-            board_report(&b, 0, NULL);
-        for (int k = running - 1; pr > 0 && k >= 0; k--) {
-            if (!(pf_[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            i = meth[k];
-            int fin = take(&b, i, iter[k], fd[k], res);
-            close(fd[k]);
-            waitpid(pid[k], NULL, 0);
-            running--; /* the last slot moves into this one */
-            pid[k] = pid[running];
-            fd[k] = fd[running];
-            meth[k] = meth[running];
-            iter[k] = iter[running];
-            if (fin) {
-                b.finished++;
-                board_report(&b, 1, methods[i]);
-            } else {
-                board_report(&b, 0, NULL);
-            }
-        }
-    }
-out:
-    for (int k = 0; k < running; k++) { /* only after a failure to fork or poll */
-        close(fd[k]);
-        waitpid(pid[k], NULL, 0);
-    }
-    zs_progress_end(&b.pg);
-    free(b.m);
-    return rc;
-}
-
-static int plot(const char *path, const char *const *methods, const outcome *res, int n,
+static int plot(const char *path, const char *const *methods, const zs_work_point *res, int n,
                 const char *title)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0)
@@ -477,7 +272,7 @@ static int parse_args(int argc, char **argv, compare_args *a)
 }
 
 /* The results: every column in csv and json, compare's set for people. */
-static void print_table(zs_doc *d, const compare_args *a, const outcome *res, int base)
+static void print_table(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
 {
     int human = zs_doc_format(d) == ZS_FMT_TABLE;
     zs_table *t = zs_table_new(NULL);
@@ -498,7 +293,7 @@ static void print_table(zs_doc *d, const compare_args *a, const outcome *res, in
 
 /* The verdict line, the slowest rank's reason per method, and the notes
  * on figures out of their range. */
-static void print_verdict(zs_doc *d, const compare_args *a, const outcome *res, int base)
+static void print_verdict(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
 {
     const zs_point_result *r[MAX_METHODS];
     for (int i = 0; i < a->n; i++)
@@ -522,7 +317,7 @@ static void print_verdict(zs_doc *d, const compare_args *a, const outcome *res, 
         zs_doc_note(d, "%s", note);
 }
 
-static void print_notes(zs_doc *d, const compare_args *a, const outcome *res, int base)
+static void print_notes(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
 {
     if (base < 0)
         zs_doc_note(d, "no speedups: the baseline '%s' is not among the methods that ran",
@@ -548,7 +343,7 @@ static void print_notes(zs_doc *d, const compare_args *a, const outcome *res, in
 }
 
 /* Where each method's timeline went (several methods: one file each). */
-static void print_timelines(zs_doc *d, const compare_args *a, const outcome *res)
+static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_point *res)
 {
     int several = a->n > 1;
     zs_table *t = zs_doc_format(d) == ZS_FMT_JSON ? zs_table_new(NULL) : NULL;
@@ -576,7 +371,7 @@ static void print_timelines(zs_doc *d, const compare_args *a, const outcome *res
         zs_table_free(t);
 }
 
-static void draw(FILE *o, const compare_args *a, const outcome *res, int ok)
+static void draw(FILE *o, const compare_args *a, const zs_work_point *res, int ok)
 {
     if (strcmp(a->plot_path, "none") == 0 || ok == 0)
         return;
@@ -606,12 +401,27 @@ int zs_cmd_compare(int argc, char **argv)
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;
-    outcome *res = calloc((size_t)a.n, sizeof *res);
-    if (!res || run_all(&a.p, a.methods, a.n > 1 && a.p.timeline[0] ? a.tl : NULL, a.n, (int)a.jobs,
-                        a.quiet ? NULL : stderr, res) != 0) {
-        free(res);
-        fprintf(stderr, "zepsim: cannot start worker processes: %s\n", strerror(errno));
+    zs_work_point *res = calloc((size_t)a.n, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "zepsim: out of memory\n");
         return 1;
+    }
+    for (int i = 0; i < a.n; i++) {
+        res[i].cfg = a.p;
+        snprintf(res[i].cfg.method, sizeof res[i].cfg.method, "%s", a.methods[i]);
+        if (a.n > 1 && a.p.timeline[0])
+            snprintf(res[i].cfg.timeline, sizeof res[i].cfg.timeline, "%s", a.tl[i]);
+    }
+    zs_progress pg;
+    FILE *pf = a.quiet ? NULL : stderr;
+    zs_progress_init(&pg, pf, pf && isatty(fileno(pf)), "compare", zs_progress_now());
+    zs_err pe;
+    zs_err_clear(&pe);
+    int prc = zs_workers_run(res, a.n, (int)a.jobs, report, &pg, &pe);
+    zs_progress_end(&pg);
+    if (prc) {
+        free(res);
+        return zs_cli_fail(&pe);
     }
     if (all_bad_input(a.methods, res, a.n)) {
         free(res);

@@ -9,6 +9,7 @@
 #include "cli_point.h"
 #include "zs_cols.h"
 #include "zs_point_fit.h"
+#include "zs_workers.h"
 #include "zs_progress.h"
 
 static void progress(void *arg, int done, int total)
@@ -19,6 +20,39 @@ static void progress(void *arg, int done, int total)
     /* a line per iteration off a terminal, but at most one per 10 s
      * between the first and the last */
     zs_progress_report(pg, zs_progress_now(), (double)done / total, done == 1 || done == total, st);
+}
+
+static void workers_progress(void *arg, const zs_work_point *pts, int n, int step, int finished)
+{
+    if (step) {
+        progress(arg, pts[0].done, pts[0].cfg.iterations);
+        return;
+    }
+    char st[96];
+    snprintf(st, sizeof st, "iteration %d/%d done, %d running", pts[0].done, pts[0].cfg.iterations,
+             pts[0].running);
+    zs_progress_report(arg, zs_progress_now(), (double)pts[0].done / pts[0].cfg.iterations, 0, st);
+}
+
+/* The point's iterations: several at once on `jobs` workers
+ * (zs_workers.h: the same figures as one after the other), else in order. */
+static int run_point(const zs_point_cfg *p, int jobs, zs_progress *pg, zs_point_result *r,
+                     zs_err *e)
+{
+    if (jobs <= 1 || p->iterations <= 1)
+        return zs_point_run(p, progress, pg, r, e);
+    zs_work_point pt;
+    memset(&pt, 0, sizeof pt);
+    pt.cfg = *p;
+    pt.want_last = 1;
+    int rc = zs_workers_run(&pt, 1, jobs, workers_progress, pg, e);
+    if (!rc && pt.rc) {
+        *e = pt.err;
+        rc = pt.rc;
+    }
+    if (!rc)
+        *r = pt.r;
+    return rc;
 }
 
 /* The result row for people: one line per column, with its unit. */
@@ -78,10 +112,11 @@ static void last_iteration(zs_doc *d, const zs_point_result *r, int ranks)
 
 int zs_cmd_simulate(int argc, char **argv)
 {
-    enum { O_QUIET = 2000 };
+    enum { O_QUIET = 2000, O_JOBS };
     static const struct option own[] = {{"help", no_argument, 0, 'h'},
                                         {"ranks", no_argument, 0, 'r'},
                                         {"quiet", no_argument, 0, O_QUIET},
+                                        {"jobs", required_argument, 0, O_JOBS},
                                         {0, 0, 0, 0}};
     struct option opts[ZS_CLI_MAX_OPTS];
     zs_cli_point_longopts(own, NULL, opts);
@@ -91,6 +126,7 @@ int zs_cmd_simulate(int argc, char **argv)
     zs_err e;
     zs_err_clear(&e);
     int ranks = 0, quiet = 0, c;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
@@ -101,6 +137,10 @@ int zs_cmd_simulate(int argc, char **argv)
                    "options:\n");
             zs_cli_point_help(stdout, NULL);
             zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table of the last iteration");
+            zs_cli_help_entry(stdout, "jobs", "N",
+                              "iterations simulated at once, each in a worker process of its "
+                              "own, with the same figures as one after the other (default: "
+                              "CPUs; 1: in order, in the least memory)");
             zs_cli_help_entry(stdout, "quiet", NULL,
                               "no progress on stderr (default: a line after the first and "
                               "last iteration and at most every 10 s between, with the time "
@@ -113,6 +153,11 @@ int zs_cmd_simulate(int argc, char **argv)
         }
         if (c == O_QUIET) {
             quiet = 1;
+            continue;
+        }
+        if (c == O_JOBS) {
+            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &jobs, &e))
+                return zs_cli_fail(&e);
             continue;
         }
         int st = zs_cli_point_opt("simulate", c, argv, &p, &fmt);
@@ -129,7 +174,7 @@ int zs_cmd_simulate(int argc, char **argv)
     snprintf(what, sizeof what, "simulate %s", p.method);
     zs_progress_init(&pg, quiet ? NULL : stderr, isatty(STDERR_FILENO), what, zs_progress_now());
     zs_point_result r;
-    int rc = zs_point_run(&p, progress, &pg, &r, &e);
+    int rc = run_point(&p, (int)jobs, &pg, &r, &e);
     zs_progress_end(&pg);
     char advice[512];
     if (rc && zs_point_fit_advice(&p, advice, sizeof advice))

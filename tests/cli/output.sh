@@ -151,4 +151,24 @@ ok = a == b and [r["status"] for r in a] == ["ok", "failed", "ok", "ok"]
 sys.exit(0 if ok else 1)
 PY
   echo "FAIL split: --jobs 1 and --jobs 3 tables differ"; FAILS=$((FAILS + 1)); }
+# simulate runs its iterations in workers too (--jobs): the same figures
+# and the same last iteration (per-rank table included), as JSON.
+for j in 1 2; do
+  expect_rc sim-split-j$j 0 "$ZEPSIM" simulate --method zeppelin --nodes 2 --iterations 3 --ranks \
+    --format json --quiet --jobs $j
+  cp "$TMP/out" "$TMP/sim$j.json"
+done
+python3 - "$TMP/sim1.json" "$TMP/sim2.json" <<'PY' && PASSES=$((PASSES + 1)) || {
+import json, sys
+def doc(p):
+    text = "".join(l for l in open(p) if not l.startswith("zepsim: note"))
+    d = json.loads(text)
+    for r in d["results"]:
+        r.pop("wall_s"); r.pop("plan_ms")
+    return d
+a, b = doc(sys.argv[1]), doc(sys.argv[2])
+sys.exit(0 if a == b and len(a["ranks"]) == 16 else 1)
+PY
+  echo "FAIL sim-split: --jobs 1 and --jobs 2 differ"; FAILS=$((FAILS + 1)); }
+expect_rc sim-jobs-bad 2 "$ZEPSIM" simulate --jobs 0
 finish
