@@ -5,7 +5,12 @@
  * agree to 0.5%; the mean compute / exposed / idle shares, which folding
  * approximates (each sleeping stream replays its own last period, and
  * SimGrid's streams repeat only to the tolerance), to 3 percentage points.
- * Larger points are the benchmark's (`zepsim bench sim --fold off,on`). */
+ * Larger points are a benchmark, not a test: the same check over the
+ * points of ZS_FOLD_MIN_GPUS..ZS_FOLD_MAX_GPUS GPUs (defaults 1 and 64),
+ * of the specs whose file name contains ZS_FOLD_SPEC (default: all), e.g.
+ *   ZS_FOLD_MIN_GPUS=65 ZS_FOLD_MAX_GPUS=1024 ZS_FOLD_SPEC=zeppelin-main \
+ *     build/tests/test_sim_fold
+ * (and `zepsim bench sim --fold off,on` on the default study). */
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,6 +55,15 @@ static shares run(const zs_point_env *env, const zs_schedule *s, int fold)
 
 static int npoints, worst_t_pt;
 static double worst_t, worst_s;
+static long min_gpus = 1, max_gpus = MAX_GPUS;
+
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long x = v && *v ? strtol(v, &end, 10) : def;
+    return v && *v && end && !*end && x > 0 ? x : def;
+}
 
 static void check_point(const zs_spec *sp, const zs_spec_point *pt)
 {
@@ -63,7 +77,7 @@ static void check_point(const zs_spec *sp, const zs_spec_point *pt)
     zs_err e;
     zs_err_clear(&e);
     ZS_ASSERT_OK(zs_point_env_new(&c, &env, &e), &e);
-    if (env->gpus > MAX_GPUS) {
+    if (env->gpus > max_gpus || env->gpus < min_gpus) {
         zs_point_env_free(env);
         return;
     }
@@ -101,10 +115,13 @@ static void test_every_spec(void)
     snprintf(dir, sizeof dir, "%s/experiments/specs", ZS_SOURCE_DIR);
     DIR *d = opendir(dir);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    min_gpus = env_long("ZS_FOLD_MIN_GPUS", 1);
+    max_gpus = env_long("ZS_FOLD_MAX_GPUS", MAX_GPUS);
+    const char *only = getenv("ZS_FOLD_SPEC");
     char *names[64];
     int n = 0;
     for (struct dirent *de; (de = readdir(d)) && n < 64;)
-        if (strstr(de->d_name, ".json"))
+        if (strstr(de->d_name, ".json") && (!only || strstr(de->d_name, only)))
             names[n++] = strdup(de->d_name);
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);

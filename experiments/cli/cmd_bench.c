@@ -146,6 +146,13 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
             rc = bench_run(&j, &o, &u, e);
             cpus[k] = u.cpu_s;
             rss = u.max_rss > rss ? u.max_rss : rss;
+            /* each run's figures at once: a long sweep stopped early keeps them */
+            if (!rc)
+                fprintf(stderr,
+                        "bench sim: %s at %d GPUs, %s, fold %s: run %d/%d took %.2f CPU s, "
+                        "%.0f MB, iteration %.3f ms\n",
+                        c.method, b->gpus[gi], env->backend->name, fold_name(j.fold), k + 1,
+                        b->runs, u.cpu_s, u.max_rss / 1048576.0, o.iter * 1e3);
         }
         if (rc)
             break;

@@ -24,6 +24,7 @@ expect_rc bench-sim-bad-method 2 "$ZEPSIM" bench sim --method frob
 expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --method te-cp --gpus 16,32 --fold off,on --runs 1 --format csv
 expect_out bench-sim-small "^te-cp,16,sim,off,[0-9.]+,"
 expect_out bench-sim-small "^te-cp,32,sim,on,[0-9.]+,.*,[-+]?[0-9.]+,[0-9.]+$"
+expect_out bench-sim-small "^bench sim: te-cp at 32 GPUs, sim, fold on: run 1/1 took [0-9.]+ CPU s, [0-9]+ MB, iteration [0-9.]+ ms$"
 expect_rc bench-sim-analytic 0 "$ZEPSIM" bench sim --method zeppelin --gpus 16,32 --backend analytic --runs 2
 expect_out bench-sim-analytic "^zeppelin +16 +analytic +on "
 expect_out bench-sim-analytic "^scaling: zeppelin, fold on: cpu_s ~ GPUs\^[-0-9.]+$"
