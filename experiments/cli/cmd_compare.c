@@ -17,9 +17,9 @@
 #include "zs_backend.h"
 #include "zs_cols.h"
 #include "zs_planner.h"
-#include "zs_workers.h"
 #include "zs_progress.h"
 #include "zs_verdict.h"
+#include "zs_workers.h"
 
 #define MAX_METHODS 16
 

@@ -9,8 +9,8 @@
 #include "cli_point.h"
 #include "zs_cols.h"
 #include "zs_point_fit.h"
-#include "zs_workers.h"
 #include "zs_progress.h"
+#include "zs_workers.h"
 
 static void progress(void *arg, int done, int total)
 {
