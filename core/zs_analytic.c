@@ -870,7 +870,7 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     c->wskip = st.skip;
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
     if (!x->dry)
-        zs_facct_sleep(&r->acct, rr, stream, x->now, st.sleep / st.skip);
+        zs_facct_sleep(&r->acct, rr, stream, x->now, st.period, st.back);
     int rc = fold_account(x, rank, stream, c->seg, st.skip);
     if (rc)
         return rc;

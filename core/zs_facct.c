@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_fold.h"
+
+_Static_assert(ZS_FACCT_NB == ZS_FOLD_BACK_MAX + 2,
+               "a replay may go back ZS_FOLD_BACK_MAX periods");
+
 /* A log that grows past this many changes without a boundary is dropped:
  * the stream left the segments that fold. */
 #define LOG_CAP (1 << 15)
@@ -214,27 +219,32 @@ void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now)
         }
         q->caplog = 64;
     }
-    /* Keep the changes since the boundary before this one. */
+    /* Keep the changes since the oldest boundary kept after this one. */
     int drop = q->bi[1];
     memmove(q->log, q->log + drop, sizeof *q->log * (size_t)(q->nlog - drop));
     q->nlog -= drop;
-    q->b[0] = q->b[1];
-    q->bstate[0] = q->bstate[1];
-    q->bi[0] = 0;
-    q->b[1] = now;
-    q->bi[1] = q->nlog;
+    for (int k = 0; k + 1 < ZS_FACCT_NB; k++) {
+        q->b[k] = q->b[k + 1];
+        q->bstate[k] = q->bstate[k + 1];
+        q->bi[k] = q->bi[k + 1] - drop;
+    }
+    q->b[ZS_FACCT_NB - 1] = now;
+    q->bi[ZS_FACCT_NB - 1] = q->nlog;
     q->lok = 0; /* what came before the boundary is not merged into */
-    q->bstate[1] = q->state;
+    q->bstate[ZS_FACCT_NB - 1] = q->state;
     q->nb++;
 }
 
-void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period)
+void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period, int back)
 {
     bring_to(a, r, now);
     zs_facct_stream *q = &a->st[stream];
-    /* The pattern: its changes from the boundary before last to the last. */
-    double plen = q->nb >= 2 ? q->b[1] - q->b[0] : 0; /* 0: hold its state */
-    int n = q->nb >= 2 ? q->bi[1] - q->bi[0] : 0;
+    /* The pattern: its changes over the period `back` periods before its
+     * last one (boundaries i0 to i1). */
+    back = back < 0 ? 0 : back > ZS_FACCT_NB - 2 ? ZS_FACCT_NB - 2 : back;
+    int i1 = ZS_FACCT_NB - 1 - back, i0 = i1 - 1, have = q->nb >= back + 2;
+    double plen = have ? q->b[i1] - q->b[i0] : 0; /* 0: hold its state */
+    int n = have ? q->bi[i1] - q->bi[i0] : 0;
     if (n > q->cappat) {
         zs_facct_ev *v =
             zs_pool_realloc(a->pool, q->pat, sizeof *v * (size_t)q->cappat, sizeof *v * (size_t)n);
@@ -247,12 +257,18 @@ void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, doub
         }
     }
     for (int i = 0; i < n; i++)
-        q->pat[i] = (zs_facct_ev){q->log[q->bi[0] + i].t - q->b[0], q->log[q->bi[0] + i].state};
+        q->pat[i] = (zs_facct_ev){q->log[q->bi[i0] + i].t - q->b[i0], q->log[q->bi[i0] + i].state};
     q->npat = n;
-    q->pstate0 = q->nb >= 2 ? q->bstate[0] : q->state;
+    q->pstate0 = have ? q->bstate[i0] : q->state;
     q->plen = plen > 0 ? plen : 0;
     q->scale = plen > 0 && period > 0 ? period / plen : 0;
-    q->cyc = now;
+    /* Where in the period `now` is, counted from the period's end boundary
+     * (the repetition that boundary starts; back 0: now itself). */
+    double len = q->plen * q->scale;
+    q->cyc = have ? q->b[i1] : now;
+    if (len >= MIN_PERIOD)
+        while (q->cyc + len <= now)
+            q->cyc += len;
     q->pidx = 0;
     /* What it has in flight is part of the period replayed. */
     q->gcomp += q->comp;
@@ -269,6 +285,8 @@ void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, doub
         a->nasleep++;
     }
     q->vstate = q->pstate0;
+    while (len >= MIN_PERIOD && q->pidx < q->npat && q->cyc + q->pat[q->pidx].t * q->scale <= now)
+        q->vstate = q->pat[q->pidx++].state;
     set_eff(a, q, q->vstate);
 }
 

@@ -27,6 +27,10 @@
 #include "zs_result.h"
 #include "zs_schedule.h"
 
+/* Boundaries kept per stream: the replay may repeat its last period or
+ * up to ZS_FOLD_BACK_MAX (zs_fold.h) periods before it. */
+#define ZS_FACCT_NB 4
+
 typedef struct zs_facct_ev {
     double t;      /* when (log) or offset in the period (pattern) */
     uint8_t state; /* the stream's state from then on: bit 0 computing, bit 1 communicating */
@@ -39,7 +43,7 @@ typedef struct zs_facct_stream {
     uint8_t vstate;   /* while asleep: the replay's state */
     uint8_t eff;      /* state counted: state | vstate while asleep */
     int nb;           /* boundaries seen (logging starts at the first) */
-    /* its state changes since the boundary before last */
+    /* its state changes since its oldest boundary kept */
     zs_facct_ev *log;
     int nlog, caplog;
     /* the last change, when it came after the last boundary (else lok 0):
@@ -48,9 +52,9 @@ typedef struct zs_facct_stream {
     int lok;
     uint8_t lprev;
     double lt;
-    double b[2];       /* its last two iteration boundaries */
-    int bi[2];         /* the log's length at each */
-    uint8_t bstate[2]; /* its state at each */
+    double b[ZS_FACCT_NB];       /* its last iteration boundaries, b[ZS_FACCT_NB - 1] the latest */
+    int bi[ZS_FACCT_NB];         /* the log's length at each */
+    uint8_t bstate[ZS_FACCT_NB]; /* its state at each */
     /* asleep: the period replayed */
     int asleep;
     zs_facct_ev *pat; /* state changes over the period, offsets from its start */
@@ -91,9 +95,14 @@ void zs_facct_change(zs_facct *a, zs_rank_result *r, int stream, double now, int
                      int dcomm);
 /* `stream` reached an iteration boundary of a segment that may fold. */
 void zs_facct_boundary(zs_facct *a, zs_rank_result *r, int stream, double now);
-/* `stream` sleeps from now (right after a boundary), replaying its last
- * period (from the boundary before last to now) stretched to `period`. */
-void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period);
+/* `stream` sleeps from now (right after a boundary), replaying one of its
+ * periods stretched to `period`: back 0 its last one (from the boundary
+ * before last to now), 1 the one before, ... (at most ZS_FACCT_NB - 2).
+ * The replay keeps that period's phase: its repetitions start at the
+ * period's end boundary plus whole periods, so a stream that entered this
+ * boundary off its steady phase replays from where its steady phase is. */
+void zs_facct_sleep(zs_facct *a, zs_rank_result *r, int stream, double now, double period,
+                    int back);
 void zs_facct_wake(zs_facct *a, zs_rank_result *r, int stream, double now);
 /* Integrates up to `end` (the iteration's end). */
 void zs_facct_close(zs_facct *a, zs_rank_result *r, double end);

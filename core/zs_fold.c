@@ -30,8 +30,12 @@ typedef struct fstream {
     int32_t ncross; /* boundaries seen */
     int8_t ready;   /* it repeats (steady_period) */
     double period;  /* the period it would replay now */
-    double delta;   /* the period replayed (set at the stream's first skip), < 0: none */
+    double delta;   /* the period replayed (set when the component decides), < 0: none */
+    int32_t dec;    /* the iteration it had entered when the component decided ... */
+    double bdec;    /* ... and when it entered it */
 } fstream;
+
+#define NCNT 16 /* iterations a component's streams may be apart and still fold */
 
 typedef struct fcomp {
     int32_t repeat;
@@ -39,6 +43,11 @@ typedef struct fcomp {
     int32_t maxb;     /* largest boundary any of its streams has reached */
     int32_t mr0, mr1; /* iterations a timeline shows (mr0 > mr1: none) */
     int64_t nstreams, nready, ninst;
+    /* How many of its streams entered each iteration after minb, the last
+     * one all of them entered (slot i % NCNT); wide: some stream got NCNT
+     * iterations ahead of the last, and the component does not fold. */
+    int32_t minb, wide;
+    int64_t cnt[NCNT];
 } fcomp;
 
 struct zs_fold {
@@ -502,7 +511,7 @@ static int build_comps(zs_fold *f, scratch *x)
                     return ZS_ENOMEM;
                 }
                 f->comps = nc;
-                f->comps[f->ncomps] = (fcomp){sg->repeat, -1, 0, 1, 0, 0, 0, 0};
+                f->comps[f->ncomps] = (fcomp){.repeat = sg->repeat, .fold_at = -1, .mr0 = 1};
                 root_comp[root] = f->ncomps++;
             }
             fcomp *c = &f->comps[root_comp[root]];
@@ -711,6 +720,8 @@ void zs_fold_cross(zs_fold *f, int rank, int32_t seg, int stream, int32_t iter, 
     st->ref = 0;
     st->skip = 0;
     st->sleep = 0;
+    st->period = 0;
+    st->back = 0;
     if (!f)
         return;
     int64_t inst = f->inst0[rank] + seg;
@@ -733,18 +744,47 @@ void zs_fold_cross(zs_fold *f, int rank, int32_t seg, int stream, int32_t iter, 
     int is_ref = stream == f->ref[inst];
     st->ref = is_ref;
     int shown = iter >= c->mr0 && iter <= c->mr1;
-    /* The first stream to reach a boundary decides for the component. */
-    if (c->fold_at < 0 && iter > c->maxb) {
+    if (iter > c->maxb)
         c->maxb = iter;
-        if (iter >= f->cfg.min_iters && iter < c->repeat - f->cfg.tail_iters && !shown &&
-            c->nready == c->nstreams && one_period(f, ci)) {
-            c->fold_at = iter;
-            f->st.folded += c->ninst;
-            if (f->st.first_fold < 0 || iter < f->st.first_fold)
-                f->st.first_fold = iter;
-            if (iter > f->st.last_fold)
-                f->st.last_fold = iter;
+    /* The component decides when the last of its streams enters an
+     * iteration, each with its latest periods: deciding when the first one
+     * did let a laggard change after the decision (a gradient all-reduce's
+     * stream, pinned to the compute's period but not to its pattern, had
+     * caught up and replayed an uncontended all-reduce: docs/simulator.md,
+     * Folding). It folds at the next iteration none has entered, so every
+     * stream falls asleep at its own entry into it. */
+    int all_in = 0;
+    if (c->fold_at < 0 && !c->wide) {
+        if (iter - c->minb >= NCNT) {
+            c->wide = 1;
+        } else {
+            c->cnt[iter % NCNT]++;
+            while (c->cnt[(c->minb + 1) % NCNT] == c->nstreams) {
+                c->cnt[(c->minb + 1) % NCNT] = 0;
+                c->minb++;
+                all_in = 1;
+            }
         }
+    }
+    int32_t at = c->maxb + 1;
+    if (all_in && c->minb >= f->cfg.min_iters && at < c->repeat - f->cfg.tail_iters &&
+        !(at >= c->mr0 && at <= c->mr1) && c->nready == c->nstreams && one_period(f, ci) &&
+        at - c->minb <= ZS_FOLD_BACK_MAX) {
+        c->fold_at = at;
+        /* Each stream replays the period it has completed now, at that
+         * period's length: what it does after this may meet streams that
+         * already sleep. */
+        for (int64_t i = f->cstart[ci]; i < f->cstart[ci + 1]; i++) {
+            fstream *w = &f->fs[f->cstream[i]];
+            w->dec = w->ncross;
+            w->bdec = w->c[HIST - 1];
+            w->delta = w->period;
+        }
+        f->st.folded += c->ninst;
+        if (f->st.first_fold < 0 || at < f->st.first_fold)
+            f->st.first_fold = at;
+        if (at > f->st.last_fold)
+            f->st.last_fold = at;
     }
     if (c->fold_at < 0 || iter < c->fold_at || shown)
         return;
@@ -752,10 +792,15 @@ void zs_fold_cross(zs_fold *f, int rank, int32_t seg, int stream, int32_t iter, 
     int32_t target = iter < c->mr0 && c->mr0 <= c->mr1 ? c->mr0 : end;
     if (target <= iter)
         return;
-    if (q->delta < 0) /* its own period now (a laggard may have moved since the decision) */
-        q->delta = ready ? q->period : q->c[HIST - 1] - q->c[HIST - 2];
+    st->back = iter - q->dec; /* its periods completed since the decision */
     st->skip = target - iter;
-    st->sleep = st->skip * q->delta;
+    st->period = q->delta;
+    /* Until its steady boundary into `target`: a stream whose last periods
+     * met streams already asleep (a laggard's transfers then meet less
+     * traffic) entered `iter` off its steady phase. */
+    st->sleep = q->bdec + (st->back + st->skip) * q->delta - now;
+    if (!(st->sleep > 0))
+        st->sleep = 0;
     f->st.iters_replayed += st->skip;
     f->st.ops_replayed += (int64_t)st->skip * f->nops[k];
 }

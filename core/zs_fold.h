@@ -87,11 +87,24 @@ int zs_fold_candidate(const zs_fold *f, int rank, int32_t seg);
 
 /* What a stream does at an iteration boundary. */
 typedef struct zs_fold_step {
-    int ref;      /* the stream is the rank's reference stream of the segment (the
-                   * first with ops): backends measure periods at its boundaries */
-    int32_t skip; /* iterations skipped from the one entered (0: run it) */
-    double sleep; /* simulated seconds they take (skip x the stream's period) */
+    int ref;       /* the stream is the rank's reference stream of the segment (the
+                    * first with ops): backends measure periods at its boundaries */
+    int32_t skip;  /* iterations skipped from the one entered (0: run it) */
+    double period; /* the period replayed: the stream's when the component decided */
+    /* Simulated seconds it sleeps: until the boundary its steady period
+     * puts after the skipped iterations, counted from its boundary at the
+     * decision (skip x period when it kept its period since; never < 0). */
+    double sleep;
+    /* Which of its periods the replay repeats: 0 its last one (from the
+     * boundary before last to this one), 1 the one before, ... It is the
+     * period the stream had completed when the component decided: one
+     * completed later may be distorted by streams that already sleep (a
+     * sleeping stream sends nothing, so a laggard's transfers meet less
+     * traffic). At most ZS_FOLD_BACK_MAX. */
+    int32_t back;
 } zs_fold_step;
+
+#define ZS_FOLD_BACK_MAX 2
 
 /* Stream `stream` of `rank` finished iteration iter - 1 of segment seg
  * and enters iteration iter (1 <= iter < repeat) at time now. Fills *st

@@ -59,9 +59,9 @@ void zs__sim_fold_cross(rank_st *R, int s)
     zs_facct_boundary(&R->acct, rr, s, now); /* the split up to now, the stream's period */
     zs_fold_step st;
     zs_fold_cross(x->fold, R->rank, t->seg, s, t->iter, now, &st);
-    if (st.ref) { /* the link shares of the last period, as for the rank's shares */
-        memcpy(R->lsnap[0], R->lsnap[1], sizeof R->lsnap[0]);
-        zs__sim_links_share(x, R->rank, now, R->lsnap[1]);
+    if (st.ref) { /* the link shares at its last boundaries, as for the rank's shares */
+        memmove(R->lsnap[0], R->lsnap[1], sizeof R->lsnap[0] * (ZS_FACCT_NB - 1));
+        zs__sim_links_share(x, R->rank, now, R->lsnap[ZS_FACCT_NB - 1]);
     }
     if (st.skip <= 0)
         return;
@@ -72,14 +72,15 @@ void zs__sim_fold_cross(rank_st *R, int s)
     t->witer = t->iter;
     t->wskip = st.skip;
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, R->rank, t->seg, s);
-    zs_facct_sleep(&R->acct, rr, s, now, st.sleep / st.skip);
-    if (st.ref) { /* the GPU's share of its links' busy time, period by period */
+    zs_facct_sleep(&R->acct, rr, s, now, st.period, st.back);
+    if (st.ref) { /* the GPU's share of its links' busy time over the period replayed */
+        int back = st.back < ZS_FACCT_NB - 2 ? st.back : ZS_FACCT_NB - 2;
+        const double *s1 = R->lsnap[ZS_FACCT_NB - 1 - back], *s0 = R->lsnap[ZS_FACCT_NB - 2 - back];
         for (int c = 0; c < ZS_LINK_NCLASSES; c++)
-            x->r->link_busy[c] += st.skip * (R->lsnap[1][c] - R->lsnap[0][c]);
+            x->r->link_busy[c] += st.skip * (s1[c] - s0[c]);
         int k = zs_cluster_node_of(x->c, R->rank) * x->c->nics_per_node +
                 zs_cluster_nic_of(x->c, R->rank);
-        x->r->nic_busy[k] +=
-            st.skip * (R->lsnap[1][ZS_LINK_NCLASSES] - R->lsnap[0][ZS_LINK_NCLASSES]);
+        x->r->nic_busy[k] += st.skip * (s1[ZS_LINK_NCLASSES] - s0[ZS_LINK_NCLASSES]);
     }
     replay_ops(R, s, t->seg, st.skip);
     t->iter += st.skip;

@@ -134,7 +134,7 @@ typedef struct rank_st {
                                   * done[i] reaches skip_at[i]; NULL when nothing folds */
     /* folding: busy time so far of the GPU's share of its links per class,
      * and of its NIC, at the reference stream's last two boundaries */
-    double lsnap[2][ZS_LINK_NCLASSES + 1];
+    double lsnap[ZS_FACCT_NB][ZS_LINK_NCLASSES + 1]; /* at its reference stream's last boundaries */
     double end;
     int finished;
     sg_host_t host;
