@@ -21,19 +21,23 @@
  * unrolled.
  *
  * When to fold is decided during the run (zs_fold_cross), once per
- * component: the first stream of the component to enter iteration K (>=
- * 4) folds it there if every stream of the component has completed at
- * least five iterations, the last four took the same time to within
- * `tol` (relative), and all the component's streams share that period
- * (coupled streams with different periods drift apart: a USP point folded
- * 0.86% fast before this check): the segment is then identical in
- * timing, and each
- * stream replays its own last period until the last iteration, which runs
- * again. A component whose streams never repeat that closely runs unrolled
- * to its end (counted in the notes). Exactness: in a periodic steady state
- * the replay is exact; the error is bounded by tol per skipped iteration,
- * plus the transition at the skip (a transfer still in flight there
- * completes during the sleep). Two equal periods were not enough: in a
+ * component, when the last of its streams enters an iteration K: if every
+ * stream has completed at least min_iters iterations, its last four
+ * periods were the same to within `tol` (relative), and all the
+ * component's streams share that period (coupled streams with different
+ * periods drift apart: a USP point folded 0.86% fast before this check),
+ * the segment is identical in timing. It then folds at the next iteration
+ * no stream has entered yet, and each stream replays the period it had
+ * completed at the decision, in that period's phase, until the last
+ * iteration, which runs again. Not the period before its own fall: a
+ * stream that falls after others sleep has met less traffic since (a
+ * sleeping stream sends nothing), and Zeppelin's gradient all-reduce,
+ * replaying such a period, lost 5.6 pp of exposed share. A component whose
+ * streams never repeat that closely runs unrolled to its end (counted in
+ * the notes). Exactness: in a periodic steady state the replay is exact;
+ * the error is bounded by tol per skipped iteration, plus the transition
+ * at the skip (a transfer still in flight there completes during the
+ * sleep). Two equal periods were not enough: in a
  * transient, a gradient all-reduce gated by a different slowest member
  * every few layers repeated twice and then changed (0.66% on a Fig. 8
  * point), and three were not either: on a Zeppelin point (Fig. 8,
