@@ -111,7 +111,6 @@ static void record(const zs_point_env *env, const zs_batch *b, const zs_plan_rep
         if (r->nic_busy[k] > maxu)
             maxu = r->nic_busy[k];
     if (r->iter_time > 0) {
-        q->timed = 1;
         q->exposed = se / r->nranks / r->iter_time;
         q->busy = sc / r->nranks / r->iter_time;
         q->idle = si / r->nranks / r->iter_time;
@@ -138,7 +137,7 @@ void zs_point_add(zs_point_acc *t, const zs_point_iter *q, zs_point_result *out)
     out->ops += q->ops;
     t->flops += q->model_flops;
     t->peak = q->peak_flops;
-    if (q->timed) {
+    if (q->iter_time > 0) {
         t->exposed += q->exposed;
         t->busy += q->busy;
         t->idle += q->idle;

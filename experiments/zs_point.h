@@ -108,8 +108,7 @@ typedef struct zs_point_iter {
     int nodes, gpus;
     double tokens, model_flops, peak_flops, iter_time;
     int64_t ops;
-    int timed;                       /* iter_time > 0: the shares below count */
-    double exposed, busy, idle, nic; /* this iteration's mean shares */
+    double exposed, busy, idle, nic; /* this iteration's mean shares (iter_time > 0) */
     double imb_a, imb_l, imb_d;      /* the planner's imbalances */
     double wait;                     /* wait_iters x tokens of the batch */
     double plan_s, peak_mem, mem_capacity;
