@@ -88,7 +88,8 @@ typedef struct xop {
     int32_t a, b;              /* p2p: peer, channel (x->ch); collective: group, kind */
     double v;                  /* p2p, collective: bytes; compute: duration */
     xdep d[XOP_DEPS];          /* up to XOP_DEPS dependencies */
-    int64_t pad;               /* one record, one cache line */
+    uint8_t waiters;           /* bit s: an op of stream s depends on this one */
+    uint8_t pad[7];            /* one record, one cache line */
 } xop;
 
 /* What seek needs of a segment. */
@@ -734,8 +735,9 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
     return ZS_OK;
 }
 
-/* Issues what the stream can issue now; returns an error status only. */
-static int try_start(ex *x, int rank, int stream)
+/* Issues what the stream can issue now; returns an error status only. A
+ * marker it completes adds the streams waiting on it to *retry. */
+static int try_start(ex *x, int rank, int stream, unsigned *retry)
 {
     rank_st *r = &x->r[rank];
     stream_st *c = &r->st[stream];
@@ -760,6 +762,7 @@ static int try_start(ex *x, int rank, int stream)
             return ZS_OK; /* everything else waits for the stream's transfers */
         if (op->kind == ZS_OP_MARKER) {
             done_inc(r, c->pos);
+            *retry |= op->waiters;
             x->res->ranks[rank].ops++;
             c->pos = op->nxt;
             continue;
@@ -778,14 +781,28 @@ static int try_start(ex *x, int rank, int stream)
     return ZS_OK;
 }
 
-static int try_rank(ex *x, int rank)
+/* Tries the streams of `rank` in `retry`, in stream order, once each (a
+ * marker completed on the way adds its waiters). Any other stream would
+ * issue nothing: it is busy, asleep or finished, or its head op waits for a
+ * transfer of its own or for an op that has not completed since it last
+ * tried (its cursor is always past a seek; the one seek owed after a
+ * stream's last op comes with that op's completion, on its own stream).
+ * Skipping them saves a cold op record per stream and event. */
+static int try_streams(ex *x, int rank, unsigned retry)
 {
     for (int st = 0; st < x->s->nstreams; st++) {
-        int rc = try_start(x, rank, st);
+        if (!(retry >> st & 1u))
+            continue;
+        int rc = try_start(x, rank, st, &retry);
         if (rc)
             return rc;
     }
     return ZS_OK;
+}
+
+static int try_rank(ex *x, int rank)
+{
+    return try_streams(x, rank, ~0u);
 }
 
 /* ---- folding ------------------------------------------------------------ */
@@ -909,7 +926,7 @@ static int wake(ex *x, const ev *v)
         zs_facct_wake(&r->acct, &x->res->ranks[v->rank], v->stream, x->now);
     if (x->now > x->res->ranks[v->rank].end)
         x->res->ranks[v->rank].end = x->now; /* the skipped iterations end here */
-    return try_rank(x, v->rank);
+    return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
 }
 
 static int retire(ex *x, const ev *v)
@@ -931,7 +948,7 @@ static int retire(ex *x, const ev *v)
         zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
                        p2p_kind(r->xo[v->op].kind) ? a->msg : ZS_TL_SEQ_NONE);
     }
-    return try_rank(x, v->rank);
+    return try_streams(x, v->rank, 1u << v->stream | r->xo[v->op].waiters);
 }
 
 static void ex_free(ex *x)
@@ -1066,6 +1083,7 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
                 return fail_at(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
             int32_t ds = seg_of[d[k]];
             od[k] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+            r->xo[d[k]].waiters |= (uint8_t)(1u << op->stream);
         }
         if (o->ndeps > XOP_DEPS)
             nd += o->ndeps;
