@@ -48,10 +48,12 @@ typedef struct zs_sim_opts {
      * with (zs_cost_nccl), so that both backends run the same algorithm
      * with the same uncontended time; NULL: NCCL's own figures. */
     const zs_nccl_params *nccl;
-    int unrolled;    /* 1: simulate every iteration; 0: fold repeated segments
-                      * (core/zs_fold.h) */
-    double fold_tol; /* folding's period tolerance (0: the default, 1e-4) */
-    int fold_steady; /* also fold steady repeats (zs_fold_cfg_steady) */
+    int unrolled;       /* 1: simulate every iteration; 0: fold repeated segments
+                         * (core/zs_fold.h) */
+    double fold_tol;    /* folding's period tolerance (0: the default, 1e-4) */
+    int fold_steady;    /* also fold steady repeats (zs_fold_cfg_steady) */
+    int wake_every_end; /* 1: each actor wakes at every compute end, as before the
+                         * horizon (zs_sim_walk.c): the reference its tests compare to */
 } zs_sim_opts;
 
 void zs_sim_opts_init(zs_sim_opts *o);

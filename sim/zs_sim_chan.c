@@ -106,6 +106,7 @@ int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now)
         (*other)--;
         zs__sim_flow_start(x, ch->src, ch->dst, now);
         rank_st *P = &x->ranks[recv ? ch->src : ch->dst];
+        zs__sim_catch_up(P, now);
         zs_facct_change(&R->acct, rr, s, now, 0, 1);
         zs_facct_change(&P->acct, &x->r->ranks[P->rank], sq_pop(ch, !recv), now, 0, 1);
     } else {

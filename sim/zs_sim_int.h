@@ -116,6 +116,9 @@ typedef struct rank_st {
     int rank;
     const zs_rank_prog *p;
     int32_t *seg_of, *done, *next_same, *first; /* first[seg * ZS_MAX_STREAMS + s] */
+    uint8_t *waiters;                           /* per op: bit s, an op of stream s depends on it */
+    double horizon; /* the actor's wait ends here at the latest (see local_horizon) */
+    int past;       /* starting ops at a date before SimGrid's clock: compute only */
     chan **chan_of;
     stream_st st[ZS_MAX_STREAMS];
     went **w;
@@ -207,6 +210,11 @@ void zs__sim_stream_next(rank_st *R, int s, int64_t i);
 void zs__sim_op_done(rank_st *R, int64_t i, double now);
 /* One more completion of op i (and any skipped ones waiting for it). */
 void zs__sim_done_inc(rank_st *R, int64_t i);
+/* Another rank's actor is about to change P's accounting at `now`: P's
+ * compute ends before `now` that its actor did not wake for
+ * (local_horizon) happen first, so that P's accounting stays in time
+ * order. */
+void zs__sim_catch_up(rank_st *P, double now);
 /* A new outstanding communication of stream s (NULL when out of memory). */
 went *zs__sim_went_new(rank_st *R, int kind, int s);
 

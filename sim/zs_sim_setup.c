@@ -80,6 +80,8 @@ static int rank_segment(sim *x, rank_st *R, int32_t sg)
                                   "a dependency must name an earlier op of the same rank",
                                   "rank %d op #%lld depends on op #%d", R->rank, (long long)i,
                                   d[k]);
+        for (int k = 0; k < op->ndeps; k++)
+            R->waiters[d[k]] |= (uint8_t)(1u << op->stream);
         R->seg_of[i] = sg;
         R->next_same[i] = -1;
         if (last[op->stream] >= 0)
@@ -102,10 +104,12 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     R->seg_of = malloc(sizeof(int32_t) * (size_t)n);
     R->done = calloc((size_t)n, sizeof(int32_t));
     R->next_same = malloc(sizeof(int32_t) * (size_t)n);
+    R->waiters = calloc((size_t)n, 1);
     R->chan_of = calloc((size_t)n, sizeof(chan *));
     R->first = malloc(sizeof(int32_t) * (size_t)(p->nsegs > 0 ? p->nsegs : 1) * ZS_MAX_STREAMS);
     R->sgw = zs__sgw_new();
-    if (!R->seg_of || !R->done || !R->next_same || !R->chan_of || !R->first || !R->sgw)
+    if (!R->seg_of || !R->done || !R->next_same || !R->waiters || !R->chan_of || !R->first ||
+        !R->sgw)
         return ZS_ENOMEM;
     if (x->fold) {
         R->skip_at = calloc((size_t)n, sizeof(int32_t));
@@ -133,6 +137,7 @@ static void rank_release(rank_st *R)
     free(R->seg_of);
     free(R->done);
     free(R->next_same);
+    free(R->waiters);
     free(R->chan_of);
     free(R->first);
     free(R->skip_at);

@@ -7,8 +7,11 @@
  *      if its dependencies are done (markers and zero-time ops complete on
  *      the spot, so this repeats until nothing changes);
  *   3. wait for any of the rank's outstanding communications, at most until
- *      the next due date (zs_sg_wait.h: SimGrid 3.32's C API has no
- *      wait-any with a timeout that keeps the comms);
+ *      the next due date that may start something SimGrid must see
+ *      (local_horizon: compute ends that only let more compute start are
+ *      handled in step 1 of the next wake, at their own dates; zs_sg_wait.h:
+ *      SimGrid 3.32's C API has no wait-any with a timeout that keeps the
+ *      comms);
  *   4. retire what completed: accounting, timeline, advance the stream.
  *
  * Compute ops are not SimGrid activities: a compute op of d seconds ends d
@@ -217,21 +220,155 @@ static void end_compute(rank_st *R, int s, double now)
     zs__sim_stream_next(R, s, t->cur);
 }
 
-/* Phase 1: compute ends and wakes due at `now`, earliest first. */
-static void handle_due(rank_st *R, double now)
+static void start_ready(rank_st *R);
+
+/* Phase 1: compute ends and wakes due at `now` (before `now` when
+ * `before`), earliest first. Ends before the horizon came without waking
+ * the actor (local_horizon): what they let start, a compute op on the
+ * same stream, starts at its date. */
+static void handle_due(rank_st *R, double now, int before)
 {
     for (;;) {
         int cs, ws;
-        double tc = ps_next(R, &cs), tw = wake_next(R, &ws);
-        if ((tc < tw ? tc : tw) > now)
+        double tc = ps_next(R, &cs), tw = wake_next(R, &ws), t0 = tc < tw ? tc : tw;
+        if (t0 > now || (before && t0 == now))
             break;
         R->now = tc <= tw ? tc : tw;
         if (tc <= tw)
             end_compute(R, cs, tc);
         else
             zs__sim_fold_wake(R, ws);
+        double t = R->now;
+        if (t < R->horizon && t < now && ps_next(R, &cs) > t && wake_next(R, &ws) > t) {
+            R->past = 1;
+            start_ready(R);
+            R->past = 0;
+        }
     }
     R->now = now;
+}
+
+void zs__sim_catch_up(rank_st *P, double now)
+{
+    double keep = P->now;
+    handle_due(P, now, 1);
+    P->now = keep;
+}
+
+/* Completions of op j once the ops tent[0..nt) complete too (done_inc's
+ * arithmetic, skipped iterations included). */
+static int32_t done_with(const rank_st *R, int32_t j, const int64_t *tent, int nt)
+{
+    int32_t d = R->done[j];
+    for (int k = 0; k < nt; k++)
+        if (tent[k] == j) {
+            d++;
+            if (R->skip_add && R->skip_add[j] && d == R->skip_at[j])
+                d += R->skip_add[j];
+        }
+    return d;
+}
+
+/* What local_horizon knows of a stream. */
+typedef struct hstream {
+    int busy, computing; /* a compute op or collective holds it; a compute op */
+    double rem;
+    int64_t cur;
+} hstream;
+
+#define HORIZON_STEPS 64
+
+/* What try_start would do with stream u's head op, the ops tent[0..nt)
+ * completed: 0 nothing, 1 start a compute op (only this GPU sees it), -1
+ * anything else (SimGrid must see it, or it is rare enough not to bother:
+ * markers, zero-time ops, collectives). */
+static int local_start(const rank_st *R, int u, const hstream *h, const int64_t *tent, int nt)
+{
+    const stream_st *t = &R->st[u];
+    if (h->busy || h->cur < 0 || t->asleep)
+        return 0;
+    const zs_op *op = &R->p->ops[h->cur];
+    const int32_t *d = R->p->deps + op->dep0;
+    for (int k = 0; k < op->ndeps; k++) {
+        int32_t j = d[k], sj = R->seg_of[j];
+        int32_t need = sj == t->seg ? t->iter + 1 : R->p->segs[sj].repeat;
+        if (done_with(R, j, tent, nt) < need)
+            return 0;
+    }
+    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+        return -1;
+    if (t->p2p_pending > 0)
+        return 0;
+    return op->kind == ZS_OP_COMPUTE && op->duration > 0 ? 1 : -1;
+}
+
+/* When the actor must next wake if no communication completes before: the
+ * first compute end (or folded stream's wake) that may start something
+ * SimGrid must see. Until then the rank's GPU evolves on its own: compute
+ * ends that start nothing or only more compute (same iteration of their
+ * segment) need no wake-up; handle_due replays them at their dates when
+ * the actor next wakes. A wake-up costs a simcall and two context
+ * switches, as much as a transfer's completion. Computed with handle_due's
+ * and start_ready's own rules and arithmetic (ps_advance, ps_next,
+ * try_start), so the dates are the ones it will find. */
+static double local_horizon(const rank_st *R)
+{
+    int ns = R->x->s->nstreams, ws, ncomp = R->ncomp, nt = 0;
+    double tw = wake_next(R, &ws), last = R->ps_last;
+    hstream h[ZS_MAX_STREAMS];
+    int64_t tent[HORIZON_STEPS];
+    unsigned touched = 0; /* streams to try once the ends at `last` are in */
+    for (int s = 0; s < ns; s++)
+        h[s] = (hstream){R->st[s].running, R->st[s].computing, R->st[s].rem, R->st[s].cur};
+    for (;;) {
+        double tc = INFINITY;
+        int cs = -1;
+        for (int s = 0; s < ns; s++)
+            if (h[s].computing) {
+                double t = last + (h[s].rem > 0 ? h[s].rem : 0) * ncomp;
+                if (t < tc) {
+                    tc = t;
+                    cs = s;
+                }
+            }
+        if (touched && tc > last) { /* start_ready at `last` */
+            for (int u = 0; u < ns; u++) {
+                if (!(touched >> u & 1u))
+                    continue;
+                int k = local_start(R, u, &h[u], tent, nt);
+                if (k < 0)
+                    return last;
+                if (k > 0) {
+                    h[u].busy = h[u].computing = 1;
+                    h[u].rem = R->p->ops[h[u].cur].duration;
+                    ncomp++;
+                }
+            }
+            touched = 0;
+            continue;
+        }
+        if (tc > tw || isinf(tc))
+            return tc < tw ? tc : tw;
+        if (nt == HORIZON_STEPS || tc >= tw)
+            return tc;
+        if (tc > last) { /* ps_advance */
+            if (ncomp > 0) {
+                double w = (tc - last) / ncomp;
+                for (int s = 0; s < ns; s++)
+                    if (h[s].computing)
+                        h[s].rem -= w;
+            }
+            last = tc;
+        }
+        int64_t a = h[cs].cur, b = R->next_same[a];
+        if (b < 0) /* the stream's next iteration: folding may decide */
+            return tc;
+        h[cs].busy = h[cs].computing = 0;
+        h[cs].cur = b;
+        ncomp--;
+        tent[nt++] = a;
+        touched |= 1u << cs | R->waiters[a];
+    }
 }
 
 /* ---- starting and retiring ------------------------------------------------------ */
@@ -248,6 +385,11 @@ static int try_start(rank_st *R, int s)
     const zs_op *op = &R->p->ops[i];
     if (!deps_done(R, s, i))
         return 0;
+    if (R->past && op->kind != ZS_OP_COMPUTE) { /* local_horizon promised a compute op */
+        zs__sim_fail(R, ZS_ERUNTIME, "report this as a bug", "%s", i,
+                     "internal error: an op other than compute would start before SimGrid's clock");
+        return 0;
+    }
     double now = R->now;
     if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
         return zs__sim_start_p2p(R, s, i, now);
@@ -317,7 +459,7 @@ void zs__sim_actor_main(int argc, char **argv)
     rank_st *R = sg_actor_self_get_data();
     R->now = R->ps_last = simgrid_get_clock();
     for (;;) {
-        handle_due(R, R->now);
+        handle_due(R, R->now, 0);
         start_ready(R);
         if (R->x->failed)
             break;
@@ -325,8 +467,14 @@ void zs__sim_actor_main(int argc, char **argv)
             R->finished = 1;
             break;
         }
-        int cs, ws;
-        double tc = ps_next(R, &cs), tw = wake_next(R, &ws), due = tc < tw ? tc : tw;
+        double due = R->horizon;
+        if (R->x->o.wake_every_end) {
+            int cs, ws;
+            double tc = ps_next(R, &cs), tw = wake_next(R, &ws);
+            due = R->horizon = tc < tw ? tc : tw;
+        } else {
+            due = R->horizon = local_horizon(R);
+        }
         if (R->nw == 0 && isinf(due))
             break; /* stuck on a dependency that can never complete: reported after the run */
         /* Phase 3: wait for any outstanding communication, or the next due date. */
@@ -349,6 +497,9 @@ void zs__sim_actor_main(int argc, char **argv)
             zs__sim_fail(R, ZS_ERUNTIME, NULL, "%s", -1, "SimGrid reported a failed communication");
             break;
         }
+        /* Compute ends the actor did not wake for come first (those at this
+         * very date after the completion, as they always did). */
+        handle_due(R, clock, 1);
         R->now = clock;
         went *w = R->w[k];
         /* Keep the order of the others: completions at the same date are
