@@ -29,6 +29,10 @@ int zs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 void zs_cli_reset_getopt(void);
 /* Parses a positive integer option value; on error fills e (ZS_EUSAGE). */
 int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *out, zs_err *e);
+/* A comma-separated list of integers in 1..max into v (at most cap); on
+ * error fills e (ZS_EUSAGE). */
+int zs_cli_parse_int_list(const char *opt, const char *s, long max, int *v, int cap, int *n,
+                          zs_err *e);
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e);
 /* Reports a timeline written to path (bytes of JSON text): "timeline[
@@ -64,6 +68,8 @@ void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n);
 int zs_cli_limits_from_env(zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
+/* `zepsim bench floor` (cmd_bench_floor.c), dispatched by zs_cmd_bench. */
+int zs_cli_bench_floor(int argc, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */
 int zs_cmd_calib_predict(int argc, char **argv);
 /* How calib fit and validate read nccl-tests logs: --nccl-column

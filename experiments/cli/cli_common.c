@@ -42,6 +42,29 @@ int zs_cli_parse_int(const char *opt, const char *s, long min, long max, long *o
     return rc;
 }
 
+int zs_cli_parse_int_list(const char *opt, const char *s, long max, int *v, int cap, int *n,
+                          zs_err *e)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf)
+        return zs_err_set(e, ZS_EUSAGE, opt, "give a shorter list", "the list is too long");
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long x;
+        if (*n == cap)
+            return zs_err_set(e, ZS_EUSAGE, opt, "give fewer values", "more than %d values", cap);
+        int rc = zs_cli_parse_int(opt, tok, 1, max, &x, e);
+        if (rc)
+            return rc;
+        v[(*n)++] = (int)x;
+    }
+    if (*n == 0)
+        return zs_err_set(e, ZS_EUSAGE, opt, "give at least one value", "empty list");
+    return ZS_OK;
+}
+
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e)
 {

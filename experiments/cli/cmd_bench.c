@@ -7,6 +7,7 @@
  *         the fitted scaling exponent of CPU time against the GPU count;
  *         with --fold off beside on, how far folding moves the results.
  *   plan  Zeppelin planning time for one global batch.
+ *   floor SimGrid's own cost per transfer (cmd_bench_floor.c).
  * Other benchmarks add a row to the table at the end. */
 #include <math.h>
 #include <stdlib.h>
@@ -215,27 +216,6 @@ static int fit_exponent(const int *gpus, const double *cpu, int n, double *b)
     return 1;
 }
 
-/* Comma-separated list of ints into v (at most BENCH_MAX). */
-static int parse_ints(const char *opt, const char *s, long max, int *v, int *n, zs_err *e)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        long x;
-        if (*n == BENCH_MAX)
-            return zs_err_set(e, ZS_EINPUT, opt, "give fewer values", "more than %d values",
-                              BENCH_MAX);
-        int rc = zs_cli_parse_int(opt, tok, 1, max, &x, e);
-        if (rc)
-            return rc;
-        v[(*n)++] = (int)x;
-    }
-    if (*n == 0)
-        return zs_err_set(e, ZS_EINPUT, opt, "give at least one value", "empty list");
-    return ZS_OK;
-}
-
 static int parse_folds(const char *s, bench_cfg *b, zs_err *e)
 {
     char buf[64];
@@ -338,7 +318,7 @@ static int bench_sim(int argc, char **argv)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;
     if ((rc = parse_methods(methods, &b, &e)) ||
-        (rc = parse_ints("--gpus", gpus, 1 << 20, b.gpus, &b.ngpus, &e)) ||
+        (rc = zs_cli_parse_int_list("--gpus", gpus, 1 << 20, b.gpus, BENCH_MAX, &b.ngpus, &e)) ||
         (rc = parse_folds(folds, &b, &e)))
         return zs_cli_fail(&e);
     char title[512];
@@ -515,6 +495,7 @@ static const struct {
 } benches[] = {
     {"sim", bench_sim, "a backend's speed and memory on real plans at 1024-16384 GPUs"},
     {"plan", bench_plan, "a planner's planning time for one global batch at 1024 GPUs"},
+    {"floor", zs_cli_bench_floor, "what a transfer costs SimGrid itself, with no program"},
 };
 
 int zs_cmd_bench(int argc, char **argv)

@@ -1,5 +1,6 @@
 # End to end: `zepsim platform` writes a loadable SimGrid platform,
-# `zepsim bench sim` runs (tiny sizes) and its errors exit 2.
+# `zepsim bench sim` and `bench floor` run (tiny sizes) and their errors
+# exit 2.
 . "$(dirname "$0")/lib.bash"
 
 expect_rc platform-help 0 "$ZEPSIM" platform --help && expect_out platform-help "usage: zepsim platform"
@@ -28,4 +29,11 @@ expect_out bench-sim-small "^bench sim: te-cp at 32 GPUs, sim, fold on: run 1/1 
 expect_rc bench-sim-analytic 0 "$ZEPSIM" bench sim --method zeppelin --gpus 16,32 --backend analytic --runs 2
 expect_out bench-sim-analytic "^zeppelin +16 +analytic +on "
 expect_out bench-sim-analytic "^scaling: zeppelin, fold on: cpu_s ~ GPUs\^[-0-9.]+$"
+expect_rc bench-floor-help 0 "$ZEPSIM" bench floor --help && expect_out bench-floor-help "SimGrid's floor"
+expect_rc bench-floor-odd 2 "$ZEPSIM" bench floor --gpus 15
+expect_out bench-floor-odd "even count"
+expect_rc bench-floor-width 2 "$ZEPSIM" bench floor --width 17
+expect_rc bench-floor-small 0 "$ZEPSIM" bench floor --gpus 16 --transfers 2000 --runs 2 --format csv
+expect_out bench-floor-small "^16,inside nodes,2000,4000,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9]+,[0-9.]+$"
+expect_out bench-floor-small "^16,across nodes,2000,4000,"
 finish

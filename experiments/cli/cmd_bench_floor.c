@@ -1,0 +1,147 @@
+/* `zepsim bench floor`: what a transfer costs SimGrid 3.32 itself on this
+ * machine (sim/zs_sim_floor.h), so that the simulator's own speed can be
+ * read against what no executor can beat. Figures are printed, never
+ * asserted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zs_cluster.h"
+#include "zs_sim_floor.h"
+#include "zs_sort.h"
+
+static const char help[] =
+    "usage: zepsim bench floor [options]\n"
+    "\n"
+    "SimGrid's floor: every GPU's actor exchanges --width 1 MiB messages each way with\n"
+    "one partner per round (the neighbouring GPU of its node, or the same GPU of the\n"
+    "paired node), posting them all and waiting for any until they are done, on the\n"
+    "platform and engine settings the SimGrid backend uses, with nothing else to do.\n"
+    "cpu_s is the engine's CPU time, medians with min and max over --runs processes;\n"
+    "us_per_xfer = cpu_s / transfers, us_per_wake = cpu_s / actor wake-ups (each\n"
+    "transfer wakes its sender and its receiver). A run of the backend that simulates\n"
+    "T transfers cannot cost less than about T * us_per_xfer on this machine.\n"
+    "\n"
+    "options:\n"
+    "  --gpus LIST        GPU counts, comma-separated (default 1024,4096)\n"
+    "  --cluster NAME     cluster preset (default cluster-a; nodes = GPUs / GPUs per node)\n"
+    "  --width N          messages each way per round, 1..16 (default 1)\n"
+    "  --transfers N      transfers per run, about (default 1000000)\n"
+    "  --runs N           runs per point (default 3)\n"
+    "  --format table|csv|json (default table)\n";
+
+#define FLOOR_MAX 16
+
+int zs_cli_bench_floor(int argc, char **argv)
+{
+    enum { O_GPUS = 1000, O_CLUSTER, O_WIDTH, O_XFERS, O_RUNS, O_FORMAT };
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"gpus", required_argument, 0, O_GPUS},
+                                         {"cluster", required_argument, 0, O_CLUSTER},
+                                         {"width", required_argument, 0, O_WIDTH},
+                                         {"transfers", required_argument, 0, O_XFERS},
+                                         {"runs", required_argument, 0, O_RUNS},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {0, 0, 0, 0}};
+    const char *gpus_s = "1024,4096", *cluster = "cluster-a";
+    long width = 1, xfers = 1000000, runs = 3;
+    zs_format fmt = ZS_FMT_TABLE;
+    zs_err e;
+    zs_err_clear(&e);
+    int c, rc = ZS_OK;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(help, stdout);
+            return 0;
+        case O_GPUS:
+            gpus_s = optarg;
+            break;
+        case O_CLUSTER:
+            cluster = optarg;
+            break;
+        case O_WIDTH:
+            rc = zs_cli_parse_int("--width", optarg, 1, 16, &width, &e);
+            break;
+        case O_XFERS:
+            rc = zs_cli_parse_int("--transfers", optarg, 1, 1000000000, &xfers, &e);
+            break;
+        case O_RUNS:
+            rc = zs_cli_parse_int("--runs", optarg, 1, FLOOR_MAX, &runs, &e);
+            break;
+        case O_FORMAT:
+            rc = zs_format_parse(optarg, &fmt, &e);
+            break;
+        default:
+            return zs_cli_bad_option("bench floor", c, argv);
+        }
+        if (rc)
+            return zs_cli_fail(&e);
+    }
+    if (optind != argc)
+        return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+    int gpus[FLOOR_MAX], ngpus = 0;
+    if ((rc = zs_cli_parse_int_list("--gpus", gpus_s, 1 << 20, gpus, FLOOR_MAX, &ngpus, &e)))
+        return zs_cli_fail(&e);
+    char title[256];
+    snprintf(title, sizeof title,
+             "zepsim bench floor: SimGrid's own cost per transfer on %s, %ld message(s) each way "
+             "per round, medians of %ld run(s), one process each",
+             cluster, width, runs);
+    zs_table *t = zs_table_new(title);
+    const char *cols[] = {"gpus",        "pattern",     "transfers",  "wakes",
+                          "cpu_s",       "cpu_s_min",   "cpu_s_max",  "us_per_xfer",
+                          "us_per_wake", "peak_rss_mb", "simulated_s"};
+    for (int i = 0; i < 11; i++)
+        zs_table_col(t, cols[i], i == 1 ? ZS_COL_TEXT : ZS_COL_NUM);
+    for (int g = 0; g < ngpus && rc == ZS_OK; g++)
+        for (int across = 0; across < 2 && rc == ZS_OK; across++) {
+            zs_cluster cl;
+            int gpn = 0;
+            if ((rc = zs_cluster_load(cluster, 1, &cl, &e)))
+                break;
+            gpn = cl.gpus_per_node;
+            int nodes = (gpus[g] + gpn - 1) / gpn;
+            if (across && nodes < 2)
+                continue;
+            if ((rc = zs_cluster_load(cluster, nodes, &cl, &e)))
+                break;
+            zs_sim_floor_cfg f = {gpus[g], 1, (int)width, across};
+            long per_round = (long)gpus[g] * width;
+            f.rounds = (int)(xfers / per_round > 0 ? xfers / per_round : 1);
+            double cpu[FLOOR_MAX];
+            zs_sim_floor_out o = {0};
+            for (int r = 0; r < runs && rc == ZS_OK; r++) {
+                rc = zs_sim_floor_forked(&cl, &f, &o, &e);
+                cpu[r] = o.cpu_s;
+                if (rc == ZS_OK)
+                    fprintf(stderr, "bench floor: %d GPUs, %s nodes: run %d/%ld took %.2f CPU s\n",
+                            gpus[g], across ? "across" : "inside", r + 1, runs, o.cpu_s);
+            }
+            if (rc)
+                break;
+            double lo = cpu[0], hi = cpu[0];
+            for (int r = 1; r < runs; r++) {
+                lo = cpu[r] < lo ? cpu[r] : lo;
+                hi = cpu[r] > hi ? cpu[r] : hi;
+            }
+            double med = zs_median(cpu, (size_t)runs);
+            zs_table_row(t);
+            zs_table_set(t, 0, "%d", gpus[g]);
+            zs_table_str(t, 1, across ? "across nodes" : "inside nodes");
+            zs_table_set(t, 2, "%ld", o.comms);
+            zs_table_set(t, 3, "%ld", o.wakes);
+            zs_table_num(t, 4, "%.2f", med);
+            zs_table_num(t, 5, "%.2f", lo);
+            zs_table_num(t, 6, "%.2f", hi);
+            zs_table_num(t, 7, "%.2f", o.comms > 0 ? 1e6 * med / (double)o.comms : 0);
+            zs_table_num(t, 8, "%.2f", o.wakes > 0 ? 1e6 * med / (double)o.wakes : 0);
+            zs_table_num(t, 9, "%.0f", o.peak_rss / 1048576.0);
+            zs_table_num(t, 10, "%.4f", o.sim_s);
+        }
+    if (rc == ZS_OK)
+        zs_table_print(t, stdout, fmt);
+    zs_table_free(t);
+    return rc ? zs_cli_fail(&e) : 0;
+}
