@@ -385,16 +385,17 @@ static int try_start(rank_st *R, int s)
     const zs_op *op = &R->p->ops[i];
     if (!deps_done(R, s, i))
         return 0;
+    int p2p = op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
+    if (!p2p && t->p2p_pending > 0)
+        return 0;
     if (R->past && op->kind != ZS_OP_COMPUTE) { /* local_horizon promised a compute op */
         zs__sim_fail(R, ZS_ERUNTIME, "report this as a bug", "%s", i,
                      "internal error: an op other than compute would start before SimGrid's clock");
         return 0;
     }
     double now = R->now;
-    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+    if (p2p)
         return zs__sim_start_p2p(R, s, i, now);
-    if (t->p2p_pending > 0)
-        return 0;
     switch (op->kind) {
     case ZS_OP_MARKER:
         zs__sim_op_done(R, i, now);

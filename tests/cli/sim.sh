@@ -29,6 +29,11 @@ expect_out bench-sim-small "^bench sim: te-cp at 32 GPUs, sim, fold on: run 1/1 
 expect_rc bench-sim-analytic 0 "$ZEPSIM" bench sim --method zeppelin --gpus 16,32 --backend analytic --runs 2
 expect_out bench-sim-analytic "^zeppelin +16 +analytic +on "
 expect_out bench-sim-analytic "^scaling: zeppelin, fold on: cpu_s ~ GPUs\^[-0-9.]+$"
+# A compute end whose waiter is a collective held back by its stream's
+# transfers in flight: replayed in the past, it must start nothing (the
+# SimGrid actor's guard once fired there, USP on ProLong-64K at 16 nodes).
+expect_rc sim-usp-prolong 0 "$ZEPSIM" simulate --method usp --trace prolong64k --nodes 16 --iterations 1
+expect_out sim-usp-prolong "^tokens_per_s +280737 "
 expect_rc bench-floor-help 0 "$ZEPSIM" bench floor --help && expect_out bench-floor-help "SimGrid's floor"
 expect_rc bench-floor-odd 2 "$ZEPSIM" bench floor --gpus 15
 expect_out bench-floor-odd "even count"
