@@ -926,7 +926,7 @@ static int wake(ex *x, const ev *v)
         zs_facct_wake(&r->acct, &x->res->ranks[v->rank], v->stream, x->now);
     if (x->now > x->res->ranks[v->rank].end)
         x->res->ranks[v->rank].end = x->now; /* the skipped iterations end here */
-    return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
+    return try_rank(x, v->rank);             /* the skip changed ops of the stream: every stream */
 }
 
 static int retire(ex *x, const ev *v)
