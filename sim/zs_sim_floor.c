@@ -15,14 +15,11 @@
 #include "zs_fork.h"
 #include "zs_sim_int.h"
 
-#define FLOOR_WIDTH_MAX 16
-
 typedef struct floor_run floor_run;
 
 typedef struct floor_actor { /* one GPU's actor */
     floor_run *run;
-    int gpu;
-    sg_mailbox_t out[FLOOR_WIDTH_MAX], in[FLOOR_WIDTH_MAX];
+    sg_mailbox_t out[ZS_SIM_FLOOR_WIDTH_MAX], in[ZS_SIM_FLOOR_WIDTH_MAX];
 } floor_actor;
 
 struct floor_run {
@@ -48,8 +45,8 @@ static void floor_actor_main(int argc, char **argv)
     floor_actor *A = sg_actor_self_get_data();
     floor_run *x = A->run;
     int w = x->f.width;
-    sg_comm_t comms[2 * FLOOR_WIDTH_MAX];
-    void *got[FLOOR_WIDTH_MAX];
+    sg_comm_t comms[2 * ZS_SIM_FLOOR_WIDTH_MAX];
+    void *got[ZS_SIM_FLOOR_WIDTH_MAX];
     zs_sgw *sgw = zs__sgw_new();
     if (!sgw) {
         x->failed = 1;
@@ -95,7 +92,6 @@ static int floor_child(void *arg, zs_fork_buf *out, zs_err *e)
     for (int g = 0; g < x.f.gpus; g++) {
         floor_actor *A = &x.a[g];
         A->run = &x;
-        A->gpu = g;
         int p = partner(j->c, &x.f, g);
         for (int k = 0; k < x.f.width; k++) {
             char name[64];
@@ -136,9 +132,9 @@ int zs_sim_floor_forked(const zs_cluster *c, const zs_sim_floor_cfg *f, zs_sim_f
     if (f->across && (c->nodes < 2 || f->gpus % (2 * c->gpus_per_node)))
         return zs_err_set(e, ZS_EUSAGE, "floor benchmark", "across nodes, use whole pairs of nodes",
                           "%d GPUs do not fill pairs of %d-GPU nodes", f->gpus, c->gpus_per_node);
-    if (f->width < 1 || f->width > FLOOR_WIDTH_MAX || f->rounds < 1)
+    if (f->width < 1 || f->width > ZS_SIM_FLOOR_WIDTH_MAX || f->rounds < 1)
         return zs_err_set(e, ZS_EUSAGE, "floor benchmark", NULL,
-                          "width must be 1..%d and rounds at least 1", FLOOR_WIDTH_MAX);
+                          "width must be 1..%d and rounds at least 1", ZS_SIM_FLOOR_WIDTH_MAX);
     floor_job j = {c, f};
     zs_fork_buf b = {0};
     zs_child_usage u = {0, 0};

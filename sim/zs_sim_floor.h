@@ -16,10 +16,12 @@
 #include "zs_cluster.h"
 #include "zs_err.h"
 
+#define ZS_SIM_FLOOR_WIDTH_MAX 16
+
 typedef struct zs_sim_floor_cfg {
     int gpus;   /* actors, one per GPU (even, at most the cluster's GPUs) */
     int rounds; /* rounds per actor */
-    int width;  /* messages each way per round (1..16) */
+    int width;  /* messages each way per round (1..ZS_SIM_FLOOR_WIDTH_MAX) */
     int across; /* 0: partner in the same node; 1: the same GPU of the paired node */
 } zs_sim_floor_cfg;
 

@@ -136,8 +136,8 @@ typedef struct rank_st {
     int32_t *skip_at, *skip_add; /* folding: op i gets skip_add[i] completions more when
                                   * done[i] reaches skip_at[i]; NULL when nothing folds */
     /* folding: busy time so far of the GPU's share of its links per class,
-     * and of its NIC, at the reference stream's last two boundaries */
-    double lsnap[ZS_FACCT_NB][ZS_LINK_NCLASSES + 1]; /* at its reference stream's last boundaries */
+     * and of its NIC, at the reference stream's last ZS_FACCT_NB boundaries */
+    double lsnap[ZS_FACCT_NB][ZS_LINK_NCLASSES + 1];
     double end;
     int finished;
     sg_host_t host;

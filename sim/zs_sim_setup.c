@@ -74,14 +74,14 @@ static int rank_segment(sim *x, rank_st *R, int32_t sg)
                               "rank %d op #%lld is on stream %d of %d", R->rank, (long long)i,
                               op->stream, x->s->nstreams);
         const int32_t *d = p->deps + op->dep0;
-        for (int k = 0; k < op->ndeps; k++)
+        for (int k = 0; k < op->ndeps; k++) {
             if (d[k] < 0 || d[k] >= i)
                 return zs_err_set(&x->err, ZS_EINVALID, NULL,
                                   "a dependency must name an earlier op of the same rank",
                                   "rank %d op #%lld depends on op #%d", R->rank, (long long)i,
                                   d[k]);
-        for (int k = 0; k < op->ndeps; k++)
             R->waiters[d[k]] |= (uint8_t)(1u << op->stream);
+        }
         R->seg_of[i] = sg;
         R->next_same[i] = -1;
         if (last[op->stream] >= 0)

@@ -89,20 +89,45 @@ void zs__sim_op_done(rank_st *R, int64_t i, double now)
     R->end = now;
 }
 
-/* Completions are counted per stored op. */
-static int deps_done(const rank_st *R, int s, int64_t i)
+/* Completions of op j once the ops tent[0..nt) complete too (done_inc's
+ * arithmetic, skipped iterations included). */
+static int32_t done_with(const rank_st *R, int32_t j, const int64_t *tent, int nt)
+{
+    int32_t d = R->done[j];
+    for (int k = 0; k < nt; k++)
+        if (tent[k] == j) {
+            d++;
+            if (R->skip_add && R->skip_add[j] && d == R->skip_at[j])
+                d += R->skip_add[j];
+        }
+    return d;
+}
+
+/* What stream s can do with op i at its head, held when `busy` (the
+ * ops tent[0..nt) counted completed too: local_horizon's look ahead):
+ * wait; or start a transfer, a compute op that takes time (only this GPU
+ * sees it), or anything else (a marker, a zero-time op, a collective).
+ * Transfers never hold the stream; any other op waits until the stream's
+ * transfers have all completed. Completions are counted per stored op. */
+enum { HEAD_WAIT, HEAD_P2P, HEAD_COMPUTE, HEAD_OTHER };
+static int head_action(const rank_st *R, int s, int64_t i, int busy, const int64_t *tent, int nt)
 {
     const stream_st *t = &R->st[s];
+    if (busy || i < 0 || t->asleep)
+        return HEAD_WAIT;
     const zs_op *op = &R->p->ops[i];
     const int32_t *d = R->p->deps + op->dep0;
     for (int k = 0; k < op->ndeps; k++) {
-        int32_t j = d[k];
-        int32_t sj = R->seg_of[j];
+        int32_t j = d[k], sj = R->seg_of[j];
         int32_t need = sj == t->seg ? t->iter + 1 : R->p->segs[sj].repeat;
-        if (R->done[j] < need)
-            return 0;
+        if (done_with(R, j, tent, nt) < need)
+            return HEAD_WAIT;
     }
-    return 1;
+    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+        return HEAD_P2P;
+    if (t->p2p_pending > 0)
+        return HEAD_WAIT;
+    return op->kind == ZS_OP_COMPUTE && op->duration > 0 ? HEAD_COMPUTE : HEAD_OTHER;
 }
 
 went *zs__sim_went_new(rank_st *R, int kind, int s)
@@ -255,21 +280,7 @@ void zs__sim_catch_up(rank_st *P, double now)
     P->now = keep;
 }
 
-/* Completions of op j once the ops tent[0..nt) complete too (done_inc's
- * arithmetic, skipped iterations included). */
-static int32_t done_with(const rank_st *R, int32_t j, const int64_t *tent, int nt)
-{
-    int32_t d = R->done[j];
-    for (int k = 0; k < nt; k++)
-        if (tent[k] == j) {
-            d++;
-            if (R->skip_add && R->skip_add[j] && d == R->skip_at[j])
-                d += R->skip_add[j];
-        }
-    return d;
-}
-
-/* What local_horizon knows of a stream. */
+/* What local_horizon knows of a stream (head_action's busy and cur). */
 typedef struct hstream {
     int busy, computing; /* a compute op or collective holds it; a compute op */
     double rem;
@@ -277,30 +288,6 @@ typedef struct hstream {
 } hstream;
 
 #define HORIZON_STEPS 64
-
-/* What try_start would do with stream u's head op, the ops tent[0..nt)
- * completed: 0 nothing, 1 start a compute op (only this GPU sees it), -1
- * anything else (SimGrid must see it, or it is rare enough not to bother:
- * markers, zero-time ops, collectives). */
-static int local_start(const rank_st *R, int u, const hstream *h, const int64_t *tent, int nt)
-{
-    const stream_st *t = &R->st[u];
-    if (h->busy || h->cur < 0 || t->asleep)
-        return 0;
-    const zs_op *op = &R->p->ops[h->cur];
-    const int32_t *d = R->p->deps + op->dep0;
-    for (int k = 0; k < op->ndeps; k++) {
-        int32_t j = d[k], sj = R->seg_of[j];
-        int32_t need = sj == t->seg ? t->iter + 1 : R->p->segs[sj].repeat;
-        if (done_with(R, j, tent, nt) < need)
-            return 0;
-    }
-    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
-        return -1;
-    if (t->p2p_pending > 0)
-        return 0;
-    return op->kind == ZS_OP_COMPUTE && op->duration > 0 ? 1 : -1;
-}
 
 /* When the actor must next wake if no communication completes before: the
  * first compute end (or folded stream's wake) that may start something
@@ -335,10 +322,10 @@ static double local_horizon(const rank_st *R)
             for (int u = 0; u < ns; u++) {
                 if (!(touched >> u & 1u))
                     continue;
-                int k = local_start(R, u, &h[u], tent, nt);
-                if (k < 0)
+                int k = head_action(R, u, h[u].cur, h[u].busy, tent, nt);
+                if (k == HEAD_P2P || k == HEAD_OTHER)
                     return last;
-                if (k > 0) {
+                if (k == HEAD_COMPUTE) {
                     h[u].busy = h[u].computing = 1;
                     h[u].rem = R->p->ops[h[u].cur].duration;
                     ncomp++;
@@ -373,28 +360,22 @@ static double local_horizon(const rank_st *R)
 
 /* ---- starting and retiring ------------------------------------------------------ */
 
-/* Tries to start the head op of stream s; returns 1 if the stream changed.
- * Sends and receives never hold the stream; any other op waits until the
- * stream's transfers have all completed. */
+/* Tries to start the head op of stream s; returns 1 if the stream changed. */
 static int try_start(rank_st *R, int s)
 {
     stream_st *t = &R->st[s];
-    if (t->running || t->cur < 0 || t->asleep)
-        return 0;
     int64_t i = t->cur;
-    const zs_op *op = &R->p->ops[i];
-    if (!deps_done(R, s, i))
+    int a = head_action(R, s, i, t->running, NULL, 0);
+    if (a == HEAD_WAIT)
         return 0;
-    int p2p = op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
-    if (!p2p && t->p2p_pending > 0)
-        return 0;
-    if (R->past && op->kind != ZS_OP_COMPUTE) { /* local_horizon promised a compute op */
+    if (R->past && a != HEAD_COMPUTE) { /* local_horizon promised a compute op */
         zs__sim_fail(R, ZS_ERUNTIME, "report this as a bug", "%s", i,
                      "internal error: an op other than compute would start before SimGrid's clock");
         return 0;
     }
+    const zs_op *op = &R->p->ops[i];
     double now = R->now;
-    if (p2p)
+    if (a == HEAD_P2P)
         return zs__sim_start_p2p(R, s, i, now);
     switch (op->kind) {
     case ZS_OP_MARKER:
@@ -468,14 +449,15 @@ void zs__sim_actor_main(int argc, char **argv)
             R->finished = 1;
             break;
         }
-        double due = R->horizon;
+        double due;
         if (R->x->o.wake_every_end) {
             int cs, ws;
             double tc = ps_next(R, &cs), tw = wake_next(R, &ws);
-            due = R->horizon = tc < tw ? tc : tw;
+            due = tc < tw ? tc : tw;
         } else {
-            due = R->horizon = local_horizon(R);
+            due = local_horizon(R);
         }
+        R->horizon = due;
         if (R->nw == 0 && isinf(due))
             break; /* stuck on a dependency that can never complete: reported after the run */
         /* Phase 3: wait for any outstanding communication, or the next due date. */

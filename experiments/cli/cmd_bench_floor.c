@@ -62,7 +62,7 @@ int zs_cli_bench_floor(int argc, char **argv)
             cluster = optarg;
             break;
         case O_WIDTH:
-            rc = zs_cli_parse_int("--width", optarg, 1, 16, &width, &e);
+            rc = zs_cli_parse_int("--width", optarg, 1, ZS_SIM_FLOOR_WIDTH_MAX, &width, &e);
             break;
         case O_XFERS:
             rc = zs_cli_parse_int("--transfers", optarg, 1, 1000000000, &xfers, &e);
@@ -95,13 +95,14 @@ int zs_cli_bench_floor(int argc, char **argv)
                           "us_per_wake", "peak_rss_mb", "simulated_s"};
     for (int i = 0; i < 11; i++)
         zs_table_col(t, cols[i], i == 1 ? ZS_COL_TEXT : ZS_COL_NUM);
+    zs_cluster cl;
+    if ((rc = zs_cluster_load(cluster, 1, &cl, &e))) { /* its GPUs per node */
+        zs_table_free(t);
+        return zs_cli_fail(&e);
+    }
+    int gpn = cl.gpus_per_node;
     for (int g = 0; g < ngpus && rc == ZS_OK; g++)
         for (int across = 0; across < 2 && rc == ZS_OK; across++) {
-            zs_cluster cl;
-            int gpn = 0;
-            if ((rc = zs_cluster_load(cluster, 1, &cl, &e)))
-                break;
-            gpn = cl.gpus_per_node;
             int nodes = (gpus[g] + gpn - 1) / gpn;
             if (across && nodes < 2)
                 continue;
@@ -121,12 +122,7 @@ int zs_cli_bench_floor(int argc, char **argv)
             }
             if (rc)
                 break;
-            double lo = cpu[0], hi = cpu[0];
-            for (int r = 1; r < runs; r++) {
-                lo = cpu[r] < lo ? cpu[r] : lo;
-                hi = cpu[r] > hi ? cpu[r] : hi;
-            }
-            double med = zs_median(cpu, (size_t)runs);
+            double med = zs_median(cpu, (size_t)runs), lo = cpu[0], hi = cpu[runs - 1]; /* sorted */
             zs_table_row(t);
             zs_table_set(t, 0, "%d", gpus[g]);
             zs_table_str(t, 1, across ? "across nodes" : "inside nodes");
