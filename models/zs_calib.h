@@ -107,9 +107,15 @@ typedef struct zs_meas_set {
      * runs used when their log does not say (0: NCCL's default). */
     int nccl_inplace;
     unsigned nccl_algo_mask, nccl_proto_mask;
+    /* The collective every nccl-tests run measured ("" : the log's own
+     * name for it, else the file name, else inferred from the rows). */
+    char nccl_collective[32];
 } zs_meas_set;
 
 void zs_meas_set_init(zs_meas_set *s);
+/* Sets nccl_collective from a user's name for it (all-reduce, allreduce,
+ * all_reduce, ...); ZS_EUSAGE for an unknown one. */
+int zs_meas_set_collective(zs_meas_set *s, const char *name, zs_err *e);
 void zs_meas_set_clear(zs_meas_set *s);
 /* Reads one file, detecting its format (nccl-tests log, CSV, TSV, JSON
  * measurement file), and appends its points. Bad or truncated files fail

@@ -421,6 +421,7 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
     tmp.nccl_inplace = s->nccl_inplace;
     tmp.nccl_algo_mask = s->nccl_algo_mask;
     tmp.nccl_proto_mask = s->nccl_proto_mask;
+    memcpy(tmp.nccl_collective, s->nccl_collective, sizeof tmp.nccl_collective);
     char sha[65];
     zs_sha256_hex(text, len, sha);
     const char *p = text;
@@ -433,7 +434,7 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
         rc = zs_err_set(e, ZS_EINPUT, path, "pass a text file", "file contains a NUL byte");
     else if (*p == '{')
         rc = parse_json(&tmp, path, text, e);
-    else if (*p == '$' || *p == '#')
+    else if (zs__nccl_log_sniff(text))
         rc = zs__nccl_log_parse(&tmp, path, text, e);
     else if (strchr(first, '\t'))
         rc = parse_tsv(&tmp, path, text, e);

@@ -83,6 +83,10 @@ int zs__fit_attn(zs_calib *c, int slot, const zs__fit_pt *pt, size_t n, const zs
 int zs__meas_point(const zs_meas *m, const zs_model *layer_model, zs__fit_pt *out);
 /* Parses an nccl-tests log (text is modified) into s; see zs_nccl_log.c. */
 int zs__nccl_log_parse(zs_meas_set *s, const char *path, char *text, zs_err *e);
+/* 1 when text reads as an nccl-tests log: its first non-blank line, once
+ * launcher prefixes ("[1,0]<stdout>:", "0: ") are removed, starts with '#'
+ * or '$'. */
+int zs__nccl_log_sniff(const char *text);
 /* Fits the NCCL model to the collective points of s that fit() keeps
  * (keep[i] != 0), filling c's collective fields. */
 int zs__calib_fit_nccl(zs_calib *c, const zs_meas_set *s, const char *keep, const zs_cluster *cl,

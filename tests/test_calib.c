@@ -73,11 +73,33 @@ static void test_import_nccl(void)
     rc = zs_meas_read(&s, zs_test_write("nofooter.txt", bad), &e);
     ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.what, "truncated");
-    /* Unknown collective (no command line, uninformative name). */
-    rc = zs_meas_read(&s, zs_test_write("log.txt", strchr(nccl_ok, '\n') + 1), &e);
+    /* No command line, uninformative name: the rows tell (no reduction,
+     * count x 2 bytes x 2 ranks = size: an all-gather). */
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("log.txt", strchr(nccl_ok, '\n') + 1), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 4);
+    CU_ASSERT_STRING_EQUAL(s.v[3].op, "all-gather");
+    /* ... unless they cannot: a type of unknown size. */
+    memcpy(bad, strchr(nccl_ok, '\n') + 1, strlen(strchr(nccl_ok, '\n') + 1) + 1);
+    for (char *h = strstr(bad, "  half"); h; h = strstr(h, "  half"))
+        memcpy(h, "  cplx", 6);
+    rc = zs_meas_read(&s, zs_test_write("log.txt", bad), &e);
     ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.what, "which collective");
-    ZS_ASSERT_INT_EQ(s.n, 2);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "--collective");
+    ZS_ASSERT_INT_EQ(s.n, 4);
+    /* --collective overrides, and a name the rows contradict is refused. */
+    ZS_ASSERT_OK(zs_meas_set_collective(&s, "allgather", &e), &e);
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("log.txt", bad), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 6);
+    ZS_ASSERT_OK(zs_meas_set_collective(&s, "all_reduce", &e), &e);
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("ag2.txt", nccl_ok), &e), &e);
+    CU_ASSERT_STRING_EQUAL(s.v[7].op, "all-reduce"); /* the user's word wins */
+    s.nccl_collective[0] = '\0';
+    rc = zs_meas_read(&s, zs_test_write("all_reduce.txt", strchr(nccl_ok, '\n') + 1), &e);
+    ZS_ASSERT_INT_EQ(rc, ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "look like all-gather");
+    ZS_ASSERT_STR_CONTAINS(e.what, "the file name says all-reduce");
+    ZS_ASSERT_INT_EQ(zs_meas_set_collective(&s, "broadcast", &e), ZS_EUSAGE);
     zs_meas_set_clear(&s);
 }
 

@@ -401,6 +401,187 @@ static void test_multinode_log(void)
     zs_meas_set_clear(&s);
 }
 
+/* Every shape published nccl-tests logs come in (models/zs_nccl_log.c):
+ * the shared multi-node samples as published, then variants of the
+ * synthetic two-node log with launcher prefixes, the pre-2.10 layout,
+ * concatenated runs and hostnames of any form. */
+static void expect_log(const char *name, const char *text, int points, const char *op, int gpus,
+                       int nodes)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write(name, text), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, points);
+    if (s.n) {
+        CU_ASSERT_STRING_EQUAL(s.v[s.n - 1].op, op);
+        ZS_ASSERT_INT_EQ(s.v[s.n - 1].gpus, gpus);
+        ZS_ASSERT_INT_EQ(s.v[s.n - 1].nodes, nodes);
+    }
+    zs_meas_set_clear(&s);
+}
+
+/* text with `prefix` before every line (and, with mid != NULL, inside the
+ * Rank lines after " on "). Caller frees. */
+static char *prefixed(const char *text, const char *prefix, const char *mid)
+{
+    size_t n = strlen(text), pl = strlen(prefix), ml = mid ? strlen(mid) : 0;
+    char *out = malloc(n * 2 + 64 * (pl + ml) + 1024);
+    char *o = out;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        memcpy(o, prefix, pl), o += pl;
+        const char *on = mid ? strstr(p, " on ") : NULL;
+        if (on && on < p + len) {
+            size_t head = (size_t)(on - p) + 4;
+            memcpy(o, p, head), o += head;
+            memcpy(o, mid, ml), o += ml;
+            memcpy(o, p + head, len - head), o += len - head;
+        } else {
+            memcpy(o, p, len), o += len;
+        }
+        p += len;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void test_log_shapes(void)
+{
+    static const struct {
+        const char *rel;
+        int points, gpus, nodes;
+    } shared[] = {
+        {"reference/multinode/A100-2x8-16x100-all_reduce-ocihpcoke.txt", 31, 16, 2},
+        {"reference/multinode/H100-1x8-8x400-all_reduce-nccltests290.txt", 6, 8, 1},
+        {"reference/multinode/H100-2x8-8x400-all_reduce-nccltests309a.txt", 32, 16, 2},
+        {"reference/multinode/H200-2x8-8x400-all_reduce-nebiusrunai.txt", 5, 16, 2},
+        {"reference/multinode/echo-a100-azure/nccl_1.log", 28, 1, 1},
+        {"reference/multinode/echo-a100-azure/nccl_2.log", 28, 2, 1},
+        {"reference/multinode/echo-a100-azure/nccl_4.log", 28, 4, 1},
+        {"reference/multinode/echo-a100-azure/nccl_8.log", 28, 8, 1},
+        {"reference/multinode/echo-a100-azure/nccl_16.log", 25, 16, 2},
+    };
+    zs_err e;
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+        const char *p = zs_test_shared(shared[i].rel);
+        if (!p)
+            continue; /* zs_test_shared said it is absent */
+        zs_meas_set s;
+        zs_meas_set_init(&s);
+        int rc = zs_meas_read(&s, p, &e);
+        if (rc)
+            fprintf(stderr, "%s: %s: %s\n", shared[i].rel, e.where, e.what);
+        ZS_ASSERT_OK(rc, &e);
+        ZS_ASSERT_INT_EQ(s.n, shared[i].points);
+        for (size_t k = 0; k < s.n; k++) {
+            CU_ASSERT_STRING_EQUAL(s.v[k].op, "all-reduce");
+            ZS_ASSERT_INT_EQ(s.v[k].gpus, shared[i].gpus);
+            ZS_ASSERT_INT_EQ(s.v[k].nodes, shared[i].nodes);
+        }
+        zs_meas_set_clear(&s);
+    }
+    /* mpirun --tag-output, srun --label, pdsh, and a tag inside a line */
+    char *t = prefixed(two_nodes, "[1,0]<stdout>:", NULL);
+    expect_log("tagged.txt", t, 2, "all-reduce", 16, 2);
+    free(t);
+    t = prefixed(two_nodes, "  0: ", NULL);
+    expect_log("label.txt", t, 2, "all-reduce", 16, 2);
+    free(t);
+    t = prefixed(two_nodes, "login-07.cluster.example.org: ", NULL);
+    expect_log("pdsh.txt", t, 2, "all-reduce", 16, 2);
+    free(t);
+    t = prefixed(two_nodes, "[1,0]<stdout>:", "[1,12]<stdout>:");
+    expect_log("midtag.txt", t, 2, "all-reduce", 16, 2);
+    free(t);
+    /* Hostnames of any form: long FQDNs differing only at the end, IPs. */
+    char *h = strdup(two_nodes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char *long_names = malloc(strlen(h) * 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(long_names);
+    long_names[0] = '\0';
+    for (char *line = strtok(h, "\n"); line; line = strtok(NULL, "\n")) {
+        char *on = strstr(line, " on node-");
+        if (on) {
+            char host = on[9];
+            on[4] = '\0';
+            strcat(long_names, line);
+            strcat(long_names,
+                   "gpu-worker-pool-a100-zone-b.region-1.internal.compute.example.com.");
+            strcat(long_names, host == 'a' ? "node-0001" : "node-0002");
+            strcat(long_names, on + 10);
+        } else {
+            strcat(long_names, line);
+        }
+        strcat(long_names, "\n");
+    }
+    expect_log("fqdn.txt", long_names, 2, "all-reduce", 16, 2);
+    free(long_names);
+    free(h);
+    /* The pre-2.10 layout: no root, an error column of maximum errors,
+     * judged by the run's "Out of bounds values" line. */
+    static const char old[] =
+        "# nThread 1 nGpus 4 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#   Rank  0 Pid  1 on node-000000 device  0 [0x00] A100-SXM4-40GB\n"
+        "#   Rank  1 Pid  1 on node-000000 device  1 [0x00] A100-SXM4-40GB\n"
+        "#   Rank  2 Pid  1 on node-000000 device  2 [0x00] A100-SXM4-40GB\n"
+        "#   Rank  3 Pid  1 on node-000000 device  3 [0x00] A100-SXM4-40GB\n"
+        "#       size         count      type   redop     time   algbw   busbw  error     time "
+        "  algbw   busbw  error\n"
+        "     8388608       2097152     float     sum    128.5   65.30   97.95  2e-07    126.7 "
+        "  66.20   99.30  2e-07\n"
+        "    16777216       4194304     float     sum    187.0   89.72  134.57  2e-07    187.4 "
+        "  89.54  134.32  2e-07\n"
+        "# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 116.5\n";
+    expect_log("old.log", old, 2, "all-reduce", 4, 1);
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("old.log", old), &e), &e);
+    CU_ASSERT_STRING_EQUAL(s.gpu, "A100-SXM4-40GB");
+    zs_meas_set_clear(&s);
+    char *failed = strdup(old);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(failed);
+    memcpy(strstr(failed, ": 0 OK"), ": 3 FA", 6);
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, zs_test_write("failed.log", failed), &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "3 out-of-bounds");
+    ZS_ASSERT_STR_CONTAINS(e.where, "failed.log:");
+    free(failed);
+    /* Old all-gather rows leave redop blank: 11 columns. */
+    static const char old_ag[] =
+        "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor)\n"
+        "#   Rank  0 Pid  1 on n0 device  0 [0x00] A100-SXM4-40GB\n"
+        "#   Rank  1 Pid  1 on n0 device  1 [0x00] A100-SXM4-40GB\n"
+        "#       size         count      type   redop     time   algbw   busbw  error     time "
+        "  algbw   busbw  error\n"
+        "     8388608       1048576     float    128.5   65.30   32.6  0e+00    126.7 "
+        "  66.20   33.1  0e+00\n"
+        "# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 32.8\n";
+    expect_log("old_ag.log", old_ag, 1, "all-gather", 2, 1);
+    /* Several runs in one file, each with its own collective and ranks. */
+    size_t cat_n = strlen(two_nodes) + strlen(old) + strlen(old_ag) + 64;
+    char *cat = malloc(cat_n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    snprintf(cat, cat_n, "%s%s$ ./all_gather_perf -g 2\n%s", two_nodes, old, old_ag);
+    zs_meas_set_init(&s);
+    ZS_ASSERT_OK(zs_meas_read(&s, zs_test_write("runs.txt", cat), &e), &e);
+    ZS_ASSERT_INT_EQ(s.n, 5);
+    ZS_ASSERT_INT_EQ(s.v[0].gpus, 16);
+    ZS_ASSERT_INT_EQ(s.v[2].gpus, 4);
+    ZS_ASSERT_INT_EQ(s.v[2].nodes, 1);
+    CU_ASSERT_STRING_EQUAL(s.v[4].op, "all-gather");
+    zs_meas_set_clear(&s);
+    /* ... and a run cut short in the middle of them is named. */
+    memcpy(strstr(strstr(cat, "node-000000"), "Avg bus"), "Avg xus", 7);
+    ZS_ASSERT_INT_EQ(zs_meas_read(&s, zs_test_write("cut.txt", cat), &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "truncated");
+    ZS_ASSERT_STR_CONTAINS(e.where, "cut.txt:");
+    free(cat);
+    zs_meas_set_clear(&s);
+}
+
 /* The synthetic two-node log through the calibration: fitted with the
  * one-node reference data on the H100 cluster, its points are explained by
  * the ring (NCCL_ALGO=Ring) and priced with the network's efficiency. */
@@ -489,6 +670,7 @@ static const zs_test_case cases[] = {{"names_and_masks", test_names_and_masks},
                                      {"latency_growth", test_latency_growth},
                                      {"fit_round_trip", test_fit_round_trip},
                                      {"multinode_log", test_multinode_log},
+                                     {"log_shapes", test_log_shapes},
                                      {"multinode_fit", test_multinode_fit},
                                      {"traffic", test_traffic},
                                      {NULL, NULL}};

@@ -152,9 +152,12 @@ int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e)
 {
     const char *where = code == ZS_CLI_NCCL_COLUMN ? "--nccl-column"
                         : code == ZS_CLI_NCCL_ALGO ? "--nccl-algo"
+                        : code == ZS_CLI_NCCL_COLL ? "--collective"
                                                    : "--nccl-proto";
     int rc = ZS_OK;
-    if (code == ZS_CLI_NCCL_COLUMN) {
+    if (code == ZS_CLI_NCCL_COLL) {
+        rc = zs_meas_set_collective(s, arg, e);
+    } else if (code == ZS_CLI_NCCL_COLUMN) {
         if (strcmp(arg, "out-of-place") == 0 || strcmp(arg, "in-place") == 0)
             s->nccl_inplace = arg[0] == 'i';
         else

@@ -351,6 +351,7 @@ static int parse_args(int argc, char **argv, calib_args *a, zs_meas_set *s)
         case ZS_CLI_NCCL_COLUMN:
         case ZS_CLI_NCCL_ALGO:
         case ZS_CLI_NCCL_PROTO:
+        case ZS_CLI_NCCL_COLL:
             if (zs_cli_nccl_opt(c, optarg, s, &e))
                 return zs_cli_fail(&e);
             break;

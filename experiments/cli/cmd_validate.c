@@ -173,6 +173,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
         case ZS_CLI_NCCL_COLUMN:
         case ZS_CLI_NCCL_ALGO:
         case ZS_CLI_NCCL_PROTO:
+        case ZS_CLI_NCCL_COLL:
             rc = zs_cli_nccl_opt(c, optarg, &a->nccl, &e);
             break;
         default:
@@ -215,6 +216,7 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
     v->s.nccl_inplace = a->nccl.nccl_inplace;
     v->s.nccl_algo_mask = a->nccl.nccl_algo_mask;
     v->s.nccl_proto_mask = a->nccl.nccl_proto_mask;
+    memcpy(v->s.nccl_collective, a->nccl.nccl_collective, sizeof v->s.nccl_collective);
     if (a->model_name && (rc = zs_model_load(a->model_name, &v->lm, e)))
         return rc;
     if ((rc = zs_cluster_load(a->cluster_name, 0, &v->cl, e)) ||
