@@ -8,12 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "zs_fdio.h"
+#include "zs_intr.h"
 
 struct zs__afile_io {
     int fd;
@@ -52,15 +54,28 @@ static int io_error(zs_err *e, const char *path, int err, const char *doing)
 int zs_afile_open(zs_afile *a, const char *path, zs_err *e)
 {
     memset(a, 0, sizeof *a);
+    a->intr = -1;
     if (!path || !*path || strlen(path) >= sizeof a->path)
         return zs_err_set(e, ZS_EUSAGE, path ? path : "", "give a shorter, non-empty file name",
                           "bad output file name");
     snprintf(a->path, sizeof a->path, "%s", path);
     snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path);
+    /* Interrupts wait until the new name is registered: one arriving in
+     * between would leave the file behind. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
     int fd = mkstemp(a->tmp);
+    int mkerr = errno;
+    if (fd >= 0)
+        a->intr = zs_intr_track_file(a->tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
         a->tmp[0] = '\0';
-        return io_error(e, path, errno, "create file");
+        return io_error(e, path, mkerr, "create file");
     }
     /* mkstemp makes 0600; outputs are ordinary files (0666 & ~umask). */
     mode_t um = umask(0);
@@ -79,6 +94,8 @@ int zs_afile_open(zs_afile *a, const char *path, zs_err *e)
         a->io = NULL;
         close(fd);
         unlink(a->tmp);
+        zs_intr_untrack(a->intr);
+        a->intr = -1;
         a->tmp[0] = '\0';
         return io_error(e, path, err, "create file");
     }
@@ -130,6 +147,8 @@ int zs_afile_commit(zs_afile *a, zs_err *e)
         err = errno;
     if (err)
         unlink(a->tmp);
+    zs_intr_untrack(a->intr); /* after the rename: the name is never unguarded */
+    a->intr = -1;
     a->tmp[0] = '\0';
     return err ? io_error(e, a->path, err, "write file") : ZS_OK;
 }
@@ -148,8 +167,11 @@ void zs_afile_abort(zs_afile *a)
         fclose(a->f);
     a->f = NULL;
     a->io = NULL;
-    if (a->tmp[0])
+    if (a->tmp[0]) {
         unlink(a->tmp);
+        zs_intr_untrack(a->intr);
+    }
+    a->intr = -1;
     a->tmp[0] = '\0';
 }
 

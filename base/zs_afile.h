@@ -4,7 +4,9 @@
  * flushed, so a failure (full disk, a killed process, an error half-way)
  * never leaves a truncated or empty file under the target's name, and a
  * reader never sees a half-written one. POSIX rename(2) is atomic within a
- * file system. Depends on zs_err only.
+ * file system. The temporary name is registered with zs_intr, so an
+ * interrupt (SIGINT, SIGTERM, SIGHUP) removes it too. Depends on zs_err
+ * and zs_intr only.
  *
  *     zs_afile a;
  *     if ((rc = zs_afile_open(&a, path, e))) return rc;
@@ -24,6 +26,7 @@ typedef struct zs_afile {
     char path[4096];         /* the target */
     char tmp[4112];          /* the temporary name, "<path>.tmp-XXXXXX"; "" once done */
     struct zs__afile_io *io; /* f's descriptor and first write error (internal) */
+    int intr;                /* zs_intr slot: the temporary is removed on SIGINT/SIGTERM */
 } zs_afile;
 
 /* Creates the temporary file (mode 0666 & ~umask, like fopen). ZS_EIO with

@@ -16,9 +16,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zs_fdio.h"
+#include "zs_intr.h"
 
 #define MSG_MAGIC 0x7a73666bu /* "zsfk" */
 /* Far above any result zepsim ships (a 16K-rank simulation's is ~10 MB);
@@ -71,12 +73,13 @@ void zs_fork_buf_free(zs_fork_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-static void child_main(int fd, pid_t parent, zs_fork_fn fn, void *arg)
+static void child_main(int fd, pid_t parent, const sigset_t *mask, zs_fork_fn fn, void *arg)
 {
     /* Die with the parent; if it is already gone, stop now. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1);
+    sigprocmask(SIG_SETMASK, mask, NULL); /* blocked by the parent around fork */
     msg_head h;
     memset(&h, 0, sizeof h);
     h.magic = MSG_MAGIC;
@@ -104,9 +107,18 @@ int zs_child_start(zs_child *c, const char *what, zs_fork_fn fn, void *arg, zs_e
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
     pid_t parent = getpid();
+    /* Interrupts wait until the child is registered with zs_intr: one
+     * arriving in between would leave a child its parent does not stop. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
+        sigprocmask(SIG_SETMASK, &old, NULL);
         close(fds[0]);
         close(fds[1]);
         return zs_err_set(e, ZS_ERUNTIME, name, "free some processes or memory",
@@ -114,8 +126,10 @@ int zs_child_start(zs_child *c, const char *what, zs_fork_fn fn, void *arg, zs_e
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(fds[1], parent, fn, arg);
+        child_main(fds[1], parent, &old, fn, arg);
     }
+    c->intr = zs_intr_track_child(pid);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
     c->pid = pid;
     c->fd = fds[0];
@@ -130,6 +144,9 @@ static void reap(zs_child *c, int *status, zs_child_usage *u)
     *status = 0;
     while (wait4(c->pid, status, 0, &ru) < 0 && errno == EINTR)
         ;
+    zs_intr_untrack(c->intr);
+    c->intr = -1;
+    zs_intr_reaped(c->pid); /* what a child that crashed was writing */
     if (u) {
         u->max_rss = (double)ru.ru_maxrss * 1024.0;
         u->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
@@ -201,8 +218,16 @@ void zs_child_kill(zs_child *c)
         close(c->fd);
     c->fd = -1;
     if (c->pid > 0) {
-        kill(c->pid, SIGKILL);
+        kill(c->pid, SIGTERM);
+        struct timespec tick = {0, 10 * 1000 * 1000};
         int status;
+        for (int waited = 0; waitpid(c->pid, &status, WNOHANG) == 0; waited += 10) {
+            if (waited >= ZS_INTR_WAIT_MS) {
+                kill(c->pid, SIGKILL);
+                break;
+            }
+            nanosleep(&tick, NULL);
+        }
         reap(c, &status, NULL);
     }
 }

@@ -52,6 +52,7 @@ typedef struct zs_child {
     pid_t pid;
     int fd;
     char what[64]; /* names the child in errors ("simulation", "point 3") */
+    int intr;      /* zs_intr slot: on SIGINT/SIGTERM the child is stopped first */
 } zs_child;
 
 /* Resources the child used (from wait4). */
@@ -74,7 +75,9 @@ int zs_child_start(zs_child *c, const char *what, zs_fork_fn fn, void *arg, zs_e
  * "... exited with status 3 without a result". */
 int zs_child_finish(zs_child *c, zs_fork_buf *out, zs_child_usage *u, zs_err *e);
 
-/* Kills the child (SIGKILL) and reaps it: for a parent that gives up. */
+/* Stops the child and reaps it: for a parent that gives up. SIGTERM first,
+ * so a child running zs_intr's handler removes its temporary files, then
+ * SIGKILL after ZS_INTR_WAIT_MS. */
 void zs_child_kill(zs_child *c);
 
 /* zs_child_start then zs_child_finish. */

@@ -14,6 +14,7 @@
  *      starts the next point;
  *   4. on an error, kill the children still running; release the claims. */
 #include "zs_fork.h"
+#include "zs_intr.h"
 #include "zs_runner.h"
 
 #include <errno.h>
@@ -209,6 +210,7 @@ typedef struct run {
     int nslots;
     msg *m;
     zs_db_row *row;
+    long stored; /* of this shard's points, in the database: for an interrupt's line */
 } run;
 
 static void note_failure(run *r, int idx, const char *why)
@@ -356,10 +358,12 @@ static int store_answer(run *r, slot *sl)
     } else {
         r->st->ran++;
     }
-    if (row->ok || deterministic(m->rc))
+    if (row->ok || deterministic(m->rc)) {
         rc = zs_db_put(r->db, key, r->s->name, &r->s->points[idx].cfg, row, r->o->retry_failed,
                        r->e);
-    else
+        if (!rc)
+            zs_intr_points_stored(++r->stored);
+    } else
         rc = zs_db_unclaim(r->db, key, r->e);
     progress(r->o->progress, r->done, r->ntodo - r->st->elsewhere, r->st->failed, r->t0);
     return rc;
@@ -396,9 +400,13 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
                   zs_err *e)
 {
     memset(st, 0, sizeof *st);
-    run r = {s, db, o, st, e, now_s(), NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL};
+    run r = {s, db, o, st, e, now_s(), NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0};
     st->points = s->npoints;
     int rc = select_points(&r);
+    /* an interrupt from here on says how much is stored (the rest resumes) */
+    r.stored = st->stored_before;
+    if (!rc)
+        zs_intr_points(r.stored, (long)st->in_shard - st->duplicates);
     if (!rc && r.ntodo > 0) {
         if (o->timeline_dir[0])
             mkdir(o->timeline_dir, 0777);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_intr.h"
 #include "zs_hw_info.h"
 #include "zs_sim_info.h"
 
@@ -64,6 +65,9 @@ int main(int argc, char **argv)
     zs_err_clear(&e);
     if (zs_cli_limits_from_env(&e))
         return zs_cli_fail(&e);
+    /* SIGINT / SIGTERM / SIGHUP: remove the files being written, say so in
+     * one line, and die of the signal (base/zs_intr.h). */
+    zs_intr_install();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
