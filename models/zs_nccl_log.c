@@ -22,7 +22,9 @@
  * Nodes are the distinct hosts of the "Rank" lines, ranks the highest rank
  * plus one. NCCL_ALGO / NCCL_PROTO come from the command line or NCCL's
  * INFO lines (or the reader's --nccl-algo / --nccl-proto defaults). One
- * point per result row, from the out-of-place or the in-place columns.
+ * point per result row, from the out-of-place or the in-place columns;
+ * the rows of a one-rank run (a local copy, no communication) are checked
+ * but give no point.
  * Lines NCCL itself prints with NCCL_DEBUG=INFO are skipped. See
  * zs_calib.h and docs/validation.md. */
 #include <ctype.h>
@@ -117,6 +119,7 @@ typedef struct log_state {
     unsigned algo, proto; /* from the log; 0: not stated */
     run_state run;
     int runs, points, last;
+    int lone; /* rows of one-rank runs: read, not kept */
     char where[600];
 } log_state;
 
@@ -539,6 +542,10 @@ static int row(log_state *st, zs_meas_set *s, char *p, unsigned algo, unsigned p
         if (rc)
             return rc;
     }
+    if (ranks == 1) { /* one GPU moves no data: nothing to calibrate or predict */
+        r->rows++, st->lone++;
+        return ZS_OK;
+    }
     int nodes = r->nhosts > 0 ? r->nhosts : 1;
     if (ranks % nodes != 0)
         return zs_err_set(
@@ -651,7 +658,7 @@ int zs__nccl_log_parse(zs_meas_set *s, const char *path, char *text, zs_err *e)
     snprintf(st.where, sizeof st.where, "%s:%d", path, st.last);
     if (rc == ZS_OK)
         rc = run_end(&st, e);
-    if (rc == ZS_OK && !st.points)
+    if (rc == ZS_OK && !st.points && !st.lone)
         rc = zs_err_set(e, ZS_EINPUT, st.where, "the log has a header but no result rows",
                         "no measurements in nccl-tests log");
     free(st.run.hosts);

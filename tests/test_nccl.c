@@ -457,7 +457,7 @@ static void test_log_shapes(void)
         {"reference/multinode/H100-1x8-8x400-all_reduce-nccltests290.txt", 6, 8, 1},
         {"reference/multinode/H100-2x8-8x400-all_reduce-nccltests309a.txt", 32, 16, 2},
         {"reference/multinode/H200-2x8-8x400-all_reduce-nebiusrunai.txt", 5, 16, 2},
-        {"reference/multinode/echo-a100-azure/nccl_1.log", 28, 1, 1},
+        {"reference/multinode/echo-a100-azure/nccl_1.log", 0, 1, 1}, /* one GPU: no point */
         {"reference/multinode/echo-a100-azure/nccl_2.log", 28, 2, 1},
         {"reference/multinode/echo-a100-azure/nccl_4.log", 28, 4, 1},
         {"reference/multinode/echo-a100-azure/nccl_8.log", 28, 8, 1},
