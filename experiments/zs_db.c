@@ -251,10 +251,12 @@ static void self_owner(zs_db *db)
              proc_start((long)getpid()));
 }
 
-/* A WAL database in a folder nobody can write (a read-only mount), with no
- * -wal file: SQLite cannot make the -shm file a reader needs, but every
- * committed row is in the main file and no writer can exist, so it is
- * opened as immutable. */
+/* A WAL database in a folder this user cannot write (a read-only mount,
+ * another user's folder), with no -wal file: SQLite cannot make the -shm
+ * file a reader needs (SQLITE_CANTOPEN on a read-only mount,
+ * SQLITE_READONLY where permissions forbid it), but every committed row is
+ * in the main file and no writer is running (a writer keeps a -wal file),
+ * so it is opened as immutable. */
 static int reopen_immutable(zs_db *db)
 {
     char wal[1100], uri[3400];
@@ -269,6 +271,25 @@ static int reopen_immutable(zs_db *db)
     sqlite3_close(db->h);
     db->h = NULL;
     return sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK;
+}
+
+/* Reading needs the -shm file, which this user cannot create, and a -wal
+ * file holds rows not yet in the main file (a runner is at work, or one
+ * was killed), so immutable would miss them: say what to do. */
+static int wal_unreadable(zs_db *db, int rc, zs_err *e)
+{
+    char wal[1100];
+    snprintf(wal, sizeof wal, "%s-wal", db->path);
+    if (access(wal, F_OK) != 0)
+        return rc;
+    return zs_err_set(e, ZS_EIO, db->path,
+                      "wait for the runner writing it to finish, or run `zepsim db query "
+                      "'SELECT 1' --db FILE` once as a user who can write its folder (that "
+                      "folds the -wal file in), or copy the database with its -wal file to a "
+                      "folder you can write",
+                      "cannot read the database as this user: its -wal file holds results not "
+                      "yet in the main file, and SQLite needs to create the -shm file beside "
+                      "it to read them");
 }
 
 static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
@@ -289,8 +310,11 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
         sqlite3_busy_timeout(db->h, 30000);
     if (!rc && readonly) {
         rc = check_schema(db, &fresh, e);
-        if (rc && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN && reopen_immutable(db))
+        int ec = rc ? sqlite3_errcode(db->h) & 0xff : SQLITE_OK;
+        if ((ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY) && reopen_immutable(db))
             rc = check_schema(db, &fresh, e);
+        else if (ec == SQLITE_CANTOPEN || ec == SQLITE_READONLY)
+            rc = wal_unreadable(db, rc, e);
         if (!rc && fresh)
             rc = zs_err_set(e, ZS_EINPUT, path, "run `zepsim experiment run SPEC --db FILE` first",
                             "an empty database (no results)");

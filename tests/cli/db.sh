@@ -1,6 +1,6 @@
 # End to end: the results database under hostile conditions (issue 21
 # item 7): read-only commands change nothing and work on a read-only
-# mount, `db query` runs only reads, a merge into itself and files that are
+# mount and for a user who cannot write the folder, `db query` runs only reads, a merge into itself and files that are
 # not zepsim databases are refused by name, a full disk says so, and two
 # runners started on one spec share its points.
 . "$(dirname "$0")/lib.bash"
@@ -53,6 +53,53 @@ rc1=$?
 ran=$(cat r1.txt r2.txt | grep -o '[0-9]* ran' | awk '{s += $1} END {print s}')
 if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$ran" -eq 8 ] && [ "$(sqlite3 two.db 'SELECT count(*) FROM results')" = 8 ]; then
   PASSES=$((PASSES + 1)); else echo "FAIL two-runners: exits $rc1 $rc2, $ran points ran"; cat r1.txt r2.txt; FAILS=$((FAILS + 1)); fi
+
+# As a user who cannot write the database's folder (issue 35 item 2;
+# before: "attempt to write a readonly database" from all three): the
+# commands that read work and write nothing. Root writes through
+# permissions, so it runs them as nobody; another user makes the folder
+# read-only instead.
+mkdir -p other && cp a.db other/ && cp t.json other/
+chmod 755 other && chmod 644 other/a.db
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  as_other() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+  chmod o+x "$TMP" # nobody must reach the folder
+  mkdir -p rep-other && chmod 777 rep-other
+else
+  as_other() { "$@"; }
+  chmod 555 other
+  mkdir -p rep-other
+fi
+before=$(ls -la --time-style=+%s.%N other; md5sum other/a.db)
+expect_rc other-query 0 as_other "$ZEPSIM" db query 'SELECT count(*) FROM points' --db other/a.db &&
+  expect_out other-query "^8$"
+expect_rc other-list 0 as_other "$ZEPSIM" experiment list other/t.json --db other/a.db &&
+  expect_out other-list "ok"
+expect_rc other-report 0 as_other "$ZEPSIM" experiment report other/t.json --db other/a.db --out rep-other --no-plot
+after=$(ls -la --time-style=+%s.%N other; md5sum other/a.db)
+if [ "$before" = "$after" ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL other-unchanged: the folder changed:"; diff <(echo "$before") <(echo "$after"); FAILS=$((FAILS + 1)); fi
+# A -wal file left by a runner killed mid-write holds rows the main file
+# lacks: with its -shm file SQLite reads both; without it, reading needs
+# the -shm file, which this user cannot create, so the error says what to
+# do.
+chmod 755 other
+python3 - other/a.db <<'PY'
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA wal_autocheckpoint=0")
+c.execute("UPDATE meta SET value = value")
+os._exit(0)  # no checkpoint: the -wal file stays
+PY
+[ "$(id -u)" -eq 0 ] || chmod 555 other
+if [ -e other/a.db-wal ]; then
+  expect_rc other-wal-shm 0 as_other "$ZEPSIM" db query 'SELECT count(*) FROM points' --db other/a.db
+  chmod 755 other && rm -f other/a.db-shm
+  [ "$(id -u)" -eq 0 ] || chmod 555 other
+  expect_rc other-wal 1 as_other "$ZEPSIM" db query 'SELECT count(*) FROM points' --db other/a.db &&
+    expect_out other-wal "its -wal file holds results not yet in the main file.*as a user who can write its folder"
+fi
+chmod 755 other
 
 # A read-only mount and a full disk need a private mount namespace (root).
 if unshare -m true 2>/dev/null; then
