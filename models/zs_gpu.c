@@ -26,6 +26,9 @@ const zs_field zs_gpu_fields[] = {
       "NVLink links per GPU (0: nvlink_gbs / 25, / 50 from compute capability 10)"),
     F("attn_kernel", ZS_F_STRING, attn_kernel, 0, 0, 0, 0, "",
       "attention kernel modelled (one of attn_kernels; default the first)"),
+    F("fp8_tflops", ZS_F_DOUBLE, fp8_tflops, 0, 100000, 0, 0, "TFLOP/s",
+      "asymptotic FP8 GEMM rate (0: none; the GEMM curve's size effect and launch apply)"),
+    F("fp8_source", ZS_F_STRING, fp8_source, 0, 0, 0, 0, "", "where fp8_tflops comes from"),
 };
 #undef F
 const size_t zs_gpu_nfields = sizeof zs_gpu_fields / sizeof zs_gpu_fields[0];

@@ -1,5 +1,6 @@
 /* GPU descriptions: dense bf16 peak, HBM bandwidth and capacity, NVLink
- * bandwidth, SM count, compute capability, and the compute kernels that run on it (attention
+ * bandwidth, SM count, compute capability, the FP8 GEMM rate where the GPU
+ * has FP8 tensor cores, and the compute kernels that run on it (attention
  * kernels with forward and backward curves, the GEMM curve; zs_kernel.h),
  * each with its source. Loaded from a built-in preset name or a JSON file.
  * Depends on zs_config and zs_kernel. */
@@ -28,6 +29,9 @@ typedef struct zs_gpu {
                            * Blackwell): NCCL counts links x its per-link figure,
                            * whatever a calibration makes of nvlink_gbs */
     char attn_kernel[32]; /* the attention kernel this GPU is modelled with */
+    double fp8_tflops;    /* asymptotic FP8 (e4m3) GEMM rate in the GEMM curve, TFLOP/s
+                           * (0: no FP8 figure; FP8 needs compute capability >= 8.9) */
+    char fp8_source[256]; /* where fp8_tflops comes from */
     int nkernels;
     zs_attn_kernel kernels[ZS_KERNEL_MAX];
     zs_gemm_curve gemm;

@@ -1,6 +1,7 @@
-/* Transformer model descriptions (LLaMA-style, dense or MoE) and the
- * figures derived from their shapes: parameter counts and FLOPs per token.
- * Loaded from a built-in preset name or a JSON file. Depends on zs_config. */
+/* Transformer model descriptions (LLaMA-style, dense or MoE; GPT-style
+ * GELU and Nemotron-style squared-ReLU MLPs) and the figures derived from
+ * their shapes: parameter counts and FLOPs per token. Loaded from a
+ * built-in preset name or a JSON file. Depends on zs_config. */
 #ifndef ZS_MODEL_H
 #define ZS_MODEL_H
 
@@ -18,14 +19,28 @@ typedef struct zs_model {
     int heads;    /* query heads a */
     int kv_heads; /* a_kv (GQA when < heads) */
     int head_dim; /* d */
-    int ffn;      /* SwiGLU inner size f (dense layers) */
+    int ffn;      /* MLP inner size f (dense layers) */
     int vocab;
     int experts;    /* 0 for a dense model */
     int top_k;      /* experts per token (MoE) */
     int expert_ffn; /* inner size of one expert (MoE) */
     int dtype_bytes;
     int tied_embeddings;
+    char mlp[16];      /* "swiglu" (default when empty), "gelu", "relu2" (squared ReLU) */
+    char norm[16];     /* "rmsnorm" (default when empty), "layernorm" */
+    char position[16]; /* "rope" (default when empty), "learned" (absolute embedding) */
+    double dropout;    /* hidden dropout probability (0: none, the default) */
 } zs_model;
+
+/* The MLP's activation: a gated SwiGLU has two input matrices (gate, up),
+ * GELU and squared ReLU one. */
+typedef enum zs_mlp_kind { ZS_MLP_SWIGLU = 0, ZS_MLP_GELU, ZS_MLP_RELU2 } zs_mlp_kind;
+zs_mlp_kind zs_model_mlp(const zs_model *m);
+const char *zs_mlp_kind_name(zs_mlp_kind k);
+/* 1 for LayerNorm, 0 for RMSNorm (the default). */
+int zs_model_layernorm(const zs_model *m);
+/* 1 for a learned absolute position embedding, 0 for RoPE (the default). */
+int zs_model_learned_pos(const zs_model *m);
 
 extern const zs_field zs_model_fields[];
 extern const size_t zs_model_nfields;

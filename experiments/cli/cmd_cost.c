@@ -1,8 +1,9 @@
-/* `zepsim cost attention|gemm|collective|p2p`: a calculator over the cost
- * model the simulator uses. Each prints the predicted time, the rate it
- * amounts to and what priced it (the kernel curve and its source, the
+/* `zepsim cost attention|gemm|collective|p2p|step`: a calculator over the
+ * cost model the simulator uses. Each prints the predicted time, the rate
+ * it amounts to and what priced it (the kernel curve and its source, the
  * calibration, or how the collective model went about it), as a key /
- * value / unit table (--format). */
+ * value / unit table (--format); `step` prints the op inventory of one
+ * training step (models/zs_step.h). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <math.h>
@@ -11,12 +12,15 @@
 #include "cli.h"
 #include "zs_calib.h"
 #include "zs_cost.h"
+#include "zs_step.h"
 
 static const char cost_help[] =
     "usage: zepsim cost attention [--gpu G | --cluster C] [--model M] --len L [options]\n"
     "       zepsim cost gemm [--gpu G | --cluster C] (--m M --n N --k K | [--model M] --len T)\n"
     "       zepsim cost collective --cluster C [--nodes N] --op OP --bytes S --gpus n\n"
     "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
+    "       zepsim cost step [--gpu G | --cluster C] [--model M] --len N [--tp T]\n"
+    "                        [--precision bf16|fp8] [--recompute none|selective|full]\n"
     "\n"
     "Prices one op with the cost model the simulator uses and prints the time, the\n"
     "rate and which curve (and its source) priced it.\n"
@@ -31,6 +35,13 @@ static const char cost_help[] =
     "              ranks 0..n-1 with --bytes per rank (the whole buffer for\n"
     "              all-reduce); prints what the collective model does\n"
     "  p2p         --bytes from rank --src to rank --dst, uncontended\n"
+    "  step        every op of one training step of --model on one GPU for a\n"
+    "              micro-batch of --len tokens (one causal sequence): each layer's\n"
+    "              forward and backward (GEMMs, core attention, norms, RoPE,\n"
+    "              activation, residual adds, TP collectives, FP8 casts), the\n"
+    "              embedding, the LM head with cross-entropy, the gradient norm and\n"
+    "              Adam; each op's FLOPs, HBM bytes, time and share of the step,\n"
+    "              then the time per op class\n"
     "\n"
     "options:\n"
     "  --gpu NAME|FILE         GPU (default h100-sxm, or the cluster's)\n"
@@ -46,14 +57,22 @@ static const char cost_help[] =
     "  --bwd                   attention backward\n"
     "  --m M --n N --k K       one GEMM of M x K by K x N\n"
     "  --op OP --bytes S[K|M|G] --gpus n --src A --dst B   collectives and p2p\n"
+    "  --precision bf16|fp8    step: GEMM precision (fp8 on H100/H200/H800 only)\n"
+    "  --recompute none|selective|full   step: activation recomputation (selective:\n"
+    "                          core attention recomputed in the backward)\n"
+    "  --sp on|off             step: sequence parallelism with --tp (default on)\n"
+    "  --dp N --zero S         step: data-parallel degree and ZeRO stage the\n"
+    "                          optimizer state is sharded by (default 1 and 1)\n"
     "  --calib FILE            a calibration from `zepsim calib fit`\n"
     "  --format table|csv|json output format (default table)\n";
 
 typedef struct cost_args {
     const char *gpu, *cluster, *model, *kernel, *calib, *op;
-    long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst;
+    long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero;
     double m, n, k, bytes;
-    int bwd;
+    int bwd, sp;
+    zs_precision prec;
+    zs_step_rc rc;
     zs_format fmt;
 } cost_args;
 
@@ -430,6 +449,182 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
     return zs_cli_print1("cost", a->fmt, coll ? "collective" : "p2p", t) ? ZS_EIO : ZS_OK;
 }
 
+/* The inventory's ops, one row each (a layer op's step_ms is x layers). */
+static zs_table *step_ops_table(const zs_step *st)
+{
+    zs_table *t = zs_table_new("ops of one training step (per GPU)");
+    static const char *const cols[] = {"phase",  "op",      "class",   "per",
+                                       "m",      "n",       "k",       "gflop",
+                                       "mbytes", "time_ms", "step_ms", "share_pct"};
+    for (int i = 0; i < 12; i++)
+        zs_table_col(t, cols[i], i < 4 ? ZS_COL_TEXT : ZS_COL_NUM);
+    for (int i = 0; i < st->nops; i++) {
+        const zs_step_op *op = &st->ops[i];
+        double tot = zs_step_op_total(st, op);
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", zs_step_phase_name(op->phase));
+        zs_table_set(t, 1, "%s", op->name);
+        zs_table_set(t, 2, "%s", zs_op_class_name(op->cls));
+        zs_table_set(t, 3, "%s", op->per_layer ? "layer" : "step");
+        for (int j = 0; j < 3; j++) {
+            double v = j == 0 ? op->m : j == 1 ? op->n : op->k;
+            if (v > 0)
+                zs_table_num(t, 4 + j, "%.0f", v);
+            else
+                zs_table_numtext(t, 4 + j, "-");
+        }
+        zs_table_num(t, 7, "%.3f", op->flops / 1e9);
+        zs_table_num(t, 8, "%.3f", op->bytes / 1e6);
+        zs_table_num(t, 9, "%.4f", op->seconds * 1e3);
+        zs_table_num(t, 10, "%.4f", tot * 1e3);
+        zs_table_num(t, 11, "%.2f", st->total_s > 0 ? 100 * tot / st->total_s : 0);
+    }
+    return t;
+}
+
+/* Step time per op class and phase. */
+static zs_table *step_class_table(const zs_step *st)
+{
+    zs_table *t = zs_table_new("per op class (ms over the step)");
+    zs_table_col(t, "class", ZS_COL_TEXT);
+    for (int p = 0; p < ZS_PH_N; p++)
+        zs_table_col(t, zs_step_phase_name((zs_step_phase)p), ZS_COL_NUM);
+    zs_table_col(t, "step_ms", ZS_COL_NUM);
+    zs_table_col(t, "share_pct", ZS_COL_NUM);
+    for (int c = 0; c <= ZS_OC_N; c++) {
+        double all = 0;
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", c < ZS_OC_N ? zs_op_class_name((zs_op_class)c) : "total");
+        for (int p = 0; p < ZS_PH_N; p++) {
+            double v = 0;
+            for (int k = 0; k < ZS_OC_N; k++)
+                if (c == ZS_OC_N || k == c)
+                    v += zs_step_class_time(st, (zs_op_class)k, p);
+            zs_table_num(t, 1 + p, "%.4f", v * 1e3);
+            all += v;
+        }
+        zs_table_num(t, 1 + ZS_PH_N, "%.4f", all * 1e3);
+        zs_table_num(t, 2 + ZS_PH_N, "%.2f", st->total_s > 0 ? 100 * all / st->total_s : 0);
+    }
+    return t;
+}
+
+static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs_cluster *cl,
+                                 const zs_cost *c)
+{
+    const zs_model *m = &c->model;
+    double model_flops = 0; /* GEMMs and attention of forward and backward, once */
+    for (int i = 0; i < st->nops; i++) {
+        const zs_step_op *op = &st->ops[i];
+        if (op->phase != ZS_PH_RECOMPUTE &&
+            (op->cls == ZS_OC_GEMM || op->cls == ZS_OC_HEAD || op->cls == ZS_OC_ATTN))
+            model_flops += op->flops * (op->per_layer ? st->layers : 1);
+    }
+    zs_table *t = kv_table("step");
+    row(t, "model", "", "%s: %d layers, hidden %d, %d heads (%d KV) of %d, ffn %d (%s), vocab %d",
+        m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn,
+        zs_mlp_kind_name(zs_model_mlp(m)), m->vocab);
+    row(t, "gpu", "", "%s (%.0f TFLOP/s bf16, %.0f GB/s HBM)", cl->gpu.name, cl->gpu.peak_tflops,
+        cl->gpu.hbm_gbs);
+    row(t, "tokens", "per micro-batch", "%ld (one causal sequence)", a->len);
+    row(t, "tp", "", "%ld (sequence parallelism %s)", a->tp, a->sp ? "on" : "off");
+    row(t, "precision", "", "%s", zs_precision_name(a->prec));
+    row(t, "recompute", "", "%s", zs_step_rc_name(a->rc));
+    row(t, "optimizer", "", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
+    row(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
+    row(t, "model_flops", "TFLOP",
+        "%.4f (GEMMs and attention, forward and backward, no "
+        "recomputation)",
+        model_flops / 1e12);
+    row(t, "model_tflops", "TFLOP/s", "%.1f",
+        st->total_s > 0 ? model_flops / st->total_s / 1e12 : 0);
+    row(t, "memory_bound", "", "bytes / (%.0f GB/s HBM x %.2f) + %.3f us per kernel",
+        cl->gpu.hbm_gbs, ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
+    row(t, "gemm_source", "", "%s", cl->gpu.gemm.source);
+    if (a->prec == ZS_PREC_FP8)
+        row(t, "fp8_gemm", "", "%.0f TFLOP/s on the GEMM curve (%s)", cl->gpu.fp8_tflops,
+            cl->gpu.fp8_source);
+    row(t, "cost_model", "", "%s", c->desc);
+    return t;
+}
+
+static int cost_step(const cost_args *a, zs_err *e)
+{
+    if (a->len < 1)
+        return zs_err_set(e, ZS_EUSAGE, "--len", "give the micro-batch's tokens, e.g. --len 4096",
+                          "step needs --len");
+    zs_model m;
+    zs_cluster cl;
+    zs_cost *c = NULL;
+    int rc = setup(a, 0, &m, &cl, &c, e);
+    if (rc)
+        return rc;
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = a->len;
+    cfg.tp = (int)a->tp;
+    cfg.sp = a->sp;
+    cfg.precision = a->prec;
+    cfg.recompute = a->rc;
+    cfg.dp = (int)a->dp;
+    cfg.zero_stage = (int)a->zero;
+    zs_step st;
+    if ((rc = zs_step_build(c, &cfg, &st, e))) {
+        zs_cost_free(c);
+        return rc;
+    }
+    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    zs_table *tabs[3] = {step_ops_table(&st), step_class_table(&st),
+                         step_info_table(a, &st, &cl, c)};
+    static const char *const names[3] = {"ops", "classes", "step"};
+    for (int i = 0; i < 3; i++) {
+        if (d)
+            zs_doc_table(d, names[i], tabs[i]);
+        else
+            zs_table_free(tabs[i]);
+    }
+    zs_step_free(&st);
+    zs_cost_free(c);
+    return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
+}
+
+/* The options of parse_args' second half (those of `cost step`, --calib,
+ * --op, --format): ZS_OK, an error (e filled) or -1 when c is none of them. */
+static int parse_step_opt(int c, cost_args *a, zs_err *e)
+{
+    int rc = ZS_OK;
+    switch (c) {
+    case 'l':
+        a->calib = optarg;
+        break;
+    case 'o':
+        a->op = optarg;
+        break;
+    case 'P':
+        rc = zs_precision_parse(optarg, &a->prec, e);
+        break;
+    case 'R':
+        rc = zs_step_rc_parse(optarg, &a->rc, e);
+        break;
+    case 'S':
+        if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+            rc = zs_err_set(e, ZS_EUSAGE, "--sp", "use on or off", "bad --sp '%s'", optarg);
+        a->sp = strcmp(optarg, "on") == 0;
+        break;
+    case 'p':
+        rc = zs_cli_parse_int("--dp", optarg, 1, 1 << 20, &a->dp, e);
+        break;
+    case 'z':
+        rc = zs_cli_parse_int("--zero", optarg, 0, 3, &a->zero, e);
+        break;
+    case 'f':
+        rc = zs_format_parse(optarg, &a->fmt, e);
+        break;
+    default:
+        return -1;
+    }
+    return rc;
+}
+
 /* -1: parsed into a; otherwise the exit status. */
 static int parse_args(int argc, char **argv, cost_args *a)
 {
@@ -456,6 +651,11 @@ static int parse_args(int argc, char **argv, cost_args *a)
                                          {"src", required_argument, 0, 's'},
                                          {"dst", required_argument, 0, 'T'},
                                          {"calib", required_argument, 0, 'l'},
+                                         {"precision", required_argument, 0, 'P'},
+                                         {"recompute", required_argument, 0, 'R'},
+                                         {"sp", required_argument, 0, 'S'},
+                                         {"dp", required_argument, 0, 'p'},
+                                         {"zero", required_argument, 0, 'z'},
                                          {"format", required_argument, 0, 'f'},
                                          {0, 0, 0, 0}};
     zs_err e;
@@ -516,9 +716,6 @@ static int parse_args(int argc, char **argv, cost_args *a)
         case 'k':
             rc = zs_cli_parse_double("--k", optarg, 1, 1e9, &a->k, &e);
             break;
-        case 'o':
-            a->op = optarg;
-            break;
         case 'B':
             rc = parse_bytes(optarg, &a->bytes, &e);
             break;
@@ -531,21 +728,17 @@ static int parse_args(int argc, char **argv, cost_args *a)
         case 'T':
             rc = zs_cli_parse_int("--dst", optarg, 0, 1 << 24, &a->dst, &e);
             break;
-        case 'l':
-            a->calib = optarg;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &a->fmt, &e);
-            break;
         default:
-            return zs_cli_bad_option("cost", c, argv);
+            if ((rc = parse_step_opt(c, a, &e)) == -1)
+                return zs_cli_bad_option("cost", c, argv);
+            break;
         }
         if (rc)
             return zs_cli_fail(&e);
     }
     if (optind >= argc)
-        return zs_cli_usage_error("cost", "expected what to price: attention, gemm, collective "
-                                          "or p2p");
+        return zs_cli_usage_error("cost", "expected what to price: attention, gemm, collective, "
+                                          "p2p or step");
     if (optind + 1 < argc)
         return zs_cli_usage_error("cost", "unexpected argument '%s'", argv[optind + 1]);
     return -1;
@@ -555,7 +748,8 @@ int zs_cmd_cost(int argc, char **argv)
 {
     cost_args a;
     memset(&a, 0, sizeof a);
-    a.docs = a.cp = a.tp = 1;
+    a.docs = a.cp = a.tp = a.dp = a.zero = 1;
+    a.sp = 1;
     a.src = a.dst = -1;
     a.bytes = -1;
     int st = parse_args(argc, argv, &a);
@@ -573,9 +767,11 @@ int zs_cmd_cost(int argc, char **argv)
         rc = cost_transfer(&a, 1, &e);
     else if (strcmp(what, "p2p") == 0)
         rc = cost_transfer(&a, 0, &e);
+    else if (strcmp(what, "step") == 0)
+        rc = cost_step(&a, &e);
     else
-        return zs_cli_usage_error("cost", "unknown op '%s' (attention, gemm, collective or p2p)",
-                                  what);
+        return zs_cli_usage_error(
+            "cost", "unknown op '%s' (attention, gemm, collective, p2p or step)", what);
     if (rc == ZS_EIO && !e.what[0]) /* the output failed: already said */
         return 1;
     return rc ? zs_cli_fail(&e) : 0;

@@ -1,0 +1,507 @@
+/* The op inventory of one training step: see zs_step.h. Byte counts follow
+ * the kernels Megatron-LM (megatron/core) and TransformerEngine run; each
+ * is derived in docs/cost-model.md ("The step inventory"). */
+#include "zs_step.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Arithmetic per element of the memory-bound ops (reported, never used in
+ * a time: these ops are priced by their bytes) [assumed]. */
+#define FL_NORM   5.0  /* square, sum, rsqrt share, scale, weight */
+#define FL_ROPE   3.0  /* two multiplies and an add */
+#define FL_ACT    6.0  /* SiLU (exp, add, divide, multiply) times the up projection */
+#define FL_RESID  1.0  /* the add (2 with dropout) */
+#define FL_CAST   2.0  /* scale and convert (amax folded in) */
+#define FL_XENT   5.0  /* max, subtract, exp, sum, divide */
+#define FL_ADAM   12.0 /* two moments, bias corrections, update, weight decay */
+#define FP32      4.0  /* bytes of an fp32 value */
+#define AMAX_HIST 1024 /* TransformerEngine's default amax history (NeMo fp8_amax_history_len) */
+
+static const char *const prec_names[] = {"bf16", "fp8"};
+static const char *const rc_names[] = {"none", "selective", "full"};
+static const char *const phase_names[] = {"fwd", "bwd", "recompute", "optim"};
+static const char *const class_names[] = {
+    "gemm",    "attention", "norm",    "rope",          "activation", "residual", "fp8-cast",
+    "tp-comm", "embedding", "lm-head", "cross-entropy", "grad-norm",  "optimizer"};
+
+const char *zs_precision_name(zs_precision p)
+{
+    return p >= ZS_PREC_BF16 && p <= ZS_PREC_FP8 ? prec_names[p] : "?";
+}
+const char *zs_step_rc_name(zs_step_rc r)
+{
+    return r >= ZS_STEP_RC_NONE && r <= ZS_STEP_RC_FULL ? rc_names[r] : "?";
+}
+const char *zs_step_phase_name(zs_step_phase p)
+{
+    return p >= ZS_PH_FWD && p < ZS_PH_N ? phase_names[p] : "?";
+}
+const char *zs_op_class_name(zs_op_class c)
+{
+    return c >= ZS_OC_GEMM && c < ZS_OC_N ? class_names[c] : "?";
+}
+
+int zs_precision_parse(const char *s, zs_precision *out, zs_err *e)
+{
+    for (int i = 0; i <= ZS_PREC_FP8; i++)
+        if (s && strcmp(s, prec_names[i]) == 0) {
+            *out = (zs_precision)i;
+            return ZS_OK;
+        }
+    return zs_err_set(e, ZS_EUSAGE, "--precision", "use bf16 or fp8", "unknown precision '%s'",
+                      s ? s : "(none)");
+}
+
+int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e)
+{
+    for (int i = 0; i <= ZS_STEP_RC_FULL; i++)
+        if (s && strcmp(s, rc_names[i]) == 0) {
+            *out = (zs_step_rc)i;
+            return ZS_OK;
+        }
+    return zs_err_set(e, ZS_EUSAGE, "--recompute", "use none, selective or full",
+                      "unknown recomputation '%s'", s ? s : "(none)");
+}
+
+zs_step_cfg zs_step_cfg_default(void)
+{
+    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1};
+    return c;
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+typedef struct ctx {
+    const zs_cost *c;
+    const zs_model *m;
+    const zs_step_cfg *cfg;
+    zs_step *s;
+    double bw;         /* achievable HBM bytes/s */
+    double launch;     /* seconds per memory-bound kernel */
+    zs_gemm_curve g8;  /* the FP8 GEMM curve */
+    int *ranks;        /* 0..tp-1 */
+    int fp8, oom;      /* FP8 GEMMs; an allocation failed */
+    double T, Ts, b;   /* tokens, tokens of the residual stream on this rank, bytes per value */
+    double h, qkv, ad; /* hidden; QKV columns and attention width on this rank */
+    double f, up;      /* MLP inner size on this rank, fc1 columns (2f for SwiGLU) */
+    double V;          /* vocabulary on this rank */
+} ctx;
+
+static zs_step_op *push(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer)
+{
+    zs_step *s = x->s;
+    if (s->nops == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        zs_step_op *p = realloc(s->ops, sizeof *p * (size_t)cap);
+        if (!p) {
+            x->oom = 1;
+            return NULL;
+        }
+        s->ops = p;
+        s->cap = cap;
+    }
+    zs_step_op *op = &s->ops[s->nops++];
+    memset(op, 0, sizeof *op);
+    snprintf(op->name, sizeof op->name, "%s", name);
+    op->cls = cls;
+    op->phase = ph;
+    op->per_layer = per_layer;
+    return op;
+}
+
+static void mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer,
+                   double bytes, double flops)
+{
+    zs_step_op *op = push(x, name, cls, ph, per_layer);
+    if (!op)
+        return;
+    op->bytes = bytes;
+    op->flops = flops;
+    op->seconds = bytes > 0 ? x->launch + bytes / x->bw : 0;
+}
+
+/* A GEMM of m x k by k x n. in8: its inputs are FP8 (an FP8 GEMM); wgrad:
+ * its output accumulates into the fp32 main gradient (Megatron's
+ * gradient_accumulation_fusion: read and write 4 bytes per value). */
+static void gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer,
+                    double m, double n, double k, int in8, int wgrad)
+{
+    zs_step_op *op = push(x, name, cls, ph, per_layer);
+    if (!op)
+        return;
+    op->m = m, op->n = n, op->k = k;
+    op->flops = 2 * m * n * k;
+    op->bytes = (m * k + k * n) * (in8 ? 1 : x->b) + m * n * (wgrad ? 2 * FP32 : x->b);
+    op->seconds = in8 ? zs_gemm_curve_time(&x->g8, m, n, k) : zs_cost_gemm(x->c, m, n, k);
+}
+
+static void coll_op(ctx *x, const char *name, zs_step_phase ph, int per_layer, zs_coll_kind kind,
+                    double bytes, int times)
+{
+    if (x->cfg->tp <= 1)
+        return;
+    zs_step_op *op = push(x, name, ZS_OC_TPCOMM, ph, per_layer);
+    if (!op)
+        return;
+    op->bytes = bytes * times;
+    op->seconds = times * zs_cost_collective(x->c, kind, x->ranks, x->cfg->tp, bytes);
+}
+
+/* FP8 casts of a GEMM's inputs in the forward: the activation (act values)
+ * and the weight (w values), each read in bf16 and written in FP8 twice
+ * (row-wise and transposed, for the backward's GEMMs). */
+static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act, double w)
+{
+    if (!x->fp8)
+        return;
+    char n[32];
+    snprintf(n, sizeof n, "cast-%s", name);
+    mem_op(x, n, ZS_OC_FP8, ph, 1, (act + w) * (x->b + 2), (act + w) * FL_CAST);
+}
+
+/* The backward's cast of a GEMM's output gradient (g values), with its
+ * transpose. */
+static void fp8_bwd_cast(ctx *x, const char *name, double g)
+{
+    if (!x->fp8)
+        return;
+    char n[32];
+    snprintf(n, sizeof n, "cast-d%s", name);
+    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, g * (x->b + 2), g * FL_CAST);
+}
+
+/* Sequence parallelism gathers the residual stream before a column-parallel
+ * GEMM (FP8 values when the GEMM is FP8: TransformerEngine casts first). */
+static void tp_gather(ctx *x, const char *name, zs_step_phase ph, int per_layer, int in8)
+{
+    if (x->cfg->sp)
+        coll_op(x, name, ph, per_layer, ZS_COLL_ALLGATHER, x->Ts * x->h * (in8 ? 1 : x->b), 1);
+}
+
+/* After a row-parallel GEMM: reduce-scatter with SP, all-reduce without. */
+static void tp_reduce(ctx *x, const char *name, zs_step_phase ph, int per_layer)
+{
+    if (x->cfg->sp)
+        coll_op(x, name, ph, per_layer, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1);
+    else
+        coll_op(x, name, ph, per_layer, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1);
+}
+
+static double norm_flops(const ctx *x)
+{
+    return (zs_model_layernorm(x->m) ? 1.6 : 1.0) * FL_NORM * x->Ts * x->h;
+}
+
+static double resid_bytes(const ctx *x)
+{
+    /* read the branch and the residual, write the sum; dropout writes (forward)
+     * or reads (backward) a one-byte mask */
+    return x->Ts * x->h * (3 * x->b + (x->m->dropout > 0 ? 1 : 0));
+}
+
+static void attn_core(ctx *x, zs_step_phase ph, int backward)
+{
+    zs_attn_block blk = {0, 0, (int32_t)x->cfg->tokens, 0, (int32_t)x->cfg->tokens};
+    zs_attn_work w;
+    int heads = x->m->heads / x->cfg->tp;
+    double s = zs_cost_attn_work(x->c, &blk, 1, heads, backward, &w);
+    zs_step_op *op = push(x, backward ? "attn-core-bwd" : "attn-core", ZS_OC_ATTN, ph, 1);
+    if (!op)
+        return;
+    op->flops = w.flops_exact;
+    op->bytes = w.bytes;
+    op->seconds = s;
+}
+
+/* The attention half of a layer's forward (ph: forward or recompute). */
+static void layer_fwd_attn(ctx *x, zs_step_phase ph)
+{
+    double T = x->T, h = x->h, b = x->b;
+    mem_op(x, "norm-attn", ZS_OC_NORM, ph, 1, 2 * x->Ts * h * b, norm_flops(x));
+    fp8_fwd_casts(x, "qkv", ph, x->Ts * h, h * x->qkv);
+    tp_gather(x, "ag-qkv", ph, 1, x->fp8);
+    gemm_op(x, "qkv", ZS_OC_GEMM, ph, 1, T, x->qkv, h, x->fp8, 0);
+    if (!zs_model_learned_pos(x->m)) {
+        double qk = T * (x->m->heads + x->m->kv_heads) * x->m->head_dim / x->cfg->tp;
+        mem_op(x, "rope", ZS_OC_ROPE, ph, 1, 2 * qk * b, FL_ROPE * qk);
+    }
+    attn_core(x, ph, 0);
+    fp8_fwd_casts(x, "out-proj", ph, T * x->ad, x->ad * h);
+    gemm_op(x, "out-proj", ZS_OC_GEMM, ph, 1, T, h, x->ad, x->fp8, 0);
+    tp_reduce(x, x->cfg->sp ? "rs-out-proj" : "ar-out-proj", ph, 1);
+    mem_op(x, "residual-attn", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
+}
+
+/* The MLP half of a layer's forward. */
+static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
+{
+    double T = x->T, h = x->h, b = x->b, f = x->f;
+    int gated = zs_model_mlp(x->m) == ZS_MLP_SWIGLU;
+    mem_op(x, "norm-mlp", ZS_OC_NORM, ph, 1, 2 * x->Ts * h * b, norm_flops(x));
+    fp8_fwd_casts(x, "mlp-fc1", ph, x->Ts * h, h * x->up);
+    tp_gather(x, "ag-mlp-fc1", ph, 1, x->fp8);
+    gemm_op(x, "mlp-fc1", ZS_OC_GEMM, ph, 1, T, x->up, h, x->fp8, 0);
+    /* SwiGLU reads gate and up and writes their product; GELU and squared
+     * ReLU read one and write one */
+    mem_op(x, "activation", ZS_OC_ACT, ph, 1, (gated ? 3 : 2) * T * f * b, FL_ACT * T * f);
+    fp8_fwd_casts(x, "mlp-fc2", ph, T * f, f * h);
+    gemm_op(x, "mlp-fc2", ZS_OC_GEMM, ph, 1, T, h, f, x->fp8, 0);
+    tp_reduce(x, x->cfg->sp ? "rs-mlp-fc2" : "ar-mlp-fc2", ph, 1);
+    mem_op(x, "residual-mlp", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
+    if (x->fp8) /* delayed scaling: the amax histories and scales of the layer's 4 GEMMs'
+                   3 tensors (input, weight, output gradient), read and written */
+        mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, 4 * 3 * (AMAX_HIST + 1) * FP32 * 2,
+               4 * 3 * AMAX_HIST);
+}
+
+/* A linear layer's backward: the output gradient's cast, the gradient of the
+ * input (dgrad: m x n by n x k) and of the weight (wgrad). col: a
+ * column-parallel GEMM (its input gradient is reduce-scattered / all-reduced,
+ * and SP gathers its input again for the wgrad); row: row-parallel (SP
+ * gathers its output gradient). */
+static void linear_bwd(ctx *x, const char *name, double m, double n, double k, int col)
+{
+    char a[32], d[32], w[32];
+    if (!col && x->cfg->sp) {
+        snprintf(a, sizeof a, "ag-d%s", name);
+        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * x->b, 1);
+    }
+    fp8_bwd_cast(x, name, m * n);
+    snprintf(d, sizeof d, "%s-dgrad", name);
+    snprintf(w, sizeof w, "%s-wgrad", name);
+    gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0);
+    gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1);
+    if (col && x->cfg->sp) {
+        snprintf(a, sizeof a, "ag-%s-input", name);
+        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * (x->fp8 ? 1 : x->b), 1);
+        snprintf(a, sizeof a, "rs-d%s", name);
+        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1);
+    } else if (col) {
+        snprintf(a, sizeof a, "ar-d%s", name);
+        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1);
+    }
+}
+
+/* A layer's backward, last op first. */
+static void layer_bwd(ctx *x)
+{
+    double T = x->T, h = x->h, b = x->b, f = x->f;
+    int gated = zs_model_mlp(x->m) == ZS_MLP_SWIGLU;
+    /* the residual stream's gradient: the branch's added to the skip's */
+    mem_op(x, "residual-mlp-bwd", ZS_OC_RESID, ZS_PH_BWD, 1, resid_bytes(x), FL_RESID * x->Ts * h);
+    linear_bwd(x, "mlp-fc2", T, h, f, 0);
+    /* SwiGLU reads gate, up and the gradient and writes two gradients;
+     * GELU and squared ReLU read the input and the gradient, write one */
+    mem_op(x, "activation-bwd", ZS_OC_ACT, ZS_PH_BWD, 1, (gated ? 5 : 3) * T * f * b,
+           2 * FL_ACT * T * f);
+    linear_bwd(x, "mlp-fc1", T, x->up, h, 1);
+    /* norm backward: read the input and the gradient, write the gradient */
+    mem_op(x, "norm-mlp-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, 3 * x->Ts * h * b, 2 * norm_flops(x));
+    mem_op(x, "residual-attn-bwd", ZS_OC_RESID, ZS_PH_BWD, 1, resid_bytes(x), FL_RESID * x->Ts * h);
+    linear_bwd(x, "out-proj", T, h, x->ad, 0);
+    attn_core(x, ZS_PH_BWD, 1);
+    if (!zs_model_learned_pos(x->m)) {
+        double qk = T * (x->m->heads + x->m->kv_heads) * x->m->head_dim / x->cfg->tp;
+        mem_op(x, "rope-bwd", ZS_OC_ROPE, ZS_PH_BWD, 1, 2 * qk * b, FL_ROPE * qk);
+    }
+    linear_bwd(x, "qkv", T, x->qkv, h, 1);
+    mem_op(x, "norm-attn-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, 3 * x->Ts * h * b, 2 * norm_flops(x));
+}
+
+/* The embedding, the final norm, the LM head and cross-entropy, forward
+ * and backward. The LM head stays in bf16 (Megatron's output layer is not
+ * a TransformerEngine module). */
+static void head_ops(ctx *x)
+{
+    double T = x->T, Ts = x->Ts, h = x->h, b = x->b, V = x->V, logits = T * V;
+    double drop = x->m->dropout > 0 ? Ts * h * (2 * b + 1) : 0; /* embedding dropout */
+    double pos = zs_model_learned_pos(x->m) ? T * h * b : 0;    /* + position embedding */
+    /* look up T rows (this rank's vocabulary shard; the others masked) */
+    mem_op(x, "embedding", ZS_OC_EMBED, ZS_PH_FWD, 0, 2 * T * h * b + pos + drop, T * h);
+    tp_reduce(x, x->cfg->sp ? "rs-embedding" : "ar-embedding", ZS_PH_FWD, 0);
+    mem_op(x, "final-norm", ZS_OC_NORM, ZS_PH_FWD, 0, 2 * Ts * h * b, norm_flops(x));
+    tp_gather(x, "ag-lm-head", ZS_PH_FWD, 0, 0);
+    gemm_op(x, "lm-head", ZS_OC_HEAD, ZS_PH_FWD, 0, T, V, h, 0, 0);
+    /* vocab_parallel_cross_entropy on logits.float(): the cast (2 read, 4
+     * written), max (4), subtract (4 + 4), exp (4 + 4), sum (4), divide
+     * (4 + 4): 38 bytes per logit; three all-reduces of T fp32 values */
+    mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, 38 * logits, FL_XENT * logits);
+    coll_op(x, "ar-cross-entropy", ZS_PH_FWD, 0, ZS_COLL_ALLREDUCE, T * FP32, 3);
+    /* backward: softmax times the loss gradient (4 + 4), cast back to bf16 (4 + 2) */
+    mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, 14 * logits, 2 * logits);
+    gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0);
+    gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1);
+    if (x->cfg->sp) {
+        coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1);
+        coll_op(x, "rs-dlm-head", ZS_PH_BWD, 0, ZS_COLL_REDUCESCATTER, Ts * h * b, 1);
+    } else {
+        coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1);
+    }
+    mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, 3 * Ts * h * b, 2 * norm_flops(x));
+    tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
+    /* scatter-add of the gradient rows into the fp32 main gradient */
+    mem_op(x, "embedding-bwd", ZS_OC_EMBED, ZS_PH_BWD, 0, T * h * (b + 2 * FP32) + pos, T * h);
+}
+
+/* Gradient norm, Adam and the gradient buffer's reset over this GPU's share
+ * of the parameters (params / tp, / dp for the sharded state). */
+static void optim_ops(ctx *x)
+{
+    double p = zs_model_params(x->m) / x->cfg->tp;
+    int z = x->cfg->zero_stage, dp = x->cfg->dp;
+    double shard = z >= 1 ? p / dp : p, grads = z >= 2 ? p / dp : p;
+    /* multi-tensor L2 norm of the fp32 gradients */
+    mem_op(x, "grad-norm", ZS_OC_GNORM, ZS_PH_OPTIM, 0, shard * FP32, 2 * shard);
+    /* fused Adam on fp32 state: read gradient, master weight, m, v (16),
+     * write master, m, v (12); copy the master to the bf16 weight (4 + 2) */
+    mem_op(x, "adam", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, shard * (7 * FP32 + FP32 + x->b),
+           FL_ADAM * shard);
+    mem_op(x, "grad-zero", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, grads * FP32, 0);
+}
+
+static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
+{
+    const zs_model *m = &c->model;
+    const zs_gpu *g = &c->cluster.gpu;
+    int tp = cfg->tp;
+    if (zs_model_is_moe(m))
+        return zs_err_set(e, ZS_EINPUT, m->name, "use a dense model",
+                          "the step inventory covers dense models only ('%s' has %d experts)",
+                          m->name, m->experts);
+    if (cfg->tokens < 1 || cfg->tokens > 2147483647)
+        return zs_err_set(e, ZS_EUSAGE, "--len", "give 1 to 2^31-1 tokens",
+                          "%lld tokens out of range", (long long)cfg->tokens);
+    if (tp < 1 || m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp)
+        return zs_err_set(e, ZS_EUSAGE, "--tp", "use a TP degree that divides the heads and ffn",
+                          "tp=%d does not divide %d heads / %d KV heads / ffn %d of '%s'", tp,
+                          m->heads, m->kv_heads, m->ffn, m->name);
+    if (tp > zs_cluster_gpus(&c->cluster))
+        return zs_err_set(e, ZS_EUSAGE, "--tp", "use at most the cluster's GPUs",
+                          "tp=%d but the cluster has %d GPUs", tp, zs_cluster_gpus(&c->cluster));
+    if (cfg->sp && tp > 1 && cfg->tokens % tp)
+        return zs_err_set(e, ZS_EUSAGE, "--len", "give a length divisible by --tp (or --sp off)",
+                          "sequence parallelism splits %lld tokens over tp=%d",
+                          (long long)cfg->tokens, tp);
+    if (cfg->dp < 1 || cfg->zero_stage < 0 || cfg->zero_stage > 3)
+        return zs_err_set(e, ZS_EUSAGE, "--zero", "use --dp >= 1 and --zero 0 to 3",
+                          "dp=%d zero=%d", cfg->dp, cfg->zero_stage);
+    if (cfg->precision == ZS_PREC_FP8 && g->cc < 8.9)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "use --precision bf16, or a GPU with FP8 tensor cores (H100, H200, H800)",
+                          "GPU '%s' (compute capability %.1f) has no FP8 tensor cores (FP8 "
+                          "needs 8.9 or later)",
+                          g->name, g->cc);
+    if (cfg->precision == ZS_PREC_FP8 && g->fp8_tflops <= 0)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
+                          "GPU '%s' has no FP8 GEMM rate", g->name);
+    return ZS_OK;
+}
+
+static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *out)
+{
+    const zs_model *m = &c->model;
+    const zs_gpu *g = &c->cluster.gpu;
+    double tp = cfg->tp;
+    memset(x, 0, sizeof *x);
+    x->c = c, x->m = m, x->cfg = cfg, x->s = out;
+    x->bw = ZS_STEP_HBM_EFF * g->hbm_gbs * 1e9;
+    x->launch = g->gemm.launch_us * 1e-6;
+    x->g8 = g->gemm;
+    x->g8.tflops = g->fp8_tflops;
+    x->fp8 = cfg->precision == ZS_PREC_FP8;
+    x->T = (double)cfg->tokens;
+    x->Ts = cfg->sp ? x->T / tp : x->T;
+    x->b = m->dtype_bytes;
+    x->h = m->hidden;
+    x->qkv = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / tp;
+    x->ad = (double)m->heads * m->head_dim / tp;
+    x->f = m->ffn / tp;
+    x->up = zs_model_mlp(m) == ZS_MLP_SWIGLU ? 2 * x->f : x->f;
+    x->V = m->vocab / tp;
+}
+
+int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err *e)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_cfg(c, cfg, e);
+    if (rc)
+        return rc;
+    out->cfg = *cfg;
+    out->layers = c->model.layers;
+    ctx x;
+    ctx_init(&x, c, cfg, out);
+    x.ranks = malloc(sizeof *x.ranks * (size_t)cfg->tp);
+    if (!x.ranks)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < cfg->tp; i++)
+        x.ranks[i] = i;
+    layer_fwd_attn(&x, ZS_PH_FWD);
+    layer_fwd_mlp(&x, ZS_PH_FWD);
+    if (cfg->recompute == ZS_STEP_RC_FULL) {
+        layer_fwd_attn(&x, ZS_PH_RECOMPUTE);
+        layer_fwd_mlp(&x, ZS_PH_RECOMPUTE);
+    } else if (cfg->recompute == ZS_STEP_RC_SELECTIVE) {
+        attn_core(&x, ZS_PH_RECOMPUTE, 0);
+    }
+    layer_bwd(&x);
+    head_ops(&x);
+    optim_ops(&x);
+    free(x.ranks);
+    if (x.oom) {
+        zs_step_free(out);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int i = 0; i < out->nops; i++)
+        out->total_s += zs_step_op_total(out, &out->ops[i]);
+    return ZS_OK;
+}
+
+void zs_step_free(zs_step *s)
+{
+    free(s->ops);
+    s->ops = NULL;
+    s->nops = s->cap = 0;
+}
+
+double zs_step_op_total(const zs_step *s, const zs_step_op *op)
+{
+    return op->seconds * (op->per_layer ? s->layers : 1);
+}
+
+double zs_step_class_time(const zs_step *s, zs_op_class c, int phase)
+{
+    double t = 0;
+    for (int i = 0; i < s->nops; i++)
+        if (s->ops[i].cls == c && (phase < 0 || (int)s->ops[i].phase == phase))
+            t += zs_step_op_total(s, &s->ops[i]);
+    return t;
+}
+
+int zs_step_layer_time(const zs_cost *c, const zs_step_cfg *cfg, zs_step_layer *out, zs_err *e)
+{
+    memset(out, 0, sizeof *out);
+    zs_step s;
+    int rc = zs_step_build(c, cfg, &s, e);
+    if (rc)
+        return rc;
+    for (int i = 0; i < s.nops; i++) {
+        const zs_step_op *op = &s.ops[i];
+        if (!op->per_layer)
+            continue;
+        if (op->phase == ZS_PH_RECOMPUTE) {
+            out->recompute += op->seconds;
+            continue;
+        }
+        int bwd = op->phase == ZS_PH_BWD;
+        if (op->cls == ZS_OC_ATTN)
+            *(bwd ? &out->attn_bwd : &out->attn_fwd) += op->seconds;
+        else if (op->cls == ZS_OC_TPCOMM)
+            *(bwd ? &out->comm_bwd : &out->comm_fwd) += op->seconds;
+        else
+            *(bwd ? &out->bwd : &out->fwd) += op->seconds;
+    }
+    zs_step_free(&s);
+    return ZS_OK;
+}

@@ -1,0 +1,124 @@
+/* The op inventory of one training step on one GPU: every op of a
+ * transformer layer's forward and backward (the linear layers' GEMMs, core
+ * attention, norms, RoPE, the MLP activation, residual / bias-dropout-add,
+ * the tensor-parallel collectives, FP8 casts and amax), the embedding, the
+ * LM head with cross-entropy over the vocabulary, the gradient norm and the
+ * Adam step, each with its FLOPs, HBM bytes and predicted seconds. GEMMs
+ * and attention are priced by the cost model (zs_cost.h; FP8 GEMMs on the
+ * same GEMM curve at the GPU's FP8 rate), memory-bound ops by bytes /
+ * (HBM bandwidth x ZS_STEP_HBM_EFF), collectives by the cost model's NCCL
+ * model over ranks 0..tp-1 of its cluster. Tensor parallelism divides the
+ * ops as Megatron-LM does (heads, MLP columns and the vocabulary over tp;
+ * with sequence parallelism the residual stream over tp too).
+ *
+ * A planner asks zs_step_layer_time for a layer's non-attention compute at
+ * t tokens. docs/cost-model.md ("The step inventory") has every byte count
+ * and constant with its source. Depends on zs_cost, zs_model, zs_gpu. */
+#ifndef ZS_STEP_H
+#define ZS_STEP_H
+
+#include <stdint.h>
+
+#include "zs_cost.h"
+#include "zs_err.h"
+
+/* Achievable fraction of HBM bandwidth for a streaming (memory-bound)
+ * kernel: 2.8 of 3.35 TB/s for coalesced loads on an H100 SXM5, measured
+ * with Nsight Compute (mikamirai.com/blog/gpu-memory-bandwidth, 2026) [S];
+ * applied to every GPU [assumed]. */
+#define ZS_STEP_HBM_EFF 0.84
+
+typedef enum zs_precision { ZS_PREC_BF16 = 0, ZS_PREC_FP8 } zs_precision;
+/* Activation recomputation: none, Megatron's selective (core attention
+ * recomputed in the backward) or full (the layer's whole forward). */
+typedef enum zs_step_rc { ZS_STEP_RC_NONE = 0, ZS_STEP_RC_SELECTIVE, ZS_STEP_RC_FULL } zs_step_rc;
+typedef enum zs_step_phase {
+    ZS_PH_FWD = 0,
+    ZS_PH_BWD,
+    ZS_PH_RECOMPUTE, /* forward ops run again in the backward */
+    ZS_PH_OPTIM,     /* gradient norm and optimizer step */
+    ZS_PH_N
+} zs_step_phase;
+/* Op classes (the rows of the summary and of the comparison with
+ * measurements). */
+typedef enum zs_op_class {
+    ZS_OC_GEMM = 0, /* the layer's linear layers (QKV, output projection, MLP) */
+    ZS_OC_ATTN,     /* core attention */
+    ZS_OC_NORM,     /* RMSNorm / LayerNorm */
+    ZS_OC_ROPE,
+    ZS_OC_ACT,   /* the MLP activation (SwiGLU, GELU, squared ReLU) */
+    ZS_OC_RESID, /* residual add / bias-dropout-add */
+    ZS_OC_FP8,   /* FP8 casts (with transposes) and the amax / scale update */
+    ZS_OC_TPCOMM,
+    ZS_OC_EMBED,
+    ZS_OC_HEAD, /* the LM head's GEMMs */
+    ZS_OC_XENT, /* cross-entropy over the vocabulary */
+    ZS_OC_GNORM,
+    ZS_OC_OPTIM,
+    ZS_OC_N
+} zs_op_class;
+
+const char *zs_precision_name(zs_precision p);
+const char *zs_step_rc_name(zs_step_rc r);
+const char *zs_step_phase_name(zs_step_phase p);
+const char *zs_op_class_name(zs_op_class c);
+/* "bf16" | "fp8"; "none" | "selective" | "full". ZS_EUSAGE naming the
+ * choices otherwise. */
+int zs_precision_parse(const char *s, zs_precision *out, zs_err *e);
+int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e);
+
+typedef struct zs_step_cfg {
+    int64_t tokens; /* tokens of the micro-batch on this GPU (one causal sequence), before TP */
+    int tp;         /* tensor-parallel degree: ranks 0..tp-1 of the cost model's cluster */
+    int sp;         /* 1: sequence parallelism with TP (Megatron's default), 0: all-reduces */
+    zs_precision precision;
+    zs_step_rc recompute;
+    int dp;         /* data-parallel degree the optimizer state is sharded over */
+    int zero_stage; /* 0: replicated; 1: optimizer state sharded over dp, 2: + gradients,
+                       3: + weights */
+} zs_step_cfg;
+
+/* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1. */
+zs_step_cfg zs_step_cfg_default(void);
+
+typedef struct zs_step_op {
+    char name[32];
+    zs_op_class cls;
+    zs_step_phase phase;
+    int per_layer;  /* 1: once per layer (x layers in the step), 0: once per step */
+    double m, n, k; /* GEMM shape (m x k by k x n); 0 for other ops */
+    double flops;   /* per instance (memory-bound ops: arithmetic, not used in the time) */
+    double bytes;   /* HBM bytes per instance (collectives: each rank's buffer) */
+    double seconds; /* per instance */
+} zs_step_op;
+
+typedef struct zs_step {
+    zs_step_cfg cfg;
+    int layers;
+    int nops, cap;
+    zs_step_op *ops;
+    double total_s; /* the step: layer ops x layers plus the once-per-step ops */
+} zs_step;
+
+/* Builds the inventory for the cost model's model and GPU. ZS_EINPUT for a
+ * configuration the inventory cannot price (FP8 on a GPU without FP8 tensor
+ * cores, a TP degree that does not divide the heads, a MoE model...), with
+ * what to change. Free with zs_step_free. */
+int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err *e);
+void zs_step_free(zs_step *s);
+/* Seconds an op takes over the step (x layers for a layer op). */
+double zs_step_op_total(const zs_step *s, const zs_step_op *op);
+/* Step seconds of one class (phase < 0: every phase). */
+double zs_step_class_time(const zs_step *s, zs_op_class c, int phase);
+
+/* One layer at cfg->tokens, in seconds, for planners. */
+typedef struct zs_step_layer {
+    double fwd, bwd;           /* non-attention compute: GEMMs, memory-bound ops, FP8 casts */
+    double attn_fwd, attn_bwd; /* core attention */
+    double comm_fwd, comm_bwd; /* tensor-parallel collectives (0 at tp = 1) */
+    double recompute;          /* forward ops run again in the backward, every kind */
+} zs_step_layer;
+
+int zs_step_layer_time(const zs_cost *c, const zs_step_cfg *cfg, zs_step_layer *out, zs_err *e);
+
+#endif

@@ -1,0 +1,431 @@
+/* The step inventory (models/zs_step.h): FLOP and byte counts of a small
+ * model checked by hand, SwiGLU against squared ReLU, FP8 (casts, the FP8
+ * GEMM rate, the refusal on a GPU without FP8), selective and full
+ * recomputation, tensor and sequence parallelism, the planner API, bad
+ * input, and a comparison with Megatron-LM's measured per-op forward times
+ * on H100 (../shared/reference/h100-kernels/megatron-layer-ops-32k.tsv,
+ * read at test time, skipped when absent), per op class. */
+#include <stdlib.h>
+
+#include "zs_step.h"
+#include "zs_test.h"
+
+/* 2 layers, h 64, 4 heads of 16 (2 KV heads), ffn 128, vocab 1000. */
+static const char tiny_json[] =
+    "{\"name\": \"tiny\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, \"kv_heads\": 2,"
+    " \"head_dim\": 16, \"ffn\": 128, \"vocab\": 1000%s}";
+
+static zs_cost *tiny_cost(const char *extra, const char *gpu)
+{
+    char text[512];
+    snprintf(text, sizeof text, tiny_json, extra);
+    const char *path = zs_test_write("tiny.json", text);
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load(path, &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    if (gpu)
+        ZS_ASSERT_OK(zs_gpu_load(gpu, &cl.gpu, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    return c;
+}
+
+static const zs_step_op *find(const zs_step *s, const char *name, zs_step_phase ph)
+{
+    for (int i = 0; i < s->nops; i++)
+        if (strcmp(s->ops[i].name, name) == 0 && s->ops[i].phase == ph)
+            return &s->ops[i];
+    return NULL;
+}
+
+static int count_phase(const zs_step *s, zs_step_phase ph)
+{
+    int n = 0;
+    for (int i = 0; i < s->nops; i++)
+        n += s->ops[i].phase == ph;
+    return n;
+}
+
+static zs_step build(zs_cost *c, zs_step_cfg cfg)
+{
+    zs_step s;
+    zs_err e;
+    ZS_ASSERT_OK(zs_step_build(c, &cfg, &s, &e), &e);
+    return s;
+}
+
+static void test_hand_counts(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 32;
+    zs_step s = build(c, cfg);
+    ZS_ASSERT_INT_EQ(s.layers, 2);
+    /* QKV: 32 x 64 by 64 x (4 + 2 x 2) x 16 = 128 */
+    const zs_step_op *q = find(&s, "qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    ZS_ASSERT_NEAR(q->flops, 2.0 * 32 * 128 * 64, 0);
+    ZS_ASSERT_NEAR(q->bytes, (32 * 64 + 64 * 128) * 2.0 + 32 * 128 * 2.0, 0);
+    /* its wgrad: 128 x 32 by 32 x 64, accumulated into fp32 (8 bytes per value) */
+    const zs_step_op *w = find(&s, "qkv-wgrad", ZS_PH_BWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    ZS_ASSERT_NEAR(w->m, 128, 0);
+    ZS_ASSERT_NEAR(w->n, 64, 0);
+    ZS_ASSERT_NEAR(w->k, 32, 0);
+    ZS_ASSERT_NEAR(w->bytes, (128 * 32 + 32 * 64) * 2.0 + 128 * 64 * 8.0, 0);
+    /* SwiGLU: fc1 has gate and up (256 columns); the activation reads 2, writes 1 */
+    ZS_ASSERT_NEAR(find(&s, "mlp-fc1", ZS_PH_FWD)->n, 256, 0);
+    ZS_ASSERT_NEAR(find(&s, "activation", ZS_PH_FWD)->bytes, 3.0 * 32 * 128 * 2, 0);
+    ZS_ASSERT_NEAR(find(&s, "activation-bwd", ZS_PH_BWD)->bytes, 5.0 * 32 * 128 * 2, 0);
+    /* norm: read and write 32 x 64 bf16; residual: read two, write one */
+    ZS_ASSERT_NEAR(find(&s, "norm-attn", ZS_PH_FWD)->bytes, 2.0 * 32 * 64 * 2, 0);
+    ZS_ASSERT_NEAR(find(&s, "residual-mlp", ZS_PH_FWD)->bytes, 3.0 * 32 * 64 * 2, 0);
+    /* RoPE on q and k: (4 + 2) x 16 values per token, read and written */
+    ZS_ASSERT_NEAR(find(&s, "rope", ZS_PH_FWD)->bytes, 2.0 * 32 * 96 * 2, 0);
+    /* LM head and cross-entropy over the vocabulary: 38 and 14 bytes per logit */
+    ZS_ASSERT_NEAR(find(&s, "lm-head", ZS_PH_FWD)->flops, 2.0 * 32 * 1000 * 64, 0);
+    ZS_ASSERT_NEAR(find(&s, "cross-entropy", ZS_PH_FWD)->bytes, 38.0 * 32 * 1000, 0);
+    ZS_ASSERT_NEAR(find(&s, "cross-entropy-bwd", ZS_PH_BWD)->bytes, 14.0 * 32 * 1000, 0);
+    /* Adam over every parameter (dp = 1): 34 bytes each; the norm reads 4 */
+    double p = zs_model_params(&c->model);
+    const zs_step_op *adam = find(&s, "adam", ZS_PH_OPTIM);
+    ZS_ASSERT_NEAR(adam->bytes, 34 * p, 1e-6);
+    ZS_ASSERT_NEAR(find(&s, "grad-norm", ZS_PH_OPTIM)->bytes, 4 * p, 1e-6);
+    /* a memory-bound op: launch + bytes / (0.84 x HBM) */
+    const zs_gpu *g = &c->cluster.gpu;
+    ZS_ASSERT_REL(adam->seconds, g->gemm.launch_us * 1e-6 + 34 * p / (0.84 * g->hbm_gbs * 1e9),
+                  1e-12);
+    /* a GEMM is priced by the cost model's curve */
+    ZS_ASSERT_REL(q->seconds, zs_cost_gemm(c, 32, 128, 64), 1e-12);
+    /* no TP: no collectives; the step is the sum of its ops */
+    ZS_ASSERT_NEAR(zs_step_class_time(&s, ZS_OC_TPCOMM, -1), 0, 0);
+    double sum = 0;
+    for (int i = 0; i < s.nops; i++)
+        sum += s.ops[i].seconds * (s.ops[i].per_layer ? 2 : 1);
+    ZS_ASSERT_REL(s.total_s, sum, 1e-12);
+    /* ZeRO-1 over dp = 4: the optimizer state is a quarter */
+    zs_step_free(&s);
+    cfg.dp = 4;
+    s = build(c, cfg);
+    ZS_ASSERT_NEAR(find(&s, "adam", ZS_PH_OPTIM)->bytes, 34 * p / 4, 1e-6);
+    ZS_ASSERT_NEAR(find(&s, "grad-zero", ZS_PH_OPTIM)->bytes, 4 * p, 1e-6);
+    zs_step_free(&s);
+    zs_cost_free(c);
+}
+
+static void test_relu2_and_gpt(void)
+{
+    zs_cost *c = tiny_cost(", \"mlp\": \"relu2\", \"norm\": \"layernorm\"", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 32;
+    zs_step s = build(c, cfg);
+    /* squared ReLU: one input matrix, the activation reads one and writes one */
+    ZS_ASSERT_NEAR(find(&s, "mlp-fc1", ZS_PH_FWD)->n, 128, 0);
+    ZS_ASSERT_NEAR(find(&s, "activation", ZS_PH_FWD)->bytes, 2.0 * 32 * 128 * 2, 0);
+    ZS_ASSERT_NEAR(find(&s, "activation-bwd", ZS_PH_BWD)->bytes, 3.0 * 32 * 128 * 2, 0);
+    /* two MLP matrices, LayerNorm weight and bias */
+    ZS_ASSERT_NEAR(zs_model_params_per_layer(&c->model),
+                   64.0 * (64 + 2 * 32) + 64 * 64 + 2 * 64 * 128 + 4 * 64, 0);
+    zs_step_free(&s);
+    zs_cost_free(c);
+    /* learned positions, dropout: no RoPE, a one-byte mask in the residual */
+    c = tiny_cost(", \"mlp\": \"gelu\", \"position\": \"learned\", \"dropout\": 0.1", NULL);
+    s = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&s, "rope", ZS_PH_FWD));
+    ZS_ASSERT_NEAR(find(&s, "residual-mlp", ZS_PH_FWD)->bytes, 32 * 64 * (3 * 2.0 + 1), 0);
+    zs_step_free(&s);
+    zs_cost_free(c);
+}
+
+static void test_fp8(void)
+{
+    zs_cost *c = tiny_cost("", "h100-sxm");
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 4096;
+    zs_step b = build(c, cfg);
+    cfg.precision = ZS_PREC_FP8;
+    zs_step f = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&b, "cast-qkv", ZS_PH_FWD));
+    const zs_step_op *cast = find(&f, "cast-qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cast);
+    /* the activation (4096 x 64) and the weight (64 x 128): read bf16, write
+     * FP8 row-wise and transposed */
+    ZS_ASSERT_NEAR(cast->bytes, (4096.0 * 64 + 64 * 128) * 4, 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&f, "cast-dqkv", ZS_PH_BWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&f, "amax-scale", ZS_PH_FWD));
+    CU_ASSERT(zs_step_class_time(&f, ZS_OC_FP8, -1) > 0);
+    /* an FP8 GEMM: the same FLOPs, FP8 inputs, on the GEMM curve at the FP8 rate */
+    const zs_step_op *q8 = find(&f, "mlp-fc2", ZS_PH_FWD), *q16 = find(&b, "mlp-fc2", ZS_PH_FWD);
+    ZS_ASSERT_NEAR(q8->flops, q16->flops, 0);
+    ZS_ASSERT_NEAR(q8->bytes, (4096.0 * 128 + 128 * 64) + 4096.0 * 64 * 2, 0);
+    zs_gemm_curve g8 = c->cluster.gpu.gemm;
+    g8.tflops = c->cluster.gpu.fp8_tflops;
+    ZS_ASSERT_NEAR(g8.tflops, 1541, 0);
+    ZS_ASSERT_REL(q8->seconds, zs_gemm_curve_time(&g8, 4096, 64, 128), 1e-12);
+    CU_ASSERT(q8->seconds < q16->seconds);
+    /* the LM head stays bf16 */
+    ZS_ASSERT_NEAR(find(&f, "lm-head", ZS_PH_FWD)->seconds, find(&b, "lm-head", ZS_PH_FWD)->seconds,
+                   0);
+    zs_step_free(&b);
+    zs_step_free(&f);
+    zs_cost_free(c);
+    /* A100 (compute capability 8.0) has no FP8 tensor cores */
+    c = tiny_cost("", "a100-80g");
+    zs_step s;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_step_build(c, &cfg, &s, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "no FP8 tensor cores");
+    zs_cost_free(c);
+}
+
+static void test_recompute(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 2048;
+    zs_step none = build(c, cfg);
+    ZS_ASSERT_INT_EQ(count_phase(&none, ZS_PH_RECOMPUTE), 0);
+    /* selective: core attention's forward again, nothing else */
+    cfg.recompute = ZS_STEP_RC_SELECTIVE;
+    zs_step sel = build(c, cfg);
+    ZS_ASSERT_INT_EQ(count_phase(&sel, ZS_PH_RECOMPUTE), 1);
+    const zs_step_op *r = find(&sel, "attn-core", ZS_PH_RECOMPUTE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ZS_ASSERT_NEAR(r->seconds, find(&sel, "attn-core", ZS_PH_FWD)->seconds, 0);
+    ZS_ASSERT_REL(sel.total_s, none.total_s + 2 * r->seconds, 1e-12);
+    /* full: every per-layer forward op again */
+    cfg.recompute = ZS_STEP_RC_FULL;
+    zs_step full = build(c, cfg);
+    int fwd_layer = 0;
+    double fwd_s = 0;
+    for (int i = 0; i < none.nops; i++)
+        if (none.ops[i].phase == ZS_PH_FWD && none.ops[i].per_layer) {
+            fwd_layer++;
+            fwd_s += none.ops[i].seconds;
+        }
+    ZS_ASSERT_INT_EQ(count_phase(&full, ZS_PH_RECOMPUTE), fwd_layer);
+    ZS_ASSERT_REL(full.total_s, none.total_s + 2 * fwd_s, 1e-12);
+    /* the planner API says the same */
+    zs_step_layer lt;
+    zs_err e;
+    ZS_ASSERT_OK(zs_step_layer_time(c, &cfg, &lt, &e), &e);
+    ZS_ASSERT_REL(lt.recompute, fwd_s, 1e-12);
+    ZS_ASSERT_REL(lt.fwd + lt.attn_fwd + lt.comm_fwd, fwd_s, 1e-12);
+    ZS_ASSERT_NEAR(lt.attn_fwd, find(&none, "attn-core", ZS_PH_FWD)->seconds, 0);
+    zs_step_free(&none);
+    zs_step_free(&sel);
+    zs_step_free(&full);
+    zs_cost_free(c);
+}
+
+static void test_tensor_parallel(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 64;
+    cfg.tp = 2;
+    zs_step s = build(c, cfg);
+    /* heads, MLP columns and vocabulary over tp; with SP the norms' tokens too */
+    ZS_ASSERT_NEAR(find(&s, "qkv", ZS_PH_FWD)->n, 64, 0);
+    ZS_ASSERT_NEAR(find(&s, "mlp-fc2", ZS_PH_FWD)->k, 64, 0);
+    ZS_ASSERT_NEAR(find(&s, "lm-head", ZS_PH_FWD)->n, 500, 0);
+    ZS_ASSERT_NEAR(find(&s, "norm-attn", ZS_PH_FWD)->bytes, 2.0 * 32 * 64 * 2, 0);
+    const zs_step_op *ag = find(&s, "ag-qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ag);
+    ZS_ASSERT_NEAR(ag->bytes, 32.0 * 64 * 2, 0);
+    CU_ASSERT(ag->seconds > 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "rs-mlp-fc2", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ag-qkv-input", ZS_PH_BWD));
+    zs_step_free(&s);
+    /* without SP: an all-reduce after each row-parallel GEMM, full-length norms */
+    cfg.sp = 0;
+    s = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&s, "ag-qkv", ZS_PH_FWD));
+    ZS_ASSERT_NEAR(find(&s, "ar-out-proj", ZS_PH_FWD)->bytes, 64.0 * 64 * 2, 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ar-dqkv", ZS_PH_BWD));
+    ZS_ASSERT_NEAR(find(&s, "norm-attn", ZS_PH_FWD)->bytes, 2.0 * 64 * 64 * 2, 0);
+    zs_step_free(&s);
+    zs_cost_free(c);
+}
+
+static void expect_err(zs_cost *c, zs_step_cfg cfg, int code, const char *what)
+{
+    zs_step s;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_INT_EQ(zs_step_build(c, &cfg, &s, &e), code);
+    ZS_ASSERT_STR_CONTAINS(e.what, what);
+    CU_ASSERT(e.fix[0] != '\0');
+}
+
+static void test_bad_input(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 64;
+    zs_step_cfg bad = cfg;
+    bad.tp = 3;
+    expect_err(c, bad, ZS_EUSAGE, "does not divide");
+    bad = cfg;
+    bad.tokens = 0;
+    expect_err(c, bad, ZS_EUSAGE, "out of range");
+    bad = cfg;
+    bad.tp = 2;
+    bad.tokens = 63;
+    expect_err(c, bad, ZS_EUSAGE, "sequence parallelism");
+    bad = cfg;
+    bad.zero_stage = 4;
+    expect_err(c, bad, ZS_EUSAGE, "zero=4");
+    zs_cost_free(c);
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("moe-8x550m", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    c = zs_cost_analytic_new(&m, &cl);
+    expect_err(c, cfg, ZS_EINPUT, "dense models only");
+    zs_cost_free(c);
+    zs_precision p;
+    zs_step_rc r;
+    ZS_ASSERT_INT_EQ(zs_precision_parse("fp16", &p, &e), ZS_EUSAGE);
+    ZS_ASSERT_INT_EQ(zs_step_rc_parse("some", &r, &e), ZS_EUSAGE);
+    ZS_ASSERT_OK(zs_step_rc_parse("selective", &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r, ZS_STEP_RC_SELECTIVE);
+    /* a model naming an unknown MLP is refused when loaded */
+    const char *path =
+        zs_test_write("badmlp.json", "{\"name\": \"b\", \"layers\": 1, \"hidden\": 64, "
+                                     "\"heads\": 4, \"kv_heads\": 4, \"head_dim\": 16, \"ffn\": "
+                                     "128, \"vocab\": 10, \"mlp\": \"swish\"}");
+    ZS_ASSERT_INT_EQ(zs_model_load(path, &m, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "unknown mlp 'swish'");
+}
+
+/* ---- the shared Megatron-LM per-op measurement --------------------------------- */
+
+enum { TSV_QKV, TSV_PROJ, TSV_ATTN_BDA, TSV_MLP, TSV_MLP_BDA, TSV_N };
+static const char *const tsv_cols[TSV_N] = {
+    "megatron.core.transformer.attention.forward.qkv_1",
+    "megatron.core.transformer.attention.forward.linear_proj_1",
+    "megatron.core.transformer.transformer_layer._forward_attention.self_attn_bda_1",
+    "megatron.core.transformer.transformer_layer._forward_mlp.mlp_1",
+    "megatron.core.transformer.transformer_layer._forward_mlp.mlp_bda_1"};
+/* Our forward ops inside each measured module (Megatron-core with
+ * TransformerEngine: linear_qkv and linear_fc1 carry the preceding norm;
+ * the row-parallel GEMMs their all-reduce). */
+static const char *const tsv_ops[TSV_N][6] = {
+    {"norm-attn", "qkv", NULL},
+    {"out-proj", "ar-out-proj", NULL},
+    {"residual-attn", NULL},
+    {"norm-mlp", "mlp-fc1", "activation", "mlp-fc2", "ar-mlp-fc2", NULL},
+    {"residual-mlp", NULL}};
+static const char *const tsv_names[TSV_N] = {"qkv", "linear_proj", "self_attn_bda", "mlp",
+                                             "mlp_bda"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Predicted forward ms of each class for one row (tokens per rank, tp). */
+static void tsv_predict(zs_cost *c, long tokens, int tp, double pred[TSV_N])
+{
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = tokens;
+    cfg.tp = tp;
+    cfg.sp = 0; /* the measured bias-dropout-adds do not shrink with tp: no SP */
+    zs_step s = build(c, cfg);
+    for (int k = 0; k < TSV_N; k++) {
+        pred[k] = 0;
+        for (int j = 0; tsv_ops[k][j]; j++) {
+            const zs_step_op *op = find(&s, tsv_ops[k][j], ZS_PH_FWD);
+            pred[k] += op ? op->seconds * 1e3 : 0;
+        }
+    }
+    zs_step_free(&s);
+}
+
+static void test_megatron_layer_ops(void)
+{
+    const char *path = zs_test_shared("reference/h100-kernels/megatron-layer-ops-32k.tsv");
+    if (!path)
+        return;
+    char *text = zs_test_slurp(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    /* header: ctx_length tp cp, then the op columns in some order */
+    int col[TSV_N];
+    char *line = strtok(text, "\n");
+    for (int k = 0; k < TSV_N; k++) {
+        char *at = line ? strstr(line, tsv_cols[k]) : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        col[k] = 0;
+        for (char *p = line; p < at; p++)
+            col[k] += *p == '\t';
+    }
+    /* The model: DistCA's Llama-8B (hao-ai-lab/DistCA benchmarks/_250520_attn_vs_mlp/models.py:
+     * h 4096, 32 heads, 8 KV heads, ffn 14336 = llama3-8b), whose profiling
+     * produced the file; bf16 on H100 SXM; tokens per rank = ctx_length / cp. */
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama3-8b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    double err[TSV_N][64];
+    int n = 0;
+    printf("\n  tp cp  predicted/measured ms (error %%): qkv | linear_proj | self_attn_bda | mlp | "
+           "mlp_bda\n");
+    while ((line = strtok(NULL, "\n")) && n < 64) {
+        double v[16];
+        int nv = 0;
+        for (char *p = line; nv < 16 && *p;) {
+            v[nv++] = strtod(p, &p);
+            while (*p == '\t')
+                p++;
+        }
+        CU_ASSERT_FATAL(nv >= 3 + TSV_N);
+        double pred[TSV_N];
+        tsv_predict(c, (long)(v[0] / v[2]), (int)v[1], pred);
+        printf("  %2.0f %2.0f ", v[1], v[2]);
+        for (int k = 0; k < TSV_N; k++) {
+            double meas = v[col[k]];
+            CU_ASSERT(pred[k] > 0 && meas > 0);
+            err[k][n] = 100 * (pred[k] - meas) / meas;
+            printf(" %.3f/%.3f (%+.1f)", pred[k], meas, err[k][n]);
+        }
+        printf("\n");
+        n++;
+    }
+    ZS_ASSERT_INT_EQ(n, 16);
+    printf("  per op class, |error| median / max (goal: within 10%%):\n");
+    for (int k = 0; k < TSV_N; k++) {
+        double a[64];
+        for (int i = 0; i < n; i++)
+            a[i] = fabs(err[k][i]);
+        qsort(a, (size_t)n, sizeof a[0], cmp_double);
+        double med = (a[(n - 1) / 2] + a[n / 2]) / 2;
+        printf("    %-14s %5.1f%% / %5.1f%%\n", tsv_names[k], med, a[n - 1]);
+        /* a regression guard, not the goal: a check of the inventory against
+         * data it was never fitted to (docs/cost-model.md reports the errors) */
+        CU_ASSERT(med < 75);
+    }
+    zs_cost_free(c);
+    free(text);
+}
+
+static const zs_test_case cases[] = {{"hand_counts", test_hand_counts},
+                                     {"relu2_and_gpt", test_relu2_and_gpt},
+                                     {"fp8", test_fp8},
+                                     {"recompute", test_recompute},
+                                     {"tensor_parallel", test_tensor_parallel},
+                                     {"bad_input", test_bad_input},
+                                     {"megatron_layer_ops", test_megatron_layer_ops},
+                                     {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"step", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
