@@ -97,6 +97,14 @@ int zs_meas_set_apply_model(zs_meas_set *s, const zs_model *m)
         p->head_dim = m->head_dim;
         k++;
     }
+    /* the files whose attention points had no shape now have the model's */
+    unsigned attn = 1u << ZS_CAL_ATTN_FWD | 1u << ZS_CAL_ATTN_BWD;
+    for (size_t i = 0; k && i < s->nfiles; i++)
+        if ((s->files[i].slots & attn) && s->files[i].heads == 0) {
+            s->files[i].heads = m->heads;
+            s->files[i].kv_heads = m->kv_heads;
+            s->files[i].head_dim = m->head_dim;
+        }
     return k;
 }
 
@@ -400,6 +408,20 @@ void zs_calib_merge(zs_calib *dst, const zs_calib *src)
     }
     if (!dst->gpu[0])
         snprintf(dst->gpu, sizeof dst->gpu, "%s", src->gpu);
+    /* the sources come along, so each curve still says where it came from */
+    zs_calib_source *nf =
+        src->nfiles ? realloc(dst->files, (dst->nfiles + src->nfiles) * sizeof *nf) : NULL;
+    if (nf) {
+        dst->files = nf;
+        for (size_t i = 0; i < src->nfiles; i++) {
+            int dup = 0;
+            for (size_t j = 0; j < dst->nfiles && !dup; j++)
+                dup = !strcmp(dst->files[j].sha256, src->files[i].sha256) &&
+                      !strcmp(dst->files[j].path, src->files[i].path);
+            if (!dup)
+                dst->files[dst->nfiles++] = src->files[i];
+        }
+    }
 }
 
 const char *zs_calib_gpu(const zs_calib *c)
@@ -408,6 +430,66 @@ const char *zs_calib_gpu(const zs_calib *c)
 }
 
 /* ---- the file ---------------------------------------------------------------------- */
+/* A source's provenance: the device it names, the fits it feeds, the
+ * shape of its attention points. */
+static void source_json(json_t *f, const zs_calib_source *src)
+{
+    json_object_set_new(f, "gpu", json_string(src->gpu));
+    json_t *fits = json_array();
+    for (int s = 0; s < ZS_CAL_NSLOTS; s++)
+        if (src->slots & 1u << s)
+            json_array_append_new(fits, json_string(slot_names[s]));
+    json_object_set_new(f, "fits", fits);
+    if (src->heads) {
+        json_object_set_new(f, "heads", json_integer(src->heads));
+        json_object_set_new(f, "kv_heads", json_integer(src->kv_heads));
+        json_object_set_new(f, "head_dim", json_integer(src->head_dim));
+    }
+}
+
+/* Where a fit came from, for people and scripts reading the file (the
+ * loader derives it from the sources again). */
+static json_t *origin_json(const zs_calib *c, int s)
+{
+    zs_calib_origin o;
+    json_t *j = json_object(), *files = json_array();
+    zs_calib_origin_get(c, s, &o);
+    json_object_set_new(j, "gpu", json_string(o.gpu));
+    if ((s == ZS_CAL_ATTN_FWD || s == ZS_CAL_ATTN_BWD) && o.heads) {
+        json_object_set_new(j, "heads", json_integer(o.heads));
+        json_object_set_new(j, "kv_heads", json_integer(o.kv_heads));
+        json_object_set_new(j, "head_dim", json_integer(o.head_dim));
+    }
+    unsigned want = s >= ZS_CAL_COLL_AG ? ~0u << ZS_CAL_COLL_AG : 1u << s;
+    for (size_t i = 0; i < c->nfiles; i++)
+        if (c->files[i].slots & want)
+            json_array_append_new(files, json_string(c->files[i].path));
+    json_object_set_new(j, "files", files);
+    return j;
+}
+
+/* The provenance fields of a source (absent in files from before them). */
+static void source_load(json_t *f, zs_calib_source *src)
+{
+    json_t *g = json_object_get(f, "gpu"), *fits = json_object_get(f, "fits"), *x;
+    size_t i;
+    if (json_is_string(g))
+        snprintf(src->gpu, sizeof src->gpu, "%s", json_string_value(g));
+    json_array_foreach(fits, i, x)
+    {
+        int s = json_is_string(x) ? zs_calib_slot_parse(json_string_value(x)) : -1;
+        if (s >= 0)
+            src->slots |= 1u << s;
+    }
+    int *dims[3] = {&src->heads, &src->kv_heads, &src->head_dim};
+    const char *keys[3] = {"heads", "kv_heads", "head_dim"};
+    for (int k = 0; k < 3; k++) {
+        json_t *v = json_object_get(f, keys[k]);
+        if (json_is_integer(v) && json_integer_value(v) >= -1 && json_integer_value(v) <= 65536)
+            *dims[k] = (int)json_integer_value(v);
+    }
+}
+
 int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
 {
     json_t *root = json_object(), *src = json_array(), *curves = json_object();
@@ -421,6 +503,7 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
         json_object_set_new(f, "path", json_string(c->files[i].path));
         json_object_set_new(f, "sha256", json_string(c->files[i].sha256));
         json_object_set_new(f, "points", json_integer(c->files[i].points));
+        source_json(f, &c->files[i]);
         json_array_append_new(src, f);
     }
     json_object_set_new(root, "sources", src);
@@ -461,11 +544,15 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
             json_array_append_new(res, x);
         }
         json_object_set_new(o, "residuals", res);
+        json_object_set_new(o, "from", origin_json(c, s));
         json_object_set_new(curves, slot_names[s], o);
     }
     json_object_set_new(root, "curves", curves);
-    if (c->has_nccl)
-        json_object_set_new(root, "collectives", zs__calib_nccl_json(c));
+    if (c->has_nccl) {
+        json_t *co = zs__calib_nccl_json(c);
+        json_object_set_new(co, "from", origin_json(c, ZS_CAL_COLL_AG));
+        json_object_set_new(root, "collectives", co);
+    }
     int rc = zs_json_write_file(root, path,
                                 JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), e);
     json_decref(root);
@@ -493,9 +580,9 @@ static int num(const zs_json_doc *doc, json_t *o, const char *parent, const char
 static int load_attn(const zs_json_doc *doc, json_t *o, const char *key, zs_calib *c, int s,
                      zs_err *e)
 {
-    static const char *const structure[] = {"kernel",  "tile_q",   "tile_k", "ctas_per_sm",
-                                            "dfix",    "sms",      "points", "rms_rel",
-                                            "max_rel", "residuals"};
+    static const char *const structure[] = {"kernel",  "tile_q",    "tile_k", "ctas_per_sm",
+                                            "dfix",    "sms",       "points", "rms_rel",
+                                            "max_rel", "residuals", "from"};
     json_t *d = json_deep_copy(o);
     if (!d)
         return zs_err_set(e, ZS_ENOMEM, doc->source, NULL, "out of memory");
@@ -641,6 +728,7 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
             if (json_is_integer(n) && json_integer_value(n) >= 0 &&
                 json_integer_value(n) <= INT32_MAX)
                 c->files[i].points = (int)json_integer_value(n);
+            source_load(f, &c->files[i]);
             c->nfiles = i + 1;
         }
     }
@@ -657,8 +745,9 @@ void zs_calib_print(FILE *f, const zs_calib *c)
 {
     fprintf(f, "calibration v%d, measured on %s\n", c->version, c->gpu[0] ? c->gpu : "(unknown)");
     for (size_t i = 0; i < c->nfiles; i++)
-        fprintf(f, "  source %s (sha256 %.16s..., %d points)\n", c->files[i].path,
-                c->files[i].sha256, c->files[i].points);
+        fprintf(f, "  source %s (sha256 %.16s..., %d points%s%s)\n", c->files[i].path,
+                c->files[i].sha256, c->files[i].points, c->files[i].gpu[0] ? ", GPU " : "",
+                c->files[i].gpu);
     for (int s = 0; s < ZS_CAL_NSLOTS; s++) {
         const zs_curve *cv = &c->curve[s];
         if (!cv->fitted)

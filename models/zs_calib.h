@@ -93,6 +93,11 @@ typedef struct zs_calib_source {
     char path[512];
     char sha256[65];
     int points;
+    /* Provenance (issue 35): what the file measured, so a calibration says
+     * per curve which GPU and model shape its data came from. */
+    char gpu[64];   /* the device the file names ("" : it names none) */
+    unsigned slots; /* bit s: the file has points for slot s (layer ops: gemm, elementwise) */
+    int heads, kv_heads, head_dim; /* its attention points' shape (0: none; -1: several) */
 } zs_calib_source;
 
 typedef struct zs_meas_set {
@@ -212,6 +217,28 @@ typedef struct zs_calib_nccl_info {
     char pairs[256]; /* which algorithm/protocol NCCL runs on how many points */
 } zs_calib_nccl_info;
 int zs_calib_nccl_info_get(const zs_calib *c, zs_calib_nccl_info *out);
+
+/* Where a fit's data came from: the GPU its files name ("" : none names
+ * one; "H100, H200" : several), its attention shape (0: none or unknown;
+ * -1: several) and the files. slot is a zs_calib_slot; any collective slot
+ * means the collective fit (the files with collectives). */
+typedef struct zs_calib_origin {
+    char gpu[160];
+    int heads, kv_heads, head_dim;
+    int nfiles;
+    const zs_calib_source *file[16]; /* the first 16 of them */
+} zs_calib_origin;
+/* 1 when the calibration fits slot (for collectives: has the NCCL fit) and
+ * o is filled; 0 otherwise. */
+int zs_calib_origin_get(const zs_calib *c, int slot, zs_calib_origin *o);
+/* Warnings, one line each ending in '\n', where applying c to a cluster
+ * of gpu (a preset name) and model m (NULL: no shape check) uses a fit
+ * beyond its data: measured on another GPU, or attention measured at
+ * another head shape; each says what to do. Returns how many. */
+int zs_calib_check_use(const zs_calib *c, const char *gpu, const zs_model *m, char *out, size_t n);
+/* A warning line when the calibration's files name several GPUs (one
+ * calibration should describe one GPU); 0 when they do not. */
+int zs_calib_check_mixed(const zs_calib *c, char *out, size_t n);
 
 /* A cost model using the calibration's curves where they exist and the
  * analytic ones elsewhere; desc lists which. calib is copied. */

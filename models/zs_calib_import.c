@@ -408,6 +408,33 @@ static int parse_json(zs_meas_set *s, const char *path, const char *text, zs_err
     return rc;
 }
 
+static void merge_dim(int *dst, int v)
+{
+    if (v > 0 && *dst != -1)
+        *dst = *dst == 0 || *dst == v ? v : -1;
+}
+
+/* What one file measured: its device, the slots its points feed, the
+ * shape of its attention points (those without one get it from the model
+ * later: zs_meas_set_apply_model). */
+static void source_provenance(zs_calib_source *f, const zs_meas_set *t)
+{
+    snprintf(f->gpu, sizeof f->gpu, "%s", t->gpu);
+    for (size_t i = 0; i < t->n; i++) {
+        const zs_meas *m = &t->v[i];
+        int sl = zs_calib_slot_parse(m->op);
+        if (strncmp(m->op, "layer:", 6) == 0)
+            f->slots |= 1u << ZS_CAL_GEMM | 1u << ZS_CAL_ELEMENTWISE;
+        else if (sl >= 0)
+            f->slots |= 1u << sl;
+        if (sl == ZS_CAL_ATTN_FWD || sl == ZS_CAL_ATTN_BWD) {
+            merge_dim(&f->heads, m->heads);
+            merge_dim(&f->kv_heads, m->kv_heads);
+            merge_dim(&f->head_dim, m->head_dim);
+        }
+    }
+}
+
 int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
 {
     char *text = NULL; /* initialised for gcc -O3, which cannot see zs_read_file set them */
@@ -416,8 +443,7 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
     if (rc)
         return rc;
     zs_meas_set tmp;
-    zs_meas_set_init(&tmp);
-    snprintf(tmp.gpu, sizeof tmp.gpu, "%s", s->gpu);
+    zs_meas_set_init(&tmp); /* its gpu stays "": the file's own device, for its provenance */
     tmp.nccl_inplace = s->nccl_inplace;
     tmp.nccl_algo_mask = s->nccl_algo_mask;
     tmp.nccl_proto_mask = s->nccl_proto_mask;
@@ -462,9 +488,12 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
             zs_meas_set_clear(&tmp);
             return rc;
         }
-    snprintf(s->files[s->nfiles].path, sizeof s->files[0].path, "%s", path);
-    memcpy(s->files[s->nfiles].sha256, sha, sizeof sha);
-    s->files[s->nfiles].points = (int)tmp.n;
+    zs_calib_source *f = &s->files[s->nfiles];
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    memcpy(f->sha256, sha, sizeof sha);
+    f->points = (int)tmp.n;
+    source_provenance(f, &tmp);
     s->nfiles++;
     if (!s->gpu[0])
         snprintf(s->gpu, sizeof s->gpu, "%s", tmp.gpu);

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "zs_calib.h"
 #include "zs_cluster.h"
+#include "zs_model.h"
 
 #include "zs_point_opts.h"
 
@@ -115,6 +117,36 @@ void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const c
     if (cost_desc && *cost_desc)
         zs_doc_text(d, "# cost model: %s%s%s\n", cost_desc, p->calib[0] ? ", calibration " : "",
                     p->calib);
+    if (p->calib[0])
+        zs_cli_calib_warnings(d, p->calib, p->model, p->cluster, p->nodes);
+}
+
+void zs_cli_calib_warnings(zs_doc *d, const char *calib, const char *model, const char *cluster,
+                           int nodes)
+{
+    /* The run itself loaded all three: a failure here was reported there. */
+    zs_err e;
+    zs_model m;
+    zs_cluster cl;
+    if (!zs_model_load(model, &m, &e) && !zs_cluster_load(cluster, nodes, &cl, &e))
+        zs_cli_calib_notes(d, calib, cl.gpu.name, &m);
+}
+
+void zs_cli_calib_notes(zs_doc *d, const char *calib, const char *gpu, const zs_model *m)
+{
+    zs_err e;
+    zs_calib *c = NULL;
+    if (zs_calib_load(calib, &c, &e))
+        return;
+    char lines[4096];
+    if (zs_calib_check_use(c, gpu, m, lines, sizeof lines))
+        for (char *l = lines, *nl; *l; l = nl + 1) {
+            if (!(nl = strchr(l, '\n')))
+                break;
+            *nl = '\0';
+            zs_doc_note(d, "%s", l);
+        }
+    zs_calib_free(c);
 }
 
 int zs_cli_point_size(const zs_point_cfg *p, int *nodes, int *gpus, zs_err *e)

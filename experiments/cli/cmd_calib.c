@@ -42,7 +42,7 @@ static const nccl_meta nccl_params[ZS_NP_NPARAMS] = {
 /* Warnings, printed after the tables. */
 typedef struct warnings {
     int n;
-    char text[16][512];
+    char text[16][1024];
 } warnings;
 
 static void warn(warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -221,12 +221,30 @@ static void report(zs_doc *d, const zs_calib *c)
     zs_table_col(src, "path", 0);
     zs_table_col(src, "sha256", 0);
     zs_table_col(src, "points", 1);
+    zs_table_col(src, "gpu", 0);
+    zs_table_col(src, "fits", 0);
+    zs_table_col(src, "attn_shape", 0);
     for (size_t i = 0; i < zs_calib_nsources(c); i++) {
         const zs_calib_source *f = zs_calib_source_at(c, i);
         zs_table_row(src);
         zs_table_set(src, 0, "%s", f->path);
         zs_table_set(src, 1, "%s", f->sha256);
         zs_table_num(src, 2, "%.0f", f->points);
+        if (f->gpu[0])
+            zs_table_set(src, 3, "%s", f->gpu);
+        char fits[200] = "";
+        size_t o = 0;
+        for (int s = 0; s < ZS_CAL_NSLOTS && o < sizeof fits; s++)
+            if (f->slots & 1u << s)
+                o += (size_t)snprintf(fits + o, sizeof fits - o, "%s%s", o ? "," : "",
+                                      zs_calib_slot_name(s));
+        if (fits[0])
+            zs_table_set(src, 4, "%s", fits);
+        /* query heads / KV heads x head dim of its attention points */
+        if (f->heads > 0 && f->kv_heads > 0 && f->head_dim > 0)
+            zs_table_set(src, 5, "%d/%dx%d", f->heads, f->kv_heads, f->head_dim);
+        else if (f->heads < 0 || f->kv_heads < 0 || f->head_dim < 0)
+            zs_table_set(src, 5, "several");
     }
     zs_doc_table(d, "sources", src);
     zs_table *t = zs_table_new("fitted parameters:");
@@ -263,6 +281,9 @@ static void report(zs_doc *d, const zs_calib *c)
         zs_table_num(q, 3, "%.2f", 100 * in.max);
     }
     nccl_rows(&w, t, rd, c);
+    char mixed[sizeof w.text[0]];
+    if (zs_calib_check_mixed(c, mixed, sizeof mixed))
+        warn(&w, "%s", mixed);
     zs_doc_table(d, "parameters", t);
     zs_doc_table(d, "quality", q);
     zs_doc_table(d, "readings", rd);

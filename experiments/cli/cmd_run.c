@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_point.h"
 #include "zs_backend.h"
 #include "zs_calib.h"
 #include "zs_point_opts.h"
@@ -153,6 +154,8 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     zs_doc_set_int(d, NULL, "ranks", s->nranks);
     zs_doc_set_text(d, NULL, "backend", a->backend->name);
     zs_doc_set_text(d, NULL, "cost_model", costs);
+    if (a->calib)
+        zs_cli_calib_notes(d, a->calib, cl->gpu.name, m);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "key", 0);
     zs_table_col(t, "value", 1);

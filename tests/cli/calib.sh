@@ -104,10 +104,41 @@ expect_out calib-fit "^warning: the smallest collective measured is all-gather o
 expect_out calib-fit "warning: reduce_hbm_frac sits at its upper bound"
 grep -q '"sha256": "[0-9a-f]\{64\}"' "$TMP/h200.calib.json" && PASSES=$((PASSES + 1)) || { echo "FAIL calib-sha"; FAILS=$((FAILS + 1)); }
 expect_rc calib-show 0 "$ZEPSIM" calib show "$TMP/h200.calib.json" && expect_out calib-show "measured on H200"
-# show counts each source's points as fit did (11 per nccl-tests log, 12 attention rows)
-expect_out calib-show "all_gather-2-gpus\.txt +[0-9a-f]{64} +11$"
-expect_out calib-show "attention-latency-vs-seqlen\.csv +[0-9a-f]{64} +12$"
+# show counts each source's points as fit did (11 per nccl-tests log, 12
+# attention rows), with the GPU, the fits and the attention shape of each
+expect_out calib-show "all_gather-2-gpus\.txt +[0-9a-f]{64} +11 +H200 +all-gather *$"
+expect_out calib-show "attention-latency-vs-seqlen\.csv +[0-9a-f]{64} +12 +H100 +attn_fwd +64/4x128$"
 expect_out calib-show "^attn_fwd +rate +[0-9.]+ +TFLOP/s"
+# Provenance (issue 35 item 3): H200 collectives fitted with an H100
+# attention file at 64 / 4 heads. The fit warns; each curve says where it
+# came from; `--calib` warns where a fit meets another GPU or head shape
+# (before: LLaMA-7B's attention 3.2x slower, without a word).
+expect_rc calib-fit-mixed 0 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv -o "$TMP/mixed.calib.json"
+expect_out calib-fit-mixed "^warning: the measurements come from several GPUs: attn_fwd from H100; collectives from H200; .*fit each GPU's files into a calibration of its own"
+python3 - "$TMP/h200.calib.json" >"$TMP/from.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["curves"]["attn_fwd"]["from"]
+c = d["collectives"]["from"]
+print(a["gpu"], a["heads"], a["kv_heads"], a["head_dim"], len(a["files"]), c["gpu"], len(c["files"]))
+PY
+if grep -qx "H100 64 4 128 1 H200 6" "$TMP/from.txt"; then PASSES=$((PASSES + 1)); else
+  echo "FAIL calib-from: $(cat "$TMP/from.txt")"; FAILS=$((FAILS + 1)); fi
+expect_rc calib-use-mixed 0 "$ZEPSIM" compare --calib "$TMP/h200.calib.json" --cluster cluster-c --nodes 2 \
+  --methods te-cp --backend analytic --iterations 1 --quiet --plot none
+expect_out calib-use-mixed "^warning: the calibration's attn_fwd fit was measured on H100, and is applied here to h200"
+expect_out calib-use-mixed "^warning: the calibration's attn_fwd fit was measured at 64 query / 4 KV heads of 128, and model llama-7b has 32 / 32 of 128"
+# The README's example: the H200 collectives alone, on an H200 cluster: no warning.
+expect_rc calib-fit-h200 0 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt -o "$TMP/h200c.calib.json"
+if grep -q "several GPUs" "$TMP/out"; then echo "FAIL calib-fit-h200: mixed warning"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+expect_rc calib-use-h200 0 "$ZEPSIM" compare --calib "$TMP/h200c.calib.json" --cluster cluster-c --nodes 2 \
+  --methods te-cp --backend analytic --iterations 1 --quiet --plot none
+if grep -q "warning: the calibration" "$TMP/out"; then echo "FAIL calib-use-h200: $(grep warning "$TMP/out")"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+# ... and applied to an A800 cluster, it says so.
+expect_rc calib-use-a800 0 "$ZEPSIM" compare --calib "$TMP/h200c.calib.json" --cluster cluster-a --nodes 2 \
+  --methods te-cp --backend analytic --iterations 1 --quiet --plot none
+expect_out calib-use-a800 "^warning: the calibration's collectives fit was measured on H200, and is applied here to a800-80g"
+
 # Deterministic: the same inputs give the same bytes.
 "$ZEPSIM" calib fit "$REF"/h200-nccl-tests/*.txt "$REF"/h100-kernels/*.csv -o "$TMP/again.json" >/dev/null
 cmp -s "$TMP/h200.calib.json" "$TMP/again.json" && PASSES=$((PASSES + 1)) || { echo "FAIL calib-deterministic"; FAILS=$((FAILS + 1)); }
