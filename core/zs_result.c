@@ -77,13 +77,23 @@ void zs_result_finish(zs_result *r)
     for (int i = 0; i < r->nranks; i++)
         mean_c += r->ranks[i].compute;
     mean_c /= r->nranks;
-    const char *why;
-    if (s->compute >= s->exposed_comm && s->compute >= s->idle)
-        why = "compute-bound";
-    else if (s->exposed_comm >= s->idle)
-        why = "communication-bound (exposed communication)";
+    /* Compute-bound only when what is not compute (exposed communication
+     * and waiting) is under a quarter of the rank's time; otherwise the
+     * larger of those two names it. The largest of the three terms alone
+     * called a rank compute-bound that computed 62% of its time, less than
+     * the mean rank, and idled 34% (issue 35). */
+    double t = s->compute + s->exposed_comm + s->idle;
+    double fc = t > 0 ? s->compute / t : 1, fx = t > 0 ? s->exposed_comm / t : 0,
+           fi = t > 0 ? s->idle / t : 0;
+    char why[128];
+    if (fc >= ZS_RESULT_COMPUTE_BOUND)
+        snprintf(why, sizeof why, "compute-bound (compute %.0f%% of its time)", 100 * fc);
+    else if (fx >= fi)
+        snprintf(why, sizeof why, "communication-bound (exposed communication %.0f%% of its time)",
+                 100 * fx);
     else
-        why = "waiting on other ranks (idle)";
+        snprintf(why, sizeof why, "waiting on other ranks (idle %.0f%% of its time%s)", 100 * fi,
+                 s->compute < mean_c ? "; it computes less than the mean rank: imbalance" : "");
     snprintf(r->slowest_why, sizeof r->slowest_why,
              "%s: compute %.3f ms (mean over ranks %.3f ms), exposed comm %.3f ms, idle %.3f ms",
              why, s->compute * 1e3, mean_c * 1e3, s->exposed_comm * 1e3, s->idle * 1e3);

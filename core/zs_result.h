@@ -67,7 +67,15 @@ void zs_result_note(zs_result *r, const char *fmt, ...) __attribute__((format(pr
  * (cut when full, and then ending in " [notes cut]"): the results' and the
  * planners' notes. */
 void zs_notes_vappend(char *notes, size_t n, const char *fmt, va_list ap);
-/* Sets iter_time and the slowest rank (with a sentence on why) from ranks[]. */
+/* The share of its time the slowest rank must compute to be called
+ * compute-bound: what is not compute (exposed communication, waiting on
+ * other ranks) is then under a quarter of it. */
+#define ZS_RESULT_COMPUTE_BOUND 0.75
+
+/* Sets iter_time and the slowest rank (with a sentence on why) from
+ * ranks[]: compute-bound when it computes at least ZS_RESULT_COMPUTE_BOUND
+ * of its time, else communication-bound or waiting on other ranks,
+ * whichever of exposed communication and idle is larger, with the share. */
 void zs_result_finish(zs_result *r);
 /* ZS_EINVALID naming the first figure that is not finite (an overflowed
  * sum of op times, say), so that no inf or NaN is ever reported as a

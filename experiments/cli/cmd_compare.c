@@ -309,12 +309,40 @@ static void print_verdict(zs_doc *d, const compare_args *a, const zs_work_point 
         zs_doc_set_text(d, "verdict", "text", v.line);
     }
     zs_doc_text(d, "why (each method's slowest rank in the last iteration):\n");
-    for (int i = 0; i < a->n; i++)
-        zs_doc_text(d, "  %-10s %s\n", a->methods[i],
-                    r[i] ? (r[i]->why[0] ? r[i]->why : "-") : "failed (see the error above)");
+    for (int i = 0; i < a->n; i++) {
+        /* a failure says why in its own line: the error on stderr may be
+         * far away, or in another file */
+        char err[1600] = "";
+        if (!r[i])
+            zs_err_format(&res[i].err, err, sizeof err);
+        zs_doc_text(d, "  %-10s %s%s\n", a->methods[i],
+                    r[i] ? (r[i]->why[0] ? r[i]->why : "-") : "failed: ", err);
+    }
     char note[1200];
     if (zs_verdict_nic_note(a->methods, r, a->n, a->p.backend, note, sizeof note))
         zs_doc_note(d, "%s", note);
+}
+
+/* Each method's planner notes on the last iteration, as simulate prints
+ * them: what the planner decided (a routing it turned off by itself, say,
+ * which is why `--no-routing` can change nothing). */
+static void print_planner(zs_doc *d, const compare_args *a, const zs_work_point *res)
+{
+    int any = 0;
+    for (int i = 0; i < a->n; i++)
+        any |= res[i].rc == ZS_OK && res[i].r.notes[0];
+    if (!any)
+        return;
+    if (zs_doc_format(d) == ZS_FMT_TABLE)
+        zs_doc_text(d, "planner (each method's notes on the last iteration):\n");
+    for (int i = 0; i < a->n; i++) {
+        if (res[i].rc != ZS_OK || !res[i].r.notes[0])
+            continue;
+        if (zs_doc_format(d) == ZS_FMT_TABLE)
+            zs_doc_text(d, "  %-10s %s\n", a->methods[i], res[i].r.notes);
+        else
+            zs_doc_note(d, "planner: %s: %s", a->methods[i], res[i].r.notes);
+    }
 }
 
 static void print_notes(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
@@ -450,6 +478,7 @@ int zs_cmd_compare(int argc, char **argv)
             zs_err_print(stderr, &res[i].err);
         }
     print_verdict(d, &a, res, base);
+    print_planner(d, &a, res);
     print_notes(d, &a, res, base);
     print_timelines(d, &a, res);
     FILE *human = zs_doc_human(d);

@@ -143,7 +143,8 @@ python3 - "$TMP/split1.csv" "$TMP/split3.csv" <<'PY' && PASSES=$((PASSES + 1)) |
 import csv, sys
 def rows(p):
     out = []
-    for r in csv.DictReader(l for l in open(p) if not l.startswith("wlb-llm: ")):
+    # stderr is in the file too: the failed method's error and the notes
+    for r in csv.DictReader(l for l in open(p) if not l.startswith(("wlb-llm: ", "zepsim: "))):
         r.pop("wall_s"); r.pop("plan_ms"); out.append(r)
     return out
 a, b = rows(sys.argv[1]), rows(sys.argv[2])
