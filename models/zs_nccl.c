@@ -366,7 +366,11 @@ int zs_nccl_topo_init(const zs_cluster *cl, int nodes, int ppn, int nics, zs_ncc
     x.collnet = cl->collnet;
     x.nvl_bw = nccl_nvl_bw(&cl->gpu, x.sm);
     x.pci_bw = nccl_pci_bw(cl->pcie_gbs);
-    x.net_bw = cl->nic_gbps / 8.0;
+    /* NCCL plans its channels per device: a NIC of several ports (or
+     * SR-IOV functions) is several NICs of a part of the rate to it. */
+    int ports = cl->nic_ports > 0 ? cl->nic_ports : 1;
+    x.nics *= ports;
+    x.net_bw = cl->nic_gbps / 8.0 / ports;
     x.hbm_bw = cl->gpu.hbm_gbs;
     if (x.nranks > 1) {
         x.ring = search_ring(&x);

@@ -622,6 +622,14 @@ static void test_multinode_fit(void)
     ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
     /* Two points, one free parameter (fewer points than the ramp needs). */
     ZS_ASSERT_REL(pred, s.v[1].seconds, 0.25);
+    /* The fitted network reaches the NIC links: a 2-node ring on DGX H100
+     * has 16 channels at 24 GB/s (8 at NCCL's 48 GB/s Gen5 PCIe figure,
+     * duplicated) over 8 NICs, 48 GB/s a NIC, times net_eff; latency half
+     * of NCCL's 14 us network step on each end. */
+    double lat, bw;
+    CU_ASSERT_FATAL(zs_calib_link(cal, ZS_LINK_NIC, &lat, &bw));
+    ZS_ASSERT_REL(bw, 48e9 * p->v[ZS_NP_NET_EFF], 1e-9);
+    ZS_ASSERT_REL(lat, 7e-6, 1e-9);
     /* The same log on a cluster with 4 GPUs per node does not fit. */
     zs_cluster small = c;
     small.gpus_per_node = 4;
