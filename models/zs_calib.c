@@ -377,6 +377,19 @@ int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double
     return 0;
 }
 
+void zs_calib_apply_links(const zs_calib *c, zs_cluster *cl)
+{
+    double lat, bw;
+    if (zs_calib_link(c, ZS_LINK_NVLINK, &lat, &bw)) {
+        cl->nvlink_latency_us = lat * 1e6;
+        cl->gpu.nvlink_gbs = bw / 1e9;
+    }
+    if (zs_calib_link(c, ZS_LINK_NIC, &lat, &bw)) {
+        cl->nic_latency_us = lat * 1e6;
+        cl->nic_gbps = bw * 8 / 1e9;
+    }
+}
+
 void zs_calib_merge(zs_calib *dst, const zs_calib *src)
 {
     int had_attn = dst->curve[ZS_CAL_ATTN_FWD].fitted || dst->curve[ZS_CAL_ATTN_BWD].fitted;
