@@ -8,20 +8,6 @@
 
 #include "zs_batcher_greedy.h"
 
-/* The SimGrid platform takes the calibrated link figures too. */
-static void calib_cluster(const zs_calib *cal, zs_cluster *c)
-{
-    double lat, bw;
-    if (zs_calib_link(cal, ZS_LINK_NVLINK, &lat, &bw)) {
-        c->nvlink_latency_us = lat * 1e6;
-        c->gpu.nvlink_gbs = bw / 1e9;
-    }
-    if (zs_calib_link(cal, ZS_LINK_NIC, &lat, &bw)) {
-        c->nic_latency_us = lat * 1e6;
-        c->nic_gbps = bw * 8 / 1e9;
-    }
-}
-
 static int resolve_names(zs_point_env *env, zs_err *e)
 {
     zs_point_cfg *c = &env->cfg;
@@ -60,7 +46,7 @@ static int load_machine(zs_point_env *env, zs_err *e)
     if (c->calib[0]) {
         if ((rc = zs_calib_load(c->calib, &env->calib, e)))
             return rc;
-        calib_cluster(env->calib, &env->cluster);
+        zs_calib_apply_links(env->calib, &env->cluster); /* the SimGrid platform's too */
         env->cost = zs_cost_calibrated_new(&env->model, &env->cluster, env->calib);
     } else {
         env->cost = zs_cost_analytic_new(&env->model, &env->cluster);

@@ -373,7 +373,29 @@ int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double
         *bw_Bps = c->nvl_bus_gbs * 1e9;
         return 1;
     }
+    /* No NIC p2p data: a ring step across nodes is one NIC transfer, so
+     * the fitted network efficiency gives the NIC's achieved rate; its
+     * latency is NCCL's network step for ring/Simple (14 us) times the
+     * fitted scale, half on each end of the link. */
+    if (lc == ZS_LINK_NIC && c->has_nccl && c->nic_gbs > 0) {
+        *latency_s = 14e-6 * c->nccl.v[ZS_NP_NET_LAT] / 2;
+        *bw_Bps = c->nic_gbs * 1e9;
+        return 1;
+    }
     return 0;
+}
+
+void zs_calib_apply_links(const zs_calib *c, zs_cluster *cl)
+{
+    double lat, bw;
+    if (zs_calib_link(c, ZS_LINK_NVLINK, &lat, &bw)) {
+        cl->nvlink_latency_us = lat * 1e6;
+        cl->gpu.nvlink_gbs = bw / 1e9;
+    }
+    if (zs_calib_link(c, ZS_LINK_NIC, &lat, &bw)) {
+        cl->nic_latency_us = lat * 1e6;
+        cl->nic_gbps = bw * 8 / 1e9;
+    }
 }
 
 void zs_calib_merge(zs_calib *dst, const zs_calib *src)
@@ -404,6 +426,7 @@ void zs_calib_merge(zs_calib *dst, const zs_calib *src)
         dst->nccl = src->nccl;
         dst->nccl_inplace = src->nccl_inplace;
         dst->nvl_bus_gbs = src->nvl_bus_gbs;
+        dst->nic_gbs = src->nic_gbs;
         snprintf(dst->nccl_cluster, sizeof dst->nccl_cluster, "%s", src->nccl_cluster);
     }
     if (!dst->gpu[0])

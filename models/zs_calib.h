@@ -191,6 +191,11 @@ const char *zs_calib_nccl_cluster(const zs_calib *c);
  * fits that class (outputs set), 0 when it does not (outputs untouched:
  * keep the cluster description's figures). */
 int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double *bw_Bps);
+/* Puts the calibration's NVLink and NIC figures (zs_calib_link) into a
+ * cluster description, so a platform and a cost model built from it price
+ * transfers as calibrated; classes the calibration does not fit keep the
+ * description's. Every command that takes --calib goes through it. */
+void zs_calib_apply_links(const zs_calib *c, zs_cluster *cl);
 /* GPU the calibration data was measured on ("" when unknown). */
 const char *zs_calib_gpu(const zs_calib *c);
 /* Copies into dst every slot that src fits and dst does not. */

@@ -28,8 +28,12 @@ int zs__same_gpu(const char *measured, const char *preset)
     return strncmp(a, b, k) == 0 || strstr(a, b) != NULL;
 }
 
-zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl, const zs_calib *calib)
+zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl_in, const zs_calib *calib)
 {
+    /* Transfers are priced on the calibrated links, whoever built the cost. */
+    zs_cluster hw = *cl_in;
+    zs_calib_apply_links(calib, &hw);
+    const zs_cluster *cl = &hw;
     zs_curve cv[ZS_CAL_NSLOTS];
     zs__cost_analytic_curves(cl, cv);
     char desc[256], fitted[200] = "";

@@ -46,6 +46,7 @@ struct zs_calib {
     char nccl_cluster[64]; /* the hardware description the fit used */
     int nccl_inplace;      /* fitted on in-place times */
     double nvl_bus_gbs;    /* achieved ring bus bandwidth inside one node, GB/s (0: unknown) */
+    double nic_gbs;        /* achieved data rate of one NIC across nodes, GB/s (0: unknown) */
     zs__coll_pt *cpts;
     size_t ncpts;
 };

@@ -107,6 +107,15 @@ int zs__calib_fit_nccl(zs_calib *c, const zs_meas_set *s, const char *keep, cons
         if (prm.fitted[ZS_NP_NVL_EFF] && cl->gpus_per_node > 1 &&
             zs_nccl_topo_init(&hw, 1, 2, 0, &t, NULL) == ZS_OK)
             c->nvl_bus_gbs = t.ring.nch * t.ring.bw_intra * prm.v[ZS_NP_NVL_EFF];
+        /* What one NIC carries for a ring across two full nodes, as
+         * fitted: each of the ring's channels crosses the node boundary
+         * through one NIC at the graph's network speed times net_eff. The
+         * SimGrid platform's NIC links and the analytic backend's
+         * transfers across nodes take it (zs_calib_link). */
+        c->nic_gbs = 0;
+        if (prm.fitted[ZS_NP_NET_EFF] &&
+            zs_nccl_topo_init(&hw, 2, cl->gpus_per_node, 0, &t, NULL) == ZS_OK && t.nics > 0)
+            c->nic_gbs = t.ring.nch * t.ring.bw_inter * prm.v[ZS_NP_NET_EFF] / t.nics;
     }
     free(obs);
     free(src);
@@ -133,6 +142,7 @@ json_t *zs__calib_nccl_json(const zs_calib *c)
     json_object_set_new(o, "cluster", json_string(c->nccl_cluster));
     json_object_set_new(o, "column", json_string(c->nccl_inplace ? "in-place" : "out-of-place"));
     json_object_set_new(o, "nvlink_bus_gbs", json_real(c->nvl_bus_gbs));
+    json_object_set_new(o, "nic_gbs", json_real(c->nic_gbs));
     for (int i = 0; i < ZS_NP_NPARAMS; i++) {
         json_t *p = json_object();
         json_object_set_new(p, "value", json_real(c->nccl.v[i]));
@@ -192,7 +202,7 @@ int zs__calib_nccl_load(zs_calib *c, const zs_json_doc *doc, json_t *o, zs_err *
             return bad(doc, "params", key, "unknown parameter", e);
         json_t *val = json_object_get(v, "value"), *fit = json_object_get(v, "fitted");
         double x = json_is_number(val) ? json_number_value(val) : -1;
-        int zero_ok = i == ZS_NP_RAMP_HALF || i == ZS_NP_RED_HALF;
+        int zero_ok = i == ZS_NP_RAMP_HALF || i == ZS_NP_RED_HALF || i == ZS_NP_NET_RAMP_HALF;
         if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok) || x > zs_nccl_param_max(i) * 1.000001 ||
             x > 1e15 || !json_is_boolean(fit))
             return bad(doc, "params", key,
@@ -211,6 +221,12 @@ int zs__calib_nccl_load(zs_calib *c, const zs_json_doc *doc, json_t *o, zs_err *
     snprintf(c->nccl_cluster, sizeof c->nccl_cluster, "%s", json_string_value(cl));
     c->nccl_inplace = json_is_string(col) && strcmp(json_string_value(col), "in-place") == 0;
     c->nvl_bus_gbs = nvb;
+    /* Files written before the network fit have no "nic_gbs": 0, unknown. */
+    json_t *nic = json_object_get(o, "nic_gbs");
+    double nicb = json_is_number(nic) ? json_number_value(nic) : 0;
+    if (!isfinite(nicb) || nicb < 0 || nicb > 1e6)
+        return bad(doc, "collectives", "nic_gbs", "must be a number >= 0", e);
+    c->nic_gbs = nicb;
     /* Per-point explanations: kept for `calib show`, not needed to price. */
     json_t *pts = json_object_get(o, "points"), *x;
     size_t i;
@@ -267,6 +283,8 @@ void zs__calib_nccl_print(FILE *f, const zs_calib *c)
                     c->nccl.v[i] >= zs_nccl_param_max(i) * 0.9999 ? ", at its upper bound" : "");
     if (c->nvl_bus_gbs > 0)
         fprintf(f, "    ring bus bandwidth inside a node: %.1f GB/s\n", c->nvl_bus_gbs);
+    if (c->nic_gbs > 0)
+        fprintf(f, "    one NIC's achieved rate across nodes: %.1f GB/s\n", c->nic_gbs);
     if (rms > 0.2)
         fprintf(f,
                 "    warning: the model explains these collectives poorly (rms %.0f%%): check "

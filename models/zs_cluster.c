@@ -18,6 +18,8 @@ const zs_field zs_cluster_fields[] = {
     F("gpus_per_node", ZS_F_INT, gpus_per_node, 1, 64, 1, 0, "", "GPUs per node"),
     F("nics_per_node", ZS_F_INT, nics_per_node, 1, 64, 1, 0, "", "NICs per node"),
     F("nic_gbps", ZS_F_DOUBLE, nic_gbps, 1, 1e5, 1, 0, "Gb/s", "NIC line rate"),
+    F("nic_ports", ZS_F_INT, nic_ports, 1, 8, 0, 1, "",
+      "ports per NIC that NCCL drives as devices of their own (nic_gbps split among them)"),
     F("pcie_gbs", ZS_F_DOUBLE, pcie_gbs, 1, 1e4, 1, 0, "GB/s", "PCIe link per direction"),
     F("nvlink_latency_us", ZS_F_DOUBLE, nvlink_latency_us, 0, 1e4, 0, 2.0, "us", "NVLink hop"),
     F("pcie_latency_us", ZS_F_DOUBLE, pcie_latency_us, 0, 1e4, 0, 0.5, "us", "PCIe hop"),

@@ -21,6 +21,9 @@ typedef struct zs_cluster {
     int gpus_per_node;
     int nics_per_node;
     double nic_gbps;          /* NIC line rate, Gb/s (bits) */
+    int nic_ports;            /* ports (or virtual functions) per NIC that NCCL sees as NICs of
+                                 their own, nic_gbps / nic_ports each: it plans channels per
+                                 port (models/zs_nccl.c); the platform keeps one link */
     double pcie_gbs;          /* PCIe switch link per direction, GB/s */
     double nvlink_latency_us; /* one NVLink hop through the NVSwitch */
     double pcie_latency_us;   /* GPU <-> PCIe switch <-> NIC */

@@ -366,7 +366,11 @@ int zs_nccl_topo_init(const zs_cluster *cl, int nodes, int ppn, int nics, zs_ncc
     x.collnet = cl->collnet;
     x.nvl_bw = nccl_nvl_bw(&cl->gpu, x.sm);
     x.pci_bw = nccl_pci_bw(cl->pcie_gbs);
-    x.net_bw = cl->nic_gbps / 8.0;
+    /* NCCL plans its channels per device: a NIC of several ports (or
+     * SR-IOV functions) is several NICs of a part of the rate to it. */
+    int ports = cl->nic_ports > 0 ? cl->nic_ports : 1;
+    x.nics *= ports;
+    x.net_bw = cl->nic_gbps / 8.0 / ports;
     x.hbm_bw = cl->gpu.hbm_gbs;
     if (x.nranks > 1) {
         x.ring = search_ring(&x);
@@ -414,9 +418,11 @@ int zs_nccl_topo_group(const zs_cluster *cl, const int *ranks, int n, zs_nccl_to
 
 /* ---- parameters ---------------------------------------------------------------- */
 static const char *const param_names[ZS_NP_NPARAMS] = {
-    "nvlink_eff",      "pcie_eff",   "net_eff",         "intra_lat_scale",   "net_lat_scale",
-    "tree_eff",        "nvls_eff",   "nvls_tree_eff",   "collnet_eff",       "pat_eff",
-    "ramp_half_bytes", "ramp_power", "reduce_hbm_frac", "reduce_half_bytes", "reduce_power"};
+    "nvlink_eff",      "pcie_eff",          "net_eff",         "intra_lat_scale",
+    "net_lat_scale",   "tree_eff",          "nvls_eff",        "nvls_tree_eff",
+    "collnet_eff",     "pat_eff",           "ramp_half_bytes", "ramp_power",
+    "reduce_hbm_frac", "reduce_half_bytes", "reduce_power",    "net_ramp_half_bytes",
+    "net_ramp_power"};
 
 void zs_nccl_params_default(zs_nccl_params *p)
 {
@@ -426,6 +432,7 @@ void zs_nccl_params_default(zs_nccl_params *p)
     p->v[ZS_NP_RAMP_HALF] = 0;
     p->v[ZS_NP_RED_HALF] = 0;
     p->v[ZS_NP_RED_FRAC] = 1.0 / 3.0;
+    p->v[ZS_NP_NET_RAMP_HALF] = 0;
 }
 
 const char *zs_nccl_param_name(int i)
@@ -448,7 +455,7 @@ double zs_nccl_param_max(int i)
      * shrink (without bound below the measured sizes). */
     if (i == ZS_NP_RED_FRAC)
         return 1.0 / 3.0;
-    if (i == ZS_NP_RAMP_POW || i == ZS_NP_RED_POW)
+    if (i == ZS_NP_RAMP_POW || i == ZS_NP_RED_POW || i == ZS_NP_NET_RAMP_POW)
         return 1.0;
     return INFINITY;
 }
@@ -686,6 +693,16 @@ static double ramp(double half, double pw, double x)
     return half > 0 && x > 0 ? 1.0 + pow(half / x, pw) : 1.0;
 }
 
+/* The data term's size ramp on this topology: across nodes the network's
+ * own once fitted (a NIC's pipeline fills with other chunk and proxy
+ * costs than NVLink's), else the one ramp. */
+static double ramp_of(const zs_nccl_topo *t, const zs_nccl_params *prm, double bus)
+{
+    if (t->nnodes > 1 && prm->fitted[ZS_NP_NET_RAMP_HALF])
+        return ramp(prm->v[ZS_NP_NET_RAMP_HALF], prm->v[ZS_NP_NET_RAMP_POW], bus);
+    return ramp(prm->v[ZS_NP_RAMP_HALF], prm->v[ZS_NP_RAMP_POW], bus);
+}
+
 /* All-to-all: NCCL runs it as grouped sends and receives, no tuning. Each
  * GPU sends (ppn-1)/n of its buffer over NVLink and the rest through the
  * NICs of its node (shared by its ppn GPUs); one step's latency. */
@@ -705,7 +722,7 @@ static void eval_p2p(const zs_nccl_topo *t, double nbytes, const zs_nccl_params 
     if (t->nnodes > 1)
         lat += hw_lat[HW_NET][ZS_NCCL_RING][ZS_NCCL_SIMPLE] * prm->v[ZS_NP_NET_LAT];
     double bus = zs_nccl_bus_bytes(ZS_COLL_ALLTOALL, n, nbytes);
-    double data = (ti > to ? ti : to) * ramp(prm->v[ZS_NP_RAMP_HALF], prm->v[ZS_NP_RAMP_POW], bus);
+    double data = (ti > to ? ti : to) * ramp_of(t, prm, bus);
     c->algo = ZS_NCCL_P2P;
     c->proto = ZS_NCCL_SIMPLE;
     c->lat_s = lat * 1e-6;
@@ -768,9 +785,7 @@ int zs_nccl_eval(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_a
      * whatever the protocol, so a slow protocol does not inflate it. */
     double simple = bus_bw(t, k, a, ZS_NCCL_SIMPLE, &s) * ratio * corr * eff_of(prm, a);
     double rs = busbytes / nbytes * simple * 1e9; /* B/s, nccl-tests convention */
-    c.data_s =
-        nbytes / (algbw * 1e9) +
-        busbytes / rs * (ramp(prm->v[ZS_NP_RAMP_HALF], prm->v[ZS_NP_RAMP_POW], busbytes) - 1);
+    c.data_s = nbytes / (algbw * 1e9) + busbytes / rs * (ramp_of(t, prm, busbytes) - 1);
     /* The last step of a reduce-scatter ring (and PAT) reduces what it
      * received into the output without sending: one n-th of the buffer
      * read twice and written once from HBM, after the others. */

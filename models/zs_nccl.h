@@ -113,6 +113,8 @@ typedef enum zs_nccl_param {
     ZS_NP_RED_FRAC,  /* local reduce step: rate as a fraction of HBM (<= 1/3) */
     ZS_NP_RED_HALF,  /* its size ramp, as RAMP_HALF */
     ZS_NP_RED_POW,
+    ZS_NP_NET_RAMP_HALF, /* the size ramp of transfers that cross the network (unfitted: RAMP_*) */
+    ZS_NP_NET_RAMP_POW,
     ZS_NP_NPARAMS
 } zs_nccl_param;
 

@@ -163,6 +163,15 @@ static void choose_free(fit_ctx *c)
         if (sz)
             sz[i] = o->nbytes;
     }
+    int net_sizes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c->topo[i].nnodes == 1)
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = c->topo[j].nnodes > 1 && c->obs[j].nbytes == c->obs[i].nbytes;
+        net_sizes += !seen;
+    }
     int nsizes = 0;
     if (sz) {
         zs_sort_doubles(sz, n);
@@ -174,7 +183,11 @@ static void choose_free(fit_ctx *c)
     want[ZS_NP_PCI_EFF] = intra_pci;
     want[ZS_NP_NET_EFF] = net;
     want[ZS_NP_INTRA_LAT] = gpus && count_distinct(gpus, ng) >= 2;
-    want[ZS_NP_NET_LAT] = nodes && count_distinct(nodes, nn) >= 2;
+    /* Two node counts tell the network's per-step latency from the
+     * intra-node one; so does one node count once single-node runs on two
+     * GPU counts have pinned the intra-node latency. */
+    want[ZS_NP_NET_LAT] =
+        nodes && (count_distinct(nodes, nn) >= 2 || (nn >= 6 && want[ZS_NP_INTRA_LAT]));
     static const struct {
         int param;
         zs_nccl_algo a, b;
@@ -188,6 +201,9 @@ static void choose_free(fit_ctx *c)
         want[eff[j].param] = k >= 3 && nring >= 3;
     }
     want[ZS_NP_RAMP_HALF] = want[ZS_NP_RAMP_POW] = n >= 6 && nsizes >= 3;
+    /* The network's own ramp: 6 multi-node observations on 3 sizes, and
+     * single-node ones to keep the other ramp determined. */
+    want[ZS_NP_NET_RAMP_HALF] = want[ZS_NP_NET_RAMP_POW] = nn >= 6 && ng >= 6 && net_sizes >= 3;
     want[ZS_NP_RED_FRAC] = nrs >= 3;
     want[ZS_NP_RED_HALF] = want[ZS_NP_RED_POW] = nrs >= 6;
     c->nfree = 0;
@@ -250,6 +266,9 @@ int zs_nccl_fit(const zs_cluster *cl, zs_nccl_obs *obs, size_t n, zs_nccl_params
     zs_nccl_params_default(&c.base);
     if (rc == ZS_OK)
         choose_free(&c);
+    /* The model reads the network ramp only once it is fitted. */
+    for (int j = 0; j < c.nfree; j++)
+        c.base.fitted[c.idx[j]] = c.idx[j] == ZS_NP_NET_RAMP_HALF;
     if (rc == ZS_OK && c.nfree > 0) {
         qsort(bus, n, sizeof *bus, cmp_obs_size);
         double q1 = bus[n / 4], q2 = bus[n / 2], q3 = bus[(3 * n) / 4];
@@ -267,6 +286,8 @@ int zs_nccl_fit(const zs_cluster *cl, zs_nccl_obs *obs, size_t n, zs_nccl_params
                     s0.v[ZS_NP_RED_FRAC] = 0.25;
                     s0.v[ZS_NP_RED_HALF] = red_halves[r];
                     s0.v[ZS_NP_RED_POW] = 0.5;
+                    s0.v[ZS_NP_NET_RAMP_HALF] = halves[h];
+                    s0.v[ZS_NP_NET_RAMP_POW] = pows[q];
                     for (int j = 0; j < c.nfree; j++)
                         start[j] = pack1(c.idx[j], s0.v[c.idx[j]]);
                     double c2 = run(&c, start, x);

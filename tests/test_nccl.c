@@ -255,8 +255,10 @@ static void test_latency_growth(void)
 }
 
 /* Fit round trip on NCCL's model alone: observations drawn from known
- * parameters on one node (2 and 4 GPUs) and on two nodes recover them;
- * one node count leaves the network latency scale at NCCL's value. */
+ * parameters on one node (2 and 4 GPUs) and on two nodes recover them,
+ * the network's own latency scale and size ramp included (the single-node
+ * runs pin the intra-node ones); without the single-node runs on two GPU
+ * counts one node count leaves the network latency at NCCL's value. */
 static void test_fit_round_trip(void)
 {
     zs_cluster c = cluster("cluster-c", 2);
@@ -268,12 +270,16 @@ static void test_fit_round_trip(void)
     truth.v[ZS_NP_RAMP_HALF] = 8e6;
     truth.v[ZS_NP_RAMP_POW] = 0.9;
     truth.v[ZS_NP_RED_FRAC] = 0.25;
+    truth.v[ZS_NP_NET_LAT] = 0.7;
+    truth.v[ZS_NP_NET_RAMP_HALF] = 3e6;
+    truth.v[ZS_NP_NET_RAMP_POW] = 0.6;
+    truth.fitted[ZS_NP_NET_RAMP_HALF] = 1; /* the model reads it */
     zs_nccl_obs obs[128];
     size_t n = 0;
     static const int shapes[3][2] = {{1, 2}, {1, 4}, {2, 8}};
     for (int s = 0; s < 3; s++)
         for (int k = 0; k < 3; k++)
-            for (double b = 8 << 20; b <= 4e9; b *= 4) {
+            for (double b = 8 << 10; b <= 4e9; b *= 4) {
                 zs_nccl_topo t = topo(&c, shapes[s][0], shapes[s][1]);
                 zs_nccl_obs *o = &obs[n++];
                 memset(o, 0, sizeof *o);
@@ -291,19 +297,26 @@ static void test_fit_round_trip(void)
     zs_nccl_params fit;
     zs_err e;
     ZS_ASSERT_OK(zs_nccl_fit(&c, obs, n, &fit, &e), &e);
-    static const int want[] = {ZS_NP_NVL_EFF,   ZS_NP_NET_EFF,  ZS_NP_INTRA_LAT,
-                               ZS_NP_RAMP_HALF, ZS_NP_RAMP_POW, ZS_NP_RED_FRAC};
+    static const int want[] = {ZS_NP_NVL_EFF,   ZS_NP_NET_EFF,       ZS_NP_INTRA_LAT,
+                               ZS_NP_RAMP_HALF, ZS_NP_RAMP_POW,      ZS_NP_RED_FRAC,
+                               ZS_NP_NET_LAT,   ZS_NP_NET_RAMP_HALF, ZS_NP_NET_RAMP_POW};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         CU_ASSERT(fit.fitted[want[i]]);
         ZS_ASSERT_REL(fit.v[want[i]], truth.v[want[i]], 1e-3);
     }
-    CU_ASSERT(!fit.fitted[ZS_NP_NET_LAT]);
-    ZS_ASSERT_REL(fit.v[ZS_NP_NET_LAT], 1.0, 0);
     for (size_t i = 0; i < n; i++) {
         ZS_ASSERT_REL(obs[i].predicted, obs[i].seconds, 1e-4);
         if (obs[i].nodes == 2 && obs[i].kind == ZS_COLL_ALLREDUCE)
             ZS_ASSERT_INT_EQ(obs[i].algo, ZS_NCCL_RING);
     }
+    /* The two-node runs alone: one node count, no single-node latency. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (obs[i].nodes == 2)
+            obs[m++] = obs[i];
+    ZS_ASSERT_OK(zs_nccl_fit(&c, obs, m, &fit, &e), &e);
+    CU_ASSERT(!fit.fitted[ZS_NP_NET_LAT] && !fit.fitted[ZS_NP_NET_RAMP_HALF]);
+    ZS_ASSERT_REL(fit.v[ZS_NP_NET_LAT], 1.0, 0);
     /* An observation that does not fit the cluster is an input error. */
     obs[0].ppn = 16;
     ZS_ASSERT_INT_EQ(zs_nccl_fit(&c, obs, n, &fit, &e), ZS_EINPUT);
@@ -609,6 +622,14 @@ static void test_multinode_fit(void)
     ZS_ASSERT_INT_EQ(ch.algo, ZS_NCCL_RING);
     /* Two points, one free parameter (fewer points than the ramp needs). */
     ZS_ASSERT_REL(pred, s.v[1].seconds, 0.25);
+    /* The fitted network reaches the NIC links: a 2-node ring on DGX H100
+     * has 16 channels at 24 GB/s (8 at NCCL's 48 GB/s Gen5 PCIe figure,
+     * duplicated) over 8 NICs, 48 GB/s a NIC, times net_eff; latency half
+     * of NCCL's 14 us network step on each end. */
+    double lat, bw;
+    CU_ASSERT_FATAL(zs_calib_link(cal, ZS_LINK_NIC, &lat, &bw));
+    ZS_ASSERT_REL(bw, 48e9 * p->v[ZS_NP_NET_EFF], 1e-9);
+    ZS_ASSERT_REL(lat, 7e-6, 1e-9);
     /* The same log on a cluster with 4 GPUs per node does not fit. */
     zs_cluster small = c;
     small.gpus_per_node = 4;

@@ -37,6 +37,8 @@ static const nccl_meta nccl_params[ZS_NP_NPARAMS] = {
     {"of HBM", "local reduce rate as a fraction of HBM bandwidth", 1},
     {"MB", "bus bytes per GPU at which the reduce term doubles", 1e-6},
     {"", "power of that ramp", 1},
+    {"MB", "the size ramp of collectives across nodes (network pipeline)", 1e-6},
+    {"", "power of that ramp", 1},
 };
 
 /* Warnings, printed after the tables. */

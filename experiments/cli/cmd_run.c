@@ -128,9 +128,10 @@ static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs
     if (!rc)
         rc = zs_cluster_load(cluster, (s->nranks + cl->gpus_per_node - 1) / cl->gpus_per_node, cl,
                              e);
-    if (!rc && a->calib && (rc = zs_calib_load(a->calib, cal, e)) == ZS_OK)
+    if (!rc && a->calib && (rc = zs_calib_load(a->calib, cal, e)) == ZS_OK) {
+        zs_calib_apply_links(*cal, cl); /* the backend's platform too */
         *cost = zs_cost_calibrated_new(m, cl, *cal);
-    else if (!rc)
+    } else if (!rc)
         *cost = zs_cost_analytic_new(m, cl);
     if (!rc && !*cost)
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");

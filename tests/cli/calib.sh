@@ -1,6 +1,6 @@
 # End to end: zepsim calib fit / show / predict and zepsim validate on the
-# shared reference data (skipped when absent), on a synthetic two-node
-# nccl-tests log (no public multi-node log is stored) and on broken files.
+# shared reference data (skipped when absent), the published multi-node
+# logs as published, a synthetic two-node nccl-tests log and broken files.
 . "$(dirname "$0")/lib.bash"
 REF="$SHARED/reference"
 
@@ -153,4 +153,37 @@ expect_out holdout-table "^reduce-scatter >= 64 MB +held-out +8 +[0-4]\.[0-9]+ +
 # One node's fit (2 and 4 GPUs) predicts the two-node points from the NIC line rate.
 expect_rc holdout-nodes 0 "$ZEPSIM" validate --against "$REF"/h200-nccl-tests/*.txt "$TMP/all_reduce-2x8.txt" --holdout nodes=1 --plot none
 expect_out holdout-nodes "2 x 8 GPUs, 8388608 B +ring/[A-Za-z0-9]+ .* held-out"
+# The published multi-node logs, as published (../shared/reference/multinode).
+MN="$REF/multinode"
+if [ -d "$MN" ]; then
+  E="$MN/echo-a100-azure"
+  # mpirun-tagged, pre-2.10 layout, no collective named: read, fitted on 1-2 nodes.
+  expect_rc mn-fit 0 "$ZEPSIM" calib fit "$E"/nccl_1.log "$E"/nccl_2.log "$E"/nccl_4.log "$E"/nccl_8.log "$E"/nccl_16.log --cluster azure-nd-a100-v4 -o "$TMP/az.json"
+  expect_out mn-fit "^collectives +net_eff +0\.[0-9]+ +x NCCL's"
+  expect_out mn-fit "^collectives +net_ramp_half_bytes +[0-9.]+ +MB"
+  grep -q '"nic_gbs": [1-9][0-9.]*' "$TMP/az.json" && PASSES=$((PASSES + 1)) || { echo "FAIL mn-nic-gbs"; FAILS=$((FAILS + 1)); }
+  # Held out by node count: fitted on one node, scored on two.
+  expect_rc mn-holdout 0 "$ZEPSIM" validate --against "$E"/nccl_2.log "$E"/nccl_4.log "$E"/nccl_16.log --cluster azure-nd-a100-v4 --holdout nodes=1 --plot none
+  expect_out mn-holdout "2 x 8 GPUs, 1073741824 B +ring/Simple .* held-out"
+  for f in "$MN"/*.txt; do
+    expect_rc "mn-read-$(basename "$f")" 0 "$ZEPSIM" validate --against "$f" --cluster dgx-h100 --plot none
+  done
+  # The calibration reaches the simulator: its NIC links carry the fitted rate.
+  expect_rc mn-sim 0 "$ZEPSIM" simulate --method te-cp --cluster azure-nd-a100-v4 --nodes 2 --zero 3 --backend analytic --iterations 1 --quiet --calib "$TMP/az.json"
+  expect_out mn-sim "calibrated on A100-SXM4-40GB"
+  # A file name the rows contradict is refused with file:line; --collective overrides it.
+  cp "$E/nccl_16.log" "$TMP/all_gather-16.log"
+  expect_rc mn-contradict 2 "$ZEPSIM" calib fit "$TMP/all_gather-16.log" --cluster azure-nd-a100-v4 -o "$TMP/x.json"
+  expect_out mn-contradict "all_gather-16\.log:[0-9]+: .*pass --collective"
+  expect_rc mn-override 0 "$ZEPSIM" calib fit "$TMP/all_gather-16.log" --collective all-reduce --cluster azure-nd-a100-v4 -o "$TMP/x.json"
+  expect_rc mn-bad-collective 2 "$ZEPSIM" calib fit "$E/nccl_16.log" --collective broadcast -o "$TMP/x.json"
+  expect_out mn-bad-collective "unknown collective 'broadcast'"
+fi
+# Broken multi-node logs: file:line and exit 2.
+sed 's/^\(.*\)$/[1,0]<stdout>:\1/' "$TMP/all_reduce-2x8.txt" | sed '/Avg bus/d' >"$TMP/tagged-cut.txt"
+expect_rc mn-truncated 2 "$ZEPSIM" calib fit "$TMP/tagged-cut.txt" --cluster cluster-c -o "$TMP/x.json"
+expect_out mn-truncated "tagged-cut\.txt:[0-9]+: .*|truncated nccl-tests run"
+sed 's/^\(     8388608.*\)      0    148.0/\1      3    148.0/' "$TMP/all_reduce-2x8.txt" >"$TMP/wrong.txt"
+expect_rc mn-wrong 2 "$ZEPSIM" calib fit "$TMP/wrong.txt" --cluster cluster-c -o "$TMP/x.json"
+expect_out mn-wrong "wrong.txt:[0-9]+"
 finish
