@@ -106,6 +106,14 @@ int zs_read_file(const char *path, const char *open_fix, char **out, size_t *len
     if (!f)
         return zs_err_set(e, ZS_EINPUT, path, open_fix ? open_fix : "check the path",
                           "cannot open file (%s)", strerror(errno));
+    /* A folder opens but cannot be read: bad input (exit 2), not an I/O
+     * failure (issue 35 item 7). */
+    struct stat st;
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return zs_err_set(e, ZS_EINPUT, path, "give a file, not a folder",
+                          "a folder where a file is expected");
+    }
     errno = 0;
     int rc = zs_read_stream(f, out, len);
     int err = errno;

@@ -2,6 +2,7 @@
 #include "zs_point_opts.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,34 @@ const char *zs_popt_default(const zs_popt *o)
 
 /* ---- parsing ---------------------------------------------------------------- */
 
+/* "256K", "2M": a token count with a binary suffix (K = 1024, M = 2^20,
+ * G = 2^30), as `cost --bytes` takes sizes and as the papers write
+ * contexts (issue 35 item 7). -1 when text has no suffix. */
+static int with_suffix(const zs_popt *o, const char *text, int code, const char *where,
+                       int64_t *out, zs_err *e)
+{
+    size_t n = strlen(text);
+    int sh = n > 1 ? (text[n - 1] == 'K' || text[n - 1] == 'k'   ? 10
+                      : text[n - 1] == 'M' || text[n - 1] == 'm' ? 20
+                      : text[n - 1] == 'G' || text[n - 1] == 'g' ? 30
+                                                                 : 0)
+                   : 0;
+    if (!sh)
+        return -1;
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)(n - 1), text);
+    int64_t v;
+    char fix[160];
+    snprintf(fix, sizeof fix,
+             "give a whole number with an optional K, M or G (x1024) in [%lld, %llu]",
+             (long long)o->min, (unsigned long long)o->max);
+    if (zs_num_i64(num, 0, INT64_MAX >> sh, code, where, &v, e) || (v << sh) < (int64_t)o->min ||
+        (uint64_t)(v << sh) > o->max)
+        return zs_err_set(e, code, where, fix, "bad value '%s'", text);
+    *out = v << sh;
+    return ZS_OK;
+}
+
 static int parse_str(const zs_popt *o, const char *s, int code, const char *where, char *dst,
                      zs_err *e)
 {
@@ -293,8 +322,12 @@ int zs_popt_parse(const zs_popt *o, const char *text, int code, const char *wher
                 *(int *)(void *)dst = 0;
             return ZS_OK;
         }
-        if ((rc = zs_num_i64(text, o->min, (int64_t)o->max, code, where, &i, e)))
+        if (o->type == ZS_POPT_I64 && (rc = with_suffix(o, text, code, where, &i, e)) != -1) {
+            if (rc)
+                return rc;
+        } else if ((rc = zs_num_i64(text, o->min, (int64_t)o->max, code, where, &i, e))) {
             return rc;
+        }
         if (o->type == ZS_POPT_I64)
             *(int64_t *)(void *)dst = i;
         else

@@ -10,6 +10,7 @@
 
 #include "zs_calib_internal.h"
 #include "zs_config.h"
+#include "zs_fdio.h"
 #include "zs_presets.h"
 
 static const char *const slot_names[ZS_CAL_NSLOTS] = {
@@ -652,10 +653,37 @@ static int count_of(double np, const char *key, const char *where, int *out, zs_
     return ZS_OK;
 }
 
+/* A file that is not JSON but reads as measurements (an nccl-tests log, a
+ * kernel CSV or TSV) was given where a calibration belongs: say to fit it
+ * first (issue 35 item 7; before: "malformed JSON ... near '$'"). */
+static int measurements_not_calib(const char *path, int rc, zs_err *e)
+{
+    char *text = NULL;
+    size_t len = 0;
+    zs_err ignored;
+    if (zs_read_file(path, NULL, &text, &len, &ignored))
+        return rc;
+    const char *p = text + strspn(text, " \t\r\n");
+    int meas =
+        *p != '{' && *p != '[' && (zs__nccl_log_sniff(text) || strchr(p, ',') || strchr(p, '\t'));
+    free(text);
+    if (!meas)
+        return rc;
+    char fix[1200];
+    snprintf(fix, sizeof fix,
+             "fit it first: `zepsim calib fit %s -o OUT.calib.json` (with every file of one "
+             "GPU), then pass --calib OUT.calib.json",
+             path);
+    return zs_err_set(e, ZS_EINPUT, path, fix,
+                      "a measurement file (nccl-tests log, kernel CSV or TSV), not a calibration");
+}
+
 int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
 {
     zs_json_doc *doc = NULL;
     int rc = zs_json_doc_load_file(path, &doc, e);
+    if (rc == ZS_EINPUT)
+        return measurements_not_calib(path, rc, e);
     if (rc)
         return rc;
     zs_calib *c = zs_calib_new();

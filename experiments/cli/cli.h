@@ -62,6 +62,10 @@ int zs_cli_specs_dir(const char *given, char *out, size_t n, zs_err *e);
  * ("zeppelin-fig8", with or without .json) in the spec folder (dir: as
  * zs_cli_specs_dir's given). */
 void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n);
+/* ZS_EUSAGE (did you mean, and where the specs are) when spec is a bare
+ * name that neither is a readable file nor names a spec of the folder;
+ * ZS_OK otherwise (a path: its reader reports what is wrong). */
+int zs_cli_spec_missing(const char *spec, const char *dir, zs_err *e);
 /* Sets the input and plan limits from ZEPSIM_MAX_INPUT_MB,
  * ZEPSIM_MAX_PLAN_OPS and ZEPSIM_MAX_PLAN_RANKS when they are set; a bad
  * value is a ZS_EUSAGE error naming the variable. */

@@ -1,10 +1,12 @@
 /* Where the figure specs are, wherever zepsim runs from: see cli.h. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "zs_suggest.h"
 
 static int is_dir(const char *p)
 {
@@ -48,4 +50,41 @@ void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n)
     snprintf(out, n, "%s/%s%s", d, spec, l > 5 && !strcmp(spec + l - 5, ".json") ? "" : ".json");
     if (access(out, R_OK) != 0)
         snprintf(out, n, "%s", spec);
+}
+
+int zs_cli_spec_missing(const char *spec, const char *dir, zs_err *e)
+{
+    char d[1024], path[2048];
+    zs_err ignored;
+    zs_cli_spec_path(spec, dir, path, sizeof path);
+    if (access(path, R_OK) == 0 || strchr(spec, '/') ||
+        zs_cli_specs_dir(dir, d, sizeof d, &ignored))
+        return ZS_OK; /* a path: the reader says what is wrong with it */
+    /* a name that is no spec of the folder: the nearest one, as for every
+     * other name (issue 35 item 7) */
+    static char names[256][128];
+    int n = 0;
+    DIR *dp = opendir(d);
+    struct dirent *de;
+    while (dp && n < 256 && (de = readdir(dp))) {
+        size_t l = strlen(de->d_name);
+        if (l > 5 && l - 5 < sizeof names[0] && !strcmp(de->d_name + l - 5, ".json"))
+            snprintf(names[n++], sizeof names[0], "%.*s", (int)(l - 5), de->d_name);
+    }
+    if (dp)
+        closedir(dp);
+    char base[128];
+    size_t l = strlen(spec);
+    snprintf(base, sizeof base, "%.*s", (int)(l > 5 && !strcmp(spec + l - 5, ".json") ? l - 5 : l),
+             spec);
+    zs_suggest sg;
+    zs_suggest_init(&sg, base);
+    for (int i = 0; i < n; i++)
+        zs_suggest_add(&sg, names[i]);
+    char dym[200];
+    zs_suggest_phrase(&sg, dym, sizeof dym);
+    char fix[1400];
+    snprintf(fix, sizeof fix,
+             "%s`zepsim list specs` lists the specs in %s (or give a spec file's path)", dym, d);
+    return zs_err_set(e, ZS_EUSAGE, spec, fix, "no such spec file or spec name");
 }

@@ -30,6 +30,13 @@ static int split_methods(char *list, char **out, int max)
     int n = 0;
     char *save = NULL;
     for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        /* "te-cp, zeppelin" (as people write lists): blanks around a name go */
+        t += strspn(t, " \t");
+        size_t len = strlen(t);
+        while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
+            t[--len] = '\0';
+        if (!len)
+            continue;
         if (n == max)
             return -1;
         out[n++] = t;

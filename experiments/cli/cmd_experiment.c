@@ -119,6 +119,8 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
     }
     if (optind < argc) {
         static char path[2048];
+        if (zs_cli_spec_missing(argv[optind], a->dir, e))
+            return -1;
         zs_cli_spec_path(argv[optind++], a->dir, path, sizeof path);
         a->spec = path;
     }

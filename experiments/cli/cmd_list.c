@@ -1,10 +1,12 @@
-/* `zepsim list models|gpus|clusters`: the built-in presets. */
+/* `zepsim list models|gpus|clusters|methods|specs|columns`: the built-in
+ * presets, the planners, the figure specs, the result columns. */
 #include <string.h>
 
 #include "cli.h"
 #include "zs_cluster.h"
 #include "zs_cols.h"
 #include "zs_model.h"
+#include "zs_planner.h"
 #include "zs_presets.h"
 
 int zs_cmd_list(int argc, char **argv)
@@ -18,9 +20,12 @@ int zs_cmd_list(int argc, char **argv)
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
-            puts("usage: zepsim list models|gpus|clusters|columns [--format table|csv|json]\n\n"
-                 "Lists the built-in presets (models/presets/*.json in the source tree), or\n"
-                 "the columns of a result row (`simulate`, `compare`: name, unit, meaning).");
+            puts("usage: zepsim list models|gpus|clusters|methods|specs|columns\n"
+                 "                   [--format table|csv|json]\n\n"
+                 "Lists the built-in presets (models/presets/*.json in the source tree), the\n"
+                 "methods (planners) of --method and --methods, the figure specs (as\n"
+                 "`zepsim experiment list` does), or the columns of a result row\n"
+                 "(`simulate`, `compare`: name, unit, meaning).");
             return 0;
         }
         if (c != 'f')
@@ -29,8 +34,30 @@ int zs_cmd_list(int argc, char **argv)
             return zs_cli_fail(&e);
     }
     if (argc - optind != 1)
-        return zs_cli_usage_error("list", "expected one of models, gpus, clusters, columns");
+        return zs_cli_usage_error(
+            "list", "expected one of models, gpus, clusters, methods, specs, columns");
     const char *what = argv[optind];
+    if (!strcmp(what, "specs")) { /* the same list as `experiment list` */
+        char f[16];
+        snprintf(f, sizeof f, "%s",
+                 fmt == ZS_FMT_JSON  ? "json"
+                 : fmt == ZS_FMT_CSV ? "csv"
+                                     : "table");
+        char *av[] = {"experiment", "list", "--format", f, NULL};
+        return zs_cmd_experiment(4, av);
+    }
+    if (!strcmp(what, "methods")) {
+        zs_table *t = zs_table_new(NULL);
+        zs_table_col(t, "name", 0);
+        zs_table_col(t, "summary", 0);
+        for (int i = 0; i < zs_planner_count(); i++) {
+            const zs_planner_ops *p = zs_planner_at(i);
+            zs_table_row(t);
+            zs_table_set(t, 0, "%s", p->name);
+            zs_table_set(t, 1, "%s", p->summary ? p->summary : "");
+        }
+        return zs_cli_print1("list", fmt, "methods", t);
+    }
     if (!strcmp(what, "columns")) {
         zs_table *t = zs_table_new(NULL);
         zs_table_col(t, "column", 0);
@@ -56,7 +83,8 @@ int zs_cmd_list(int argc, char **argv)
                                                        : NULL;
     if (!kind)
         return zs_cli_usage_error(
-            "list", "unknown list '%s' (use models, gpus, clusters or columns)", what);
+            "list", "unknown list '%s' (use models, gpus, clusters, methods, specs or columns)",
+            what);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "name", 0);
     zs_table_col(t, "summary", 0);

@@ -137,7 +137,19 @@ static int show_model(const char *name, const char *gpu_name, zs_mem_cfg *mc, zs
     add(t, "mem_optimizer", "GiB", "%.2f", mb.optimizer / 1073741824.0);
     add(t, "mem_act_per_token", "KiB (all layers)", "%.1f", mb.act_per_token / 1024.0);
     add(t, "mem_usable", "GiB", "%.2f", mb.capacity / 1073741824.0);
-    add(t, "max_tokens_per_gpu", "tokens", "%.0f", (double)mb.max_tokens);
+    if (mb.max_tokens > 0) {
+        add(t, "max_tokens_per_gpu", "tokens", "%.0f", (double)mb.max_tokens);
+        return ZS_OK;
+    }
+    /* 0 alone reads as a bug (issue 35 item 7): say that the model state
+     * leaves no room for activations, and what shrinks it */
+    char why[300];
+    double state = mb.weights + mb.grads + mb.optimizer;
+    snprintf(why, sizeof why,
+             "tokens: none fit, the model state (%.2f GiB) leaves no room for activations in "
+             "%.2f GiB; shard it with --dp N and --zero 2|3, or --tp N / --pp N",
+             state / 1073741824.0, mb.capacity / 1073741824.0);
+    add(t, "max_tokens_per_gpu", why, "%.0f", 0.0);
     return ZS_OK;
 }
 
