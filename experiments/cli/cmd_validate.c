@@ -10,11 +10,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "validate_runs.h"
 #include "zs_afile.h"
 #include "zs_calib_score.h"
 
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"
+    "       zepsim validate --runs FILE.csv --cluster C   (published training runs;\n"
+    "                      zepsim validate --runs x --help)\n"
     "\n"
     "Predicts each measured point (nccl-tests logs of one node or many, kernel\n"
     "CSVs, per-document attention profiles L,cp,tp,duration_per_doc, layer-op\n"
@@ -341,8 +344,19 @@ static void print_summary(zs_doc *d, const zs_score_row *rows, int nrows)
     zs_doc_table(d, "summary", sum);
 }
 
+/* 1 when argv asks for --runs (published training runs). */
+static int wants_runs(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--runs") == 0 || strncmp(argv[i], "--runs=", 7) == 0)
+            return 1;
+    return 0;
+}
+
 int zs_cmd_validate(int argc, char **argv)
 {
+    if (wants_runs(argc, argv))
+        return zs_cmd_validate_runs(argc, argv);
     validate_args a;
     memset(&a, 0, sizeof a);
     a.cluster_name = "cluster-c";

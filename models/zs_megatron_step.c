@@ -1,0 +1,237 @@
+/* The Megatron step model: see zs_megatron_step.h; the assumptions and
+ * their sources are in docs/cost-model.md ("Megatron step model"). */
+#include "zs_megatron_step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double zs_megatron_bubble(int pp, int vp, double mb)
+{
+    return pp > 1 && vp >= 1 ? (double)(pp - 1) / vp * mb : 0;
+}
+
+double zs_megatron_model_flops_per_token(const zs_model *m, int seq)
+{
+    return 3.0 * m->layers * zs_model_linear_flops_per_token(m) +
+           12.0 * m->layers * m->hidden * (double)seq + 6.0 * m->hidden * (double)m->vocab;
+}
+
+/* Megatron's rank order (tp fastest, then cp, dp, pp). */
+static int rank_of(const zs_mstep_cfg *g, int dp, int t, int c, int d, int p)
+{
+    return t + g->tp * (c + g->cp * (d + dp * p));
+}
+
+/* One layer's attention on one micro-batch at CP rank r: the kernel time of
+ * every ring step (mbs sequences per launch) and the exposed part of the
+ * KV exchange with the next CP rank (fwd: K and V; bwd: K, V, dK, dV),
+ * overlapped with that step's attention as TransformerEngine does. */
+static void attn_rank(const zs_cost *c, const zs_mstep_cfg *g, int dp, int r, int backward,
+                      double *kernel, double *exposed)
+{
+    const zs_model *m = &c->model;
+    int heads = m->heads / g->tp;
+    int kvh = m->kv_heads >= g->tp ? m->kv_heads / g->tp : 1;
+    double local = (double)g->mbs * g->seq / g->cp;
+    double bytes = local * 2.0 * kvh * m->head_dim * m->dtype_bytes * (backward ? 2 : 1);
+    int src = rank_of(g, dp, 0, r, 0, 0), dst = rank_of(g, dp, 0, (r + 1) % g->cp, 0, 0);
+    double comm = g->cp > 1 ? zs_cost_p2p(c, src, dst, bytes) : 0;
+    *kernel = *exposed = 0;
+    zs_attn_block blk[4 * 64];
+    for (int j = 0; j < g->cp; j++) {
+        int n = 0;
+        for (int d = 0; d < g->mbs; d += 64) {
+            /* launches of at most 64 sequences' blocks (mbs is small in practice) */
+            n = 0;
+            for (int k = d; k < g->mbs && k < d + 64; k++) {
+                if (g->cp > 1) {
+                    n += zs_zigzag_step_blocks(k, g->seq, g->cp, r, j, blk + n);
+                } else {
+                    blk[n++] = (zs_attn_block){k, 0, g->seq, 0, g->seq};
+                }
+            }
+            double t = n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
+            *kernel += t;
+            if (j < g->cp - 1 && d == 0)
+                *exposed += comm > t ? comm - t : 0;
+        }
+    }
+}
+
+/* The slowest CP rank's attention of one layer, forward and backward. */
+static void attn_layer(const zs_cost *c, const zs_mstep_cfg *g, int dp, double *fwd, double *bwd,
+                       double *cp_fwd, double *cp_bwd)
+{
+    *fwd = *bwd = *cp_fwd = *cp_bwd = 0;
+    double best = -1;
+    for (int r = 0; r < g->cp; r++) {
+        double kf, ef, kb, eb;
+        attn_rank(c, g, dp, r, 0, &kf, &ef);
+        attn_rank(c, g, dp, r, 1, &kb, &eb);
+        if (kf + ef + kb + eb > best) {
+            best = kf + ef + kb + eb;
+            *fwd = kf, *bwd = kb, *cp_fwd = ef, *cp_bwd = eb;
+        }
+    }
+}
+
+static int check(const zs_cost *c, const zs_mstep_cfg *g, zs_err *e)
+{
+    const zs_model *m = &c->model;
+    if (g->tp < 1 || g->pp < 1 || g->cp < 1 || g->vp < 1 || g->mbs < 1 || g->seq < 1 ||
+        g->gpus < 1 || g->gbs < 1)
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "give positive degrees and sizes",
+                          "a degree or size below 1");
+    long long mp = (long long)g->tp * g->pp * g->cp;
+    if (g->gpus % mp || g->gbs % (g->mbs * (g->gpus / mp)))
+        return zs_err_set(e, ZS_EINPUT, "megatron step",
+                          "give gpus divisible by tp pp cp and gbs by mbs dp",
+                          "%d GPUs, gbs %d do not divide into tp %d pp %d cp %d mbs %d", g->gpus,
+                          g->gbs, g->tp, g->pp, g->cp, g->mbs);
+    if (m->layers % (g->pp * g->vp))
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "give pp x vp dividing the layers",
+                          "%d layers over pp %d x vp %d", m->layers, g->pp, g->vp);
+    if (g->vp > 1 && g->pp < 2)
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "use vp 1 without pipeline parallelism",
+                          "vp %d without pipeline parallelism", g->vp);
+    if (g->seq % (2 * g->cp))
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "give seq divisible by 2 cp",
+                          "seq %d does not split into 2 x cp %d chunks", g->seq, g->cp);
+    if (zs_cluster_gpus(&c->cluster) < g->gpus)
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "give a cluster with enough nodes",
+                          "%d GPUs but the cluster has %d", g->gpus, zs_cluster_gpus(&c->cluster));
+    if (g->zero < 0 || g->zero > 1)
+        return zs_err_set(e, ZS_EINPUT, "megatron step",
+                          "use zero 1 (the distributed optimizer) or 0",
+                          "ZeRO stage %d: the Megatron step model has the distributed optimizer "
+                          "(stage 1) and replicated state (0) only",
+                          g->zero);
+    return ZS_OK;
+}
+
+/* The inventory's ops, summed per micro-batch of one stage. */
+typedef struct sums {
+    double layer_fwd, layer_bwd; /* non-attention compute (bwd: with recompute) */
+    double layer_tp_fwd, layer_tp_bwd;
+    double head_fwd, head_bwd; /* embedding / LM head / cross-entropy: the last stage's */
+    double head_tp_fwd, head_tp_bwd;
+    double optim;
+} sums;
+
+static int is_embedding(const zs_step_op *op)
+{
+    return op->cls == ZS_OC_EMBED || strstr(op->name, "embedding") != NULL;
+}
+
+static void sum_ops(const zs_step *s, int pp, sums *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < s->nops; i++) {
+        const zs_step_op *op = &s->ops[i];
+        int fwd = op->phase == ZS_PH_FWD, comm = op->cls == ZS_OC_TPCOMM;
+        if (op->phase == ZS_PH_OPTIM) {
+            u->optim += op->seconds;
+        } else if (op->per_layer) {
+            if (op->cls == ZS_OC_ATTN)
+                continue; /* priced per CP rank and micro-batch by attn_layer */
+            *(comm ? (fwd ? &u->layer_tp_fwd : &u->layer_tp_bwd)
+                   : (fwd ? &u->layer_fwd : &u->layer_bwd)) += op->seconds;
+        } else {
+            if (pp > 1 && is_embedding(op))
+                continue; /* on the first stage; the last (LM head) is the slower */
+            *(comm ? (fwd ? &u->head_tp_fwd : &u->head_tp_bwd)
+                   : (fwd ? &u->head_fwd : &u->head_bwd)) += op->seconds;
+        }
+    }
+}
+
+/* Exposed DP communication: the gradient reduce-scatter (all-reduce when
+ * the state is replicated) and the parameter all-gather over the dp x cp
+ * ranks of TP rank 0 on stage 0, each overlapped with one micro-batch's
+ * backward / forward (Megatron's overlap_grad_reduce / overlap_param_gather). */
+static int dp_comm(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_err *e)
+{
+    int n = o->dp * g->cp;
+    if (n < 2)
+        return ZS_OK;
+    int *ranks = malloc(sizeof *ranks * (size_t)n);
+    if (!ranks)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int d = 0, k = 0; d < o->dp; d++)
+        for (int r = 0; r < g->cp; r++)
+            ranks[k++] = rank_of(g, o->dp, 0, r, d, 0);
+    double pbytes = zs_model_params(&c->model) / ((double)g->tp * g->pp) * c->model.dtype_bytes;
+    if (g->zero >= 1) {
+        o->dp_rs_s = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, n, pbytes / n);
+        o->dp_ag_s = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, n, pbytes / n);
+    } else {
+        o->dp_rs_s = zs_cost_collective(c, ZS_COLL_ALLREDUCE, ranks, n, pbytes);
+    }
+    free(ranks);
+    o->dp_comm_s = fmax(0, o->dp_rs_s - o->mb_bwd) + fmax(0, o->dp_ag_s - o->mb_fwd);
+    return ZS_OK;
+}
+
+int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_err *e)
+{
+    memset(o, 0, sizeof *o);
+    int rc = check(c, g, e);
+    if (rc)
+        return rc;
+    o->dp = g->gpus / (g->tp * g->pp * g->cp);
+    o->m = g->gbs / (g->mbs * o->dp);
+    zs_step_cfg sc = zs_step_cfg_default();
+    sc.tokens = (int64_t)g->mbs * g->seq / g->cp;
+    sc.tp = g->tp;
+    sc.precision = g->precision;
+    sc.recompute = g->recompute;
+    sc.dp = g->zero >= 1 ? o->dp * g->cp : 1;
+    sc.zero_stage = g->zero >= 1 ? 1 : 0;
+    zs_step st;
+    if ((rc = zs_step_build(c, &sc, &st, e)))
+        return rc;
+    sums u;
+    sum_ops(&st, g->pp, &u);
+    zs_step_free(&st);
+    double af, ab, cf, cb;
+    attn_layer(c, g, o->dp, &af, &ab, &cf, &cb);
+    /* recomputation runs attention's forward again (selective, full), with
+     * its ring exchange under CP */
+    double arc = g->recompute != ZS_STEP_RC_NONE ? af : 0, crc = g->recompute ? cf : 0;
+    double L = (double)c->model.layers / g->pp;
+    o->mb_compute = L * (u.layer_fwd + u.layer_bwd + af + ab + arc) + u.head_fwd + u.head_bwd;
+    o->mb_tp_comm = L * (u.layer_tp_fwd + u.layer_tp_bwd) + u.head_tp_fwd + u.head_tp_bwd;
+    o->mb_cp_comm = L * (cf + cb + crc);
+    o->mb_fwd = L * (u.layer_fwd + af + u.layer_tp_fwd + cf) + u.head_fwd + u.head_tp_fwd;
+    double mb = o->mb_compute + o->mb_tp_comm + o->mb_cp_comm;
+    o->mb_bwd = mb - o->mb_fwd;
+    if (g->pp > 1) {
+        /* the activations (mbs x seq/cp tokens, scattered over tp with SP) */
+        double bytes =
+            (double)g->mbs * g->seq / g->cp / g->tp * c->model.hidden * c->model.dtype_bytes;
+        int a = rank_of(g, o->dp, 0, 0, 0, 0), b = rank_of(g, o->dp, 0, 0, 0, 1);
+        double p2p = zs_cost_p2p(c, a, b, bytes);
+        o->mb_pp_comm = 2 * p2p;
+        /* fill and drain cross pp-1 boundaries each way; in the steady state
+         * the blocking send/recv pairs of non-interleaved 1F1B are exposed,
+         * the interleaved schedule's are overlapped (overlap_p2p_comm) */
+        o->pp_comm_s = 2.0 * (g->pp - 1) * p2p + (g->vp == 1 ? o->m * o->mb_pp_comm : 0);
+    }
+    o->compute_s = o->m * o->mb_compute;
+    o->tp_comm_s = o->m * o->mb_tp_comm;
+    o->cp_comm_s = o->m * o->mb_cp_comm;
+    o->pp_bubble_s = zs_megatron_bubble(g->pp, g->vp, mb);
+    o->optim_s = u.optim / g->pp;
+    if ((rc = dp_comm(c, g, o, e)))
+        return rc;
+    o->step_s = o->compute_s + o->tp_comm_s + o->cp_comm_s + o->pp_comm_s + o->pp_bubble_s +
+                o->dp_comm_s + o->optim_s;
+    double tokens = (double)g->gbs * g->seq;
+    o->model_flops = tokens * zs_megatron_model_flops_per_token(&c->model, g->seq);
+    if (!(o->step_s > 0) || !isfinite(o->step_s))
+        return zs_err_set(e, ZS_ERUNTIME, "megatron step", NULL, "step time not positive");
+    o->tokens_s_gpu = tokens / o->step_s / g->gpus;
+    o->model_tflops_gpu = o->model_flops / o->step_s / g->gpus / 1e12;
+    return ZS_OK;
+}

@@ -1,0 +1,64 @@
+# End to end: zepsim validate --runs (published training runs through the
+# analytic Megatron step model): bad files exit 2 with file:line and the
+# column; the shared NeMo 24.07 DGX-H100 table (skipped with a message
+# when ../shared is absent) prints the table and the summary, its CSV and
+# JSON parse, and every row is either predicted or has a reason.
+. "$(dirname "$0")/lib.bash"
+
+HDR=model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,model_tflops_gpu
+expect_rc runs-help 0 "$ZEPSIM" validate --runs x --help && expect_out runs-help "not a simulated schedule"
+expect_rc runs-no-cluster 2 "$ZEPSIM" validate --runs x.csv
+expect_out runs-no-cluster "needs --cluster"
+expect_rc runs-missing 2 "$ZEPSIM" validate --runs "$TMP/none.csv" --cluster dgx-h100
+printf '# c\n%s\nllama2-7b,pretrain,8,100,1,4096,1,1,1,1,fp8,,,16847,776\n' "$HDR" >"$TMP/gbs.csv"
+expect_rc runs-bad-gbs 2 "$ZEPSIM" validate --runs "$TMP/gbs.csv" --cluster dgx-h100
+expect_out runs-bad-gbs "gbs.csv:3"
+expect_out runs-bad-gbs "column 4 \(gbs\)"
+printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,int4,,,16847,776\n' "$HDR" >"$TMP/prec.csv"
+expect_rc runs-bad-prec 2 "$ZEPSIM" validate --runs "$TMP/prec.csv" --cluster dgx-h100
+expect_out runs-bad-prec "prec.csv:3"
+expect_out runs-bad-prec "use one of bf16, fp8"
+printf 'model,task\n' >"$TMP/hdr.csv"
+expect_rc runs-bad-hdr 2 "$ZEPSIM" validate --runs "$TMP/hdr.csv" --cluster dgx-h100
+expect_out runs-bad-hdr "hdr.csv:1"
+# FP8 on an A100 cluster: a reason, not a failure.
+printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,\n' "$HDR" >"$TMP/a100.csv"
+expect_rc runs-a100 0 "$ZEPSIM" validate --runs "$TMP/a100.csv" --cluster dgx-a100
+expect_out runs-a100 "not expressed"
+expect_out runs-a100 "no FP8 tensor cores"
+
+CSV="$SHARED/reference/e2e/nemo-24.07-dgx-h100.csv"
+if [ ! -f "$CSV" ]; then
+  echo "skip (shared run table): $CSV is absent"
+  finish
+  exit $?
+fi
+expect_rc runs-shared 0 "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100
+expect_out runs-shared "analytic step model \(not a simulated schedule\)"
+expect_out runs-shared "^line +model +task"
+expect_out runs-shared "recompute: none \(default; not published\)"
+expect_out runs-shared "18 runs: [0-9]+ predicted, [0-9]+ not expressed"
+expect_out runs-shared "median [0-9.]+%, max [0-9.]+%"
+expect_rc runs-shared-csv 0 "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --format csv
+cp "$TMP/out" "$TMP/runs.csv"
+if command -v python3 >/dev/null; then
+  # one row per run; each predicted (finite error_pct, predictions) or with a reason
+  python3 - "$TMP/runs.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL runs-csv-rows"; FAILS=$((FAILS + 1)); }
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 18, len(rows)
+for r in rows:
+    if r["status"] == "predicted":
+        for k in ("error_pct", "pred_tokens_s_gpu", "pred_tflops_gpu", "step_ms", "compute_ms"):
+            assert math.isfinite(float(r[k])), (k, r)
+        assert not r["reason"], r
+    else:
+        assert r["status"] == "not expressed" and r["reason"], r
+    assert r["defaults"], r
+assert sum(r["status"] == "not expressed" for r in rows) <= 3
+PY
+  "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --format json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["runs"]) == 18 and d["median_abs_error_pct"] >= 0' &&
+    PASSES=$((PASSES + 1)) || { echo "FAIL runs-json"; FAILS=$((FAILS + 1)); }
+fi
+finish

@@ -1,0 +1,161 @@
+/* The Megatron step model (models/zs_megatron_step.h) on small configs
+ * checked by hand: one GPU (pp = tp = cp = dp = 1) is the inventory's step
+ * with its layer and head ops run once per micro-batch and the optimizer
+ * once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
+ * breakdown adds up to the step; TP, CP and DP terms appear where they
+ * should; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
+#include "zs_megatron_step.h"
+#include "zs_test.h"
+
+/* 8 layers, h 256, 8 heads of 32 (4 KV heads), ffn 512, vocab 1000. */
+static zs_cost *small_cost(int nodes)
+{
+    const char *path = zs_test_write(
+        "small.json", "{\"name\": \"small\", \"layers\": 8, \"hidden\": 256, \"heads\": 8,"
+                      " \"kv_heads\": 4, \"head_dim\": 32, \"ffn\": 512, \"vocab\": 1000}");
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load(path, &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", nodes, &cl, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    return c;
+}
+
+static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
+{
+    zs_mstep_cfg g = {gpus, gbs, 1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1};
+    return g;
+}
+
+static double sum_parts(const zs_mstep *s)
+{
+    return s->compute_s + s->tp_comm_s + s->cp_comm_s + s->pp_comm_s + s->pp_bubble_s +
+           s->dp_comm_s + s->optim_s;
+}
+
+/* One GPU, 4 micro-batches: 4 x (the inventory's step less its optimizer)
+ * + the optimizer. */
+static void test_one_gpu_is_inventory(void)
+{
+    zs_cost *c = small_cost(1);
+    zs_mstep_cfg g = cfg(1, 4, 1, 1, 1, 1);
+    zs_mstep s;
+    zs_err e;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    zs_step_cfg sc = zs_step_cfg_default();
+    sc.tokens = 2048;
+    zs_step st;
+    ZS_ASSERT_OK(zs_step_build(c, &sc, &st, &e), &e);
+    double optim = zs_step_class_time(&st, ZS_OC_GNORM, ZS_PH_OPTIM) +
+                   zs_step_class_time(&st, ZS_OC_OPTIM, ZS_PH_OPTIM);
+    ZS_ASSERT_INT_EQ(s.dp, 1);
+    ZS_ASSERT_INT_EQ(s.m, 4);
+    ZS_ASSERT_REL(s.optim_s, optim, 1e-12);
+    ZS_ASSERT_REL(s.step_s, 4 * (st.total_s - optim) + optim, 1e-12);
+    ZS_ASSERT_NEAR(s.tp_comm_s + s.cp_comm_s + s.pp_comm_s + s.pp_bubble_s + s.dp_comm_s, 0, 0);
+    ZS_ASSERT_REL(s.step_s, sum_parts(&s), 1e-12);
+    /* tokens/s/GPU and model TFLOP/s/GPU follow from the step */
+    ZS_ASSERT_REL(s.tokens_s_gpu, 4 * 2048 / s.step_s, 1e-12);
+    ZS_ASSERT_REL(s.model_tflops_gpu, s.model_flops / s.step_s / 1e12, 1e-12);
+    zs_step_free(&st);
+    zs_cost_free(c);
+}
+
+/* pp = 4, 8 micro-batches (gbs 8 on 4 GPUs, dp 1): the bubble is 3
+ * micro-batches of the stage at vp = 1 and 1.5 at vp = 2, the
+ * micro-batch itself unchanged by vp. */
+static void test_bubble(void)
+{
+    ZS_ASSERT_NEAR(zs_megatron_bubble(4, 1, 2.0), 6.0, 1e-15);
+    ZS_ASSERT_NEAR(zs_megatron_bubble(4, 2, 2.0), 3.0, 1e-15);
+    ZS_ASSERT_NEAR(zs_megatron_bubble(1, 1, 2.0), 0.0, 0);
+    zs_cost *c = small_cost(1);
+    zs_mstep s1, s2;
+    zs_err e;
+    zs_mstep_cfg g = cfg(4, 8, 1, 4, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s1, &e), &e);
+    g.vp = 2;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s2, &e), &e);
+    ZS_ASSERT_INT_EQ(s1.m, 8);
+    double mb = s1.mb_compute + s1.mb_tp_comm + s1.mb_cp_comm;
+    ZS_ASSERT_REL(s1.pp_bubble_s, 3 * mb, 1e-12);
+    ZS_ASSERT_REL(s2.pp_bubble_s, 1.5 * mb, 1e-12);
+    ZS_ASSERT_REL(s1.compute_s, s2.compute_s, 1e-12);
+    ZS_ASSERT_REL(s1.compute_s, 8 * s1.mb_compute, 1e-12);
+    CU_ASSERT(s1.pp_comm_s > 0);
+    /* non-interleaved: every micro-batch's send and receive is exposed */
+    CU_ASSERT(s1.pp_comm_s > s2.pp_comm_s);
+    ZS_ASSERT_REL(s1.step_s, sum_parts(&s1), 1e-12);
+    ZS_ASSERT_REL(s2.step_s, sum_parts(&s2), 1e-12);
+    CU_ASSERT(s2.step_s < s1.step_s);
+    zs_cost_free(c);
+}
+
+/* TP adds collectives, CP halves each rank's attention work and adds the
+ * ring, DP adds the optimizer's collectives (in full before overlap). */
+static void test_parallel_terms(void)
+{
+    zs_cost *c = small_cost(1);
+    zs_mstep a, t, p, d;
+    zs_err e;
+    zs_mstep_cfg g = cfg(1, 2, 1, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &a, &e), &e);
+    g = cfg(2, 2, 2, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &t, &e), &e);
+    CU_ASSERT(t.tp_comm_s > 0);
+    CU_ASSERT(t.compute_s < a.compute_s);
+    g = cfg(2, 2, 1, 1, 2, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &p, &e), &e);
+    CU_ASSERT(p.cp_comm_s >= 0);
+    CU_ASSERT(p.compute_s < a.compute_s);
+    CU_ASSERT(p.dp_rs_s > 0); /* gradients reduced over the cp ranks too */
+    g = cfg(2, 4, 1, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &d, &e), &e);
+    ZS_ASSERT_INT_EQ(d.dp, 2);
+    ZS_ASSERT_INT_EQ(d.m, 2);
+    CU_ASSERT(d.dp_rs_s > 0 && d.dp_ag_s > 0);
+    CU_ASSERT(d.optim_s < a.optim_s); /* the state is sharded over dp */
+    ZS_ASSERT_REL(d.step_s, sum_parts(&d), 1e-12);
+    zs_cost_free(c);
+}
+
+/* NeMo's gpt3 formula: (24 gbs s h^2 + 4 gbs s^2 h) (3 layers) + 6 gbs s h V. */
+static void test_model_flops(void)
+{
+    zs_model m;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("gpt3-5b", &m, &e), &e);
+    double s = 2048, h = m.hidden, L = m.layers, V = m.vocab;
+    double nemo = (24 * s * h * h + 4 * s * s * h) * 3 * L + 6 * s * h * V;
+    ZS_ASSERT_REL(s * zs_megatron_model_flops_per_token(&m, 2048), nemo, 1e-12);
+}
+
+static void test_bad(void)
+{
+    zs_cost *c = small_cost(1);
+    zs_mstep s;
+    zs_err e;
+    zs_mstep_cfg g = cfg(4, 8, 1, 4, 1, 3); /* 8 layers over 4 x 3 */
+    ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &s, &e), ZS_EINPUT);
+    g = cfg(16, 16, 1, 1, 1, 1); /* one node has 8 GPUs */
+    ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &s, &e), ZS_EINPUT);
+    g = cfg(1, 1, 1, 1, 1, 1);
+    g.zero = 3;
+    ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &s, &e), ZS_EINPUT);
+    zs_cost_free(c);
+}
+
+static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_inventory},
+                                     {"bubble", test_bubble},
+                                     {"parallel_terms", test_parallel_terms},
+                                     {"model_flops", test_model_flops},
+                                     {"bad", test_bad},
+                                     {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+    static const zs_test_suite suites[] = {{"megatron_step", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
