@@ -52,6 +52,8 @@ for r in rows:
         for k in ("error_pct", "pred_tokens_s_gpu", "pred_tflops_gpu", "step_ms", "compute_ms"):
             assert math.isfinite(float(r[k])), (k, r)
         assert not r["reason"], r
+        # NeMo's SFT model FLOPs count the packed documents: error on tokens/s
+        assert r["error_on"] == ("tokens_s_gpu" if r["task"] == "sft" else "model_tflops_gpu"), r
     else:
         assert r["status"] == "not expressed" and r["reason"], r
     assert r["defaults"], r
