@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_afile.h"
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
 #include "zs_runs.h"
@@ -34,20 +35,21 @@ static const char runs_help[] =
     "options:\n"
     "  --runs FILE         the runs (e.g. shared/reference/e2e/nemo-24.07-dgx-h100.csv)\n"
     "  --cluster C         the hardware the runs used (nodes: as many as a run needs)\n"
+    "  --plot FILE|none    error_pct per run against the +-8% / +-20% goals, .png,\n"
+    "                      .svg or .pdf by its extension (default none; needs gnuplot)\n"
     "  --format table|csv|json\n";
 
 typedef struct runs_args {
-    const char *runs, *cluster;
+    const char *runs, *cluster, *plot;
     zs_format fmt;
 } runs_args;
 
 static int parse_args(int argc, char **argv, runs_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"runs", required_argument, 0, 'r'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},          {"runs", required_argument, 0, 'r'},
+        {"cluster", required_argument, 0, 'C'}, {"format", required_argument, 0, 'f'},
+        {"plot", required_argument, 0, 'p'},    {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -66,6 +68,11 @@ static int parse_args(int argc, char **argv, runs_args *a)
         case 'f':
             if (zs_format_parse(optarg, &a->fmt, &e))
                 return zs_cli_fail(&e);
+            break;
+        case 'p':
+            if (zs_cli_plot_check(optarg, &e))
+                return zs_cli_fail(&e);
+            a->plot = strcmp(optarg, "none") == 0 ? NULL : optarg;
             break;
         default:
             return zs_cli_bad_option("validate", c, argv);
@@ -272,9 +279,58 @@ static void summary(zs_doc *d, const zs_runs *rs, const outcome *o)
     free(abs_err);
 }
 
+/* error_pct per predicted run (x: the run's place in the file) with the
+ * goals' bands, rendered by gnuplot when it is installed; each file under
+ * its name only once whole (zs_afile). */
+static void plot(const char *path, const zs_runs *rs, const outcome *o)
+{
+    char dat[1100], gp[1100], term[128];
+    snprintf(dat, sizeof dat, "%s.dat", path);
+    snprintf(gp, sizeof gp, "%s.gp", path);
+    zs_afile ad, ag, ap;
+    zs_err e;
+    if (zs_afile_open(&ad, dat, &e)) {
+        fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
+        return;
+    }
+    for (int i = 0; i < rs->n; i++)
+        if (o[i].ok)
+            fprintf(ad.f, "%d %.6g \"%s/%s\"\n", i + 1, o[i].err_pct, rs->rows[i].model,
+                    zs_run_task_name(rs->rows[i].task));
+    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, path, &e)) {
+        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
+        return;
+    }
+    if (zs_afile_open(&ag, gp, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
+    zs_cli_plot_terminal(path, 900, 600, term, sizeof term);
+    fprintf(ag.f,
+            "%s\nset output '%s'\nset ylabel 'error (%%), predicted vs measured'\n"
+            "set title 'zepsim validate --runs: analytic step model, held-out'\n"
+            "set xtics rotate by 45 right\nset key top right\nset xrange [0:%d]\n"
+            "plot 0 notitle lc rgb 'gray', 8 title '+-8%%' dt 2 lc rgb 'gray', -8 notitle dt 2 "
+            "lc rgb 'gray', 20 title '+-20%%' dt 3 lc rgb 'gray', -20 notitle dt 3 lc rgb 'gray', "
+            "'%s' using 1:2:xtic(3) title 'runs' pt 7\n",
+            term, ap.tmp, rs->n + 1, dat);
+    if (zs_afile_commit(&ag, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
+    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
+        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
+    else
+        fprintf(stderr, "plot written to %s\n", path);
+    zs_afile_abort(&ap); /* a no-op once committed */
+    remove(gp);
+}
+
 int zs_cmd_validate_runs(int argc, char **argv)
 {
-    runs_args a = {NULL, NULL, ZS_FMT_TABLE};
+    runs_args a = {NULL, NULL, NULL, ZS_FMT_TABLE};
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;
@@ -311,6 +367,8 @@ int zs_cmd_validate_runs(int argc, char **argv)
             summary(d, &rs, o);
         }
         out = zs_cli_doc_end(d);
+        if (a.plot)
+            plot(a.plot, &rs, o);
     }
     free(o);
     zs_runs_free(&rs);

@@ -9,6 +9,7 @@ HDR=model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gp
 expect_rc runs-help 0 "$ZEPSIM" validate --runs x --help && expect_out runs-help "not a simulated schedule"
 expect_rc runs-no-cluster 2 "$ZEPSIM" validate --runs x.csv
 expect_out runs-no-cluster "needs --cluster"
+expect_rc runs-bad-plot 2 "$ZEPSIM" validate --runs x.csv --cluster dgx-h100 --plot out.bmp
 expect_rc runs-missing 2 "$ZEPSIM" validate --runs "$TMP/none.csv" --cluster dgx-h100
 printf '# c\n%s\nllama2-7b,pretrain,8,100,1,4096,1,1,1,1,fp8,,,16847,776\n' "$HDR" >"$TMP/gbs.csv"
 expect_rc runs-bad-gbs 2 "$ZEPSIM" validate --runs "$TMP/gbs.csv" --cluster dgx-h100
@@ -39,6 +40,10 @@ expect_out runs-shared "^line +model +task"
 expect_out runs-shared "recompute: none \(default; not published\)"
 expect_out runs-shared "18 runs: [0-9]+ predicted, [0-9]+ not expressed"
 expect_out runs-shared "median [0-9.]+%, max [0-9.]+%"
+if command -v gnuplot >/dev/null; then
+  expect_rc runs-plot 0 "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --plot "$TMP/runs.png" --format csv
+  [ -s "$TMP/runs.png" ] && PASSES=$((PASSES + 1)) || { echo "FAIL runs-plot: no $TMP/runs.png"; FAILS=$((FAILS + 1)); }
+fi
 expect_rc runs-shared-csv 0 "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --format csv
 cp "$TMP/out" "$TMP/runs.csv"
 if command -v python3 >/dev/null; then
