@@ -40,22 +40,21 @@ static void attn_rank(const zs_cost *c, const zs_mstep_cfg *g, int dp, int r, in
     *kernel = *exposed = 0;
     zs_attn_block blk[4 * 64];
     for (int j = 0; j < g->cp; j++) {
-        int n = 0;
+        double t = 0; /* ring step j's attention: launches of at most 64 sequences */
         for (int d = 0; d < g->mbs; d += 64) {
-            /* launches of at most 64 sequences' blocks (mbs is small in practice) */
-            n = 0;
+            int n = 0;
             for (int k = d; k < g->mbs && k < d + 64; k++) {
-                if (g->cp > 1) {
+                if (g->cp > 1)
                     n += zs_zigzag_step_blocks(k, g->seq, g->cp, r, j, blk + n);
-                } else {
+                else
                     blk[n++] = (zs_attn_block){k, 0, g->seq, 0, g->seq};
-                }
             }
-            double t = n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
-            *kernel += t;
-            if (j < g->cp - 1 && d == 0)
-                *exposed += comm > t ? comm - t : 0;
+            t += n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
         }
+        *kernel += t;
+        /* the next step's KV travels while this step computes */
+        if (j < g->cp - 1)
+            *exposed += comm > t ? comm - t : 0;
     }
 }
 
