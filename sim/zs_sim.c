@@ -14,6 +14,13 @@
  * reset: a second zs_sim_run in the same process is refused (callers that
  * simulate several schedules use zs_sim_run_forked). */
 static int g_ran;
+/* The counters of that one simulation, kept for zs_sim_last_stats. */
+static zs_sim_stats g_stats;
+
+void zs_sim_last_stats(zs_sim_stats *out)
+{
+    *out = g_stats;
+}
 
 void zs_sim_opts_init(zs_sim_opts *o)
 {
@@ -147,6 +154,7 @@ int zs_sim_run(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o, 
         sg_actor_start(a, zs__sim_actor_main, 0, NULL);
     }
     simgrid_run();
+    g_stats = x.stats;
     zs_result *res = NULL;
     rc = finish(&x, &res, e);
     zs__sim_release(&x);

@@ -32,6 +32,8 @@
 #ifndef ZS_SIM_H
 #define ZS_SIM_H
 
+#include <stdint.h>
+
 #include "zs_cluster.h"
 #include "zs_err.h"
 #include "zs_nccl.h"
@@ -73,6 +75,27 @@ int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_op
  * CPU time (user + system seconds); either pointer may be NULL. */
 int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
                            zs_result **out, double *child_rss, double *child_cpu, zs_err *e);
+
+/* What the SimGrid engine was given to do by this process's simulation:
+ * every transfer the executor started (a SimGrid comm), so that a run's
+ * CPU time can be read against SimGrid's own cost per transfer
+ * (zs_sim_floor.h). Counted where each comm is posted by its sender;
+ * iterations folding replays post nothing and count nothing. Counting
+ * changes no simulated figure. */
+typedef struct zs_sim_stats {
+    int64_t p2p;          /* point-to-point messages (one per send) */
+    int64_t p2p_across;   /* of which between two nodes */
+    int64_t flows;        /* flows of collectives (one per edge and channel, or pair) */
+    int64_t flows_across; /* of which between two nodes */
+    int64_t signals;      /* zero-byte go and wake-up messages of collectives (to a
+                           * rank's own host, detached: one wake-up each) */
+} zs_sim_stats;
+
+/* The counters of the simulation this process ran with zs_sim_run (all
+ * zero before one, or when it failed before the engine started). A
+ * caller that wants them for zs_sim_run_forked's child runs zs_sim_run
+ * in its own child and reads them there. */
+void zs_sim_last_stats(zs_sim_stats *out);
 
 /* Peak resident set size of this process and of its finished children, bytes. */
 double zs_sim_peak_rss(int children);

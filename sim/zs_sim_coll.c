@@ -291,6 +291,7 @@ static void post_out_flows(rank_st *R, coll_inst *inst, int gi, int idx)
         zs__sim_flow_start(x, f->src, f->dst, now);
         inst->sends[k] =
             sg_mailbox_put_async(coll_mailbox(x, gi, f->dst_idx), f, zs__sim_bytes(f->moved));
+        zs__sim_count(x, f->src, f->dst, &x->stats.flows, &x->stats.flows_across);
     }
 }
 
@@ -304,6 +305,7 @@ static void signal_rank(rank_st *R, int r, int s, void *payload)
     sg_actor_set_host(sg_actor_self(), x->hosts[r]);
     sg_comm_t c = sg_mailbox_put_init(x->ranks[r].wake_mb[s], payload, 0);
     sg_comm_detach(c, NULL);
+    x->stats.signals++;
 }
 
 /* The last member to arrive builds the collective's flows, grouped by

@@ -14,6 +14,7 @@
 
 #include "zs_fork.h"
 #include "zs_sim_int.h"
+#include "zs_sort.h"
 
 typedef struct floor_run floor_run;
 
@@ -146,4 +147,39 @@ int zs_sim_floor_forked(const zs_cluster *c, const zs_sim_floor_cfg *f, zs_sim_f
         out->peak_rss = u.max_rss;
     zs_fork_buf_free(&b);
     return rc;
+}
+
+int zs_sim_floor_rounds(int gpus, int width, long transfers)
+{
+    long per_round = (long)(gpus > 0 ? gpus : 1) * (width > 0 ? width : 1);
+    long r = transfers / per_round;
+    return r < 1 ? 1 : r > 1000000000L ? 1000000000 : (int)r;
+}
+
+int zs_sim_floor_measure(const zs_cluster *c, const zs_sim_floor_cfg *f, int runs, FILE *log,
+                         zs_sim_floor_out *out, double *cpu_lo, double *cpu_hi, zs_err *e)
+{
+    if (runs < 1 || runs > ZS_SIM_FLOOR_RUNS_MAX)
+        return zs_err_set(e, ZS_EUSAGE, "floor benchmark", NULL, "runs must be 1..%d",
+                          ZS_SIM_FLOOR_RUNS_MAX);
+    double cpu[ZS_SIM_FLOOR_RUNS_MAX], rss = 0;
+    zs_sim_floor_out o = {0};
+    for (int r = 0; r < runs; r++) {
+        int rc = zs_sim_floor_forked(c, f, &o, e);
+        if (rc)
+            return rc;
+        cpu[r] = o.cpu_s;
+        rss = o.peak_rss > rss ? o.peak_rss : rss;
+        if (log)
+            fprintf(log, "bench floor: %d GPUs, %s nodes: run %d/%d took %.2f CPU s\n", f->gpus,
+                    f->across ? "across" : "inside", r + 1, runs, o.cpu_s);
+    }
+    o.cpu_s = zs_median(cpu, (size_t)runs); /* sorts: the ends are the extremes */
+    o.peak_rss = rss;
+    if (cpu_lo)
+        *cpu_lo = cpu[0];
+    if (cpu_hi)
+        *cpu_hi = cpu[runs - 1];
+    *out = o;
+    return ZS_OK;
 }

@@ -13,6 +13,8 @@
 #ifndef ZS_SIM_FLOOR_H
 #define ZS_SIM_FLOOR_H
 
+#include <stdio.h>
+
 #include "zs_cluster.h"
 #include "zs_err.h"
 
@@ -36,5 +38,19 @@ typedef struct zs_sim_floor_out {
 /* Runs the floor in a child process (one SimGrid per process). */
 int zs_sim_floor_forked(const zs_cluster *c, const zs_sim_floor_cfg *f, zs_sim_floor_out *out,
                         zs_err *e);
+
+/* Rounds that make about `transfers` transfers of f's actors and width
+ * (at least one). */
+int zs_sim_floor_rounds(int gpus, int width, long transfers);
+
+/* The floor run `runs` times (1..ZS_SIM_FLOOR_RUNS_MAX), each in its own
+ * process: *out gets the counts, cpu_s the median CPU time, peak_rss the
+ * largest; *cpu_lo and *cpu_hi (either may be NULL) the extremes. With a
+ * `log`, one line per run ("bench floor: N GPUs, inside|across nodes: run
+ * i/n took S CPU s"). `zepsim bench floor` and `zepsim bench sim` measure
+ * it this way. */
+#define ZS_SIM_FLOOR_RUNS_MAX 16
+int zs_sim_floor_measure(const zs_cluster *c, const zs_sim_floor_cfg *f, int runs, FILE *log,
+                         zs_sim_floor_out *out, double *cpu_lo, double *cpu_hi, zs_err *e);
 
 #endif

@@ -179,9 +179,10 @@ typedef struct sim {
     /* p2p channels */
     chan **chash;
     size_t nchash;
-    zs_timeline *tl; /* NULL: no timeline */
-    zs_fold *fold;   /* NULL: unrolled */
-    char dummy;      /* payload of every message: SimGrid refuses NULL payloads */
+    zs_timeline *tl;    /* NULL: no timeline */
+    zs_fold *fold;      /* NULL: unrolled */
+    char dummy;         /* payload of every message: SimGrid refuses NULL payloads */
+    zs_sim_stats stats; /* transfers started (zs_sim_last_stats) */
     /* failure reported by an actor */
     int failed;
     zs_err err;
@@ -191,6 +192,16 @@ typedef struct sim {
 static inline long zs__sim_bytes(double b)
 {
     return b <= 0 ? 0 : (long)llround(b);
+}
+
+/* Counts a transfer from rank src to rank dst in *n, and in *across when
+ * their GPUs are in different nodes (zs_sim_last_stats). */
+static inline void zs__sim_count(const sim *x, int src, int dst, int64_t *n, int64_t *across)
+{
+    int gpn = x->c->gpus_per_node;
+    (*n)++;
+    if (gpn > 0 && src / gpn != dst / gpn)
+        (*across)++;
 }
 
 /* zs_sim_setup.c */

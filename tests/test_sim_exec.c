@@ -9,13 +9,15 @@
  *   - the paper's sanity check: one KV shard of LLaMA-3B (4096 tokens x 2 x
  *     3200 x 2 bytes) across cluster-a's node boundary takes ~2.1 ms;
  *   - dependencies across streams, stuck schedules, timeline output,
- *     determinism. */
+ *     determinism;
+ *   - the transfers it starts in SimGrid, counted (zs_sim_last_stats). */
 #include <jansson.h>
 #include <stdlib.h>
 
 #include "zs_analytic.h"
 #include "zs_cluster.h"
 #include "zs_cost.h"
+#include "zs_fork.h"
 #include "zs_model.h"
 #include "zs_planner.h"
 #include "zs_schedule.h"
@@ -474,6 +476,72 @@ static void test_horizon_same_as_every_wake(void)
     }
 }
 
+/* The transfers the executor starts in SimGrid (zs_sim_last_stats,
+ * `zepsim bench sim`'s xfers): one per send, split inside / across
+ * nodes, the flows of a collective and its go / wake-up messages; read in
+ * the child process that ran the simulation. */
+typedef struct count_job {
+    const zs_schedule *s;
+    const zs_cluster *c;
+} count_job;
+
+static int count_child(void *arg, zs_fork_buf *out, zs_err *e)
+{
+    const count_job *j = arg;
+    zs_sim_stats before, st;
+    zs_sim_last_stats(&before);
+    zs_result *r = NULL;
+    int rc = zs_sim_run(j->s, j->c, NULL, &r, e);
+    zs_result_free(r);
+    zs_sim_last_stats(&st);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, &before, sizeof before, e);
+    if (rc == ZS_OK)
+        rc = zs_fork_buf_add(out, &st, sizeof st, e);
+    return rc;
+}
+
+static void test_transfer_counts(void)
+{
+    zs_cluster c = cluster("cluster-a", 2); /* 8 GPUs per node */
+    zs_schedule *s = zs_schedule_new(16);
+    const int src[4] = {0, 0, 9, 3}, dst[4] = {1, 8, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        zs_sched_send(s, src[i], ZS_STREAM_COMM, "x", dst[i], 0, 1e6, NULL, 0);
+        zs_sched_recv(s, dst[i], ZS_STREAM_COMM, "x", src[i], 0, 1e6, NULL, 0);
+    }
+    int ranks[16];
+    for (int i = 0; i < 16; i++)
+        ranks[i] = i;
+    int g = zs_schedule_group(s, ranks, 16);
+    for (int r = 0; r < 16; r++)
+        zs_sched_coll(s, r, 1, "allreduce", g, ZS_COLL_ALLREDUCE, 64e6, NULL, 0);
+    count_job j = {s, &c};
+    zs_fork_buf b = {0};
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_fork_call("count", count_child, &j, &b, NULL, &e), &e);
+    zs_sim_stats before, st;
+    size_t pos = 0;
+    CU_ASSERT_FATAL(zs_fork_buf_get(&b, &pos, &before, sizeof before) == 0);
+    CU_ASSERT_FATAL(zs_fork_buf_get(&b, &pos, &st, sizeof st) == 0);
+    zs_fork_buf_free(&b);
+    CU_ASSERT(before.p2p == 0 && before.flows == 0 && before.signals == 0);
+    CU_ASSERT_EQUAL(st.p2p, 4);
+    CU_ASSERT_EQUAL(st.p2p_across, 2);
+    /* a ring over 16 GPUs of 2 nodes: edges inside nodes and into each
+     * node, on every channel */
+    CU_ASSERT(st.flows >= 16);
+    CU_ASSERT(st.flows_across >= 2 && st.flows_across < st.flows);
+    /* a go to each member but the last to arrive, a wake-up to each member
+     * that waits for the others' flows: at most two per member */
+    CU_ASSERT(st.signals >= 15 && st.signals <= 32);
+    printf("\n  transfers: %lld messages (%lld across), %lld flows (%lld across), %lld signals\n",
+           (long long)st.p2p, (long long)st.p2p_across, (long long)st.flows,
+           (long long)st.flows_across, (long long)st.signals);
+    zs_schedule_free(s);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {
@@ -488,6 +556,7 @@ int main(int argc, char **argv)
         {"stuck_schedule_is_an_error", test_stuck_schedule_is_an_error},
         {"timeline_and_determinism", test_timeline_and_determinism},
         {"horizon_same_as_every_wake", test_horizon_same_as_every_wake},
+        {"transfer_counts", test_transfer_counts},
         {NULL, NULL},
     };
     static const zs_test_suite suites[] = {{"sim_exec", cases}, {NULL, NULL}};

@@ -5,7 +5,9 @@
  *         1024 to 16384 GPUs: CPU seconds, peak RSS, ops and ops per second,
  *         medians with min/max over runs, each run in a fresh process, and
  *         the fitted scaling exponent of CPU time against the GPU count;
- *         with --fold off beside on, how far folding moves the results.
+ *         with --fold off beside on, how far folding moves the results; on
+ *         SimGrid, the transfers the run started against SimGrid's own
+ *         floor for that many (zs_sim_floor.h), measured at the GPU count.
  *   plan  Zeppelin planning time for one global batch.
  *   floor SimGrid's own cost per transfer (cmd_bench_floor.c).
  * Other benchmarks add a row to the table at the end. */
@@ -19,6 +21,8 @@
 #include "zs_lengen.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
+#include "zs_sim.h"
+#include "zs_sim_floor.h"
 #include "zs_sort.h"
 #include "zs_zeppelin_bench.h"
 
@@ -38,12 +42,25 @@ static const char bench_sim_help[] =
     "difference from the unrolled run and shares_pp the largest difference of the mean\n"
     "compute / exposed / idle shares, in percentage points.\n"
     "\n"
+    "Against SimGrid's floor (--backend sim): xfers counts the transfers the run\n"
+    "started in SimGrid (messages, collective flows, and the zero-byte go / wake-up\n"
+    "messages of collectives), xfers_across those between two nodes. After a GPU\n"
+    "count's first runs, `zepsim bench floor` is measured at that count (--floor-runs\n"
+    "processes, inside and across nodes, --floor-width, --floor-transfers), and\n"
+    "floor_s = inside transfers x its us per transfer + across transfers x its us per\n"
+    "transfer + go / wake-ups x the inside us per wake-up: what SimGrid alone costs\n"
+    "for that many transfers; floor_us = floor_s / xfers; x_floor = cpu_s / floor_s.\n"
+    "Empty on the analytic backend and with --floor-runs 0.\n"
+    "\n"
     "options:\n"
     "  --method LIST           methods, comma-separated (default te-cp,zeppelin)\n"
     "  --gpus LIST             GPU counts, comma-separated (default 1024,4096,16384)\n"
     "  --backend sim|analytic  (default sim)\n"
     "  --fold LIST             off, on, steady, comma-separated (default on)\n"
     "  --runs N                runs per point (default 5)\n"
+    "  --floor-runs N          runs of each floor, 0 to skip it (default 3)\n"
+    "  --floor-width N         the floor's messages each way per round, 1..16 (default 1)\n"
+    "  --floor-transfers N     the floor's transfers per run, about (default 1000000)\n"
     "  --model --cluster --trace --context --group --seed --recompute --zero\n"
     "                          the study point, as `zepsim simulate` (defaults its own)\n"
     "  --format table|csv|json (default table)\n"
@@ -56,6 +73,8 @@ static const char bench_sim_help[] =
 typedef struct bench_out { /* what a run's process sends back */
     double iter, compute, exposed, idle;
     int64_t ops, replayed;
+    int have_stats;  /* the SimGrid backend ran: st holds its transfers */
+    zs_sim_stats st; /* zs_sim_last_stats */
 } bench_out;
 
 typedef struct bench_job {
@@ -75,7 +94,15 @@ static int bench_child(void *arg, zs_fork_buf *out, zs_err *e)
     int rc = j->env->backend->run_here(j->s, &in, &r, e);
     if (rc)
         return rc;
-    bench_out o = {r->iter_time, 0, 0, 0, r->ops_executed, r->ops_replayed};
+    bench_out o;
+    memset(&o, 0, sizeof o);
+    o.iter = r->iter_time;
+    o.ops = r->ops_executed;
+    o.replayed = r->ops_replayed;
+    if (strcmp(j->env->backend->name, "sim") == 0) { /* it ran in this process */
+        zs_sim_last_stats(&o.st);
+        o.have_stats = 1;
+    }
     for (int k = 0; k < r->nranks && r->iter_time > 0; k++) {
         o.compute += r->ranks[k].compute / r->nranks / r->iter_time;
         o.exposed += r->ranks[k].exposed_comm / r->nranks / r->iter_time;
@@ -100,7 +127,60 @@ typedef struct bench_cfg {
     zs_point_cfg base;
     char methods[BENCH_MAX][64];
     int nmethods, gpus[BENCH_MAX], ngpus, folds[3], nfolds, runs;
+    int floor_runs, floor_width; /* floor_runs 0: no floor */
+    long floor_xfers;
 } bench_cfg;
+
+/* SimGrid's floor at one GPU count (zs_sim_floor.h), measured once. */
+typedef struct bench_floor {
+    int done;
+    double us_in, us_across; /* CPU us per transfer, inside / across nodes */
+    double wake_in;          /* CPU us per wake-up, inside nodes */
+} bench_floor;
+
+/* Measures the floor at the GPU count of cluster cl (nodes set) with
+ * b's floor settings: inside nodes, and across them on the largest even
+ * number of its nodes (the inside figure when it has one node). */
+static int floor_measure(const bench_cfg *b, const zs_cluster *cl, bench_floor *fl, zs_err *e)
+{
+    int gpn = cl->gpus_per_node, gpus = zs_cluster_gpus(cl);
+    zs_sim_floor_cfg f = {gpus - gpus % 2, 1, b->floor_width, 0};
+    zs_sim_floor_out o;
+    if (f.gpus < 2) { /* one GPU: no transfer to measure; the floor is not known */
+        memset(fl, 0, sizeof *fl);
+        fl->done = 1;
+        return ZS_OK;
+    }
+    f.rounds = zs_sim_floor_rounds(f.gpus, f.width, b->floor_xfers);
+    int rc = zs_sim_floor_measure(cl, &f, b->floor_runs, stderr, &o, NULL, NULL, e);
+    if (rc)
+        return rc;
+    fl->us_in = o.comms > 0 ? 1e6 * o.cpu_s / (double)o.comms : 0;
+    fl->wake_in = o.wakes > 0 ? 1e6 * o.cpu_s / (double)o.wakes : 0;
+    fl->us_across = fl->us_in;
+    if (cl->nodes >= 2) {
+        f.gpus = cl->nodes / 2 * 2 * gpn;
+        f.across = 1;
+        f.rounds = zs_sim_floor_rounds(f.gpus, f.width, b->floor_xfers);
+        if ((rc = zs_sim_floor_measure(cl, &f, b->floor_runs, stderr, &o, NULL, NULL, e)))
+            return rc;
+        fl->us_across = o.comms > 0 ? 1e6 * o.cpu_s / (double)o.comms : 0;
+    }
+    fl->done = 1;
+    fprintf(stderr,
+            "bench sim: SimGrid's floor at %d GPUs: %.3f us per transfer inside nodes, %.3f "
+            "across, %.3f per wake-up\n",
+            gpus, fl->us_in, fl->us_across, fl->wake_in);
+    return ZS_OK;
+}
+
+/* The floor's seconds for the transfers of st (0 when unknown). */
+static double floor_seconds(const bench_floor *fl, const zs_sim_stats *st)
+{
+    double across = (double)(st->p2p_across + st->flows_across);
+    double inside = (double)(st->p2p + st->flows) - across;
+    return 1e-6 * (inside * fl->us_in + across * fl->us_across + (double)st->signals * fl->wake_in);
+}
 
 static const char *fold_name(int f)
 {
@@ -108,7 +188,8 @@ static const char *fold_name(int f)
 }
 
 /* One row per fold mode of (method, gpus); cpu[f] gets the medians. */
-static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double cpu[3], zs_err *e)
+static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double cpu[3],
+                       bench_floor *fl, zs_err *e)
 {
     zs_point_cfg c = b->base;
     snprintf(c.method, sizeof c.method, "%s", b->methods[mi]);
@@ -164,6 +245,10 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
         double med = zs_median(cpus, (size_t)b->runs); /* sorts: the ends are the extremes */
         cpu[j.fold] = med;
         int64_t sim_ops = o.ops - o.replayed;
+        if (o.have_stats && b->floor_runs > 0 && !fl->done)
+            rc = floor_measure(b, &env->cluster, fl, e);
+        if (rc)
+            break;
         zs_table_row(t);
         zs_table_set(t, 0, "%s", c.method);
         zs_table_set(t, 1, "%d", b->gpus[gi]);
@@ -179,13 +264,25 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
         zs_table_set(t, 11, "%.0f", med > 0 ? sim_ops / med : 0);
         zs_table_set(t, 12, "%.0f", med > 0 ? o.ops / med : 0);
         zs_table_set(t, 13, "%.2f", rep.plan_seconds);
+        if (o.have_stats) {
+            const zs_sim_stats *st = &o.st;
+            int64_t xf = st->p2p + st->flows + st->signals;
+            zs_table_set(t, 14, "%lld", (long long)xf);
+            zs_table_set(t, 15, "%lld", (long long)(st->p2p_across + st->flows_across));
+            double fs = fl->done ? floor_seconds(fl, st) : 0;
+            if (fs > 0 && xf > 0) { /* else empty: no floor measured */
+                zs_table_num(t, 16, "%.3f", 1e6 * fs / (double)xf);
+                zs_table_num(t, 17, "%.3f", fs);
+                zs_table_num(t, 18, "%.2f", med / fs);
+            }
+        }
         if (have_off && j.fold != 0 && off.iter > 0) {
             double d[3] = {o.compute - off.compute, o.exposed - off.exposed, o.idle - off.idle},
                    worst = 0;
             for (int q = 0; q < 3; q++)
                 worst = fabs(d[q]) > worst ? fabs(d[q]) : worst;
-            zs_table_set(t, 14, "%+.3f", 100.0 * (o.iter - off.iter) / off.iter);
-            zs_table_set(t, 15, "%.2f", 100.0 * worst);
+            zs_table_set(t, 19, "%+.3f", 100.0 * (o.iter - off.iter) / off.iter);
+            zs_table_set(t, 20, "%.2f", 100.0 * worst);
         }
     }
     zs_schedule_free(s);
@@ -262,12 +359,27 @@ static const char *const point_opts[] = {"model", "cluster",   "trace", "context
 
 static int bench_sim(int argc, char **argv)
 {
-    enum { O_METHOD = 1000, O_GPUS, O_FOLD, O_RUNS, O_FORMAT, O_POINT };
-    struct option opts[32] = {
-        {"help", no_argument, 0, 'h'},          {"method", required_argument, 0, O_METHOD},
-        {"gpus", required_argument, 0, O_GPUS}, {"fold", required_argument, 0, O_FOLD},
-        {"runs", required_argument, 0, O_RUNS}, {"format", required_argument, 0, O_FORMAT}};
-    int no = 6, npo = (int)(sizeof point_opts / sizeof point_opts[0]);
+    enum {
+        O_METHOD = 1000,
+        O_GPUS,
+        O_FOLD,
+        O_RUNS,
+        O_FORMAT,
+        O_FLOOR_RUNS,
+        O_FLOOR_WIDTH,
+        O_FLOOR_XFERS,
+        O_POINT
+    };
+    struct option opts[32] = {{"help", no_argument, 0, 'h'},
+                              {"method", required_argument, 0, O_METHOD},
+                              {"gpus", required_argument, 0, O_GPUS},
+                              {"fold", required_argument, 0, O_FOLD},
+                              {"runs", required_argument, 0, O_RUNS},
+                              {"format", required_argument, 0, O_FORMAT},
+                              {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
+                              {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
+                              {"floor-transfers", required_argument, 0, O_FLOOR_XFERS}};
+    int no = 9, npo = (int)(sizeof point_opts / sizeof point_opts[0]);
     for (int i = 0; i < npo; i++)
         opts[no++] = (struct option){point_opts[i], required_argument, 0, O_POINT + i};
     opts[no] = (struct option){0, 0, 0, 0};
@@ -277,7 +389,7 @@ static int bench_sim(int argc, char **argv)
     memset(&b, 0, sizeof b);
     zs_point_cfg_default(&b.base);
     const char *methods = "te-cp,zeppelin", *gpus = "1024,4096,16384", *folds = "on";
-    long runs = 5;
+    long runs = 5, floor_runs = 3, floor_width = 1, floor_xfers = 1000000;
     zs_format fmt = ZS_FMT_TABLE;
     int c, rc = ZS_OK;
     zs_cli_reset_getopt();
@@ -301,6 +413,17 @@ static int bench_sim(int argc, char **argv)
         case O_FORMAT:
             rc = zs_format_parse(optarg, &fmt, &e);
             break;
+        case O_FLOOR_RUNS:
+            rc =
+                zs_cli_parse_int("--floor-runs", optarg, 0, ZS_SIM_FLOOR_RUNS_MAX, &floor_runs, &e);
+            break;
+        case O_FLOOR_WIDTH:
+            rc = zs_cli_parse_int("--floor-width", optarg, 1, ZS_SIM_FLOOR_WIDTH_MAX, &floor_width,
+                                  &e);
+            break;
+        case O_FLOOR_XFERS:
+            rc = zs_cli_parse_int("--floor-transfers", optarg, 1, 1000000000, &floor_xfers, &e);
+            break;
         default:
             if (c >= O_POINT && c < O_POINT + npo) {
                 char where[64];
@@ -317,6 +440,9 @@ static int bench_sim(int argc, char **argv)
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;
+    b.floor_runs = (int)floor_runs;
+    b.floor_width = (int)floor_width;
+    b.floor_xfers = floor_xfers;
     if ((rc = parse_methods(methods, &b, &e)) ||
         (rc = zs_cli_parse_int_list("--gpus", gpus, 1 << 20, b.gpus, BENCH_MAX, &b.ngpus, &e)) ||
         (rc = parse_folds(folds, &b, &e)))
@@ -324,21 +450,25 @@ static int bench_sim(int argc, char **argv)
     char title[512];
     snprintf(title, sizeof title,
              "zepsim bench sim: %s on %s, trace %s, %lld tokens per %d-GPU group, one iteration, "
-             "medians of %d run(s), one process each",
+             "medians of %d run(s), one process each; floor: medians of %d run(s), width %d, "
+             "%ld transfers",
              b.base.model, b.base.cluster, b.base.trace, (long long)b.base.context, b.base.group,
-             b.runs);
+             b.runs, b.floor_runs, b.floor_width, b.floor_xfers);
     zs_table *t = zs_table_new(title);
-    const char *cols[] = {"method",        "gpus",   "backend",    "fold",
-                          "iter_ms",       "cpu_s",  "cpu_s_min",  "cpu_s_max",
-                          "peak_rss_mb",   "ops",    "ops_sim",    "ops_per_s",
-                          "eff_ops_per_s", "plan_s", "vs_off_pct", "shares_pp"};
-    for (int i = 0; i < 16; i++)
+    const char *cols[] = {"method",       "gpus",      "backend",       "fold",        "iter_ms",
+                          "cpu_s",        "cpu_s_min", "cpu_s_max",     "peak_rss_mb", "ops",
+                          "ops_sim",      "ops_per_s", "eff_ops_per_s", "plan_s",      "xfers",
+                          "xfers_across", "floor_us",  "floor_s",       "x_floor",     "vs_off_pct",
+                          "shares_pp"};
+    for (int i = 0; i < 21; i++)
         zs_table_col(t, cols[i], i != 0 && i != 2 && i != 3);
     double cpu[BENCH_MAX][BENCH_MAX][3];
     memset(cpu, 0, sizeof cpu);
+    bench_floor floors[BENCH_MAX]; /* per GPU count, measured once for all methods */
+    memset(floors, 0, sizeof floors);
     for (int m = 0; m < b.nmethods && !rc; m++)
         for (int g = 0; g < b.ngpus && !rc; g++)
-            rc = bench_point(&b, m, g, t, cpu[m][g], &e);
+            rc = bench_point(&b, m, g, t, cpu[m][g], &floors[g], &e);
     if (rc == ZS_OK) {
         zs_table_print(t, stdout, fmt);
         for (int m = 0; m < b.nmethods && fmt == ZS_FMT_TABLE; m++)

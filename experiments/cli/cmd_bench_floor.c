@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "zs_cluster.h"
 #include "zs_sim_floor.h"
-#include "zs_sort.h"
 
 static const char help[] =
     "usage: zepsim bench floor [options]\n"
@@ -30,7 +29,7 @@ static const char help[] =
     "  --runs N           runs per point (default 3)\n"
     "  --format table|csv|json (default table)\n";
 
-#define FLOOR_MAX 16
+#define FLOOR_MAX ZS_SIM_FLOOR_RUNS_MAX
 
 int zs_cli_bench_floor(int argc, char **argv)
 {
@@ -109,20 +108,12 @@ int zs_cli_bench_floor(int argc, char **argv)
             if ((rc = zs_cluster_load(cluster, nodes, &cl, &e)))
                 break;
             zs_sim_floor_cfg f = {gpus[g], 1, (int)width, across};
-            long per_round = (long)gpus[g] * width;
-            f.rounds = (int)(xfers / per_round > 0 ? xfers / per_round : 1);
-            double cpu[FLOOR_MAX];
+            f.rounds = zs_sim_floor_rounds(gpus[g], (int)width, xfers);
             zs_sim_floor_out o = {0};
-            for (int r = 0; r < runs && rc == ZS_OK; r++) {
-                rc = zs_sim_floor_forked(&cl, &f, &o, &e);
-                cpu[r] = o.cpu_s;
-                if (rc == ZS_OK)
-                    fprintf(stderr, "bench floor: %d GPUs, %s nodes: run %d/%ld took %.2f CPU s\n",
-                            gpus[g], across ? "across" : "inside", r + 1, runs, o.cpu_s);
-            }
-            if (rc)
+            double lo = 0, hi = 0;
+            if ((rc = zs_sim_floor_measure(&cl, &f, (int)runs, stderr, &o, &lo, &hi, &e)))
                 break;
-            double med = zs_median(cpu, (size_t)runs), lo = cpu[0], hi = cpu[runs - 1]; /* sorted */
+            double med = o.cpu_s;
             zs_table_row(t);
             zs_table_set(t, 0, "%d", gpus[g]);
             zs_table_str(t, 1, across ? "across nodes" : "inside nodes");

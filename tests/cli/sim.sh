@@ -22,7 +22,7 @@ expect_rc bench-sim-help 0 "$ZEPSIM" bench sim --help && expect_out bench-sim-he
 expect_rc bench-sim-bad-gpus 2 "$ZEPSIM" bench sim --gpus 20
 expect_rc bench-sim-bad-fold 2 "$ZEPSIM" bench sim --fold fast
 expect_rc bench-sim-bad-method 2 "$ZEPSIM" bench sim --method frob
-expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --method te-cp --gpus 16,32 --fold off,on --runs 1 --format csv
+expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --method te-cp --gpus 16,32 --fold off,on --runs 1 --floor-runs 0 --format csv
 expect_out bench-sim-small "^te-cp,16,sim,off,[0-9.]+,"
 expect_out bench-sim-small "^te-cp,32,sim,on,[0-9.]+,.*,[-+]?[0-9.]+,[0-9.]+$"
 expect_out bench-sim-small "^bench sim: te-cp at 32 GPUs, sim, fold on: run 1/1 took [0-9.]+ CPU s, [0-9]+ MB, iteration [0-9.]+ ms$"
