@@ -3,12 +3,13 @@
  * with its layer and head ops run once per micro-batch and the optimizer
  * once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
  * breakdown adds up to the step; TP, CP and DP terms appear where they
- * should; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
+ * should; the CP ring's exposed send recomputed by hand (a slow network);
+ * the DP overlap; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
 #include "zs_megatron_step.h"
 #include "zs_test.h"
 
 /* 8 layers, h 256, 8 heads of 32 (4 KV heads), ffn 512, vocab 1000. */
-static zs_cost *small_cost(int nodes)
+static zs_cost *small_cost_net(int nodes, double nic_gbps)
 {
     const char *path = zs_test_write(
         "small.json", "{\"name\": \"small\", \"layers\": 8, \"hidden\": 256, \"heads\": 8,"
@@ -18,9 +19,16 @@ static zs_cost *small_cost(int nodes)
     zs_err e;
     ZS_ASSERT_OK(zs_model_load(path, &m, &e), &e);
     ZS_ASSERT_OK(zs_cluster_load("dgx-h100", nodes, &cl, &e), &e);
+    if (nic_gbps > 0)
+        cl.nic_gbps = nic_gbps;
     zs_cost *c = zs_cost_analytic_new(&m, &cl);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     return c;
+}
+
+static zs_cost *small_cost(int nodes)
+{
+    return small_cost_net(nodes, 0);
 }
 
 static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
@@ -121,6 +129,51 @@ static void test_parallel_terms(void)
     zs_cost_free(c);
 }
 
+/* CP 2 on 2 GPUs of a node: per layer and direction, rank r's exposed ring
+ * is max(0, send - step 0's attention) (one send: 2 ring steps), the
+ * slowest rank counts; the optimizer's collectives hide under one
+ * micro-batch unless longer. */
+static void test_cp_ring_and_dp_overlap(void)
+{
+    /* tp 8 puts the CP peers on two nodes: the send crosses a network of
+     * 10 Gb/s NICs (slow, so that it outlasts the attention) */
+    zs_cost *c = small_cost_net(2, 10);
+    zs_mstep s;
+    zs_err e;
+    zs_mstep_cfg g = cfg(16, 2, 8, 1, 2, 1);
+    g.seq = 4096;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    double best = -1, want = 0;
+    for (int r = 0; r < 2; r++) {
+        double tot = 0, exp = 0;
+        for (int bwd = 0; bwd < 2; bwd++) {
+            zs_attn_block b[4];
+            double step[2];
+            for (int j = 0; j < 2; j++) {
+                int n = zs_zigzag_step_blocks(0, 4096, 2, r, j, b);
+                step[j] = zs_cost_attn(c, b, n, 1, bwd);
+                tot += step[j];
+            }
+            /* K and V of 2048 tokens x 1 KV head (4 over tp 8) x 32 x 2 bytes;
+             * bwd with dK, dV; CP rank r is global rank 8 r */
+            double send =
+                zs_cost_p2p(c, 8 * r, 8 * (1 - r), 2048.0 * 2 * 1 * 32 * 2 * (bwd ? 2 : 1));
+            double x = send > step[0] ? send - step[0] : 0;
+            exp += x;
+            tot += x;
+        }
+        if (tot > best)
+            best = tot, want = exp;
+    }
+    CU_ASSERT(want > 0);
+    ZS_ASSERT_REL(s.cp_comm_s, s.m * 8 * want, 1e-9);
+    double dp = (s.dp_rs_s > s.mb_bwd ? s.dp_rs_s - s.mb_bwd : 0) +
+                (s.dp_ag_s > s.mb_fwd ? s.dp_ag_s - s.mb_fwd : 0);
+    ZS_ASSERT_REL(s.dp_comm_s + 1, dp + 1, 1e-12);
+    ZS_ASSERT_REL(s.mb_fwd + s.mb_bwd, s.mb_compute + s.mb_tp_comm + s.mb_cp_comm, 1e-12);
+    zs_cost_free(c);
+}
+
 /* NeMo's gpt3 formula: (24 gbs s h^2 + 4 gbs s^2 h) (3 layers) + 6 gbs s h V. */
 static void test_model_flops(void)
 {
@@ -150,6 +203,7 @@ static void test_bad(void)
 static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_inventory},
                                      {"bubble", test_bubble},
                                      {"parallel_terms", test_parallel_terms},
+                                     {"cp_ring_and_dp_overlap", test_cp_ring_and_dp_overlap},
                                      {"model_flops", test_model_flops},
                                      {"bad", test_bad},
                                      {NULL, NULL}};
