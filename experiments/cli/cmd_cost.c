@@ -152,6 +152,11 @@ static int setup(const cost_args *a, int need_cluster, zs_model *m, zs_cluster *
         zs_calib *c = NULL;
         if ((rc = zs_calib_load(a->calib, &c, e)))
             return rc;
+        /* A fit applied beyond its data (another GPU, another head shape)
+         * says so, as compare and simulate do. */
+        char lines[4096];
+        if (zs_calib_check_use(c, cl->gpu.name, m, lines, sizeof lines))
+            fputs(lines, stderr);
         *cost = zs_cost_calibrated_new(m, cl, c);
         zs_calib_free(c);
     } else {
