@@ -353,6 +353,50 @@ static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
     return ZS_OK;
 }
 
+/* bench sim's measuring phase: every (method, GPU count) point into one
+ * table, printed, then the scaling exponents. */
+static int bench_sim_run(const bench_cfg *bp, zs_format fmt, zs_err *e)
+{
+    bench_cfg b = *bp;
+    char title[512];
+    snprintf(title, sizeof title,
+             "zepsim bench sim: %s on %s, trace %s, %lld tokens per %d-GPU group, one iteration, "
+             "medians of %d run(s), one process each; floor: medians of %d run(s), width %d, "
+             "%ld transfers",
+             b.base.model, b.base.cluster, b.base.trace, (long long)b.base.context, b.base.group,
+             b.runs, b.floor_runs, b.floor_width, b.floor_xfers);
+    zs_table *t = zs_table_new(title);
+    const char *cols[] = {"method",       "gpus",      "backend",       "fold",        "iter_ms",
+                          "cpu_s",        "cpu_s_min", "cpu_s_max",     "peak_rss_mb", "ops",
+                          "ops_sim",      "ops_per_s", "eff_ops_per_s", "plan_s",      "xfers",
+                          "xfers_across", "floor_us",  "floor_s",       "x_floor",     "vs_off_pct",
+                          "shares_pp"};
+    for (int i = 0; i < 21; i++)
+        zs_table_col(t, cols[i], i != 0 && i != 2 && i != 3);
+    double cpu[BENCH_MAX][BENCH_MAX][3];
+    memset(cpu, 0, sizeof cpu);
+    bench_floor floors[BENCH_MAX]; /* per GPU count, measured once for all methods */
+    memset(floors, 0, sizeof floors);
+    int rc = ZS_OK;
+    for (int m = 0; m < b.nmethods && !rc; m++)
+        for (int g = 0; g < b.ngpus && !rc; g++)
+            rc = bench_point(&b, m, g, t, cpu[m][g], &floors[g], e);
+    if (rc == ZS_OK) {
+        zs_table_print(t, stdout, fmt);
+        for (int m = 0; m < b.nmethods && fmt == ZS_FMT_TABLE; m++)
+            for (int f = 0; f < b.nfolds; f++) {
+                double v[BENCH_MAX], ex;
+                for (int g = 0; g < b.ngpus; g++)
+                    v[g] = cpu[m][g][b.folds[f]];
+                if (fit_exponent(b.gpus, v, b.ngpus, &ex))
+                    printf("scaling: %s, fold %s: cpu_s ~ GPUs^%.2f\n", b.methods[m],
+                           fold_name(b.folds[f]), ex);
+            }
+    }
+    zs_table_free(t);
+    return rc;
+}
+
 /* The study-point options bench sim takes, read through the option table. */
 static const char *const point_opts[] = {"model", "cluster",   "trace", "context", "group",
                                          "seed",  "recompute", "zero",  "backend"};
@@ -447,41 +491,7 @@ static int bench_sim(int argc, char **argv)
         (rc = zs_cli_parse_int_list("--gpus", gpus, 1 << 20, b.gpus, BENCH_MAX, &b.ngpus, &e)) ||
         (rc = parse_folds(folds, &b, &e)))
         return zs_cli_fail(&e);
-    char title[512];
-    snprintf(title, sizeof title,
-             "zepsim bench sim: %s on %s, trace %s, %lld tokens per %d-GPU group, one iteration, "
-             "medians of %d run(s), one process each; floor: medians of %d run(s), width %d, "
-             "%ld transfers",
-             b.base.model, b.base.cluster, b.base.trace, (long long)b.base.context, b.base.group,
-             b.runs, b.floor_runs, b.floor_width, b.floor_xfers);
-    zs_table *t = zs_table_new(title);
-    const char *cols[] = {"method",       "gpus",      "backend",       "fold",        "iter_ms",
-                          "cpu_s",        "cpu_s_min", "cpu_s_max",     "peak_rss_mb", "ops",
-                          "ops_sim",      "ops_per_s", "eff_ops_per_s", "plan_s",      "xfers",
-                          "xfers_across", "floor_us",  "floor_s",       "x_floor",     "vs_off_pct",
-                          "shares_pp"};
-    for (int i = 0; i < 21; i++)
-        zs_table_col(t, cols[i], i != 0 && i != 2 && i != 3);
-    double cpu[BENCH_MAX][BENCH_MAX][3];
-    memset(cpu, 0, sizeof cpu);
-    bench_floor floors[BENCH_MAX]; /* per GPU count, measured once for all methods */
-    memset(floors, 0, sizeof floors);
-    for (int m = 0; m < b.nmethods && !rc; m++)
-        for (int g = 0; g < b.ngpus && !rc; g++)
-            rc = bench_point(&b, m, g, t, cpu[m][g], &floors[g], &e);
-    if (rc == ZS_OK) {
-        zs_table_print(t, stdout, fmt);
-        for (int m = 0; m < b.nmethods && fmt == ZS_FMT_TABLE; m++)
-            for (int f = 0; f < b.nfolds; f++) {
-                double v[BENCH_MAX], ex;
-                for (int g = 0; g < b.ngpus; g++)
-                    v[g] = cpu[m][g][b.folds[f]];
-                if (fit_exponent(b.gpus, v, b.ngpus, &ex))
-                    printf("scaling: %s, fold %s: cpu_s ~ GPUs^%.2f\n", b.methods[m],
-                           fold_name(b.folds[f]), ex);
-            }
-    }
-    zs_table_free(t);
+    rc = bench_sim_run(&b, fmt, &e);
     return rc ? zs_cli_fail(&e) : 0;
 }
 

@@ -87,7 +87,7 @@ cols=$("$ZEPSIM" list columns --format csv | tail -n +2 | cut -d, -f1 | tr '\n' 
 if [ "$(head -1 "$TMP/compare.csv")," = "$cols" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL list-columns: '$cols'"; FAILS=$((FAILS + 1)); fi
 # docs/output.md's table lists every column, with its unit, in order
-doc=$(sed -n '/^| column | unit |/,/^$/p' "$ROOT/docs/output.md" | tail -n +3 | cut -d'|' -f2,3 |
+doc=$(sed -n '/^| column | unit | kind | meaning |/,/^$/p' "$ROOT/docs/output.md" | tail -n +3 | cut -d'|' -f2,3 |
   sed 's/^ *`\([a-z_]*\)` *| *\(.*[^ ]\) *$/\1|\2/; s/^ *`\([a-z_]*\)` *| *$/\1|/')
 want=$("$ZEPSIM" list columns --format json | grep -o '"column": "[a-z_]*", "unit": "[^"]*"' |
   sed 's/"column": "\([a-z_]*\)", "unit": "\([^"]*\)"/\1|\2/')
