@@ -50,6 +50,14 @@ const char *zs_cli_plot_terminal(const char *path, int w, int h, char *buf, size
 /* ZS_EUSAGE unless path is "none" or names a format zs_cli_plot_terminal
  * knows. */
 int zs_cli_plot_check(const char *path, zs_err *e);
+/* Draws a plot into path (w x h) with gnuplot, each file under its name
+ * only once whole (zs_afile): data(f, arg) writes PATH.dat, script(f,
+ * term, out, dat, arg) the gnuplot commands after the `set terminal` line
+ * term, rendering into out (a temporary name, renamed when gnuplot
+ * succeeded). Says on stderr what it wrote or why it wrote no plot. */
+void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
+                    void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
+                    const void *arg);
 /* `experiment run --shard`: "i/n" (1 <= i <= n) or "slurm" (the array
  * task's 0-based place from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT
  * tasks); *i is 1-based. On error fills e (ZS_EUSAGE). */

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "zs_afile.h"
 #include "zs_calib.h"
 #include "zs_num.h"
 #include "zs_timeline.h"
@@ -119,6 +120,45 @@ int zs_cli_plot_check(const char *path, zs_err *e)
         return ZS_OK;
     return zs_err_set(e, ZS_EUSAGE, "--plot", "name a .png, .svg or .pdf file, or none",
                       "cannot tell the plot format of '%s' from its extension", path);
+}
+
+void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
+                    void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
+                    const void *arg)
+{
+    char dat[1100], gp[1100], term[128];
+    snprintf(dat, sizeof dat, "%s.dat", path);
+    snprintf(gp, sizeof gp, "%s.gp", path);
+    zs_afile ad, ag, ap;
+    zs_err e;
+    if (zs_afile_open(&ad, dat, &e)) {
+        fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
+        return;
+    }
+    data(ad.f, arg);
+    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, path, &e)) {
+        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
+        return;
+    }
+    if (zs_afile_open(&ag, gp, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
+    zs_cli_plot_terminal(path, w, h, term, sizeof term);
+    fprintf(ag.f, "%s\n", term);
+    script(ag.f, ap.tmp, dat, arg);
+    if (zs_afile_commit(&ag, &e)) {
+        zs_afile_abort(&ap);
+        return;
+    }
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
+    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
+        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
+    else
+        fprintf(stderr, "plot written to %s\n", path);
+    zs_afile_abort(&ap); /* a no-op once committed */
+    remove(gp);
 }
 
 int zs_cli_doc_end(zs_doc *d)

@@ -11,7 +11,6 @@
 
 #include "cli.h"
 #include "validate_runs.h"
-#include "zs_afile.h"
 #include "zs_calib_score.h"
 
 static const char validate_help[] =
@@ -49,52 +48,38 @@ static const char validate_help[] =
     "                      than 200 points)\n"
     "  --format table|csv|json\n" ZS_CLI_NCCL_HELP;
 
-static void plot(const char *png, const zs_score_point *p, size_t n, int have_holdout)
+typedef struct plot_pts {
+    const zs_score_point *p;
+    size_t n;
+    int have_holdout;
+} plot_pts;
+
+static void plot_data(FILE *f, const void *arg)
 {
-    char dat[1100], gp[1100];
-    snprintf(dat, sizeof dat, "%s.dat", png);
-    snprintf(gp, sizeof gp, "%s.gp", png);
-    /* each file under its name only once whole (zs_afile); the plot is
-     * rendered to a temporary name and renamed when gnuplot succeeded */
-    zs_afile ad, ag, ap;
-    zs_err e;
-    if (zs_afile_open(&ad, dat, &e)) {
-        fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        fprintf(ad.f, "%.6g %.6g %d\n", p[i].m->seconds * 1e6, p[i].pred * 1e6,
-                have_holdout ? p[i].held : 1);
-    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, png, &e)) {
-        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
-        return;
-    }
-    if (zs_afile_open(&ag, gp, &e)) {
-        zs_afile_abort(&ap);
-        return;
-    }
-    char term[128];
-    zs_cli_plot_terminal(png, 800, 700, term, sizeof term);
-    fprintf(ag.f,
-            "%s\nset output '%s'\nset logscale xy\n"
+    const plot_pts *x = arg;
+    for (size_t i = 0; i < x->n; i++)
+        fprintf(f, "%.6g %.6g %d\n", x->p[i].m->seconds * 1e6, x->p[i].pred * 1e6,
+                x->have_holdout ? x->p[i].held : 1);
+}
+
+static void plot_script(FILE *f, const char *out, const char *dat, const void *arg)
+{
+    const plot_pts *x = arg;
+    fprintf(f,
+            "set output '%s'\nset logscale xy\n"
             "set xlabel 'measured (us)'\nset ylabel 'predicted (us)'\nset key top left\n"
             "set title 'zepsim validate: predicted vs measured'\n"
             "plot x title 'y = x' lc rgb 'gray', 1.1*x title '+-10%%' dt 2 lc rgb 'gray', "
             "0.9*x notitle dt 2 lc rgb 'gray', '%s' using 1:($3==1?$2:1/0) title '%s' pt 7, "
             "'%s' using 1:($3==0?$2:1/0) title 'fitted on' pt 6\n",
-            term, ap.tmp, dat, have_holdout ? "held out" : "points", dat);
-    if (zs_afile_commit(&ag, &e)) {
-        zs_afile_abort(&ap);
-        return;
-    }
-    char cmd[2400];
-    snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
-    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
-        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
-    else
-        fprintf(stderr, "plot written to %s\n", png);
-    zs_afile_abort(&ap); /* a no-op once committed */
-    remove(gp);
+            out, dat, x->have_holdout ? "held out" : "points", dat);
+}
+
+/* Predicted against measured, log-log, held-out points apart (zs_cli_gnuplot). */
+static void plot(const char *png, const zs_score_point *p, size_t n, int have_holdout)
+{
+    plot_pts x = {p, n, have_holdout};
+    zs_cli_gnuplot(png, 800, 700, plot_data, plot_script, &x);
 }
 
 typedef struct validate_args {

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "zs_afile.h"
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
 #include "zs_runs.h"
@@ -279,53 +278,39 @@ static void summary(zs_doc *d, const zs_runs *rs, const outcome *o)
     free(abs_err);
 }
 
-/* error_pct per predicted run (x: the run's place in the file) with the
- * goals' bands, rendered by gnuplot when it is installed; each file under
- * its name only once whole (zs_afile). */
-static void plot(const char *path, const zs_runs *rs, const outcome *o)
+typedef struct plot_runs {
+    const zs_runs *rs;
+    const outcome *o;
+} plot_runs;
+
+static void plot_data(FILE *f, const void *arg)
 {
-    char dat[1100], gp[1100], term[128];
-    snprintf(dat, sizeof dat, "%s.dat", path);
-    snprintf(gp, sizeof gp, "%s.gp", path);
-    zs_afile ad, ag, ap;
-    zs_err e;
-    if (zs_afile_open(&ad, dat, &e)) {
-        fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
-        return;
-    }
-    for (int i = 0; i < rs->n; i++)
-        if (o[i].ok)
-            fprintf(ad.f, "%d %.6g \"%s/%s\"\n", i + 1, o[i].err_pct, rs->rows[i].model,
-                    zs_run_task_name(rs->rows[i].task));
-    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, path, &e)) {
-        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
-        return;
-    }
-    if (zs_afile_open(&ag, gp, &e)) {
-        zs_afile_abort(&ap);
-        return;
-    }
-    zs_cli_plot_terminal(path, 900, 600, term, sizeof term);
-    fprintf(ag.f,
-            "%s\nset output '%s'\nset ylabel 'error (%%), predicted vs measured'\n"
+    const plot_runs *x = arg;
+    for (int i = 0; i < x->rs->n; i++)
+        if (x->o[i].ok)
+            fprintf(f, "%d %.6g \"%s/%s\"\n", i + 1, x->o[i].err_pct, x->rs->rows[i].model,
+                    zs_run_task_name(x->rs->rows[i].task));
+}
+
+static void plot_script(FILE *f, const char *out, const char *dat, const void *arg)
+{
+    const plot_runs *x = arg;
+    fprintf(f,
+            "set output '%s'\nset ylabel 'error (%%), predicted vs measured'\n"
             "set title 'zepsim validate --runs: analytic step model, held-out'\n"
             "set xtics rotate by 45 right\nset key top right\nset xrange [0:%d]\n"
             "plot 0 notitle lc rgb 'gray', 8 title '+-8%%' dt 2 lc rgb 'gray', -8 notitle dt 2 "
             "lc rgb 'gray', 20 title '+-20%%' dt 3 lc rgb 'gray', -20 notitle dt 3 lc rgb 'gray', "
             "'%s' using 1:2:xtic(3) title 'runs' pt 7\n",
-            term, ap.tmp, rs->n + 1, dat);
-    if (zs_afile_commit(&ag, &e)) {
-        zs_afile_abort(&ap);
-        return;
-    }
-    char cmd[2400];
-    snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
-    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
-        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
-    else
-        fprintf(stderr, "plot written to %s\n", path);
-    zs_afile_abort(&ap); /* a no-op once committed */
-    remove(gp);
+            out, x->rs->n + 1, dat);
+}
+
+/* error_pct per predicted run (x: the run's place in the file) with the
+ * goals' bands (zs_cli_gnuplot). */
+static void plot(const char *path, const zs_runs *rs, const outcome *o)
+{
+    plot_runs x = {rs, o};
+    zs_cli_gnuplot(path, 900, 600, plot_data, plot_script, &x);
 }
 
 int zs_cmd_validate_runs(int argc, char **argv)
