@@ -62,17 +62,13 @@ int zs_afile_open(zs_afile *a, const char *path, zs_err *e)
     snprintf(a->tmp, sizeof a->tmp, "%s.tmp-XXXXXX", path);
     /* Interrupts wait until the new name is registered: one arriving in
      * between would leave the file behind. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    zs_intr_hold(&old);
     int fd = mkstemp(a->tmp);
     int mkerr = errno;
     if (fd >= 0)
         a->intr = zs_intr_track_file(a->tmp);
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    zs_intr_release(&old);
     if (fd < 0) {
         a->tmp[0] = '\0';
         return io_error(e, path, mkerr, "create file");

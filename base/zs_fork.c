@@ -109,16 +109,12 @@ int zs_child_start(zs_child *c, const char *what, zs_fork_fn fn, void *arg, zs_e
     pid_t parent = getpid();
     /* Interrupts wait until the child is registered with zs_intr: one
      * arriving in between would leave a child its parent does not stop. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    zs_intr_hold(&old);
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
-        sigprocmask(SIG_SETMASK, &old, NULL);
+        zs_intr_release(&old);
         close(fds[0]);
         close(fds[1]);
         return zs_err_set(e, ZS_ERUNTIME, name, "free some processes or memory",
@@ -129,7 +125,7 @@ int zs_child_start(zs_child *c, const char *what, zs_fork_fn fn, void *arg, zs_e
         child_main(fds[1], parent, &old, fn, arg);
     }
     c->intr = zs_intr_track_child(pid);
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    zs_intr_release(&old);
     close(fds[1]);
     c->pid = pid;
     c->fd = fds[0];

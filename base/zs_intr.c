@@ -128,6 +128,21 @@ static size_t put_long(char *buf, size_t n, size_t at, long v)
     return put(buf, n, at, s);
 }
 
+void zs_intr_hold(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, old);
+}
+
+void zs_intr_release(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 size_t zs_intr_message(int sig, char *buf, size_t n)
 {
     if (!n)

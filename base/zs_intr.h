@@ -21,6 +21,7 @@
 #ifndef ZS_INTR_H
 #define ZS_INTR_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 /* Installs the handlers in this process (the one that prints the line).
@@ -41,6 +42,12 @@ void zs_intr_untrack(int slot);
 /* After a child was reaped: removes the files it registered and left
  * (it crashed or was killed before it could). */
 void zs_intr_reaped(pid_t pid);
+
+/* Holds SIGINT, SIGTERM and SIGHUP back (the mask before goes into *old)
+ * while something is created and registered, so that no signal falls in
+ * between; zs_intr_release(old) lets them through again. */
+void zs_intr_hold(sigset_t *old);
+void zs_intr_release(const sigset_t *old);
 
 /* How long a process waits for its children to clean up after a signal. */
 #define ZS_INTR_WAIT_MS 3000
