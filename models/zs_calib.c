@@ -370,7 +370,7 @@ int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double
      * latency NCCL's (3.4 us for ring/Simple over NVLink) times the fitted
      * scale. */
     if (lc == ZS_LINK_NVLINK && c->has_nccl && c->nvl_bus_gbs > 0) {
-        *latency_s = 3.4e-6 * c->nccl.v[ZS_NP_INTRA_LAT];
+        *latency_s = zs_nccl_ring_step_us(0) / 1e6 * c->nccl.v[ZS_NP_INTRA_LAT];
         *bw_Bps = c->nvl_bus_gbs * 1e9;
         return 1;
     }
@@ -379,7 +379,7 @@ int zs_calib_link(const zs_calib *c, zs_link_class lc, double *latency_s, double
      * latency is NCCL's network step for ring/Simple (14 us) times the
      * fitted scale, half on each end of the link. */
     if (lc == ZS_LINK_NIC && c->has_nccl && c->nic_gbs > 0) {
-        *latency_s = 14e-6 * c->nccl.v[ZS_NP_NET_LAT] / 2;
+        *latency_s = zs_nccl_ring_step_us(1) / 1e6 * c->nccl.v[ZS_NP_NET_LAT] / 2;
         *bw_Bps = c->nic_gbs * 1e9;
         return 1;
     }

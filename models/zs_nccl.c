@@ -648,6 +648,11 @@ static double latency_us(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, 
     return lat;
 }
 
+double zs_nccl_ring_step_us(int network)
+{
+    return hw_lat[network ? HW_NET : HW_NVLINK][ZS_NCCL_RING][ZS_NCCL_SIMPLE];
+}
+
 /* Tree all-reduce bandwidth correction by size (ncclTopoGetAlgoTime). */
 static double correction(zs_coll_kind k, zs_nccl_algo a, zs_nccl_proto p, double nbytes)
 {

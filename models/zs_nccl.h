@@ -144,6 +144,10 @@ typedef struct zs_nccl_choice {
     int nsteps;       /* ring-equivalent steps (2(n-1) all-reduce, n-1 others) */
 } zs_nccl_choice;
 
+/* NCCL's per-step latency (us) of a ring/Simple step over NVLink
+ * (network 0: 3.4) or across the network (network 1: 14), its table's
+ * figures before any calibrated scale. */
+double zs_nccl_ring_step_us(int network);
 /* NCCL's estimate (us) of one pair, or -1 when NCCL would not run it. */
 double zs_nccl_model_us(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs_nccl_algo a,
                         zs_nccl_proto p);

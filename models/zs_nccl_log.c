@@ -56,33 +56,27 @@ static const char *nccl_op_of(const char *text)
 /* --collective's value as a collective name, any spelling the tools use. */
 static const char *nccl_op_named(const char *name)
 {
-    static const char *const ops[] = {"all-gather", "reduce-scatter", "all-reduce", "all-to-all",
-                                      "p2p"};
-    char canon[32];
+    static const struct {
+        const char *name, *op;
+    } names[] = {{"allgather", "all-gather"},
+                 {"all_gather", "all-gather"},
+                 {"reducescatter", "reduce-scatter"},
+                 {"reduce_scatter", "reduce-scatter"},
+                 {"allreduce", "all-reduce"},
+                 {"all_reduce", "all-reduce"},
+                 {"alltoall", "all-to-all"},
+                 {"all_to_all", "all-to-all"},
+                 {"sendrecv", "p2p"},
+                 {"p2p", "p2p"}};
+    char canon[32]; /* lower case, '-' read as '_' */
     size_t n = 0;
     for (const char *p = name; *p && n < sizeof canon - 1; p++)
         canon[n++] = *p == '-' ? '_' : (char)tolower((unsigned char)*p);
     canon[n] = '\0';
-    if (strcmp(canon, "allgather") == 0)
-        return ops[0];
-    if (strcmp(canon, "reducescatter") == 0)
-        return ops[1];
-    if (strcmp(canon, "allreduce") == 0)
-        return ops[2];
-    if (strcmp(canon, "all_to_all") == 0 || strcmp(canon, "alltoall") == 0)
-        return ops[3];
-    if (strcmp(canon, "sendrecv") == 0)
-        return ops[4];
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-        char c[32];
-        snprintf(c, sizeof c, "%s", ops[i]);
-        for (char *q = c; *q; q++)
-            if (*q == '-')
-                *q = '_';
-        if (strcmp(canon, c) == 0)
-            return ops[i];
-    }
-    return nccl_op_of(canon);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(canon, names[i].name) == 0)
+            return names[i].op;
+    return nccl_op_of(canon); /* a binary's name: all_reduce_perf */
 }
 
 int zs_meas_set_collective(zs_meas_set *s, const char *name, zs_err *e)
