@@ -394,6 +394,8 @@ void zs_calib_apply_links(const zs_calib *c, zs_cluster *cl)
         cl->gpu.nvlink_gbs = bw / 1e9;
     }
     if (zs_calib_link(c, ZS_LINK_NIC, &lat, &bw)) {
+        if (!(cl->nic_line_gbps > 0))
+            cl->nic_line_gbps = cl->nic_gbps; /* NCCL's model keeps the line rate */
         cl->nic_latency_us = lat * 1e6;
         cl->nic_gbps = bw * 8 / 1e9;
     }

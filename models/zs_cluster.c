@@ -70,6 +70,7 @@ int zs_cluster_load(const char *name_or_file, int nodes, zs_cluster *out, zs_err
     if (rc)
         return rc;
     zs_cluster c;
+    memset(&c, 0, sizeof c); /* fields no file sets (nic_line_gbps) start at 0 */
     rc = zs_config_parse(doc, doc->root, NULL, zs_cluster_fields, zs_cluster_nfields,
                          cluster_extra_keys, &c, e);
     if (rc == ZS_OK) {

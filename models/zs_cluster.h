@@ -20,7 +20,12 @@ typedef struct zs_cluster {
     int nodes;
     int gpus_per_node;
     int nics_per_node;
-    double nic_gbps;          /* NIC line rate, Gb/s (bits) */
+    double nic_gbps; /* NIC line rate, Gb/s (bits) */
+    /* The NIC's line rate when nic_gbps holds a calibrated, achieved rate
+     * (zs_calib_apply_links): NCCL's view of the network is the line rate,
+     * which a fitted net_eff then scales. 0: nic_gbps is the line rate.
+     * Not read from cluster files. */
+    double nic_line_gbps;
     int nic_ports;            /* ports (or virtual functions) per NIC that NCCL sees as NICs of
                                  their own, nic_gbps / nic_ports each: it plans channels per
                                  port (models/zs_nccl.c); the platform keeps one link */

@@ -370,7 +370,8 @@ int zs_nccl_topo_init(const zs_cluster *cl, int nodes, int ppn, int nics, zs_ncc
      * SR-IOV functions) is several NICs of a part of the rate to it. */
     int ports = cl->nic_ports > 0 ? cl->nic_ports : 1;
     x.nics *= ports;
-    x.net_bw = cl->nic_gbps / 8.0 / ports;
+    double line = cl->nic_line_gbps > 0 ? cl->nic_line_gbps : cl->nic_gbps;
+    x.net_bw = line / 8.0 / ports;
     x.hbm_bw = cl->gpu.hbm_gbs;
     if (x.nranks > 1) {
         x.ring = search_ring(&x);

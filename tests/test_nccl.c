@@ -630,6 +630,14 @@ static void test_multinode_fit(void)
     CU_ASSERT_FATAL(zs_calib_link(cal, ZS_LINK_NIC, &lat, &bw));
     ZS_ASSERT_REL(bw, 48e9 * p->v[ZS_NP_NET_EFF], 1e-9);
     ZS_ASSERT_REL(lat, 7e-6, 1e-9);
+    /* A cluster with those figures applied keeps NCCL's view at the line
+     * rate: net_eff scales it once, not on top of the achieved rate. */
+    zs_cluster applied = c;
+    zs_calib_apply_links(cal, &applied);
+    ZS_ASSERT_REL(applied.nic_gbps, bw * 8 / 1e9, 1e-12);
+    zs_nccl_topo line = topo(&c, 2, 8), seen = topo(&applied, 2, 8);
+    ZS_ASSERT_REL(seen.net_bw, line.net_bw, 0);
+    ZS_ASSERT_INT_EQ(seen.ring.nch, line.ring.nch);
     /* The same log on a cluster with 4 GPUs per node does not fit. */
     zs_cluster small = c;
     small.gpus_per_node = 4;
