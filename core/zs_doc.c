@@ -352,7 +352,7 @@ static void json_doc(const zs_doc *d)
 int zs_doc_end(zs_doc *d)
 {
     if (d->fmt == ZS_FMT_JSON) {
-        if (json_array_size(d->notes) && json_object_set(d->root, "notes", d->notes))
+        if (json_object_set(d->root, "notes", d->notes)) /* always: [] when none */
             d->oom = 1;
         json_doc(d);
     } else if (d->fmt == ZS_FMT_CSV) {

@@ -168,10 +168,7 @@ void zs_rank_acct_close(zs_rank_acct *a, zs_rank_result *r, double end)
 
 static void kv(zs_table *t, const char *key, const char *fmt, double v, const char *unit)
 {
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", key);
-    zs_table_num(t, 1, fmt, v);
-    zs_table_set(t, 2, "%s", unit);
+    zs_table_kv_num(t, key, unit, fmt, v);
 }
 
 void zs_result_summary(const zs_result *r, zs_table *t)

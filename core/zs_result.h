@@ -95,7 +95,7 @@ void zs_rank_acct_change(zs_rank_acct *a, zs_rank_result *r, double now, int dco
 /* Closes the accounting at the iteration's end (idle until `end`). */
 void zs_rank_acct_close(zs_rank_acct *a, zs_rank_result *r, double end);
 
-/* Summary as key/value/unit rows: iteration time, tokens/s, MFU, mean and
+/* Summary as rows of a key/value table (zs_table_kv_new): iteration time, tokens/s, MFU, mean and
  * max compute/exposed/idle, bytes per link class, max NIC utilisation. */
 void zs_result_summary(const zs_result *r, zs_table *t);
 /* The sentences that do not fit a table: why the slowest rank is slowest,

@@ -1,6 +1,7 @@
 /* Result tables: see zs_table.h. */
 #include "zs_table.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@ struct zs_table {
     char *names[ZS_TABLE_MAXCOLS];
     int numeric[ZS_TABLE_MAXCOLS];
     char **cells;         /* nrows * ZS_TABLE_MAXCOLS, NULL for empty */
+    char **vals;          /* a number's full-precision JSON text, or NULL */
     unsigned char *kinds; /* zs_cell_kind of each cell */
 };
 
@@ -56,9 +58,12 @@ void zs_table_free(zs_table *t)
         return;
     for (int i = 0; i < t->ncols; i++)
         free(t->names[i]);
-    for (long i = 0; i < (long)t->nrows * ZS_TABLE_MAXCOLS; i++)
+    for (long i = 0; i < (long)t->nrows * ZS_TABLE_MAXCOLS; i++) {
         free(t->cells[i]);
+        free(t->vals[i]);
+    }
     free(t->cells);
+    free(t->vals);
     free(t->kinds);
     free(t->title);
     free(t);
@@ -80,6 +85,10 @@ int zs_table_row(zs_table *t)
         if (!c)
             return ZS_ENOMEM;
         t->cells = c;
+        char **v = realloc(t->vals, sizeof(char *) * (size_t)nc * ZS_TABLE_MAXCOLS);
+        if (!v)
+            return ZS_ENOMEM;
+        t->vals = v;
         unsigned char *k = realloc(t->kinds, (size_t)nc * ZS_TABLE_MAXCOLS);
         if (!k)
             return ZS_ENOMEM;
@@ -88,6 +97,7 @@ int zs_table_row(zs_table *t)
     }
     size_t at = (size_t)t->nrows * ZS_TABLE_MAXCOLS;
     memset(t->cells + at, 0, sizeof(char *) * ZS_TABLE_MAXCOLS);
+    memset(t->vals + at, 0, sizeof(char *) * ZS_TABLE_MAXCOLS);
     memset(t->kinds + at, ZS_CELL_NULL, ZS_TABLE_MAXCOLS);
     t->nrows++;
     return ZS_OK;
@@ -131,7 +141,9 @@ static int put(zs_table *t, int col, const char *text, zs_cell_kind kind)
         return ZS_EINVALID;
     size_t at = (size_t)(t->nrows - 1) * ZS_TABLE_MAXCOLS + (size_t)col;
     free(t->cells[at]);
+    free(t->vals[at]);
     t->cells[at] = NULL;
+    t->vals[at] = NULL;
     t->kinds[at] = ZS_CELL_NULL;
     if (kind == ZS_CELL_NULL)
         return ZS_OK;
@@ -153,6 +165,16 @@ int zs_table_set(zs_table *t, int col, const char *fmt, ...)
     return put(t, col, buf, ZS_CELL_TEXT);
 }
 
+/* v at DBL_DIG (15) significant digits: every digit a double carries in
+ * decimal, and what the JSON writer prints (zs_doc.c), so CSV and JSON
+ * agree; "-0" reads as 0. */
+static void exact_text(double v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.*g", DBL_DIG, v);
+    if (!strcmp(buf, "-0"))
+        snprintf(buf, n, "0");
+}
+
 int zs_table_num(zs_table *t, int col, const char *fmt, double v)
 {
     if (!isfinite(v))
@@ -162,7 +184,23 @@ int zs_table_num(zs_table *t, int col, const char *fmt, double v)
     /* "%.0f" of -0.4 is "-0": a JSON number, but people read 0 */
     if (!strcmp(buf, "-0") || !strcmp(buf, "+0"))
         snprintf(buf, sizeof buf, "0");
-    return zs_json_number(buf) ? put(t, col, buf, ZS_CELL_NUM) : put(t, col, buf, ZS_CELL_TEXT);
+    if (!zs_json_number(buf))
+        return put(t, col, buf, ZS_CELL_TEXT);
+    return zs_table_num_as(t, col, buf, v);
+}
+
+int zs_table_num_as(zs_table *t, int col, const char *text, double v)
+{
+    if (!isfinite(v))
+        return put(t, col, "", ZS_CELL_NULL);
+    int rc = put(t, col, text, ZS_CELL_NUM);
+    if (rc)
+        return rc;
+    /* scripts get every digit; people get the rounded text */
+    char exact[64];
+    exact_text(v, exact, sizeof exact);
+    size_t at = (size_t)(t->nrows - 1) * ZS_TABLE_MAXCOLS + (size_t)col;
+    return (t->vals[at] = sdup(exact)) ? ZS_OK : ZS_ENOMEM;
 }
 
 int zs_table_str(zs_table *t, int col, const char *s)
@@ -173,6 +211,49 @@ int zs_table_str(zs_table *t, int col, const char *s)
 int zs_table_numtext(zs_table *t, int col, const char *text)
 {
     return put(t, col, text, zs_json_number(text) ? ZS_CELL_NUM : ZS_CELL_TEXT);
+}
+
+zs_table *zs_table_kv_new(const char *title)
+{
+    zs_table *t = zs_table_new(title);
+    if (t && (zs_table_col(t, "key", ZS_COL_TEXT) || zs_table_col(t, "value", ZS_COL_MIXED) ||
+              zs_table_col(t, "unit", ZS_COL_TEXT) || zs_table_col(t, "note", ZS_COL_TEXT))) {
+        zs_table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int zs_table_kv_num(zs_table *t, const char *key, const char *unit, const char *fmt, double v)
+{
+    int rc = zs_table_row(t);
+    if (!rc && !(rc = zs_table_str(t, 0, key)) && !(rc = zs_table_num(t, 1, fmt, v)) && unit &&
+        *unit)
+        rc = zs_table_str(t, 2, unit);
+    return rc;
+}
+
+int zs_table_kv_text(zs_table *t, const char *key, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    int rc = zs_table_row(t);
+    if (!rc && !(rc = zs_table_str(t, 0, key)))
+        rc = zs_table_str(t, 1, buf);
+    return rc;
+}
+
+int zs_table_kv_note(zs_table *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return zs_table_str(t, 3, buf);
 }
 
 int zs_table_nrows(const zs_table *t)
@@ -210,6 +291,11 @@ int zs_table_find(const zs_table *t, const char *name)
 
 const char *zs_table_value(const zs_table *t, int row, int col)
 {
+    if (zs_table_kind(t, row, col) == ZS_CELL_NUM) {
+        const char *v = t->vals[(size_t)row * ZS_TABLE_MAXCOLS + (size_t)col];
+        if (v)
+            return v;
+    }
     const char *s = zs_table_text(t, row, col);
     const char *num = zs_table_kind(t, row, col) == ZS_CELL_NUM ? zs_json_number(s) : NULL;
     return num ? num : s;
@@ -230,8 +316,63 @@ const char *zs_table_text(const zs_table *t, int row, int col)
     return s ? s : "";
 }
 
+/* Whether t has zs_table_kv_new's columns. */
+static int is_kv(const zs_table *t)
+{
+    return t->ncols == 4 && !strcmp(t->names[0], "key") && !strcmp(t->names[1], "value") &&
+           !strcmp(t->names[2], "unit") && !strcmp(t->names[3], "note");
+}
+
+/* The value cell of row r of a key/value table for people: a number
+ * right-aligned in wn with its unit after it, a text as it is. */
+static void kv_value(const zs_table *t, int r, int wn, char *v, size_t n)
+{
+    const char *u = zs_table_text(t, r, 2);
+    if (zs_table_kind(t, r, 1) == ZS_CELL_NUM)
+        snprintf(v, n, "%*s%s%s", wn, zs_table_text(t, r, 1), *u ? " " : "", u);
+    else
+        snprintf(v, n, "%s%s%s", zs_table_text(t, r, 1), *u ? " " : "", u);
+}
+
+/* A key/value table for people: "key  value unit  note", numbers lined
+ * up, the notes after the numbers and short texts (a long text runs on). */
+static void print_kv(const zs_table *t, FILE *out)
+{
+    enum { LONG = 40 };
+    int wk = 3, wn = 0, wv = 5;
+    char v[1200];
+    for (int r = 0; r < t->nrows; r++) {
+        int lk = (int)strlen(zs_table_text(t, r, 0)), ln = (int)strlen(zs_table_text(t, r, 1));
+        wk = lk > wk ? lk : wk;
+        wn = zs_table_kind(t, r, 1) == ZS_CELL_NUM && ln > wn ? ln : wn;
+    }
+    for (int r = 0; r < t->nrows; r++) {
+        kv_value(t, r, wn, v, sizeof v);
+        int lv = (int)strlen(v);
+        wv = lv > wv && lv <= LONG ? lv : wv;
+    }
+    if (t->title)
+        fprintf(out, "%s\n", t->title);
+    fprintf(out, "%-*s  %-*s  note\n", wk, "key", wv, "value");
+    for (int i = 0; i < wk + wv + 8; i++)
+        fputc(i == wk || i == wk + 1 || i == wk + wv + 2 || i == wk + wv + 3 ? ' ' : '-', out);
+    fputc('\n', out);
+    for (int r = 0; r < t->nrows; r++) {
+        kv_value(t, r, wn, v, sizeof v);
+        const char *n = zs_table_text(t, r, 3);
+        if (*n)
+            fprintf(out, "%-*s  %-*s  %s\n", wk, zs_table_text(t, r, 0), wv, v, n);
+        else
+            fprintf(out, "%-*s  %s\n", wk, zs_table_text(t, r, 0), v);
+    }
+}
+
 void zs_table_print_text(const zs_table *t, FILE *out)
 {
+    if (is_kv(t)) {
+        print_kv(t, out);
+        return;
+    }
     int w[ZS_TABLE_MAXCOLS];
     for (int c = 0; c < t->ncols; c++) {
         w[c] = (int)strlen(t->names[c]);

@@ -36,15 +36,32 @@ int zs_table_row(zs_table *t);
 /* Sets a cell of the current row to text; in a numeric column, text that
  * is a JSON number (a leading '+' dropped) becomes a number cell. */
 int zs_table_set(zs_table *t, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Sets a cell of the current row to the number v written with fmt (one
- * printf conversion of a double, "%.1f"); a v that is not finite leaves the
- * cell empty, so no inf or nan is ever printed. */
+/* Sets a cell of the current row to the number v: people read it written
+ * with fmt (one printf conversion of a double, "%.1f"), CSV and JSON get
+ * every digit a double carries (DBL_DIG, 15 significant). A v that is not
+ * finite leaves the cell empty, so no inf or nan is ever printed. */
 int zs_table_num(zs_table *t, int col, const char *fmt, double v);
+/* Sets a cell to the number v that people read as text ("1,234,567"). */
+int zs_table_num_as(zs_table *t, int col, const char *text, double v);
 /* Sets a cell to text s, never a number (a TEXT value from SQLite). */
 int zs_table_str(zs_table *t, int col, const char *s);
 /* Sets a cell to a number given as text (a number from SQLite, say); text
  * that is not a JSON number becomes a text cell. */
 int zs_table_numtext(zs_table *t, int col, const char *text);
+
+/* Key/value tables, the shape every command uses for a list of named
+ * figures: columns key, value (a number whenever it is one, so scripts
+ * read it at full precision), unit and note (what the figure assumes or
+ * means in words; null when nothing). Units and notes never go into the
+ * value. */
+zs_table *zs_table_kv_new(const char *title);
+/* A row whose value is the number v (fmt as in zs_table_num). */
+int zs_table_kv_num(zs_table *t, const char *key, const char *unit, const char *fmt, double v);
+/* A row whose value is text (a name, a description). */
+int zs_table_kv_text(zs_table *t, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The note of the last row added. */
+int zs_table_kv_note(zs_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int zs_table_nrows(const zs_table *t);
 int zs_table_ncols(const zs_table *t);
@@ -52,8 +69,8 @@ const char *zs_table_title(const zs_table *t);
 const char *zs_table_colname(const zs_table *t, int col);
 int zs_table_col_numeric(const zs_table *t, int col);
 /* A cell: its kind, its text as people read it ("" when empty; "+5.65"
- * as written), and its value for CSV and JSON (a number's JSON text,
- * "5.65"). */
+ * as written), and its value for CSV and JSON (a number's JSON text at
+ * full precision when set by zs_table_num, "5.6523", else "5.65"). */
 zs_cell_kind zs_table_kind(const zs_table *t, int row, int col);
 const char *zs_table_text(const zs_table *t, int row, int col);
 const char *zs_table_value(const zs_table *t, int row, int col);

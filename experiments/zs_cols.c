@@ -225,3 +225,22 @@ void zs_rcols_row(zs_table *t, const zs_rrow *in)
     if (!in->r && tps >= 0 && zs_table_find(t, "status") < 0)
         zs_table_set(t, tps, "failed");
 }
+
+void zs_rcol_human(const char *name, const zs_rrow *in, char *buf, size_t n)
+{
+    const zs_rcol *c = zs_rcol_find(name);
+    zs_table *t = zs_table_new(NULL);
+    snprintf(buf, n, "%s", "");
+    if (c && t && !zs_table_col(t, name, c->kind) && !zs_table_row(t)) {
+        zs_rcol_put(c, t, 0, in);
+        snprintf(buf, n, "%s", zs_table_text(t, 0, 0));
+    }
+    zs_table_free(t);
+}
+
+void zs_rcols_units(zs_doc *d)
+{
+    for (int i = 0; i < zs_rcol_count(); i++)
+        if (zs_rcol_at(i)->unit[0])
+            zs_doc_set_text(d, "units", zs_rcol_at(i)->name, zs_rcol_at(i)->unit);
+}

@@ -9,6 +9,7 @@
 #ifndef ZS_COLS_H
 #define ZS_COLS_H
 
+#include "zs_doc.h"
 #include "zs_point.h"
 #include "zs_table.h"
 
@@ -44,5 +45,12 @@ void zs_rcols_add(zs_table *t, int human);
 void zs_rcols_row(zs_table *t, const zs_rrow *in);
 /* Sets cell col of t's current row to column c of in. */
 void zs_rcol_put(const zs_rcol *c, zs_table *t, int col, const zs_rrow *in);
+/* Column name of in as the table for people prints it ("333525"), for
+ * what must say exactly what the table says (a chart's labels); "" when
+ * it has none. */
+void zs_rcol_human(const char *name, const zs_rrow *in, char *buf, size_t n);
+/* The unit of every result column that has one, as the object "units" of
+ * a JSON document ({"iter_ms": "ms", ...}): the rows' numbers stay bare. */
+void zs_rcols_units(zs_doc *d);
 
 #endif

@@ -21,7 +21,8 @@ struct zs_db {
 };
 
 static const char schema_sql[] =
-    "-- zepsim results database (schema version 2).\n"
+    "-- zepsim results database (schema version 3; a version 2 file gets the\n"
+    "-- version 3 columns, NULL in its old rows, from the first writer).\n"
     "-- One row per run point. `key` is the canonical configuration (every\n"
     "-- field that can change a number, the software version and the\n"
     "-- calibration's SHA-256); it is UNIQUE, so a resumed run skips stored\n"
@@ -76,7 +77,16 @@ static const char schema_sql[] =
     "  backend_notes TEXT,           -- what the backend approximated\n"
     "  slowest_why TEXT,             -- why the slowest rank was slowest\n"
     "  host TEXT,                    -- machine that ran it\n"
-    "  created TEXT                  -- UTC time it was stored\n"
+    "  created TEXT,                 -- UTC time it was stored\n"
+    "  nodes_run INTEGER,            -- version 3: nodes as run (the cluster's when nodes = 0)\n"
+    "  gpus INTEGER,                 --   GPUs as run\n"
+    "  attn_kernel TEXT,             --   attention kernel ('' : the GPU's own)\n"
+    "  compute_share REAL,           --   mean time computing / iteration time\n"
+    "  idle_share REAL,              --   mean time waiting on peers / iteration time\n"
+    "  peak_mem REAL,                --   peak memory of one GPU, bytes (memory model)\n"
+    "  mem_capacity REAL,            --   usable bytes of one GPU\n"
+    "  baseline_key TEXT             --   key of the storing spec's baseline point of\n"
+    "                                --   the same case (speedup; NULL: none)\n"
     ");\n"
     "-- Points being run now: a runner claims a point here before running it\n"
     "-- and drops the claim when it stores the result, so two runners on one\n"
@@ -96,6 +106,16 @@ static const char *const cols =
     "tokens_per_s, mfu, exposed_share, max_nic_util, attn_imbalance, linear_imbalance, "
     "plan_ms, imbalance_degree, delay_iters, ops, wall_s, planner_notes, backend_notes, "
     "slowest_why, host, created";
+
+/* The columns schema version 3 added, in order, with their types: a
+ * version 2 file gets them from its first writer (ALTER TABLE), and a
+ * reader of one reads NULL for them. */
+static const char *const v3_cols[][2] = {
+    {"nodes_run", "INTEGER"},  {"gpus", "INTEGER"},      {"attn_kernel", "TEXT"},
+    {"compute_share", "REAL"}, {"idle_share", "REAL"},   {"peak_mem", "REAL"},
+    {"mem_capacity", "REAL"},  {"baseline_key", "TEXT"},
+};
+#define ZS_DB_NV3 ((int)(sizeof v3_cols / sizeof v3_cols[0]))
 
 const char *zs_db_schema(void)
 {
@@ -212,12 +232,59 @@ static int check_schema(zs_db *db, int *fresh, zs_err *e)
     sqlite3_finalize(st);
     if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE)
         return db_error(db->h, src, db->path, "reading the schema version", e);
-    if (atoi(ver) != ZS_DB_SCHEMA_VERSION || strspn(ver, "0123456789") != strlen(ver))
+    int v = atoi(ver);
+    if ((v != ZS_DB_SCHEMA_VERSION && v != 2) || strspn(ver, "0123456789") != strlen(ver))
         return zs_err_set(e, ZS_EINPUT, db->path,
                           "use a zepsim of the version that wrote it, or a new database file",
-                          "database schema version '%s'; this zepsim reads version %d", ver,
+                          "database schema version '%s'; this zepsim reads versions 2 and %d", ver,
                           ZS_DB_SCHEMA_VERSION);
     return ZS_OK;
+}
+
+/* Whether the results table of schema ("main", "src") has column name. */
+static int has_col(zs_db *db, const char *schema, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT count(*) FROM pragma_table_info('results', ?) WHERE name = ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, schema, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The version 3 columns of schema's results table, each ", name" (or
+ * ", NULL" where a version 2 file lacks it), prefixed by `prefix.`. */
+static void v3_select(zs_db *db, const char *schema, char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < ZS_DB_NV3 && o < n; i++)
+        o += (size_t)snprintf(out + o, n - o, ", %s",
+                              has_col(db, schema, v3_cols[i][0]) ? v3_cols[i][0] : "NULL");
+}
+
+/* A version 2 file gets the version 3 columns (NULL in its rows), in the
+ * writer's schema transaction. */
+static int migrate(zs_db *db, zs_err *e)
+{
+    int rc = ZS_OK;
+    for (int i = 0; i < ZS_DB_NV3 && !rc; i++) {
+        if (has_col(db, "main", v3_cols[i][0]))
+            continue;
+        char sql[160];
+        snprintf(sql, sizeof sql, "ALTER TABLE results ADD COLUMN %s %s", v3_cols[i][0],
+                 v3_cols[i][1]);
+        rc = exec(db, sql, "upgrading the schema to version 3", e);
+    }
+    char ver[96];
+    snprintf(ver, sizeof ver, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d');",
+             ZS_DB_SCHEMA_VERSION);
+    return rc ? rc : exec(db, ver, "upgrading the schema to version 3", e);
 }
 
 /* The process start time in clock ticks since boot (field 22 of
@@ -327,15 +394,12 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
     if (!rc && !readonly)
         rc = exec(db, "BEGIN IMMEDIATE", "opening the results database", e);
     if (!rc && !readonly) {
-        char ver[96];
-        snprintf(ver, sizeof ver, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '%d');",
-                 ZS_DB_SCHEMA_VERSION);
         /* IF NOT EXISTS: a database from before the claims table gets it */
         rc = check_schema(db, &fresh, e);
         if (!rc)
             rc = exec(db, schema_sql, "creating the schema", e);
         if (!rc)
-            rc = exec(db, ver, "creating the schema", e);
+            rc = migrate(db, e);
         if (!rc)
             rc = exec(db, "COMMIT", "creating the schema", e);
         else
@@ -424,14 +488,30 @@ static void text_col(sqlite3_stmt *st, int i, char *dst, size_t n)
     snprintf(dst, n, "%s", t ? (const char *)t : "");
 }
 
+/* The version 3 columns from column i on (NULL in a version 2 file: 0). */
+static void get_v3(sqlite3_stmt *st, int i, zs_db_row *row)
+{
+    zs_point_result *r = &row->r;
+    r->nodes = sqlite3_column_int(st, i);
+    r->gpus = sqlite3_column_int(st, i + 1);
+    r->compute_share = sqlite3_column_double(st, i + 3);
+    r->idle_share = sqlite3_column_double(st, i + 4);
+    r->peak_mem = sqlite3_column_double(st, i + 5);
+    r->mem_capacity = sqlite3_column_double(st, i + 6);
+    text_col(st, i + 7, row->baseline_key, sizeof row->baseline_key);
+}
+
 int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
 {
     sqlite3_stmt *st = NULL;
-    const char *sql =
-        "SELECT status, error, iters_done, tokens, seconds, iter_time, tokens_per_s, mfu, "
-        "exposed_share, max_nic_util, attn_imbalance, linear_imbalance, plan_ms, ops, wall_s, "
-        "cost_desc, planner_notes, backend_notes, slowest_why, imbalance_degree, delay_iters "
-        "FROM results WHERE key = ?";
+    char sql[1024], v3[256];
+    v3_select(db, "main", v3, sizeof v3);
+    snprintf(sql, sizeof sql,
+             "SELECT status, error, iters_done, tokens, seconds, iter_time, tokens_per_s, mfu, "
+             "exposed_share, max_nic_util, attn_imbalance, linear_imbalance, plan_ms, ops, "
+             "wall_s, cost_desc, planner_notes, backend_notes, slowest_why, imbalance_degree, "
+             "delay_iters%s FROM results WHERE key = ?",
+             v3);
     int src = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
     if (src)
         return db_error(db->h, src, db->path, "reading a point", e);
@@ -464,6 +544,7 @@ int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
         r->imbalance_degree = sqlite3_column_double(st, 19);
         r->delay_iters = sqlite3_column_double(st, 20);
         r->tokens_per_iter = r->iterations > 0 ? r->tokens / r->iterations : 0;
+        get_v3(st, 21, row);
     }
     sqlite3_finalize(st);
     if (s != SQLITE_ROW && s != SQLITE_DONE)
@@ -582,14 +663,55 @@ int zs_db_release_claims(zs_db *db, zs_err *e)
                       NULL, NULL);
 }
 
+/* ", nodes_run, gpus, ...": the version 3 column names. */
+static void v3_names(char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < ZS_DB_NV3 && o < n; i++)
+        o += (size_t)snprintf(out + o, n - o, ", %s", v3_cols[i][0]);
+}
+
+/* The version 3 columns of a row, from parameter i on (v3_cols' order). */
+static void bind_v3(sqlite3_stmt *st, int i, const zs_point_cfg *c, const zs_db_row *row)
+{
+    const zs_point_result *r = &row->r;
+    if (row->ok) {
+        sqlite3_bind_int(st, i++, r->nodes);
+        sqlite3_bind_int(st, i++, r->gpus);
+    } else {
+        i += 2;
+    }
+    sqlite3_bind_text(st, i++, c->attn_kernel, -1, SQLITE_STATIC);
+    if (row->ok) {
+        sqlite3_bind_double(st, i++, r->compute_share);
+        sqlite3_bind_double(st, i++, r->idle_share);
+        if (r->peak_mem > 0)
+            sqlite3_bind_double(st, i, r->peak_mem);
+        i++;
+        if (r->mem_capacity > 0)
+            sqlite3_bind_double(st, i, r->mem_capacity);
+        i++;
+    } else {
+        i += 4;
+    }
+    if (row->baseline_key[0])
+        sqlite3_bind_text(st, i, row->baseline_key, -1, SQLITE_STATIC);
+}
+
 int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *c,
               const zs_db_row *row, int replace, zs_err *e)
 {
-    char sql[2048], cfgtxt[2048], sha[65] = "", host[256] = "", created[32];
-    snprintf(sql, sizeof sql,
-             "INSERT OR %s INTO results (%s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-             "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-             replace ? "REPLACE" : "IGNORE", cols);
+    char sql[2048], cfgtxt[2048], sha[65] = "", host[256] = "", created[32], v3[256];
+    v3_names(v3, sizeof v3);
+    char marks[256] = "?"; /* one per column */
+    for (const char *p = cols; *p; p++)
+        if (*p == ',')
+            strcat(marks, ",?");
+    for (int k = 0; k < ZS_DB_NV3; k++)
+        strcat(marks, ",?");
+    snprintf(sql, sizeof sql, "INSERT OR %s INTO results (%s%s) VALUES (%s)",
+             replace ? "REPLACE" : "IGNORE", cols, v3, marks);
     if (c->calib[0]) {
         int rc = zs_sha256_file(c->calib, sha, e);
         if (rc)
@@ -667,6 +789,7 @@ int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *
     sqlite3_bind_text(st, i++, row->slowest_why, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, i++, host, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, i++, created, -1, SQLITE_STATIC);
+    bind_v3(st, i, c, row);
     if ((src = sqlite3_step(st)) != SQLITE_DONE)
         rc = db_error(db->h, src, db->path, "storing a result", e);
     /* the point is done: its claim goes in the same transaction */
@@ -694,23 +817,43 @@ static int reader_only(void *arg, int action, const char *a, const char *b, cons
                : SQLITE_DENY;
 }
 
-/* The results under the names and units of every other output
- * (experiments/zs_cols.h, docs/output.md): a view of this connection only
- * (TEMP), so the file and its schema stay as they are. */
-static const char points_view[] =
-    "CREATE TEMP VIEW IF NOT EXISTS points AS SELECT spec, model, cluster, nodes, trace, method, "
-    "opts, context, group_gpus AS \"group\", iterations, seed, backend, calib, zero_stage, "
-    "recompute, status, error, tokens_per_s, tokens / iters_done AS tokens_per_iter, "
-    "iter_time * 1000 AS iter_ms, mfu * 100 AS mfu_pct, exposed_share * 100 AS exposed_pct, "
-    "max_nic_util * 100 AS max_nic_pct, attn_imbalance, linear_imbalance, "
-    "NULLIF(imbalance_degree, 0) AS imbalance_degree, delay_iters, plan_ms, ops, wall_s, "
-    "slowest_why AS why FROM results";
+/* The results under the names and units of every other output, in the
+ * order of experiments/zs_cols.c (docs/output.md's result columns; spec
+ * first): a view of this connection only (TEMP), so the file and its
+ * schema stay as they are. A version 2 file has NULL where it lacks a
+ * version 3 column. */
+static void points_view(zs_db *db, char *sql, size_t n)
+{
+    const char *c[ZS_DB_NV3];
+    for (int i = 0; i < ZS_DB_NV3; i++)
+        c[i] = has_col(db, "main", v3_cols[i][0]) ? v3_cols[i][0] : "NULL";
+    snprintf(
+        sql, n,
+        "CREATE TEMP VIEW IF NOT EXISTS points AS SELECT spec, model, cluster, "
+        "COALESCE(%s, NULLIF(nodes, 0)) AS nodes, CASE WHEN nodes > 0 THEN '--nodes' ELSE "
+        "'cluster' END AS nodes_from, %s AS gpus, trace, method, NULLIF(opts, '') AS opts, "
+        "context, group_gpus AS \"group\", iterations, seed, backend, NULLIF(calib, '') AS calib, "
+        "NULLIF(%s, '') AS attn_kernel, zero_stage, recompute, status, error, tokens_per_s, "
+        "tokens / iters_done AS tokens_per_iter, iter_time * 1000 AS iter_ms, %s%s%s AS speedup, "
+        "mfu * 100 AS mfu_pct, %s * 100 AS busy_pct, exposed_share * 100 AS exposed_pct, "
+        "%s * 100 AS idle_pct, max_nic_util * 100 AS max_nic_pct, NULLIF(%s, 0) / 1073741824.0 "
+        "AS peak_mem_gib, attn_imbalance, linear_imbalance, NULLIF(imbalance_degree, 0) AS "
+        "imbalance_degree, delay_iters, plan_ms, ops, wall_s, slowest_why AS why FROM results r",
+        c[0], c[1], c[2],
+        strcmp(c[7], "NULL")
+            ? "tokens_per_s / (SELECT b.tokens_per_s FROM results b WHERE b.key = r."
+            : "NULL",
+        strcmp(c[7], "NULL") ? c[7] : "", strcmp(c[7], "NULL") ? " AND b.status = 'ok')" : "", c[3],
+        c[4], c[5]);
+}
 
 int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e)
 {
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
-    sqlite3_exec(db->h, points_view, NULL, NULL, NULL); /* a failure shows as "no such table" */
+    char view[2048];
+    points_view(db, view, sizeof view);
+    sqlite3_exec(db->h, view, NULL, NULL, NULL); /* a failure shows as "no such table" */
     if (!writable)
         sqlite3_set_authorizer(db->h, reader_only, NULL);
     int src = sqlite3_prepare_v2(db->h, sql, -1, &st, &tail);
@@ -792,11 +935,13 @@ static int merge_one(zs_db *db, const char *in, long *copied, long *skipped, zs_
     long n = 0;
     if (!(rc = query_int(db, "SELECT count(*) FROM src.results", "reading the database to merge",
                          &n, e))) {
-        char sql[2048];
+        char sql[2048], names[256], from[256];
+        v3_names(names, sizeof names);
+        v3_select(db, "src", from, sizeof from);
         snprintf(sql, sizeof sql,
-                 "BEGIN IMMEDIATE; INSERT OR IGNORE INTO main.results (%s) SELECT %s FROM "
+                 "BEGIN IMMEDIATE; INSERT OR IGNORE INTO main.results (%s%s) SELECT %s%s FROM "
                  "src.results ORDER BY id; ",
-                 cols, cols);
+                 cols, names, cols, from);
         rc = exec(db, sql, "merging", e);
         if (!rc) {
             long c = sqlite3_changes(db->h);

@@ -18,7 +18,7 @@
 #include "zs_point.h"
 #include "zs_table.h"
 
-#define ZS_DB_SCHEMA_VERSION 2
+#define ZS_DB_SCHEMA_VERSION 3
 
 typedef struct zs_db zs_db;
 
@@ -30,6 +30,9 @@ typedef struct zs_db_row {
     zs_point_result r; /* r.last is always NULL */
     char backend_notes[1024];
     char slowest_why[256];
+    /* the key of the baseline point of the same case in the storing spec
+     * (the points view's speedup); "" : none */
+    char baseline_key[4096];
 } zs_db_row;
 
 /* Opens (creating when absent) the database and its schema, for writing.

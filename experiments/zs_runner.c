@@ -350,6 +350,12 @@ static int store_answer(run *r, slot *sl)
     row->r = m->r;
     snprintf(row->backend_notes, sizeof row->backend_notes, "%s", m->backend_notes);
     snprintf(row->slowest_why, sizeof row->slowest_why, "%s", m->slowest_why);
+    if (r->s->baseline >= 0) { /* the points view's speedup is over it */
+        int b = r->s->points[idx].case_idx * r->s->nseries + r->s->baseline;
+        if ((rc = zs_db_key(&r->s->points[b].cfg, row->baseline_key, sizeof row->baseline_key,
+                            r->e)))
+            return rc;
+    }
     if (!row->ok) {
         r->st->failed++;
         snprintf(row->error, sizeof row->error, "%s%s%s%s%s", m->err.what,

@@ -102,8 +102,8 @@ static void test_csv(void)
     CU_ASSERT_STRING_EQUAL(text, "table,name,n,value,extra\n"
                                  "rows,\"a, \"\"quoted\"\"\",5.65,text,\n"
                                  "rows,b,,20000,\n"
-                                 "rows,c,n/a,0,\n"
-                                 "more,,,1.500,x\n");
+                                 "rows,c,n/a,-0.2,\n"
+                                 "more,,,1.5,x\n");
     free(text);
     /* a document of values only: one row */
     path = zs_test_write("values.csv", "");
@@ -233,7 +233,82 @@ static void test_notes_cut(void)
     CU_ASSERT_STRING_EQUAL(exact, "1234567");
 }
 
+/* Scripts get every digit a double carries, people the rounded text; the
+ * same cell. */
+static void test_full_precision(void)
+{
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "x", ZS_COL_NUM);
+    zs_table_row(t);
+    zs_table_num(t, 0, "%.1f", 2.0 / 3);
+    CU_ASSERT_STRING_EQUAL(zs_table_text(t, 0, 0), "0.7");
+    CU_ASSERT_STRING_EQUAL(zs_table_value(t, 0, 0), "0.666666666666667");
+    zs_table_row(t);
+    zs_table_num_as(t, 0, "1,234,567", 1234567.25);
+    CU_ASSERT_STRING_EQUAL(zs_table_text(t, 0 + 1, 0), "1,234,567");
+    CU_ASSERT_STRING_EQUAL(zs_table_value(t, 1, 0), "1234567.25");
+    zs_table_row(t);
+    zs_table_num(t, 0, "%.0f", -1e-9); /* -0 reads 0 for people */
+    CU_ASSERT_STRING_EQUAL(zs_table_text(t, 2, 0), "0");
+    CU_ASSERT_STRING_EQUAL(zs_table_value(t, 2, 0), "-1e-09");
+    const char *path = zs_test_write("prec.json", "");
+    FILE *f = fopen(path, "w");
+    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
+    zs_doc_table(d, "rows", t);
+    char *text = render(d, f, path);
+    json_error_t je;
+    json_t *doc = json_loads(text, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    json_t *rows = json_object_get(doc, "rows");
+    ZS_ASSERT_NEAR(json_number_value(json_object_get(json_array_get(rows, 0), "x")), 2.0 / 3,
+                   1e-15);
+    ZS_ASSERT_NEAR(json_number_value(json_object_get(json_array_get(rows, 1), "x")), 1234567.25,
+                   1e-9);
+    /* every documented key, also when there is nothing in it */
+    CU_ASSERT(json_is_array(json_object_get(doc, "notes")));
+    ZS_ASSERT_INT_EQ(json_array_size(json_object_get(doc, "notes")), 0);
+    json_decref(doc);
+    free(text);
+}
+
+/* Key/value tables: the number alone in value, its unit and note in their
+ * own fields (null when none), and for people "key  value unit  note". */
+static void test_kv(void)
+{
+    zs_table *t = zs_table_kv_new("kv");
+    zs_table_kv_num(t, "time", "ms", "%.2f", 1.23456);
+    zs_table_kv_note(t, "HBM floor");
+    zs_table_kv_text(t, "gpu", "%s", "h100");
+    const char *path = zs_test_write("kv.json", "");
+    FILE *f = fopen(path, "w");
+    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
+    zs_doc_table(d, "kv", t);
+    char *text = render(d, f, path);
+    ZS_ASSERT_STR_CONTAINS(text, "{\"key\": \"time\", \"value\": 1.23456, \"unit\": \"ms\", "
+                                 "\"note\": \"HBM floor\"}");
+    ZS_ASSERT_STR_CONTAINS(text, "{\"key\": \"gpu\", \"value\": \"h100\", \"unit\": null, "
+                                 "\"note\": null}");
+    free(text);
+    t = zs_table_kv_new(NULL);
+    zs_table_kv_num(t, "time", "ms", "%.2f", 1.23456);
+    zs_table_kv_note(t, "HBM floor");
+    zs_table_kv_num(t, "len", "tokens", "%.0f", 16384);
+    path = zs_test_write("kv.txt", "");
+    f = fopen(path, "w");
+    zs_table_print_text(t, f);
+    fclose(f);
+    zs_table_free(t);
+    text = zs_test_slurp(path);
+    CU_ASSERT_STRING_EQUAL(text, "key   value         note\n"
+                                 "----  ------------  ----\n"
+                                 "time   1.23 ms      HBM floor\n"
+                                 "len   16384 tokens\n");
+    free(text);
+}
+
 static const zs_test_case cases[] = {{"json", test_json},
+                                     {"full_precision", test_full_precision},
+                                     {"kv", test_kv},
                                      {"csv", test_csv},
                                      {"table", test_table_text},
                                      {"verdict", test_verdict},

@@ -58,6 +58,11 @@ int zs_cli_plot_check(const char *path, zs_err *e);
 void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
                     void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
                     const void *arg);
+/* zs_cli_gnuplot without a word: 0 drawn, 1 gnuplot is not installed, -1
+ * it failed (PATH.dat is left in both cases). */
+int zs_cli_gnuplot_draw(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
+                        void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
+                        const void *arg);
 /* `experiment run --shard`: "i/n" (1 <= i <= n) or "slurm" (the array
  * task's 0-based place from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT
  * tasks); *i is 1-based. On error fills e (ZS_EUSAGE). */

@@ -122,43 +122,53 @@ int zs_cli_plot_check(const char *path, zs_err *e)
                       "cannot tell the plot format of '%s' from its extension", path);
 }
 
-void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
-                    void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
-                    const void *arg)
+int zs_cli_gnuplot_draw(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
+                        void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
+                        const void *arg)
 {
     char dat[1100], gp[1100], term[128];
     snprintf(dat, sizeof dat, "%s.dat", path);
     snprintf(gp, sizeof gp, "%s.gp", path);
     zs_afile ad, ag, ap;
     zs_err e;
-    if (zs_afile_open(&ad, dat, &e)) {
-        fprintf(stderr, "zepsim: cannot write %s: plot skipped\n", dat);
-        return;
-    }
+    if (zs_afile_open(&ad, dat, &e))
+        return -1;
     data(ad.f, arg);
-    if (zs_afile_commit(&ad, &e) || zs_afile_reserve(&ap, path, &e)) {
-        fprintf(stderr, "zepsim: %s: %s: plot skipped\n", e.where, e.what);
-        return;
-    }
+    if (zs_afile_commit(&ad, &e))
+        return -1;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        return 1; /* the data stays for another tool */
+    if (zs_afile_reserve(&ap, path, &e))
+        return -1;
     if (zs_afile_open(&ag, gp, &e)) {
         zs_afile_abort(&ap);
-        return;
+        return -1;
     }
     zs_cli_plot_terminal(path, w, h, term, sizeof term);
     fprintf(ag.f, "%s\n", term);
     script(ag.f, ap.tmp, dat, arg);
     if (zs_afile_commit(&ag, &e)) {
         zs_afile_abort(&ap);
-        return;
+        return -1;
     }
     char cmd[2400];
-    snprintf(cmd, sizeof cmd, "command -v gnuplot >/dev/null 2>&1 && gnuplot '%s' 2>/dev/null", gp);
-    if (system(cmd) != 0 || zs_afile_commit(&ap, &e) != ZS_OK)
-        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s)\n", dat);
-    else
-        fprintf(stderr, "plot written to %s\n", path);
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", gp);
+    int rc = system(cmd) == 0 && zs_afile_commit(&ap, &e) == ZS_OK ? 0 : -1;
     zs_afile_abort(&ap); /* a no-op once committed */
     remove(gp);
+    return rc;
+}
+
+void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const void *arg),
+                    void (*script)(FILE *f, const char *out, const char *dat, const void *arg),
+                    const void *arg)
+{
+    int rc = zs_cli_gnuplot_draw(path, w, h, data, script, arg);
+    if (rc == 0)
+        fprintf(stderr, "plot written to %s\n", path);
+    else
+        fprintf(stderr, "zepsim: gnuplot not found or failed: no plot written (data in %s.dat)\n",
+                path);
 }
 
 int zs_cli_doc_end(zs_doc *d)

@@ -254,16 +254,16 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
         zs_table_set(t, 1, "%d", b->gpus[gi]);
         zs_table_set(t, 2, "%s", env->backend->name);
         zs_table_set(t, 3, "%s", fold_name(j.fold));
-        zs_table_set(t, 4, "%.3f", o.iter * 1e3);
-        zs_table_set(t, 5, "%.2f", med);
-        zs_table_set(t, 6, "%.2f", cpus[0]);
-        zs_table_set(t, 7, "%.2f", cpus[b->runs - 1]);
-        zs_table_set(t, 8, "%.0f", rss / 1048576.0);
+        zs_table_num(t, 4, "%.3f", o.iter * 1e3);
+        zs_table_num(t, 5, "%.2f", med);
+        zs_table_num(t, 6, "%.2f", cpus[0]);
+        zs_table_num(t, 7, "%.2f", cpus[b->runs - 1]);
+        zs_table_num(t, 8, "%.0f", rss / 1048576.0);
         zs_table_set(t, 9, "%lld", (long long)o.ops);
         zs_table_set(t, 10, "%lld", (long long)sim_ops);
-        zs_table_set(t, 11, "%.0f", med > 0 ? sim_ops / med : 0);
-        zs_table_set(t, 12, "%.0f", med > 0 ? o.ops / med : 0);
-        zs_table_set(t, 13, "%.2f", rep.plan_seconds);
+        zs_table_num(t, 11, "%.0f", med > 0 ? sim_ops / med : 0);
+        zs_table_num(t, 12, "%.0f", med > 0 ? o.ops / med : 0);
+        zs_table_num(t, 13, "%.2f", rep.plan_seconds);
         if (o.have_stats) {
             const zs_sim_stats *st = &o.st;
             int64_t xf = st->p2p + st->flows + st->signals;
@@ -281,8 +281,8 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
                    worst = 0;
             for (int q = 0; q < 3; q++)
                 worst = fabs(d[q]) > worst ? fabs(d[q]) : worst;
-            zs_table_set(t, 19, "%+.3f", 100.0 * (o.iter - off.iter) / off.iter);
-            zs_table_set(t, 20, "%.2f", 100.0 * worst);
+            zs_table_num(t, 19, "%+.3f", 100.0 * (o.iter - off.iter) / off.iter);
+            zs_table_num(t, 20, "%.2f", 100.0 * worst);
         }
     }
     zs_schedule_free(s);
@@ -609,8 +609,8 @@ static int bench_plan(int argc, char **argv)
         zs_table_set(t, 2, "%d", b.docs);
         zs_table_set(t, 3, "%lld", (long long)b.tokens);
         if (b.decide_s >= 0) /* else empty (null): no separate decision step */
-            zs_table_set(t, 4, "%.2f", b.decide_s * 1e3);
-        zs_table_set(t, 5, "%.1f", b.plan_s * 1e3);
+            zs_table_num(t, 4, "%.2f", b.decide_s * 1e3);
+        zs_table_num(t, 5, "%.1f", b.plan_s * 1e3);
         zs_table_set(t, 6, "%lld", (long long)b.ops);
     }
     if (!rc) {

@@ -6,7 +6,8 @@
  * speedup over the baseline, MFU, where the time goes, NIC use, peak
  * memory per GPU, imbalance), a verdict (the fastest method, its margin,
  * why each method's slowest rank was slowest) and notes on figures out of
- * their range; then draws a bar chart with gnuplot. */
+ * their range; then draws the chart (tokens/s; busy / exposed / idle) with
+ * gnuplot. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,53 +90,6 @@ static int all_bad_input(const char *const *methods, const zs_work_point *res, i
     return 1;
 }
 
-static int plot(const char *path, const char *const *methods, const zs_work_point *res, int n,
-                const char *title)
-{
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
-        return 1;
-    char dat[1100], gp[1100];
-    snprintf(dat, sizeof dat, "%s.dat", path);
-    snprintf(gp, sizeof gp, "%s.gp", path);
-    /* every file under its name only once whole: the chart is rendered to
-     * a temporary name and renamed when gnuplot succeeded */
-    zs_afile ad, ag, ap;
-    zs_err e;
-    if (zs_afile_reserve(&ap, path, &e))
-        return -1;
-    if (zs_afile_open(&ad, dat, &e)) {
-        zs_afile_abort(&ap);
-        return -1;
-    }
-    for (int i = 0; i < n; i++)
-        if (res[i].rc == ZS_OK)
-            fprintf(ad.f, "\"%s\" %.1f\n", methods[i], res[i].r.tokens_per_s);
-    if (zs_afile_commit(&ad, &e) || zs_afile_open(&ag, gp, &e)) {
-        remove(dat);
-        zs_afile_abort(&ap);
-        return -1;
-    }
-    char term[128];
-    zs_cli_plot_terminal(path, 900, 500, term, sizeof term);
-    fprintf(ag.f,
-            "%s\nset output '%s'\n"
-            "set title \"%s\"\nset ylabel 'tokens/s'\nset style fill solid 0.8\n"
-            "set boxwidth 0.6\nset grid ytics\nset yrange [0:*]\nunset key\n"
-            "plot '%s' using 0:2:xtic(1) with boxes lc rgb '#3070b0', "
-            "'' using 0:2:(sprintf('%%.0f',$2)) with labels offset 0,0.8\n",
-            term, ap.tmp, title, dat);
-    int rc = zs_afile_commit(&ag, &e) ? -1 : 0;
-    if (rc == 0) {
-        char cmd[2400];
-        snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-        rc = system(cmd) == 0 && zs_afile_commit(&ap, &e) == ZS_OK ? 0 : -1;
-    }
-    zs_afile_abort(&ap); /* a no-op once committed */
-    remove(dat);
-    remove(gp);
-    return rc;
-}
-
 typedef struct compare_args {
     zs_point_cfg p;
     zs_format fmt;
@@ -165,9 +119,10 @@ static void usage(void)
     zs_cli_help_entry(stdout, "jobs", "N",
                       "worker processes, each simulating one iteration of one method at a time "
                       "(default: CPUs)");
-    zs_cli_help_entry(stdout, "plot", "FILE.png|FILE.svg|FILE.pdf|none",
-                      "bar chart of tokens/s, in the format the extension names (default "
-                      "zepsim-compare.png)");
+    zs_cli_help_entry(stdout, "chart", "FILE.png|FILE.svg|FILE.pdf|none",
+                      "chart of tokens/s and of the iteration time split into busy / exposed / "
+                      "idle, labelled as the table prints them, in the format the extension "
+                      "names (default zepsim-compare.png; --plot is the same option)");
     zs_cli_help_entry(stdout, "quiet", NULL,
                       "no progress on stderr (default: a line per finished method and every "
                       "10 s with the time left; on a terminal, one line in place)");
@@ -233,13 +188,11 @@ static int resolve_methods(compare_args *a, zs_err *e)
 static int parse_args(int argc, char **argv, compare_args *a)
 {
     enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE, O_QUIET };
-    static const struct option own[] = {{"help", no_argument, 0, 'h'},
-                                        {"methods", required_argument, 0, O_METHODS},
-                                        {"jobs", required_argument, 0, O_JOBS},
-                                        {"plot", required_argument, 0, O_PLOT},
-                                        {"baseline", required_argument, 0, O_BASELINE},
-                                        {"quiet", no_argument, 0, O_QUIET},
-                                        {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"help", no_argument, 0, 'h'},          {"methods", required_argument, 0, O_METHODS},
+        {"jobs", required_argument, 0, O_JOBS}, {"chart", required_argument, 0, O_PLOT},
+        {"plot", required_argument, 0, O_PLOT}, {"baseline", required_argument, 0, O_BASELINE},
+        {"quiet", no_argument, 0, O_QUIET},     {0, 0, 0, 0}};
     /* one method per run here: --methods */
     static const char *const skip[] = {"method", NULL};
     struct option opts[ZS_CLI_MAX_OPTS];
@@ -278,21 +231,31 @@ static int parse_args(int argc, char **argv, compare_args *a)
     return -1;
 }
 
+/* Method i's row of the results (p and err hold what it points to). */
+static zs_rrow result_row(const compare_args *a, const zs_work_point *res, int i, int base,
+                          zs_point_cfg *p, char *err, size_t nerr)
+{
+    *p = a->p;
+    snprintf(p->method, sizeof p->method, "%s", a->methods[i]);
+    const zs_point_result *r = res[i].rc == ZS_OK ? &res[i].r : NULL;
+    zs_err_format(&res[i].err, err, nerr);
+    zs_rrow row = {p, a->nodes, a->gpus, r, err, NAN};
+    if (r && base >= 0 && res[base].r.tokens_per_s > 0)
+        row.speedup = r->tokens_per_s / res[base].r.tokens_per_s;
+    return row;
+}
+
 /* The results: every column in csv and json, compare's set for people. */
 static void print_table(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
 {
     int human = zs_doc_format(d) == ZS_FMT_TABLE;
     zs_table *t = zs_table_new(NULL);
     zs_rcols_add(t, human);
+    zs_rcols_units(d);
     for (int i = 0; i < a->n; i++) {
-        zs_point_cfg p = a->p;
-        snprintf(p.method, sizeof p.method, "%s", a->methods[i]);
-        const zs_point_result *r = res[i].rc == ZS_OK ? &res[i].r : NULL;
+        zs_point_cfg p;
         char err[1600];
-        zs_err_format(&res[i].err, err, sizeof err);
-        zs_rrow row = {&p, a->nodes, a->gpus, r, err, NAN};
-        if (r && base >= 0 && res[base].r.tokens_per_s > 0)
-            row.speedup = r->tokens_per_s / res[base].r.tokens_per_s;
+        zs_rrow row = result_row(a, res, i, base, &p, err, sizeof err);
         zs_rcols_row(t, &row);
     }
     zs_doc_table(d, "results", t);
@@ -406,21 +369,84 @@ static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_poin
         zs_table_free(t);
 }
 
-static void draw(FILE *o, const compare_args *a, const zs_work_point *res, int ok)
+/* What the chart draws: the methods that ran, with the table's own text
+ * for every number it prints. */
+typedef struct chart {
+    const compare_args *a;
+    const zs_work_point *res;
+    int base, fastest, nok;
+    char title[700];
+} chart;
+
+/* One line per method that ran: "method" tokens_per_s "its text" busy_ms
+ * exposed_ms idle_ms iter_ms "its text" fastest. */
+static void chart_data(FILE *f, const void *arg)
+{
+    const chart *c = arg;
+    for (int i = 0; i < c->a->n; i++) {
+        if (c->res[i].rc != ZS_OK)
+            continue;
+        zs_point_cfg p;
+        char err[1600], tps[64], iter[64];
+        zs_rrow row = result_row(c->a, c->res, i, c->base, &p, err, sizeof err);
+        zs_rcol_human("tokens_per_s", &row, tps, sizeof tps);
+        zs_rcol_human("iter_ms", &row, iter, sizeof iter);
+        const zs_point_result *r = &c->res[i].r;
+        double ms = r->iter_time * 1e3;
+        fprintf(f, "\"%s\" %.17g \"%s\" %.17g %.17g %.17g %.17g \"%s\" %d\n", c->a->methods[i],
+                r->tokens_per_s, tps, r->compute_share * ms, r->exposed_share * ms,
+                r->idle_share * ms, ms, iter, i == c->fastest);
+    }
+}
+
+/* Two panels: tokens/s with the fastest in its own colour, and the
+ * iteration time split into busy / exposed / idle (the `why` lines'
+ * explanation); headroom above the bars for their labels. */
+static void chart_script(FILE *f, const char *out, const char *dat, const void *arg)
+{
+    const chart *c = arg;
+    fprintf(f,
+            "set output '%s'\nset multiplot layout 1,2 title \"%s\"\n"
+            "set style fill solid 0.8 border -1\nset grid ytics\nset yrange [0:*]\n"
+            "set offsets 0,0,graph 0.15,0\nset xrange [-0.6:%.1f]\n"
+            "set xtics rotate by -30 nomirror\n"
+            "set boxwidth 0.6\nunset key\nset title 'tokens/s (higher is better)'\n"
+            "plot '%s' using 0:($9 > 0 ? $2 : 1/0):xtic(1) with boxes lc rgb '#d07020', "
+            "'' using 0:($9 > 0 ? 1/0 : $2) with boxes lc rgb '#3070b0', "
+            "'' using 0:2:3 with labels offset 0,0.7 font ',9'\n"
+            "set title 'iteration time, ms: busy / exposed comm / idle'\n"
+            "set key top left horizontal\nset style data histograms\n"
+            "set style histogram rowstacked\nset boxwidth 0.6 relative\n"
+            "plot '%s' using 4:xtic(1) title 'busy' lc rgb '#3070b0', "
+            "'' using 5 title 'exposed' lc rgb '#d04040', '' using 6 title 'idle' lc rgb "
+            "'#b0b0b0', '' using 0:7:8 with labels offset 0,0.7 font ',9' notitle\n"
+            "unset multiplot\n",
+            out, c->title, c->nok - 0.4, dat, dat);
+}
+
+static void draw(FILE *o, const compare_args *a, const zs_work_point *res, int ok, int base)
 {
     if (strcmp(a->plot_path, "none") == 0 || ok == 0)
         return;
     const zs_point_cfg *p = &a->p;
-    char title[600];
-    snprintf(title, sizeof title, "%s on %s x%d, %s, %lld tokens per %d GPUs", p->model, p->cluster,
-             a->nodes, p->trace, (long long)p->context, p->group);
-    int pr = plot(a->plot_path, a->methods, res, a->n, title);
+    chart c = {a, res, base, -1, ok, ""};
+    for (int i = 0; i < a->n; i++)
+        if (res[i].rc == ZS_OK &&
+            (c.fastest < 0 || res[i].r.tokens_per_s > res[c.fastest].r.tokens_per_s))
+            c.fastest = i;
+    snprintf(c.title, sizeof c.title, "%s on %s x%d, %s, %lld tokens per %d GPUs; fastest: %s",
+             p->model, p->cluster, a->nodes, p->trace, (long long)p->context, p->group,
+             a->methods[c.fastest]);
+    int pr = zs_cli_gnuplot_draw(a->plot_path, 1200, 520, chart_data, chart_script, &c);
+    char dat[1100];
+    snprintf(dat, sizeof dat, "%s.dat", a->plot_path);
+    remove(dat);
     if (pr == 0)
-        fprintf(o, "bar chart: %s\n", a->plot_path);
+        fprintf(o, "chart: %s (tokens/s; iteration time as busy / exposed / idle)\n", a->plot_path);
     else if (pr == 1)
-        fprintf(o, "no bar chart: gnuplot is not installed (scripts/setup installs it)\n");
+        fprintf(o, "no chart: gnuplot is not installed (scripts/setup installs it)\n");
     else
-        fprintf(o, "no bar chart: gnuplot failed writing %s\n", a->plot_path);
+        fprintf(o, "no chart: gnuplot failed writing %s\n", a->plot_path);
 }
 
 int zs_cmd_compare(int argc, char **argv)
@@ -490,7 +516,7 @@ int zs_cmd_compare(int argc, char **argv)
     print_timelines(d, &a, res);
     FILE *human = zs_doc_human(d);
     int out = zs_cli_doc_end(d);
-    draw(human, &a, res, a.n - failed);
+    draw(human, &a, res, a.n - failed, base);
     free(res);
     return out ? out : failed ? 1 : 0;
 }

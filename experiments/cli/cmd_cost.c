@@ -96,29 +96,12 @@ static int parse_bytes(const char *s, double *out, zs_err *e)
     return rc;
 }
 
-static void row(zs_table *t, const char *key, const char *unit, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void row(zs_table *t, const char *key, const char *unit, const char *fmt, ...)
-{
-    char v[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v, sizeof v, fmt, ap);
-    va_end(ap);
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", key);
-    zs_table_set(t, 1, "%s", v);
-    zs_table_set(t, 2, "%s", unit);
-}
-
-static zs_table *kv_table(const char *title)
-{
-    zs_table *t = zs_table_new(title);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", ZS_COL_MIXED);
-    zs_table_col(t, "unit", 0);
-    return t;
-}
+/* Rows of key/value tables (zs_table_kv_new): a number with its unit and
+ * a note in words, or a text value. */
+#define num      zs_table_kv_num
+#define text     zs_table_kv_text
+#define note     zs_table_kv_note
+#define kv_table zs_table_kv_new
 
 /* The cluster (a preset or file, or one node around --gpu), the GPU and
  * kernel choice, the model with its overrides, and the cost model. */
@@ -171,13 +154,14 @@ static void add_kernel(zs_table *t, const zs_cost *c, int bwd)
 {
     const zs_attn_kernel *k = zs_cost_attn_kernel(c);
     const zs_attn_dir *d = bwd ? &k->bwd : &k->fwd;
-    row(t, "kernel", "", "%s (%s)", k->name, bwd ? "backward curve" : "forward curve");
-    row(t, "kernel_curve", "",
-        "%.1f TFLOP/s on whole %dx%d tiles at d=128, %.3f us per CTA, %.3f us per sequence x "
-        "head, %.1f us per launch%s",
-        d->tflops, k->tile_q, k->tile_k, d->cta_us, d->seq_us, d->launch_us,
-        d->half > 0 ? ", rate slowed by (1 + (half/W)^p)" : "");
-    row(t, "kernel_source", "", "%s", k->source);
+    text(t, "kernel", "%s", k->name);
+    note(t, "%s", bwd ? "backward curve" : "forward curve");
+    text(t, "kernel_curve",
+         "%.1f TFLOP/s on whole %dx%d tiles at d=128, %.3f us per CTA, %.3f us per sequence x "
+         "head, %.1f us per launch%s",
+         d->tflops, k->tile_q, k->tile_k, d->cta_us, d->seq_us, d->launch_us,
+         d->half > 0 ? ", rate slowed by (1 + (half/W)^p)" : "");
+    text(t, "kernel_source", "%s", k->source);
 }
 
 static int cost_attention(const cost_args *a, zs_err *e)
@@ -254,36 +238,40 @@ static int cost_attention(const cost_args *a, zs_err *e)
     }
     free(blk);
     zs_table *t = kv_table("attention");
-    row(t, "gpu", "", "%s (%d SMs, %.0f TFLOP/s bf16 peak)", cl.gpu.name, cl.gpu.sms,
-        cl.gpu.peak_tflops);
-    row(t, "model", "", "%s: %d heads, %d KV heads, head dim %d", m.name, m.heads, m.kv_heads,
-        m.head_dim);
-    row(t, "direction", "", "%s", bwd ? "backward" : "forward");
-    row(t, "len", "tokens", "%ld", a->len);
-    row(t, "docs", "per launch", "%d", docs);
-    row(t, "tp", "", "%d (%d heads on this GPU)", tp, heads);
-    row(t, "cp", "", "%d%s", cp,
-        cp > 1 ? " (zigzag: 2 chunks per rank, one launch per ring step)" : "");
+    text(t, "gpu", "%s", cl.gpu.name);
+    note(t, "%d SMs, %.0f TFLOP/s bf16 peak", cl.gpu.sms, cl.gpu.peak_tflops);
+    text(t, "model", "%s", m.name);
+    note(t, "%d heads, %d KV heads, head dim %d", m.heads, m.kv_heads, m.head_dim);
+    text(t, "direction", "%s", bwd ? "backward" : "forward");
+    num(t, "len", "tokens", "%.0f", (double)a->len);
+    num(t, "docs", "per launch", "%.0f", docs);
+    num(t, "tp", NULL, "%.0f", tp);
+    note(t, "%d heads on this GPU", heads);
+    num(t, "cp", NULL, "%.0f", cp);
     if (cp > 1)
-        row(t, "busiest_rank", "", "%d", busiest);
-    row(t, "time", "ms", "%.4f", best * 1e3);
+        note(t, "zigzag: 2 chunks per rank, one launch per ring step");
+    if (cp > 1)
+        num(t, "busiest_rank", NULL, "%.0f", busiest);
+    num(t, "time", "ms", "%.4f", best * 1e3);
     if (docs > 1)
-        row(t, "time_per_doc", "ms", "%.4f", best * 1e3 / docs);
-    row(t, "rate", "TFLOP/s", "%.1f", best > 0 ? flops / best / 1e12 : 0);
-    row(t, "rate_of_peak", "%", "%.1f",
+        num(t, "time_per_doc", "ms", "%.4f", best * 1e3 / docs);
+    num(t, "rate", "TFLOP/s", "%.1f", best > 0 ? flops / best / 1e12 : 0);
+    num(t, "rate_of_peak", "%", "%.1f",
         best > 0 ? 100 * flops / best / 1e12 / cl.gpu.peak_tflops : 0);
-    row(t, "flops", "FLOP", "%.4g (exact causal pairs, FA convention%s)", flops,
-        bwd ? ", x2.5 backward" : "");
-    row(t, "tiles", "", "%.0f", tiles);
-    row(t, "ctas", "", "%.0f", ctas);
-    row(t, "launches", "", "%d", launches);
-    row(t, "compute_time", "ms", "%.4f", tc * 1e3);
-    row(t, "memory_time", "ms", "%.4f (HBM floor, %s)", tm * 1e3,
-        tm > tc ? "binding" : "not binding");
-    if (cp > 1)
-        row(t, "speedup_vs_cp1", "x", "%.2f (ideal %d)", best > 0 ? whole / best : 0, cp);
+    num(t, "flops", "FLOP", "%.4g", flops);
+    note(t, "exact causal pairs, FA convention%s", bwd ? ", x2.5 backward" : "");
+    num(t, "tiles", NULL, "%.0f", tiles);
+    num(t, "ctas", NULL, "%.0f", ctas);
+    num(t, "launches", NULL, "%.0f", launches);
+    num(t, "compute_time", "ms", "%.4f", tc * 1e3);
+    num(t, "memory_time", "ms", "%.4f", tm * 1e3);
+    note(t, "HBM floor, %s", tm > tc ? "binding" : "not binding");
+    if (cp > 1) {
+        num(t, "speedup_vs_cp1", "x", "%.2f", best > 0 ? whole / best : 0);
+        note(t, "ideal %d", cp);
+    }
     add_kernel(t, c, bwd);
-    row(t, "cost_model", "", "%s", c->desc);
+    text(t, "cost_model", "%s", c->desc);
     zs_cost_free(c);
     return zs_cli_print1("cost", a->fmt, "attention", t) ? ZS_EIO : ZS_OK;
 }
@@ -347,13 +335,13 @@ static int cost_gemm(const cost_args *a, zs_err *e)
     else
         zs_table_free(t);
     zs_table *k = kv_table("priced by");
-    row(k, "gpu", "", "%s", cl.gpu.name);
-    row(k, "gemm_curve", "",
-        "%.1f TFLOP/s x 1 / (1 + (%.1f / min(m,n,k))^%.3f), %.2f us per GEMM (%s)",
-        cl.gpu.gemm.tflops, cl.gpu.gemm.half_dim, cl.gpu.gemm.p, cl.gpu.gemm.launch_us,
-        a->calib ? "unless the calibration fits gemm" : "GPU preset");
-    row(k, "gemm_source", "", "%s", cl.gpu.gemm.source);
-    row(k, "cost_model", "", "%s", c->desc);
+    text(k, "gpu", "%s", cl.gpu.name);
+    text(k, "gemm_curve",
+         "%.1f TFLOP/s x 1 / (1 + (%.1f / min(m,n,k))^%.3f), %.2f us per GEMM (%s)",
+         cl.gpu.gemm.tflops, cl.gpu.gemm.half_dim, cl.gpu.gemm.p, cl.gpu.gemm.launch_us,
+         a->calib ? "unless the calibration fits gemm" : "GPU preset");
+    text(k, "gemm_source", "%s", cl.gpu.gemm.source);
+    text(k, "cost_model", "%s", c->desc);
     if (d)
         zs_doc_table(d, "priced_by", k);
     else
@@ -386,8 +374,9 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
         return rc;
     int gpus = zs_cluster_gpus(&cl);
     zs_table *t = kv_table(coll ? "collective" : "p2p");
-    row(t, "cluster", "", "%s x %d nodes (%d GPUs, %d NICs per node, %.0f Gb/s each)", cl.name,
-        cl.nodes, gpus, cl.nics_per_node, cl.nic_gbps);
+    text(t, "cluster", "%s", cl.name);
+    note(t, "%d nodes, %d GPUs, %d NICs per node, %.0f Gb/s each", cl.nodes, gpus, cl.nics_per_node,
+         cl.nic_gbps);
     if (coll) {
         if (a->gpus < 2 || a->gpus > gpus) {
             zs_table_free(t);
@@ -420,15 +409,16 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
         }
         double bus, steps;
         zs__coll_bus(kind, (int)a->gpus, a->bytes, &bus, &steps);
-        row(t, "op", "", "%s over ranks 0..%ld (%d node(s) x %d GPUs, %d NIC(s) each)",
-            zs_coll_kind_name(kind), a->gpus - 1, nt.nnodes, nt.ppn, nt.nics);
-        row(t, "bytes", "B per rank", "%.0f", a->bytes);
-        row(t, "algorithm", "", "%s", zs_nccl_algo_name(nc.algo));
-        row(t, "protocol", "", "%s", nc.algo == ZS_NCCL_P2P ? "-" : zs_nccl_proto_name(nc.proto));
-        row(t, "time", "ms", "%.4f", s * 1e3);
-        row(t, "bus_bandwidth", "GB/s", "%.2f (bus bytes per rank / time)",
-            s > 0 ? bus / s / 1e9 : 0);
-        row(t, "how", "", "%s", how);
+        text(t, "op", "%s", zs_coll_kind_name(kind));
+        note(t, "over ranks 0..%ld (%d node(s) x %d GPUs, %d NIC(s) each)", a->gpus - 1, nt.nnodes,
+             nt.ppn, nt.nics);
+        num(t, "bytes", "B per rank", "%.0f", a->bytes);
+        text(t, "algorithm", "%s", zs_nccl_algo_name(nc.algo));
+        text(t, "protocol", "%s", nc.algo == ZS_NCCL_P2P ? "-" : zs_nccl_proto_name(nc.proto));
+        num(t, "time", "ms", "%.4f", s * 1e3);
+        num(t, "bus_bandwidth", "GB/s", "%.2f", s > 0 ? bus / s / 1e9 : 0);
+        note(t, "bus bytes per rank / time");
+        text(t, "how", "%s", how);
     } else {
         if (a->src < 0 || a->dst < 0 || a->src >= gpus || a->dst >= gpus) {
             zs_table_free(t);
@@ -439,17 +429,16 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
         double s = zs_cost_p2p(c, (int)a->src, (int)a->dst, a->bytes), lat, bw;
         zs_cluster_path(&cl, (int)a->src, (int)a->dst, &lat, &bw);
         int same = zs_cluster_node_of(&cl, (int)a->src) == zs_cluster_node_of(&cl, (int)a->dst);
-        row(t, "path", "", "%ld -> %ld (%s)", a->src, a->dst,
-            a->src == a->dst ? "same GPU"
-            : same           ? "NVLink"
-                             : "PCIe, NIC, fabric");
-        row(t, "bytes", "B", "%.0f", a->bytes);
-        row(t, "time", "ms", "%.4f", s * 1e3);
-        row(t, "bandwidth", "GB/s", "%.2f", s > 0 ? a->bytes / s / 1e9 : 0);
-        row(t, "how", "", "latency %.2f us + bytes over the %.1f GB/s bottleneck, uncontended",
-            lat * 1e6, bw / 1e9);
+        text(t, "path", "%ld -> %ld", a->src, a->dst);
+        note(t, "%s", a->src == a->dst ? "same GPU" : same ? "NVLink" : "PCIe, NIC, fabric");
+        num(t, "bytes", "B", "%.0f", a->bytes);
+        num(t, "time", "ms", "%.4f", s * 1e3);
+        num(t, "bandwidth", "GB/s", "%.2f", s > 0 ? a->bytes / s / 1e9 : 0);
+        num(t, "latency", "us", "%.2f", lat * 1e6);
+        num(t, "bottleneck", "GB/s", "%.1f", bw / 1e9);
+        note(t, "time = latency + bytes over the bottleneck, uncontended");
     }
-    row(t, "cost_model", "", "%s", c->desc);
+    text(t, "cost_model", "%s", c->desc);
     zs_cost_free(c);
     return zs_cli_print1("cost", a->fmt, coll ? "collective" : "p2p", t) ? ZS_EIO : ZS_OK;
 }
@@ -473,10 +462,8 @@ static zs_table *step_ops_table(const zs_step *st)
         zs_table_set(t, 3, "%s", op->per_layer ? "layer" : "step");
         for (int j = 0; j < 3; j++) {
             double v = j == 0 ? op->m : j == 1 ? op->n : op->k;
-            if (v > 0)
+            if (v > 0) /* null (blank for people) for ops that are not GEMMs */
                 zs_table_num(t, 4 + j, "%.0f", v);
-            else
-                zs_table_numtext(t, 4 + j, "-");
         }
         zs_table_num(t, 7, "%.3f", op->flops / 1e9);
         zs_table_num(t, 8, "%.3f", op->bytes / 1e6);
@@ -526,30 +513,32 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
             model_flops += op->flops * (op->per_layer ? st->layers : 1);
     }
     zs_table *t = kv_table("step");
-    row(t, "model", "", "%s: %d layers, hidden %d, %d heads (%d KV) of %d, ffn %d (%s), vocab %d",
-        m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn,
-        zs_mlp_kind_name(zs_model_mlp(m)), m->vocab);
-    row(t, "gpu", "", "%s (%.0f TFLOP/s bf16, %.0f GB/s HBM)", cl->gpu.name, cl->gpu.peak_tflops,
-        cl->gpu.hbm_gbs);
-    row(t, "tokens", "per micro-batch", "%ld (one causal sequence)", a->len);
-    row(t, "tp", "", "%ld (sequence parallelism %s)", a->tp, a->sp ? "on" : "off");
-    row(t, "precision", "", "%s", zs_precision_name(a->prec));
-    row(t, "recompute", "", "%s", zs_step_rc_name(a->rc));
-    row(t, "optimizer", "", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
-    row(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
-    row(t, "model_flops", "TFLOP",
-        "%.4f (GEMMs and attention, forward and backward, no "
-        "recomputation)",
-        model_flops / 1e12);
-    row(t, "model_tflops", "TFLOP/s", "%.1f",
+    text(t, "model", "%s", m->name);
+    note(t, "%d layers, hidden %d, %d heads (%d KV) of %d, ffn %d (%s), vocab %d", m->layers,
+         m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, zs_mlp_kind_name(zs_model_mlp(m)),
+         m->vocab);
+    text(t, "gpu", "%s", cl->gpu.name);
+    note(t, "%.0f TFLOP/s bf16, %.0f GB/s HBM", cl->gpu.peak_tflops, cl->gpu.hbm_gbs);
+    num(t, "tokens", "tokens", "%.0f", (double)a->len);
+    note(t, "per micro-batch: one causal sequence");
+    num(t, "tp", NULL, "%.0f", (double)a->tp);
+    note(t, "sequence parallelism %s", a->sp ? "on" : "off");
+    text(t, "precision", "%s", zs_precision_name(a->prec));
+    text(t, "recompute", "%s", zs_step_rc_name(a->rc));
+    text(t, "optimizer", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
+    num(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
+    num(t, "model_flops", "TFLOP", "%.4f", model_flops / 1e12);
+    note(t, "GEMMs and attention, forward and backward, no recomputation");
+    num(t, "model_tflops", "TFLOP/s", "%.1f",
         st->total_s > 0 ? model_flops / st->total_s / 1e12 : 0);
-    row(t, "memory_bound", "", "bytes / (%.0f GB/s HBM x %.2f) + %.3f us per kernel",
-        cl->gpu.hbm_gbs, ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
-    row(t, "gemm_source", "", "%s", cl->gpu.gemm.source);
-    if (a->prec == ZS_PREC_FP8)
-        row(t, "fp8_gemm", "", "%.0f TFLOP/s on the GEMM curve (%s)", cl->gpu.fp8_tflops,
-            cl->gpu.fp8_source);
-    row(t, "cost_model", "", "%s", c->desc);
+    text(t, "memory_bound", "bytes / (%.0f GB/s HBM x %.2f) + %.3f us per kernel", cl->gpu.hbm_gbs,
+         ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
+    text(t, "gemm_source", "%s", cl->gpu.gemm.source);
+    if (a->prec == ZS_PREC_FP8) {
+        num(t, "fp8_gemm", "TFLOP/s", "%.0f", cl->gpu.fp8_tflops);
+        note(t, "on the GEMM curve (%s)", cl->gpu.fp8_source);
+    }
+    text(t, "cost_model", "%s", c->desc);
     return t;
 }
 

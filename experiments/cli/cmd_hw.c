@@ -171,10 +171,7 @@ static int run(int argc, char **argv)
     if (rc == ZS_OK) {
         for (int32_t d = 0; d < s->ndocs; d++)
             r->tokens += s->doc_len[d]; /* the batch's tokens, for tokens/s */
-        zs_table *t = zs_table_new("hw run: measured on GPUs");
-        zs_table_col(t, "key", 0);
-        zs_table_col(t, "value", 1);
-        zs_table_col(t, "unit", 0);
+        zs_table *t = zs_table_kv_new("hw run: measured on GPUs");
         zs_result_summary(r, t);
         zs_table *ranks = zs_table_new("per rank (ms)");
         const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};

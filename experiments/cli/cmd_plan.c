@@ -89,10 +89,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
 
 static void kv(zs_table *t, const char *k, const char *fmt, double v, const char *unit)
 {
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", k);
-    zs_table_num(t, 1, fmt, v);
-    zs_table_set(t, 2, "%s", unit);
+    zs_table_kv_num(t, k, unit, fmt, v);
 }
 
 static int print_plan(const plan_args *a, const zs_point_plan *pl)
@@ -108,10 +105,7 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
                 b->ndocs, (long long)b->tokens);
     zs_doc_set_text(d, NULL, "method", pl->method);
     zs_doc_set_int(d, NULL, "batch", a->batch);
-    zs_table *t = zs_table_new(NULL);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 1);
-    zs_table_col(t, "unit", 0);
+    zs_table *t = zs_table_kv_new(NULL);
     kv(t, "ranks", "%.0f", s->nranks, "GPUs");
     kv(t, "tp", "%.0f", rep->dims.tp, "");
     kv(t, "cp", "%.0f", rep->dims.cp, "");

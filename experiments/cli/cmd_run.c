@@ -157,10 +157,7 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     zs_doc_set_text(d, NULL, "cost_model", costs);
     if (a->calib)
         zs_cli_calib_notes(d, a->calib, cl->gpu.name, m);
-    zs_table *t = zs_table_new(NULL);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 1);
-    zs_table_col(t, "unit", 0);
+    zs_table *t = zs_table_kv_new(NULL);
     zs_result_summary(r, t);
     zs_doc_table(d, "result", t);
     if (a->fmt == ZS_FMT_TABLE) {

@@ -84,10 +84,7 @@ static void last_iteration(zs_doc *d, const zs_point_result *r, int ranks)
     if (!r->last)
         return;
     if (zs_doc_format(d) == ZS_FMT_TABLE) {
-        zs_table *l = zs_table_new("last iteration:");
-        zs_table_col(l, "key", 0);
-        zs_table_col(l, "value", 1);
-        zs_table_col(l, "unit", 0);
+        zs_table *l = zs_table_kv_new("last iteration:");
         zs_result_summary(r->last, l);
         zs_doc_table(d, "last_iteration", l);
         zs_doc_text(d, "\n");
@@ -195,6 +192,7 @@ int zs_cmd_simulate(int argc, char **argv)
         zs_table *t = zs_table_new(NULL);
         zs_rcols_add(t, 0);
         zs_rcols_row(t, &row);
+        zs_rcols_units(d);
         zs_doc_table(d, "results", t);
     }
     last_iteration(d, &r, ranks);

@@ -82,33 +82,19 @@ static void num(char *buf, size_t n, double v, zs_format fmt, int decimals)
     buf[o] = '\0';
 }
 
-static void kv(zs_table *t, zs_format fmt, const char *key, const char *value, const char *unit)
+static void kv(zs_table *t, const char *key, const char *value)
 {
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", key);
-    if (fmt == ZS_FMT_TABLE) {
-        zs_table_set(t, 1, "%s%s%s", value, unit && *unit ? " " : "", unit ? unit : "");
-    } else {
-        zs_table_set(t, 1, "%s", value);
-        zs_table_set(t, 2, "%s", unit ? unit : "");
-    }
+    zs_table_kv_text(t, key, "%s", value);
 }
 
-static void kvnum(zs_table *t, zs_format fmt, const char *key, double v, int dec, const char *unit)
+/* A count or length: "1,234,567" for people, every digit for scripts. */
+static void kvnum(zs_table *t, const char *key, double v, int dec, const char *unit)
 {
-    char b[64];
-    num(b, sizeof b, v, fmt, dec);
-    kv(t, fmt, key, b, unit);
-}
-
-static zs_table *kv_table(zs_format fmt)
-{
-    zs_table *t = zs_table_new(NULL);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", ZS_COL_MIXED);
-    if (fmt != ZS_FMT_TABLE)
-        zs_table_col(t, "unit", 0);
-    return t;
+    char b[64], fmt[16];
+    snprintf(fmt, sizeof fmt, "%%.%df", dec);
+    zs_table_kv_num(t, key, unit, fmt, v);
+    num(b, sizeof b, v, ZS_FMT_TABLE, dec);
+    zs_table_num_as(t, 1, b, v);
 }
 
 static double now(void)
@@ -157,25 +143,24 @@ static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
     double t2 = now();
     if (rc == ZS_OK) {
         zs_format fmt = a->fmt;
-        zs_table *k = kv_table(fmt);
+        zs_table *k = zs_table_kv_new(NULL);
         char note[256];
-        kv(k, fmt, "source", zs_trace_src_describe(src), "");
+        kv(k, "source", zs_trace_src_describe(src));
         zs_trace_src_window_note(src, note, sizeof note);
-        kv(k, fmt, "window", note, "");
-        kvnum(k, fmt, "docs", (double)st.n, 0, "");
-        kvnum(k, fmt, "tokens", (double)st.tokens, 0, "");
-        kvnum(k, fmt, "mean", st.mean, 2, "tokens");
-        kvnum(k, fmt, "min", st.min, 0, "tokens");
-        kvnum(k, fmt, "p10", st.p10, 1, "tokens");
-        kvnum(k, fmt, "median", st.median, 1, "tokens");
-        kvnum(k, fmt, "p90", st.p90, 1, "tokens");
-        kvnum(k, fmt, "p95", st.p95, 1, "tokens");
-        kvnum(k, fmt, "p99", st.p99, 1, "tokens");
-        kvnum(k, fmt, "p99.9", st.p999, 1, "tokens");
-        kvnum(k, fmt, "max", st.max, 0, "tokens");
-        char aw[64];
-        snprintf(aw, sizeof aw, "%.6g", st.attn_work);
-        kv(k, fmt, "attention_work", aw, "tokens^2 (sum of d^2)");
+        kv(k, "window", note);
+        kvnum(k, "docs", (double)st.n, 0, "");
+        kvnum(k, "tokens", (double)st.tokens, 0, "");
+        kvnum(k, "mean", st.mean, 2, "tokens");
+        kvnum(k, "min", st.min, 0, "tokens");
+        kvnum(k, "p10", st.p10, 1, "tokens");
+        kvnum(k, "median", st.median, 1, "tokens");
+        kvnum(k, "p90", st.p90, 1, "tokens");
+        kvnum(k, "p95", st.p95, 1, "tokens");
+        kvnum(k, "p99", st.p99, 1, "tokens");
+        kvnum(k, "p99.9", st.p999, 1, "tokens");
+        kvnum(k, "max", st.max, 0, "tokens");
+        zs_table_kv_num(k, "attention_work", "tokens^2", "%.6g", st.attn_work);
+        zs_table_kv_note(k, "sum of d^2 over the documents");
         zs_table *tl = zs_table_new("Documents longer than each threshold (K = 1024 tokens), "
                                     "as shares of documents, tokens and attention work:");
         zs_table_col(tl, "above", 0);
@@ -193,9 +178,9 @@ static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
             zs_table_set(tl, 1, "%s", b);
             num(b, sizeof b, (double)st.tail[i].docs, fmt, 0);
             zs_table_set(tl, 2, "%s", b);
-            zs_table_set(tl, 3, "%.3f", 100 * st.tail[i].doc_share);
-            zs_table_set(tl, 4, "%.2f", 100 * st.tail[i].token_share);
-            zs_table_set(tl, 5, "%.2f", 100 * st.tail[i].attn_share);
+            zs_table_num(tl, 3, "%.3f", 100 * st.tail[i].doc_share);
+            zs_table_num(tl, 4, "%.2f", 100 * st.tail[i].token_share);
+            zs_table_num(tl, 5, "%.2f", 100 * st.tail[i].attn_share);
         }
         zs_doc *d = zs_doc_new("trace", fmt, stdout);
         if (d) {
@@ -299,36 +284,37 @@ static int cmd_batches(const char *spec, trace_args *a, zs_err *e)
             zs_table_set(t, 0, "%d", bt->index);
             zs_table_set(t, 1, "%s", c[0]);
             zs_table_set(t, 2, "%s", c[1]);
-            zs_table_set(t, 3, "%.2f", 100.0 * (double)bt->tokens / (double)budget);
+            zs_table_num(t, 3, "%.2f", 100.0 * (double)bt->tokens / (double)budget);
             zs_table_set(t, 4, "%s", c[2]);
             zs_table_set(t, 5, "%s", c[3]);
             zs_table_set(t, 6, "%s", c[4]);
-            zs_table_set(t, 7, "%.2f", 100.0 * top / st.attn_work);
+            zs_table_num(t, 7, "%.2f", 100.0 * top / st.attn_work);
         }
         zs_batch_free(bt);
     }
     if (rc == ZS_OK) {
         const zs_batcher_counts *c = zs_batcher_counts_get(b);
         const zs_trace_src_counts *sc = zs_trace_src_counts_get(src);
-        zs_table *k = kv_table(fmt);
+        zs_table *k = zs_table_kv_new(NULL);
         char note[256];
-        kv(k, fmt, "source", zs_trace_src_describe(src), "");
-        kv(k, fmt, "batcher", b->ops->name, "");
-        kvnum(k, fmt, "budget", (double)budget, 0, "tokens per global batch");
+        kv(k, "source", zs_trace_src_describe(src));
+        kv(k, "batcher", b->ops->name);
+        kvnum(k, "budget", (double)budget, 0, "tokens");
+        zs_table_kv_note(k, "per global batch");
         zs_trace_src_window_note(src, note, sizeof note);
-        kv(k, fmt, "window", note, "");
-        kvnum(k, fmt, "batches", (double)c->batches, 0, "");
-        kvnum(k, fmt, "docs", (double)c->docs, 0, "");
-        kvnum(k, fmt, "tokens", (double)c->tokens, 0, "");
-        kvnum(k, fmt, "budget_unused", (double)c->budget_unused, 0, "tokens");
-        kvnum(k, fmt, "docs_carried", (double)c->docs_carried, 0,
-              "documents moved whole to the next batch");
-        kvnum(k, fmt, "tokens_carried", (double)c->tokens_carried, 0, "tokens");
-        kvnum(k, fmt, "tokens_dropped", (double)sc->tokens_dropped, 0, "tokens (truncation)");
-        kvnum(k, fmt, "epochs_restarted", (double)c->epochs, 0, "");
+        kv(k, "window", note);
+        kvnum(k, "batches", (double)c->batches, 0, "");
+        kvnum(k, "docs", (double)c->docs, 0, "");
+        kvnum(k, "tokens", (double)c->tokens, 0, "");
+        kvnum(k, "budget_unused", (double)c->budget_unused, 0, "tokens");
+        kvnum(k, "docs_carried", (double)c->docs_carried, 0, "documents");
+        zs_table_kv_note(k, "moved whole to the next batch");
+        kvnum(k, "tokens_carried", (double)c->tokens_carried, 0, "tokens");
+        kvnum(k, "tokens_dropped", (double)sc->tokens_dropped, 0, "tokens");
+        zs_table_kv_note(k, "truncation");
+        kvnum(k, "epochs_restarted", (double)c->epochs, 0, "");
         if (c->batches < want)
-            kv(k, fmt, "note", "the trace ran out before --n batches (use --cycle to restart it)",
-               "");
+            kv(k, "note", "the trace ran out before --n batches (use --cycle to restart it)");
         zs_doc *d = zs_doc_new("trace", fmt, stdout);
         if (d) {
             zs_doc_table(d, "summary", k);

@@ -27,12 +27,11 @@ static const char zep_help[] =
     "  --k N                    NICs per routed transfer (default: from bandwidths)\n"
     "  --format table|csv|json  output format (default table)\n";
 
-static void row(zs_table *t, const char *key, const char *fmt, double v, const char *why)
+static void row(zs_table *t, const char *key, const char *unit, const char *fmt, double v,
+                const char *why)
 {
-    zs_table_row(t);
-    zs_table_set(t, 0, "%s", key);
-    zs_table_set(t, 1, fmt, v);
-    zs_table_set(t, 2, "%s", why);
+    zs_table_kv_num(t, key, unit, fmt, v);
+    zs_table_kv_note(t, "%s", why);
 }
 
 int zs_cmd_zeppelin(int argc, char **argv)
@@ -112,33 +111,32 @@ int zs_cmd_zeppelin(int argc, char **argv)
     char title[256];
     snprintf(title, sizeof title, "Zeppelin crossovers: %s on %s (%d GPUs/node, tp=%ld), cost: %s",
              m.name, cl.name, cl.gpus_per_node, tp, cost->desc);
-    zs_table *t = zs_table_new(fmt == ZS_FMT_TABLE ? title : NULL);
-    zs_table_col(t, "key", 0);
-    zs_table_col(t, "value", 1);
-    zs_table_col(t, "reasoning", 0);
+    zs_table *t = zs_table_kv_new(fmt == ZS_FMT_TABLE ? title : NULL);
     char why[256];
-    snprintf(why, sizeof why, "tokens/GPU: NVLink ring step compute = transfer%s",
+    snprintf(why, sizeof why, "NVLink ring step compute = transfer%s",
              th.intra_always ? " (compute hides it at every length)" : "");
-    row(t, "m_intra", "%.0f", th.m_intra, why);
-    row(t, "m_intra_step_compute_us", "%.1f", th.intra_compute_s * 1e6,
+    row(t, "m_intra", "tokens/GPU", "%.0f", th.m_intra, why);
+    row(t, "m_intra_step_compute_us", "us", "%.1f", th.intra_compute_s * 1e6,
         "attention of the step (m^2/2 pairs, saturated rate)");
-    row(t, "m_intra_step_transfer_us", "%.1f", th.intra_xfer_s * 1e6,
+    row(t, "m_intra_step_transfer_us", "us", "%.1f", th.intra_xfer_s * 1e6,
         "KV shard of m tokens over NVLink");
-    row(t, "m_inter", "%.0f", th.m_inter, "tokens/GPU: network ring step through one NIC");
-    row(t, "m_inter_step_compute_us", "%.1f", th.inter_compute_s * 1e6, "attention of the step");
-    row(t, "m_inter_step_transfer_us", "%.1f", th.inter_xfer_s * 1e6,
+    row(t, "m_inter", "tokens/GPU", "%.0f", th.m_inter, "network ring step through one NIC");
+    row(t, "m_inter_step_compute_us", "us", "%.1f", th.inter_compute_s * 1e6,
+        "attention of the step");
+    row(t, "m_inter_step_transfer_us", "us", "%.1f", th.inter_xfer_s * 1e6,
         "KV shard of m tokens through one NIC");
-    snprintf(why, sizeof why, "tokens/GPU: the same spread over k=%d NICs by routing", th.k);
-    row(t, "m_inter_routed", "%.0f", th.m_inter_routed, why);
-    row(t, "m_inter_routed_step_transfer_us", "%.1f", th.routed_xfer_s * 1e6,
+    snprintf(why, sizeof why, "the same spread over k=%d NICs by routing", th.k);
+    row(t, "m_inter_routed", "tokens/GPU", "%.0f", th.m_inter_routed, why);
+    row(t, "m_inter_routed_step_transfer_us", "us", "%.1f", th.routed_xfer_s * 1e6,
         "slices over k NICs, pipelined NVLink scatter/gather");
-    row(t, "routing_k", "%.0f", th.k, "NICs one GPU's NVLink can feed, capped by the node's");
-    row(t, "routing_chunk_kib", "%.0f", th.chunk_bytes / 1024,
+    row(t, "routing_k", "NICs", "%.0f", th.k,
+        "NICs one GPU's NVLink can feed, capped by the node's");
+    row(t, "routing_chunk_kib", "KiB", "%.0f", th.chunk_bytes / 1024,
         "10x the bytes a NIC moves in one network latency");
-    row(t, "split_intra_at", "%.0f", 2 * th.m_intra,
-        "document tokens: a 2-GPU ring hides its transfers");
-    row(t, "split_inter_at", "%.0f", th.m_inter * cl.gpus_per_node / tp,
-        "document tokens: m_inter x GPUs per node");
+    row(t, "split_intra_at", "document tokens", "%.0f", 2 * th.m_intra,
+        "a 2-GPU ring hides its transfers");
+    row(t, "split_inter_at", "document tokens", "%.0f", th.m_inter * cl.gpus_per_node / tp,
+        "m_inter x GPUs per node");
     zs_doc *d = zs_doc_new("zeppelin", fmt, stdout);
     if (d) {
         zs_doc_set_text(d, NULL, "model", m.name);

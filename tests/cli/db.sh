@@ -11,9 +11,33 @@ cat >t.json <<'JSON'
  "base": {"model": "llama-7b", "cluster": "cluster-a", "nodes": 16, "context": 262144, "group": 16,
           "iterations": 2, "backend": "analytic"},
  "sweep": {"seed": [1, 2, 3, 4]},
- "series": [{"label": "TE CP", "method": "te-cp"}, {"label": "Local", "method": "local"}]}
+ "series": [{"label": "TE CP", "method": "te-cp"}, {"label": "Local", "method": "local"}],
+ "baseline": "TE CP"}
 JSON
 expect_rc run 0 "$ZEPSIM" experiment run t.json --db a.db && expect_out run "8 ran, 0 failed"
+
+# The points view has every result column docs/output.md lists (issue 35
+# item 6), with the figures that were missing: busy, idle, peak memory,
+# GPUs, speedup over the spec's baseline, attention kernel.
+"$ZEPSIM" list columns --format csv | tail -n +2 | cut -d, -f1 >want.txt
+expect_rc points-columns 0 "$ZEPSIM" db query "SELECT * FROM points" --db a.db --format csv
+head -1 "$TMP/out" | tr ',' '\n' >have.txt
+missing=$(grep -vxFf have.txt want.txt | tr '\n' ' ')
+if [ -z "$missing" ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL points-columns: the points view lacks $missing"; FAILS=$((FAILS + 1)); fi
+expect_rc points-figures 0 "$ZEPSIM" db query "SELECT method, gpus, round(speedup, 9), busy_pct > 0, idle_pct >= 0, peak_mem_gib > 1, nodes_from FROM points WHERE seed = 1 ORDER BY method" --db a.db --format csv
+expect_out points-figures "^local,128,[0-9.]+,1,1,1,--nodes$"
+expect_out points-figures "^te-cp,128,1(\.0)?,1,1,1,--nodes$"
+
+# A schema version 2 file (before those columns): read as it is, with
+# NULL for them, and upgraded by the first writer.
+cp a.db v2.db
+sqlite3 v2.db "ALTER TABLE results DROP COLUMN gpus; ALTER TABLE results DROP COLUMN baseline_key; UPDATE meta SET value = '2' WHERE key = 'schema_version'"
+expect_rc v2-read 0 "$ZEPSIM" db query "SELECT gpus, speedup, busy_pct > 0 FROM points WHERE method = 'te-cp' AND seed = 1" --db v2.db --format csv
+expect_out v2-read "^,,1$"
+expect_rc v2-upgrade 0 "$ZEPSIM" experiment run t.json --db v2.db && expect_out v2-upgrade "0 ran, 0 failed"
+expect_rc v2-upgraded 0 sqlite3 v2.db "SELECT value FROM meta WHERE key = 'schema_version'; SELECT count(*) FROM pragma_table_info('results') WHERE name IN ('gpus', 'baseline_key')"
+expect_out v2-upgraded "^3$" && expect_out v2-upgraded "^2$"
 
 # Only reads: ATTACH created x.db before; the journal mode stays as it was.
 expect_rc attach 2 "$ZEPSIM" db query "ATTACH 'x.db' AS x" --db a.db && expect_out attach "only SELECT statements run"

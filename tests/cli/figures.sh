@@ -84,7 +84,7 @@ SMALL=(--backend analytic --nodes 1 --group 8 --context 16384 --iterations 1 --q
 if [ "$HAVE_GNUPLOT" = 1 ]; then
   for ext in png svg pdf; do
     expect_rc "plot-$ext" 0 "$ZEPSIM" compare --methods te-cp,zeppelin "${SMALL[@]}" --plot "$TMP/c.$ext"
-    expect_out "plot-$ext" "^bar chart: .*/c\.$ext$"
+    expect_out "plot-$ext" "^chart: .*/c\.$ext \(tokens/s; iteration time as busy / exposed / idle\)$"
   done
   magic plot-png "$TMP/c.png" 89504e47
   magic plot-pdf "$TMP/c.pdf" 25504446 # %PDF

@@ -23,10 +23,10 @@ expect_rc nodes-show 0 "$ZEPSIM" show cluster "$TMP/my.json"
 expect_out nodes-show "^nodes +2$"
 expect_out nodes-show "^nodes_from +cluster file$"
 expect_rc nodes-plan 0 "$ZEPSIM" plan --cluster "$TMP/my.json" --method te-cp --group 8 --context 16384 --format csv
-expect_out nodes-plan "^ranks,16,GPUs$"
+expect_out nodes-plan "^ranks,16,GPUs,$"
 # the default study is cluster-a's own 16 nodes
 expect_rc nodes-default 0 "$ZEPSIM" plan --method te-cp --format csv
-expect_out nodes-default "^ranks,128,GPUs$"
+expect_out nodes-default "^ranks,128,GPUs,$"
 
 # ---- compare: verdict, why, tokens per iteration, peak memory ----
 expect_rc verdict 0 "$ZEPSIM" compare --methods te-cp,usp,zeppelin --nodes 1 "${SMALL[@]}" --plot none --quiet
@@ -38,7 +38,12 @@ for m in te-cp usp zeppelin; do
 done
 expect_rc verdict-json 0 "$ZEPSIM" compare --methods te-cp,usp,zeppelin --nodes 1 "${SMALL[@]}" --plot none --quiet --format json
 expect_out verdict-json '"verdict": \{"fastest": "(te-cp|usp|zeppelin)", "tokens_per_s": [0-9.]+, "runner_up": "[a-z-]+", "margin_pct": [0-9.]+'
-expect_out verdict-json '"method": "usp", .*"tokens_per_iter": [0-9]+, .*"peak_mem_gib": [0-9.]+, .*"why": "[a-z]'
+expect_out verdict-json '"method": "usp", .*"tokens_per_iter": [0-9.]+, .*"peak_mem_gib": [0-9.]+, .*"why": "[a-z]'
+# numbers bare, units in their own object, every key present (issue 35 item 6)
+expect_out verdict-json '"units": \{.*"tokens_per_s": "tokens/s", .*"iter_ms": "ms"'
+expect_out verdict-json '"iter_ms": [0-9]+\.[0-9]{5,}, '
+expect_out verdict-json '^ "notes": \['
+
 
 # ---- memory: the options that make it fit ----
 # A usage error that every method hits (a group larger than the GPUs) exits

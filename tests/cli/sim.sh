@@ -24,7 +24,7 @@ expect_rc bench-sim-bad-fold 2 "$ZEPSIM" bench sim --fold fast
 expect_rc bench-sim-bad-method 2 "$ZEPSIM" bench sim --method frob
 expect_rc bench-sim-small 0 "$ZEPSIM" bench sim --method te-cp --gpus 16,32 --fold off,on --runs 1 --floor-runs 0 --format csv
 expect_out bench-sim-small "^te-cp,16,sim,off,[0-9.]+,"
-expect_out bench-sim-small "^te-cp,32,sim,on,[0-9.]+,.*,[-+]?[0-9.]+,[0-9.]+$"
+expect_out bench-sim-small "^te-cp,32,sim,on,[0-9.]+,.*,[-+0-9.e]+,[-+0-9.e]+$"
 expect_out bench-sim-small "^bench sim: te-cp at 32 GPUs, sim, fold on: run 1/1 took [0-9.]+ CPU s, [0-9]+ MB, iteration [0-9.]+ ms$"
 expect_rc bench-sim-analytic 0 "$ZEPSIM" bench sim --method zeppelin --gpus 16,32 --backend analytic --runs 2
 expect_out bench-sim-analytic "^zeppelin +16 +analytic +on "
@@ -39,6 +39,6 @@ expect_rc bench-floor-odd 2 "$ZEPSIM" bench floor --gpus 15
 expect_out bench-floor-odd "even count"
 expect_rc bench-floor-width 2 "$ZEPSIM" bench floor --width 17
 expect_rc bench-floor-small 0 "$ZEPSIM" bench floor --gpus 16 --transfers 2000 --runs 2 --format csv
-expect_out bench-floor-small "^16,inside nodes,2000,4000,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9]+,[0-9.]+$"
+expect_out bench-floor-small "^16,inside nodes,2000,4000(,[-+0-9.e]+){7}$"
 expect_out bench-floor-small "^16,across nodes,2000,4000,"
 finish
