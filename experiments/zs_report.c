@@ -126,6 +126,30 @@ static void gq(FILE *f, const char *s)
     }
 }
 
+/* A title as a gnuplot string body broken into lines of at most `width`
+ * characters at blanks, so a long title is never clipped by the plot's
+ * edges. */
+static void gq_wrapped(FILE *f, const char *s, int width)
+{
+    int col = 0;
+    while (*s) {
+        size_t word = strcspn(s, " ");
+        if (col > 0 && col + 1 + (int)word > width) {
+            fputs("\\n", f);
+            col = 0;
+        } else if (col > 0) {
+            fputc(' ', f);
+            col++;
+        }
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(word < sizeof buf ? word : sizeof buf - 1), s);
+        gq(f, buf);
+        col += (int)word;
+        s += word;
+        s += strspn(s, " ");
+    }
+}
+
 static int case_matches(const zs_spec *s, const zs_spec_paper *p, int c)
 {
     for (int k = 0; k < p->nmatch; k++) {
@@ -317,14 +341,19 @@ static void dat_lines(FILE *d, const zs_spec *s, const report_rows *r, int xaxis
     }
 }
 
-static void gp_axes(FILE *g, const zs_spec *s, int lines)
+static void gp_axes(FILE *g, const zs_spec *s, int lines, int width_px)
 {
     fprintf(g, "set datafile separator \"\\t\"\nset datafile missing \"?\"\n");
     fprintf(g, "set title \"");
-    gq(g, s->title);
+    gq_wrapped(g, s->title, width_px / 9); /* sans 10: ~7 px per character */
     fprintf(g, "\" noenhanced\nset ylabel \"");
     gq(g, s->plot.ylabel[0] ? s->plot.ylabel : metric_title(s->plot.metric));
-    fprintf(g, "\" noenhanced\nset grid ytics\nset key outside right top noenhanced\n");
+    /* headroom: no bar or marker touches the top of the plot */
+    /* the key below the plot: beside it, long series names squeezed the
+     * plot into a third of the width and pushed its title off the page */
+    fprintf(g, "\" noenhanced\nset grid ytics\nset key outside center bottom horizontal "
+               "noenhanced\n"
+               "set offsets 0, 0, graph 0.08, 0\n");
     if (s->plot.logy)
         fprintf(g, "set logscale y\n");
     if (!lines) {
@@ -357,8 +386,10 @@ static double bar_x(int c, int k, int n)
  * from a result): a published value of one point as a marker on its bar or
  * line ($paper, one "x y" row each), an aggregate (a mean, a maximum) as a
  * dashed line across the plot with its label. Returns the markers. */
-static int gp_paper(FILE *g, const zs_spec *s, int lines, int xaxis)
+static int gp_paper(FILE *g, const zs_spec *s, int lines, int xaxis, char *keys, size_t nkeys)
 {
+    size_t ok = 0;
+    keys[0] = '\0';
     int nmark = 0, nline = 0;
     fprintf(g, "$paper << EOD\n");
     for (int i = 0; i < s->npaper; i++) {
@@ -388,15 +419,23 @@ static int gp_paper(FILE *g, const zs_spec *s, int lines, int xaxis)
         if (!p->has_value || strcmp(p->metric, s->plot.metric) || !strcmp(p->agg, "value"))
             continue;
         nline++;
+        /* the line across the plot, named in the key (a label on the plot
+         * ran through the bars) */
         fprintf(g,
                 "set arrow %d from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 lw 1.5 "
-                "lc rgb \"#b03030\" front\nset label %d \"paper, %s: ",
-                nline, p->value, p->value, nline, p->agg);
-        gq(g, p->what);
-        fprintf(g,
-                " = %.4g\" at graph 0.01, first %.6g offset 0,0.6 tc rgb \"#b03030\" front "
-                "noenhanced\n",
-                p->value, p->value);
+                "lc rgb \"%s\" front\n",
+                nline, p->value, p->value, nline % 2 ? "#b03030" : "#3050b0");
+        char what[300];
+        /* the key stays narrow; the full text is in the markdown table */
+        snprintf(what, sizeof what, "%.48s%s", p->what, strlen(p->what) > 48 ? "..." : "");
+        for (char *q = what; *q; q++)
+            if (*q == '"' || *q == '\\')
+                *q = '\'';
+        if (ok < nkeys)
+            ok += (size_t)snprintf(keys + ok, nkeys - ok,
+                                   ", \\\n     NaN with lines dt 2 lw 1.5 lc rgb \"%s\" title "
+                                   "\"paper, %s: %s = %.4g\"",
+                                   nline % 2 ? "#b03030" : "#3050b0", p->agg, what, p->value);
     }
     return nmark;
 }
@@ -426,16 +465,18 @@ static void gp_script(FILE *g, const zs_spec *s, int lines, const line_groups *l
             "if (!exists(\"out_png\")) out_png = \"%s.png\"\n"
             "if (!exists(\"out_svg\")) out_svg = \"%s.svg\"\n",
             s->name, s->name, s->name, s->name, s->name, s->name, s->name);
-    gp_axes(g, s, lines);
-    gp_colors(g, lines ? lg->n : s->nseries);
-    int nmark = gp_paper(g, s, lines, xaxis);
-    char paper[160] = "";
-    if (nmark)
-        snprintf(paper, sizeof paper,
-                 ", \\\n     $paper using 1:2 with points pt 9 ps 2 lc rgb \"#b03030\" "
-                 "title \"paper\"");
     int w = s->ncases * (lines ? 0 : s->nseries) * 14 + 500;
     w = w < 900 ? 900 : w > 2400 ? 2400 : w;
+    gp_axes(g, s, lines, w);
+    gp_colors(g, lines ? lg->n : s->nseries);
+    char keys[2400];
+    int nmark = gp_paper(g, s, lines, xaxis, keys, sizeof keys);
+    char paper[2600] = "";
+    snprintf(paper, sizeof paper, "%s%s",
+             nmark ? ", \\\n     $paper using 1:2 with points pt 9 ps 2 lc rgb \"#b03030\" "
+                     "title \"paper\""
+                   : "",
+             keys);
     for (int t = 0; t < 2; t++) {
         if (t == 0)
             fprintf(g, "set terminal pngcairo size %d,560 font \"sans,10\"\n", w);
