@@ -46,6 +46,9 @@ typedef struct zs_backend {
      * times); SimGrid allows one platform per process, so a caller of the
      * sim row's runs it once, in a fresh child. */
     int (*run_here)(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e);
+    /* Host time of a study point on this backend relative to SimGrid's (1),
+     * for progress estimates only (zs_point_cost_hint). */
+    double rel_cost;
 } zs_backend;
 
 const zs_backend *zs_backend_find(const char *name); /* case-insensitive; NULL: none */

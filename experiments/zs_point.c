@@ -3,11 +3,14 @@
  * figures; the means come at the end. */
 #include "zs_point.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "zs_afile.h"
+#include "zs_backend.h"
+#include "zs_cluster.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
 
@@ -20,6 +23,15 @@ void zs_point_cfg_default(zs_point_cfg *c)
         if (o->type != ZS_POPT_OPTSET)
             zs_popt_parse(o, o->def, ZS_EINPUT, "default", c, NULL);
     }
+}
+
+double zs_point_cost_hint(const zs_point_cfg *c)
+{
+    zs_cluster cl;
+    zs_err e;
+    int gpus = zs_cluster_load(c->cluster, c->nodes, &cl, &e) ? 1 : zs_cluster_gpus(&cl);
+    const zs_backend *b = zs_backend_find(c->backend);
+    return (double)c->iterations * pow(gpus, ZS_POINT_COST_EXPONENT) * (b ? b->rel_cost : 1);
 }
 
 void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n)

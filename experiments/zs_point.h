@@ -90,6 +90,18 @@ typedef struct zs_point_result {
     zs_result *last;  /* the last iteration's result (owned) */
 } zs_point_result;
 
+/* What running c costs, a priori, in a unit that grows in proportion with
+ * its host time, for progress estimates (zs_progress_eta): iterations x
+ * GPUs^ZS_POINT_COST_EXPONENT x the backend's rel_cost. Measured: Fig. 9's
+ * 28 points in `experiment run` (llama-3b, 16-128 GPUs, SimGrid, one
+ * iteration; 2-core machine, December 2026, medians of 3 runs) took 0.83 /
+ * 2.06 / 4.29 / 9.92 s per 7 points at 16 / 32 / 64 / 128 GPUs, x2.2-2.5
+ * per doubling (GPUs^1.2-1.3); `bench sim`'s fitted exponents at
+ * 1024-4096 GPUs are 1.45 (SimGrid) and 1.23 (analytic). A cluster that
+ * does not load counts as one GPU (the point fails at once). */
+#define ZS_POINT_COST_EXPONENT 1.3
+double zs_point_cost_hint(const zs_point_cfg *c);
+
 /* Progress callback: called after each iteration (may be NULL). */
 typedef void (*zs_point_progress)(void *arg, int done, int total);
 

@@ -15,6 +15,7 @@
  *   4. on an error, kill the children still running; release the claims. */
 #include "zs_fork.h"
 #include "zs_intr.h"
+#include "zs_progress.h"
 #include "zs_runner.h"
 
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 void zs_runner_opts_init(zs_runner_opts *o)
@@ -32,13 +32,6 @@ void zs_runner_opts_init(zs_runner_opts *o)
     o->shard_i = 1;
     o->shard_n = 1;
     o->timeline_dir = "";
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* What a worker sends back for one point. */
@@ -87,6 +80,7 @@ static int worker(void *arg, zs_fork_buf *out, zs_err *e)
 typedef struct slot {
     zs_child ch;
     int busy; /* point index or -1 */
+    int item; /* its place in the run's todo list (and items) */
 } slot;
 
 /* Starts point idx in slot sl. */
@@ -113,62 +107,6 @@ static int collect(slot *sl, msg *m, zs_err *ce)
         zs_err_set(ce, ZS_ERUNTIME, sl->ch.what, NULL, "the worker process sent a bad message");
     zs_fork_buf_free(&b);
     return ok;
-}
-
-static void fmt_dur(double s, char *buf, size_t n)
-{
-    long t = (long)(s + 0.5);
-    if (t >= 3600)
-        snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
-    else if (t >= 60)
-        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
-    else
-        snprintf(buf, n, "%lds", t);
-}
-
-/* Off a terminal (a Slurm or CI log) whole lines: after the first and
- * the last point, and at most one every 10 s between. One run per
- * process, so the time of the last line can be a static. */
-static void progress_line(FILE *f, int done, int total, int failed, double t0)
-{
-    static double last = -1e9;
-    double now = now_s(), dt = now - t0;
-    if (!(done <= 1 || done == total || now - last >= 10))
-        return;
-    last = now;
-    char el[32], eta[48] = "";
-    fmt_dur(dt, el, sizeof el);
-    if (done > 0 && done < total && dt >= 2) {
-        char left[32];
-        fmt_dur(dt / done * (total - done), left, sizeof left);
-        snprintf(eta, sizeof eta, ", about %s left", left);
-    }
-    fprintf(f, "experiment: %d/%d points, %d failed; %s elapsed%s\n", done, total, failed, el, eta);
-    fflush(f);
-}
-
-static void progress(FILE *f, int done, int total, int failed, double t0)
-{
-    if (!f)
-        return;
-    if (!isatty(fileno(f))) {
-        progress_line(f, done, total, failed, t0);
-        return;
-    }
-    char bar[31], el[32], eta[32] = "?";
-    int w = total ? done * 30 / total : 30;
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < w ? '#' : '.';
-    bar[30] = '\0';
-    double dt = now_s() - t0;
-    fmt_dur(dt, el, sizeof el);
-    if (done > 0)
-        fmt_dur(dt / done * (total - done), eta, sizeof eta);
-    fprintf(f, "\r[%s] %d/%d points, %d failed, %s elapsed, ETA %s   ", bar, done, total, failed,
-            el, eta);
-    if (done == total)
-        fputc('\n', f);
-    fflush(f);
 }
 
 /* Errors that the same configuration would give again: stored, so a
@@ -205,6 +143,10 @@ typedef struct run {
     zs_err *e;
     double t0;
     int *todo; /* point indices to run, in spec order */
+    /* todo's a-priori costs and start / end times, for the time left
+     * (zs_progress_eta; cost 0: run by another runner) */
+    zs_eta_item *items;
+    zs_progress pg;
     int ntodo, next, done, running;
     slot *slots;
     int nslots;
@@ -212,6 +154,29 @@ typedef struct run {
     zs_db_row *row;
     long stored; /* of this shard's points, in the database: for an interrupt's line */
 } run;
+
+/* Progress on stderr (zs_progress.h): on a terminal one line in place
+ * with a bar; off it (a Slurm or CI log) a line after the first and the
+ * last point and at most one every 10 s between; the time left weighs
+ * each point by its a-priori cost (zs_point_cost_hint), so a spec whose
+ * cheap points come first is not promised a quick end. */
+static void progress(run *r)
+{
+    zs_progress *pg = &r->pg;
+    if (!pg->f)
+        return;
+    double now = zs_progress_now();
+    int done = r->done, total = r->ntodo - r->st->elsewhere;
+    char st[160], bar[31];
+    int w = total ? done * 30 / total : 30;
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < w ? '#' : '.';
+    bar[30] = '\0';
+    snprintf(st, sizeof st, "%s%s%s%d/%d points, %d failed", pg->tty ? "[" : "", pg->tty ? bar : "",
+             pg->tty ? "] " : "", done, total, r->st->failed);
+    double left = done < total ? zs_progress_eta(r->items, r->ntodo, r->nslots, now) : -1;
+    zs_progress_report_left(pg, now, left, done <= 1 || done >= total, st);
+}
 
 static void note_failure(run *r, int idx, const char *why)
 {
@@ -260,6 +225,10 @@ static int select_points(run *r)
     /* run in spec order (the sort above was by key) */
     if (!rc)
         qsort(r->todo, (size_t)r->ntodo, sizeof *r->todo, int_cmp);
+    if (!rc && !(r->items = calloc((size_t)r->ntodo + 1, sizeof *r->items)))
+        rc = zs_err_set(r->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (int j = 0; j < r->ntodo && !rc; j++)
+        r->items[j] = (zs_eta_item){zs_point_cost_hint(&s->points[r->todo[j]].cfg), -1, -1};
     for (int j = 0; j < nkeys; j++)
         free(keys[j].key);
     free(keys);
@@ -285,6 +254,7 @@ static int claim_next(run *r, int *idx)
             return ZS_OK;
         }
         r->st->elsewhere++;
+        r->items[r->next - 1].cost = 0; /* not this runner's to wait for */
     }
     return ZS_OK;
 }
@@ -315,6 +285,8 @@ static int start_points(run *r)
                                   "cannot start worker processes: %s", fe.what);
             return ZS_OK;
         }
+        r->slots[w].item = r->next - 1;
+        r->items[r->next - 1].start = zs_progress_now();
         r->running++;
     }
     return ZS_OK;
@@ -330,6 +302,7 @@ static int store_answer(run *r, slot *sl)
     sl->busy = -1;
     r->running--;
     r->done++;
+    r->items[sl->item].end = zs_progress_now();
     char key[4096];
     if ((rc = zs_db_key(&r->s->points[idx].cfg, key, sizeof key, r->e)))
         return rc;
@@ -340,7 +313,7 @@ static int store_answer(run *r, slot *sl)
         snprintf(why, sizeof why, "the worker process died: %s", ce.what);
         r->st->failed++;
         note_failure(r, idx, why);
-        progress(r->o->progress, r->done, r->ntodo, r->st->failed, r->t0);
+        progress(r);
         return zs_db_unclaim(r->db, key, r->e);
     }
     const msg *m = r->m;
@@ -371,7 +344,7 @@ static int store_answer(run *r, slot *sl)
             zs_intr_points_stored(++r->stored);
     } else
         rc = zs_db_unclaim(r->db, key, r->e);
-    progress(r->o->progress, r->done, r->ntodo - r->st->elsewhere, r->st->failed, r->t0);
+    progress(r);
     return rc;
 }
 
@@ -380,7 +353,9 @@ static int store_answer(run *r, slot *sl)
 static int serve(run *r)
 {
     int rc = ZS_OK;
-    progress(r->o->progress, 0, r->ntodo, 0, r->t0);
+    FILE *f = r->o->progress;
+    zs_progress_init(&r->pg, f, f && isatty(fileno(f)), "experiment", r->t0);
+    progress(r);
     while (rc == ZS_OK && ((rc = start_points(r)) == ZS_OK) && r->running > 0) {
         struct pollfd pf[256];
         int map[256], np = 0;
@@ -392,13 +367,15 @@ static int serve(run *r)
         if (poll(pf, (nfds_t)np, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            return zs_err_set(r->e, ZS_ERUNTIME, "poll", NULL, "waiting for workers: %s",
-                              strerror(errno));
+            rc = zs_err_set(r->e, ZS_ERUNTIME, "poll", NULL, "waiting for workers: %s",
+                            strerror(errno));
+            break;
         }
         for (int k = 0; k < np && rc == ZS_OK; k++)
             if (pf[k].revents)
                 rc = store_answer(r, &r->slots[map[k]]);
     }
+    zs_progress_end(&r->pg);
     return rc;
 }
 
@@ -406,7 +383,14 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
                   zs_err *e)
 {
     memset(st, 0, sizeof *st);
-    run r = {s, db, o, st, e, now_s(), NULL, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0};
+    run r;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.db = db;
+    r.o = o;
+    r.st = st;
+    r.e = e;
+    r.t0 = zs_progress_now();
     st->points = s->npoints;
     int rc = select_points(&r);
     /* an interrupt from here on says how much is stored (the rest resumes) */
@@ -438,7 +422,8 @@ int zs_runner_run(const zs_spec *s, zs_db *db, const zs_runner_opts *o, zs_runne
     free(r.m);
     free(r.row);
     free(r.todo);
+    free(r.items);
     free(r.slots);
-    st->wall_s = now_s() - r.t0;
+    st->wall_s = zs_progress_now() - r.t0;
     return rc;
 }

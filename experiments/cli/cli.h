@@ -12,6 +12,30 @@
 #include "zs_err.h"
 #include "zs_table.h"
 
+/* The benchmarks' default sizes, written once: `zepsim bench sim`, `bench
+ * plan` and `bench floor` (cmd_bench.c, cmd_bench_floor.c) run with them,
+ * and their --help texts, `zepsim bench --help` and `zepsim --help`
+ * (commands.def) print them through ZS_CLI_STR. README.md and
+ * docs/simulator.md state the same (tests/cli/bench_help.sh). */
+#define ZS_CLI_STR_(x)        #x
+#define ZS_CLI_STR(x)         ZS_CLI_STR_(x)
+#define ZS_BENCH_SIM_GPUS_LO  1024  /* bench sim's GPU counts: lowest, */
+#define ZS_BENCH_SIM_GPUS_MID 4096  /* middle */
+#define ZS_BENCH_SIM_GPUS_HI  16384 /* and highest */
+#define ZS_BENCH_SIM_GPUS                                                                          \
+    ZS_CLI_STR(ZS_BENCH_SIM_GPUS_LO)                                                               \
+    "," ZS_CLI_STR(ZS_BENCH_SIM_GPUS_MID) "," ZS_CLI_STR(ZS_BENCH_SIM_GPUS_HI)
+#define ZS_BENCH_SIM_METHODS "te-cp,zeppelin"
+#define ZS_BENCH_SIM_RUNS    5 /* runs per point */
+/* processes per floor: bench floor --runs, bench sim --floor-runs */
+#define ZS_BENCH_FLOOR_RUNS    3
+#define ZS_BENCH_FLOOR_WIDTH   1       /* messages each way per round */
+#define ZS_BENCH_FLOOR_XFERS   1000000 /* transfers per floor run, about */
+#define ZS_BENCH_FLOOR_GPUS    ZS_CLI_STR(ZS_BENCH_SIM_GPUS_LO) "," ZS_CLI_STR(ZS_BENCH_SIM_GPUS_MID)
+#define ZS_BENCH_PLAN_GPUS     1024 /* bench plan: GPUs (nodes = GPUs / GPUs per node) */
+#define ZS_BENCH_PLAN_TOKENS_M 32   /* tokens of the batch, in M (2^20) */
+#define ZS_BENCH_PLAN_REPS     3    /* best of */
+
 /* A command gets argv with argv[0] = the command name and returns the
  * process exit status (0 ok, 1 runtime failure, 2 bad usage or input). */
 typedef int (*zs_cmd_fn)(int argc, char **argv);

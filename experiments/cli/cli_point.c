@@ -33,6 +33,11 @@ void zs_cli_point_longopts(const struct option *extra, const char *const *skip, 
     out[n] = (struct option){0, 0, 0, 0};
 }
 
+FILE *zs_cli_progress_file(int quiet)
+{
+    return quiet ? NULL : stderr;
+}
+
 void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
 {
     char head[96];

@@ -1,6 +1,7 @@
 /* Command-line options that describe a study point (model, cluster, trace,
  * method and options, context, iterations, seed, backend, calibration),
- * shared by `simulate`, `compare` and `plan`. Their getopt table, their
+ * shared by `simulate`, `compare` and `plan` (and `run`'s --quiet and
+ * backend default). Their getopt table, their
  * --help lines and their parsing are generated from the study-point option
  * table (zs_point_opts.h), so every command spells, documents and checks
  * them the same way and prints the same effective configuration. */
@@ -26,6 +27,22 @@ void zs_cli_point_longopts(const struct option *extra, const char *const *skip, 
 /* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
  * gutter, the text wrapped at 79 columns. */
 void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text);
+
+/* --quiet, one option with one meaning in every command that reports
+ * progress on stderr (simulate, compare, run, experiment run): no progress
+ * lines. Its getopt row (value ZS_CLI_QUIET, an id no command gives its
+ * own options) and its --help text are written here once. */
+enum { ZS_CLI_QUIET = 1999 };
+#define ZS_CLI_QUIET_OPT                                                                           \
+    {                                                                                              \
+        "quiet", no_argument, 0, ZS_CLI_QUIET                                                      \
+    }
+#define ZS_CLI_QUIET_HELP                                                                          \
+    "no progress on stderr (default: on a terminal one line rewritten in place; in a log a "       \
+    "line when a step finishes and at most one every 10 s between, with the time elapsed and, "    \
+    "once it can be estimated, the time left)"
+/* Where progress goes: stderr, or NULL (silent) with --quiet. */
+FILE *zs_cli_progress_file(int quiet);
 
 /* Prints the --help lines of the point options (except skip) and --format. */
 void zs_cli_point_help(FILE *f, const char *const *skip);

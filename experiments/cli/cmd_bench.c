@@ -2,7 +2,8 @@
  * printed, not asserted). Subcommands:
  *   sim   a backend (SimGrid or analytic) on one training iteration of real
  *         plans (any method, planned as `zepsim simulate` plans them) at
- *         1024 to 16384 GPUs: CPU seconds, peak RSS, ops and ops per second,
+ *         ZS_BENCH_SIM_GPUS (cli.h: every default size is written there
+ *         once, for the code and the help texts): CPU seconds, peak RSS, ops and ops per second,
  *         medians with min/max over runs, each run in a fresh process, and
  *         the fitted scaling exponent of CPU time against the GPU count;
  *         with --fold off beside on, how far folding moves the results; on
@@ -53,20 +54,32 @@ static const char bench_sim_help[] =
     "Empty on the analytic backend and with --floor-runs 0.\n"
     "\n"
     "options:\n"
-    "  --method LIST           methods, comma-separated (default te-cp,zeppelin)\n"
-    "  --gpus LIST             GPU counts, comma-separated (default 1024,4096,16384)\n"
+    "  --method LIST           methods, comma-separated (default " ZS_BENCH_SIM_METHODS ")\n"
+    "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
     "  --backend sim|analytic  (default sim)\n"
     "  --fold LIST             off, on, steady, comma-separated (default on)\n"
-    "  --runs N                runs per point (default 5)\n"
-    "  --floor-runs N          runs of each floor, 0 to skip it (default 3)\n"
-    "  --floor-width N         the floor's messages each way per round, 1..16 (default 1)\n"
-    "  --floor-transfers N     the floor's transfers per run, about (default 1000000)\n"
-    "  --model --cluster --trace --context --group --seed --recompute --zero\n"
-    "                          the study point, as `zepsim simulate` (defaults its own)\n"
-    "  --format table|csv|json (default table)\n"
-    "\n"
-    "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
-    "shared machine report the load (uptime) beside the figures.\n";
+    "  --runs N                runs per point (default " ZS_CLI_STR(
+        ZS_BENCH_SIM_RUNS) ")\n"
+                           "  --floor-runs N          runs of each floor, 0 to skip it "
+                           "(default " ZS_CLI_STR(
+                               ZS_BENCH_FLOOR_RUNS) ")\n"
+                                                    "  --floor-width N         the floor's "
+                                                    "messages each way per round, 1..16 "
+                                                    "(default " ZS_CLI_STR(
+                                                        ZS_BENCH_FLOOR_WIDTH) ")\n"
+                                                                              "  --floor-transfers "
+                                                                              "N     the floor's "
+                                                                              "transfers per run, "
+                                                                              "about "
+                                                                              "(default"
+                                                                              " " ZS_CLI_STR(
+                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n"
+                                                                                                        "  --model --cluster --trace --context --group --seed --recompute --zero\n"
+                                                                                                        "                          the study point, as `zepsim simulate` (defaults its own)\n"
+                                                                                                        "  --format table|csv|json (default table)\n"
+                                                                                                        "\n"
+                                                                                                        "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
+                                                                                                        "shared machine report the load (uptime) beside the figures.\n";
 
 #define BENCH_MAX 16
 
@@ -432,8 +445,9 @@ static int bench_sim(int argc, char **argv)
     bench_cfg b;
     memset(&b, 0, sizeof b);
     zs_point_cfg_default(&b.base);
-    const char *methods = "te-cp,zeppelin", *gpus = "1024,4096,16384", *folds = "on";
-    long runs = 5, floor_runs = 3, floor_width = 1, floor_xfers = 1000000;
+    const char *methods = ZS_BENCH_SIM_METHODS, *gpus = ZS_BENCH_SIM_GPUS, *folds = "on";
+    long runs = ZS_BENCH_SIM_RUNS, floor_runs = ZS_BENCH_FLOOR_RUNS,
+         floor_width = ZS_BENCH_FLOOR_WIDTH, floor_xfers = ZS_BENCH_FLOOR_XFERS;
     zs_format fmt = ZS_FMT_TABLE;
     int c, rc = ZS_OK;
     zs_cli_reset_getopt();
@@ -521,6 +535,42 @@ static int bench_batch(const char *trace, int64_t tokens, uint64_t seed, zs_batc
     return ZS_OK;
 }
 
+static const char bench_plan_help[] =
+    "usage: zepsim bench plan [options]\n\n"
+    "Times a method's planning of one global batch (default: Zeppelin, " ZS_CLI_STR(
+        ZS_BENCH_PLAN_GPUS) "\n"
+                            "GPUs of cluster-a, llama-7b, " ZS_CLI_STR(
+                                ZS_BENCH_PLAN_TOKENS_M) "M tokens): the decisions "
+                                                        "(Zeppelin:\n"
+                                                        "crossovers, hierarchical partitioning, "
+                                                        "remap plan; auto: prices and\n"
+                                                        "search; other methods: none, empty) and "
+                                                        "the full planner including the\n"
+                                                        "schedule. Host wall time, best of --reps; "
+                                                        "a benchmark, never a test.\n\n"
+                                                        "options: --method (zeppelin) --model "
+                                                        "--cluster --nodes (" ZS_CLI_STR(
+                                                            ZS_BENCH_PLAN_GPUS) " GPUs' worth)\n"
+                                                                                "         --traces "
+                                                                                "(arxiv,github,"
+                                                                                "prolong64k) "
+                                                                                "--tokens "
+                                                                                "(" ZS_CLI_STR(
+                                                                                    ZS_BENCH_PLAN_TOKENS_M) " x 2^20) --seed (1)\n"
+                                                                                                            "         --reps (" ZS_CLI_STR(
+                                                                                                                ZS_BENCH_PLAN_REPS) ") --opt K=V --format\n";
+
+/* bench plan's default node count: ZS_BENCH_PLAN_GPUS on the cluster's
+ * nodes (rounded up). */
+static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
+{
+    zs_cluster cl;
+    int rc = zs_cluster_load(cluster, 1, &cl, e);
+    if (!rc)
+        *nodes = (ZS_BENCH_PLAN_GPUS + cl.gpus_per_node - 1) / cl.gpus_per_node;
+    return rc;
+}
+
 static int bench_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -532,7 +582,9 @@ static int bench_plan(int argc, char **argv)
         {"method", required_argument, 0, 'M'},  {0, 0, 0, 0}};
     const char *model = "llama-7b", *cluster = "cluster-a", *opt = "", *method = "zeppelin";
     char traces[256] = "arxiv,github,prolong64k";
-    long nodes = 128, tokens = 32L << 20, seed = 1, reps = 3;
+    /* nodes 0: ZS_BENCH_PLAN_GPUS of the cluster (plan_nodes) */
+    long nodes = 0, tokens = (long)ZS_BENCH_PLAN_TOKENS_M << 20, seed = 1,
+         reps = ZS_BENCH_PLAN_REPS;
     zs_format fmt = ZS_FMT_TABLE;
     zs_err e;
     zs_err_clear(&e);
@@ -541,15 +593,7 @@ static int bench_plan(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: zepsim bench plan [options]\n\n"
-                   "Times a method's planning of one global batch (default: Zeppelin, 1024\n"
-                   "GPUs of cluster-a, llama-7b, 32M tokens): the decisions (Zeppelin:\n"
-                   "crossovers, hierarchical partitioning, remap plan; auto: prices and\n"
-                   "search; other methods: none, empty) and the full planner including the\n"
-                   "schedule. Host wall time, best of --reps; a benchmark, never a test.\n\n"
-                   "options: --method (zeppelin) --model --cluster --nodes (128)\n"
-                   "         --traces (arxiv,github,prolong64k) --tokens (33554432) --seed (1)\n"
-                   "         --reps (3) --opt K=V --format\n");
+            fputs(bench_plan_help, stdout);
             return 0;
         case 'm':
             model = optarg;
@@ -587,6 +631,8 @@ static int bench_plan(int argc, char **argv)
         if (rc)
             return zs_cli_fail(&e);
     }
+    if (!nodes && (rc = plan_nodes(cluster, &nodes, &e)))
+        return zs_cli_fail(&e);
     zs_table *t = zs_table_new(NULL);
     const char *cols[] = {"trace", "gpus", "documents", "tokens", "decide_ms", "plan_ms", "ops"};
     for (int i = 0; i < 7; i++)
@@ -633,9 +679,13 @@ static const struct {
     int (*fn)(int argc, char **argv);
     const char *summary;
 } benches[] = {
-    {"sim", bench_sim, "a backend's speed and memory on real plans at 1024-16384 GPUs"},
-    {"plan", bench_plan, "a planner's planning time for one global batch at 1024 GPUs"},
-    {"floor", zs_cli_bench_floor, "what a transfer costs SimGrid itself, with no program"},
+    {"sim", bench_sim,
+     "a backend's speed and memory on real plans at " ZS_CLI_STR(
+         ZS_BENCH_SIM_GPUS_LO) "-" ZS_CLI_STR(ZS_BENCH_SIM_GPUS_HI) " GPUs"},
+    {"plan", bench_plan,
+     "a planner's planning time for one global batch at " ZS_CLI_STR(ZS_BENCH_PLAN_GPUS) " GPUs"},
+    {"floor", zs_cli_bench_floor,
+     "what a transfer costs SimGrid itself, with no program, at " ZS_BENCH_FLOOR_GPUS " GPUs"},
 };
 
 int zs_cmd_bench(int argc, char **argv)

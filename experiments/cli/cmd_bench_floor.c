@@ -1,7 +1,7 @@
 /* `zepsim bench floor`: what a transfer costs SimGrid 3.32 itself on this
  * machine (sim/zs_sim_floor.h), so that the simulator's own speed can be
  * read against what no executor can beat. Figures are printed, never
- * asserted. */
+ * asserted. Default sizes: cli.h (ZS_BENCH_FLOOR_*). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +22,19 @@ static const char help[] =
     "T transfers cannot cost less than about T * us_per_xfer on this machine.\n"
     "\n"
     "options:\n"
-    "  --gpus LIST        GPU counts, comma-separated (default 1024,4096)\n"
+    "  --gpus LIST        GPU counts, comma-separated (default " ZS_BENCH_FLOOR_GPUS ")\n"
     "  --cluster NAME     cluster preset (default cluster-a; nodes = GPUs / GPUs per node)\n"
-    "  --width N          messages each way per round, 1..16 (default 1)\n"
-    "  --transfers N      transfers per run, about (default 1000000)\n"
-    "  --runs N           runs per point (default 3)\n"
-    "  --format table|csv|json (default table)\n";
+    "  --width N          messages each way per round, 1..16 (default " ZS_CLI_STR(
+        ZS_BENCH_FLOOR_WIDTH) ")\n"
+                              "  --transfers N      transfers per run, about (default " ZS_CLI_STR(
+                                  ZS_BENCH_FLOOR_XFERS) ")\n"
+                                                        "  --runs N           runs per point "
+                                                        "(default " ZS_CLI_STR(
+                                                            ZS_BENCH_FLOOR_RUNS) ")\n"
+                                                                                 "  --format "
+                                                                                 "table|csv|json "
+                                                                                 "(default "
+                                                                                 "table)\n";
 
 #define FLOOR_MAX ZS_SIM_FLOOR_RUNS_MAX
 
@@ -42,8 +49,8 @@ int zs_cli_bench_floor(int argc, char **argv)
                                          {"runs", required_argument, 0, O_RUNS},
                                          {"format", required_argument, 0, O_FORMAT},
                                          {0, 0, 0, 0}};
-    const char *gpus_s = "1024,4096", *cluster = "cluster-a";
-    long width = 1, xfers = 1000000, runs = 3;
+    const char *gpus_s = ZS_BENCH_FLOOR_GPUS, *cluster = "cluster-a";
+    long width = ZS_BENCH_FLOOR_WIDTH, xfers = ZS_BENCH_FLOOR_XFERS, runs = ZS_BENCH_FLOOR_RUNS;
     zs_format fmt = ZS_FMT_TABLE;
     zs_err e;
     zs_err_clear(&e);

@@ -123,9 +123,7 @@ static void usage(void)
                       "chart of tokens/s and of the iteration time split into busy / exposed / "
                       "idle, labelled as the table prints them, in the format the extension "
                       "names (default zepsim-compare.png; --plot is the same option)");
-    zs_cli_help_entry(stdout, "quiet", NULL,
-                      "no progress on stderr (default: a line per finished method and every "
-                      "10 s with the time left; on a terminal, one line in place)");
+    zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
     zs_cli_point_help(stdout, skip);
 }
 
@@ -187,12 +185,15 @@ static int resolve_methods(compare_args *a, zs_err *e)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, compare_args *a)
 {
-    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE, O_QUIET };
-    static const struct option own[] = {
-        {"help", no_argument, 0, 'h'},          {"methods", required_argument, 0, O_METHODS},
-        {"jobs", required_argument, 0, O_JOBS}, {"chart", required_argument, 0, O_PLOT},
-        {"plot", required_argument, 0, O_PLOT}, {"baseline", required_argument, 0, O_BASELINE},
-        {"quiet", no_argument, 0, O_QUIET},     {0, 0, 0, 0}};
+    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
+    static const struct option own[] = {{"help", no_argument, 0, 'h'},
+                                        {"methods", required_argument, 0, O_METHODS},
+                                        {"jobs", required_argument, 0, O_JOBS},
+                                        {"chart", required_argument, 0, O_PLOT},
+                                        {"plot", required_argument, 0, O_PLOT},
+                                        {"baseline", required_argument, 0, O_BASELINE},
+                                        ZS_CLI_QUIET_OPT,
+                                        {0, 0, 0, 0}};
     /* one method per run here: --methods */
     static const char *const skip[] = {"method", NULL};
     struct option opts[ZS_CLI_MAX_OPTS];
@@ -217,7 +218,7 @@ static int parse_args(int argc, char **argv, compare_args *a)
             a->plot_path = optarg;
         } else if (c == O_BASELINE) {
             snprintf(a->baseline, sizeof a->baseline, "%.63s", optarg);
-        } else if (c == O_QUIET) {
+        } else if (c == ZS_CLI_QUIET) {
             a->quiet = 1;
         } else if ((st = zs_cli_point_opt("compare", c, argv, &a->p, &a->fmt))) {
             return st;
@@ -474,7 +475,7 @@ int zs_cmd_compare(int argc, char **argv)
             snprintf(res[i].cfg.timeline, sizeof res[i].cfg.timeline, "%s", a.tl[i]);
     }
     zs_progress pg;
-    FILE *pf = a.quiet ? NULL : stderr;
+    FILE *pf = zs_cli_progress_file(a.quiet);
     zs_progress_init(&pg, pf, pf && isatty(fileno(pf)), "compare", zs_progress_now());
     zs_err pe;
     zs_err_clear(&pe);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_point.h"
 #include "zs_db.h"
 #include "zs_report.h"
 #include "zs_runner.h"
@@ -35,7 +36,7 @@ static const char experiment_help[] =
     "                       n = SLURM_ARRAY_TASK_COUNT (an array job, 0-based or not;\n"
     "                       scripts/slurm-sweep.sbatch)\n"
     "  --retry-failed       run: rerun points stored as failed\n"
-    "  --quiet              run: no progress\n"
+    "  --quiet              run: no progress on stderr (as simulate, compare, run)\n"
     "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
     "                       database's folder)\n"
     "  --out DIR            report: output folder (default report)\n"
@@ -45,7 +46,7 @@ static const char experiment_help[] =
     "                       specs, or the source tree zepsim was built from)\n"
     "  --format table|csv|json   list: output format (default table)\n";
 
-enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT, O_QUIET };
+enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT };
 
 typedef struct args {
     const char *db, *shard, *tldir, *out, *dir;
@@ -67,7 +68,7 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
                                          {"no-plot", no_argument, 0, O_NOPLOT},
                                          {"dir", required_argument, 0, O_DIR},
                                          {"format", required_argument, 0, O_FORMAT},
-                                         {"quiet", no_argument, 0, O_QUIET},
+                                         ZS_CLI_QUIET_OPT,
                                          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->db = "zepsim.db";
@@ -103,7 +104,7 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
         case O_NOPLOT:
             a->noplot = 1;
             break;
-        case O_QUIET:
+        case ZS_CLI_QUIET:
             a->quiet = 1;
             break;
         case O_DIR:
@@ -158,7 +159,7 @@ static int do_run(const args *a)
     char tldir[1024];
     dir_of(a->db, tldir, sizeof tldir);
     o.timeline_dir = a->tldir ? a->tldir : tldir;
-    o.progress = a->quiet ? NULL : stderr; /* a bar on a terminal, lines in a log */
+    o.progress = zs_cli_progress_file(a->quiet); /* a bar on a terminal, lines in a log */
     zs_spec *s = NULL;
     zs_db *db = NULL;
     if (zs_spec_load(a->spec, &s, &e) || zs_db_open(a->db, &db, &e)) {

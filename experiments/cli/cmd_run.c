@@ -1,38 +1,57 @@
 /* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump` on a
  * backend of the registry (zs_backend.h), on the plan's own cluster (sized
- * to its ranks) unless told otherwise. */
+ * to its ranks) unless told otherwise. The default backend is the study
+ * point's (`simulate`'s, from the option table) and --quiet is the one of
+ * cli_point.h, so `run` and `simulate` agree on both. */
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_point.h"
 #include "zs_backend.h"
 #include "zs_calib.h"
 #include "zs_point_opts.h"
+#include "zs_progress.h"
 #include "zs_validate.h"
 
-static const char run_help[] =
+static const char run_help_head[] =
     "usage: zepsim run [options] PLAN.json\n\n"
     "Replays a schedule written by `zepsim plan --dump` on a backend.\n\n"
-    "options:\n"
-    "  --backend analytic|sim  (default analytic)\n"
-    "  --cluster NAME|FILE     cluster (default: the one named in the plan, with\n"
-    "                          as many nodes as the plan needs)\n"
-    "  --model NAME|FILE       model for the cost model (default: the plan's)\n"
-    "  --calib FILE            calibrated cost model (analytic backend)\n"
-    "  --validate              check the schedule first\n"
-    "  --timeline FILE         Chrome trace events (.json, or .json.gz compressed)\n"
-    "  --timeline-ranks A-B    only ranks A..B in the timeline (default all)\n"
-    "  --timeline-layers A-B   only layers A..B (from 0) in the timeline\n"
-    "  --fold off|on|steady    layer folding (default on; `zepsim simulate --help`)\n"
-    "  --ranks                 per-rank table\n"
-    "  --format table|csv|json\n";
+    "options:\n";
+static const char run_help[] =
+    "  --cluster NAME|FILE    cluster (default: the one named in the plan, with\n"
+    "                         as many nodes as the plan needs)\n"
+    "  --model NAME|FILE      model for the cost model (default: the plan's)\n"
+    "  --calib FILE           calibration from `zepsim calib fit`: the analytic\n"
+    "                         backend's costs and both backends' links\n"
+    "  --validate             check the schedule first\n"
+    "  --timeline FILE        Chrome trace events (.json, or .json.gz compressed)\n"
+    "  --timeline-ranks A-B   only ranks A..B in the timeline (default all)\n"
+    "  --timeline-layers A-B  only layers A..B (from 0) in the timeline\n"
+    "  --fold off|on|steady   layer folding (default on; `zepsim simulate --help`)\n"
+    "  --ranks                per-rank table\n"
+    "  --format table|csv|json  output format (default table)\n";
+
+/* --help: --backend with the study point's default (`simulate`'s), the
+ * options above and the shared --quiet. */
+static void print_help(void)
+{
+    const zs_popt *b = zs_popt_find_cli("backend");
+    char text[256];
+    snprintf(text, sizeof text, "%s (default %s, as `zepsim simulate`)", b->help,
+             zs_popt_default(b));
+    fputs(run_help_head, stdout);
+    zs_cli_help_entry(stdout, "backend", b->arg, text);
+    fputs(run_help, stdout);
+    zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
+}
 
 typedef struct run_args {
     const zs_backend *backend;
     const char *cluster, *model, *calib, *timeline, *plan;
     zs_point_cfg tl; /* the timeline limits, read by the study-point rows */
     zs_format fmt;
-    int validate, ranks;
+    int validate, ranks, quiet;
 } run_args;
 
 /* A timeline limit (or the fold mode) through its row of the study-point
@@ -75,6 +94,9 @@ static int parse_opt(int c, run_args *a, zs_err *e)
         return timeline_limit("timeline-layers", optarg, &a->tl, e);
     case 'F':
         return timeline_limit("fold", optarg, &a->tl, e);
+    case ZS_CLI_QUIET:
+        a->quiet = 1;
+        return ZS_OK;
     }
     return 1;
 }
@@ -94,6 +116,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"timeline-ranks", required_argument, 0, 'R'},
                                          {"timeline-layers", required_argument, 0, 'L'},
                                          {"fold", required_argument, 0, 'F'},
+                                         ZS_CLI_QUIET_OPT,
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -101,7 +124,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
-            fputs(run_help, stdout);
+            print_help();
             return 0;
         }
         int rc = parse_opt(c, a, &e);
@@ -181,14 +204,31 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     return zs_cli_doc_end(d);
 }
 
+/* The backend's run, with progress on stderr (none with --quiet): a line
+ * when it starts and one when it ends, as `simulate` does per iteration. */
+static int replay(const run_args *a, const zs_schedule *s, const zs_backend_in *in, zs_result **r,
+                  zs_err *e)
+{
+    zs_progress pg;
+    char st[160];
+    zs_progress_init(&pg, zs_cli_progress_file(a->quiet), isatty(STDERR_FILENO), "run",
+                     zs_progress_now());
+    snprintf(st, sizeof st, "replaying %d ranks on %s", s->nranks, a->backend->name);
+    zs_progress_report(&pg, zs_progress_now(), 0, 1, st);
+    int rc = a->backend->run(s, in, r, e);
+    snprintf(st, sizeof st, "%s on %s", rc ? "failed" : "replayed", a->backend->name);
+    zs_progress_report(&pg, zs_progress_now(), 1, 1, st);
+    zs_progress_end(&pg);
+    return rc;
+}
+
 int zs_cmd_run(int argc, char **argv)
 {
     run_args a;
     memset(&a, 0, sizeof a);
-    a.backend = zs_backend_find("analytic");
+    zs_point_cfg_default(&a.tl); /* the backend, fold and timeline limits of `simulate` */
+    a.backend = zs_backend_find(a.tl.backend);
     a.fmt = ZS_FMT_TABLE;
-    a.tl.tl_rank0 = a.tl.tl_rank1 = a.tl.tl_layer0 = a.tl.tl_layer1 = -1;
-    a.tl.fold = 1;
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;
@@ -216,7 +256,7 @@ int zs_cmd_run(int argc, char **argv)
         in.tl_layer0 = a.tl.tl_layer0;
         in.tl_layer1 = a.tl.tl_layer1;
         in.fold = a.tl.fold;
-        rc = a.backend->run(s, &in, &r, &e);
+        rc = replay(&a, s, &in, &r, &e);
     }
     int out = 0;
     if (!rc)

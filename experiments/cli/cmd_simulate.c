@@ -109,10 +109,10 @@ static void last_iteration(zs_doc *d, const zs_point_result *r, int ranks)
 
 int zs_cmd_simulate(int argc, char **argv)
 {
-    enum { O_QUIET = 2000, O_JOBS };
+    enum { O_JOBS = 2000 };
     static const struct option own[] = {{"help", no_argument, 0, 'h'},
                                         {"ranks", no_argument, 0, 'r'},
-                                        {"quiet", no_argument, 0, O_QUIET},
+                                        ZS_CLI_QUIET_OPT,
                                         {"jobs", required_argument, 0, O_JOBS},
                                         {0, 0, 0, 0}};
     struct option opts[ZS_CLI_MAX_OPTS];
@@ -138,17 +138,14 @@ int zs_cmd_simulate(int argc, char **argv)
                               "iterations simulated at once, each in a worker process of its "
                               "own, with the same figures as one after the other (default: "
                               "CPUs; 1: in order, in the least memory)");
-            zs_cli_help_entry(stdout, "quiet", NULL,
-                              "no progress on stderr (default: a line after the first and "
-                              "last iteration and at most every 10 s between, with the time "
-                              "left; on a terminal, one line in place)");
+            zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
             return 0;
         }
         if (c == 'r') {
             ranks = 1;
             continue;
         }
-        if (c == O_QUIET) {
+        if (c == ZS_CLI_QUIET) {
             quiet = 1;
             continue;
         }
@@ -169,7 +166,8 @@ int zs_cmd_simulate(int argc, char **argv)
     zs_progress pg;
     char what[96];
     snprintf(what, sizeof what, "simulate %s", p.method);
-    zs_progress_init(&pg, quiet ? NULL : stderr, isatty(STDERR_FILENO), what, zs_progress_now());
+    zs_progress_init(&pg, zs_cli_progress_file(quiet), isatty(STDERR_FILENO), what,
+                     zs_progress_now());
     zs_point_result r;
     int rc = run_point(&p, (int)jobs, &pg, &r, &e);
     zs_progress_end(&pg);

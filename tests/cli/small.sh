@@ -6,7 +6,9 @@
 # - a folder given as a file: "read error: Is a directory", exit 1;
 # - an nccl-tests log given to --calib: "malformed JSON ... near '$'";
 # - `--context 256K`: "bad value";
-# - `show model` printed `max_tokens_per_gpu 0` without saying why.
+# - `show model` printed `max_tokens_per_gpu 0` without saying why;
+# - `run` replayed on the analytic backend and `simulate` on SimGrid, and
+#   `run --quiet` was an unknown option.
 . "$(dirname "$0")/lib.bash"
 REF="$SHARED/reference"
 SMALL=(--nodes 1 --group 8 --context 16384 --iterations 1 --backend analytic --quiet --plot none)
@@ -42,4 +44,26 @@ expect_rc max-tokens-0 0 "$ZEPSIM" show model llama-7b &&
   expect_out max-tokens-0 "^max_tokens_per_gpu +0 tokens: none fit, the model state \([0-9.]+ GiB\) leaves no room .*--zero 2\|3"
 expect_rc max-tokens 0 "$ZEPSIM" show model llama-7b --dp 8 --zero 3 &&
   expect_out max-tokens "^max_tokens_per_gpu +[1-9][0-9]* tokens$"
+# run and simulate: one default backend (the --help texts and the headers
+# agree), and --quiet in both, silencing the progress lines on stderr
+def_sim=$("$ZEPSIM" simulate --help | grep -A1 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
+def_run=$("$ZEPSIM" run --help | grep -A1 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
+if [ -n "$def_sim" ] && [ "$def_sim" = "$def_run" ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL default-backend-help: simulate '$def_sim', run '$def_run'"; FAILS=$((FAILS + 1)); fi
+PT=(--method te-cp --nodes 1 --group 8 --context 16384)
+expect_rc default-plan 0 "$ZEPSIM" plan "${PT[@]}" --dump "$TMP/plan.json"
+expect_rc default-simulate 0 "$ZEPSIM" simulate "${PT[@]}" --iterations 1 --quiet &&
+  expect_out default-simulate "^# context .*, backend sim, "
+expect_rc default-run 0 "$ZEPSIM" run "$TMP/plan.json" --quiet &&
+  expect_out default-run "^# .*plan\.json: method te-cp, .*, backend sim$"
+for cmd in run simulate; do
+  if [ $cmd = run ]; then args=("$TMP/plan.json"); else args=("${PT[@]}" --iterations 1); fi
+  "$ZEPSIM" $cmd "${args[@]}" >/dev/null 2>"$TMP/log"
+  cp "$TMP/log" "$TMP/out"
+  expect_out "progress-$cmd" "^(run|simulate te-cp): .*; [0-9]+ s$"
+  expect_rc "quiet-$cmd-rc" 0 "$ZEPSIM" $cmd "${args[@]}" --quiet
+  "$ZEPSIM" $cmd "${args[@]}" --quiet >/dev/null 2>"$TMP/log"
+  if [ -s "$TMP/log" ]; then echo "FAIL quiet-$cmd: $(head -2 "$TMP/log")"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+  expect_rc "quiet-$cmd-help" 0 "$ZEPSIM" $cmd --help && expect_out "quiet-$cmd-help" "^  --quiet +no progress on stderr"
+done
 finish
