@@ -1,13 +1,15 @@
 /* Packing into micro-batches: see zs_wlb_pack.h.
  *
  * WLB-LLM's packer per iteration (zs_wlb_packer_next):
- *   1. draw documents from the source until the pool (documents carried
- *      from the last iteration first) holds nmicro x window tokens, the
- *      loader's global batch; an outlier (longer than threshold[0]) goes to
- *      its queue instead and does not count towards the pool;
- *   2. a queue that holds at least nmicro documents releases nmicro of them
- *      (first in, first out), so every micro-batch can take one: outliers
- *      are delayed until they can be spread, never stacked;
+ *   1. the pool starts with the documents carried from the last iteration
+ *      and the outliers of every queue that holds at least nmicro of them
+ *      (nmicro released, first in, first out, so every micro-batch can take
+ *      one: outliers are delayed until they can be spread, never stacked);
+ *   2. documents are drawn from the source until the pool holds nmicro x
+ *      window tokens, the loader's global batch; an outlier (longer than
+ *      threshold[0]) goes to its queue, which releases into the pool as
+ *      soon as it holds nmicro; released outliers count towards the batch,
+ *      so the global batch is the baselines';
  *   3. the pool and the released outliers are packed by zs_pack_var (cap
  *      smax); what does not fit is carried to the next iteration.
  * Delays are counted per token in iterations between the batch a document
@@ -397,10 +399,25 @@ static int queue_of(const zs_wlb_pack_cfg *c, int32_t len)
     return q;
 }
 
-/* The pool of the next batch: carried documents first, then fresh ones up
- * to the batch's tokens (outliers go to their queues), then the queues
- * that can give every micro-batch one outlier; at the end of the source,
- * everything left. */
+/* Moves nmicro documents of queue Q (first in, first out) into the pool. */
+static int release(dvec *Q, int64_t take, dvec *pool, int64_t *pool_tok)
+{
+    int rc = ZS_OK;
+    for (int64_t i = 0; i < take && rc == ZS_OK; i++) {
+        *pool_tok += Q->v[Q->head].len;
+        rc = dvec_push(pool, Q->v[Q->head++]);
+    }
+    return rc;
+}
+
+/* The pool of the next batch, a global batch of nmicro x window tokens as
+ * the loader gives Plain-4D: carried documents first, then every queue
+ * that can give each micro-batch one outlier, then fresh documents (an
+ * outlier goes to its queue, which releases as soon as it can) until the
+ * batch is full; released outliers count towards it, so WLB-LLM trains
+ * the tokens per iteration the baselines train (before, outliers came on
+ * top: 20% more tokens per iteration at 7B-128K); at the end of the
+ * source, everything left. */
 static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err *e)
 {
     const zs_wlb_pack_cfg *c = &p->cfg;
@@ -412,6 +429,9 @@ static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err
         pool_tok += p->carry.v[i].len;
     }
     p->carry.n = p->carry.head = 0;
+    for (int q = 0; q < c->nqueues && rc == ZS_OK; q++)
+        if (dvec_size(&p->queue[q]) >= c->nmicro)
+            rc = release(&p->queue[q], c->nmicro, pool, &pool_tok);
     while (rc == ZS_OK && pool_tok < budget && !p->exhausted) {
         int32_t len;
         int64_t id;
@@ -428,23 +448,19 @@ static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err
         }
         wdoc d = {len, id, p->iter};
         int q = queue_of(c, len);
-        if (q >= 0)
-            rc = dvec_push(&p->queue[q], d);
-        else {
+        if (q < 0) {
             rc = dvec_push(pool, d);
             pool_tok += len;
+        } else if ((rc = dvec_push(&p->queue[q], d)) == ZS_OK &&
+                   dvec_size(&p->queue[q]) >= c->nmicro) {
+            rc = release(&p->queue[q], c->nmicro, pool, &pool_tok);
         }
     }
     int at_end = p->exhausted && pool->n == 0;
-    for (int q = 0; q < c->nqueues && rc == ZS_OK; q++) {
-        dvec *Q = &p->queue[q];
-        int64_t take = dvec_size(Q) >= c->nmicro ? c->nmicro : 0;
-        if (at_end && take == 0) {
-            take = dvec_size(Q);
-            p->st.flushed_docs += take;
-        }
-        for (int64_t i = 0; i < take && rc == ZS_OK; i++)
-            rc = dvec_push(pool, Q->v[Q->head++]);
+    for (int q = 0; q < c->nqueues && rc == ZS_OK && at_end; q++) {
+        int64_t take = dvec_size(&p->queue[q]);
+        p->st.flushed_docs += take;
+        rc = release(&p->queue[q], take, pool, &pool_tok);
     }
     return rc ? zs_err_set(e, rc, NULL, NULL, "out of memory") : ZS_OK;
 }
