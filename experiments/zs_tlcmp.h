@@ -9,7 +9,8 @@
  * microbenchmarks. The files are read as streams (zs_tlread.h: plain or
  * gzip-compressed), each complete event kept as a 32-byte record, so a
  * comparison holds about a seventh of the files' size, never a whole
- * document: two 518 MB timelines (128 ranks) take 1.1 GB instead of 12.7.
+ * document: two 518 MB timelines (128 ranks) add 155 MB, where parsing
+ * them whole took 12.7 GB.
  * The records of a side are held to the input limit (zs_input_limit:
  * ZEPSIM_MAX_INPUT_MB). Depends on zs_tlread (jansson, zlib). */
 #ifndef ZS_TLCMP_H
