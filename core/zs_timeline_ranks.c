@@ -176,8 +176,9 @@ static void choose(const zs_schedule *s, const double *bytes, const double *busy
     char list[ZS_TL_RANKS_LEN];
     zs_tl_ranks_format(on, n, list, sizeof list);
     snprintf(note, len,
-             "%d of %d ranks: %s (the most compute in the plan: %d, the least: %d, rank 0, the "
-             "last, evenly spaced ones); every rank would be about %.0f MB of JSON, over the "
+             "%d of %d ranks: %s (kept in this order while they fit: the most compute in the "
+             "plan, %d; the least, %d; rank 0; the last; evenly spaced ones); every rank would "
+             "be about %.0f MB of JSON, over the "
              "%.0f MB limit (ZEPSIM_TIMELINE_MAX_MB): --timeline-ranks all writes every rank, "
              "--timeline-ranks 0,5,17-20 the ranks listed",
              kept, n, list, most, least, total / 1e6, limit / 1e6);

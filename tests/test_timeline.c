@@ -360,8 +360,9 @@ static void test_automatic_subset(void)
     ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
     zs_tl_ranks_format(on, 40, list, sizeof list);
     CU_ASSERT_STRING_EQUAL(list, "0,5,10-11,28,39");
-    ZS_ASSERT_STR_CONTAINS(note, "6 of 40 ranks: 0,5,10-11,28,39 (the most compute in the plan: "
-                                 "28, the least: 11");
+    ZS_ASSERT_STR_CONTAINS(note, "6 of 40 ranks: 0,5,10-11,28,39 (kept in this order while they "
+                                 "fit: the most compute in the plan, 28; the least, 11; rank 0; "
+                                 "the last; evenly spaced ones)");
     ZS_ASSERT_STR_CONTAINS(note, "every rank would be about 0 MB");
     ZS_ASSERT_STR_CONTAINS(note, "--timeline-ranks all");
     ZS_ASSERT_STR_CONTAINS(note, "ZEPSIM_TIMELINE_MAX_MB");

@@ -26,7 +26,7 @@ check() { # check NAME GOT WANT
 
 # By default: 8 of 16 ranks, a one-line note naming them and the way to all.
 expect_rc auto 0 "$ZEPSIM" simulate "${RUN[@]}" --timeline "$TMP/auto.json"
-expect_out auto "^zepsim: note: timeline .*auto\.json holds 8 of 16 ranks: [0-9,-]+ \(the most compute in the plan: [0-9]+, the least: [0-9]+, rank 0, the last, evenly spaced ones\); every rank would be about 6[0-9] MB of JSON, over the 64 MB limit \(ZEPSIM_TIMELINE_MAX_MB\): --timeline-ranks all writes every rank, --timeline-ranks 0,5,17-20 the ranks listed$"
+expect_out auto "^zepsim: note: timeline .*auto\.json holds 8 of 16 ranks: [0-9,-]+ \(kept in this order while they fit: the most compute in the plan, [0-9]+; the least, [0-9]+; rank 0; the last; evenly spaced ones\); every rank would be about 6[0-9] MB of JSON, over the 64 MB limit \(ZEPSIM_TIMELINE_MAX_MB\): --timeline-ranks all writes every rank, --timeline-ranks 0,5,17-20 the ranks listed$"
 [ "$(grep -c 'note: timeline' "$TMP/out")" = 1 ] && PASSES=$((PASSES + 1)) || { echo "FAIL auto: not one note"; FAILS=$((FAILS + 1)); }
 list=$(sed -n 's/.*holds 8 of 16 ranks: \([0-9,-]*\) .*/\1/p' "$TMP/out")
 check auto-ranks "$(ranks_in "$TMP/auto.json")" "$(expand "$list")"
