@@ -1209,6 +1209,21 @@ static int check_finished(ex *x)
     return ZS_OK;
 }
 
+/* The timeline, when one is asked for (opened before the folds: they
+ * keep the iterations of the ranks it writes). */
+static int tl_open(ex *x, const zs_analytic_opts *o, const zs_cluster *cl, zs_err *e)
+{
+    if (!o || !o->timeline || x->dry)
+        return ZS_OK;
+    zs_tl_cfg tc;
+    if (o->tl)
+        tc = *o->tl;
+    else
+        zs_tl_cfg_init(&tc);
+    tc.gpus_per_node = cl->gpus_per_node;
+    return zs_timeline_open(o->timeline, x->s, &tc, &x->tl, e);
+}
+
 /* Folding unless unrolled; a timeline keeps the iterations it shows. */
 static int fold_open(ex *x, const zs_analytic_opts *o, zs_err *e)
 {
@@ -1220,12 +1235,11 @@ static int fold_open(ex *x, const zs_analytic_opts *o, zs_err *e)
         zs_fold_cfg_steady(&fc);
     if (o && o->fold_tol > 0)
         fc.tol = o->fold_tol;
-    if (o && o->timeline && !x->dry) {
+    if (x->tl) {
         if (!o->tl || o->tl->layer0 < 0) {
             fc.keep_all = 1;
         } else {
-            fc.rank0 = o->tl->rank0;
-            fc.rank1 = o->tl->rank1;
+            fc.rank_on = zs_timeline_ranks(x->tl);
             fc.layer0 = o->tl->layer0;
             fc.layer1 = o->tl->layer1;
         }
@@ -1264,8 +1278,10 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
             cap[k] = zs_cluster_link_bw(cl, ZS_LINK_NIC);
     x.sh = cap ? zs_share_new(2 * nnics, cap) : NULL;
     free(cap);
-    int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? fold_open(&x, o, e)
+    int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? tl_open(&x, o, cl, e)
                                                                          : ZS_ENOMEM;
+    if (rc == ZS_OK)
+        rc = fold_open(&x, o, e);
     if (rc == ZS_OK)
         rc = setup(&x);
     if (rc) {
@@ -1276,19 +1292,6 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
                                : rc;
     }
     snprintf(x.res->backend, sizeof x.res->backend, "analytic");
-    if (o && o->timeline && !dry) {
-        zs_tl_cfg tc;
-        if (o->tl)
-            tc = *o->tl;
-        else
-            zs_tl_cfg_init(&tc);
-        tc.gpus_per_node = cl->gpus_per_node;
-        if ((rc = zs_timeline_open(o->timeline, s, &tc, &x.tl, e))) {
-            ex_free(&x);
-            zs_result_free(x.res);
-            return rc;
-        }
-    }
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
         rc = try_rank(&x, rk);
     while (rc == ZS_OK && x.nheap > 0) {
@@ -1303,7 +1306,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         if (x.r[rk].acct.failed)
             rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory accounting rank %d", rk);
     double tl_bytes = 0;
+    char tl_subset[ZS_TL_NOTE_LEN] = "";
     if (rc == ZS_OK && x.tl) {
+        snprintf(tl_subset, sizeof tl_subset, "%s", zs_timeline_subset(x.tl));
         rc = zs_timeline_close(x.tl, &tl_bytes, e);
         x.tl = NULL;
     }
@@ -1334,7 +1339,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         zs_fold_note(x.fold, x.res);
     }
     if (o && o->timeline && !dry)
-        zs_timeline_note(x.res, o->timeline, tl_bytes);
+        zs_timeline_note(x.res, o->timeline, tl_bytes, tl_subset);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ex_free(&x);
     *out = x.res;

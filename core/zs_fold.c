@@ -77,7 +77,8 @@ void zs_fold_cfg_init(zs_fold_cfg *c)
     c->min_iters = MIN_REPEAT_FLOOR + 2;
     c->tol_mean = 0; /* steady repeats: zs_fold_cfg_steady */
     c->spread = 0.1;
-    c->rank0 = c->rank1 = c->layer0 = c->layer1 = -1;
+    c->rank_on = NULL;
+    c->layer0 = c->layer1 = -1;
     /* The last iteration runs again: a stream gated by others (a collective
      * whose slowest member changes) then ends on real arrivals. */
     c->tail_iters = 1;
@@ -348,7 +349,7 @@ static void shown_iters(const zs_fold *f, int rank, int32_t g, int32_t mv, int32
     int32_t R = p->segs[g].repeat;
     *a = 1;
     *b = 0;
-    if (c->layer0 < 0 || (c->rank0 >= 0 && (rank < c->rank0 || rank > c->rank1)) || mv < 0)
+    if (c->layer0 < 0 || (c->rank_on && !c->rank_on[rank]) || mv < 0)
         return;
     if (mseg != g) { /* one layer for every iteration */
         int32_t l = mv + mdir * (p->segs[mseg].repeat - 1);
@@ -615,6 +616,7 @@ int zs_fold_new(const zs_schedule *s, const zs_fold_cfg *cfg, zs_fold **out, zs_
             rc = build_comps(f, &x);
     }
     scratch_free(&x);
+    f->cfg.rank_on = NULL; /* the caller's: read only above */
     if (rc) {
         zs_fold_free(f);
         return zs_err_set(e, ZS_ENOMEM, NULL, "use fewer GPUs or free memory",

@@ -63,12 +63,13 @@ typedef struct zs_fold_cfg {
     double spread;   /* steady repeat: largest period's distance from the mean (0.1) */
     int min_iters;   /* iterations simulated before a fold (at least 3; 4 by default) */
     int tail_iters;  /* last iterations simulated after the fold (0 or 1) */
-    /* Timeline: iterations holding layers layer0..layer1 of ranks
-     * rank0..rank1 are simulated, not replayed. keep_all: a timeline of
-     * every layer (nothing folds). rank0 < 0: all ranks; layer0 < 0: no
-     * layer limit. */
+    /* Timeline: iterations holding layers layer0..layer1 of the ranks
+     * with rank_on[r] = 1 are simulated, not replayed. keep_all: a
+     * timeline of every layer (nothing folds). rank_on NULL: all ranks
+     * (read by zs_fold_new only); layer0 < 0: no layer limit. */
     int keep_all;
-    int rank0, rank1, layer0, layer1;
+    const uint8_t *rank_on;
+    int layer0, layer1;
 } zs_fold_cfg;
 
 /* On, exact repeats only (tol 1e-4, four periods: 5 iterations), the last

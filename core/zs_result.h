@@ -45,6 +45,9 @@ typedef struct zs_result {
     int64_t ops_replayed;  /* of which folding replayed instead of simulating (zs_fold.h) */
     double wall_seconds;   /* host time the backend took */
     double timeline_bytes; /* JSON size of the timeline written (0: none; zs_timeline_note) */
+    /* The automatic rank subset the timeline kept, as a sentence ("": every
+     * rank, or the ranks asked for; zs_timeline_note, ZS_TL_NOTE_LEN). */
+    char timeline_subset[512];
     /* Filled by the caller for throughput and MFU. */
     double tokens;      /* tokens trained in the iteration */
     double model_flops; /* useful FLOPs of the iteration (fwd + bwd, no recompute, no padding) */

@@ -16,6 +16,9 @@
 #include "zs_afile.h"
 #include "zs_json_esc.h"
 
+_Static_assert(sizeof(((zs_result *)0)->timeline_subset) == ZS_TL_NOTE_LEN,
+               "a result holds a timeline's subset note");
+
 #define BUF_CAP  (1u << 20)
 #define ZBUF_CAP (1u << 18)
 
@@ -47,6 +50,8 @@ struct zs_timeline {
     double bytes; /* JSON text written, before compression */
     const zs_schedule *s;
     zs_tl_cfg cfg;
+    uint8_t *on; /* per rank: written (zs_tl_select) */
+    char note[ZS_TL_NOTE_LEN];
     lmap *lm; /* per rank; NULL entries for ranks not written */
     int first;
     fent *fm; /* open addressing, linear probing */
@@ -59,7 +64,7 @@ struct zs_timeline {
 void zs_tl_cfg_init(zs_tl_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    c->rank0 = c->rank1 = -1;
+    c->ranks = NULL;
     c->layer0 = c->layer1 = -1;
     c->gpus_per_node = 8;
 }
@@ -163,9 +168,9 @@ static void out_str(zs_timeline *t, const char *s)
 
 /* ---- layers ------------------------------------------------------------------ */
 
-static int rank_on(const zs_tl_cfg *c, int rank)
+static int rank_on(const zs_timeline *t, int rank)
 {
-    return c->rank0 < 0 || (rank >= c->rank0 && rank <= c->rank1);
+    return rank >= 0 && rank < t->s->nranks && t->on[rank];
 }
 
 static int lmap_build(const zs_rank_prog *p, lmap *m)
@@ -357,15 +362,45 @@ static int64_t next_seq(zs_timeline *t, int send, int32_t src, int32_t dst, int3
 
 /* ---- events --------------------------------------------------------------------- */
 
+/* What the file holds, in the format's metadata ("otherData"): a reader
+ * (or a person) sees a subset as such. */
+static void write_header(zs_timeline *t)
+{
+    const zs_schedule *s = t->s;
+    int all = 1;
+    for (int r = 0; r < s->nranks; r++)
+        all &= t->on[r];
+    char ranks[ZS_TL_RANKS_LEN + 16];
+    if (all)
+        snprintf(ranks, sizeof ranks, "all");
+    else
+        zs_tl_ranks_format(t->on, s->nranks, ranks, sizeof ranks);
+    out(t, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"ranks\":");
+    out_str(t, ranks);
+    out(t, ",\"nranks\":%d,\"rank_choice\":\"%s\",\"layers\":", s->nranks,
+        t->note[0] ? "automatic"
+        : all      ? "all"
+                   : "given");
+    if (t->cfg.layer0 < 0)
+        out(t, "\"all\"");
+    else
+        out(t, "\"%d-%d\"", t->cfg.layer0, t->cfg.layer1);
+    if (t->note[0]) {
+        out(t, ",\"note\":");
+        out_str(t, t->note);
+    }
+    out(t, "},\"traceEvents\":[");
+}
+
 static void write_meta(zs_timeline *t)
 {
     const zs_schedule *s = t->s;
     int gpn = t->cfg.gpus_per_node;
-    out(t, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+    write_header(t);
     t->first = 1;
     int last_node = -1;
     for (int r = 0; r < s->nranks; r++) {
-        if (!rank_on(&t->cfg, r))
+        if (!rank_on(t, r))
             continue;
         int node = r / gpn;
         if (node != last_node) {
@@ -405,9 +440,14 @@ int zs_timeline_open(const char *path, const zs_schedule *s, const zs_tl_cfg *cf
     t->cap = BUF_CAP;
     t->buf = malloc(t->cap);
     t->lm = calloc((size_t)(s->nranks > 0 ? s->nranks : 1), sizeof *t->lm);
-    int rc = t->buf && t->lm ? ZS_OK : ZS_ENOMEM;
+    t->on = calloc((size_t)(s->nranks > 0 ? s->nranks : 1), 1);
+    int rc = t->buf && t->lm && t->on ? ZS_OK : ZS_ENOMEM;
+    if (rc == ZS_OK && (rc = zs_tl_select(s, &t->cfg, t->on, t->note, sizeof t->note, e))) {
+        zs_timeline_free(t);
+        return rc;
+    }
     for (int r = 0; r < s->nranks && rc == ZS_OK; r++)
-        if (rank_on(&t->cfg, r))
+        if (rank_on(t, r))
             rc = lmap_build(&s->ranks[r], &t->lm[r]);
     if (rc) {
         zs_timeline_free(t);
@@ -436,7 +476,17 @@ int zs_timeline_open(const char *path, const zs_schedule *s, const zs_tl_cfg *cf
 
 int zs_timeline_rank_on(const zs_timeline *t, int rank)
 {
-    return t && rank_on(&t->cfg, rank);
+    return t && rank_on(t, rank);
+}
+
+const uint8_t *zs_timeline_ranks(const zs_timeline *t)
+{
+    return t->on;
+}
+
+const char *zs_timeline_subset(const zs_timeline *t)
+{
+    return t->note;
 }
 
 static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int layer,
@@ -470,7 +520,7 @@ static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int
 void zs_timeline_op(zs_timeline *t, int rank, int64_t i, int32_t iter, double t0, double t1,
                     int64_t seq)
 {
-    if (!t || t->failed || !rank_on(&t->cfg, rank) || rank < 0 || rank >= t->s->nranks)
+    if (!t || t->failed || !rank_on(t, rank))
         return;
     const zs_schedule *s = t->s;
     const zs_op *op = &s->ranks[rank].ops[i];
@@ -491,7 +541,7 @@ void zs_timeline_op(zs_timeline *t, int rank, int64_t i, int32_t iter, double t0
     out(t, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,",
         zs_op_kind_name(op->kind), pid, tid, t0 * 1e6, (t1 - t0) * 1e6);
     write_args(t, rank, op, i, layer, iter);
-    if (p2p && seq >= 0 && peer >= 0 && peer < s->nranks && rank_on(&t->cfg, peer))
+    if (p2p && seq >= 0 && rank_on(t, peer))
         flow_end(t, send, src, dst, op->u.p2p.tag, seq, pid, tid, t0, t1);
     if (t->n > t->cap / 2)
         flush_out(t, 0);
@@ -506,6 +556,7 @@ static void release(zs_timeline *t)
             free(t->lm[r].dir);
         }
     free(t->lm);
+    free(t->on);
     free(t->fm);
     free(t->buf);
     if (t->gz)
@@ -542,13 +593,14 @@ void zs_timeline_free(zs_timeline *t)
     release(t);
 }
 
-void zs_timeline_note(zs_result *r, const char *path, double bytes)
+void zs_timeline_note(zs_result *r, const char *path, double bytes, const char *subset)
 {
     r->timeline_bytes = bytes;
+    snprintf(r->timeline_subset, sizeof r->timeline_subset, "%s", subset ? subset : "");
     if (bytes > ZS_TL_WARN_BYTES)
         zs_result_note(r,
                        "timeline %s is %.0f MB of JSON (chrome://tracing stops at 256 MB): "
-                       "write fewer ranks or layers with --timeline-ranks A-B / "
+                       "write fewer ranks or layers with --timeline-ranks 0,5,17-20 / "
                        "--timeline-layers A-B",
                        path, bytes / 1e6);
 }

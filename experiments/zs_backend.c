@@ -24,8 +24,7 @@ static void sim_opts(const zs_backend_in *in, zs_sim_opts *so)
 {
     zs_sim_opts_init(so);
     so->timeline = in->timeline;
-    so->tl_rank0 = in->tl_rank0;
-    so->tl_rank1 = in->tl_rank1;
+    so->tl_ranks = in->tl_ranks;
     so->tl_layer0 = in->tl_layer0;
     so->tl_layer1 = in->tl_layer1;
     /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
@@ -54,8 +53,7 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
 {
     zs_tl_cfg tc;
     zs_tl_cfg_init(&tc);
-    tc.rank0 = in->tl_rank0;
-    tc.rank1 = in->tl_rank1;
+    tc.ranks = in->tl_ranks;
     tc.layer0 = in->tl_layer0;
     tc.layer1 = in->tl_layer1;
     zs_analytic_opts ao = {.dry = 0,
@@ -134,6 +132,7 @@ void zs_backend_in_init(zs_backend_in *in, const zs_cluster *cluster, const zs_c
     memset(in, 0, sizeof *in);
     in->cluster = cluster;
     in->cost = cost;
-    in->tl_rank0 = in->tl_rank1 = in->tl_layer0 = in->tl_layer1 = -1;
+    in->tl_ranks = NULL;
+    in->tl_layer0 = in->tl_layer1 = -1;
     in->fold = 1;
 }

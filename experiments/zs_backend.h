@@ -22,7 +22,8 @@ typedef struct zs_backend_in {
     const zs_cluster *cluster;
     const zs_cost *cost;  /* prices ops on backends that price them (analytic) */
     const char *timeline; /* timeline path (zs_timeline.h), NULL: none; every backend writes one */
-    int tl_rank0, tl_rank1, tl_layer0, tl_layer1; /* timeline limits, -1: all */
+    const char *tl_ranks; /* timeline ranks (zs_tl_cfg.ranks): NULL or "" automatic */
+    int tl_layer0, tl_layer1; /* timeline layers, -1: all */
     int fold; /* repeated segments: 0 simulate every iteration, 1 fold exact repeats,
                * 2 also steady ones (core/zs_fold.h) */
 } zs_backend_in;

@@ -135,6 +135,7 @@ static void record(const zs_point_env *env, const zs_batch *b, const zs_plan_rep
     q->plan_s = rep->plan_seconds;
     peak_memory(env, rep, &q->peak_mem, &q->mem_capacity);
     q->tl_bytes = r->timeline_bytes;
+    snprintf(q->tl_subset, sizeof q->tl_subset, "%s", r->timeline_subset);
     snprintf(q->cost_desc, sizeof q->cost_desc, "%s", env->cost->desc);
     snprintf(q->notes, sizeof q->notes, "%s", rep->notes);
     snprintf(q->why, sizeof q->why, "%s", r->slowest_rank >= 0 ? r->slowest_why : "");

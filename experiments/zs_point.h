@@ -41,8 +41,10 @@ typedef struct zs_point_cfg {
     int fold;           /* repeated segments (core/zs_fold.h): 0 off (every iteration), 1 on (exact
                          * repeats replayed), 2 steady (steady repeats too) */
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
-    /* Timeline limits, inclusive (-1: all ranks / layers; the defaults). */
-    int tl_rank0, tl_rank1, tl_layer0, tl_layer1;
+    /* Timeline ranks (core/zs_timeline.h: "" automatic, the default; "all";
+     * "0,5,17-20") and layers, inclusive (-1: all, the default). */
+    char tl_ranks[256];
+    int tl_layer0, tl_layer1;
     /* Not an option: GPU memory replacing the cluster's (GiB; 0: the
      * cluster's). zs_point_fit_advice plans with unbounded memory to tell a
      * memory failure from any other. */
@@ -126,6 +128,7 @@ typedef struct zs_point_iter {
     double plan_s, peak_mem, mem_capacity;
     double wall_s;       /* host time of this iteration (its env, batches, plan, run) */
     double tl_bytes;     /* JSON size of the timeline it wrote (0: none) */
+    char tl_subset[512]; /* the timeline's automatic rank subset ("": none; zs_result) */
     char cost_desc[256]; /* the cost model's description */
     char notes[1024];    /* the planner's notes */
     char why[256];       /* why its slowest rank was slowest */

@@ -147,8 +147,7 @@ int zs_point_env_run(const zs_point_env *env, const zs_schedule *s, int timeline
     in.fold = c->fold;
     if (timeline && c->timeline[0]) {
         in.timeline = c->timeline;
-        in.tl_rank0 = c->tl_rank0;
-        in.tl_rank1 = c->tl_rank1;
+        in.tl_ranks = c->tl_ranks;
         in.tl_layer0 = c->tl_layer0;
         in.tl_layer1 = c->tl_layer1;
     }

@@ -12,6 +12,7 @@
 #include "zs_model.h"
 #include "zs_num.h"
 #include "zs_planner.h"
+#include "zs_timeline.h"
 #include "zs_trace_src.h"
 
 /* ---- checks: names that must resolve ------------------------------------ */
@@ -66,6 +67,9 @@ static int check_backend(char *val, size_t n, int code, zs_err *e)
 }
 
 /* ---- the table ------------------------------------------------------------- */
+
+_Static_assert(sizeof(((zs_point_cfg *)0)->tl_ranks) == ZS_TL_RANKS_LEN,
+               "a configuration holds the longest rank list");
 
 #define F(m) offsetof(zs_point_cfg, m), sizeof(((zs_point_cfg *)0)->m)
 #define ROW(cli, key, type, field, min, max, def, arg, values, check, help)                        \
@@ -132,8 +136,10 @@ static const zs_popt table[] = {
     ROW("timeline", "timeline", ZS_POPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
         "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "
         "in a spec, {case} and {series} become the labels)"),
-    RANGE("timeline-ranks", tl_rank0, tl_rank1, 1 << 24,
-          "only ranks A..B in the timeline (also A; default all)"),
+    ROW("timeline-ranks", NULL, ZS_POPT_RANKS, tl_ranks, 0, ZS_TL_MAX_RANK, "", "LIST", NULL, NULL,
+        "ranks in the timeline: all, or a list such as 0,5,17-20 (default: every rank while the "
+        "timeline stays under 64 MB, ZEPSIM_TIMELINE_MAX_MB, else 8 chosen ones: the most and "
+        "the least compute, rank 0, the last, evenly spaced; a note says which)"),
     RANGE("timeline-layers", tl_layer0, tl_layer1, 1 << 20,
           "only layers A..B (from 0) in the timeline (default all)"),
 };
@@ -305,6 +311,10 @@ int zs_popt_parse(const zs_popt *o, const char *text, int code, const char *wher
         return append_opts(o, o->values, code, where, dst, e);
     case ZS_POPT_ENUM:
         return parse_enum(o, text, code, where, (int *)(void *)dst, e);
+    case ZS_POPT_RANKS:
+        if ((rc = zs_tl_ranks_check(text, code, where, e)))
+            return rc;
+        return parse_str(o, text, code, where, dst, e);
     case ZS_POPT_RANGE:
         if (!*text) { /* the default: all */
             *(int *)(void *)dst = *(int *)(void *)((char *)c + o->off2) = -1;

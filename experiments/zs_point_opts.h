@@ -31,7 +31,9 @@ typedef enum zs_popt_type {
     ZS_POPT_FLAG,   /* 0 or 1 (command line: given without a value, sets 1) */
     ZS_POPT_OPTS,   /* method options "k=v,k=v", appended (repeatable) */
     ZS_POPT_OPTSET, /* command-line switch that appends its `values` ("routing=0") to opts */
-    ZS_POPT_RANGE   /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
+    ZS_POPT_RANGE,  /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
+    ZS_POPT_RANKS   /* a timeline's ranks, "all" or "0,5,17-20" (zs_tl_ranks_check), into a
+                     * char field; "" (the default): automatic */
 } zs_popt_type;
 
 typedef struct zs_popt {
@@ -42,7 +44,7 @@ typedef struct zs_popt {
     size_t off2;      /* RANGE: the field of the upper end */
     int64_t min;
     uint64_t max;
-    const char *def;    /* the default as text; "" none (RANGE: all, -1) */
+    const char *def;    /* the default as text; "" none (RANGE: all, -1; RANKS: automatic) */
     const char *arg;    /* the value's name in --help ("N", "NAME|FILE"); NULL: no value */
     const char *values; /* ENUM: "none|full"; OPTSET: the options it appends */
     /* Resolves a name (loads a model, looks up a method); may rewrite the

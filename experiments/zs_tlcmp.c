@@ -1,15 +1,27 @@
-/* Timeline comparison: see zs_tlcmp.h. */
+/* Timeline comparison: see zs_tlcmp.h.
+ *
+ * Each side's files are read as a stream (zs_tlread.h) and every complete
+ * event is kept as a 32-byte record (label, rank, start, duration,
+ * position), its label an index into one table of (name, kind) pairs that
+ * both sides share: memory grows with the number of ops, about a seventh
+ * of the text they take, and never holds a document. Records fill blocks
+ * that are sorted as they fill, by label, rank, start and position; the
+ * blocks merged give each label as one run of records on each side, so
+ * pairing goes label by label with one label's durations at a time. Each
+ * label's pairs are visited rank by rank in start order, as when the
+ * whole files were matched key by key, so every sum and median is the
+ * same as then. */
 #include "zs_tlcmp.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "zs_config.h"
 #include "zs_fdio.h"
 #include "zs_sort.h"
+#include "zs_tlread.h"
 
 /* Bounds on an event (microseconds): far past any run (1e15 us is 31
  * years), and small enough that spans and sums stay finite. */
@@ -18,20 +30,35 @@
 /* Below this measured duration (1 ns) no relative error is taken. */
 #define TL_MIN_ERR_DUR 1e-3
 
+/* A complete event as kept: 32 bytes, whatever its text held. */
 typedef struct ev {
-    int rank;
-    const char *name, *cat; /* owned by the file's JSON document */
+    uint32_t label; /* index into the shared label table */
+    int32_t rank;
     double ts, dur;
-    size_t idx; /* position in the file: a stable tie-break */
+    uint64_t idx; /* position on its side: a stable tie-break */
 } ev;
 
-typedef struct tl_file {
-    zs_json_doc **doc; /* one per file read */
-    int ndoc;
-    ev *v;
-    size_t n, cap;
+/* The (name, kind) pairs of both sides, each once: open addressing over
+ * their indices (+ 1; 0 is an empty slot). */
+typedef struct labels {
+    char **name, **cat;
+    uint32_t n, cap;
+    uint32_t *slot;
+    size_t nslot;
+} labels;
+
+/* Records per block: 2 MiB. A side grows a block at a time (no record is
+ * ever copied to grow it) and each full block is sorted on its own; the
+ * side is then read in order by merging its blocks (cursor). */
+#define BLOCK_EVS 65536
+
+typedef struct side {
+    ev **blk;
+    size_t nblk, capblk;
+    size_t n; /* records */
     double t0, t1;
-} tl_file;
+    labels *lab;
+} side;
 
 typedef struct dvec {
     double *v;
@@ -52,32 +79,88 @@ static int dvec_push(dvec *d, double x)
     return ZS_OK;
 }
 
-static int cmp_key(const ev *a, const ev *b)
+static uint64_t lab_hash(const char *name, const char *cat)
 {
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    int c = strcmp(a->name, b->name);
-    return c ? c : strcmp(a->cat, b->cat);
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL; /* the separator */
+    for (const char *p = cat; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int lab_rehash(labels *L)
+{
+    size_t n = L->nslot ? 2 * L->nslot : 256;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (!s)
+        return ZS_ENOMEM;
+    for (uint32_t k = 0; k < L->n; k++) {
+        size_t i = lab_hash(L->name[k], L->cat[k]) & (n - 1);
+        while (s[i])
+            i = (i + 1) & (n - 1);
+        s[i] = k + 1;
+    }
+    free(L->slot);
+    L->slot = s;
+    L->nslot = n;
+    return ZS_OK;
+}
+
+/* The index of (name, cat), added when new; -1 when out of memory. */
+static int64_t lab_get(labels *L, const char *name, const char *cat)
+{
+    if (2 * ((size_t)L->n + 1) > L->nslot && lab_rehash(L))
+        return -1;
+    size_t i = lab_hash(name, cat) & (L->nslot - 1);
+    for (; L->slot[i]; i = (i + 1) & (L->nslot - 1)) {
+        uint32_t k = L->slot[i] - 1;
+        if (!strcmp(L->name[k], name) && !strcmp(L->cat[k], cat))
+            return k;
+    }
+    if (L->n == L->cap) {
+        uint32_t cap = L->cap ? 2 * L->cap : 64;
+        char **a = realloc(L->name, cap * sizeof *a);
+        if (a)
+            L->name = a;
+        char **b = a ? realloc(L->cat, cap * sizeof *b) : NULL;
+        if (!b)
+            return -1;
+        L->cat = b;
+        L->cap = cap;
+    }
+    if (!(L->name[L->n] = strdup(name)))
+        return -1;
+    if (!(L->cat[L->n] = strdup(cat))) {
+        free(L->name[L->n]);
+        return -1;
+    }
+    L->slot[i] = L->n + 1;
+    return L->n++;
+}
+
+static void lab_free(labels *L)
+{
+    for (uint32_t k = 0; k < L->n; k++) {
+        free(L->name[k]);
+        free(L->cat[k]);
+    }
+    free(L->name);
+    free(L->cat);
+    free(L->slot);
 }
 
 static int cmp_ev(const void *pa, const void *pb)
 {
     const ev *a = pa, *b = pb;
-    int c = cmp_key(a, b);
-    if (c)
-        return c;
+    if (a->label != b->label)
+        return a->label < b->label ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
     if (a->ts != b->ts)
         return a->ts < b->ts ? -1 : 1;
     return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static void file_free(tl_file *f)
-{
-    free(f->v);
-    for (int i = 0; i < f->ndoc; i++)
-        zs_json_doc_free(f->doc[i]);
-    free(f->doc);
-    memset(f, 0, sizeof *f);
 }
 
 static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
@@ -90,166 +173,181 @@ static int bad_event(zs_err *e, const char *path, size_t i, const char *what)
                       "complete event (\"ph\": \"X\") %s", what);
 }
 
-/* A gzip-compressed timeline (".gz", as zepsim writes when asked): read
- * through zlib, up to the input limit of JSON once decompressed (a small
- * file can inflate to any size). */
-static int load_gz(const char *path, zs_json_doc **out, zs_err *e)
+/* Room for one more record on a side: within the input limit, and a new
+ * block when the last is full. */
+static int side_grow(side *f, const char *path, zs_err *e)
 {
-    const size_t max = zs_input_limit();
-    gzFile g = gzopen(path, "rb");
-    if (!g)
-        return zs_err_set(e, ZS_EINPUT, path, "check the path", "cannot open file");
-    size_t n = 0, cap = max < (1 << 20) ? max : 1 << 20;
-    char *buf = malloc(cap + 1);
-    int rc = buf ? ZS_OK : zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-    while (rc == ZS_OK) {
-        if (n == cap && cap < max) {
-            size_t ncap = cap < max / 2 ? 2 * cap : max;
-            char *b = realloc(buf, ncap + 1);
-            if (!b) {
-                rc = zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading file");
-                break;
-            }
-            buf = b;
-            cap = ncap;
-        }
-        char more;
-        unsigned want = cap - n > (1u << 30) ? 1u << 30 : (unsigned)(cap - n);
-        /* at the limit, one byte more says the file is too large */
-        int k = n == cap ? gzread(g, &more, 1) : gzread(g, buf + n, want);
-        if (k < 0) {
-            int zerr;
-            rc = zs_err_set(e, ZS_EINPUT, path, "check that the file is a whole gzip file",
-                            "cannot decompress: %s", gzerror(g, &zerr));
-        } else if (k == 0) {
-            break;
-        } else if (n == cap) {
-            rc = zs_err_set(e, ZS_EINPUT, path,
-                            "write a smaller timeline (--timeline-ranks, --timeline-layers), or "
-                            "raise the limit with the environment variable ZEPSIM_MAX_INPUT_MB",
-                            "more than the %zu MiB input limit of JSON", max >> 20);
-        }
-        n += k > 0 && n < cap ? (size_t)k : 0;
-    }
-    gzclose(g);
-    if (rc == ZS_OK) {
-        buf[n] = '\0';
-        if (strlen(buf) != n)
-            rc = zs_err_set(e, ZS_EINPUT, path, "give a timeline written by zepsim",
-                            "file contains a NUL byte (binary file?)");
-        else
-            rc = zs_json_doc_load_text(path, buf, out, e);
-    }
-    free(buf);
-    return rc;
-}
-
-/* Appends one file's complete events to f. */
-static int file_add(const char *path, tl_file *f, zs_err *e)
-{
-    zs_json_doc **d = realloc(f->doc, sizeof *d * (size_t)(f->ndoc + 1));
-    if (!d)
-        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
-    f->doc = d;
-    size_t plen = strlen(path);
-    int rc = plen > 3 && !strcmp(path + plen - 3, ".gz")
-                 ? load_gz(path, &f->doc[f->ndoc], e)
-                 : zs_json_doc_load_file(path, &f->doc[f->ndoc], e);
-    if (rc)
-        return rc;
-    json_t *root = f->doc[f->ndoc++]->root;
-    json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
-    if (!json_is_array(evs))
-        return zs_err_set(e, ZS_EINPUT, path, "give a Chrome trace (Perfetto / chrome://tracing)",
-                          "not a timeline: no \"traceEvents\" array");
-    size_t n = json_array_size(evs);
-    if (f->n + n > f->cap) {
-        size_t cap = f->n + n + 1;
-        ev *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
+    size_t max = zs_input_limit() / sizeof(ev);
+    if (f->n >= max)
+        return zs_err_set(e, ZS_EINPUT, path,
+                          "compare timelines of fewer ranks or layers (--timeline-ranks, "
+                          "--timeline-layers), or raise the limit with the environment variable "
+                          "ZEPSIM_MAX_INPUT_MB",
+                          "more than the %zu MiB input limit of events held (%zu complete "
+                          "events of %zu bytes)",
+                          zs_input_limit() >> 20, max, sizeof(ev));
+    if (f->n % BLOCK_EVS)
+        return ZS_OK;
+    if (f->nblk == f->capblk) {
+        size_t cap = f->capblk ? 2 * f->capblk : 16;
+        ev **b = realloc(f->blk, cap * sizeof *b);
+        if (!b)
             return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
-        f->v = v;
-        f->cap = cap;
+        f->blk = b;
+        f->capblk = cap;
     }
-    size_t n0 = f->n;
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_array_get(evs, i);
-        json_t *ph = json_object_get(o, "ph");
-        if (!json_is_object(o))
-            return bad_event(e, path, i, "expected: the entry is not an object");
-        if (!json_is_string(ph) || strcmp(json_string_value(ph), "X") != 0)
-            continue; /* metadata and instant events carry no op */
-        json_t *name = json_object_get(o, "name"), *cat = json_object_get(o, "cat");
-        json_t *ts = json_object_get(o, "ts"), *dur = json_object_get(o, "dur");
-        json_t *rank = json_object_get(json_object_get(o, "args"), "rank");
-        if (!json_is_string(name))
-            return bad_event(e, path, i, "without a string \"name\"");
-        if (!json_is_number(ts) || !json_is_number(dur) || !(json_number_value(dur) >= 0) ||
-            !(fabs(json_number_value(ts)) <= TL_MAX_TS) || !(json_number_value(dur) <= TL_MAX_DUR))
-            return bad_event(e, path, i,
-                             "without numbers \"ts\" in [-1e18, 1e18] and \"dur\" in [0, 1e15] "
-                             "(microseconds)");
-        if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
-            json_integer_value(rank) > 1 << 24)
-            return bad_event(e, path, i, "without an integer \"args\": {\"rank\": R >= 0}");
-        ev *x = &f->v[f->n++];
-        x->rank = (int)json_integer_value(rank);
-        x->name = json_string_value(name);
-        x->cat = json_is_string(cat) ? json_string_value(cat) : "";
-        x->ts = json_number_value(ts);
-        x->dur = json_number_value(dur);
-        x->idx = f->n; /* file order across files: a stable tie-break */
-        if (x->ts < f->t0)
-            f->t0 = x->ts;
-        if (x->ts + x->dur > f->t1)
-            f->t1 = x->ts + x->dur;
-    }
-    if (f->n == n0)
-        return zs_err_set(e, ZS_EINPUT, path, "write the timeline with --timeline on a run",
-                          "the timeline has no complete (\"ph\": \"X\") events");
+    if (!(f->blk[f->nblk] = malloc(BLOCK_EVS * sizeof(ev))))
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
+    f->nblk++;
     return ZS_OK;
 }
 
-static int file_load(const char *const *paths, int np, tl_file *f, zs_err *e)
+static size_t blk_len(const side *f, size_t b)
+{
+    return b + 1 < f->nblk ? BLOCK_EVS : f->n - b * BLOCK_EVS;
+}
+
+static void side_free(side *f)
+{
+    for (size_t b = 0; b < f->nblk; b++)
+        free(f->blk[b]);
+    free(f->blk);
+}
+
+/* One element of a file's event array (zs_tlread_fn): a complete event is
+ * checked and kept, anything else skipped. */
+static int on_event(void *arg, const char *path, size_t i, json_t *o, zs_err *e)
+{
+    side *f = arg;
+    json_t *ph = json_object_get(o, "ph");
+    if (!json_is_object(o))
+        return bad_event(e, path, i, "expected: the entry is not an object");
+    if (!json_is_string(ph) || strcmp(json_string_value(ph), "X") != 0)
+        return ZS_OK; /* metadata, flows and instant events carry no op */
+    json_t *name = json_object_get(o, "name"), *cat = json_object_get(o, "cat");
+    json_t *ts = json_object_get(o, "ts"), *dur = json_object_get(o, "dur");
+    json_t *rank = json_object_get(json_object_get(o, "args"), "rank");
+    if (!json_is_string(name))
+        return bad_event(e, path, i, "without a string \"name\"");
+    if (!json_is_number(ts) || !json_is_number(dur) || !(json_number_value(dur) >= 0) ||
+        !(fabs(json_number_value(ts)) <= TL_MAX_TS) || !(json_number_value(dur) <= TL_MAX_DUR))
+        return bad_event(e, path, i,
+                         "without numbers \"ts\" in [-1e18, 1e18] and \"dur\" in [0, 1e15] "
+                         "(microseconds)");
+    if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
+        json_integer_value(rank) > 1 << 24)
+        return bad_event(e, path, i, "without an integer \"args\": {\"rank\": R >= 0}");
+    int64_t lab =
+        lab_get(f->lab, json_string_value(name), json_is_string(cat) ? json_string_value(cat) : "");
+    if (lab < 0)
+        return zs_err_set(e, ZS_ENOMEM, path, NULL, "out of memory reading the timeline");
+    if (side_grow(f, path, e))
+        return e->code;
+    ev *x = &f->blk[f->nblk - 1][f->n % BLOCK_EVS];
+    x->label = (uint32_t)lab;
+    x->rank = (int32_t)json_integer_value(rank);
+    x->ts = json_number_value(ts);
+    x->dur = json_number_value(dur);
+    x->idx = f->n++; /* order across the side's files: a stable tie-break */
+    if (f->n % BLOCK_EVS == 0)
+        qsort(f->blk[f->nblk - 1], BLOCK_EVS, sizeof *x, cmp_ev);
+    if (x->ts < f->t0)
+        f->t0 = x->ts;
+    if (x->ts + x->dur > f->t1)
+        f->t1 = x->ts + x->dur;
+    return ZS_OK;
+}
+
+/* Reads one side's files as a stream into compact events, each block
+ * sorted. */
+static int side_load(const char *const *paths, int np, labels *lab, side *f, zs_err *e)
 {
     memset(f, 0, sizeof *f);
+    f->lab = lab;
     f->t0 = INFINITY;
     f->t1 = -INFINITY;
     for (int i = 0; i < np; i++) {
-        int rc = file_add(paths[i], f, e);
+        size_t n0 = f->n;
+        int rc = zs_tlread_file(paths[i], on_event, f, e);
         if (rc)
             return rc;
+        if (f->n == n0)
+            return zs_err_set(e, ZS_EINPUT, paths[i], "write the timeline with --timeline on a run",
+                              "the timeline has no complete (\"ph\": \"X\") events");
     }
     if (np < 1)
         return zs_err_set(e, ZS_EUSAGE, "timeline compare", "give at least one file per side",
                           "no timeline file");
-    qsort(f->v, f->n, sizeof *f->v, cmp_ev);
+    if (f->n % BLOCK_EVS)
+        qsort(f->blk[f->nblk - 1], f->n % BLOCK_EVS, sizeof(ev), cmp_ev);
     return ZS_OK;
 }
 
-typedef struct acc {
-    zs_tlcmp_row row;
-    dvec a, b, abs_err, err;
-} acc;
+/* A side's records in sorted order: its sorted blocks merged through a
+ * heap of block numbers ordered by each block's next record (records
+ * never compare equal: their positions differ). */
+typedef struct cursor {
+    const side *f;
+    size_t *pos; /* per block: its next record */
+    size_t *heap;
+    size_t nheap;
+} cursor;
 
-static acc *acc_find(acc **v, size_t *n, size_t *cap, const ev *x)
+static const ev *cur_top(const cursor *c)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*v)[i].row.name, x->name) && !strcmp((*v)[i].row.cat, x->cat))
-            return &(*v)[i];
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 16;
-        acc *nv = realloc(*v, c * sizeof *nv);
-        if (!nv)
-            return NULL;
-        *v = nv;
-        *cap = c;
+    return c->nheap ? &c->f->blk[c->heap[0]][c->pos[c->heap[0]]] : NULL;
+}
+
+static int heap_less(const cursor *c, size_t i, size_t j)
+{
+    size_t a = c->heap[i], b = c->heap[j];
+    return cmp_ev(&c->f->blk[a][c->pos[a]], &c->f->blk[b][c->pos[b]]) < 0;
+}
+
+static void sift_down(cursor *c, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < c->nheap && heap_less(c, l, m))
+            m = l;
+        if (l + 1 < c->nheap && heap_less(c, l + 1, m))
+            m = l + 1;
+        if (m == i)
+            return;
+        size_t t = c->heap[i];
+        c->heap[i] = c->heap[m];
+        c->heap[m] = t;
+        i = m;
     }
-    acc *a = &(*v)[(*n)++];
-    memset(a, 0, sizeof *a);
-    snprintf(a->row.name, sizeof a->row.name, "%s", x->name);
-    snprintf(a->row.cat, sizeof a->row.cat, "%s", x->cat);
-    return a;
+}
+
+static void cur_next(cursor *c)
+{
+    size_t b = c->heap[0];
+    if (++c->pos[b] == blk_len(c->f, b))
+        c->heap[0] = c->heap[--c->nheap];
+    sift_down(c, 0);
+}
+
+static int cur_open(cursor *c, const side *f)
+{
+    c->f = f;
+    c->nheap = f->nblk;
+    c->pos = calloc(f->nblk + 1, sizeof *c->pos);
+    c->heap = malloc((f->nblk + 1) * sizeof *c->heap);
+    if (!c->pos || !c->heap)
+        return ZS_ENOMEM;
+    for (size_t b = 0; b < f->nblk; b++)
+        c->heap[b] = b;
+    for (size_t i = c->nheap / 2; i-- > 0;)
+        sift_down(c, i);
+    return ZS_OK;
+}
+
+static void cur_close(cursor *c)
+{
+    free(c->pos);
+    free(c->heap);
 }
 
 static int cmp_row(const void *pa, const void *pb)
@@ -261,79 +359,103 @@ static int cmp_row(const void *pa, const void *pb)
     return c ? c : strcmp(a->cat, b->cat);
 }
 
-/* Pairs the two sorted event lists key by key and fills c. */
-static int pair_up(const tl_file *A, const tl_file *B, zs_tlcmp *c)
+/* Durations of one label's pairs (reused label to label) and the
+ * errors of all pairs by class. */
+typedef struct pairs {
+    dvec a, b, abs_err, err;
+    dvec comp, comm;
+} pairs;
+
+/* One pair of a label: measured x, predicted y. */
+static int pair_add(pairs *P, zs_tlcmp_row *row, int compute, double x, double y)
 {
-    acc *v = NULL;
-    size_t n = 0, cap = 0, i = 0, j = 0;
-    dvec comp = {0}, comm = {0};
-    int rc = ZS_OK;
-    while (rc == ZS_OK && (i < A->n || j < B->n)) {
-        int k = i >= A->n ? 1 : j >= B->n ? -1 : cmp_key(&A->v[i], &B->v[j]);
-        if (k < 0) {
-            c->only_a++;
-            i++;
-            continue;
-        }
-        if (k > 0) {
-            c->only_b++;
-            j++;
-            continue;
-        }
-        acc *a = acc_find(&v, &n, &cap, &A->v[i]);
-        if (!a) {
-            rc = ZS_ENOMEM;
+    row->pairs++;
+    row->a_total_us += x;
+    if (dvec_push(&P->a, x) || dvec_push(&P->b, y))
+        return ZS_ENOMEM;
+    if (!(x >= TL_MIN_ERR_DUR))
+        return ZS_OK;
+    double r = (y - x) / x * 100;
+    row->err_pairs++;
+    if (dvec_push(&P->err, r) || dvec_push(&P->abs_err, fabs(r)) ||
+        dvec_push(compute ? &P->comp : &P->comm, fabs(r)))
+        return ZS_ENOMEM;
+    return ZS_OK;
+}
+
+/* The top record of a cursor when it has label l, else NULL. */
+static const ev *top_of(const cursor *c, uint32_t l)
+{
+    const ev *x = cur_top(c);
+    return x && x->label == l ? x : NULL;
+}
+
+/* The records of label l on both sides (each in rank, start order): the
+ * k-th of a rank on one side meets the k-th of that rank on the other;
+ * fills row (pairs == 0: none met). */
+static int pair_label(cursor *A, cursor *B, uint32_t l, int compute, pairs *P, zs_tlcmp_row *row,
+                      zs_tlcmp *c)
+{
+    P->a.n = P->b.n = P->abs_err.n = P->err.n = 0;
+    for (;;) {
+        const ev *x = top_of(A, l), *y = top_of(B, l);
+        if (!x && !y)
             break;
-        }
-        const ev *key = &A->v[i];
-        while (rc == ZS_OK && i < A->n && j < B->n && !cmp_key(&A->v[i], key) &&
-               !cmp_key(&B->v[j], key)) {
-            double x = A->v[i].dur, y = B->v[j].dur;
-            a->row.pairs++;
-            a->row.a_total_us += x;
-            if (dvec_push(&a->a, x) || dvec_push(&a->b, y))
-                rc = ZS_ENOMEM;
-            if (rc == ZS_OK && x >= TL_MIN_ERR_DUR) {
-                double r = (y - x) / x * 100;
-                a->row.err_pairs++;
-                if (dvec_push(&a->err, r) || dvec_push(&a->abs_err, fabs(r)) ||
-                    dvec_push(!strcmp(key->cat, "compute") ? &comp : &comm, fabs(r)))
-                    rc = ZS_ENOMEM;
-            }
-            i++;
-            j++;
-        }
-        for (; i < A->n && !cmp_key(&A->v[i], key); i++)
-            c->only_a++;
-        for (; j < B->n && !cmp_key(&B->v[j], key); j++)
-            c->only_b++;
+        int k = !x ? 1 : !y ? -1 : (x->rank > y->rank) - (x->rank < y->rank);
+        if (k == 0 && pair_add(P, row, compute, x->dur, y->dur))
+            return ZS_ENOMEM;
+        c->only_a += k < 0;
+        c->only_b += k > 0;
+        if (k <= 0)
+            cur_next(A);
+        if (k >= 0)
+            cur_next(B);
     }
-    if (rc == ZS_OK && n && !(c->rows = calloc(n, sizeof *c->rows)))
+    row->a_med_us = zs_median(P->a.v, P->a.n);
+    row->b_med_us = zs_median(P->b.v, P->b.n);
+    row->abs_err_med_pct = zs_median(P->abs_err.v, P->abs_err.n);
+    row->err_med_pct = zs_median(P->err.v, P->err.n);
+    return ZS_OK;
+}
+
+/* Pairs the two sides label by label and fills c. */
+static int pair_up(const side *SA, const side *SB, const labels *L, zs_tlcmp *c)
+{
+    pairs P;
+    memset(&P, 0, sizeof P);
+    cursor A, B;
+    int rc = cur_open(&A, SA);
+    if (rc == ZS_OK)
+        rc = cur_open(&B, SB);
+    else
+        memset(&B, 0, sizeof B);
+    if (rc == ZS_OK && L->n && !(c->rows = calloc(L->n, sizeof *c->rows)))
         rc = ZS_ENOMEM;
-    for (size_t k = 0; k < n; k++) {
-        if (rc == ZS_OK) {
-            zs_tlcmp_row *r = &c->rows[c->nrows++];
-            *r = v[k].row;
-            r->a_med_us = zs_median(v[k].a.v, v[k].a.n);
-            r->b_med_us = zs_median(v[k].b.v, v[k].b.n);
-            r->abs_err_med_pct = zs_median(v[k].abs_err.v, v[k].abs_err.n);
-            r->err_med_pct = zs_median(v[k].err.v, v[k].err.n);
-        }
-        free(v[k].a.v);
-        free(v[k].b.v);
-        free(v[k].abs_err.v);
-        free(v[k].err.v);
+    while (rc == ZS_OK && (cur_top(&A) || cur_top(&B))) {
+        const ev *x = cur_top(&A), *y = cur_top(&B);
+        uint32_t l = !x ? y->label : !y || x->label < y->label ? x->label : y->label;
+        zs_tlcmp_row *row = &c->rows[c->nrows];
+        memset(row, 0, sizeof *row);
+        snprintf(row->name, sizeof row->name, "%s", L->name[l]);
+        snprintf(row->cat, sizeof row->cat, "%s", L->cat[l]);
+        rc = pair_label(&A, &B, l, !strcmp(L->cat[l], "compute"), &P, row, c);
+        c->nrows += row->pairs > 0;
     }
-    free(v);
     if (rc == ZS_OK) {
         qsort(c->rows, c->nrows, sizeof *c->rows, cmp_row);
-        c->compute_pairs = (int)comp.n;
-        c->comm_pairs = (int)comm.n;
-        c->compute_abs_err_med_pct = zs_median(comp.v, comp.n);
-        c->comm_abs_err_med_pct = zs_median(comm.v, comm.n);
+        c->compute_pairs = (int)P.comp.n;
+        c->comm_pairs = (int)P.comm.n;
+        c->compute_abs_err_med_pct = zs_median(P.comp.v, P.comp.n);
+        c->comm_abs_err_med_pct = zs_median(P.comm.v, P.comm.n);
     }
-    free(comp.v);
-    free(comm.v);
+    cur_close(&A);
+    cur_close(&B);
+    free(P.a.v);
+    free(P.b.v);
+    free(P.abs_err.v);
+    free(P.err.v);
+    free(P.comp.v);
+    free(P.comm.v);
     return rc;
 }
 
@@ -365,12 +487,13 @@ int zs_tlcmp_files_n(const char *const *a, int na, const char *const *b, int nb,
                      zs_err *e)
 {
     *out = NULL;
-    tl_file A, B;
-    int rc = file_load(a, na, &A, e);
+    labels lab;
+    memset(&lab, 0, sizeof lab);
+    side A, B;
+    memset(&B, 0, sizeof B);
+    int rc = side_load(a, na, &lab, &A, e);
     if (rc == ZS_OK)
-        rc = file_load(b, nb, &B, e);
-    else
-        memset(&B, 0, sizeof B);
+        rc = side_load(b, nb, &lab, &B, e);
     zs_tlcmp *c = NULL;
     if (rc == ZS_OK && !(c = calloc(1, sizeof *c)))
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory comparing timelines");
@@ -381,13 +504,14 @@ int zs_tlcmp_files_n(const char *const *a, int na, const char *const *b, int nb,
         c->b_span_us = B.t1 - B.t0;
         c->span_err_pct =
             c->a_span_us > 0 ? (c->b_span_us - c->a_span_us) / c->a_span_us * 100 : NAN;
-        if (pair_up(&A, &B, c) != ZS_OK)
+        if (pair_up(&A, &B, &lab, c) != ZS_OK)
             rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory comparing timelines");
         else
             rc = check_finite(c, e);
     }
-    file_free(&A);
-    file_free(&B);
+    side_free(&A);
+    side_free(&B);
+    lab_free(&lab);
     if (rc) {
         zs_tlcmp_free(c);
         return rc;

@@ -79,8 +79,10 @@ static void drain(zs_work_point *p, held *h)
     while (h->have[h->added % ZS_WORKERS_WINDOW]) {
         const zs_point_iter *q = &h->q[h->added % ZS_WORKERS_WINDOW];
         zs_point_add(&h->acc, q, &p->r);
-        if (h->added == p->cfg.iterations - 1)
+        if (h->added == p->cfg.iterations - 1) {
             p->tl_bytes = q->tl_bytes;
+            snprintf(p->tl_subset, sizeof p->tl_subset, "%s", q->tl_subset);
+        }
         h->have[h->added % ZS_WORKERS_WINDOW] = 0;
         h->added++;
     }
@@ -204,6 +206,7 @@ int zs_workers_run(zs_work_point *pts, int n, int jobs, zs_workers_progress cb, 
         zs_err_clear(&pts[i].err);
         memset(&pts[i].r, 0, sizeof pts[i].r);
         pts[i].tl_bytes = 0;
+        pts[i].tl_subset[0] = '\0';
         pts[i].started = pts[i].running = pts[i].done = pts[i].finished = 0;
     }
     if (rc)

@@ -26,8 +26,9 @@ typedef struct zs_work_point {
     int want_last;    /* in: bring the last iteration's result back (r.last) */
     int rc;           /* out: ZS_OK or the earliest failed iteration's error */
     zs_err err;
-    zs_point_result r; /* out: the point's figures (r.last only with want_last) */
-    double tl_bytes;   /* out: JSON size of the timeline written (0: none) */
+    zs_point_result r;   /* out: the point's figures (r.last only with want_last) */
+    double tl_bytes;     /* out: JSON size of the timeline written (0: none) */
+    char tl_subset[512]; /* out: its automatic rank subset ("": none; zs_result) */
     /* Progress, kept up to date for the callback. */
     int started, running, done; /* iterations started, in flight, finished */
     int finished;               /* every iteration in (or the point failed) */

@@ -595,8 +595,11 @@ int zs_hw_timeline_write(const zs_schedule *s, const zs_hw_prog *progs, const zs
     zs_tl_cfg_init(&tc);
     tc.gpus_per_node = gpus_per_node;
     tc.measured = 1;
-    if (only_rank >= 0)
-        tc.rank0 = tc.rank1 = only_rank;
+    /* Measured times are kept whole: every rank (no automatic subset), or
+     * the process's own. */
+    char one[16];
+    snprintf(one, sizeof one, "%d", only_rank);
+    tc.ranks = only_rank >= 0 ? one : "all";
     zs_timeline *tl = NULL;
     int rc = zs_timeline_open(path, s, &tc, &tl, e);
     if (rc)

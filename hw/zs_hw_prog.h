@@ -97,8 +97,9 @@ int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, 
  * (gpus_per_node ranks each), one thread per GPU stream, an "X" event per
  * timed op with its label, kind, sizes, op index and predicted duration in
  * "args", and send->receive flows. only_rank >= 0 writes that rank alone
- * (process mode: each process writes its own file). *bytes (may be NULL)
- * is the JSON size. */
+ * (process mode: each process writes its own file), else every rank is
+ * written (measurements are not cut to an automatic subset). *bytes (may
+ * be NULL) is the JSON size. */
 int zs_hw_timeline_write(const zs_schedule *s, const zs_hw_prog *progs, const zs_hw_times *t,
                          int gpus_per_node, int only_rank, const char *path, double *bytes,
                          zs_err *e);

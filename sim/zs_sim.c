@@ -25,7 +25,7 @@ void zs_sim_last_stats(zs_sim_stats *out)
 void zs_sim_opts_init(zs_sim_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->tl_rank0 = o->tl_rank1 = -1;
+    o->tl_ranks = NULL;
     o->tl_layer0 = o->tl_layer1 = -1;
 }
 
@@ -91,7 +91,9 @@ static int finish(sim *x, zs_result **out, zs_err *e)
     }
     zs_result_finish(res);
     double tl_bytes = 0;
+    char tl_subset[ZS_TL_NOTE_LEN] = "";
     if (x->tl) {
+        snprintf(tl_subset, sizeof tl_subset, "%s", zs_timeline_subset(x->tl));
         int rc = zs_timeline_close(x->tl, &tl_bytes, e);
         x->tl = NULL;
         if (rc)
@@ -110,7 +112,7 @@ static int finish(sim *x, zs_result **out, zs_err *e)
     zs_result_note(res, "link bytes count each flow once per class it crosses; NIC bytes count "
                         "in + out");
     if (x->o.timeline)
-        zs_timeline_note(res, x->o.timeline, tl_bytes);
+        zs_timeline_note(res, x->o.timeline, tl_bytes, tl_subset);
     if (x->fold) {
         zs_fold_stats fst;
         zs_fold_get_stats(x->fold, &fst);

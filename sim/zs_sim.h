@@ -42,7 +42,8 @@
 
 typedef struct zs_sim_opts {
     const char *timeline;     /* timeline path (zs_timeline.h; ".gz": compressed), NULL: none */
-    int tl_rank0, tl_rank1;   /* ranks written to the timeline, inclusive (-1: all) */
+    const char *tl_ranks;     /* ranks written to the timeline (zs_tl_cfg.ranks: NULL
+                               * automatic, "all", "0,5,17-20") */
     int tl_layer0, tl_layer1; /* layers written (-1: all; ops before any layer marker
                                * are layer -1 and written only without a layer range) */
     const char *platform_out; /* also write the generated platform XML here (NULL: no) */

@@ -237,7 +237,22 @@ static int alloc_tables(sim *x, zs_err *e)
     return ZS_OK;
 }
 
-/* Folding unless unrolled; a timeline keeps the iterations it shows. */
+/* The timeline, when one is asked for. */
+static int tl_open(sim *x, zs_err *e)
+{
+    if (!x->o.timeline)
+        return ZS_OK;
+    zs_tl_cfg tc;
+    zs_tl_cfg_init(&tc);
+    tc.ranks = x->o.tl_ranks;
+    tc.layer0 = x->o.tl_layer0;
+    tc.layer1 = x->o.tl_layer1;
+    tc.gpus_per_node = x->c->gpus_per_node;
+    return zs_timeline_open(x->o.timeline, x->s, &tc, &x->tl, e);
+}
+
+/* Folding unless unrolled; a timeline (opened first) keeps the
+ * iterations it shows. */
 static int fold_open(sim *x, zs_err *e)
 {
     if (x->o.unrolled)
@@ -248,10 +263,9 @@ static int fold_open(sim *x, zs_err *e)
         zs_fold_cfg_steady(&fc);
     if (x->o.fold_tol > 0)
         fc.tol = x->o.fold_tol;
-    if (x->o.timeline) {
+    if (x->tl) {
         fc.keep_all = x->o.tl_layer0 < 0;
-        fc.rank0 = x->o.tl_rank0;
-        fc.rank1 = x->o.tl_rank1;
+        fc.rank_on = zs_timeline_ranks(x->tl);
         fc.layer0 = x->o.tl_layer0;
         fc.layer1 = x->o.tl_layer1;
     }
@@ -262,6 +276,8 @@ int zs__sim_setup(sim *x, zs_err *e)
 {
     const zs_schedule *s = x->s;
     int rc = alloc_tables(x, e);
+    if (rc == ZS_OK)
+        rc = tl_open(x, e);
     if (rc == ZS_OK)
         rc = fold_open(x, e);
     if (rc)
@@ -282,17 +298,6 @@ int zs__sim_setup(sim *x, zs_err *e)
             }
             return zs_err_set(e, rc, NULL, NULL, "out of memory setting up rank %d", r);
         }
-    }
-    if (x->o.timeline) {
-        zs_tl_cfg tc;
-        zs_tl_cfg_init(&tc);
-        tc.rank0 = x->o.tl_rank0;
-        tc.rank1 = x->o.tl_rank1;
-        tc.layer0 = x->o.tl_layer0;
-        tc.layer1 = x->o.tl_layer1;
-        tc.gpus_per_node = x->c->gpus_per_node;
-        if ((rc = zs_timeline_open(x->o.timeline, s, &tc, &x->tl, e)))
-            return rc;
     }
     return ZS_OK;
 }

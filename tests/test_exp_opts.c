@@ -30,7 +30,7 @@ static void test_defaults(void)
     ZS_ASSERT_INT_EQ(c.zero_stage, 1);
     ZS_ASSERT_INT_EQ(c.recompute, ZS_RECOMPUTE_FULL);
     ZS_ASSERT_INT_EQ(c.validate, 0);
-    ZS_ASSERT_INT_EQ(c.tl_rank0, -1);
+    CU_ASSERT_STRING_EQUAL(c.tl_ranks, ""); /* automatic */
     ZS_ASSERT_INT_EQ(c.tl_layer1, -1);
     /* every row's default parses and passes its check */
     for (int i = 0; i < zs_popt_count(); i++) {

@@ -118,7 +118,8 @@ static void test_timeline_layers(void)
      * rank 3 has them), skip to 6, run 6, and 7, the last, runs anyway */
     zs_fold_cfg_init(&c);
     c.min_iters = 4;
-    c.rank0 = c.rank1 = 2;
+    const uint8_t only2[4] = {0, 0, 1, 0};
+    c.rank_on = only2;
     c.layer0 = c.layer1 = 6;
     f = fold_of(s, &c);
     zs_fold_step st5, st7;

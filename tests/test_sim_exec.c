@@ -373,8 +373,7 @@ static void test_timeline_and_determinism(void)
     zs_sim_opts o;
     zs_sim_opts_init(&o);
     o.timeline = path1;
-    o.tl_rank0 = 0;
-    o.tl_rank1 = 7;
+    o.tl_ranks = "0-7";
     zs_result *r1 = simulate(s, &c, &o);
     o.timeline = path2;
     zs_result *r2 = simulate(s, &c, &o);

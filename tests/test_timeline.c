@@ -194,7 +194,7 @@ static void test_flows_and_escaping(void)
     json_decref(doc);
 
     /* Only rank 0: no flows (their other ends are not written). */
-    c.rank0 = c.rank1 = 0;
+    c.ranks = "0";
     ZS_ASSERT_OK(write_two_ranks(s, path, &c, NULL, &e), &e);
     doc = load(path);
     ZS_ASSERT_INT_EQ(count_ph(doc, "X"), 4);
@@ -303,14 +303,143 @@ static void test_atomic_and_note(void)
     ZS_ASSERT_STR_CONTAINS(e.where, "/nonexistent-dir/t.json");
     /* The size note: none below the threshold, the options above it. */
     zs_result *r = zs_result_new(1, 0);
-    zs_timeline_note(r, "small.json", 1e6);
+    zs_timeline_note(r, "small.json", 1e6, NULL);
     ZS_ASSERT_INT_EQ(r->timeline_bytes, 1e6);
     CU_ASSERT(strstr(r->notes, "timeline") == NULL);
-    zs_timeline_note(r, "big.json", 3e8);
+    zs_timeline_note(r, "big.json", 3e8, "");
     ZS_ASSERT_STR_CONTAINS(r->notes, "big.json is 300 MB");
     ZS_ASSERT_STR_CONTAINS(r->notes, "--timeline-ranks");
     ZS_ASSERT_STR_CONTAINS(r->notes, "--timeline-layers");
     zs_result_free(r);
+    zs_schedule_free(s);
+}
+
+/* 40 ranks, one GEMM each repeated over 10 layers (a layer marker
+ * counting up), rank r computing 1 + (7r + 3) % 40 us: rank 28 computes
+ * most, rank 11 least. Each rank's timeline is 10 events of about 152
+ * bytes. */
+static zs_schedule *forty_ranks(void)
+{
+    zs_schedule *s = zs_schedule_new(40);
+    for (int r = 0; r < 40; r++) {
+        zs_schedule_begin_segment(s, r, 10);
+        zs_sched_marker(s, r, ZS_MARK_LAYER, 0);
+        zs_sched_gemm(s, r, 0, "mm", 4, 4, 4, (1 + (7 * r + 3) % 40) * 1e-6, NULL, 0);
+    }
+    return s;
+}
+
+static void check_bad_list(const char *spec)
+{
+    zs_err e;
+    int rc = zs_tl_ranks_check(spec, ZS_EUSAGE, "--timeline-ranks", &e);
+    if (rc != ZS_EUSAGE)
+        fprintf(stderr, "rank list '%s' accepted\n", spec);
+    ZS_ASSERT_INT_EQ(rc, ZS_EUSAGE);
+}
+
+/* Timelines sized for people (issue 35 item 5): over the size limit and
+ * told nothing, a timeline keeps as many of 8 chosen ranks as fit (the
+ * most compute, the least, rank 0, the last, then evenly spaced), says so
+ * in its metadata and in a note; a list or "all" is written as given. */
+static void test_automatic_subset(void)
+{
+    zs_schedule *s = forty_ranks();
+    zs_tl_cfg c;
+    zs_tl_cfg_init(&c);
+    uint8_t on[40];
+    char note[ZS_TL_NOTE_LEN], list[ZS_TL_RANKS_LEN];
+    zs_err e;
+    /* Under the default limit (64 MB): every rank, no note. */
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "0-39");
+    CU_ASSERT_STRING_EQUAL(note, "");
+    /* 10 kB: six ranks fit (6 x 1520 bytes). */
+    zs_timeline_limit_set(10000);
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "0,5,10-11,28,39");
+    ZS_ASSERT_STR_CONTAINS(note, "6 of 40 ranks: 0,5,10-11,28,39 (kept in this order while they "
+                                 "fit: the most compute in the plan, 28; the least, 11; rank 0; "
+                                 "the last; evenly spaced ones)");
+    ZS_ASSERT_STR_CONTAINS(note, "every rank would be about 0 MB");
+    ZS_ASSERT_STR_CONTAINS(note, "--timeline-ranks all");
+    ZS_ASSERT_STR_CONTAINS(note, "ZEPSIM_TIMELINE_MAX_MB");
+    /* A larger limit still keeps 8 at most; a tiny one the busiest alone. */
+    zs_timeline_limit_set(50000);
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "0,5,10-11,15,20,28,39");
+    zs_timeline_limit_set(1);
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "28");
+    /* Layers 2-3 only: 2 events a rank, all 40 fit in 20 kB. */
+    zs_timeline_limit_set(20000);
+    c.layer0 = 2;
+    c.layer1 = 3;
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    CU_ASSERT_STRING_EQUAL(note, "");
+    c.layer0 = c.layer1 = -1;
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    CU_ASSERT(note[0] != '\0');
+    /* Told which: as told, whatever the size. */
+    c.ranks = "all";
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "0-39");
+    CU_ASSERT_STRING_EQUAL(note, "");
+    c.ranks = "3,7-9,38-45,9";
+    ZS_ASSERT_OK(zs_tl_select(s, &c, on, note, sizeof note, &e), &e);
+    zs_tl_ranks_format(on, 40, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "3,7-9,38-39");
+    const char *bad[] = {"x",  "1-", "-1",   "3-1",   "1,,2",     ",",
+                         "1,", " 1", "1 ,2", "all,1", "16777217", "0-99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check_bad_list(bad[i]);
+    char longlist[400];
+    memset(longlist, '1', sizeof longlist - 1);
+    longlist[sizeof longlist - 1] = '\0';
+    check_bad_list(longlist);
+    ZS_ASSERT_OK(zs_tl_ranks_check("", ZS_EUSAGE, "x", &e), &e);
+    ZS_ASSERT_OK(zs_tl_ranks_check(NULL, ZS_EUSAGE, "x", &e), &e);
+    ZS_ASSERT_OK(zs_tl_ranks_check("16777216", ZS_EUSAGE, "x", &e), &e);
+
+    /* The file: the kept ranks' events only, its metadata saying so. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/forty.json", zs_test_tmpdir());
+    zs_timeline_limit_set(10000);
+    zs_tl_cfg_init(&c);
+    zs_timeline *t = NULL;
+    ZS_ASSERT_OK(zs_timeline_open(path, s, &c, &t, &e), &e);
+    ZS_ASSERT_STR_CONTAINS(zs_timeline_subset(t), "6 of 40 ranks");
+    for (int r = 0; r < 40; r++)
+        for (int it = 0; it < 10; it++)
+            zs_timeline_op(t, r, 1, it, it * 1e-5, it * 1e-5 + 1e-6, ZS_TL_SEQ_NONE);
+    double bytes = 0;
+    ZS_ASSERT_OK(zs_timeline_close(t, &bytes, &e), &e);
+    json_t *doc = load(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    json_t *meta = json_object_get(doc, "otherData");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(meta, "ranks")), "0,5,10-11,28,39");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(meta, "rank_choice")), "automatic");
+    ZS_ASSERT_INT_EQ(json_integer_value(json_object_get(meta, "nranks")), 40);
+    ZS_ASSERT_STR_CONTAINS(json_string_value(json_object_get(meta, "note")), "6 of 40 ranks");
+    ZS_ASSERT_INT_EQ(count_ph(doc, "X"), 60);
+    json_decref(doc);
+    /* The estimate was 6 x 1520 bytes of events; the file has its header too. */
+    CU_ASSERT(bytes > 6 * 1520 * 0.8 && bytes < 6 * 1520 * 1.5);
+    zs_timeline_limit_set(ZS_TL_LIMIT_DEFAULT);
+    ZS_ASSERT_OK(zs_timeline_open(path, s, &c, &t, &e), &e);
+    CU_ASSERT_STRING_EQUAL(zs_timeline_subset(t), "");
+    ZS_ASSERT_OK(zs_timeline_close(t, NULL, &e), &e);
+    doc = load(path);
+    meta = json_object_get(doc, "otherData");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(meta, "ranks")), "all");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(meta, "rank_choice")), "all");
+    CU_ASSERT_PTR_NULL(json_object_get(meta, "note"));
+    json_decref(doc);
     zs_schedule_free(s);
 }
 
@@ -321,6 +450,7 @@ int main(int argc, char **argv)
                                          {"order_numbering", test_order_numbering},
                                          {"gzip_round_trip", test_gzip_round_trip},
                                          {"atomic_and_note", test_atomic_and_note},
+                                         {"automatic_subset", test_automatic_subset},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"timeline", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

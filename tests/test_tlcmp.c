@@ -1,7 +1,12 @@
 /* Timeline comparison (zs_tlcmp): a hand-checked pair of small timelines,
- * matching by rank, label, kind and start order, and malformed inputs. */
+ * matching by rank, label, kind and start order, malformed inputs, and a
+ * large timeline read as a stream: its peak memory far below its size,
+ * gzip alike, an error's line number past the first read block. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include <jansson.h>
 
@@ -187,9 +192,183 @@ static void test_not_finite(void)
     }
 }
 
+/* A timeline as zepsim writes it (one event a line): n_ops complete
+ * events of 4 ranks under 3 labels, a flow pair after each send, metadata
+ * first, `tail` last; durations 10 + (k % 7) us. Returns the bytes
+ * written. */
+static long write_big(const char *path, int n_ops, int gz, const char *tail)
+{
+    FILE *f = gz ? NULL : fopen(path, "w");
+    gzFile g = gz ? gzopen(path, "wb1") : NULL;
+    if (!f && !g)
+        return -1;
+    char line[512];
+    long bytes = 0;
+    const char *names[3] = {"attn", "mlp-gate-up", "ring-xfer"};
+    const char *cats[3] = {"compute", "compute", "send"};
+    for (int k = -1; k < n_ops; k++) {
+        int n;
+        if (k < 0) {
+            n = snprintf(line, sizeof line,
+                         "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":"
+                         "\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"node 0\"}}");
+        } else {
+            int r = k % 4, l = (k / 4) % 3;
+            n = snprintf(line, sizeof line,
+                         ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,"
+                         "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d,\"layer\":%d,\"iter\":0,"
+                         "\"peer\":%d,\"tag\":7,\"bytes\":42680320}}",
+                         names[l], cats[l], r, k * 20.0, 10.0 + k % 7, r, k % 32, (r + 1) % 4);
+            if (l == 2)
+                n += snprintf(line + n, sizeof line - (size_t)n,
+                              ",\n{\"name\":\"p2p\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%d,"
+                              "\"pid\":0,\"tid\":%d,\"ts\":%.3f},\n{\"name\":\"p2p\",\"cat\":"
+                              "\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%d,\"pid\":0,\"tid\":%d,"
+                              "\"ts\":%.3f}",
+                              k, r, k * 20.0, k, (r + 1) % 4, k * 20.0 + 5);
+        }
+        if (k == n_ops - 1)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s\n]}\n", tail);
+        if (f ? fwrite(line, 1, (size_t)n, f) != (size_t)n : gzwrite(g, line, (unsigned)n) != n)
+            bytes = -1 - (long)1e15;
+        bytes += n;
+    }
+    if (f ? fclose(f) : gzclose(g) != Z_OK)
+        return -1;
+    return bytes;
+}
+
+/* kB of a /proc/self/status line ("VmHWM:"); -1 when unknown. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key)))
+            v = atol(line + strlen(key));
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Peak resident memory reset to now (Linux 4.0+); 0 when it was. */
+static int reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return -1;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* A 50 MB timeline: read as a stream, a comparison's peak memory grows
+ * by a fraction of the file (32 bytes per op, about a seventh: read whole,
+ * it grew by 25 times the file); against itself, every op matched with no
+ * error, as for a small file; gzip alike. */
+static void test_large_streamed(void)
+{
+    char path[600], gzpath[600];
+    snprintf(path, sizeof path, "%s/big.json", zs_test_tmpdir());
+    snprintf(gzpath, sizeof gzpath, "%s/big.json.gz", zs_test_tmpdir());
+    const int n = 240000;
+    long bytes = write_big(path, n, 0, "");
+    CU_ASSERT_FATAL(bytes > 50L << 20);
+    const char *small = zs_test_write("small.json", "[" EV("0", "10") "]");
+    zs_tlcmp *c = NULL;
+    zs_err e;
+    int peak_known = reset_peak() == 0;
+    long rss0 = status_kb("VmRSS:");
+    ZS_ASSERT_OK(zs_tlcmp_files(path, small, &c, &e), &e);
+    long grown = status_kb("VmHWM:") - rss0;
+    if (peak_known && rss0 > 0) {
+        fprintf(stderr, "[%ld MB timeline: peak memory +%ld MB] ", bytes >> 20, grown >> 10);
+        CU_ASSERT(grown * 1024 < bytes / 3);
+    } else {
+        fprintf(stderr, "[peak memory unknown here (no /proc/self/clear_refs): not checked] ");
+    }
+    ZS_ASSERT_INT_EQ(c->a_events, n);
+    ZS_ASSERT_INT_EQ(c->b_events, 1);
+    ZS_ASSERT_INT_EQ(c->only_a, n); /* the small file's label is another */
+    ZS_ASSERT_INT_EQ(c->only_b, 1);
+    zs_tlcmp_free(c);
+    ZS_ASSERT_OK(zs_tlcmp_files(path, path, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->a_events, n);
+    ZS_ASSERT_INT_EQ(c->b_events, n);
+    ZS_ASSERT_INT_EQ(c->only_a + c->only_b, 0);
+    ZS_ASSERT_INT_EQ(c->nrows, 3);
+    ZS_ASSERT_INT_EQ(c->compute_pairs, 2 * n / 3);
+    ZS_ASSERT_INT_EQ(c->comm_pairs, n / 3);
+    ZS_ASSERT_NEAR(c->compute_abs_err_med_pct, 0, 0);
+    ZS_ASSERT_NEAR(c->a_span_us, (n - 1) * 20.0 + 10 + (n - 1) % 7, 1e-6);
+    for (size_t i = 0; i < c->nrows; i++)
+        ZS_ASSERT_NEAR(c->rows[i].a_med_us, 13, 0); /* 10 + 0..6, evenly */
+    zs_tlcmp_free(c);
+    /* gzip-compressed: the same figures. */
+    CU_ASSERT_FATAL(write_big(gzpath, n, 1, "") == bytes);
+    ZS_ASSERT_OK(zs_tlcmp_files(gzpath, path, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->a_events, n);
+    ZS_ASSERT_INT_EQ(c->only_a + c->only_b, 0);
+    ZS_ASSERT_NEAR(c->comm_abs_err_med_pct, 0, 0);
+    zs_tlcmp_free(c);
+    /* A broken event at the end: its line, past many read blocks (the
+     * header, the metadata, the ops, two flow lines per send, then it). */
+    write_big(path, n, 0, ",\n{\"name\": \"x\",\n \"ph\" \"X\"}");
+    ZS_ASSERT_INT_EQ(zs_tlcmp_files(gzpath, path, &c, &e), ZS_EINPUT);
+    char want[64];
+    snprintf(want, sizeof want, "big.json:%d:", 2 + n + n / 3 * 2 + 2);
+    ZS_ASSERT_STR_CONTAINS(e.where, want);
+    ZS_ASSERT_STR_CONTAINS(e.what, "malformed JSON");
+    remove(path);
+    remove(gzpath);
+}
+
+/* The scanner's own checks: brackets, the top level, NUL bytes, values
+ * that end early, strings holding brackets and escaped quotes. */
+static void test_stream_syntax(void)
+{
+    expect_error("close.json", "[{\"a\": [1}]", "close.json:1:10", "does not close");
+    expect_error("trail.json", "[{\"name\": \"x\", \"ph\": \"M\"}] x", "trail.json:1:28",
+                 "end of file expected");
+    expect_error("cut.json", "{\"traceEvents\": [{\"name\": ", "cut.json:1:", "end of file");
+    expect_error("comma.json", "[{\"name\": \"x\"},]", "comma.json:1:", "value expected");
+    expect_error("te.json", "{\"traceEvents\": 3}", "te.json", "traceEvents");
+    expect_error("dup.json", "{\"traceEvents\": [], \"traceEvents\": []}",
+                 "dup.json:1:", "duplicate");
+    expect_error("dupkey.json",
+                 "[{\"name\": \"x\", \"name\": \"y\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1, "
+                 "\"args\": {\"rank\": 0}}]",
+                 "dupkey.json:1:", "duplicate");
+    expect_error("scalar.json", "\"traceEvents\"", "scalar.json:1:1", "expected");
+    expect_error("nothing.json", "  \n ", "nothing.json:2:2", "end of file");
+    /* Brackets and quotes inside strings do not count; other members of
+     * the root are read and dropped, before or after the events. */
+    const char *odd = zs_test_write(
+        "odd.json", "{\"otherData\": {\"note\": \"a ] } [ \\\" {\"}, \"traceEvents\": [\n"
+                    "{\"name\": \"a]\\\"[b\", \"cat\": \"compute\", \"ph\": \"X\", \"ts\": 0, "
+                    "\"dur\": 2, \"args\": {\"rank\": 1}}],\n \"displayTimeUnit\": \"ms\"}");
+    zs_tlcmp *c = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_tlcmp_files(odd, odd, &c, &e), &e);
+    ZS_ASSERT_INT_EQ(c->a_events, 1);
+    CU_ASSERT_STRING_EQUAL(c->rows[0].name, "a]\"[b");
+    zs_tlcmp_free(c);
+    /* A NUL byte: a binary file. */
+    char nul[600];
+    snprintf(nul, sizeof nul, "%s/nul.json", zs_test_tmpdir());
+    FILE *f = fopen(nul, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite("[{\"name\": \"x\"}\0]", 1, 16, f);
+    fclose(f);
+    ZS_ASSERT_INT_EQ(zs_tlcmp_files(odd, nul, &c, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "NUL");
+}
+
 static const zs_test_case cases[] = {{"hand_checked_pair", test_hand_checked_pair},
                                      {"malformed", test_malformed},
                                      {"not_finite", test_not_finite},
+                                     {"large_streamed", test_large_streamed},
+                                     {"stream_syntax", test_stream_syntax},
                                      {NULL, NULL}};
 
 int main(int argc, char **argv)

@@ -60,9 +60,12 @@ int zs_cli_parse_int_list(const char *opt, const char *s, long max, int *v, int 
 int zs_cli_parse_double(const char *opt, const char *s, double min, double max, double *out,
                         zs_err *e);
 /* Reports a timeline written to path (bytes of JSON text): "timeline[
- * LABEL]: PATH (N MB)" on out, and on stderr a warning naming
- * --timeline-ranks / --timeline-layers when it is above ZS_TL_WARN_BYTES. */
-void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes);
+ * LABEL]: PATH (N MB)" on out; on stderr a note when it holds an
+ * automatic subset of the ranks (subset: its sentence, zs_tl_select; ""
+ * or NULL: none), and a warning naming --timeline-ranks /
+ * --timeline-layers when it is above ZS_TL_WARN_BYTES. */
+void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes,
+                          const char *subset);
 /* Prints t (taken) as the one table of command cmd's document in fmt,
  * under name; returns the exit status (0, or 1 when stdout failed). */
 int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t);
@@ -104,8 +107,9 @@ void zs_cli_spec_path(const char *spec, const char *dir, char *out, size_t n);
  * ZS_OK otherwise (a path: its reader reports what is wrong). */
 int zs_cli_spec_missing(const char *spec, const char *dir, zs_err *e);
 /* Sets the input and plan limits from ZEPSIM_MAX_INPUT_MB,
- * ZEPSIM_MAX_PLAN_OPS and ZEPSIM_MAX_PLAN_RANKS when they are set; a bad
- * value is a ZS_EUSAGE error naming the variable. */
+ * ZEPSIM_MAX_PLAN_OPS and ZEPSIM_MAX_PLAN_RANKS, and the timeline size
+ * limit from ZEPSIM_TIMELINE_MAX_MB, when they are set; a bad value is a
+ * ZS_EUSAGE error naming the variable. */
 int zs_cli_limits_from_env(zs_err *e);
 /* Handles getopt's '?' and ':' results uniformly. */
 int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);

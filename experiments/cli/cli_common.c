@@ -81,15 +81,18 @@ int zs_cli_bad_option(const char *cmd, int c, char **argv)
     return zs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
-void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes)
+void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double bytes,
+                          const char *subset)
 {
     fprintf(out, "timeline%s%s: %s (%.1f MB of JSON)\n", label ? " " : "", label ? label : "", path,
             bytes / 1e6);
+    if (subset && subset[0])
+        fprintf(stderr, "zepsim: note: timeline %s holds %s\n", path, subset);
     if (bytes > ZS_TL_WARN_BYTES)
         fprintf(stderr,
                 "zepsim: warning: timeline %s is %.0f MB of JSON: chrome://tracing stops at "
                 "256 MB and Perfetto slows down: write fewer ranks or layers with "
-                "--timeline-ranks A-B / --timeline-layers A-B\n",
+                "--timeline-ranks 0,5,17-20 / --timeline-layers A-B\n",
                 path, bytes / 1e6);
 }
 

@@ -1,7 +1,9 @@
 /* Input limits from the environment: ZEPSIM_MAX_INPUT_MB (the largest file
  * read whole), ZEPSIM_MAX_PLAN_OPS and ZEPSIM_MAX_PLAN_RANKS (the work a
- * plan file may ask for). Environment variables rather than options, so
- * one setting reaches every command and the worker processes they start.
+ * plan file may ask for), and the output limit ZEPSIM_TIMELINE_MAX_MB (the
+ * size above which a timeline keeps a subset of the ranks unless told
+ * which). Environment variables rather than options, so one setting
+ * reaches every command and the worker processes they start.
  * docs/reliability.md lists the limits and their defaults. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "zs_fdio.h"
 #include "zs_num.h"
 #include "zs_schedule.h"
+#include "zs_timeline.h"
 
 /* Reads one variable when it is set: a whole number in [1, max]. */
 static int env_u64(const char *name, uint64_t max, uint64_t *out, int *set, zs_err *e)
@@ -39,5 +42,10 @@ int zs_cli_limits_from_env(zs_err *e)
     if (set)
         l.ranks = (int64_t)ranks;
     zs_plan_limits_set(l);
+    uint64_t tl;
+    if ((rc = env_u64("ZEPSIM_TIMELINE_MAX_MB", (uint64_t)1 << 30, &tl, &set, e)))
+        return rc;
+    if (set)
+        zs_timeline_limit_set((double)tl * 1e6);
     return ZS_OK;
 }

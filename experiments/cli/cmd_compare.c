@@ -355,8 +355,8 @@ static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_poin
         if (res[i].rc != ZS_OK)
             continue;
         const char *path = several ? a->tl[i] : a->p.timeline;
-        zs_cli_timeline_done(zs_doc_human(d), several ? a->methods[i] : NULL, path,
-                             res[i].tl_bytes);
+        zs_cli_timeline_done(zs_doc_human(d), several ? a->methods[i] : NULL, path, res[i].tl_bytes,
+                             res[i].tl_subset);
         if (t) {
             zs_table_row(t);
             zs_table_set(t, 0, "%s", a->methods[i]);

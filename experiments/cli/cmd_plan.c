@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
     }
     if (optind < argc)
         return zs_cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
-    if (a->p.timeline[0] || a->p.tl_rank0 >= 0 || a->p.tl_layer0 >= 0)
+    if (a->p.timeline[0] || a->p.tl_ranks[0] || a->p.tl_layer0 >= 0)
         return zs_cli_usage_error("plan",
                                   "--timeline needs a run: plan runs no backend (use `zepsim "
                                   "simulate --timeline`, or `zepsim plan --dump F` then "

@@ -26,7 +26,10 @@ static const char run_help[] =
     "                         backend's costs and both backends' links\n"
     "  --validate             check the schedule first\n"
     "  --timeline FILE        Chrome trace events (.json, or .json.gz compressed)\n"
-    "  --timeline-ranks A-B   only ranks A..B in the timeline (default all)\n"
+    "  --timeline-ranks LIST  ranks in the timeline: all, or a list such as\n"
+    "                         0,5,17-20 (default: every rank while the timeline\n"
+    "                         stays under 64 MB (ZEPSIM_TIMELINE_MAX_MB), else 8\n"
+    "                         chosen ones, with a note)\n"
     "  --timeline-layers A-B  only layers A..B (from 0) in the timeline\n"
     "  --fold off|on|steady   layer folding (default on; `zepsim simulate --help`)\n"
     "  --ranks                per-rank table\n"
@@ -200,7 +203,8 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
         zs_doc_table(d, "ranks", rt);
     }
     if (a->timeline)
-        zs_cli_timeline_done(zs_doc_human(d), NULL, a->timeline, r->timeline_bytes);
+        zs_cli_timeline_done(zs_doc_human(d), NULL, a->timeline, r->timeline_bytes,
+                             r->timeline_subset);
     return zs_cli_doc_end(d);
 }
 
@@ -251,8 +255,7 @@ int zs_cmd_run(int argc, char **argv)
         zs_backend_in in;
         zs_backend_in_init(&in, &cl, cost);
         in.timeline = a.timeline;
-        in.tl_rank0 = a.tl.tl_rank0;
-        in.tl_rank1 = a.tl.tl_rank1;
+        in.tl_ranks = a.tl.tl_ranks;
         in.tl_layer0 = a.tl.tl_layer0;
         in.tl_layer1 = a.tl.tl_layer1;
         in.fold = a.tl.fold;

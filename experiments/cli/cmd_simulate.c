@@ -195,7 +195,8 @@ int zs_cmd_simulate(int argc, char **argv)
     }
     last_iteration(d, &r, ranks);
     if (p.timeline[0] && r.last)
-        zs_cli_timeline_done(zs_doc_human(d), NULL, p.timeline, r.last->timeline_bytes);
+        zs_cli_timeline_done(zs_doc_human(d), NULL, p.timeline, r.last->timeline_bytes,
+                             r.last->timeline_subset);
     zs_point_result_clear(&r);
     return zs_cli_doc_end(d);
 }

@@ -33,7 +33,9 @@ static void usage(FILE *out)
                  "Exit status: 0 success, 1 runtime failure, 2 bad usage or bad input.\n"
                  "Inputs are bounded (docs/reliability.md): ZEPSIM_MAX_INPUT_MB (default 512)\n"
                  "caps a file read whole, ZEPSIM_MAX_PLAN_OPS (default 2^28) and\n"
-                 "ZEPSIM_MAX_PLAN_RANKS (default 65536) the work a plan file may ask for.\n");
+                 "ZEPSIM_MAX_PLAN_RANKS (default 65536) the work a plan file may ask for.\n"
+                 "A timeline over ZEPSIM_TIMELINE_MAX_MB (default 64) of JSON keeps 8 of its\n"
+                 "ranks unless --timeline-ranks says which (all, or 0,5,17-20).\n");
 }
 
 int main(int argc, char **argv)

@@ -867,7 +867,7 @@ static int write_timeline(const zs_schedule *s, const zs_hw_run_cfg *cfg, const 
     int rc = zs_hw_timeline_write(s, sh->progs, sh->times, cfg->gpus_per_node,
                                   procs ? cfg->rank : -1, path, &bytes, e);
     if (!rc)
-        zs_timeline_note(res, path, bytes);
+        zs_timeline_note(res, path, bytes, NULL);
     return rc;
 }
 

@@ -13,9 +13,15 @@ expect_rc zero-timeline 2 timeout 60 "$ZEPSIM" timeline compare /dev/zero /dev/z
 head -c 5000000 /dev/zero | tr '\0' '1' >"$TMP/big.lengths"
 expect_rc big-trace 2 "$ZEPSIM" trace stats "$TMP/big.lengths" && expect_out big-trace "ZEPSIM_MAX_INPUT_MB"
 expect_rc big-stdin 2 sh -c "'$ZEPSIM' trace stats - <'$TMP/big.lengths'"
-# A gzip timeline is bounded once decompressed (5 MB of JSON from 5 KB).
+# Timelines are read as streams (any length, gzip too): 5 MB of blanks
+# from 5 KB are refused where they end (not JSON), and the events kept (32
+# bytes each) are bounded by the limit: 40,001 are over 1 MiB.
 head -c 5000000 /dev/zero | tr '\0' ' ' | gzip >"$TMP/bomb.json.gz"
-expect_rc gz-bomb 2 "$ZEPSIM" timeline compare "$TMP/bomb.json.gz" "$TMP/bomb.json.gz" && expect_out gz-bomb "more than the 4 MiB input limit"
+expect_rc gz-bomb 2 "$ZEPSIM" timeline compare "$TMP/bomb.json.gz" "$TMP/bomb.json.gz" && expect_out gz-bomb "malformed JSON .*bomb.json.gz:1:5000001"
+ev='{"name":"a","ph":"X","ts":0,"dur":1,"args":{"rank":0}}'
+{ echo '['; yes "$ev," | head -n 40000; echo "$ev]"; } | gzip >"$TMP/events.json.gz"
+expect_rc gz-events 2 env ZEPSIM_MAX_INPUT_MB=1 "$ZEPSIM" timeline compare "$TMP/events.json.gz" "$TMP/events.json.gz" && expect_out gz-events "more than the 1 MiB input limit of events held.*ZEPSIM_MAX_INPUT_MB"
+expect_rc gz-events-ok 0 env ZEPSIM_MAX_INPUT_MB=2 "$ZEPSIM" timeline compare "$TMP/events.json.gz" "$TMP/events.json.gz" && expect_out gz-events-ok "40001 ops"
 unset ZEPSIM_MAX_INPUT_MB
 # The default limit holds too (512 MiB), without a setting.
 expect_rc zero-default 2 timeout 120 "$ZEPSIM" show model /dev/zero && expect_out zero-default "larger than the 512 MiB limit"
