@@ -24,6 +24,8 @@ static void progress(void *arg, int done, int total)
 
 static void workers_progress(void *arg, const zs_work_point *pts, int n, int step, int finished)
 {
+    if (pts[0].rc)
+        return; /* a failed iteration is not "done": its error follows */
     if (step) {
         progress(arg, pts[0].done, pts[0].cfg.iterations);
         return;
