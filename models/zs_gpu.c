@@ -27,8 +27,13 @@ const zs_field zs_gpu_fields[] = {
     F("attn_kernel", ZS_F_STRING, attn_kernel, 0, 0, 0, 0, "",
       "attention kernel modelled (one of attn_kernels; default the first)"),
     F("fp8_tflops", ZS_F_DOUBLE, fp8_tflops, 0, 100000, 0, 0, "TFLOP/s",
-      "asymptotic FP8 GEMM rate (0: none; the GEMM curve's size effect and launch apply)"),
-    F("fp8_source", ZS_F_STRING, fp8_source, 0, 0, 0, 0, "", "where fp8_tflops comes from"),
+      "asymptotic FP8 GEMM rate of the FP8 GEMM curve (0: none; launch as the GEMM curve's)"),
+    F("fp8_half_dim", ZS_F_DOUBLE, fp8_half_dim, 0, 1e6, 0, -1, "",
+      "FP8 GEMM curve: smallest dimension at half rate (absent: the GEMM curve's)"),
+    F("fp8_p", ZS_F_DOUBLE, fp8_p, 0, 10, 0, -1, "",
+      "FP8 GEMM curve: exponent of the size effect (absent: the GEMM curve's)"),
+    F("fp8_source", ZS_F_STRING, fp8_source, 0, 0, 0, 0, "",
+      "where fp8_tflops, fp8_half_dim and fp8_p come from"),
 };
 #undef F
 const size_t zs_gpu_nfields = sizeof zs_gpu_fields / sizeof zs_gpu_fields[0];
@@ -143,9 +148,23 @@ int zs_gpu_from_json(const zs_json_doc *doc, const json_t *obj, const char *pare
                               names);
         }
     }
-    if (rc == ZS_OK)
+    if (rc == ZS_OK) {
+        /* an FP8 curve without its own shape takes the GEMM curve's */
+        g.fp8_half_dim = g.fp8_half_dim < 0 ? g.gemm.half_dim : g.fp8_half_dim;
+        g.fp8_p = g.fp8_p < 0 ? g.gemm.p : g.fp8_p;
         *out = g;
+    }
     return rc;
+}
+
+zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g)
+{
+    zs_gemm_curve c = g->gemm;
+    c.tflops = g->fp8_tflops;
+    c.half_dim = g->fp8_half_dim;
+    c.p = g->fp8_p;
+    snprintf(c.source, sizeof c.source, "%s", g->fp8_source);
+    return c;
 }
 
 int zs_gpu_load(const char *name_or_file, zs_gpu *out, zs_err *e)
@@ -165,4 +184,7 @@ void zs_gpu_print(FILE *f, const zs_gpu *g)
         zs_attn_kernel_print(f, &g->kernels[i], 2);
     fprintf(f, "  gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us\n    source: %s\n",
             g->gemm.tflops, g->gemm.half_dim, g->gemm.p, g->gemm.launch_us, g->gemm.source);
+    if (g->fp8_tflops > 0)
+        fprintf(f, "  fp8 gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us\n",
+                g->fp8_tflops, g->fp8_half_dim, g->fp8_p, g->gemm.launch_us);
 }

@@ -29,9 +29,11 @@ typedef struct zs_gpu {
                            * Blackwell): NCCL counts links x its per-link figure,
                            * whatever a calibration makes of nvlink_gbs */
     char attn_kernel[32]; /* the attention kernel this GPU is modelled with */
-    double fp8_tflops;    /* asymptotic FP8 (e4m3) GEMM rate in the GEMM curve, TFLOP/s
+    double fp8_tflops;    /* asymptotic FP8 (e4m3) GEMM rate of the FP8 GEMM curve, TFLOP/s
                            * (0: no FP8 figure; FP8 needs compute capability >= 8.9) */
-    char fp8_source[256]; /* where fp8_tflops comes from */
+    double fp8_half_dim;  /* the FP8 curve's size effect (zs_gemm_curve); when the */
+    double fp8_p;         /* description has none, the GEMM curve's */
+    char fp8_source[ZS_KERNEL_SOURCE]; /* where the FP8 curve comes from */
     int nkernels;
     zs_attn_kernel kernels[ZS_KERNEL_MAX];
     zs_gemm_curve gemm;
@@ -49,6 +51,9 @@ const zs_attn_kernel *zs_gpu_attn_kernel(const zs_gpu *g);
 /* Selects the attention kernel by name; ZS_EINPUT naming the choices when
  * the GPU has none of that name (g untouched). */
 int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e);
+/* The FP8 GEMM curve: fp8_tflops, fp8_half_dim and fp8_p, the GEMM curve's
+ * launch cost, fp8_source (meaningful only when fp8_tflops > 0). */
+zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g);
 void zs_gpu_print(FILE *f, const zs_gpu *g);
 
 #endif

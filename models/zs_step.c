@@ -408,8 +408,7 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     x->c = c, x->m = m, x->cfg = cfg, x->s = out;
     x->bw = ZS_STEP_HBM_EFF * g->hbm_gbs * 1e9;
     x->launch = g->gemm.launch_us * 1e-6;
-    x->g8 = g->gemm;
-    x->g8.tflops = g->fp8_tflops;
+    x->g8 = zs_gpu_fp8_curve(g);
     x->fp8 = cfg->precision == ZS_PREC_FP8;
     x->T = (double)cfg->tokens;
     x->Ts = cfg->sp ? x->T / tp : x->T;

@@ -156,13 +156,16 @@ static void test_fp8(void)
     CU_ASSERT_PTR_NOT_NULL(find(&f, "cast-dqkv", ZS_PH_BWD));
     CU_ASSERT_PTR_NOT_NULL(find(&f, "amax-scale", ZS_PH_FWD));
     CU_ASSERT(zs_step_class_time(&f, ZS_OC_FP8, -1) > 0);
-    /* an FP8 GEMM: the same FLOPs, FP8 inputs, on the GEMM curve at the FP8 rate */
+    /* an FP8 GEMM: the same FLOPs, FP8 inputs, on the GPU's FP8 GEMM curve
+     * (its own rate and size effect, the GEMM curve's launch) */
     const zs_step_op *q8 = find(&f, "mlp-fc2", ZS_PH_FWD), *q16 = find(&b, "mlp-fc2", ZS_PH_FWD);
     ZS_ASSERT_NEAR(q8->flops, q16->flops, 0);
     ZS_ASSERT_NEAR(q8->bytes, (4096.0 * 128 + 128 * 64) + 4096.0 * 64 * 2, 0);
-    zs_gemm_curve g8 = c->cluster.gpu.gemm;
-    g8.tflops = c->cluster.gpu.fp8_tflops;
-    ZS_ASSERT_NEAR(g8.tflops, 1541, 0);
+    zs_gemm_curve g8 = zs_gpu_fp8_curve(&c->cluster.gpu);
+    ZS_ASSERT_NEAR(g8.tflops, 1391.3, 0);
+    ZS_ASSERT_NEAR(g8.half_dim, 372.7, 0);
+    ZS_ASSERT_NEAR(g8.p, 1.094, 0);
+    ZS_ASSERT_NEAR(g8.launch_us, c->cluster.gpu.gemm.launch_us, 0);
     ZS_ASSERT_REL(q8->seconds, zs_gemm_curve_time(&g8, 4096, 64, 128), 1e-12);
     CU_ASSERT(q8->seconds < q16->seconds);
     /* the LM head stays bf16 */

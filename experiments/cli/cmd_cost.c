@@ -535,8 +535,9 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
          ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
     text(t, "gemm_source", "%s", cl->gpu.gemm.source);
     if (a->prec == ZS_PREC_FP8) {
-        num(t, "fp8_gemm", "TFLOP/s", "%.0f", cl->gpu.fp8_tflops);
-        note(t, "on the GEMM curve (%s)", cl->gpu.fp8_source);
+        num(t, "fp8_gemm", "TFLOP/s", "%.1f", cl->gpu.fp8_tflops);
+        note(t, "FP8 GEMM curve: half_dim %g, p %g, launch %g us (%s)", cl->gpu.fp8_half_dim,
+             cl->gpu.fp8_p, cl->gpu.gemm.launch_us, cl->gpu.fp8_source);
     }
     text(t, "cost_model", "%s", c->desc);
     return t;

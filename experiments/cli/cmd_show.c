@@ -43,7 +43,7 @@ static void add_desc(zs_table *t, const zs_field *fields, size_t n, const void *
         const char *p = (const char *)obj + f->offset;
         zs_table_row(t);
         zs_table_set(t, 0, "%s%s", prefix, f->key);
-        char v[512];
+        char v[1024]; /* string fields run to ZS_KERNEL_SOURCE (640) characters */
         switch (f->type) {
         case ZS_F_INT:
             snprintf(v, sizeof v, "%d", *(const int *)p);
