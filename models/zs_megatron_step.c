@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_nccl.h"
+
 double zs_megatron_bubble(int pp, int vp, double mb)
 {
     return pp > 1 && vp >= 1 ? (double)(pp - 1) / vp * mb : 0;
@@ -145,6 +147,37 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
     }
 }
 
+/* The CTAs (SMs) a collective's kernel holds while it runs: one per
+ * channel of the graph of the algorithm NCCL picks (src/enqueue.cc: the
+ * kernel's grid is the channel count); 0 when there is none. */
+static int coll_ctas(const zs_cost *c, const int *ranks, int n, zs_coll_kind k, double bytes)
+{
+    zs_nccl_choice ch;
+    zs_nccl_topo t;
+    zs_err e;
+    if (zs_nccl_group_plan(&c->cluster, ranks, n, k, bytes, zs_cost_nccl(c), &ch, NULL, &e) ||
+        zs_nccl_topo_group(&c->cluster, ranks, n, &t, &e))
+        return 0;
+    switch (ch.algo) {
+    case ZS_NCCL_RING:
+    case ZS_NCCL_PAT: return t.ring.nch;
+    case ZS_NCCL_TREE: return t.tree.nch;
+    case ZS_NCCL_NVLS:
+    case ZS_NCCL_NVLS_TREE: return t.nvls_g.nch;
+    default: return 0;
+    }
+}
+
+/* The compute time lost while a collective of `ctas` CTAs overlaps it for
+ * `overlap` seconds: the compute keeps (SMs - ctas) / SMs of the GPU. */
+static double slowdown(const zs_cost *c, int ctas, double overlap)
+{
+    int sms = c->cluster.gpu.sms;
+    if (ctas <= 0 || sms <= ctas || !(overlap > 0))
+        return 0;
+    return overlap * ctas / (double)(sms - ctas);
+}
+
 /* Exposed DP communication: the gradient reduce-scatter (all-reduce when
  * the state is replicated) and the parameter all-gather over the dp x cp
  * ranks of TP rank 0 on stage 0, each overlapped with one micro-batch's
@@ -161,14 +194,21 @@ static int dp_comm(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_err 
         for (int r = 0; r < g->cp; r++)
             ranks[k++] = rank_of(g, o->dp, 0, r, d, 0);
     double pbytes = zs_model_params(&c->model) / ((double)g->tp * g->pp) * c->model.dtype_bytes;
+    int rs_ctas, ag_ctas = 0;
     if (g->zero >= 1) {
         o->dp_rs_s = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, n, pbytes / n);
         o->dp_ag_s = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, n, pbytes / n);
+        rs_ctas = coll_ctas(c, ranks, n, ZS_COLL_REDUCESCATTER, pbytes / n);
+        ag_ctas = coll_ctas(c, ranks, n, ZS_COLL_ALLGATHER, pbytes / n);
     } else {
         o->dp_rs_s = zs_cost_collective(c, ZS_COLL_ALLREDUCE, ranks, n, pbytes);
+        rs_ctas = coll_ctas(c, ranks, n, ZS_COLL_ALLREDUCE, pbytes);
     }
     free(ranks);
     o->dp_comm_s = fmax(0, o->dp_rs_s - o->mb_bwd) + fmax(0, o->dp_ag_s - o->mb_fwd);
+    if (g->interference)
+        o->interference_s = slowdown(c, rs_ctas, fmin(o->dp_rs_s, o->mb_bwd)) +
+                            slowdown(c, ag_ctas, fmin(o->dp_ag_s, o->mb_fwd));
     return ZS_OK;
 }
 
@@ -225,7 +265,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     if ((rc = dp_comm(c, g, o, e)))
         return rc;
     o->step_s = o->compute_s + o->tp_comm_s + o->cp_comm_s + o->pp_comm_s + o->pp_bubble_s +
-                o->dp_comm_s + o->optim_s;
+                o->dp_comm_s + o->interference_s + o->optim_s;
     double tokens = (double)g->gbs * g->seq;
     o->model_flops = tokens * zs_megatron_model_flops_per_token(&c->model, g->seq);
     if (!(o->step_s > 0) || !isfinite(o->step_s))

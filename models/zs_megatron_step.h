@@ -11,7 +11,10 @@
  * over dp x cp ranks priced by the NCCL model on Megatron's rank layout,
  * overlapped with one micro-batch's backward / forward), and the
  * once-per-step ops: embedding, LM head with cross-entropy and the
- * optimizer on the sharded state. Every assumption and its source is in
+ * optimizer on the sharded state. With cfg.interference, the overlapped
+ * DP collectives slow the compute under them: NCCL runs one CTA per
+ * channel on SMs of the GPU (the channels of the graph of the algorithm
+ * the NCCL model picks), which the compute kernels lose while both run. Every assumption and its source is in
  * docs/cost-model.md ("Megatron step model"). Depends on zs_step, zs_cost
  * and zs_model. */
 #ifndef ZS_MEGATRON_STEP_H
@@ -27,6 +30,10 @@ typedef struct zs_mstep_cfg {
     zs_precision precision;
     zs_step_rc recompute;
     int zero; /* 1: the distributed optimizer (ZeRO-1 over dp x cp), 0: replicated */
+    /* 1: compute slows while an overlapped NCCL collective holds SMs (one
+     * CTA per channel of the algorithm it runs: compute keeps (SMs - CTAs)
+     * / SMs of the GPU for as long as they overlap); 0: overlap is free */
+    int interference;
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {
@@ -42,6 +49,7 @@ typedef struct zs_mstep {
     double pp_comm_s;   /* exposed stage-to-stage sends */
     double pp_bubble_s; /* (pp-1)/vp micro-batches of the slowest stage */
     double dp_comm_s;   /* exposed gradient reduce-scatter and parameter all-gather */
+    double interference_s; /* compute slowed by the overlapped DP collectives' CTAs */
     double optim_s;     /* gradient norm and Adam on this GPU's shard */
     double step_s;
     double dp_rs_s, dp_ag_s; /* the DP collectives' whole time (before overlap) */

@@ -6,6 +6,7 @@
  * should; the CP ring's exposed send recomputed by hand (a slow network);
  * the DP overlap; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
 #include "zs_megatron_step.h"
+#include "zs_nccl.h"
 #include "zs_test.h"
 
 /* 8 layers, h 256, 8 heads of 32 (4 KV heads), ffn 512, vocab 1000. */
@@ -33,7 +34,7 @@ static zs_cost *small_cost(int nodes)
 
 static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
 {
-    zs_mstep_cfg g = {gpus, gbs, 1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1};
+    zs_mstep_cfg g = {gpus, gbs, 1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0};
     return g;
 }
 
@@ -174,6 +175,44 @@ static void test_cp_ring_and_dp_overlap(void)
     zs_cost_free(c);
 }
 
+/* Interference: with it on, the overlapped DP collectives cost the compute
+ * ctas / (SMs - ctas) of their overlap, ctas the channels of the graph NCCL
+ * runs them on; every other term is the same as with it off. */
+static void test_interference(void)
+{
+    zs_cost *c = small_cost_net(2, 10);
+    zs_mstep off, on;
+    zs_err e;
+    zs_mstep_cfg g = cfg(16, 2, 8, 1, 2, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &off, &e), &e);
+    g.interference = 1;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &on, &e), &e);
+    ZS_ASSERT_REL(off.interference_s + 1, 1, 1e-15);
+    CU_ASSERT(on.interference_s > 0);
+    ZS_ASSERT_REL(on.step_s, off.step_s + on.interference_s, 1e-12);
+    ZS_ASSERT_REL(on.compute_s, off.compute_s, 1e-15);
+    ZS_ASSERT_REL(on.dp_comm_s + 1, off.dp_comm_s + 1, 1e-15);
+    /* by hand: the DP group is the two CP ranks of TP rank 0 (ranks 0, 8) */
+    int ranks[2] = {0, 8}, sms = c->cluster.gpu.sms;
+    double want = 0;
+    zs_coll_kind k[2] = {ZS_COLL_REDUCESCATTER, ZS_COLL_ALLGATHER};
+    double window[2] = {on.mb_bwd, on.mb_fwd}, t[2] = {on.dp_rs_s, on.dp_ag_s};
+    double pbytes = zs_model_params(&c->model) / 8 * c->model.dtype_bytes / 2;
+    for (int i = 0; i < 2; i++) {
+        zs_nccl_choice ch;
+        zs_nccl_topo tp;
+        ZS_ASSERT_OK(zs_nccl_group_plan(&c->cluster, ranks, 2, k[i], pbytes, zs_cost_nccl(c), &ch,
+                                        NULL, &e),
+                     &e);
+        ZS_ASSERT_OK(zs_nccl_topo_group(&c->cluster, ranks, 2, &tp, &e), &e);
+        int n = ch.algo == ZS_NCCL_TREE ? tp.tree.nch : tp.ring.nch;
+        CU_ASSERT(n > 0 && n < sms);
+        want += (t[i] < window[i] ? t[i] : window[i]) * n / (double)(sms - n);
+    }
+    ZS_ASSERT_REL(on.interference_s, want, 1e-12);
+    zs_cost_free(c);
+}
+
 /* NeMo's gpt3 formula: (24 gbs s h^2 + 4 gbs s^2 h) (3 layers) + 6 gbs s h V. */
 static void test_model_flops(void)
 {
@@ -204,6 +243,7 @@ static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_in
                                      {"bubble", test_bubble},
                                      {"parallel_terms", test_parallel_terms},
                                      {"cp_ring_and_dp_overlap", test_cp_ring_and_dp_overlap},
+                                     {"interference", test_interference},
                                      {"model_flops", test_model_flops},
                                      {"bad", test_bad},
                                      {NULL, NULL}};

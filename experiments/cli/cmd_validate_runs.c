@@ -34,6 +34,8 @@ static const char runs_help[] =
     "options:\n"
     "  --runs FILE         the runs (e.g. shared/reference/e2e/nemo-24.07-dgx-h100.csv)\n"
     "  --cluster C         the hardware the runs used (nodes: as many as a run needs)\n"
+    "  --interference on|off  compute slowed under the overlapped DP collectives by\n"
+    "                      the SMs NCCL's CTAs hold (default on; interference_ms)\n"
     "  --plot FILE|none    error_pct per run against the +-8% / +-20% goals, .png,\n"
     "                      .svg or .pdf by its extension (default none; needs gnuplot)\n"
     "  --format table|csv|json\n";
@@ -41,6 +43,7 @@ static const char runs_help[] =
 typedef struct runs_args {
     const char *runs, *cluster, *plot;
     zs_format fmt;
+    int interference;
 } runs_args;
 
 static int parse_args(int argc, char **argv, runs_args *a)
@@ -48,7 +51,8 @@ static int parse_args(int argc, char **argv, runs_args *a)
     static const struct option opts[] = {
         {"help", no_argument, 0, 'h'},          {"runs", required_argument, 0, 'r'},
         {"cluster", required_argument, 0, 'C'}, {"format", required_argument, 0, 'f'},
-        {"plot", required_argument, 0, 'p'},    {0, 0, 0, 0}};
+        {"plot", required_argument, 0, 'p'},    {"interference", required_argument, 0, 'i'},
+        {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -67,6 +71,12 @@ static int parse_args(int argc, char **argv, runs_args *a)
         case 'f':
             if (zs_format_parse(optarg, &a->fmt, &e))
                 return zs_cli_fail(&e);
+            break;
+        case 'i':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return zs_cli_usage_error("validate", "--interference takes on or off, not '%s'",
+                                          optarg);
+            a->interference = !strcmp(optarg, "on");
             break;
         case 'p':
             if (zs_cli_plot_check(optarg, &e))
@@ -99,7 +109,8 @@ typedef struct outcome {
 
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
  * from the model is a reason, not a failure; other errors are returned. */
-static int predict(const zs_run *r, const char *cluster, outcome *o, zs_err *e)
+static int predict(const zs_run *r, const char *cluster, int interference, outcome *o,
+                   zs_err *e)
 {
     memset(o, 0, sizeof *o);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
@@ -125,7 +136,8 @@ static int predict(const zs_run *r, const char *cluster, outcome *o, zs_err *e)
     if (!c)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     zs_mstep_cfg g = {r->gpus, r->gbs, r->mbs,       r->seq,          r->tp, r->pp,
-                      r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero};
+                      r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero,
+                      interference};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -184,6 +196,7 @@ static const char *const cols[] = {"line",
                                    "optimizer_ms",
                                    "dp_rs_ms",
                                    "dp_ag_ms",
+                                   "interference_ms",
                                    "defaults",
                                    "notes",
                                    "reason"};
@@ -199,7 +212,7 @@ static void meas_or_empty(zs_table *t, int col, double v)
 static zs_table *runs_table(const zs_runs *rs, const outcome *o)
 {
     zs_table *t = zs_table_new("published runs: predicted vs measured (per GPU)");
-    static const int text[] = {1, 2, 12, 18, 29, 30, 31};
+    static const int text[] = {1, 2, 12, 18, 30, 31, 32};
     for (int i = 0; i < NCOLS; i++) {
         int is_text = 0;
         for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
@@ -238,11 +251,11 @@ static zs_table *runs_table(const zs_runs *rs, const outcome *o)
             zs_table_set(t, k++, "%s", u->err_on);
             const double v[] = {s->step_s,      s->compute_s, s->tp_comm_s, s->cp_comm_s,
                                 s->pp_bubble_s, s->pp_comm_s, s->dp_comm_s, s->optim_s,
-                                s->dp_rs_s,     s->dp_ag_s};
+                                s->dp_rs_s,     s->dp_ag_s,   s->interference_s};
             for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
                 zs_table_num(t, k++, "%.1f", v[j] * 1e3);
         } else {
-            k += 12;
+            k += 13;
         }
         zs_table_set(t, k++, "%s", u->defaults);
         zs_table_set(t, k++, "%s", u->notes);
@@ -315,7 +328,7 @@ static void plot(const char *path, const zs_runs *rs, const outcome *o)
 
 int zs_cmd_validate_runs(int argc, char **argv)
 {
-    runs_args a = {NULL, NULL, NULL, ZS_FMT_TABLE};
+    runs_args a = {NULL, NULL, NULL, ZS_FMT_TABLE, 1};
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;
@@ -329,7 +342,7 @@ int zs_cmd_validate_runs(int argc, char **argv)
     if (!o)
         rc = zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; !rc && i < rs.n; i++) {
-        rc = predict(&rs.rows[i], a.cluster, &o[i], &e);
+        rc = predict(&rs.rows[i], a.cluster, a.interference, &o[i], &e);
         if (rc) {
             char w[600];
             snprintf(w, sizeof w, "%s:%d", rs.path, rs.rows[i].line);
