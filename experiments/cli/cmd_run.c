@@ -1,23 +1,32 @@
-/* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump` on a
- * backend of the registry (zs_backend.h), on the plan's own cluster (sized
- * to its ranks) unless told otherwise. */
+/* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump`, or
+ * Chakra execution traces (`zepsim plan --chakra`, Chakra's converters),
+ * on a backend of the registry (zs_backend.h), on the plan's own cluster
+ * (sized to its ranks) unless told otherwise. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_point.h"
 #include "zs_backend.h"
 #include "zs_calib.h"
+#include "zs_chakra.h"
 #include "zs_point_opts.h"
 #include "zs_validate.h"
 
 static const char run_help[] =
-    "usage: zepsim run [options] PLAN.json\n\n"
-    "Replays a schedule written by `zepsim plan --dump` on a backend.\n\n"
+    "usage: zepsim run [options] PLAN.json\n"
+    "       zepsim run [options] --chakra DIR|DIR/PREFIX\n\n"
+    "Replays a schedule written by `zepsim plan --dump` on a backend, or Chakra\n"
+    "execution traces DIR/PREFIX.RANK.et (`zepsim plan --chakra`, or Chakra's\n"
+    "converters; a folder or a PREFIX given as PLAN is read as such too).\n\n"
     "options:\n"
+    "  --chakra DIR|PREFIX     Chakra traces: a folder holding one set, or its prefix\n"
     "  --backend analytic|sim  (default analytic)\n"
     "  --cluster NAME|FILE     cluster (default: the one named in the plan, with\n"
-    "                          as many nodes as the plan needs)\n"
-    "  --model NAME|FILE       model for the cost model (default: the plan's)\n"
+    "                          as many nodes as the plan needs; cluster-a for Chakra\n"
+    "                          traces of other tools)\n"
+    "  --model NAME|FILE       model for the cost model (default: the plan's;\n"
+    "                          llama-7b for Chakra traces of other tools)\n"
     "  --calib FILE            calibrated cost model (analytic backend)\n"
     "  --validate              check the schedule first\n"
     "  --timeline FILE         Chrome trace events (.json, or .json.gz compressed)\n"
@@ -29,7 +38,7 @@ static const char run_help[] =
 
 typedef struct run_args {
     const zs_backend *backend;
-    const char *cluster, *model, *calib, *timeline, *plan;
+    const char *cluster, *model, *calib, *timeline, *plan, *chakra;
     zs_point_cfg tl; /* the timeline limits, read by the study-point rows */
     zs_format fmt;
     int validate, ranks;
@@ -75,6 +84,9 @@ static int parse_opt(int c, run_args *a, zs_err *e)
         return timeline_limit("timeline-layers", optarg, &a->tl, e);
     case 'F':
         return timeline_limit("fold", optarg, &a->tl, e);
+    case 'C':
+        a->chakra = optarg;
+        return ZS_OK;
     }
     return 1;
 }
@@ -94,6 +106,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"timeline-ranks", required_argument, 0, 'R'},
                                          {"timeline-layers", required_argument, 0, 'L'},
                                          {"fold", required_argument, 0, 'F'},
+                                         {"chakra", required_argument, 0, 'C'},
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -110,8 +123,12 @@ static int parse_args(int argc, char **argv, run_args *a)
         if (rc < 0)
             return zs_cli_fail(&e);
     }
-    if (argc - optind != 1)
-        return zs_cli_usage_error("run", "expected one schedule file");
+    if (a->chakra && argc - optind == 0) {
+        a->plan = a->chakra;
+        return -1;
+    }
+    if (argc - optind != 1 || a->chakra)
+        return zs_cli_usage_error("run", "expected one schedule file (or --chakra DIR)");
     a->plan = argv[optind];
     return -1;
 }
@@ -121,8 +138,9 @@ static int parse_args(int argc, char **argv, run_args *a)
 static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs_cluster *cl,
                         zs_calib **cal, zs_cost **cost, zs_err *e)
 {
-    const char *cluster = a->cluster ? a->cluster : s->cluster;
-    int rc = zs_model_load(a->model ? a->model : s->model, m, e);
+    /* Chakra traces of other tools name neither: the defaults of `simulate` */
+    const char *cluster = a->cluster ? a->cluster : s->cluster[0] ? s->cluster : "cluster-a";
+    int rc = zs_model_load(a->model ? a->model : s->model[0] ? s->model : "llama-7b", m, e);
     if (!rc)
         rc = zs_cluster_load(cluster, 1, cl, e);
     if (!rc)
@@ -181,6 +199,26 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     return zs_cli_doc_end(d);
 }
 
+/* PLAN names Chakra traces: a folder, a prefix (PLAN.0.et), a rank file. */
+static int is_chakra(const char *plan)
+{
+    struct stat st;
+    char p[4200];
+    size_t n = strlen(plan);
+    snprintf(p, sizeof p, "%s.0.et", plan);
+    return (stat(plan, &st) == 0 && S_ISDIR(st.st_mode)) || stat(p, &st) == 0 ||
+           (n > 3 && strcmp(plan + n - 3, ".et") == 0);
+}
+
+static int load_plan(const run_args *a, zs_schedule **s, zs_err *e)
+{
+    if (!a->chakra && (!is_chakra(a->plan) || !zs_chakra_available()))
+        return zs_schedule_load_file(a->plan, s, e);
+    char base[4096];
+    int rc = zs_chakra_find(a->plan, base, sizeof base, e);
+    return rc ? rc : zs_chakra_load(base, s, e);
+}
+
 int zs_cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -195,7 +233,7 @@ int zs_cmd_run(int argc, char **argv)
     zs_err e;
     zs_err_clear(&e);
     zs_schedule *s = NULL;
-    if (zs_schedule_load_file(a.plan, &s, &e))
+    if (load_plan(&a, &s, &e))
         return zs_cli_fail(&e);
     zs_model m;
     zs_cluster cl;
