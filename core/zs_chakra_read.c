@@ -503,7 +503,7 @@ static int node_comp(nread *x)
     nd->kind = ZS_OP_COMPUTE;
     nd->ck = ZS_CK_ELEMWISE;
     if (num(x, A_CPU, 0, 1, 0, &cpu) < 0 || num(x, A_T, 0, ZS_PLAN_MAX_SECONDS,
-                                                  (double)x->msg->duration_micros * 1e-6, &nd->t) < 0)
+                                                  (double)x->msg->duration_micros / 1e6, &nd->t) < 0)
         return ZS_EINPUT;
     if (!(nd->t <= ZS_PLAN_MAX_SECONDS))
         return zs__ck_bad(x->set, x->r, nd, NULL, "duration_micros %llu: more than %g s",
