@@ -32,7 +32,8 @@ typedef struct rb {
 
 static int nomem(rb *b)
 {
-    return zs_err_set(b->set->e, ZS_ENOMEM, b->r->path, NULL, "out of memory reading Chakra traces");
+    return zs_err_set(b->set->e, ZS_ENOMEM, b->r->path, NULL,
+                      "out of memory reading Chakra traces");
 }
 
 static int grow(void **p, int64_t *cap, int64_t need, size_t size)
@@ -575,9 +576,10 @@ static int make_head(ck_set *set, zs_schedule *s)
     for (int64_t i = 0; i < m->npieces; i++) {
         const int32_t *v = m->pieces + 6 * i;
         if (v[0] >= m->ndocs || v[3] >= set->nranks || v[4] > 1 || v[5] > 32767)
-            return zs__ck_bad(set, r0, NULL, NULL,
-                              "zs_pieces: piece %lld: doc, rank, layout or micro-batch out of range",
-                              (long long)i);
+            return zs__ck_bad(
+                set, r0, NULL, NULL,
+                "zs_pieces: piece %lld: doc, rank, layout or micro-batch out of range",
+                (long long)i);
         zs_schedule_add_piece(s, v[0], v[1], v[2], v[3], (zs_layout)v[4], v[5]);
         if (s->error.code)
             return built_head(set, s);

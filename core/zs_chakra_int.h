@@ -48,13 +48,13 @@ typedef struct ck_node {
     int32_t peer, tag;
     int32_t pg; /* ck_set.pgs */
     int32_t heads;
-    int32_t value;                 /* marker value */
-    int32_t nblk;                  /* attention: blocks [blk0, blk0 + nblk) of the rank's pool */
-    int64_t blk0;                  /* (zepsim) or of ck_rank.blocks */
-    double t, bytes, m, n, k;      /* seconds, bytes, GEMM shape */
-    int64_t dep0;                  /* ck_rank.deps[dep0 .. dep0 + ndata + nctrl) */
-    int32_t ndata, nctrl;          /* data_deps, then ctrl_deps (ids) */
-    int32_t nown;                  /* leading data_deps that are the op's own dependencies */
+    int32_t value;            /* marker value */
+    int32_t nblk;             /* attention: blocks [blk0, blk0 + nblk) of the rank's pool */
+    int64_t blk0;             /* (zepsim) or of ck_rank.blocks */
+    double t, bytes, m, n, k; /* seconds, bytes, GEMM shape */
+    int64_t dep0;             /* ck_rank.deps[dep0 .. dep0 + ndata + nctrl) */
+    int32_t ndata, nctrl;     /* data_deps, then ctrl_deps (ids) */
+    int32_t nown;             /* leading data_deps that are the op's own dependencies */
 } ck_node;
 
 typedef struct ck_rank {

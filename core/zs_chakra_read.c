@@ -20,15 +20,16 @@
 
 typedef ChakraProtoMsg__AttributeProto ck_attr;
 
-#define FIX_ET "the file must be a Chakra execution trace (`zepsim plan --chakra`, Chakra's converters)"
+#define FIX_ET                                                                                     \
+    "the file must be a Chakra execution trace (`zepsim plan --chakra`, Chakra's converters)"
 
 int zs__ck_bad(ck_set *set, const ck_rank *r, const ck_node *nd, const char *fix, const char *fmt,
                ...)
 {
     char where[700], what[512];
     if (nd)
-        snprintf(where, sizeof where, "%s: node %llu ('%s')", r->path,
-                 (unsigned long long)nd->id, nd->label >= 0 ? set->labels[nd->label] : "");
+        snprintf(where, sizeof where, "%s: node %llu ('%s')", r->path, (unsigned long long)nd->id,
+                 nd->label >= 0 ? set->labels[nd->label] : "");
     else
         snprintf(where, sizeof where, "%s", r ? r->path : "Chakra traces");
     va_list ap;
@@ -221,8 +222,7 @@ static int64_t list_at(const void *vals, int width, size_t i)
 /* An integer list attribute into a new int32 array, every value in
  * [lo, hi] and a multiple-of-`per` length: 1, 0 when the attribute is not
  * such a list. */
-static int attr_i32s(const ck_attr *a, int64_t lo, int64_t hi, size_t per, int32_t **out,
-                     size_t *n)
+static int attr_i32s(const ck_attr *a, int64_t lo, int64_t hi, size_t per, int32_t **out, size_t *n)
 {
     const void *vals;
     int width;
@@ -318,8 +318,7 @@ static int meta_rank(ck_set *set, ck_rank *r, int rank, const ck_attr *a)
             rc = zs__ck_bad(set, r, NULL, "keep the file names zepsim wrote",
                             "the file is rank %d's trace, named as rank %d's", v, rank);
     } else if (strcmp(a->name, "zs_nranks") == 0) {
-        if (!(rc = meta_int(set, r, a, 1, set->lim.ranks, &v)) && rank > 0 &&
-            v != set->meta.nranks)
+        if (!(rc = meta_int(set, r, a, 1, set->lim.ranks, &v)) && rank > 0 && v != set->meta.nranks)
             rc = zs__ck_bad(set, r, NULL, "keep the files of one export together",
                             "a trace of %d ranks among rank 0's %d", v, set->meta.nranks);
         else if (!rc)
@@ -377,16 +376,14 @@ static int meta_head(ck_set *set, ck_rank *r, const ck_attr *a)
         for (size_t i = 0; !rc && i < 4; i++)
             m->dims[i] = x[i];
     } else if (strcmp(k, "zs_docs") == 0) {
-        if (!(rc = meta_list(set, r, a, 1, INT32_MAX, 1, &x, &n)) &&
-            (int64_t)n > set->lim.ops)
+        if (!(rc = meta_list(set, r, a, 1, INT32_MAX, 1, &x, &n)) && (int64_t)n > set->lim.ops)
             rc = zs__ck_bad(set, r, NULL, NULL, "more documents than the op limit");
         if (!rc) {
             free(m->docs);
             m->docs = x, m->ndocs = (int32_t)n, x = NULL;
         }
     } else if (strcmp(k, "zs_pieces") == 0) {
-        if (!(rc = meta_list(set, r, a, 0, INT32_MAX, 6, &x, &n)) &&
-            (int64_t)n / 6 > set->lim.ops)
+        if (!(rc = meta_list(set, r, a, 0, INT32_MAX, 6, &x, &n)) && (int64_t)n / 6 > set->lim.ops)
             rc = zs__ck_bad(set, r, NULL, NULL, "more pieces than the op limit");
         if (!rc) {
             free(m->pieces);
@@ -458,10 +455,10 @@ enum {
     A_N
 };
 static const char *const attr_names[A_N] = {
-    "is_cpu_op", "comm_type", "comm_size", "comm_src",  "comm_dst",   "comm_tag",
-    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind", "zs_t",       "zs_mnk",
-    "zs_bytes",  "zs_heads",  "zs_block0", "zs_nblocks", "zs_stream", "zs_deps",
-    "zs_flags",  "zs_marker", "zs_value",  "zs_pg_tag"};
+    "is_cpu_op", "comm_type", "comm_size",   "comm_src",   "comm_dst",  "comm_tag",
+    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind",    "zs_t",      "zs_mnk",
+    "zs_bytes",  "zs_heads",  "zs_block0",   "zs_nblocks", "zs_stream", "zs_deps",
+    "zs_flags",  "zs_marker", "zs_value",    "zs_pg_tag"};
 
 typedef struct nread {
     ck_set *set;
@@ -502,8 +499,8 @@ static int node_comp(nread *x)
     double cpu, size;
     nd->kind = ZS_OP_COMPUTE;
     nd->ck = ZS_CK_ELEMWISE;
-    if (num(x, A_CPU, 0, 1, 0, &cpu) < 0 || num(x, A_T, 0, ZS_PLAN_MAX_SECONDS,
-                                                  (double)x->msg->duration_micros / 1e6, &nd->t) < 0)
+    if (num(x, A_CPU, 0, 1, 0, &cpu) < 0 ||
+        num(x, A_T, 0, ZS_PLAN_MAX_SECONDS, (double)x->msg->duration_micros / 1e6, &nd->t) < 0)
         return ZS_EINPUT;
     if (!(nd->t <= ZS_PLAN_MAX_SECONDS))
         return zs__ck_bad(x->set, x->r, nd, NULL, "duration_micros %llu: more than %g s",
@@ -516,9 +513,10 @@ static int node_comp(nread *x)
         nd->bytes = size;
         return ZS_OK;
     }
-    const char *kind = x->a[A_KIND]->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL
-                           ? x->a[A_KIND]->string_val
-                           : "";
+    const char *kind =
+        x->a[A_KIND]->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL
+            ? x->a[A_KIND]->string_val
+            : "";
     int ck = -1;
     for (int k = 0; k < ZS_CK_NKINDS; k++)
         if (strcmp(kind, zs_compute_kind_name(k)) == 0)
@@ -610,9 +608,9 @@ static int coll_ranks(nread *x, ck_pg *pg)
         }
     if (pg->ranks && (pg->n != (int32_t)n || memcmp(pg->ranks, v, n * sizeof *v) != 0)) {
         free(v);
-        return zs__ck_bad(x->set, x->r, x->nd, NULL,
-                          "communicator '%s' has other ranks (pg_ranks) than where it was first used",
-                          pg->name);
+        return zs__ck_bad(
+            x->set, x->r, x->nd, NULL,
+            "communicator '%s' has other ranks (pg_ranks) than where it was first used", pg->name);
     }
     if (pg->ranks)
         free(v);
@@ -819,8 +817,7 @@ static int read_messages(ck_set *set, int rank, const uint8_t *p, size_t n)
     size_t pos = 0;
     int64_t k = 0;
     if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
-        return zs__ck_bad(set, r, NULL, "decompress it first (gunzip)",
-                          "a gzip-compressed trace");
+        return zs__ck_bad(set, r, NULL, "decompress it first (gunzip)", "a gzip-compressed trace");
     if (n == 0)
         return zs__ck_bad(set, r, NULL, NULL, "an empty file (no GlobalMetadata)");
     for (; pos < n; k++) {
@@ -829,8 +826,9 @@ static int read_messages(ck_set *set, int rank, const uint8_t *p, size_t n)
         int v = varint(p, n, &pos, &len);
         if (v)
             return zs__ck_bad(set, r, NULL, NULL, "message %lld at byte %zu: %s", (long long)k + 1,
-                              at, v == -1 ? "truncated varint (the file ends inside a length)"
-                                          : "malformed varint (more than 10 bytes)");
+                              at,
+                              v == -1 ? "truncated varint (the file ends inside a length)"
+                                      : "malformed varint (more than 10 bytes)");
         if (len > ZS_CHAKRA_MAX_MESSAGE)
             return zs__ck_bad(set, r, NULL, NULL,
                               "message %lld at byte %zu: %llu bytes, more than the limit of %zu",
@@ -855,8 +853,8 @@ static int read_file(ck_set *set, int rank)
     ck_rank *r = &set->ranks[rank];
     char *text = NULL;
     size_t len = 0;
-    int rc = zs_read_file(r->path, "check the path; a Chakra trace set is DIR/PREFIX.RANK.et", &text,
-                          &len, set->e);
+    int rc = zs_read_file(r->path, "check the path; a Chakra trace set is DIR/PREFIX.RANK.et",
+                          &text, &len, set->e);
     if (rc)
         return rc;
     rc = read_messages(set, rank, (const uint8_t *)text, len);
@@ -896,9 +894,8 @@ static int read_groups(ck_set *set, const char *path)
     {
         int32_t pg = zs__ck_pg(set, key);
         size_t n = json_is_array(v) ? json_array_size(v) : 0;
-        int32_t *ranks = pg >= 0 && n > 0 && n <= (size_t)set->nranks
-                             ? malloc(sizeof(int32_t) * n)
-                             : NULL;
+        int32_t *ranks =
+            pg >= 0 && n > 0 && n <= (size_t)set->nranks ? malloc(sizeof(int32_t) * n) : NULL;
         for (size_t i = 0; ranks && i < n; i++) {
             json_t *x = json_array_get(v, i);
             if (!json_is_integer(x) || json_integer_value(x) < 0 ||
@@ -1020,7 +1017,8 @@ int zs_chakra_load(const char *base, zs_schedule **out, zs_err *e)
     if (!rc && !groups)
         rc = zs_err_set(e, ZS_ENOMEM, base, NULL, "out of memory");
     if (!rc && n == 0)
-        rc = zs_err_set(e, ZS_EINPUT, base, "a Chakra trace set is DIR/PREFIX.0.et, DIR/PREFIX.1.et, ...",
+        rc = zs_err_set(e, ZS_EINPUT, base,
+                        "a Chakra trace set is DIR/PREFIX.0.et, DIR/PREFIX.1.et, ...",
                         "no Chakra trace %s.0.et", base);
     if (!rc) {
         snprintf(groups, blen, "%s.comm_group.json", base);
@@ -1093,7 +1091,8 @@ int zs_chakra_find(const char *path, char *base, size_t n, zs_err *e)
         }
     closedir(dir);
     if (count == 0)
-        return zs_err_set(e, ZS_EINPUT, path, "a Chakra trace set is DIR/PREFIX.0.et, DIR/PREFIX.1.et, ...",
+        return zs_err_set(e, ZS_EINPUT, path,
+                          "a Chakra trace set is DIR/PREFIX.0.et, DIR/PREFIX.1.et, ...",
                           "no Chakra traces (no *.0.et file) in this folder");
     if (count > 1)
         return zs_err_set(e, ZS_EINPUT, path, "give the prefix: DIR/PREFIX",

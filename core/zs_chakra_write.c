@@ -120,7 +120,7 @@ typedef struct wr {
     int64_t npool;
     uint64_t *data, *ctrl; /* one node's dependencies */
     int64_t dcap;
-    int64_t last[ZS_MAX_STREAMS]; /* last op of each stream that holds it (-1: none) */
+    int64_t last[ZS_MAX_STREAMS];   /* last op of each stream that holds it (-1: none) */
     uint64_t *pend[ZS_MAX_STREAMS]; /* sends/receives issued since */
     int64_t npend[ZS_MAX_STREAMS], pcap[ZS_MAX_STREAMS];
 } wr;
@@ -261,7 +261,8 @@ static void compute_work(const wr *w, const zs_op *op, double *flops, double *by
             k += b->k1 - b->k0;
         }
         *flops = 4.0 * H * d * (bwd ? 2.5 : 1.0) * pairs;
-        *bytes = db * d * (bwd ? 4.0 * H * q + 2.0 * kvh * k + 2.0 * H * k : 2.0 * H * q + 2.0 * kvh * k);
+        *bytes = db * d *
+                 (bwd ? 4.0 * H * q + 2.0 * kvh * k + 2.0 * H * k : 2.0 * H * q + 2.0 * kvh * k);
     }
 }
 
@@ -588,8 +589,7 @@ int zs_chakra_write(const zs_schedule *s, const zs_model *m, const char *dir, co
         return zs_err_set(e, ZS_EIO, dir, "check the path and its permissions",
                           "cannot create the folder (%s)", strerror(errno));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return zs_err_set(e, ZS_EINPUT, dir, "give a folder for --chakra",
-                          "not a folder");
+        return zs_err_set(e, ZS_EINPUT, dir, "give a folder for --chakra", "not a folder");
     char path[4096];
     int rc = ZS_OK;
     for (int r = 0; r < s->nranks && !rc; r++)

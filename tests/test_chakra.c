@@ -234,9 +234,9 @@ static void test_text_converter(void)
         static const struct {
             const char *name;
             int type, dur, dep; /* dep: -1 none, else the offset of its parent */
-        } n[] = {{"COMP_NODE_l0_FWD", 4, 100, -1},         {"COMP_NODE_l1_FWD", 4, 200, 0},
-                 {"COMP_NODE_l1_BWD_WG", 4, 300, 1},       {"COMM_COLL_NODE_l1_ALLREDUCE", 7, 0, 2},
-                 {"COMP_NODE_l1_BWD_IG", 4, 50, 2},        {"COMP_NODE_l0_BWD_WG", 4, 300, 4},
+        } n[] = {{"COMP_NODE_l0_FWD", 4, 100, -1},        {"COMP_NODE_l1_FWD", 4, 200, 0},
+                 {"COMP_NODE_l1_BWD_WG", 4, 300, 1},      {"COMM_COLL_NODE_l1_ALLREDUCE", 7, 0, 2},
+                 {"COMP_NODE_l1_BWD_IG", 4, 50, 2},       {"COMP_NODE_l0_BWD_WG", 4, 300, 4},
                  {"COMM_COLL_NODE_l0_ALLREDUCE", 7, 0, 5}};
         for (int i = 0; i < 7; i++) {
             M.n = 0;
@@ -264,12 +264,12 @@ static void test_text_converter(void)
         int64_t a = zs_sched_elementwise(h, r, 0, "COMP_NODE_l0_FWD", 0, 100e-6, NULL, 0);
         int64_t b = zs_sched_elementwise(h, r, 0, "COMP_NODE_l1_FWD", 0, 200e-6, &a, 1);
         int64_t c = zs_sched_elementwise(h, r, 0, "COMP_NODE_l1_BWD_WG", 0, 300e-6, &b, 1);
-        zs_sched_coll(h, r, 1, "COMM_COLL_NODE_l1_ALLREDUCE", world, ZS_COLL_ALLREDUCE, 1 << 20,
-                      &c, 1);
+        zs_sched_coll(h, r, 1, "COMM_COLL_NODE_l1_ALLREDUCE", world, ZS_COLL_ALLREDUCE, 1 << 20, &c,
+                      1);
         int64_t d = zs_sched_elementwise(h, r, 0, "COMP_NODE_l1_BWD_IG", 0, 50e-6, &c, 1);
         int64_t f = zs_sched_elementwise(h, r, 0, "COMP_NODE_l0_BWD_WG", 0, 300e-6, &d, 1);
-        zs_sched_coll(h, r, 1, "COMM_COLL_NODE_l0_ALLREDUCE", world, ZS_COLL_ALLREDUCE, 1 << 20,
-                      &f, 1);
+        zs_sched_coll(h, r, 1, "COMM_COLL_NODE_l0_ALLREDUCE", world, ZS_COLL_ALLREDUCE, 1 << 20, &f,
+                      1);
     }
     snprintf(h->method, sizeof h->method, "chakra");
     snprintf(h->cost_desc, sizeof h->cost_desc, "durations from the Chakra trace");
@@ -752,8 +752,9 @@ static void test_writer(void)
     size_t at = 0;
     CU_ASSERT_PTR_NOT_NULL_FATAL(first);
     rv((const uint8_t *)first, &at); /* the metadata's length */
-    CU_ASSERT(memcmp(first + at, "\x0a\x05"
-                                 "1.0.0",
+    CU_ASSERT(memcmp(first + at,
+                     "\x0a\x05"
+                     "1.0.0",
                      7) == 0);
     free(first);
     free(second);

@@ -161,8 +161,8 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
     if (a->dump)
         zs_doc_text(d, "schedule written to %s\n", a->dump);
     if (a->chakra)
-        zs_doc_text(d, "Chakra traces written to %s/%s.{0..%d}.et\n", a->chakra, chakra_prefix(a, pl),
-                    s->nranks - 1);
+        zs_doc_text(d, "Chakra traces written to %s/%s.{0..%d}.et\n", a->chakra,
+                    chakra_prefix(a, pl), s->nranks - 1);
     return zs_cli_doc_end(d);
 }
 
