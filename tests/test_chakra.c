@@ -613,6 +613,18 @@ static void test_round_trip(void)
             fprintf(stderr, "%s\n%s\n", cmd, out);
         ZS_ASSERT_INT_EQ(rc, 0);
         ZS_ASSERT_STR_CONTAINS(out, "Chakra traces written to");
+        if (i == 0) { /* ASTRA-sim's inputs for the 2 nodes of 8 GPUs of cluster-a */
+            char f[700];
+            snprintf(f, sizeof f, "%s/p.network.yml", dir);
+            char *net = zs_test_slurp(f);
+            ZS_ASSERT_STR_CONTAINS(net, "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\n"
+                                        "bandwidth: [ 200, 12.5 ]  # GB/s\n");
+            free(net);
+            snprintf(f, sizeof f, "%s/p.system.json", dir);
+            char *sys = zs_test_slurp(f);
+            ZS_ASSERT_STR_CONTAINS(sys, "\"roofline-enabled\": 0");
+            free(sys);
+        }
         zs_err e;
         zs_schedule *s = NULL;
         ZS_ASSERT_OK(zs_schedule_load_file(dump, &s, &e), &e);

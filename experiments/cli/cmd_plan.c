@@ -112,12 +112,19 @@ static const char *chakra_prefix(const plan_args *a, const zs_point_plan *pl)
     return a->chakra_prefix ? a->chakra_prefix : pl->method;
 }
 
-/* The schedule as Chakra traces, the model's shapes giving attention FLOPs. */
+/* The schedule as Chakra traces (the model's shapes giving attention
+ * FLOPs), and ASTRA-sim's inputs for the cluster beside them. */
 static int write_chakra(const plan_args *a, const zs_point_plan *pl, zs_err *e)
 {
     zs_model m;
+    zs_cluster c;
+    const char *prefix = chakra_prefix(a, pl);
     int rc = zs_model_load(a->p.model, &m, e);
-    return rc ? rc : zs_chakra_write(pl->sched, &m, a->chakra, chakra_prefix(a, pl), e);
+    if (!rc)
+        rc = zs_chakra_write(pl->sched, &m, a->chakra, prefix, e);
+    if (!rc)
+        rc = zs_cluster_load(a->p.cluster, pl->nodes, &c, e);
+    return rc ? rc : zs_cli_astra_inputs(&c, pl->sched->nranks, a->chakra, prefix, e);
 }
 
 static int print_plan(const plan_args *a, const zs_point_plan *pl)
@@ -161,8 +168,11 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
     if (a->dump)
         zs_doc_text(d, "schedule written to %s\n", a->dump);
     if (a->chakra)
-        zs_doc_text(d, "Chakra traces written to %s/%s.{0..%d}.et\n", a->chakra,
-                    chakra_prefix(a, pl), s->nranks - 1);
+        zs_doc_text(d,
+                    "Chakra traces written to %s/%s.{0..%d}.et, with ASTRA-sim's inputs beside "
+                    "them (%s.network.yml, .system.json, .remote_memory.json, "
+                    ".comm_group.json; docs/interop.md)\n",
+                    a->chakra, chakra_prefix(a, pl), s->nranks - 1, chakra_prefix(a, pl));
     return zs_cli_doc_end(d);
 }
 
