@@ -423,6 +423,12 @@ static int read_meta(ck_set *set, ck_rank *r, int rank, const uint8_t *buf, size
         if (!rc && rank == 0)
             rc = meta_head(set, r, g->attr[i]);
     }
+    if (!rc && rank == 0 && r->zs && set->meta.nranks > set->nranks)
+        rc = zs__ck_bad(set, r, NULL, "keep the files of one export together",
+                        "the trace has %d ranks but only %d files were found", set->meta.nranks,
+                        set->nranks);
+    else if (!rc && rank == 0 && r->zs && set->meta.nranks > 0)
+        set->nranks = set->meta.nranks; /* files beyond: not of this export */
     chakra_proto_msg__global_metadata__free_unpacked(g, NULL);
     return rc;
 }
@@ -859,14 +865,6 @@ static int read_file(ck_set *set, int rank)
         return rc;
     rc = read_messages(set, rank, (const uint8_t *)text, len);
     free(text);
-    if (!rc && rank == 0 && set->meta.have) {
-        if (set->meta.nranks > set->nranks)
-            return zs__ck_bad(set, r, NULL, "keep the files of one export together",
-                              "the trace has %d ranks but only %d files were found",
-                              set->meta.nranks, set->nranks);
-        if (set->meta.nranks > 0)
-            set->nranks = set->meta.nranks; /* files beyond: not of this export */
-    }
     return rc;
 }
 

@@ -212,7 +212,11 @@ static int is_chakra(const char *plan)
 
 static int load_plan(const run_args *a, zs_schedule **s, zs_err *e)
 {
-    if (!a->chakra && (!is_chakra(a->plan) || !zs_chakra_available()))
+    struct stat st;
+    /* a build without Chakra support reads files and folders as plans, as
+     * before (a folder: "a folder where a file is expected") */
+    int exists = stat(a->plan, &st) == 0;
+    if (!a->chakra && (!is_chakra(a->plan) || (!zs_chakra_available() && exists)))
         return zs_schedule_load_file(a->plan, s, e);
     char base[4096];
     int rc = zs_chakra_find(a->plan, base, sizeof base, e);
