@@ -236,7 +236,8 @@ static int op_deps(rb *b, const ck_node *nd, int64_t *n)
             for (int32_t j = 0; j < b->nfwd[d]; j++)
                 b->deps[k++] = b->fwd[b->fwd0[d] + j];
     }
-    qsort(b->deps, (size_t)k, sizeof(int64_t), cmp_i64);
+    if (k) /* no NULL to qsort, even for nothing (UBSan) */
+        qsort(b->deps, (size_t)k, sizeof(int64_t), cmp_i64);
     int64_t u = 0;
     for (int64_t i = 0; i < k; i++)
         if (u == 0 || b->deps[i] != b->deps[u - 1])
@@ -320,7 +321,8 @@ static int put_unrolled(rb *b)
             b->opidx[v] = -1;
             if (grow((void **)&b->fwd, &b->fcap, b->nf + n, sizeof(int64_t)))
                 return nomem(b);
-            memcpy(b->fwd + b->nf, b->deps, sizeof(int64_t) * (size_t)n);
+            if (n)
+                memcpy(b->fwd + b->nf, b->deps, sizeof(int64_t) * (size_t)n);
             b->fwd0[v] = b->nf;
             b->nfwd[v] = (int32_t)n;
             b->nf += n;

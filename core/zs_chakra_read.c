@@ -746,7 +746,8 @@ static int node_deps(nread *x)
     nd->dep0 = r->ndeps;
     nd->ndata = (int32_t)m->n_data_deps;
     nd->nctrl = (int32_t)nc;
-    memcpy(r->deps + r->ndeps, m->data_deps, sizeof(uint64_t) * m->n_data_deps);
+    if (m->n_data_deps) /* memcpy from NULL is undefined even for 0 bytes (UBSan) */
+        memcpy(r->deps + r->ndeps, m->data_deps, sizeof(uint64_t) * m->n_data_deps);
     r->ndeps += (int64_t)m->n_data_deps;
     if (nc)
         memcpy(r->deps + r->ndeps, m->ctrl_deps, sizeof(uint64_t) * nc);
