@@ -116,6 +116,8 @@ typedef struct ck_set {
 int32_t zs__ck_label(ck_set *set, const char *name, size_t len);
 /* Finds or adds a communicator by name: its index, or < 0. */
 int32_t zs__ck_pg(ck_set *set, const char *name);
+/* Reads rank `rank`'s file (set->ranks[rank].path) into its nodes. */
+int zs__ck_read_file(ck_set *set, int rank);
 /* Builds the schedule from a read trace set. */
 int zs__ck_build(ck_set *set, zs_schedule **out);
 /* A ZS_EINPUT error at a file and node: "<path>: node <id> ('name')". */

@@ -605,7 +605,8 @@ int zs_chakra_write(const zs_schedule *s, const zs_model *m, const char *dir, co
     return rc;
 }
 
-#else /* no protobuf-c: the same functions, saying what to install */
+#else /* no protobuf-c: the same functions, saying what to install (the readers'                   \
+       * in zs_chakra_load.c) */
 
 static int missing(zs_err *e)
 {
@@ -622,22 +623,6 @@ int zs_chakra_available(void)
 
 int zs_chakra_write(const zs_schedule *s, const zs_model *m, const char *dir, const char *prefix,
                     zs_err *e)
-{
-    return missing(e);
-}
-
-int zs_chakra_find(const char *path, char *base, size_t n, zs_err *e)
-{
-    return missing(e);
-}
-
-int zs_chakra_load(const char *base, zs_schedule **out, zs_err *e)
-{
-    return missing(e);
-}
-
-int zs_chakra_load_files(const char *const *paths, int n, const char *groups, zs_schedule **out,
-                         zs_err *e)
 {
     return missing(e);
 }
