@@ -140,7 +140,8 @@ static const char *diff(const zs_schedule *a, const zs_schedule *b)
     D(a->nlabels != b->nlabels, "labels %d %d", a->nlabels, b->nlabels);
     for (int i = 0; i < a->nlabels; i++)
         D(strcmp(a->labels[i], b->labels[i]), "label %d", i);
-    D(a->ndocs != b->ndocs || memcmp(a->doc_len, b->doc_len, sizeof(int32_t) * (size_t)a->ndocs),
+    D(a->ndocs != b->ndocs ||
+          (a->ndocs && memcmp(a->doc_len, b->doc_len, sizeof(int32_t) * (size_t)a->ndocs)),
       "docs");
     D(a->npieces != b->npieces, "pieces");
     for (int64_t i = 0; i < a->npieces; i++) {
@@ -558,35 +559,48 @@ static void test_bad_traces(void)
 
 /* ---- round trip ------------------------------------------------------------- */
 
-/* out without its lines that name the input ("plan": ..., "# PATH: ..."). */
+/* out without its line that names the input ("plan": ...) and without
+ * what a sanitizer build adds (AddressSanitizer's note on SimGrid's stack
+ * switches, which names a pid). */
 static void drop_plan(char *out)
 {
     char *w = out;
     for (char *l = out; *l;) {
         char *nl = strchr(l, '\n');
         size_t n = nl ? (size_t)(nl - l + 1) : strlen(l);
-        if (strncmp(l, " \"plan\":", 8) != 0)
+        if (strncmp(l, " \"plan\":", 8) != 0 && strncmp(l, "==", 2) != 0 &&
+            strncmp(l, "False positive error reports", 28) != 0 &&
+            strncmp(l, "For details see https://github.com/google/sanitizers", 52) != 0)
             memmove(w, l, n), w += n;
         l += n;
     }
     *w = 0;
 }
 
-/* zepsim run of the dump and of the traces: the same output. */
+/* zepsim run of the dump and of the traces: the same output (standard
+ * output only: a sanitizer build's notes on standard error name pids). */
 static void same_run(const char *dump, const char *dir, const char *backend)
 {
-    static char a[1 << 16], b[1 << 16];
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s run --backend %s --format json --ranks %s 2>/dev/null",
-             zs_test_zepsim(), backend, dump);
-    ZS_ASSERT_INT_EQ(zs_test_run(cmd, a, sizeof a), 0);
-    snprintf(cmd, sizeof cmd, "%s run --backend %s --format json --ranks --chakra %s 2>/dev/null",
-             zs_test_zepsim(), backend, dir);
-    ZS_ASSERT_INT_EQ(zs_test_run(cmd, b, sizeof b), 0);
+    char cmd[2048], fa[600], fb[600];
+    snprintf(fa, sizeof fa, "%s/run_dump.json", zs_test_tmpdir());
+    snprintf(fb, sizeof fb, "%s/run_chakra.json", zs_test_tmpdir());
+    /* zs_test_run adds 2>&1 to the command: here to the last one, the status */
+    snprintf(cmd, sizeof cmd,
+             "%s run --backend %s --format json --ranks %s >%s 2>/dev/null; st=$?; (exit $st)",
+             zs_test_zepsim(), backend, dump, fa);
+    ZS_ASSERT_INT_EQ(zs_test_run(cmd, NULL, 0), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s run --backend %s --format json --ranks --chakra %s >%s 2>/dev/null",
+             zs_test_zepsim(), backend, dir, fb);
+    ZS_ASSERT_INT_EQ(zs_test_run(cmd, NULL, 0), 0);
+    char *a = zs_test_slurp(fa), *b = zs_test_slurp(fb);
+    CU_ASSERT_FATAL(a && b);
     drop_plan(a);
     drop_plan(b);
     ZS_ASSERT_STR_CONTAINS(a, "\"iter_ms\"");
     ZS_ASSERT_STR_EQ(a, b);
+    free(a);
+    free(b);
 }
 
 static void test_round_trip(void)
