@@ -599,6 +599,8 @@ static int coll_ranks(nread *x, ck_pg *pg)
     int k = attr_i32s(x->a[A_PGRANKS], 0, x->set->nranks - 1, 1, &v, &n);
     if (k < 0)
         return nomem(x->set, x->r);
+    if (k > 0 && n == 0)
+        free(v); /* an empty list */
     if (k == 0 || n == 0)
         return zs__ck_bad(x->set, x->r, x->nd, NULL,
                           "pg_ranks must list ranks of the trace (0 to %d)", x->set->nranks - 1);
