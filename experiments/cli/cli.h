@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "zs_cluster.h"
 #include "zs_doc.h"
 #include "zs_err.h"
 #include "zs_table.h"
@@ -43,6 +44,12 @@ typedef int (*zs_cmd_fn)(int argc, char **argv);
 #define ZS_CMD(name, fn, summary) int fn(int argc, char **argv);
 #include "commands.def"
 #undef ZS_CMD
+
+/* ASTRA-sim's analytical network, system and remote-memory inputs for a
+ * plan of nranks ranks on cluster c: dir/<prefix>.network.yml,
+ * .system.json, .remote_memory.json (experiments/cli/cli_astra.c). */
+int zs_cli_astra_inputs(const zs_cluster *c, int nranks, const char *dir, const char *prefix,
+                        zs_err *e);
 
 /* Prints e to stderr and returns its exit status. */
 int zs_cli_fail(const zs_err *e);

@@ -1,12 +1,15 @@
 /* `zepsim plan`: plans one global batch with a method and reports the plan
  * (layout, tokens per GPU, imbalance, schedule size); `--dump FILE` saves
- * the schedule for `zepsim run` or `zepsim hw run`. The batch is the one
+ * the schedule for `zepsim run` or `zepsim hw run`, `--chakra DIR` writes
+ * it as Chakra execution traces (one per rank) for ASTRA-sim and
+ * `zepsim run --chakra`. The batch is the one
  * `zepsim simulate` plans in the same iteration (zs_point_plan_batch: the
  * method's own batcher, the same env). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_point.h"
+#include "zs_chakra.h"
 #include "zs_point_fit.h"
 #include "zs_planner.h"
 
@@ -14,6 +17,7 @@ typedef struct plan_args {
     zs_point_cfg p;
     zs_format fmt;
     const char *dump;
+    const char *chakra, *chakra_prefix;
     long batch;
 } plan_args;
 
@@ -42,6 +46,9 @@ static void usage(void)
            "schedule as JSON for `zepsim run` (either backend) or `zepsim hw run`.\n\n"
            "options:\n"
            "  --dump FILE            write the schedule\n"
+           "  --chakra DIR           write the schedule as Chakra execution traces, one per\n"
+           "                         rank: DIR/PREFIX.RANK.et (and DIR/PREFIX.comm_group.json)\n"
+           "  --chakra-prefix NAME   PREFIX of those files (default: the method's name)\n"
            "  --batch K              plan the K-th global batch of the trace (default 0)\n");
     zs_cli_point_help(stdout, no_run);
     methods_help();
@@ -50,9 +57,11 @@ static void usage(void)
 /* -1: parsed; otherwise the exit status (help printed, or an error). */
 static int parse_args(int argc, char **argv, plan_args *a)
 {
-    enum { O_DUMP = 2000, O_BATCH };
+    enum { O_DUMP = 2000, O_BATCH, O_CHAKRA, O_CHAKRA_PREFIX };
     static const struct option own[] = {{"help", no_argument, 0, 'h'},
                                         {"dump", required_argument, 0, O_DUMP},
+                                        {"chakra", required_argument, 0, O_CHAKRA},
+                                        {"chakra-prefix", required_argument, 0, O_CHAKRA_PREFIX},
                                         {"batch", required_argument, 0, O_BATCH},
                                         {0, 0, 0, 0}};
     struct option opts[ZS_CLI_MAX_OPTS];
@@ -68,6 +77,10 @@ static int parse_args(int argc, char **argv, plan_args *a)
         }
         if (c == O_DUMP) {
             a->dump = optarg;
+        } else if (c == O_CHAKRA) {
+            a->chakra = optarg;
+        } else if (c == O_CHAKRA_PREFIX) {
+            a->chakra_prefix = optarg;
         } else if (c == O_BATCH) {
             if (zs_cli_parse_int("--batch", optarg, 0, 1000000, &a->batch, &e))
                 return zs_cli_fail(&e);
@@ -79,6 +92,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
     }
     if (optind < argc)
         return zs_cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+    if (a->chakra_prefix && !a->chakra)
+        return zs_cli_usage_error("plan", "--chakra-prefix needs --chakra DIR");
     if (a->p.timeline[0] || a->p.tl_ranks[0] || a->p.tl_layer0 >= 0)
         return zs_cli_usage_error("plan",
                                   "--timeline needs a run: plan runs no backend (use `zepsim "
@@ -90,6 +105,26 @@ static int parse_args(int argc, char **argv, plan_args *a)
 static void kv(zs_table *t, const char *k, const char *fmt, double v, const char *unit)
 {
     zs_table_kv_num(t, k, unit, fmt, v);
+}
+
+static const char *chakra_prefix(const plan_args *a, const zs_point_plan *pl)
+{
+    return a->chakra_prefix ? a->chakra_prefix : pl->method;
+}
+
+/* The schedule as Chakra traces (the model's shapes giving attention
+ * FLOPs), and ASTRA-sim's inputs for the cluster beside them. */
+static int write_chakra(const plan_args *a, const zs_point_plan *pl, zs_err *e)
+{
+    zs_model m;
+    zs_cluster c;
+    const char *prefix = chakra_prefix(a, pl);
+    int rc = zs_model_load(a->p.model, &m, e);
+    if (!rc)
+        rc = zs_chakra_write(pl->sched, &m, a->chakra, prefix, e);
+    if (!rc)
+        rc = zs_cluster_load(a->p.cluster, pl->nodes, &c, e);
+    return rc ? rc : zs_cli_astra_inputs(&c, pl->sched->nranks, a->chakra, prefix, e);
 }
 
 static int print_plan(const plan_args *a, const zs_point_plan *pl)
@@ -132,6 +167,12 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
         zs_doc_note(d, "planner: %s", rep->notes);
     if (a->dump)
         zs_doc_text(d, "schedule written to %s\n", a->dump);
+    if (a->chakra)
+        zs_doc_text(d,
+                    "Chakra traces written to %s/%s.{0..%d}.et, with ASTRA-sim's inputs beside "
+                    "them (%s.network.yml, .system.json, .remote_memory.json, "
+                    ".comm_group.json; docs/interop.md)\n",
+                    a->chakra, chakra_prefix(a, pl), s->nranks - 1, chakra_prefix(a, pl));
     return zs_cli_doc_end(d);
 }
 
@@ -150,6 +191,8 @@ int zs_cmd_plan(int argc, char **argv)
     int rc = zs_point_plan_batch(&a.p, a.batch, &pl, &e);
     if (!rc && a.dump)
         rc = zs_schedule_dump_file(pl.sched, a.dump, &e);
+    if (!rc && a.chakra)
+        rc = write_chakra(&a, &pl, &e);
     int out = 0;
     char advice[512];
     if (rc && zs_point_fit_advice(&a.p, advice, sizeof advice))

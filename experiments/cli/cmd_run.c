@@ -1,27 +1,36 @@
-/* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump` on a
- * backend of the registry (zs_backend.h), on the plan's own cluster (sized
- * to its ranks) unless told otherwise. The default backend is the study
- * point's (`simulate`'s, from the option table) and --quiet is the one of
- * cli_point.h, so `run` and `simulate` agree on both. */
+/* `zepsim run PLAN`: replays a schedule dumped by `zepsim plan --dump`, or
+ * Chakra execution traces (`zepsim plan --chakra`, Chakra's converters),
+ * on a backend of the registry (zs_backend.h), on the plan's own cluster
+ * (sized to its ranks) unless told otherwise. The default backend is the
+ * study point's (`simulate`'s, from the option table) and --quiet is the
+ * one of cli_point.h, so `run` and `simulate` agree on both. */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_point.h"
 #include "zs_backend.h"
 #include "zs_calib.h"
+#include "zs_chakra.h"
 #include "zs_point_opts.h"
 #include "zs_progress.h"
 #include "zs_validate.h"
 
 static const char run_help_head[] =
-    "usage: zepsim run [options] PLAN.json\n\n"
-    "Replays a schedule written by `zepsim plan --dump` on a backend.\n\n"
+    "usage: zepsim run [options] PLAN.json\n"
+    "       zepsim run [options] --chakra DIR|DIR/PREFIX\n\n"
+    "Replays a schedule written by `zepsim plan --dump` on a backend, or Chakra\n"
+    "execution traces DIR/PREFIX.RANK.et (`zepsim plan --chakra`, or Chakra's\n"
+    "converters; a folder or a PREFIX given as PLAN is read as such too).\n\n"
     "options:\n";
 static const char run_help[] =
+    "  --chakra DIR|PREFIX    Chakra traces: a folder holding one set, or its prefix\n"
     "  --cluster NAME|FILE    cluster (default: the one named in the plan, with\n"
-    "                         as many nodes as the plan needs)\n"
-    "  --model NAME|FILE      model for the cost model (default: the plan's)\n"
+    "                         as many nodes as the plan needs; cluster-a for Chakra\n"
+    "                         traces of other tools)\n"
+    "  --model NAME|FILE      model for the cost model (default: the plan's;\n"
+    "                         llama-7b for Chakra traces of other tools)\n"
     "  --calib FILE           calibration from `zepsim calib fit`: the analytic\n"
     "                         backend's costs and both backends' links\n"
     "  --validate             check the schedule first\n"
@@ -51,7 +60,7 @@ static void print_help(void)
 
 typedef struct run_args {
     const zs_backend *backend;
-    const char *cluster, *model, *calib, *timeline, *plan;
+    const char *cluster, *model, *calib, *timeline, *plan, *chakra;
     zs_point_cfg tl; /* the timeline limits, read by the study-point rows */
     zs_format fmt;
     int validate, ranks, quiet;
@@ -100,6 +109,9 @@ static int parse_opt(int c, run_args *a, zs_err *e)
     case ZS_CLI_QUIET:
         a->quiet = 1;
         return ZS_OK;
+    case 'C':
+        a->chakra = optarg;
+        return ZS_OK;
     }
     return 1;
 }
@@ -120,6 +132,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"timeline-layers", required_argument, 0, 'L'},
                                          {"fold", required_argument, 0, 'F'},
                                          ZS_CLI_QUIET_OPT,
+                                         {"chakra", required_argument, 0, 'C'},
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -136,8 +149,12 @@ static int parse_args(int argc, char **argv, run_args *a)
         if (rc < 0)
             return zs_cli_fail(&e);
     }
-    if (argc - optind != 1)
-        return zs_cli_usage_error("run", "expected one schedule file");
+    if (a->chakra && argc - optind == 0) {
+        a->plan = a->chakra;
+        return -1;
+    }
+    if (argc - optind != 1 || a->chakra)
+        return zs_cli_usage_error("run", "expected one schedule file (or --chakra DIR)");
     a->plan = argv[optind];
     return -1;
 }
@@ -147,8 +164,9 @@ static int parse_args(int argc, char **argv, run_args *a)
 static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs_cluster *cl,
                         zs_calib **cal, zs_cost **cost, zs_err *e)
 {
-    const char *cluster = a->cluster ? a->cluster : s->cluster;
-    int rc = zs_model_load(a->model ? a->model : s->model, m, e);
+    /* Chakra traces of other tools name neither: the defaults of `simulate` */
+    const char *cluster = a->cluster ? a->cluster : s->cluster[0] ? s->cluster : "cluster-a";
+    int rc = zs_model_load(a->model ? a->model : s->model[0] ? s->model : "llama-7b", m, e);
     if (!rc)
         rc = zs_cluster_load(cluster, 1, cl, e);
     if (!rc)
@@ -226,6 +244,30 @@ static int replay(const run_args *a, const zs_schedule *s, const zs_backend_in *
     return rc;
 }
 
+/* PLAN names Chakra traces: a folder, a prefix (PLAN.0.et), a rank file. */
+static int is_chakra(const char *plan)
+{
+    struct stat st;
+    char p[4200];
+    size_t n = strlen(plan);
+    snprintf(p, sizeof p, "%s.0.et", plan);
+    return (stat(plan, &st) == 0 && S_ISDIR(st.st_mode)) || stat(p, &st) == 0 ||
+           (n > 3 && strcmp(plan + n - 3, ".et") == 0);
+}
+
+static int load_plan(const run_args *a, zs_schedule **s, zs_err *e)
+{
+    struct stat st;
+    /* a build without Chakra support reads files and folders as plans, as
+     * before (a folder: "a folder where a file is expected") */
+    int exists = stat(a->plan, &st) == 0;
+    if (!a->chakra && (!is_chakra(a->plan) || (!zs_chakra_available() && exists)))
+        return zs_schedule_load_file(a->plan, s, e);
+    char base[4096];
+    int rc = zs_chakra_find(a->plan, base, sizeof base, e);
+    return rc ? rc : zs_chakra_load(base, s, e);
+}
+
 int zs_cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -239,7 +281,7 @@ int zs_cmd_run(int argc, char **argv)
     zs_err e;
     zs_err_clear(&e);
     zs_schedule *s = NULL;
-    if (zs_schedule_load_file(a.plan, &s, &e))
+    if (load_plan(&a, &s, &e))
         return zs_cli_fail(&e);
     zs_model m;
     zs_cluster cl;
