@@ -160,11 +160,15 @@ static int coll_ctas(const zs_cost *c, const int *ranks, int n, zs_coll_kind k, 
         return 0;
     switch (ch.algo) {
     case ZS_NCCL_RING:
-    case ZS_NCCL_PAT: return t.ring.nch;
-    case ZS_NCCL_TREE: return t.tree.nch;
+    case ZS_NCCL_PAT:
+        return t.ring.nch;
+    case ZS_NCCL_TREE:
+        return t.tree.nch;
     case ZS_NCCL_NVLS:
-    case ZS_NCCL_NVLS_TREE: return t.nvls_g.nch;
-    default: return 0;
+    case ZS_NCCL_NVLS_TREE:
+        return t.nvls_g.nch;
+    default:
+        return 0;
     }
 }
 

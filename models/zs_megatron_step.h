@@ -14,9 +14,9 @@
  * optimizer on the sharded state. With cfg.interference, the overlapped
  * DP collectives slow the compute under them: NCCL runs one CTA per
  * channel on SMs of the GPU (the channels of the graph of the algorithm
- * the NCCL model picks), which the compute kernels lose while both run. Every assumption and its source is in
- * docs/cost-model.md ("Megatron step model"). Depends on zs_step, zs_cost
- * and zs_model. */
+ * the NCCL model picks), which the compute kernels lose while both run. Every assumption and its
+ * source is in docs/cost-model.md ("Megatron step model"). Depends on zs_step, zs_cost and
+ * zs_model. */
 #ifndef ZS_MEGATRON_STEP_H
 #define ZS_MEGATRON_STEP_H
 
@@ -43,14 +43,14 @@ typedef struct zs_mstep {
     double mb_compute, mb_tp_comm, mb_cp_comm, mb_pp_comm;
     double mb_fwd, mb_bwd; /* the micro-batch's forward and backward (every term) */
     /* The step's breakdown, seconds; step_s is their sum. */
-    double compute_s;   /* m x mb_compute */
-    double tp_comm_s;   /* exposed TP collectives: m x mb_tp_comm */
-    double cp_comm_s;   /* exposed CP ring exchange: m x mb_cp_comm */
-    double pp_comm_s;   /* exposed stage-to-stage sends */
-    double pp_bubble_s; /* (pp-1)/vp micro-batches of the slowest stage */
-    double dp_comm_s;   /* exposed gradient reduce-scatter and parameter all-gather */
+    double compute_s;      /* m x mb_compute */
+    double tp_comm_s;      /* exposed TP collectives: m x mb_tp_comm */
+    double cp_comm_s;      /* exposed CP ring exchange: m x mb_cp_comm */
+    double pp_comm_s;      /* exposed stage-to-stage sends */
+    double pp_bubble_s;    /* (pp-1)/vp micro-batches of the slowest stage */
+    double dp_comm_s;      /* exposed gradient reduce-scatter and parameter all-gather */
     double interference_s; /* compute slowed by the overlapped DP collectives' CTAs */
-    double optim_s;     /* gradient norm and Adam on this GPU's shard */
+    double optim_s;        /* gradient norm and Adam on this GPU's shard */
     double step_s;
     double dp_rs_s, dp_ag_s; /* the DP collectives' whole time (before overlap) */
     double model_flops;      /* NeMo's model FLOPs of the step (all GPUs) */

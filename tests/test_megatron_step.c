@@ -201,9 +201,9 @@ static void test_interference(void)
     for (int i = 0; i < 2; i++) {
         zs_nccl_choice ch;
         zs_nccl_topo tp;
-        ZS_ASSERT_OK(zs_nccl_group_plan(&c->cluster, ranks, 2, k[i], pbytes, zs_cost_nccl(c), &ch,
-                                        NULL, &e),
-                     &e);
+        ZS_ASSERT_OK(
+            zs_nccl_group_plan(&c->cluster, ranks, 2, k[i], pbytes, zs_cost_nccl(c), &ch, NULL, &e),
+            &e);
         ZS_ASSERT_OK(zs_nccl_topo_group(&c->cluster, ranks, 2, &tp, &e), &e);
         int n = ch.algo == ZS_NCCL_TREE ? tp.tree.nch : tp.ring.nch;
         CU_ASSERT(n > 0 && n < sms);

@@ -48,11 +48,13 @@ typedef struct runs_args {
 
 static int parse_args(int argc, char **argv, runs_args *a)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},          {"runs", required_argument, 0, 'r'},
-        {"cluster", required_argument, 0, 'C'}, {"format", required_argument, 0, 'f'},
-        {"plot", required_argument, 0, 'p'},    {"interference", required_argument, 0, 'i'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"runs", required_argument, 0, 'r'},
+                                         {"cluster", required_argument, 0, 'C'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"plot", required_argument, 0, 'p'},
+                                         {"interference", required_argument, 0, 'i'},
+                                         {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -109,8 +111,7 @@ typedef struct outcome {
 
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
  * from the model is a reason, not a failure; other errors are returned. */
-static int predict(const zs_run *r, const char *cluster, int interference, outcome *o,
-                   zs_err *e)
+static int predict(const zs_run *r, const char *cluster, int interference, outcome *o, zs_err *e)
 {
     memset(o, 0, sizeof *o);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
@@ -136,8 +137,7 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
     if (!c)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     zs_mstep_cfg g = {r->gpus, r->gbs, r->mbs,       r->seq,          r->tp, r->pp,
-                      r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero,
-                      interference};
+                      r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero,  interference};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -249,8 +249,8 @@ static zs_table *runs_table(const zs_runs *rs, const outcome *o)
         if (u->ok) {
             zs_table_num(t, k++, "%+.1f", u->err_pct);
             zs_table_set(t, k++, "%s", u->err_on);
-            const double v[] = {s->step_s,      s->compute_s, s->tp_comm_s, s->cp_comm_s,
-                                s->pp_bubble_s, s->pp_comm_s, s->dp_comm_s, s->optim_s,
+            const double v[] = {s->step_s,      s->compute_s, s->tp_comm_s,     s->cp_comm_s,
+                                s->pp_bubble_s, s->pp_comm_s, s->dp_comm_s,     s->optim_s,
                                 s->dp_rs_s,     s->dp_ag_s,   s->interference_s};
             for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
                 zs_table_num(t, k++, "%.1f", v[j] * 1e3);
