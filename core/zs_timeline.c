@@ -23,10 +23,11 @@ _Static_assert(sizeof(((zs_result *)0)->timeline_subset) == ZS_TL_NOTE_LEN,
 #define ZBUF_CAP (1u << 18)
 
 /* Per written rank: the layer of each op, as the last layer marker before
- * it in program order says (value, its segment, counting up or down). */
+ * it in program order says (value, its segment, counting up or down), and
+ * its phase, as the last phase marker says (-1: none yet). */
 typedef struct lmap {
     int32_t *val, *seg;
-    int8_t *dir;
+    int8_t *dir, *phase;
 } lmap;
 
 enum { F_PENDING, F_SEND_COUNT, F_RECV_COUNT };
@@ -179,9 +180,10 @@ static int lmap_build(const zs_rank_prog *p, lmap *m)
     m->val = malloc(sizeof(int32_t) * n);
     m->seg = malloc(sizeof(int32_t) * n);
     m->dir = malloc(n);
-    if (!m->val || !m->seg || !m->dir)
+    m->phase = malloc(n);
+    if (!m->val || !m->seg || !m->dir || !m->phase)
         return ZS_ENOMEM;
-    int32_t lv = -1, ls = -1, ld = 1;
+    int32_t lv = -1, ls = -1, ld = 1, ph = -1;
     for (int32_t sg = 0; sg < p->nsegs; sg++)
         for (int64_t i = p->segs[sg].op0; i < p->segs[sg].op0 + p->segs[sg].nops; i++) {
             const zs_op *op = &p->ops[i];
@@ -191,9 +193,12 @@ static int lmap_build(const zs_rank_prog *p, lmap *m)
                 ls = sg;
                 ld = op->u.marker.mk == ZS_MARK_LAYER ? 1 : -1;
             }
+            if (op->kind == ZS_OP_MARKER && op->u.marker.mk == ZS_MARK_PHASE)
+                ph = op->u.marker.value;
             m->val[i] = lv;
             m->seg[i] = ls;
             m->dir[i] = (int8_t)ld;
+            m->phase[i] = (int8_t)ph;
         }
     return ZS_OK;
 }
@@ -498,6 +503,10 @@ static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int
     case ZS_OP_RECV:
         out(t, ",\"peer\":%d,\"tag\":%d,\"bytes\":%.0f", op->u.p2p.peer, op->u.p2p.tag,
             op->u.p2p.bytes);
+        /* which pass moves it: a forward ring and a backward one differ
+         * (K/V against K/V with dK/dV), and both use one label */
+        if (t->lm[rank].phase[i] >= 0)
+            out(t, ",\"phase\":\"%s\"", zs_phase_name(t->lm[rank].phase[i]));
         break;
     case ZS_OP_COLL:
         out(t, ",\"group\":%d,\"kind\":\"%s\",\"bytes\":%.0f", op->u.coll.group,
@@ -554,6 +563,7 @@ static void release(zs_timeline *t)
             free(t->lm[r].val);
             free(t->lm[r].seg);
             free(t->lm[r].dir);
+            free(t->lm[r].phase);
         }
     free(t->lm);
     free(t->on);

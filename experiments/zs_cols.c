@@ -54,6 +54,10 @@ static const zs_rcol table[] = {
     RES("max_nic_pct", "% busy", 1,
         "busiest NIC's busy time / iteration time (mean; above 100 only on the analytic "
         "backend, see the note)"),
+    RES("xnode_p2p_us", "us", 0,
+        "mean time a cross-node point-to-point transfer of the forward pass adds on its link "
+        "(a ring round: from its start, or its link's previous arrival, to its arrival) in "
+        "the last iteration, read from its timeline (null: no --timeline, or none)"),
     RES("peak_mem_gib", "GiB", 1,
         "peak memory of one GPU: model state as the plan shards it + activations of the GPU "
         "holding the most tokens (memory model estimate, not measured)"),
@@ -177,6 +181,8 @@ static double figure(const char *n, const zs_rrow *in, const char **fmt)
         return r->idle_share * 100;
     if (!strcmp(n, "max_nic_pct"))
         return r->max_nic_util * 100;
+    if (!strcmp(n, "xnode_p2p_us"))
+        return r->xnode_n > 0 ? r->xnode_us : NAN;
     if (!strcmp(n, "peak_mem_gib"))
         return r->peak_mem > 0 ? r->peak_mem / 1073741824.0 : NAN;
     if (!strcmp(n, "attn_imbalance"))

@@ -21,8 +21,8 @@ struct zs_db {
 };
 
 static const char schema_sql[] =
-    "-- zepsim results database (schema version 3; a version 2 file gets the\n"
-    "-- version 3 columns, NULL in its old rows, from the first writer).\n"
+    "-- zepsim results database (schema version 4; a version 2 or 3 file gets\n"
+    "-- the later columns, NULL in its old rows, from the first writer).\n"
     "-- One row per run point. `key` is the canonical configuration (every\n"
     "-- field that can change a number, the software version and the\n"
     "-- calibration's SHA-256); it is UNIQUE, so a resumed run skips stored\n"
@@ -85,8 +85,10 @@ static const char schema_sql[] =
     "  idle_share REAL,              --   mean time waiting on peers / iteration time\n"
     "  peak_mem REAL,                --   peak memory of one GPU, bytes (memory model)\n"
     "  mem_capacity REAL,            --   usable bytes of one GPU\n"
-    "  baseline_key TEXT             --   key of the storing spec's baseline point of\n"
+    "  baseline_key TEXT,            --   key of the storing spec's baseline point of\n"
     "                                --   the same case (speedup; NULL: none)\n"
+    "  xnode_p2p_n INTEGER,          -- version 4: cross-node transfers in the timeline\n"
+    "  xnode_p2p_time REAL           --   their median duration, s (NULL: no timeline)\n"
     ");\n"
     "-- Points being run now: a runner claims a point here before running it\n"
     "-- and drops the claim when it stores the result, so two runners on one\n"
@@ -107,13 +109,14 @@ static const char *const cols =
     "plan_ms, imbalance_degree, delay_iters, ops, wall_s, planner_notes, backend_notes, "
     "slowest_why, host, created";
 
-/* The columns schema version 3 added, in order, with their types: a
- * version 2 file gets them from its first writer (ALTER TABLE), and a
- * reader of one reads NULL for them. */
+/* The columns schema versions 3 and 4 added, in order, with their types:
+ * an older file gets them from its first writer (ALTER TABLE), and a
+ * reader of one reads NULL for them. Named v3 for the first of them. */
 static const char *const v3_cols[][2] = {
-    {"nodes_run", "INTEGER"},  {"gpus", "INTEGER"},      {"attn_kernel", "TEXT"},
-    {"compute_share", "REAL"}, {"idle_share", "REAL"},   {"peak_mem", "REAL"},
-    {"mem_capacity", "REAL"},  {"baseline_key", "TEXT"},
+    {"nodes_run", "INTEGER"},   {"gpus", "INTEGER"},      {"attn_kernel", "TEXT"},
+    {"compute_share", "REAL"},  {"idle_share", "REAL"},   {"peak_mem", "REAL"},
+    {"mem_capacity", "REAL"},   {"baseline_key", "TEXT"}, {"xnode_p2p_n", "INTEGER"},
+    {"xnode_p2p_time", "REAL"},
 };
 #define ZS_DB_NV3 ((int)(sizeof v3_cols / sizeof v3_cols[0]))
 
@@ -130,6 +133,10 @@ static int db_error(sqlite3 *h, int src, const char *where, const char *doing, z
     const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(src);
     const char *what, *fix;
     int code = ZS_ERUNTIME;
+    /* a full disk can surface as an I/O error (the -shm file on a full
+     * tmpfs): the system's errno tells */
+    if ((src & 0xff) == SQLITE_IOERR && h && sqlite3_system_errno(h) == ENOSPC)
+        src = SQLITE_FULL;
     switch (src & 0xff) {
     case SQLITE_FULL:
         what = "disk full";
@@ -233,10 +240,10 @@ static int check_schema(zs_db *db, int *fresh, zs_err *e)
     if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE)
         return db_error(db->h, src, db->path, "reading the schema version", e);
     int v = atoi(ver);
-    if ((v != ZS_DB_SCHEMA_VERSION && v != 2) || strspn(ver, "0123456789") != strlen(ver))
+    if (v < 2 || v > ZS_DB_SCHEMA_VERSION || strspn(ver, "0123456789") != strlen(ver))
         return zs_err_set(e, ZS_EINPUT, db->path,
                           "use a zepsim of the version that wrote it, or a new database file",
-                          "database schema version '%s'; this zepsim reads versions 2 and %d", ver,
+                          "database schema version '%s'; this zepsim reads versions 2 to %d", ver,
                           ZS_DB_SCHEMA_VERSION);
     return ZS_OK;
 }
@@ -268,7 +275,7 @@ static void v3_select(zs_db *db, const char *schema, char *out, size_t n)
                               has_col(db, schema, v3_cols[i][0]) ? v3_cols[i][0] : "NULL");
 }
 
-/* A version 2 file gets the version 3 columns (NULL in its rows), in the
+/* An older file gets the columns it lacks (NULL in its rows), in the
  * writer's schema transaction. */
 static int migrate(zs_db *db, zs_err *e)
 {
@@ -279,12 +286,12 @@ static int migrate(zs_db *db, zs_err *e)
         char sql[160];
         snprintf(sql, sizeof sql, "ALTER TABLE results ADD COLUMN %s %s", v3_cols[i][0],
                  v3_cols[i][1]);
-        rc = exec(db, sql, "upgrading the schema to version 3", e);
+        rc = exec(db, sql, "upgrading the schema", e);
     }
     char ver[96];
     snprintf(ver, sizeof ver, "INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d');",
              ZS_DB_SCHEMA_VERSION);
-    return rc ? rc : exec(db, ver, "upgrading the schema to version 3", e);
+    return rc ? rc : exec(db, ver, "upgrading the schema", e);
 }
 
 /* The process start time in clock ticks since boot (field 22 of
@@ -499,6 +506,10 @@ static void get_v3(sqlite3_stmt *st, int i, zs_db_row *row)
     r->peak_mem = sqlite3_column_double(st, i + 5);
     r->mem_capacity = sqlite3_column_double(st, i + 6);
     text_col(st, i + 7, row->baseline_key, sizeof row->baseline_key);
+    if (sqlite3_column_type(st, i + 9) != SQLITE_NULL) {
+        r->xnode_n = sqlite3_column_int64(st, i + 8);
+        r->xnode_us = sqlite3_column_double(st, i + 9) * 1e6;
+    }
 }
 
 int zs_db_get(zs_db *db, const char *key, zs_db_row *row, int *found, zs_err *e)
@@ -697,6 +708,11 @@ static void bind_v3(sqlite3_stmt *st, int i, const zs_point_cfg *c, const zs_db_
     }
     if (row->baseline_key[0])
         sqlite3_bind_text(st, i, row->baseline_key, -1, SQLITE_STATIC);
+    i++;
+    if (row->ok && r->xnode_n > 0) {
+        sqlite3_bind_int64(st, i, r->xnode_n);
+        sqlite3_bind_double(st, i + 1, r->xnode_us * 1e-6);
+    }
 }
 
 int zs_db_put(zs_db *db, const char *key, const char *spec, const zs_point_cfg *c,
@@ -836,7 +852,8 @@ static void points_view(zs_db *db, char *sql, size_t n)
         "NULLIF(%s, '') AS attn_kernel, zero_stage, recompute, status, error, tokens_per_s, "
         "tokens / iters_done AS tokens_per_iter, iter_time * 1000 AS iter_ms, %s%s%s AS speedup, "
         "mfu * 100 AS mfu_pct, %s * 100 AS busy_pct, exposed_share * 100 AS exposed_pct, "
-        "%s * 100 AS idle_pct, max_nic_util * 100 AS max_nic_pct, NULLIF(%s, 0) / 1073741824.0 "
+        "%s * 100 AS idle_pct, max_nic_util * 100 AS max_nic_pct, %s * 1e6 AS xnode_p2p_us, "
+        "NULLIF(%s, 0) / 1073741824.0 "
         "AS peak_mem_gib, attn_imbalance, linear_imbalance, NULLIF(imbalance_degree, 0) AS "
         "imbalance_degree, delay_iters, plan_ms, ops, wall_s, slowest_why AS why FROM results r",
         c[0], c[1], c[2],
@@ -844,7 +861,7 @@ static void points_view(zs_db *db, char *sql, size_t n)
             ? "tokens_per_s / (SELECT b.tokens_per_s FROM results b WHERE b.key = r."
             : "NULL",
         strcmp(c[7], "NULL") ? c[7] : "", strcmp(c[7], "NULL") ? " AND b.status = 'ok')" : "", c[3],
-        c[4], c[5]);
+        c[4], c[9], c[5]);
 }
 
 int zs_db_query(zs_db *db, const char *sql, int writable, zs_table *t, zs_err *e)

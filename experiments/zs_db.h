@@ -18,7 +18,7 @@
 #include "zs_point.h"
 #include "zs_table.h"
 
-#define ZS_DB_SCHEMA_VERSION 3
+#define ZS_DB_SCHEMA_VERSION 4
 
 typedef struct zs_db zs_db;
 

@@ -13,6 +13,7 @@
 #include "zs_cluster.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
+#include "zs_tlxnode.h"
 
 void zs_point_cfg_default(zs_point_cfg *c)
 {
@@ -167,6 +168,10 @@ void zs_point_add(zs_point_acc *t, const zs_point_iter *q, zs_point_result *out)
     if (q->mem_capacity > 0)
         out->mem_capacity = q->mem_capacity;
     out->wall_s += q->wall_s;
+    if (q->xnode_n > 0) {
+        out->xnode_n = q->xnode_n;
+        out->xnode_us = q->xnode_us;
+    }
     snprintf(out->cost_desc, sizeof out->cost_desc, "%s", q->cost_desc);
     snprintf(out->notes, sizeof out->notes, "%s", q->notes);
     snprintf(out->why, sizeof out->why, "%s", q->why);
@@ -202,6 +207,18 @@ static int draw(zs_point_env *env, int it, zs_batch **b, zs_err *e)
     return rc;
 }
 
+/* The cross-node transfers of the timeline the run just wrote. */
+static int xnode(const zs_point_env *env, zs_point_iter *q, zs_err *e)
+{
+    zs_tlxnode x;
+    int rc = zs_tlxnode_file(env->cfg.timeline, env->cluster.gpus_per_node, &x, e);
+    if (!rc) {
+        q->xnode_n = (int64_t)x.n;
+        q->xnode_us = x.mean_us;
+    }
+    return rc;
+}
+
 /* Plans and runs batch b as iteration it; its record in *q, its result
  * (owned) in *out. */
 static int plan_run(zs_point_env *env, const zs_batch *b, int it, zs_point_iter *q, zs_result **out,
@@ -219,7 +236,14 @@ static int plan_run(zs_point_env *env, const zs_batch *b, int it, zs_point_iter 
         return rc;
     stamp(env, b, r);
     record(env, b, &rep, r, q);
+    /* the hw backend writes a file per process, not this path */
+    if (r->timeline_bytes > 0 && strcmp(r->backend, "hw") != 0)
+        rc = xnode(env, q, e);
     q->wall_s = now_s() - t0;
+    if (rc) {
+        zs_result_free(r);
+        return rc;
+    }
     *out = r;
     return ZS_OK;
 }

@@ -86,6 +86,11 @@ typedef struct zs_point_result {
     double mem_capacity; /* usable bytes of one GPU (memory less the reserve) */
     double wall_s;       /* host time of the whole point */
     int64_t ops;         /* ops simulated, all iterations */
+    /* Cross-node point-to-point transfers of the last iteration, read back
+     * from its timeline (zs_tlxnode.h; xnode_n 0: no timeline, or none):
+     * their count and the mean time each adds on its link, microseconds. */
+    int64_t xnode_n;
+    double xnode_us;
     char cost_desc[256];
     char notes[2048]; /* the planner's notes on the last iteration */
     char why[256];    /* why the last iteration's slowest rank was slowest */
@@ -129,6 +134,8 @@ typedef struct zs_point_iter {
     double wall_s;       /* host time of this iteration (its env, batches, plan, run) */
     double tl_bytes;     /* JSON size of the timeline it wrote (0: none) */
     char tl_subset[512]; /* the timeline's automatic rank subset ("": none; zs_result) */
+    int64_t xnode_n;     /* cross-node transfers in the timeline (0: none) */
+    double xnode_us;     /* the mean time each adds on its link, us (zs_tlxnode) */
     char cost_desc[256]; /* the cost model's description */
     char notes[1024];    /* the planner's notes */
     char why[256];       /* why its slowest rank was slowest */

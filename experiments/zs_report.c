@@ -47,6 +47,8 @@ double zs_report_metric(const zs_spec *s, const zs_db_row *rows, const int *foun
         return r->imbalance_degree > 0 ? r->imbalance_degree : NAN;
     if (!strcmp(metric, "delay_iters"))
         return r->delay_iters;
+    if (!strcmp(metric, "xnode_p2p_us"))
+        return r->xnode_n > 0 ? r->xnode_us : NAN;
     if (!strcmp(metric, "speedup")) {
         if (s->baseline < 0)
             return NAN;
@@ -61,7 +63,8 @@ static void fmt_metric(const char *metric, double v, char *buf, size_t n)
 {
     if (isnan(v))
         snprintf(buf, n, "—");
-    else if (!strcmp(metric, "tokens_per_s") || !strcmp(metric, "tokens_per_iter"))
+    else if (!strcmp(metric, "tokens_per_s") || !strcmp(metric, "tokens_per_iter") ||
+             !strcmp(metric, "xnode_p2p_us"))
         snprintf(buf, n, "%.0f", v);
     else if (!strcmp(metric, "iter_time_ms"))
         snprintf(buf, n, "%.1f", v);
@@ -82,6 +85,8 @@ static const char *metric_title(const char *m)
         return "throughput (tokens/s)";
     if (!strcmp(m, "iter_time_ms"))
         return "iteration time (ms)";
+    if (!strcmp(m, "xnode_p2p_us"))
+        return "cross-node ring round, forward pass (us, mean)";
     if (!strcmp(m, "speedup"))
         return "speedup";
     if (!strcmp(m, "mfu"))

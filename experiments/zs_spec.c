@@ -314,19 +314,10 @@ static int check_keys(const ctx *c, const json_t *obj, const char *path, const c
 
 /* ---- metrics ------------------------------------------------------------- */
 
-static const char *const metrics[] = {"tokens_per_s",
-                                      "iter_time_ms",
-                                      "speedup",
-                                      "mfu",
-                                      "exposed_share",
-                                      "max_nic_util",
-                                      "attn_imbalance",
-                                      "linear_imbalance",
-                                      "plan_ms",
-                                      "tokens_per_iter",
-                                      "imbalance_degree",
-                                      "delay_iters",
-                                      NULL};
+static const char *const metrics[] = {
+    "tokens_per_s",     "iter_time_ms",   "speedup",          "mfu",     "exposed_share",
+    "max_nic_util",     "attn_imbalance", "linear_imbalance", "plan_ms", "tokens_per_iter",
+    "imbalance_degree", "delay_iters",    "xnode_p2p_us",     NULL};
 
 int zs_spec_metric_valid(const char *name)
 {

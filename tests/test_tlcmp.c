@@ -25,6 +25,7 @@
 #define ZS_TEST_SANITIZED 0
 #endif
 #include "zs_tlcmp.h"
+#include "zs_tlxnode.h"
 
 #define META "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"n\"}}"
 
@@ -381,7 +382,72 @@ static void test_stream_syntax(void)
     ZS_ASSERT_STR_CONTAINS(e.what, "NUL");
 }
 
+/* A p2p event: name, cat, ts, dur, rank, peer, tag, phase ("" none). */
+#define P2P(n, c, ts, dur, r, p, tag, ph)                                                          \
+    "{\"name\": \"" n "\", \"cat\": \"" c "\", \"ph\": \"X\", \"ts\": " ts ", \"dur\": " dur       \
+    ", \"args\": {\"rank\": " r ", \"layer\": 0, \"iter\": 0, \"peer\": " p ", \"tag\": " tag ph   \
+    "}}"
+#define FWD ", \"phase\": \"forward\""
+#define BWD ", \"phase\": \"backward\""
+
+/* Cross-node transfers, two GPUs to a node, hand-checked:
+ * - direct 1 -> 2 (tag 5): receives posted at 0 and 0, sends posted at 10
+ *   and 12; the first arrives at 110 (100 us from both posts), the second
+ *   waits for it and arrives at 150 (40 us);
+ * - routed (tag 9): first chunk sent at 200, last received at 260 (60 us),
+ *   over 0 -> 1 (same node) and 1 -> 3 (across);
+ * - not counted: 0 -> 1 on one node, a backward 1 -> 2, a routed transfer
+ *   inside node 1 (tag 11), and a send whose receive is not in the file.
+ * Median of {100, 40, 60} = 60, mean 66.67, max 100. */
+static void test_xnode_hand_checked(void)
+{
+    const char *p = zs_test_write("xnode.json", "{\"traceEvents\": [" META ",\n" P2P(
+                                                    "ring-kv", "recv", "0", "110", "2", "1", "5", FWD) ",\n" P2P("ring-kv", "recv", "0", "150", "2", "1", "5", FWD) ",\n" P2P("ring-kv", "send", "10", "100", "1", "2", "5", FWD) ",\n" P2P("ring-kv", "send", "12", "138", "1", "2", "5", FWD) ",\n" P2P("ring-kv",
+                                                                                                                                                                                                                                                                                                          "send",
+                                                                                                                                                                                                                                                                                                          "0", "5", "0", "1", "5", FWD) ",\n" P2P("ring-kv",
+                                                                                                                                                                                                                                                                                                                                                  "recv", "0", "5", "1", "0", "5", FWD) ",\n" P2P("ring-dkv", "send", "0",
+                                                                                                                                                                                                                                                                                                                                                                                                  "999", "1", "2", "6", BWD) ",\n" P2P("ring-dkv",
+                                                                                                                                                                                                                                                                                                                                                                                                                                       "recv",
+                                                                                                                                                                                                                                                                                                                                                                                                                                       "0",
+                                                                                                                                                                                                                                                                                                                                                                                                                                       "999",
+                                                                                                                                                                                                                                                                                                                                                                                                                                       "2",
+                                                                                                                                                                                                                                                                                                                                                                                                                                       "1", "6", BWD) ",\n" P2P("ring-kv", "send", "0", "77",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                "3",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                "0", "7", FWD) ",\n" P2P("route-nvlink",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "send", "200", "10", "0",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "1",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "9", "") ",\n" P2P("route-nvlink", "recv",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "190",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "20",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "1", "0", "9", "") ",\n" P2P("route-net",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "send",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "210", "40", "1", "3", "9", "") ",\n" P2P("route-net",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "recv",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "150",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "110", "3", "1", "9",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "") ",\n" P2P("route-nvlink",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 "send",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 "300", "10", "2", "3", "11", "") ",\n" P2P("route-nvlink",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "recv", "300", "10", "3", "2", "11", "") "]}");
+    zs_tlxnode x;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_tlxnode_file(p, 2, &x, &e), 0);
+    ZS_ASSERT_INT_EQ((int)x.n, 3);
+    ZS_ASSERT_INT_EQ((int)x.n_routed, 1);
+    ZS_ASSERT_NEAR(x.median_us, 60, 1e-9);
+    ZS_ASSERT_NEAR(x.mean_us, 200.0 / 3, 1e-9);
+    ZS_ASSERT_NEAR(x.max_us, 100, 1e-9);
+    /* one GPU per node: 0 -> 1 crosses too (5 us) */
+    ZS_ASSERT_INT_EQ(zs_tlxnode_file(p, 1, &x, &e), 0);
+    ZS_ASSERT_INT_EQ((int)x.n, 5);
+    const char *bad = zs_test_write("xnode_bad.json",
+                                    "[" P2P("ring-kv", "send", "0", "1", "-3", "1", "5", "") "]");
+    ZS_ASSERT_INT_EQ(zs_tlxnode_file(bad, 2, &x, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.where, "event 0");
+}
+
 static const zs_test_case cases[] = {{"hand_checked_pair", test_hand_checked_pair},
+                                     {"xnode_hand_checked", test_xnode_hand_checked},
                                      {"malformed", test_malformed},
                                      {"not_finite", test_not_finite},
                                      {"large_streamed", test_large_streamed},

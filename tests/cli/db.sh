@@ -37,7 +37,7 @@ expect_rc v2-read 0 "$ZEPSIM" db query "SELECT gpus, speedup, busy_pct > 0 FROM 
 expect_out v2-read "^,,1$"
 expect_rc v2-upgrade 0 "$ZEPSIM" experiment run t.json --db v2.db && expect_out v2-upgrade "0 ran, 0 failed"
 expect_rc v2-upgraded 0 sqlite3 v2.db "SELECT value FROM meta WHERE key = 'schema_version'; SELECT count(*) FROM pragma_table_info('results') WHERE name IN ('gpus', 'baseline_key')"
-expect_out v2-upgraded "^3$" && expect_out v2-upgraded "^2$"
+expect_out v2-upgraded "^4$" && expect_out v2-upgraded "^2$"
 
 # Only reads: ATTACH created x.db before; the journal mode stays as it was.
 expect_rc attach 2 "$ZEPSIM" db query "ATTACH 'x.db' AS x" --db a.db && expect_out attach "only SELECT statements run"

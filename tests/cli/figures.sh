@@ -115,9 +115,9 @@ expect_rc list-by-name 0 sh -c "cd / && '$ZABS' experiment list zeppelin-fig12"
 expect_out list-by-name "^0 +one 64K sequence +TE CP +te-cp"
 expect_rc list-bad-dir 1 "$ZEPSIM" experiment list --dir "$TMP/none"
 expect_out list-bad-dir "cannot open the spec folder: .*/none"
-# Fig. 12 plots iteration times: its title says so (the rounds are in the timelines)
+# Fig. 12 plots the ring round read from each point's timeline: its title says so
 expect_rc fig12-title 0 "$ZEPSIM" experiment list --format json
-expect_out fig12-title '"title": "Zeppelin Fig\. 12 setup: iteration time of TE CP and Zeppelin'
+expect_out fig12-title '"title": "Zeppelin Fig\. 12: a cross-node ring transfer of TE CP'
 
 # ---- zepsim help CMD = zepsim CMD --help ----
 for c in compare simulate experiment db calib trace list; do

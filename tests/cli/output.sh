@@ -93,9 +93,9 @@ if [ "$(head -1 "$TMP/compare.csv")," = "$cols" ]; then PASSES=$((PASSES + 1)); 
   echo "FAIL list-columns: '$cols'"; FAILS=$((FAILS + 1)); fi
 # docs/output.md's table lists every column, with its unit, in order
 doc=$(sed -n '/^| column | unit | kind | meaning |/,/^$/p' "$ROOT/docs/output.md" | tail -n +3 | cut -d'|' -f2,3 |
-  sed 's/^ *`\([a-z_]*\)` *| *\(.*[^ ]\) *$/\1|\2/; s/^ *`\([a-z_]*\)` *| *$/\1|/')
-want=$("$ZEPSIM" list columns --format json | grep -o '"column": "[a-z_]*", "unit": "[^"]*"' |
-  sed 's/"column": "\([a-z_]*\)", "unit": "\([^"]*\)"/\1|\2/')
+  sed 's/^ *`\([a-z0-9_]*\)` *| *\(.*[^ ]\) *$/\1|\2/; s/^ *`\([a-z0-9_]*\)` *| *$/\1|/')
+want=$("$ZEPSIM" list columns --format json | grep -o '"column": "[a-z0-9_]*", "unit": "[^"]*"' |
+  sed 's/"column": "\([a-z0-9_]*\)", "unit": "\([^"]*\)"/\1|\2/')
 if [ "$doc" = "$want" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL docs-columns: docs/output.md and \`zepsim list columns\` differ"; diff <(echo "$doc") <(echo "$want") | head
   FAILS=$((FAILS + 1)); fi

@@ -74,4 +74,21 @@ expect_rc no-dir-analytic 1 "$ZEPSIM" simulate --method usp "${SMALL[@]}" --back
 left=$(ls "$TMP" | grep -c 'tmp-' || true)
 if [ "$left" = 0 ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL leftovers: $left temporary files"; FAILS=$((FAILS + 1)); fi
+# A ring across two nodes: sends and receives name their pass, and the
+# timeline read back gives the forward pass's cross-node ring round
+# (xnode_p2p_us, positive); without a timeline the column is empty.
+xcol() { # xcol FILE: the xnode_p2p_us field of a one-row CSV
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "xnode_p2p_us") c = i } NR == 2 { print $c }' "$1"
+}
+X2=(--method te-cp --nodes 2 --group 16 --context 32768 --trace fixed:32768 --iterations 1 --quiet)
+expect_rc xnode 0 sh -c "'$ZEPSIM' simulate ${X2[*]} --format csv --timeline '$TMP/x2.json' >'$TMP/x2.csv'"
+if grep -q '"phase":"forward"' "$TMP/x2.json" && grep -q '"phase":"backward"' "$TMP/x2.json"; then
+  PASSES=$((PASSES + 1)); else echo "FAIL phase: no phase args in the timeline"; FAILS=$((FAILS + 1)); fi
+x=$(xcol "$TMP/x2.csv")
+if awk -v x="$x" 'BEGIN { exit !(x + 0 > 0) }'; then PASSES=$((PASSES + 1)); else
+  echo "FAIL xnode-value: xnode_p2p_us '$x'"; FAILS=$((FAILS + 1)); fi
+expect_rc xnode-none 0 sh -c "'$ZEPSIM' simulate ${X2[*]} --format csv >'$TMP/x0.csv'"
+x=$(xcol "$TMP/x0.csv")
+if [ -z "$x" ]; then PASSES=$((PASSES + 1)); else
+  echo "FAIL xnode-none: xnode_p2p_us '$x' without a timeline"; FAILS=$((FAILS + 1)); fi
 finish
