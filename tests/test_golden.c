@@ -37,6 +37,7 @@ static const struct {
     {"wlb-llm", "tp=2,cp=2,pp=2"},
     {"usp", "cp=4,ulysses=2"},
     {"flashcp", "cp=4"},
+    {"dyn-cp", "max_seqlen=32768"},
     {"distca", "tp=2"},
     {"auto", ""},
 };

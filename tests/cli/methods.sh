@@ -80,6 +80,20 @@ expect_rc compare-peers 0 "$ZEPSIM" compare --methods te-cp,wlb-llm,zeppelin,fla
 for m in te-cp wlb-llm zeppelin flashcp distca; do
   expect_out "compare-peers-$m" "\"method\": \"$m\", .*\"tokens_per_s\": [0-9.]+, \"tokens_per_iter\": [0-9.]+,"
 done
+# Megatron Dynamic CP on both backends, validated: its micro-batches and
+# groups are in the notes, and sched=static (its dp_balanced baseline)
+# with one pack per CP group is te-cp's plan, to the same iteration time
+for b in analytic sim; do
+  expect_rc "dyncp-$b" 0 "$ZEPSIM" compare --methods te-cp,dyn-cp --backend "$b" --nodes 2 \
+    --iterations 1 --validate --plot none
+  expect_out "dyncp-$b" "^  dyn-cp +dyn-cp \(Megatron default_dynamic_cp\).*micro-batches \(every GPU runs each\)"
+done
+expect_rc dyncp-static 0 "$ZEPSIM" simulate --method dyn-cp --opt sched=static,max_seqlen=16384 \
+  --backend analytic --nodes 2 --iterations 1 --format json
+static_ms=$(grep -o '"iter_ms": [0-9.]*' "$TMP/out")
+expect_rc tecp-same 0 "$ZEPSIM" simulate --method te-cp --backend analytic --nodes 2 --iterations 1 \
+  --format json
+expect_out tecp-same "$static_ms"
 # Plain-4D's loader fills every window: tokens per iteration = PP x DP x window
 expect_rc plain-full 0 "$ZEPSIM" simulate --method plain-4d --opt tp=4,cp=2,pp=2,window=32768 \
   --backend analytic --nodes 2 --iterations 2 --format json
