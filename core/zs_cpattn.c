@@ -18,8 +18,7 @@ int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64
                 int64_t real = 0;
                 for (int h = 0; h < zs_cpl_nowned(a->layout) && !rc; h++) {
                     int32_t t0, t1;
-                    zs_cpl_chunk(c->len[d], n, pad, zs_cpl_owned(a->layout, c->cp, k, h), &t0,
-                                 &t1);
+                    zs_cpl_chunk(c->len[d], n, pad, zs_cpl_owned(a->layout, c->cp, k, h), &t0, &t1);
                     rc = zs__cpb_piece(s, c, d, t0, t1, sl, e);
                     real += t1 - t0;
                 }
@@ -33,8 +32,8 @@ int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64
 }
 
 /* Ring layouts: one ring per CP group over all its documents. */
-static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a,
-                     int backward, int64_t *dep, int *slots, zs_err *e)
+static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
+                     int64_t *dep, int *slots, zs_err *e)
 {
     int rc = ZS_OK;
     for (int g = 0; g < c->dp && rc == ZS_OK; g++) {
@@ -47,7 +46,7 @@ static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_att
         if (n > 0 && c->cp == 1) {
             rc = zs__cpb_local_attn(it, stage, slots[0], docs, n, 0, backward, &dep[0], e);
         } else if (n > 0) {
-            zs_ring_spec rs = {c->cp, slots,   n,           docs,        a->chunking,
+            zs_ring_spec rs = {c->cp,        slots,  n,       docs,        a->chunking,
                                a->cp_stream, "ring", a->xfer, a->xfer_arg, a->layout};
             rc = zs_ring_emit(it, stage, &rs, backward, dep, e);
         }
@@ -65,8 +64,8 @@ static void gather_blocks(const zs__cpb *c, const zs__cpb_attn *a, const zs_sche
     *nr = *nc = 0;
     for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
         int d = c->gdocs[i], r, q;
-        zs_cpl_gather_blocks(d, s->doc_len[d], c->cp, a->chunking == ZS_RING_PAD, k, blk + *nr,
-                             &r, cblk + *nc, &q);
+        zs_cpl_gather_blocks(d, s->doc_len[d], c->cp, a->chunking == ZS_RING_PAD, k, blk + *nr, &r,
+                             cblk + *nc, &q);
         *nr += r;
         *nc += q;
     }
@@ -126,8 +125,8 @@ static int gather_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_a
             int64_t last = zs_iter_entry(it, sl);
             if (c->gstart[g + 1] > c->gstart[g]) {
                 gather_blocks(c, a, s, g, k, blk, &nr, cblk, &nc);
-                last = gather_member(it, ranks[k], a->cp_stream, grp, kvb, last, blk, nr, cblk,
-                                     nc, backward);
+                last = gather_member(it, ranks[k], a->cp_stream, grp, kvb, last, blk, nr, cblk, nc,
+                                     backward);
             }
             zs_iter_set_exit(it, sl, last);
         }
@@ -136,8 +135,8 @@ static int gather_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_a
     return ZS_OK;
 }
 
-int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a,
-                      int backward, zs_err *e)
+int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
+                      zs_err *e)
 {
     int64_t *dep = malloc(sizeof(int64_t) * (size_t)c->cp);
     int *slots = malloc(sizeof(int) * (size_t)c->cp);

@@ -130,7 +130,7 @@ int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64
  * layouts, core/zs_ring.c) or an all-gather of K and V, the attention of
  * the local queries against the gathered keys and, backward, a
  * reduce-scatter of dK and dV (llama3). */
-int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a,
-                      int backward, zs_err *e);
+int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
+                      zs_err *e);
 
 #endif

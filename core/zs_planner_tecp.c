@@ -127,8 +127,7 @@ out:
     return zs__cpb_finish(&T.c, s, rc, out);
 }
 
-static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_layout, &opt_routing,
-                                             NULL};
+static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_layout, &opt_routing, NULL};
 
 const zs_planner_ops zs_planner_tecp = {
     .name = "te-cp",
