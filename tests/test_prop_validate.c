@@ -93,6 +93,20 @@ static void test_random_plans_validate(void)
     zs_cost_free(v.cost);
 }
 
+/* Runs a plan on the analytic backend (it must end), then frees it, its
+ * batch and the environment's cost model. */
+static void run_and_free(env *v, zs_schedule *s, zs_batch *b)
+{
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_analytic_run(s, v->cost, NULL, &r, &e), &e);
+    CU_ASSERT(r->iter_time > 0);
+    zs_result_free(r);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v->cost);
+}
+
 /* te-cp and llama-cp under every CP token layout: random batches plan,
  * validate (coverage, matched transfers and collectives, no deadlock) and
  * run; the layouts move different bytes (ring and stripe shards differ
@@ -120,13 +134,7 @@ static void test_cp_layouts_validate(void)
                 snprintf(want, sizeof want, "layout=%s", layouts[l]);
                 if (l != (pi == 0 ? 0 : 3)) /* not the planner's default */
                     ZS_ASSERT_STR_CONTAINS(rep.notes, want);
-                zs_result *r = NULL;
-                ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
-                CU_ASSERT(r->iter_time > 0);
-                zs_result_free(r);
-                zs_schedule_free(s);
-                zs_batch_free(b);
-                zs_cost_free(v.cost);
+                run_and_free(&v, s, b);
             }
 }
 
@@ -142,14 +150,7 @@ static void test_tensor_parallel_validates(void)
     ZS_ASSERT_INT_EQ(s->dims.tp, 4);
     /* Every TP rank runs the same number of ops as its group's rank 0. */
     ZS_ASSERT_INT_EQ(s->ranks[3].nops, s->ranks[0].nops);
-    zs_result *r = NULL;
-    zs_err e;
-    ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
-    CU_ASSERT(r->iter_time > 0);
-    zs_result_free(r);
-    zs_schedule_free(s);
-    zs_batch_free(b);
-    zs_cost_free(v.cost);
+    run_and_free(&v, s, b);
 }
 
 static void test_broken_copies_rejected(void)
