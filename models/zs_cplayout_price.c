@@ -13,7 +13,7 @@ typedef struct pricer {
     double *t;           /* scratch: 6 x g */
 } pricer;
 
-static double kv_bytes(const zs_cpl_pass *p, const zs_model *m, int64_t tokens)
+static double kv_bytes(const zs_cpl_pass *p, const zs_model *m, double tokens)
 {
     return (double)tokens * 2.0 * p->kv_heads * m->head_dim * m->dtype_bytes;
 }
@@ -28,25 +28,37 @@ static double launch(pricer *P, int k, int j)
         zs_attn_block tmp[ZS_CPL_MAXBLK];
         int nr, nc;
         if (zs_cpl_is_ring(p->layout))
-            zs_cpl_step_blocks(p->layout, d, p->len, p->g, p->pad, k, j, tmp, &nr, P->cost + n,
+            zs_cpl_step_blocks(p->layout, d, p->lens[d], p->g, p->pad, k, j, tmp, &nr, P->cost + n,
                                &nc);
         else
-            zs_cpl_gather_blocks(d, p->len, p->g, p->pad, k, tmp, &nr, P->cost + n, &nc);
+            zs_cpl_gather_blocks(d, p->lens[d], p->g, p->pad, k, tmp, &nr, P->cost + n, &nc);
         n += nc;
     }
     return n > 0 ? zs_cost_attn(P->c, P->cost, n, p->heads, p->backward) : 0;
 }
 
-/* Exact FLOPs and seconds of the documents (each of len tokens) on one GPU. */
-static double whole(pricer *P, int32_t len, double *flops)
+/* Exact FLOPs and seconds of the documents on one GPU, each cut to
+ * ceil(len / share) tokens (share 1: whole). */
+static double whole(pricer *P, int share, double *flops)
 {
     const zs_cpl_pass *p = P->p;
-    for (int d = 0; d < p->docs; d++)
-        P->cost[d] = (zs_attn_block){d, 0, len, 0, len};
+    for (int d = 0; d < p->docs; d++) {
+        int32_t n = (p->lens[d] + share - 1) / share;
+        P->cost[d] = (zs_attn_block){d, 0, n, 0, n};
+    }
     zs_attn_work w = {0};
     double s = zs_cost_attn_work(P->c, P->cost, p->docs, p->heads, p->backward, &w);
     *flops = w.flops_exact;
     return s;
+}
+
+/* Tokens member k holds over all documents (priced geometry). */
+static double held(const zs_cpl_pass *p, int k)
+{
+    double t = 0;
+    for (int d = 0; d < p->docs; d++)
+        t += (double)zs_cpl_member_tokens(p->layout, p->lens[d], p->g, p->pad, k);
+    return t;
 }
 
 static double xfer(const pricer *P, int k, double bytes)
@@ -71,9 +83,7 @@ static void ring_time(pricer *P, zs_cpl_price *o)
     for (int k = 0; k < g; k++) {
         double mg = 0, cm = 0;
         for (int j = 1; j < g; j++)
-            mg += zs_cost_elementwise(
-                P->c,
-                acc_el * (double)zs_cpl_member_tokens(p->layout, p->len, g, p->pad, k) * p->docs);
+            mg += zs_cost_elementwise(P->c, acc_el * held(p, k));
         for (int j = 0; j < g - 1 + (p->backward ? g : 0); j++)
             cm += xfer(P, k, P->bytes[((k - j) % g + g) % g]);
         most_merge = mg > most_merge ? mg : most_merge;
@@ -89,7 +99,7 @@ static void ring_time(pricer *P, zs_cpl_price *o)
         }
         for (int k = 0; k < g; k++) {
             double s = ct[k] > kv[k] ? ct[k] : kv[k];
-            double q = (double)zs_cpl_member_tokens(p->layout, p->len, g, p->pad, k) * p->docs;
+            double q = held(p, k);
             ct[k] = s + P->kern[(size_t)k * g + j] +
                     (j > 0 ? zs_cost_elementwise(P->c, acc_el * q) : 0);
         }
@@ -131,9 +141,7 @@ static int price(pricer *P, zs_cpl_price *o, zs_err *e)
             P->kern[(size_t)k * g + j] = s;
             t += s;
         }
-        P->bytes[k] =
-            kv_bytes(p, &P->c->model,
-                     (int64_t)p->docs * zs_cpl_member_tokens(p->layout, p->len, g, p->pad, k));
+        P->bytes[k] = kv_bytes(p, &P->c->model, held(p, k));
         o->kv_bytes = P->bytes[k] > o->kv_bytes ? P->bytes[k] : o->kv_bytes;
         sum += t;
         if (t > o->compute) {
@@ -163,10 +171,15 @@ static int price(pricer *P, zs_cpl_price *o, zs_err *e)
 
 int zs_cpl_price_pass(const zs_cost *c, const zs_cpl_pass *p, zs_cpl_price *out, zs_err *e)
 {
-    if (p->g < 1 || p->docs < 1 || p->len < 2 * p->g || p->heads < 1 || p->kv_heads < 1 ||
-        p->stride < 1)
-        return zs_err_set(e, ZS_EUSAGE, "--cp", "use fewer CP ranks or a longer document",
-                          "%d tokens cannot be cut into the chunks of %d CP ranks", p->len, p->g);
+    if (p->g < 1 || p->docs < 1 || p->heads < 1 || p->kv_heads < 1 || p->stride < 1)
+        return zs_err_set(e, ZS_EUSAGE, "--cp", "give a CP group, documents and heads",
+                          "nothing to price");
+    for (int d = 0; d < p->docs; d++)
+        if (p->lens[d] < 2 * p->g)
+            return zs_err_set(e, ZS_EUSAGE, "--cp", "use fewer CP ranks or longer documents",
+                              "a document of %d tokens cannot be cut into the chunks of %d CP "
+                              "ranks",
+                              p->lens[d], p->g);
     *out = (zs_cpl_price){0};
     size_t g = (size_t)p->g;
     pricer P = {c, p, NULL, NULL, NULL, NULL};
@@ -182,8 +195,8 @@ int zs_cpl_price_pass(const zs_cost *c, const zs_cpl_pass *p, zs_cpl_price *out,
     if ((rc = price(&P, out, e)))
         goto out;
     /* The ideal: this pass's FLOPs over g GPUs at the rate of a 1/g share. */
-    double share_flops = 0, share = whole(&P, (p->len + p->g - 1) / p->g, &share_flops);
-    whole(&P, p->len, &out->flops);
+    double share_flops = 0, share = whole(&P, p->g, &share_flops);
+    whole(&P, 1, &out->flops);
     out->ideal = share_flops > 0 ? out->flops / p->g * share / share_flops : 0;
 out:
     free(P.cost);

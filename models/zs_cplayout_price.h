@@ -19,7 +19,7 @@
  *     chunks against the gathered keys; backward gathers again and
  *     reduce-scatters dK and dV; nothing overlaps.
  * The ideal is the pass's exact causal FLOPs over g GPUs at the rate one GPU
- * reaches on a 1/g share (one document of len/g tokens per document), the
+ * reaches on a 1/g share (a document of len/g tokens for each one), the
  * baseline the published layout comparisons use (docs/cost-model.md).
  * Depends on the cost model and zs_cplayout. */
 #ifndef ZS_CPLAYOUT_PRICE_H
@@ -36,13 +36,13 @@
 
 typedef struct zs_cpl_pass {
     zs_cp_layout layout;
-    int32_t len;  /* tokens of each document */
-    int docs;     /* equal documents, packed (one launch per step) */
-    int g;        /* members of the CP group: ranks 0, stride, 2 stride, ... */
-    int stride;   /* rank distance between members (the TP degree) */
-    int pad;      /* pad documents to whole chunks (TE) or cut them exactly */
-    int heads;    /* query heads on one GPU */
-    int kv_heads; /* KV heads on one GPU */
+    const int32_t *lens; /* tokens of each document */
+    int docs;            /* documents, packed (one launch per step) */
+    int g;               /* members of the CP group: ranks 0, stride, 2 stride, ... */
+    int stride;          /* rank distance between members (the TP degree) */
+    int pad;             /* pad documents to whole chunks (TE) or cut them exactly */
+    int heads;           /* query heads on one GPU */
+    int kv_heads;        /* KV heads on one GPU */
     int backward;
 } zs_cpl_pass;
 

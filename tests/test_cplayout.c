@@ -117,7 +117,7 @@ static zs_cost *cost_new(const char *cluster)
 
 static zs_cpl_price price(const zs_cost *c, zs_cp_layout l, int32_t len, int g, int backward)
 {
-    zs_cpl_pass p = {l, len, 1, g, 1, 0, 32, 8, backward};
+    zs_cpl_pass p = {l, &len, 1, g, 1, 0, 32, 8, backward};
     zs_cpl_price o;
     zs_err e;
     ZS_ASSERT_OK(zs_cpl_price_pass(c, &p, &o, &e), &e);
@@ -154,10 +154,19 @@ static void test_price_structure(void)
     /* A ring member's own chain holds its kernels and accumulator passes. */
     zs_cpl_price t = price(c, ZS_CPL_ZIGZAG, 512, 8, 1);
     CU_ASSERT(t.time >= t.compute + t.merge - 1e-12 && t.comm > 0);
-    zs_cpl_pass bad = {ZS_CPL_RING, 10, 1, 8, 1, 0, 32, 8, 0};
+    int32_t lens[2] = {4096, 10};
+    zs_cpl_pass bad = {ZS_CPL_RING, lens, 2, 8, 1, 0, 32, 8, 0};
     zs_cpl_price o;
     zs_err e;
     ZS_ASSERT_INT_EQ(zs_cpl_price_pass(c, &bad, &o, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.what, "10 tokens");
+    /* Mixed lengths: a short document beside a long one adds its own
+     * small blocks and is priced, not averaged away. */
+    lens[1] = 512;
+    zs_cpl_pass mix = {ZS_CPL_ZIGZAG, lens, 2, 8, 1, 0, 32, 8, 0};
+    ZS_ASSERT_OK(zs_cpl_price_pass(c, &mix, &o, &e), &e);
+    zs_cpl_price one = price(c, ZS_CPL_ZIGZAG, 4096, 8, 0);
+    CU_ASSERT(o.time > one.time && o.flops > one.flops);
     zs_cost_free(c);
 }
 

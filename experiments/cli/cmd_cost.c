@@ -61,6 +61,8 @@ static const char cost_help[] =
     "  --layout L|all          CP token layout (ring, zigzag, stripe, llama3, or all\n"
     "                          four): each priced step by step, see docs/cost-model.md\n"
     "  --pass fwd|bwd|fwd+bwd  with --layout: the pass(es) priced (default fwd)\n"
+    "  --lens A,B,...          with --layout: documents of these lengths packed\n"
+    "                          in each launch (instead of --len and --docs)\n"
     "  --m M --n N --k K       one GEMM of M x K by K x N\n"
     "  --op OP --bytes S[K|M|G] --gpus n --src A --dst B   collectives and p2p\n"
     "  --precision bf16|fp8    step: GEMM precision (fp8 on H100/H200/H800 only)\n"
@@ -77,6 +79,8 @@ typedef struct cost_args {
     long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero;
     double m, n, k, bytes;
     int bwd, sp, layout, pass; /* layout: -1 none, ZS_CPL_N all; pass: 1 fwd, 2 bwd, 3 both */
+    int nlens;                 /* --lens: documents of these lengths (with --layout) */
+    int32_t lens[64];
     zs_precision prec;
     zs_step_rc rc;
     zs_format fmt;
@@ -175,20 +179,28 @@ static int layout_row(zs_table *t, const cost_args *a, const zs_model *m, const 
                       int heads, zs_cp_layout l, zs_err *e)
 {
     int tp = (int)a->tp, kvh = m->kv_heads / tp > 0 ? m->kv_heads / tp : 1;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)a->docs);
+    if (!lens)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (long d = 0; d < a->docs; d++)
+        lens[d] = a->nlens ? a->lens[d] : (int32_t)a->len;
     zs_cpl_price sum = {0};
     double mean = 0;
     for (int b = 0; b < 2; b++) {
         if (!(a->pass & (1 << b)))
             continue;
-        zs_cpl_pass p = {l, (int32_t)a->len, (int)a->docs, (int)a->cp, tp, 0, heads, kvh, b};
+        zs_cpl_pass p = {l, lens, (int)a->docs, (int)a->cp, tp, 0, heads, kvh, b};
         zs_cpl_price o;
         int rc = zs_cpl_price_pass(c, &p, &o, e);
-        if (rc)
+        if (rc) {
+            free(lens);
             return rc;
+        }
         sum.time += o.time, sum.compute += o.compute, sum.merge += o.merge, sum.comm += o.comm;
         sum.ideal += o.ideal, sum.flops += o.flops, sum.kv_bytes = o.kv_bytes;
         mean += o.compute_mean;
     }
+    free(lens);
     static const char *const comm[ZS_CPL_N] = {"ring p2p", "ring p2p", "ring p2p", "all-gather"};
     zs_table_row(t);
     zs_table_set(t, 0, "%s", zs_cpl_name(l));
@@ -240,13 +252,23 @@ static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster 
     text(k, "model", "%s", m->name);
     note(k, "%d heads, %d KV heads, head dim %d", m->heads, m->kv_heads, m->head_dim);
     text(k, "pass", "%s", b.pass == 1 ? "fwd" : b.pass == 2 ? "bwd" : "fwd+bwd");
-    num(k, "len", "tokens", "%.0f", (double)a->len);
-    note(k, "per document, %ld per launch, cut exactly (no padding)", a->docs);
+    if (a->nlens) {
+        char l[512] = "";
+        for (int i = 0, o = 0; i < a->nlens && o < (int)sizeof l - 16; i++)
+            o += snprintf(l + o, sizeof l - (size_t)o, "%s%d", i ? "," : "", a->lens[i]);
+        text(k, "lens", "%s", l);
+        note(k, "tokens of each document, all in each launch, cut exactly (no padding)");
+    } else {
+        num(k, "len", "tokens", "%.0f", (double)a->len);
+        note(k, "per document, %ld per launch, cut exactly (no padding)", a->docs);
+    }
     num(k, "cp", NULL, "%.0f", (double)a->cp);
     num(k, "tp", NULL, "%.0f", (double)a->tp);
     note(k, "%d heads on each GPU", heads);
-    text(k, "ideal", "exact causal FLOPs / cp at the rate of one GPU on a %ld-token share",
-         (a->len + a->cp - 1) / a->cp);
+    text(k, "ideal",
+         "exact causal FLOPs / cp at the rate of one GPU on a 1/%ld share of each "
+         "document",
+         a->cp);
     add_kernel(k, c, b.pass == 2);
     text(k, "cost_model", "%s", c->desc);
     zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
@@ -288,6 +310,11 @@ static int cost_attention(const cost_args *a, zs_err *e)
                           "%ld tokens cannot be cut into %d zigzag chunks", a->len, 2 * cp);
     }
     int heads = m.heads / tp, bwd = a->bwd;
+    if (a->nlens && a->layout < 0) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_EUSAGE, "--lens", "add --layout L|all, or use --len and --docs",
+                          "--lens prices CP layouts only");
+    }
     if (a->layout >= 0 || a->pass) {
         rc = cost_layouts(a, &m, &cl, c, heads, e);
         zs_cost_free(c);
@@ -683,6 +710,32 @@ static int cost_step(const cost_args *a, zs_err *e)
     return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
 }
 
+/* "4096,512,128": --lens (at most 64 documents); sets --len to the longest
+ * and --docs to the count for the checks every attention price makes. */
+static int parse_lens(const char *s, cost_args *a, zs_err *e)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    a->nlens = 0;
+    a->len = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (a->nlens == 64)
+            return zs_err_set(e, ZS_EUSAGE, "--lens", "give at most 64 lengths",
+                              "too many documents in --lens");
+        int rc = zs_cli_parse_int("--lens", t, 1, 1L << 30, &v, e);
+        if (rc)
+            return rc;
+        a->lens[a->nlens++] = (int32_t)v;
+        a->len = v > a->len ? v : a->len;
+    }
+    if (a->nlens == 0)
+        return zs_err_set(e, ZS_EUSAGE, "--lens", "give lengths, e.g. --lens 4096,512",
+                          "empty --lens");
+    a->docs = a->nlens;
+    return ZS_OK;
+}
+
 /* The options of parse_args' second half (those of `cost step`, --calib,
  * --op, --format): ZS_OK, an error (e filled) or -1 when c is none of them. */
 static int parse_step_opt(int c, cost_args *a, zs_err *e)
@@ -723,6 +776,9 @@ static int parse_step_opt(int c, cost_args *a, zs_err *e)
             rc = zs_cpl_parse(optarg, "--layout", &l, e);
             a->layout = (int)l;
         }
+        break;
+    case 'W':
+        rc = parse_lens(optarg, a, e);
         break;
     case 'X':
         a->pass = !strcmp(optarg, "fwd")       ? 1
@@ -773,6 +829,7 @@ static int parse_args(int argc, char **argv, cost_args *a)
                                          {"format", required_argument, 0, 'f'},
                                          {"layout", required_argument, 0, 'Y'},
                                          {"pass", required_argument, 0, 'X'},
+                                         {"lens", required_argument, 0, 'W'},
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);

@@ -32,6 +32,14 @@ expect_out lay-bad-pass "bad --pass 'both'"
 expect_rc lay-cp1 2 "$ZEPSIM" cost attention --len 4096 --layout ring
 expect_out lay-cp1 "needs a CP group"
 expect_rc lay-too-many 2 "$ZEPSIM" cost attention --cluster cluster-b --nodes 1 --len 65536 --cp 16 --layout ring
+# Packed documents of their own lengths; a document too short for the
+# group's chunks is named.
+expect_rc lay-lens 0 "$ZEPSIM" cost attention --cluster cluster-b --cp 8 --lens 24832,25600,12800,1280,1024 --layout zigzag --format csv
+expect_out lay-lens "^setup,+lens,\"?24832,25600,12800,1280,1024"
+expect_rc lay-lens-short 2 "$ZEPSIM" cost attention --cp 8 --lens 4096,10 --layout ring
+expect_out lay-lens-short "a document of 10 tokens cannot be cut"
+expect_rc lay-lens-alone 2 "$ZEPSIM" cost attention --lens 4096,512
+expect_out lay-lens-alone "--lens prices CP layouts only"
 # Without --layout the output is the busiest-rank table it always was.
 expect_rc lay-none 0 "$ZEPSIM" cost attention --len 4096 --cp 4 --format csv
 expect_out lay-none "^busiest_rank,[0-9]"
