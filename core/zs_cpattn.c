@@ -2,8 +2,25 @@
  * llama-cp (they differ in padding, default layout and routing): see
  * zs_cpbase.h. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "zs_cpbase.h"
+
+int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e)
+{
+    int idx = 0;
+    int rc = zs_opt_enum(o, row, &idx, e);
+    if (rc)
+        return rc;
+    const char *v = row->values;
+    for (int i = 0; i < idx && v; i++) /* the idx-th of the '|'-separated names */
+        if ((v = strchr(v, '|')))
+            v++;
+    char name[16] = "";
+    if (v)
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(v, "|"), v);
+    return zs_cpl_parse(name, row->key, out, e);
+}
 
 int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64_t *lin,
                   int64_t *padded, zs_err *e)

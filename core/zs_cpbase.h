@@ -102,13 +102,18 @@ int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, cons
 /* ---- a CP group's attention under a token layout (te-cp, llama-cp;
  * zs_cplayout.h), in core/zs_cpattn.c --------------------------------------- */
 
-/* The layout option of both planners (they differ in its default). */
-#define ZS__CPB_OPT_LAYOUT(def_)                                                                   \
+/* The layout option of both planners; values_ lists the layouts with the
+ * planner's default first (option tables default ENUMs to their first
+ * value). */
+#define ZS__CPB_OPT_LAYOUT(values_)                                                                \
     {                                                                                              \
-        "layout", ZS_OPT_ENUM, 0, 0, def_, ZS_CPL_VALUES, NULL,                                    \
+        "layout", ZS_OPT_ENUM, 0, 0, 0, values_, NULL,                                             \
             "CP token layout: zigzag and ring and stripe pass KV around a ring, llama3 "           \
             "all-gathers it (docs/methods.md)"                                                     \
     }
+
+/* Reads the layout option through its row. */
+int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e);
 
 typedef struct zs__cpb_attn {
     zs_cp_layout layout;

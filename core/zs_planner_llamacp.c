@@ -12,8 +12,8 @@
  * equal buffers, so every member moves the largest shard of its group.
  * layout=zigzag|ring|stripe places the tokens otherwise and passes K/V
  * around a ring instead (zs_cplayout.h), for comparing CP token layouts.
- * Options: cp=N (default 16), tp=N (default 1), layout=zigzag|ring|stripe|
- * llama3 (default llama3). */
+ * Options: cp=N (default 16), tp=N (default 1), layout=llama3|zigzag|ring|
+ * stripe (default llama3). */
 #include <stdlib.h>
 
 #include "zs_cpbase.h"
@@ -22,7 +22,7 @@ static const zs_opt_spec opt_cp =
     ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer",
                    "context-parallel degree, CP groups of consecutive GPUs and DP across them");
 
-static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT(ZS_CPL_LLAMA3);
+static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT("llama3|zigzag|ring|stripe");
 
 typedef struct llcp {
     zs__cpb c;
@@ -57,14 +57,13 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     zs__cpb *c = &L.c;
     zs_schedule *s = NULL;
     int64_t *shard = calloc((size_t)c->nslots, sizeof(int64_t)), pad = 0;
-    int layout = 0;
     if (!shard) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    if ((rc = zs_opt_enum(ctx->opts, &opt_layout, &layout, e)))
+    L.a = (zs__cpb_attn){.chunking = ZS_RING_EXACT, .shard = shard};
+    if ((rc = zs__cpb_layout(ctx->opts, &opt_layout, &L.a.layout, e)))
         goto out;
-    L.a = (zs__cpb_attn){.layout = (zs_cp_layout)layout, .chunking = ZS_RING_EXACT, .shard = shard};
     if ((rc = zs__cpb_schedule(c, &s, &L.a.cp_stream, e)) ||
         (rc = zs__cpb_place(s, c, &L.a, shard, &pad, e)))
         goto out;

@@ -37,7 +37,7 @@ static const zs_opt_spec opt_routing = {
     .help = "route the rings' inter-node transfers over the node's NICs (Zeppelin's routing "
             "layer: the ablation's 'routing only')"};
 
-static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT(ZS_CPL_ZIGZAG);
+static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT("zigzag|ring|stripe|llama3");
 
 typedef struct tecp {
     zs__cpb c;
@@ -82,11 +82,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    int layout = 0, routing = 0;
-    if ((rc = zs_opt_enum(ctx->opts, &opt_layout, &layout, e)) ||
+    int routing = 0;
+    T.a = (zs__cpb_attn){.chunking = ZS_RING_PAD, .shard = lin};
+    if ((rc = zs__cpb_layout(ctx->opts, &opt_layout, &T.a.layout, e)) ||
         (rc = zs_opt_bool(ctx->opts, &opt_routing, &routing, e)))
         goto out;
-    T.a = (zs__cpb_attn){.layout = (zs_cp_layout)layout, .chunking = ZS_RING_PAD, .shard = lin};
     if ((rc = zs__cpb_schedule(c, &s, &T.a.cp_stream, e)))
         goto out;
     int k = zs_zep_default_k(ctx->cluster, c->tp);

@@ -80,12 +80,14 @@ static void ring_time(pricer *P, zs_cpl_price *o)
         ct[k] = mt[k] = kv[k] = kvn[k] = dkv[k] = dkvn[k] = exit[k] = 0;
     double acc_el = (double)p->heads * m->head_dim * ZS_CPL_ACC_BYTES(m->dtype_bytes);
     double most_merge = 0, most_comm = 0;
-    for (int k = 0; k < g; k++) {
+    for (int k = 0; k < g; k++) { /* what member k does, in sum */
         double mg = 0, cm = 0;
-        for (int j = 1; j < g; j++)
-            mg += zs_cost_elementwise(P->c, acc_el * held(p, k));
-        for (int j = 0; j < g - 1 + (p->backward ? g : 0); j++)
-            cm += xfer(P, k, P->bytes[((k - j) % g + g) % g]);
+        for (int j = 0; j < g; j++) {
+            double b = P->bytes[((k - j) % g + g) % g];
+            mg += j > 0 ? zs_cost_elementwise(P->c, acc_el * held(p, k)) : 0;
+            mg += j > 0 && p->backward ? zs_cost_elementwise(P->c, 3 * b) : 0;
+            cm += (j < g - 1 ? xfer(P, k, b) : 0) + (p->backward ? xfer(P, k, b) : 0);
+        }
         most_merge = mg > most_merge ? mg : most_merge;
         most_comm = cm > most_comm ? cm : most_comm;
     }

@@ -50,7 +50,7 @@ typedef struct zs_cpl_price {
     double time;         /* seconds of the pass, critical path */
     double compute;      /* kernel seconds of the busiest member */
     double compute_mean; /* kernel seconds, mean over members */
-    double merge;        /* accumulator passes of the busiest member (ring layouts) */
+    double merge;        /* accumulator passes, the most a member does (ring layouts) */
     double comm;         /* seconds of the transfers or collectives one member waits on or issues */
     double ideal;        /* see above */
     double flops;        /* exact causal FLOPs of the documents, this pass */
