@@ -15,6 +15,7 @@
 
 #include "zs_iteration.h"
 #include "zs_planner.h"
+#include "zs_ring.h"
 
 /* Upper bound on the tokens one GPU of a CP group of cp GPUs holds when the
  * group takes a document of len tokens (padding included). */
@@ -97,5 +98,44 @@ int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out);
  * linear tokens per slot. */
 int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
                   int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e);
+
+/* ---- a CP group's attention under a token layout (te-cp, llama-cp;
+ * zs_cplayout.h), in core/zs_cpattn.c --------------------------------------- */
+
+/* The layout option of both planners; values_ lists the layouts with the
+ * planner's default first (option tables default ENUMs to their first
+ * value). */
+#define ZS__CPB_OPT_LAYOUT(values_)                                                                \
+    {                                                                                              \
+        "layout", ZS_OPT_ENUM, 0, 0, 0, values_, NULL,                                             \
+            "CP token layout: zigzag and ring and stripe pass KV around a ring, llama3 "           \
+            "all-gathers it (docs/methods.md)"                                                     \
+    }
+
+/* Reads the layout option through its row. */
+int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e);
+
+typedef struct zs__cpb_attn {
+    zs_cp_layout layout;
+    zs_ring_chunking chunking; /* PAD: padded to whole chunks (TE), EXACT: cut exactly */
+    int cp_stream;
+    const int *slots;     /* nslots, identity: group g's ring is slots[g*cp .. (g+1)*cp) */
+    zs_ring_xfer_fn xfer; /* ring transfers (NULL: direct send/receive) */
+    void *xfer_arg;
+    const int64_t *shard; /* llama3: per slot, tokens held (collectives move the largest) */
+} zs__cpb_attn;
+
+/* Places every document's chunks on its group's slots by the layout (for
+ * attention and the linear modules alike) and adds to lin[slot] the tokens
+ * each slot runs (padding included with PAD) and to *padded the padding. */
+int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64_t *lin,
+                  int64_t *padded, zs_err *e);
+
+/* Emits one attention pass of every CP group: a ring per group (ring
+ * layouts, core/zs_ring.c) or an all-gather of K and V, the attention of
+ * the local queries against the gathered keys and, backward, a
+ * reduce-scatter of dK and dV (llama3). */
+int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
+                      zs_err *e);
 
 #endif

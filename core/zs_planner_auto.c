@@ -349,7 +349,8 @@ static int emit_span(ap *A, zs_iter *it, int stage, const zs_auto_unit *un, int 
                            A->span_stream,
                            "auto-ring",
                            routed ? zs_zep_route_xfer : NULL,
-                           routed ? A->route : NULL};
+                           routed ? A->route : NULL,
+                           ZS_CPL_ZIGZAG};
         rc = zs_ring_emit_heads(it, stage, &rs, A->hq / u, A->hkv / u > 0 ? A->hkv / u : 1,
                                 backward, rdep, e);
         for (int i = 0; i < r && rc == ZS_OK; i++)

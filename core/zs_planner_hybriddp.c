@@ -90,7 +90,8 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
                            H->cp_stream,
                            "ring",
                            NULL,
-                           NULL};
+                           NULL,
+                           ZS_CPL_ZIGZAG};
         rc = zs_ring_emit(it, stage, &rs, backward, dep + H->ring_first[r], e);
     }
     for (int sl = 0; sl < c->nslots && rc == ZS_OK; sl++) {

@@ -101,7 +101,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
             for (int i = 0; i < U->r; i++)
                 rdep[i] = dep[slots[i]];
             zs_ring_spec rs = {U->r,         slots,      n,    docs, ZS_RING_PAD,
-                               U->cp_stream, "usp-ring", NULL, NULL};
+                               U->cp_stream, "usp-ring", NULL, NULL, ZS_CPL_ZIGZAG};
             rc = zs_ring_emit_heads(it, stage, &rs, hq / U->u, hkv / U->u, backward, rdep, e);
             for (int i = 0; i < U->r && rc == ZS_OK; i++)
                 dep[slots[i]] = rdep[i];

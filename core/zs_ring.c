@@ -38,30 +38,17 @@ int zs_ring_member_blocks(int32_t doc, int32_t len, int g, zs_ring_chunking ch, 
     return n;
 }
 
-/* Padded chunk geometry (what TE computes and moves) for cost and bytes. */
-static void chunk_cost(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1)
-{
-    if (ch == ZS_RING_EXACT) {
-        zs_ring_chunk(len, g, ch, c, t0, t1);
-        return;
-    }
-    int64_t n = 2 * (int64_t)g, cs = (len + n - 1) / n;
-    *t0 = (int32_t)(c * cs);
-    *t1 = (int32_t)((c + 1) * cs);
-}
-
 int zs_ring_add_pieces(zs_schedule *s, const zs_layout_dims *dims, const zs_ring_spec *rs,
                        int micro, zs_err *e)
 {
-    int g = rs->g;
+    int g = rs->g, n = zs_cpl_nchunks(rs->layout, g), pad = rs->chunking == ZS_RING_PAD;
     for (int k = 0; k < g; k++) {
         int rank = zs_slot_rank(dims, 0, rs->slots[k]);
         for (int i = 0; i < rs->ndocs; i++) {
             int d = rs->docs[i];
-            int chunks[2] = {k, 2 * g - 1 - k};
-            for (int c = 0; c < 2; c++) {
+            for (int c = 0; c < zs_cpl_nowned(rs->layout); c++) {
                 int32_t t0, t1;
-                zs_ring_chunk(s->doc_len[d], g, rs->chunking, chunks[c], &t0, &t1);
+                zs_cpl_chunk(s->doc_len[d], n, pad, zs_cpl_owned(rs->layout, g, k, c), &t0, &t1);
                 if (t1 > t0)
                     zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_ATTN, micro);
             }
@@ -74,14 +61,9 @@ double zs_ring_step_bytes(const zs_schedule *s, const zs_model *m, int kv_heads,
                           const zs_ring_spec *rs, int k)
 {
     double tokens = 0;
-    int g = rs->g;
-    for (int i = 0; i < rs->ndocs; i++) {
-        int32_t len = s->doc_len[rs->docs[i]], t0, t1;
-        chunk_cost(len, g, rs->chunking, k, &t0, &t1);
-        tokens += t1 - t0;
-        chunk_cost(len, g, rs->chunking, 2 * g - 1 - k, &t0, &t1);
-        tokens += t1 - t0;
-    }
+    for (int i = 0; i < rs->ndocs; i++)
+        tokens += (double)zs_cpl_member_tokens(rs->layout, s->doc_len[rs->docs[i]], rs->g,
+                                               rs->chunking == ZS_RING_PAD, k);
     return tokens * 2.0 * kv_heads * m->head_dim * m->dtype_bytes;
 }
 
@@ -103,13 +85,13 @@ typedef struct ring_ws {
     int cap;
 } ring_ws;
 
-/* Blocks slot k computes in step j: its query chunks against the KV chunks
- * first held by slot src. Real geometry into blk, padded into cblk. */
+/* Blocks slot k computes in step j (its queries against the KV first held
+ * by slot src): real geometry into blk, priced into cblk (zs_cplayout.h). */
 static int step_blocks(const zs_schedule *s, const zs_ring_spec *rs, int k, int src, ring_ws *w,
                        int *nreal, int *ncost)
 {
     int g = rs->g;
-    int need = rs->ndocs * 4;
+    int need = rs->ndocs * ZS_CPL_MAXBLK;
     if (need > w->cap) {
         zs_attn_block *a = realloc(w->blk, sizeof(zs_attn_block) * (size_t)need);
         if (!a)
@@ -121,25 +103,14 @@ static int step_blocks(const zs_schedule *s, const zs_ring_spec *rs, int k, int 
         w->cblk = b;
         w->cap = need;
     }
-    int qc[2] = {k, 2 * g - 1 - k}, kc[2] = {src, 2 * g - 1 - src};
+    int j = ((k - src) % g + g) % g;
     *nreal = *ncost = 0;
     for (int i = 0; i < rs->ndocs; i++) {
-        int d = rs->docs[i];
-        int32_t len = s->doc_len[d];
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++) {
-                if (kc[b] > qc[a])
-                    continue; /* above the diagonal */
-                int32_t q0, q1, k0, k1;
-                chunk_cost(len, g, rs->chunking, qc[a], &q0, &q1);
-                chunk_cost(len, g, rs->chunking, kc[b], &k0, &k1);
-                if (q1 > q0 && k1 > k0)
-                    w->cblk[(*ncost)++] = (zs_attn_block){d, q0, q1, k0, k1};
-                zs_ring_chunk(len, g, rs->chunking, qc[a], &q0, &q1);
-                zs_ring_chunk(len, g, rs->chunking, kc[b], &k0, &k1);
-                if (q1 > q0 && k1 > k0)
-                    w->blk[(*nreal)++] = (zs_attn_block){d, q0, q1, k0, k1};
-            }
+        int d = rs->docs[i], nr, nc;
+        zs_cpl_step_blocks(rs->layout, d, s->doc_len[d], g, rs->chunking == ZS_RING_PAD, k, j,
+                           w->blk + *nreal, &nr, w->cblk + *ncost, &nc);
+        *nreal += nr;
+        *ncost += nc;
     }
     return ZS_OK;
 }

@@ -2,7 +2,8 @@
  * context-parallel rings (TE CP, Hybrid DP, USP, WLB-LLM, Zeppelin).
  *
  * Each document of the ring is cut into 2g zigzag chunks over a ring of g
- * slots: slot i holds query and KV chunks i and 2g-1-i. In step j
+ * slots: slot i holds query and KV chunks i and 2g-1-i (the spec's layout
+ * may place them as ring or stripe instead, zs_cplayout.h). In step j
  * (0 <= j < g) slot i computes its queries against the KV chunks first held
  * by slot (i - j) mod g (causal: chunk pairs above the diagonal are
  * skipped, the diagonal pair is a causal block), while the KV it holds
@@ -27,6 +28,7 @@
 #ifndef ZS_RING_H
 #define ZS_RING_H
 
+#include "zs_cplayout.h"
 #include "zs_iteration.h"
 
 typedef enum zs_ring_chunking { ZS_RING_PAD = 0, ZS_RING_EXACT = 1 } zs_ring_chunking;
@@ -53,6 +55,7 @@ typedef struct zs_ring_spec {
     const char *label;    /* e.g. "ring" (ops become "ring-attn-fwd", "ring-kv", ...) */
     zs_ring_xfer_fn xfer; /* NULL: direct send/recv */
     void *xfer_arg;
+    zs_cp_layout layout; /* token layout (a ring one; zero: zigzag, as described above) */
 } zs_ring_spec;
 
 /* Emits the ring's attention (forward, or backward when backward=1) for
@@ -115,7 +118,7 @@ int zs_ring_member_blocks(int32_t doc, int32_t len, int g, zs_ring_chunking ch, 
 void zs_ring_chunk(int32_t len, int g, zs_ring_chunking ch, int c, int32_t *t0, int32_t *t1);
 
 /* Adds the plan's attention pieces for the ring's documents (slot k holds
- * chunks k and 2g-1-k of each document) on the ranks of stage 0; the
+ * the chunks the spec's layout gives it) on the ranks of stage 0; the
  * schedule's documents must be set. */
 int zs_ring_add_pieces(zs_schedule *s, const zs_layout_dims *dims, const zs_ring_spec *rs,
                        int micro, zs_err *e);

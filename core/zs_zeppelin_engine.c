@@ -790,8 +790,8 @@ static int pass_init(pass *P)
             dep[k] = zs_iter_entry(P->it, s);
         }
         int stream = R->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
-        zs_ring_spec rs = {R->g,   R->slots,           R->ndocs,          R->docs,  ZS_RING_EXACT,
-                           stream, labels[R->cls & 3], zs_zep_route_xfer, en->route};
+        zs_ring_spec rs = {R->g,   R->slots,           R->ndocs,          R->docs,   ZS_RING_EXACT,
+                           stream, labels[R->cls & 3], zs_zep_route_xfer, en->route, ZS_CPL_ZIGZAG};
         rc = zs_ring_run_new(P->it, P->stage, &rs, 0, 0, P->backward, dep, &P->run[r], P->e);
         if (!rc)
             P->step_est[r] = ring_step_est(P, r);
@@ -893,7 +893,8 @@ int zs_zep_engine_pieces(const zs_zep_engine *en, zs_schedule *s, const zs_layou
      * the order its exported (last) tokens are chosen in. */
     for (int i = 0; i < p->nrings; i++) {
         const zs_zep_ring *r = &p->rings[i];
-        zs_ring_spec rs = {r->g, r->slots, r->ndocs, r->docs, ZS_RING_EXACT, 0, "", NULL, NULL};
+        zs_ring_spec rs = {r->g, r->slots, r->ndocs, r->docs, ZS_RING_EXACT,
+                           0,    "",       NULL,     NULL,    ZS_CPL_ZIGZAG};
         int rc = zs_ring_add_pieces(s, dims, &rs, 0, e);
         if (rc)
             return rc;

@@ -11,6 +11,8 @@
 #include "zs_validate.h"
 
 extern const zs_planner_ops zs_planner_local;
+extern const zs_planner_ops zs_planner_tecp;
+extern const zs_planner_ops zs_planner_llamacp;
 
 typedef zs_test_env env;
 
@@ -91,6 +93,51 @@ static void test_random_plans_validate(void)
     zs_cost_free(v.cost);
 }
 
+/* Runs a plan on the analytic backend (it must end), then frees it, its
+ * batch and the environment's cost model. */
+static void run_and_free(env *v, zs_schedule *s, zs_batch *b)
+{
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_analytic_run(s, v->cost, NULL, &r, &e), &e);
+    CU_ASSERT(r->iter_time > 0);
+    zs_result_free(r);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v->cost);
+}
+
+/* te-cp and llama-cp under every CP token layout: random batches plan,
+ * validate (coverage, matched transfers and collectives, no deadlock) and
+ * run; the layouts move different bytes (ring and stripe shards differ
+ * from zigzag's only by rounding, llama3 gathers instead). */
+static void test_cp_layouts_validate(void)
+{
+    static const char *const layouts[] = {"zigzag", "ring", "stripe", "llama3"};
+    static const zs_planner_ops *const planners[] = {&zs_planner_tecp, &zs_planner_llamacp};
+    for (int pi = 0; pi < 2; pi++)
+        for (int l = 0; l < 4; l++)
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                env v;
+                env_init(&v, "llama-550m", 2);
+                char o[64];
+                snprintf(o, sizeof o, "cp=%d,tp=%d,layout=%s", seed % 2 ? 4 : 8, seed == 3 ? 2 : 1,
+                         layouts[l]);
+                zs_opts_parse(&v.opts, o, NULL);
+                zs_batch *b = random_batch(seed + 100, 4 + (int)(seed * 5 % 30), 6000);
+                zs_schedule *s = NULL;
+                zs_plan_report rep;
+                zs_err e;
+                ZS_ASSERT_OK(zs_plan_batch(planners[pi], &v.ctx, b, 1, &s, &rep, &e), &e);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+                char want[32];
+                snprintf(want, sizeof want, "layout=%s", layouts[l]);
+                if (l != (pi == 0 ? 0 : 3)) /* not the planner's default */
+                    ZS_ASSERT_STR_CONTAINS(rep.notes, want);
+                run_and_free(&v, s, b);
+            }
+}
+
 static void test_tensor_parallel_validates(void)
 {
     env v;
@@ -103,14 +150,7 @@ static void test_tensor_parallel_validates(void)
     ZS_ASSERT_INT_EQ(s->dims.tp, 4);
     /* Every TP rank runs the same number of ops as its group's rank 0. */
     ZS_ASSERT_INT_EQ(s->ranks[3].nops, s->ranks[0].nops);
-    zs_result *r = NULL;
-    zs_err e;
-    ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
-    CU_ASSERT(r->iter_time > 0);
-    zs_result_free(r);
-    zs_schedule_free(s);
-    zs_batch_free(b);
-    zs_cost_free(v.cost);
+    run_and_free(&v, s, b);
 }
 
 static void test_broken_copies_rejected(void)
@@ -209,6 +249,7 @@ int main(int argc, char **argv)
         {"local_hand_checked", test_local_hand_checked},
         {"random_plans_validate", test_random_plans_validate},
         {"tensor_parallel_validates", test_tensor_parallel_validates},
+        {"cp_layouts_validate", test_cp_layouts_validate},
         {"broken_copies_rejected", test_broken_copies_rejected},
         {"too_long_document", test_too_long_document},
         {NULL, NULL}};

@@ -62,7 +62,7 @@ static zs_schedule *ring_schedule(zs_cost *cost, int g, zs_ring_chunking ch, con
     for (int d = 0; d < ndocs; d++)
         docs[d] = d;
     ZS_ASSERT_OK(zs_schedule_set_docs(s, len, ndocs), &e);
-    tiny t = {{g, slots, ndocs, docs, ch, ZS_STREAM_COMM, "ring", NULL, NULL}};
+    tiny t = {{g, slots, ndocs, docs, ch, ZS_STREAM_COMM, "ring", NULL, NULL, ZS_CPL_ZIGZAG}};
     zs_layout_dims dims = {1, g, 1, 1};
     ZS_ASSERT_OK(zs_ring_add_pieces(s, &dims, &t.rs, 0, &e), &e);
     int64_t nattn = s->npieces;

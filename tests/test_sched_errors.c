@@ -242,7 +242,8 @@ static int emit_bad(void *arg, zs_iter *it, int stage, int micro, int backward, 
     zs_schedule *s = zs_iter_schedule(it);
     (void)micro;
     if (b->mode == 1) {
-        zs_ring_spec rs = {2, b->slots, 1, b->docs, ZS_RING_EXACT, 9, "ring", NULL, NULL};
+        zs_ring_spec rs = {2, b->slots, 1,    b->docs, ZS_RING_EXACT,
+                           9, "ring",   NULL, NULL,    ZS_CPL_ZIGZAG};
         int64_t dep[2] = {zs_iter_entry(it, 0), zs_iter_entry(it, 1)};
         int rc = zs_ring_emit(it, stage, &rs, backward, dep, e);
         for (int k = 0; k < 2 && !rc; k++)

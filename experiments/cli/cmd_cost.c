@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "zs_calib.h"
 #include "zs_cost.h"
+#include "zs_cplayout_price.h"
 #include "zs_step.h"
 
 static const char cost_help[] =
@@ -28,7 +29,9 @@ static const char cost_help[] =
     "  attention   one document of --len tokens on one GPU: forward (or --bwd),\n"
     "              one launch; with --cp N the zigzag shard of the busiest rank,\n"
     "              one launch per ring step (its chunks against the KV chunks of\n"
-    "              that step); --docs N packs N equal documents in one launch\n"
+    "              that step); --docs N packs N equal documents in one launch;\n"
+    "              with --layout one row per CP layout: time, imbalance,\n"
+    "              communication and efficiency against the ideal\n"
     "  gemm        one GEMM (--m --n --k), or a layer's GEMMs for --len tokens of\n"
     "              --model (QKV, output projection, MLP), split over --tp\n"
     "  collective  OP (all-gather, reduce-scatter, all-reduce, all-to-all) over\n"
@@ -55,6 +58,11 @@ static const char cost_help[] =
     "  --cp N                  context-parallel ranks (zigzag shards; default 1)\n"
     "  --tp N                  tensor-parallel degree: heads / N, GEMM columns / N\n"
     "  --bwd                   attention backward\n"
+    "  --layout L|all          CP token layout (ring, zigzag, stripe, llama3, or all\n"
+    "                          four): each priced step by step, see docs/cost-model.md\n"
+    "  --pass fwd|bwd|fwd+bwd  with --layout: the pass(es) priced (default fwd)\n"
+    "  --lens A,B,...          with --layout: documents of these lengths packed\n"
+    "                          in each launch (instead of --len and --docs)\n"
     "  --m M --n N --k K       one GEMM of M x K by K x N\n"
     "  --op OP --bytes S[K|M|G] --gpus n --src A --dst B   collectives and p2p\n"
     "  --precision bf16|fp8    step: GEMM precision (fp8 on H100/H200/H800 only)\n"
@@ -70,7 +78,9 @@ typedef struct cost_args {
     const char *gpu, *cluster, *model, *kernel, *calib, *op;
     long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero;
     double m, n, k, bytes;
-    int bwd, sp;
+    int bwd, sp, layout, pass; /* layout: -1 none, ZS_CPL_N all; pass: 1 fwd, 2 bwd, 3 both */
+    int nlens;                 /* --lens: documents of these lengths (with --layout) */
+    int32_t lens[64];
     zs_precision prec;
     zs_step_rc rc;
     zs_format fmt;
@@ -164,6 +174,114 @@ static void add_kernel(zs_table *t, const zs_cost *c, int bwd)
     text(t, "kernel_source", "%s", k->source);
 }
 
+/* One row of the layout table: one layout, the pass(es) asked for. */
+static int layout_row(zs_table *t, const cost_args *a, const zs_model *m, const zs_cost *c,
+                      int heads, zs_cp_layout l, zs_err *e)
+{
+    int tp = (int)a->tp, kvh = m->kv_heads / tp > 0 ? m->kv_heads / tp : 1;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)a->docs);
+    if (!lens)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    for (long d = 0; d < a->docs; d++)
+        lens[d] = a->nlens ? a->lens[d] : (int32_t)a->len;
+    zs_cpl_price sum = {0};
+    double mean = 0;
+    for (int b = 0; b < 2; b++) {
+        if (!(a->pass & (1 << b)))
+            continue;
+        zs_cpl_pass p = {l, lens, (int)a->docs, (int)a->cp, tp, 0, heads, kvh, b};
+        zs_cpl_price o;
+        int rc = zs_cpl_price_pass(c, &p, &o, e);
+        if (rc) {
+            free(lens);
+            return rc;
+        }
+        sum.time += o.time, sum.compute += o.compute, sum.merge += o.merge, sum.comm += o.comm;
+        sum.ideal += o.ideal, sum.flops += o.flops, sum.kv_bytes = o.kv_bytes;
+        mean += o.compute_mean;
+    }
+    free(lens);
+    static const char *const comm[ZS_CPL_N] = {"ring p2p", "ring p2p", "ring p2p", "all-gather"};
+    zs_table_row(t);
+    zs_table_set(t, 0, "%s", zs_cpl_name(l));
+    zs_table_set(t, 1, "%s", comm[l]);
+    zs_table_num(t, 2, "%.4f", sum.time * 1e3);
+    zs_table_num(t, 3, "%.4f", sum.compute * 1e3);
+    zs_table_num(t, 4, "%.3f", mean > 0 ? sum.compute / mean : 0);
+    zs_table_num(t, 5, "%.4f", sum.merge * 1e3);
+    zs_table_num(t, 6, "%.4f", sum.comm * 1e3);
+    zs_table_num(t, 7, "%.4f", sum.kv_bytes / 1048576.0);
+    zs_table_num(t, 8, "%.4f", sum.ideal * 1e3);
+    zs_table_num(t, 9, "%.1f", sum.time > 0 ? 100 * sum.ideal / sum.time : 0);
+    zs_table_num(t, 10, "%.1f", sum.time > 0 ? sum.flops / sum.time / 1e12 / a->cp : 0);
+    return ZS_OK;
+}
+
+/* `cost attention --layout`: one row per CP layout (zs_cplayout_price.h),
+ * then what priced them. */
+static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster *cl,
+                        const zs_cost *c, int heads, zs_err *e)
+{
+    if (a->cp < 2)
+        return zs_err_set(e, ZS_EUSAGE, "--cp", "give --cp 2 or more with --layout",
+                          "a CP layout needs a CP group");
+    if (a->cp * a->tp > cl->nodes * cl->gpus_per_node)
+        return zs_err_set(e, ZS_EUSAGE, "--cp", "use fewer ranks or a larger --cluster/--nodes",
+                          "cp x tp = %ld GPUs but the cluster has %d", a->cp * a->tp,
+                          cl->nodes * cl->gpus_per_node);
+    cost_args b = *a;
+    if (!b.pass)
+        b.pass = a->bwd ? 2 : 1;
+    static const char *const cols[] = {"layout",    "comm",           "time_ms",       "compute_ms",
+                                       "imbalance", "merge_ms",       "comm_ms",       "kv_mib",
+                                       "ideal_ms",  "efficiency_pct", "tflops_per_gpu"};
+    zs_table *t = zs_table_new("CP layouts");
+    for (int i = 0; i < 11; i++)
+        zs_table_col(t, cols[i], i < 2 ? ZS_COL_TEXT : ZS_COL_NUM);
+    int rc = ZS_OK;
+    for (int l = 0; l < ZS_CPL_N && !rc; l++)
+        if (a->layout == ZS_CPL_N || a->layout == l)
+            rc = layout_row(t, &b, m, c, heads, (zs_cp_layout)l, e);
+    if (rc) {
+        zs_table_free(t);
+        return rc;
+    }
+    zs_table *k = kv_table("setup");
+    text(k, "gpu", "%s", cl->gpu.name);
+    note(k, "%s, ranks 0..%ld", cl->name, a->cp * a->tp - 1);
+    text(k, "model", "%s", m->name);
+    note(k, "%d heads, %d KV heads, head dim %d", m->heads, m->kv_heads, m->head_dim);
+    text(k, "pass", "%s", b.pass == 1 ? "fwd" : b.pass == 2 ? "bwd" : "fwd+bwd");
+    if (a->nlens) {
+        char l[512] = "";
+        for (int i = 0, o = 0; i < a->nlens && o < (int)sizeof l - 16; i++)
+            o += snprintf(l + o, sizeof l - (size_t)o, "%s%d", i ? "," : "", a->lens[i]);
+        text(k, "lens", "%s", l);
+        note(k, "tokens of each document, all in each launch, cut exactly (no padding)");
+    } else {
+        num(k, "len", "tokens", "%.0f", (double)a->len);
+        note(k, "per document, %ld per launch, cut exactly (no padding)", a->docs);
+    }
+    num(k, "cp", NULL, "%.0f", (double)a->cp);
+    num(k, "tp", NULL, "%.0f", (double)a->tp);
+    note(k, "%d heads on each GPU", heads);
+    text(k, "ideal",
+         "exact causal FLOPs / cp at the rate of one GPU on a 1/%ld share of each "
+         "document",
+         a->cp);
+    add_kernel(k, c, b.pass == 2);
+    text(k, "cost_model", "%s", c->desc);
+    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    if (d) {
+        zs_doc_table(d, "layouts", t);
+        zs_doc_table(d, "setup", k);
+    } else {
+        zs_table_free(t);
+        zs_table_free(k);
+    }
+    return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
+}
+
 static int cost_attention(const cost_args *a, zs_err *e)
 {
     if (a->len < 1)
@@ -192,6 +310,16 @@ static int cost_attention(const cost_args *a, zs_err *e)
                           "%ld tokens cannot be cut into %d zigzag chunks", a->len, 2 * cp);
     }
     int heads = m.heads / tp, bwd = a->bwd;
+    if (a->nlens && a->layout < 0) {
+        zs_cost_free(c);
+        return zs_err_set(e, ZS_EUSAGE, "--lens", "add --layout L|all, or use --len and --docs",
+                          "--lens prices CP layouts only");
+    }
+    if (a->layout >= 0 || a->pass) {
+        rc = cost_layouts(a, &m, &cl, c, heads, e);
+        zs_cost_free(c);
+        return rc;
+    }
     int32_t len = (int32_t)a->len;
     /* The busiest rank: per rank, one launch per ring step over its blocks
      * (docs equal documents each). */
@@ -582,6 +710,32 @@ static int cost_step(const cost_args *a, zs_err *e)
     return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
 }
 
+/* "4096,512,128": --lens (at most 64 documents); sets --len to the longest
+ * and --docs to the count for the checks every attention price makes. */
+static int parse_lens(const char *s, cost_args *a, zs_err *e)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    a->nlens = 0;
+    a->len = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (a->nlens == 64)
+            return zs_err_set(e, ZS_EUSAGE, "--lens", "give at most 64 lengths",
+                              "too many documents in --lens");
+        int rc = zs_cli_parse_int("--lens", t, 1, 1L << 30, &v, e);
+        if (rc)
+            return rc;
+        a->lens[a->nlens++] = (int32_t)v;
+        a->len = v > a->len ? v : a->len;
+    }
+    if (a->nlens == 0)
+        return zs_err_set(e, ZS_EUSAGE, "--lens", "give lengths, e.g. --lens 4096,512",
+                          "empty --lens");
+    a->docs = a->nlens;
+    return ZS_OK;
+}
+
 /* The options of parse_args' second half (those of `cost step`, --calib,
  * --op, --format): ZS_OK, an error (e filled) or -1 when c is none of them. */
 static int parse_step_opt(int c, cost_args *a, zs_err *e)
@@ -613,6 +767,27 @@ static int parse_step_opt(int c, cost_args *a, zs_err *e)
         break;
     case 'f':
         rc = zs_format_parse(optarg, &a->fmt, e);
+        break;
+    case 'Y':
+        if (strcmp(optarg, "all") == 0)
+            a->layout = ZS_CPL_N;
+        else {
+            zs_cp_layout l;
+            rc = zs_cpl_parse(optarg, "--layout", &l, e);
+            a->layout = (int)l;
+        }
+        break;
+    case 'W':
+        rc = parse_lens(optarg, a, e);
+        break;
+    case 'X':
+        a->pass = !strcmp(optarg, "fwd")       ? 1
+                  : !strcmp(optarg, "bwd")     ? 2
+                  : !strcmp(optarg, "fwd+bwd") ? 3
+                                               : 0;
+        if (!a->pass)
+            rc = zs_err_set(e, ZS_EUSAGE, "--pass", "use fwd, bwd or fwd+bwd", "bad --pass '%s'",
+                            optarg);
         break;
     default:
         return -1;
@@ -652,6 +827,9 @@ static int parse_args(int argc, char **argv, cost_args *a)
                                          {"dp", required_argument, 0, 'p'},
                                          {"zero", required_argument, 0, 'z'},
                                          {"format", required_argument, 0, 'f'},
+                                         {"layout", required_argument, 0, 'Y'},
+                                         {"pass", required_argument, 0, 'X'},
+                                         {"lens", required_argument, 0, 'W'},
                                          {0, 0, 0, 0}};
     zs_err e;
     zs_err_clear(&e);
@@ -746,6 +924,7 @@ int zs_cmd_cost(int argc, char **argv)
     a.docs = a.cp = a.tp = a.dp = a.zero = 1;
     a.sp = 1;
     a.src = a.dst = -1;
+    a.layout = -1;
     a.bytes = -1;
     int st = parse_args(argc, argv, &a);
     if (st >= 0)

@@ -1,0 +1,182 @@
+/* CP token layouts (models/zs_cplayout.h) and their pricing
+ * (zs_cplayout_price.h): hand-checked block counts on cp = 2, exact causal
+ * coverage on random lengths, and the pricing's structure (the contiguous
+ * ring's imbalance, llama3's collectives, the ideal). */
+#include <stdlib.h>
+
+#include "zs_cost.h"
+#include "zs_cplayout.h"
+#include "zs_cplayout_price.h"
+#include "zs_test.h"
+
+static int64_t pairs(const zs_attn_block *b, int n)
+{
+    int64_t p = 0;
+    for (int i = 0; i < n; i++)
+        p += zs_attn_block_pairs(&b[i]);
+    return p;
+}
+
+/* cp = 2, 8 tokens: the real blocks of member k in step j, by hand.
+ * zigzag (chunks {0,3} and {1,2} of 4): 3, 3 blocks in step 0 (two
+ * diagonal, one full), 2, 2 in step 1 (the KV chunk below both queries, or
+ * the late query chunk against both). ring (chunks {0}, {1}): 1, 1, then
+ * member 0 skips step 1 entirely (its KV is later) and member 1 computes
+ * one full block. stripe (runs {0,2,4,6} and {1,3,5,7} of 8): 10 (4
+ * diagonal + 6 below) for both in step 0; in step 1 member 0 sees 6 runs
+ * below its own, member 1 all 10. */
+static void test_cp2_hand_checked(void)
+{
+    static const int want[3][2][2] = {{{3, 3}, {2, 2}}, {{1, 1}, {0, 1}}, {{10, 10}, {6, 10}}};
+    static const zs_cp_layout ls[3] = {ZS_CPL_ZIGZAG, ZS_CPL_RING, ZS_CPL_STRIPE};
+    zs_attn_block real[ZS_CPL_MAXBLK], cost[ZS_CPL_MAXBLK];
+    for (int l = 0; l < 3; l++)
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < 2; k++) {
+                int nr, nc;
+                zs_cpl_step_blocks(ls[l], 0, 8, 2, 0, k, j, real, &nr, cost, &nc);
+                ZS_ASSERT_INT_EQ(nr, want[l][j][k]);
+            }
+    /* Stripe is priced token by token: member 0 in step 1 runs its 4
+     * tokens against member 1's 4 shifted by one (6 pairs), member 1 in
+     * step 1 a causal 4 x 4 (10 pairs). */
+    int nr, nc;
+    zs_cpl_step_blocks(ZS_CPL_STRIPE, 0, 8, 2, 0, 0, 1, real, &nr, cost, &nc);
+    ZS_ASSERT_INT_EQ(nc, 1);
+    ZS_ASSERT_INT_EQ(pairs(cost, nc), 6);
+    zs_cpl_step_blocks(ZS_CPL_STRIPE, 0, 8, 2, 0, 1, 1, real, &nr, cost, &nc);
+    ZS_ASSERT_INT_EQ(pairs(cost, nc), 10);
+    /* llama3: member 0's chunks 0 and 3 against keys up to their ends. */
+    zs_cpl_gather_blocks(0, 8, 2, 0, 0, real, &nr, cost, &nc);
+    ZS_ASSERT_INT_EQ(nr, 2);
+    ZS_ASSERT_INT_EQ(real[1].q0, 6);
+    ZS_ASSERT_INT_EQ(real[1].k1, 8);
+    ZS_ASSERT_INT_EQ(pairs(real, nr), 3 + 2 * 6 + 3);
+}
+
+/* Every layout computes each causal pair exactly once over all members
+ * and steps, in the real geometry and (exact cutting) the priced one. */
+static void test_exact_coverage(void)
+{
+    uint64_t x = 7;
+    zs_attn_block real[ZS_CPL_MAXBLK], cost[ZS_CPL_MAXBLK];
+    for (int it = 0; it < 200; it++) {
+        int g = 1 + (int)(zs_test_rng(&x) % 8);
+        int32_t len = 2 * g + (int32_t)(zs_test_rng(&x) % 3000);
+        int64_t all = (int64_t)len * (len + 1) / 2;
+        for (int l = 0; l < ZS_CPL_N; l++) {
+            int64_t pr = 0, pc = 0, held = 0;
+            for (int k = 0; k < g; k++) {
+                int nr, nc;
+                held += zs_cpl_member_tokens((zs_cp_layout)l, len, g, 0, k);
+                if (!zs_cpl_is_ring((zs_cp_layout)l)) {
+                    zs_cpl_gather_blocks(0, len, g, 0, k, real, &nr, cost, &nc);
+                    pr += pairs(real, nr), pc += pairs(cost, nc);
+                    continue;
+                }
+                for (int j = 0; j < g; j++) {
+                    zs_cpl_step_blocks((zs_cp_layout)l, 0, len, g, 0, k, j, real, &nr, cost, &nc);
+                    for (int i = 0; i < nr; i++) /* none above the diagonal */
+                        CU_ASSERT(real[i].k0 < real[i].q1);
+                    pr += pairs(real, nr), pc += pairs(cost, nc);
+                }
+            }
+            ZS_ASSERT_INT_EQ(pr, all);
+            ZS_ASSERT_INT_EQ(pc, all);
+            ZS_ASSERT_INT_EQ(held, len);
+        }
+    }
+}
+
+/* Padding (TE): zigzag pads to 2g chunks, ring to g, stripe token-level. */
+static void test_padding(void)
+{
+    ZS_ASSERT_INT_EQ(zs_cpl_member_tokens(ZS_CPL_ZIGZAG, 10, 4, 1, 3), 4);
+    ZS_ASSERT_INT_EQ(zs_cpl_member_tokens(ZS_CPL_RING, 10, 4, 1, 3), 3);
+    ZS_ASSERT_INT_EQ(zs_cpl_member_tokens(ZS_CPL_STRIPE, 10, 4, 1, 3), 3);
+    ZS_ASSERT_INT_EQ(zs_cpl_member_tokens(ZS_CPL_STRIPE, 10, 4, 0, 3), 2);
+    zs_cp_layout l;
+    zs_err e;
+    ZS_ASSERT_OK(zs_cpl_parse("stripe", "--layout", &l, &e), &e);
+    ZS_ASSERT_INT_EQ(l, ZS_CPL_STRIPE);
+    ZS_ASSERT_INT_EQ(zs_cpl_parse("striped", "--layout", &l, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "zigzag");
+}
+
+static zs_cost *cost_new(const char *cluster)
+{
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama3-8b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load(cluster, 1, &cl, &e), &e);
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    return c;
+}
+
+static zs_cpl_price price(const zs_cost *c, zs_cp_layout l, int32_t len, int g, int backward)
+{
+    zs_cpl_pass p = {l, &len, 1, g, 1, 0, 32, 8, backward};
+    zs_cpl_price o;
+    zs_err e;
+    ZS_ASSERT_OK(zs_cpl_price_pass(c, &p, &o, &e), &e);
+    return o;
+}
+
+/* The structure of the prices, not their values: the contiguous ring's
+ * last member computes (2g-1)/g of the mean, so the ring takes ~(2g-1)/g
+ * of zigzag's time on a long document; llama3 has no accumulator passes
+ * and pays its collectives in full; nothing beats its ideal by much. */
+static void test_price_structure(void)
+{
+    zs_cost *c = cost_new("cluster-b");
+    for (int b = 0; b < 2; b++) {
+        zs_cpl_price z = price(c, ZS_CPL_ZIGZAG, 65536, 8, b),
+                     r = price(c, ZS_CPL_RING, 65536, 8, b);
+        zs_cpl_price s = price(c, ZS_CPL_STRIPE, 65536, 8, b),
+                     l = price(c, ZS_CPL_LLAMA3, 65536, 8, b);
+        CU_ASSERT(r.compute / r.compute_mean > 1.7 && r.compute / r.compute_mean < 15.0 / 8);
+        ZS_ASSERT_INT_EQ(r.busiest, 7);
+        CU_ASSERT(z.compute / z.compute_mean < 1.01);
+        CU_ASSERT(s.compute / s.compute_mean < 1.01);
+        CU_ASSERT(r.time / z.time > 1.6 && r.time / z.time < 2.0);
+        CU_ASSERT(l.merge == 0 && z.merge > 0);
+        CU_ASSERT(l.time >= l.compute + l.comm - 1e-12);
+        for (int i = 0; i < 4; i++) {
+            const zs_cpl_price *o = i == 0 ? &z : i == 1 ? &r : i == 2 ? &s : &l;
+            CU_ASSERT(o->time >= o->compute);
+            CU_ASSERT(o->ideal / o->time < 1.1);
+            CU_ASSERT(o->kv_bytes == 8192.0 * 2 * 8 * 128 * 2);
+        }
+        ZS_ASSERT_INT_EQ(z.flops == r.flops && r.flops == s.flops, 1);
+    }
+    /* A ring member's own chain holds its kernels and accumulator passes. */
+    zs_cpl_price t = price(c, ZS_CPL_ZIGZAG, 512, 8, 1);
+    CU_ASSERT(t.time >= t.compute + t.merge - 1e-12 && t.comm > 0);
+    int32_t lens[2] = {4096, 10};
+    zs_cpl_pass bad = {ZS_CPL_RING, lens, 2, 8, 1, 0, 32, 8, 0};
+    zs_cpl_price o;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_cpl_price_pass(c, &bad, &o, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.what, "10 tokens");
+    /* Mixed lengths: a short document beside a long one adds its own
+     * small blocks and is priced, not averaged away. */
+    lens[1] = 512;
+    zs_cpl_pass mix = {ZS_CPL_ZIGZAG, lens, 2, 8, 1, 0, 32, 8, 0};
+    ZS_ASSERT_OK(zs_cpl_price_pass(c, &mix, &o, &e), &e);
+    zs_cpl_price one = price(c, ZS_CPL_ZIGZAG, 4096, 8, 0);
+    CU_ASSERT(o.time > one.time && o.flops > one.flops);
+    zs_cost_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const zs_test_case cases[] = {{"cp2_hand_checked", test_cp2_hand_checked},
+                                         {"exact_coverage", test_exact_coverage},
+                                         {"padding", test_padding},
+                                         {"price_structure", test_price_structure},
+                                         {NULL, NULL}};
+    static const zs_test_suite suites[] = {{"cplayout", cases}, {NULL, NULL}};
+    return zs_test_main(argc, argv, suites);
+}
