@@ -1,6 +1,7 @@
 /* The plan validator: see zs_validate.h. */
 #include "zs_validate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,7 +359,20 @@ static int collect_messages(const zs_schedule *s, msgs *sends, msgs *recvs, msgs
 
 /* Sends and receives pair up in order per (sender, receiver, tag), with
  * equal sizes. */
-static int match_p2p(msgs *sends, msgs *recvs, zs_err *e)
+static int same_carry(const zs_schedule *s, const msg *a, const msg *b)
+{
+    const zs_op *x = &s->ranks[a->rank].ops[a->op], *y = &s->ranks[b->rank].ops[b->op];
+    if (x->u.p2p.ncarry != y->u.p2p.ncarry)
+        return 0;
+    for (int32_t i = 0; i < x->u.p2p.ncarry; i++) {
+        const zs_carry *p = &s->carry[x->u.p2p.carry0 + i], *q = &s->carry[y->u.p2p.carry0 + i];
+        if (p->doc != q->doc || p->bytes != q->bytes)
+            return 0;
+    }
+    return 1;
+}
+
+static int match_p2p(const zs_schedule *s, msgs *sends, msgs *recvs, zs_err *e)
 {
     /* qsort must not see a NULL array, even empty (UBSan). */
     if (sends->n)
@@ -390,6 +404,13 @@ static int match_p2p(msgs *sends, msgs *recvs, zs_err *e)
             return zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the dump",
                               "receive of %.0f bytes from rank %d matches a send of %.0f bytes",
                               b->bytes, b->a, a->bytes);
+        }
+        if (!same_carry(s, a, b)) {
+            op_where(w, sizeof w, b->rank, b->op);
+            return fail(e, w,
+                        "receive from rank %lld (tag %lld) carries other documents than its "
+                        "send (rank %lld's)",
+                        b->a, b->tag, a->rank);
         }
         i++;
         j++;
@@ -467,7 +488,7 @@ static int check_messages(const zs_schedule *s, zs_err *e)
     if (rc)
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     if (!rc)
-        rc = match_p2p(&sends, &recvs, e);
+        rc = match_p2p(s, &sends, &recvs, e);
     /* Collectives: sorted by (group, rank, order). */
     if (!rc && colls.n)
         qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
@@ -476,6 +497,107 @@ static int check_messages(const zs_schedule *s, zs_err *e)
     free(sends.v);
     free(recvs.v);
     free(colls.v);
+    return rc;
+}
+
+/* ---- what transfers carry ---------------------------------------------------- */
+
+/* A transfer's carry list: entries in the pool, documents of the plan named
+ * once each, parts finite, >= 0 and adding up to the transfer's bytes.
+ * stamp (per document) and mark (unique to this call) find repeats. */
+static int check_carry_op(const zs_schedule *s, int r, int64_t i, int64_t *stamp, int64_t mark,
+                          zs_err *e)
+{
+    const zs_op *op = &s->ranks[r].ops[i];
+    char w[160];
+    snprintf(w, sizeof w, "rank %d op %lld (%s %s)", r, (long long)i, zs_op_kind_name(op->kind),
+             s->labels[op->label]);
+    int64_t c0 = op->u.p2p.carry0, n = op->u.p2p.ncarry;
+    if (n < 0 || (n > 0 && (c0 < 0 || c0 + n > s->ncarry)))
+        return fail(e, w, "carry entries [%lld, %lld) outside the pool of %lld", c0, c0 + n,
+                    s->ncarry);
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const zs_carry *c = &s->carry[c0 + j];
+        if (c->doc < 0 || c->doc >= s->ndocs || !(c->bytes >= 0) || c->bytes > 1e300)
+            return fail(e, w, "carry entry %lld names document %lld of %lld (or bad bytes)", j,
+                        c->doc, s->ndocs);
+        if (stamp[c->doc] == mark)
+            return fail(e, w, "carries document %lld twice (entry %lld)", c->doc, j, 0);
+        stamp[c->doc] = mark;
+        sum += c->bytes;
+    }
+    double b = op->u.p2p.bytes;
+    if (n > 0 && !(fabs(sum - b) <= 1e-9 * (b > 1 ? b : 1) + 1e-6))
+        return zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the plan dump",
+                          "moves %.0f bytes but the documents it carries add up to %.0f", b, sum);
+    return ZS_OK;
+}
+
+/* Marks (stamp = mark) the documents carried by receive dep of rank r, and,
+ * when dep is a zero-time join (a routed transfer's, or a sync), by the
+ * receives it waits for. Returns how many entries it marked. */
+static int64_t mark_carried(const zs_schedule *s, int r, int32_t dep, int64_t *stamp, int64_t mark)
+{
+    const zs_op *d = &s->ranks[r].ops[dep];
+    int64_t n = 0;
+    if (d->kind == ZS_OP_RECV) {
+        for (int32_t j = 0; j < d->u.p2p.ncarry; j++, n++)
+            stamp[s->carry[d->u.p2p.carry0 + j].doc] = mark;
+        return n;
+    }
+    if (d->kind != ZS_OP_COMPUTE || d->u.compute.ck != ZS_CK_ELEMWISE || d->duration != 0)
+        return 0;
+    const int32_t *dd = zs_schedule_deps(s, r, d);
+    for (int j = 0; j < d->ndeps; j++)
+        if (s->ranks[r].ops[dd[j]].kind == ZS_OP_RECV)
+            n += mark_carried(s, r, dd[j], stamp, mark);
+    return n;
+}
+
+/* Every carry list is consistent, and attention that waits for transfers
+ * with carry lists computes only documents one of them carries (a
+ * document's data arrives before its use). */
+static int check_carry(const zs_schedule *s, zs_err *e)
+{
+    if (s->ncarry == 0)
+        return ZS_OK;
+    int64_t *stamp = calloc((size_t)(s->ndocs > 0 ? s->ndocs : 1), sizeof(int64_t));
+    if (!stamp)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int64_t mark = 0;
+    int rc = ZS_OK;
+    for (int r = 0; r < s->nranks && rc == ZS_OK; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        for (int64_t i = 0; i < p->nops && rc == ZS_OK; i++) {
+            const zs_op *op = &p->ops[i];
+            if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
+                rc = check_carry_op(s, r, i, stamp, ++mark, e);
+                continue;
+            }
+            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck > ZS_CK_ATTN_BWD)
+                continue;
+            const int32_t *dd = zs_schedule_deps(s, r, op);
+            int64_t n = 0;
+            ++mark;
+            for (int j = 0; j < op->ndeps; j++)
+                n += mark_carried(s, r, dd[j], stamp, mark);
+            for (int j = 0; n > 0 && j < op->u.compute.nblocks; j++) {
+                int32_t doc = s->blocks[op->u.compute.block0 + j].doc;
+                if (doc >= 0 && doc < s->ndocs && stamp[doc] != mark) {
+                    char w[160];
+                    snprintf(w, sizeof w, "rank %d op %lld (%s), document %d", r, (long long)i,
+                             s->labels[op->label], doc);
+                    rc = fail(e, w,
+                              "attention on document %lld waits for transfers that do not carry "
+                              "it (%lld documents carried)",
+                              doc, n, 0);
+                    break;
+                }
+            }
+        }
+    }
+    free(stamp);
     return rc;
 }
 
@@ -518,6 +640,8 @@ int zs_validate(const zs_schedule *s, const zs_validate_opts *o, zs_err *e)
     for (int st = 0; rc == ZS_OK && st < s->dims.pp; st++)
         for (int bwd = 0; rc == ZS_OK && bwd < 2; bwd++)
             rc = check_coverage(s, st, bwd, e);
+    if (rc == ZS_OK)
+        rc = check_carry(s, e);
     if (rc == ZS_OK)
         rc = check_messages(s, e);
     if (rc == ZS_OK && o && o->max_tokens_per_rank > 0)
