@@ -524,6 +524,18 @@ int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, i
     return p2p(s, ZS_OP_RECV, rank, stream, label, peer, tag, bytes, deps, ndeps);
 }
 
+void zs_sched_xfer(zs_schedule *s, const zs_xfer *x, const char *label, int64_t *src_op,
+                   int64_t *dst_op)
+{
+    int64_t d[1] = {x->dst_dep};
+    *src_op = zs_sched_send(s, x->src, x->stream, label, x->dst, x->tag, x->bytes, x->src_deps,
+                            x->nsrc_deps);
+    zs_sched_set_carry(s, x->src, *src_op, x->carry0, x->ncarry);
+    *dst_op =
+        zs_sched_recv(s, x->dst, x->stream, label, x->src, x->tag, x->bytes, d, x->dst_dep >= 0);
+    zs_sched_set_carry(s, x->dst, *dst_op, x->carry0, x->ncarry);
+}
+
 int64_t zs_schedule_carry(zs_schedule *s, const zs_carry *c, int n)
 {
     if (s->error.code)

@@ -281,6 +281,24 @@ int64_t zs_sched_send(zs_schedule *s, int rank, int stream, const char *label, i
                       double bytes, const int64_t *deps, int ndeps);
 int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,
                       double bytes, const int64_t *deps, int ndeps);
+/* A transfer to append: `bytes` from rank src to rank dst on `stream` with
+ * `tag`; the send waits for src_deps (nsrc_deps of them), the receive for
+ * dst_dep (-1: none); both carry pool entries [carry0, carry0 + ncarry)
+ * (ncarry 0: nothing recorded). Planners' transfer hooks take one. */
+typedef struct zs_xfer {
+    int src, dst, stream, tag;
+    double bytes;
+    const int64_t *src_deps;
+    int nsrc_deps;
+    int64_t dst_dep;
+    int64_t carry0;
+    int ncarry;
+} zs_xfer;
+
+/* Appends x as one send and one receive labelled `label`; *src_op and
+ * *dst_op get their indices (negative after a failure, which is recorded). */
+void zs_sched_xfer(zs_schedule *s, const zs_xfer *x, const char *label, int64_t *src_op,
+                   int64_t *dst_op);
 /* Appends a carry list (n >= 1 entries, copied; documents of the plan,
  * bytes finite and >= 0) to the pool; returns its first index or the
  * recorded failure. */

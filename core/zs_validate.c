@@ -555,49 +555,118 @@ static int64_t mark_carried(const zs_schedule *s, int r, int32_t dep, int64_t *s
     return n;
 }
 
-/* Every carry list is consistent, and attention that waits for transfers
- * with carry lists computes only documents one of them carries (a
- * document's data arrives before its use). */
+/* Attention pieces by representative rank, doc and t0 (CSR by rank), to
+ * tell whether a rank holds the keys of a block. */
+typedef struct held {
+    int64_t *off; /* per rank + 1 */
+    zs_piece *p;
+} held;
+
+static int cmp_held(const void *a, const void *b)
+{
+    const zs_piece *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static int held_init(const zs_schedule *s, held *h)
+{
+    h->off = calloc((size_t)s->nranks + 1, sizeof(int64_t));
+    h->p = malloc(sizeof(zs_piece) * (size_t)(s->npieces > 0 ? s->npieces : 1));
+    if (!h->off || !h->p)
+        return ZS_ENOMEM;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->npieces; i++)
+        if (s->pieces[i].layout == ZS_LAYOUT_ATTN && s->pieces[i].rank >= 0 &&
+            s->pieces[i].rank < s->nranks)
+            h->p[n++] = s->pieces[i];
+    if (n)
+        qsort(h->p, (size_t)n, sizeof(zs_piece), cmp_held);
+    for (int64_t i = 0; i < n; i++)
+        h->off[h->p[i].rank + 1]++;
+    for (int r = 0; r < s->nranks; r++)
+        h->off[r + 1] += h->off[r];
+    return ZS_OK;
+}
+
+/* Whether rank r (through its representative: TP rank 0 of its group in
+ * pipeline stage 0, where the plan places tokens) holds keys [k0, k1) of doc. */
+static int holds_keys(const zs_schedule *s, const held *h, int r, int32_t doc, int32_t k0,
+                      int32_t k1)
+{
+    const zs_layout_dims *d = &s->dims;
+    int tp = d->tp > 0 ? d->tp : 1, cp = d->cp > 0 ? d->cp : 1, pp = d->pp > 0 ? d->pp : 1;
+    int rest = r / tp, ci = rest % cp, dpi = rest / cp / pp;
+    int rep = (dpi * pp * cp + ci) * tp;
+    if (rep < 0 || rep >= s->nranks)
+        return 0;
+    int32_t at = k0;
+    for (int64_t i = h->off[rep]; i < h->off[rep + 1] && at < k1; i++) {
+        const zs_piece *p = &h->p[i];
+        if (p->doc < doc)
+            continue;
+        if (p->doc > doc || p->t0 > at)
+            break;
+        at = p->t1 > at ? p->t1 : at;
+    }
+    return at >= k1;
+}
+
+/* An attention op that waits for transfers with carry lists (directly or
+ * through a zero-time join): every block whose keys its rank does not hold
+ * belongs to a document they carry. */
+static int check_delivery(const zs_schedule *s, const held *h, int r, int64_t i, int64_t *stamp,
+                          int64_t mark, zs_err *e)
+{
+    const zs_op *op = &s->ranks[r].ops[i];
+    const int32_t *dd = zs_schedule_deps(s, r, op);
+    int64_t n = 0;
+    for (int j = 0; j < op->ndeps; j++)
+        n += mark_carried(s, r, dd[j], stamp, mark);
+    for (int j = 0; n > 0 && j < op->u.compute.nblocks; j++) {
+        const zs_attn_block *b = &s->blocks[op->u.compute.block0 + j];
+        if (b->doc < 0 || b->doc >= s->ndocs || stamp[b->doc] == mark ||
+            holds_keys(s, h, r, b->doc, b->k0, b->k1))
+            continue;
+        char w[160];
+        snprintf(w, sizeof w, "rank %d op %lld (%s), document %d", r, (long long)i,
+                 s->labels[op->label], b->doc);
+        return fail(e, w,
+                    "attention on keys of document %lld the rank does not hold waits for "
+                    "transfers that do not carry it (%lld documents carried)",
+                    b->doc, n, 0);
+    }
+    return ZS_OK;
+}
+
+/* Every carry list is consistent, and remote keys arrive in a transfer that
+ * carries their document (check_delivery). */
 static int check_carry(const zs_schedule *s, zs_err *e)
 {
     if (s->ncarry == 0)
         return ZS_OK;
     int64_t *stamp = calloc((size_t)(s->ndocs > 0 ? s->ndocs : 1), sizeof(int64_t));
-    if (!stamp)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    held h = {0};
+    int rc = stamp && held_init(s, &h) == ZS_OK ? ZS_OK : ZS_ENOMEM;
+    if (rc)
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int64_t mark = 0;
-    int rc = ZS_OK;
     for (int r = 0; r < s->nranks && rc == ZS_OK; r++) {
         const zs_rank_prog *p = &s->ranks[r];
         for (int64_t i = 0; i < p->nops && rc == ZS_OK; i++) {
             const zs_op *op = &p->ops[i];
-            if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
+            if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
                 rc = check_carry_op(s, r, i, stamp, ++mark, e);
-                continue;
-            }
-            if (op->kind != ZS_OP_COMPUTE || op->u.compute.ck > ZS_CK_ATTN_BWD)
-                continue;
-            const int32_t *dd = zs_schedule_deps(s, r, op);
-            int64_t n = 0;
-            ++mark;
-            for (int j = 0; j < op->ndeps; j++)
-                n += mark_carried(s, r, dd[j], stamp, mark);
-            for (int j = 0; n > 0 && j < op->u.compute.nblocks; j++) {
-                int32_t doc = s->blocks[op->u.compute.block0 + j].doc;
-                if (doc >= 0 && doc < s->ndocs && stamp[doc] != mark) {
-                    char w[160];
-                    snprintf(w, sizeof w, "rank %d op %lld (%s), document %d", r, (long long)i,
-                             s->labels[op->label], doc);
-                    rc = fail(e, w,
-                              "attention on document %lld waits for transfers that do not carry "
-                              "it (%lld documents carried)",
-                              doc, n, 0);
-                    break;
-                }
-            }
+            else if (op->kind == ZS_OP_COMPUTE && op->u.compute.ck <= ZS_CK_ATTN_BWD)
+                rc = check_delivery(s, &h, r, i, stamp, ++mark, e);
         }
     }
     free(stamp);
+    free(h.off);
+    free(h.p);
     return rc;
 }
 

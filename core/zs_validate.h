@@ -13,7 +13,8 @@
  *   - a transfer's carry list (the documents a merged transfer moves) names
  *     each document once and its parts add up to the transfer's bytes, and
  *     attention that waits for transfers with carry lists (directly or
- *     through a zero-time join) computes only documents they carry: each
+ *     through a zero-time join) on keys its rank does not hold (the plan's
+ *     attention pieces) computes only documents they carry: each
  *     document's data arrives before its use;
  *   - every member of a group runs the same sequence of collectives on it,
  *     and nobody else uses it;

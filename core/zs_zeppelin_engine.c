@@ -287,10 +287,10 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
     zs_zep_engine *en = P->en;
     int ra = slot_rank(P, a), rb = slot_rank(P, b);
     const zs_cluster *cl = &en->cost->cluster;
+    zs_xfer x = {ra, rb, stream, tag, bytes, &dep, dep >= 0, -1, 0, 0};
+    int64_t so;
     if (label && zs_cluster_node_of(cl, ra) == zs_cluster_node_of(cl, rb)) {
-        int64_t d[1] = {dep};
-        zs_sched_send(P->s, ra, stream, label, rb, tag, bytes, d, dep >= 0);
-        *dst_op = zs_sched_recv(P->s, rb, stream, label, ra, tag, bytes, NULL, 0);
+        zs_sched_xfer(P->s, &x, label, &so, dst_op);
         zs_zep_path path;
         memset(&path, 0, sizeof path);
         path.k = 1;
@@ -298,9 +298,7 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
         *arrive = zs_zep_clock_xfer(en->clock, &path, ra, rb, bytes, t);
         return zs_schedule_check(P->s, P->e);
     }
-    int64_t so;
-    int rc =
-        zs_zep_route_xfer(en->route, P->it, ra, rb, stream, tag, bytes, dep, -1, &so, dst_op, P->e);
+    int rc = zs_zep_route_xfer(en->route, P->it, &x, &so, dst_op, P->e);
     if (rc)
         return rc;
     *arrive = zs_zep_clock_xfer(en->clock, zs_zep_route_last(en->route), ra, rb, bytes, t);

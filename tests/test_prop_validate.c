@@ -180,7 +180,7 @@ static void test_broken_copies_rejected(void)
     zs_cost_free(v.cost);
 }
 
-/* Two documents of 4 tokens on rank 0's linear modules; rank 1 computes
+/* Two documents of 4 tokens on rank 0 (both layouts); rank 1 computes
  * both (forward and backward) after one transfer from rank 0 that carries
  * them: 100 bytes of document 0 and 200 of document 1 in one send of 300
  * (a merged ring step). `mode` corrupts it: 1 the parts add up to 250, 2
@@ -193,7 +193,7 @@ static zs_schedule *merged_pair(int mode)
     s->dims = (zs_layout_dims){1, 1, 1, 2};
     zs_schedule_set_docs(s, (int32_t[]){4, 4}, 2);
     for (int d = 0; d < 2; d++) {
-        zs_schedule_add_piece(s, d, 0, 4, 1, ZS_LAYOUT_ATTN, 0);
+        zs_schedule_add_piece(s, d, 0, 4, 0, ZS_LAYOUT_ATTN, 0);
         zs_schedule_add_piece(s, d, 0, 4, 0, ZS_LAYOUT_LINEAR, 0);
     }
     zs_carry c[2] = {{0, 100}, {1, mode == 1 ? 150 : 200}}, c3 = {0, 300},

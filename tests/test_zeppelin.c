@@ -470,8 +470,24 @@ static void test_relay_charge(void)
     zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, rs);
     zs_zep_route_set_streams(r, ss, js);
     int64_t so, dd;
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, 7, 8, ZS_STREAM_COMM, 1, 2, 8 << 20, -1, -1, &so, &dd, &e),
-                 &e);
+    /* The transfer merges two documents' shards (3 and 5 MiB): every chunk
+     * of every hop carries both, scaled to its bytes (the validator checks
+     * the parts add up). */
+    zs_schedule_set_docs(s, (int32_t[]){100, 100}, 2);
+    zs_carry parts[2] = {{0, 3 << 20}, {1, 5 << 20}};
+    zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 8 << 20, NULL, 0, -1, zs_schedule_carry(s, parts, 2), 2};
+    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
+    int chunks = 0;
+    for (int rank = 0; rank < 16; rank++)
+        for (int64_t i = 0; i < s->ranks[rank].nops; i++) {
+            const zs_op *op = zs_schedule_op(s, rank, i);
+            if (op->kind != ZS_OP_SEND && op->kind != ZS_OP_RECV)
+                continue;
+            chunks++;
+            ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 2);
+            ZS_ASSERT_REL(s->carry[op->u.p2p.carry0 + 1].bytes, op->u.p2p.bytes * 5 / 8, 1e-12);
+        }
+    CU_ASSERT(chunks >= 16);
     for (int rank = 0; rank < 16; rank++) {
         int relays = rank == 0 || rank == 2 || rank == 4 || rank == 10 || rank == 12 || rank == 14;
         int n = 0;
@@ -485,6 +501,15 @@ static void test_relay_charge(void)
         }
         ZS_ASSERT_INT_EQ(n, relays);
         ZS_ASSERT_REL(t, relays ? 1.5534e-6 : 0, 1e-4);
+    }
+    /* Rank 8 computes both documents (whose keys rank 7 holds) after the
+     * transfer: the validator's delivery check looks through the join. */
+    for (int d = 0; d < 2; d++) {
+        zs_schedule_add_piece(s, d, 0, 100, 7, ZS_LAYOUT_ATTN, 0);
+        zs_schedule_add_piece(s, d, 0, 100, 7, ZS_LAYOUT_LINEAR, 0);
+        for (int bwd = 0; bwd < 2; bwd++)
+            zs_sched_attn(s, 8, ZS_STREAM_COMPUTE, "attn", bwd, &(zs_attn_block){d, 0, 100, 0, 100},
+                          1, 1, 0, &dd, 1);
     }
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
@@ -506,9 +531,8 @@ static double round_time(const zs_cost *cost, int k)
     zs_zep_route_set_streams(r, send_stream, join_stream);
     int64_t so, dd;
     zs_err e;
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, 7, 8, ZS_STREAM_COMM, 1, 2, 4096.0 * 2 * 32 * 100 * 2, -1,
-                                   -1, &so, &dd, &e),
-                 &e);
+    zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 4096.0 * 2 * 32 * 100 * 2, NULL, 0, -1, 0, 0};
+    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
     zs_result *res = NULL;
