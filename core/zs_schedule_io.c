@@ -291,6 +291,31 @@ static int over_ops(rd *r, const char *what)
                       (long long)r->lim.ops);
 }
 
+/* A send or receive (and its carry list) of rank; *got its index. */
+static int read_p2p(rd *r, zs_schedule *s, int rank, int kind, int stream, const char *lab,
+                    json_t *o, const int64_t *deps, int ndeps, int64_t *got, const char *where)
+{
+    long peer, tag, v[2];
+    double bytes;
+    int rc;
+    if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
+        (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
+        (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
+        return rc;
+    if (peer == rank)
+        return bad(r, where, "%s: a rank cannot send to itself", "peer");
+    json_t *cv = json_object_get(o, "carry");
+    if (cv &&
+        ((rc = int_tuple(r, cv, 2, 0, INT64_MAX, v, where)) || v[1] < 1 || v[0] + v[1] > s->ncarry))
+        return rc ? rc : bad(r, where, "%s: entry range outside the carry list", "carry");
+    *got = kind == ZS_OP_SEND
+               ? zs_sched_send(s, rank, stream, lab, (int)peer, (int)tag, bytes, deps, ndeps)
+               : zs_sched_recv(s, rank, stream, lab, (int)peer, (int)tag, bytes, deps, ndeps);
+    if (cv)
+        zs_sched_set_carry(s, rank, *got, v[0], (int)v[1]);
+    return ZS_OK;
+}
+
 static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
 {
     char where[128];
@@ -356,26 +381,10 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         }
         break;
     case ZS_OP_SEND:
-    case ZS_OP_RECV: {
-        long peer, tag;
-        if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
-            (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
-            (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
+    case ZS_OP_RECV:
+        if ((rc = read_p2p(r, s, rank, kind, (int)stream, lab, o, deps, ndeps, &got, where)))
             return rc;
-        if (peer == rank)
-            return bad(r, where, "%s: a rank cannot send to itself", "peer");
-        json_t *cv = json_object_get(o, "carry");
-        if (cv && ((rc = int_tuple(r, cv, 2, 0, INT64_MAX, v, where)) || v[1] < 1 ||
-                   v[0] + v[1] > s->ncarry))
-            return rc ? rc : bad(r, where, "%s: entry range outside the carry list", "carry");
-        got =
-            kind == ZS_OP_SEND
-                ? zs_sched_send(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps)
-                : zs_sched_recv(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps);
-        if (cv)
-            zs_sched_set_carry(s, rank, got, v[0], (int)v[1]);
         break;
-    }
     case ZS_OP_COLL: {
         long group;
         char kname[32];
