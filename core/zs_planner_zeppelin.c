@@ -7,7 +7,9 @@
  * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
  * (default 1: the Fig. 11 ablation switches; remap=1 remaps when it is
  * predicted to pay); k=N NICs per routed transfer and chunk_kib=N routing
- * chunk (defaults from the bandwidths). */
+ * chunk (defaults from the bandwidths); xfer=merged|per-doc (default
+ * merged: documents' ring steps that share a source, a destination and a
+ * step are one transfer of their summed bytes). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +45,17 @@ static const zs_opt_spec opt_chunk_kib = {.key = "chunk_kib",
                                           .computed = "10x the bytes a NIC moves in one latency",
                                           .help = "routing chunk in KiB"};
 
+static const zs_opt_spec opt_xfer = {.key = "xfer",
+                                     .type = ZS_OPT_ENUM,
+                                     .values = "merged|per-doc", /* the default first */
+                                     .help = "ring transfers: one per peer per step carrying "
+                                             "every document whose ring step shares its source, "
+                                             "destination and step (as TE and Zeppelin post "
+                                             "them), or one per document's ring step"};
+
 typedef struct zopts {
     long tp, k, chunk_kib;
-    int routing, remap, hier;
+    int routing, remap, hier, per_doc;
 } zopts;
 
 static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
@@ -60,6 +70,8 @@ static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
         o->remap = o->remap == 0 ? 1 : o->remap == 1 ? 0 : 2;
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_hier, &o->hier, e);
+    if (!rc)
+        rc = zs_opt_enum(ctx->opts, &opt_xfer, &o->per_doc, e);
     if (rc)
         return rc;
     const zs_cluster *cl = ctx->cluster;
@@ -112,6 +124,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     en.len = batch->len;
     en.cost = ctx->cost;
     en.tp = tp;
+    en.per_doc = o.per_doc;
     zs_layout_dims dims = {tp, 1, 1, S};
     if ((rc = zs_zep_engine_init(&en, e)))
         goto out;
@@ -193,7 +206,7 @@ out:
 }
 
 static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_routing,   &opt_remap, &opt_hier,
-                                             &opt_k,     &opt_chunk_kib, NULL};
+                                             &opt_k,     &opt_chunk_kib, &opt_xfer,  NULL};
 
 const zs_planner_ops zs_planner_zeppelin = {
     .name = "zeppelin",

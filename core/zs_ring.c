@@ -350,6 +350,11 @@ int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k)
     return r->last[k];
 }
 
+int zs_ring_run_tag(const zs_ring_run *r, int dkv)
+{
+    return dkv ? r->tag_dkv : r->tag_kv;
+}
+
 int zs_ring_run_rank(const zs_ring_run *r, int k)
 {
     return r->rank[k];

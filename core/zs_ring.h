@@ -118,6 +118,8 @@ double zs_ring_run_bytes(const zs_ring_run *r, int j, int k);
 int64_t zs_ring_run_exit(const zs_ring_run *r, int k);
 /* Member k's last attention op so far (its first dependency before any). */
 int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k);
+/* The tag of the run's KV (dkv = 0) or dK/dV (dkv = 1) transfers. */
+int zs_ring_run_tag(const zs_ring_run *r, int dkv);
 /* The rank of member k. */
 int zs_ring_run_rank(const zs_ring_run *r, int k);
 

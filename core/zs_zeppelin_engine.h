@@ -60,6 +60,7 @@ typedef struct zs_zep_engine {
     const int32_t *len;        /* document lengths */
     const zs_cost *cost;
     int tp;
+    int per_doc; /* 1: one transfer per document's ring step (the schedule before merging) */
     /* Filled by zs_zep_engine_init: */
     int32_t *local_off, *local_docs; /* per slot (CSR), longest first */
     uint8_t *local_imp;              /* per local_docs entry: holds exported tokens */

@@ -395,6 +395,119 @@ static void test_engine_order(void)
     zs_cost_free(v.cost);
 }
 
+/* Two documents on intra-node rings over the same two GPUs of one node
+ * (slots 0 and 1): 4096 and 1024 tokens, exact zigzag chunks of 1024 and
+ * 256 tokens, so each member holds 2048 + 512 tokens of KV. A LLaMA-3B
+ * token's K and V are 2 x 32 heads x 100 x 2 bytes = 12800 bytes. Merged
+ * (the default): each ring step is one transfer per peer carrying both
+ * documents, 2560 tokens = 32,768,000 bytes; rank 0 sends 4 per layer
+ * (forward 1 KV step; backward 1 KV and 2 dK/dV steps, the last one
+ * returning the dK/dV). Per document: twice as many, 26,214,400 and
+ * 6,553,600 bytes. Both validate (carry lists, delivery). */
+static zs_schedule *two_doc_rings(const zs_cost *c, int per_doc)
+{
+    int32_t len[2] = {4096, 1024};
+    zs_zep_part *p = calloc(1, sizeof *p);
+    p->nslots = 8;
+    p->nodes = 1;
+    p->slots_per_node = 8;
+    p->ndocs = 2;
+    p->cls = calloc(2, 1);
+    p->ring_of = calloc(2, sizeof(int32_t));
+    p->slot_of = calloc(2, sizeof(int32_t));
+    p->tokens = calloc(8, sizeof(int64_t));
+    p->load = calloc(8, sizeof(double));
+    p->span = calloc(8, sizeof(double));
+    p->rings = calloc(2, sizeof(zs_zep_ring));
+    p->nrings = 2;
+    for (int d = 0; d < 2; d++) {
+        zs_zep_ring *r = &p->rings[d];
+        r->cls = ZS_ZEP_INTRA;
+        r->g = 2;
+        r->slots = malloc(2 * sizeof(int));
+        r->slots[0] = 0;
+        r->slots[1] = 1;
+        r->ndocs = 1;
+        r->docs = malloc(sizeof(int32_t));
+        r->docs[0] = d;
+        p->cls[d] = ZS_ZEP_INTRA;
+        p->ring_of[d] = d;
+        p->slot_of[d] = -1;
+        p->tokens[0] += len[d] / 2;
+        p->tokens[1] += len[d] / 2;
+    }
+    p->count[ZS_ZEP_INTRA] = 2;
+    zs_schedule *s = zs_schedule_new(8);
+    int intra = zs_schedule_add_stream(s, "zep-intra");
+    int inter = zs_schedule_add_stream(s, "comm-inter");
+    int route = zs_schedule_add_stream(s, "route");
+    int remap = zs_schedule_add_stream(s, "remap");
+    zs_schedule_set_docs(s, len, 2);
+    zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
+    zs_zep_engine en = {0};
+    en.part = p;
+    en.route = rt;
+    en.intra_stream = intra;
+    en.inter_stream = inter;
+    en.remap_stream = remap;
+    en.len = len;
+    en.cost = c;
+    en.tp = 1;
+    en.per_doc = per_doc;
+    zs_err e;
+    ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
+    zs_layout_dims dims = {1, 1, 1, 8};
+    ZS_ASSERT_OK(zs_zep_engine_pieces(&en, s, &dims, &e), &e);
+    int64_t lin[8];
+    for (int i = 0; i < 8; i++)
+        lin[i] = p->tokens[i];
+    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL};
+    ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
+    zs_validate_opts vo = {0, 0};
+    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
+    zs_zep_engine_fini(&en);
+    zs_zep_route_free(rt);
+    zs_zep_part_free(p);
+    return s;
+}
+
+static void test_engine_merged_step(void)
+{
+    env v;
+    env_init(&v, "llama-3b", 1);
+    double tok = 2 * 32 * 100 * 2;
+    for (int per_doc = 0; per_doc < 2; per_doc++) {
+        zs_schedule *s = two_doc_rings(v.cost, per_doc);
+        int n = 0;
+        double sum = 0;
+        for (int64_t i = 0; i < s->ranks[0].nops; i++) {
+            const zs_op *op = zs_schedule_op(s, 0, i);
+            if (op->kind != ZS_OP_SEND)
+                continue;
+            n++;
+            sum += op->u.p2p.bytes;
+            ZS_ASSERT_INT_EQ(op->u.p2p.peer, 1);
+            if (!per_doc) {
+                ZS_ASSERT_NEAR(op->u.p2p.bytes, 2560 * tok, 0);
+                ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 2);
+                const zs_carry *c = &s->carry[op->u.p2p.carry0];
+                ZS_ASSERT_INT_EQ(c[0].doc, 0);
+                ZS_ASSERT_NEAR(c[0].bytes, 2048 * tok, 0);
+                ZS_ASSERT_INT_EQ(c[1].doc, 1);
+                ZS_ASSERT_NEAR(c[1].bytes, 512 * tok, 0);
+            } else {
+                ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 1);
+                int d = s->carry[op->u.p2p.carry0].doc;
+                ZS_ASSERT_NEAR(op->u.p2p.bytes, (d == 0 ? 2048 : 512) * tok, 0);
+            }
+        }
+        ZS_ASSERT_INT_EQ(n, per_doc ? 8 : 4);
+        ZS_ASSERT_NEAR(sum, 4 * 2560 * tok, 0);
+        zs_schedule_free(s);
+    }
+    zs_cost_free(v.cost);
+}
+
 static void test_routed_path(void)
 {
     zs_cluster c;
@@ -888,6 +1001,7 @@ int main(int argc, char **argv)
                                          {"split_rule_gpu_pricing", test_split_rule_gpu_pricing},
                                          {"split_rule_sizes", test_split_rule_sizes},
                                          {"engine_order", test_engine_order},
+                                         {"engine_merged_step", test_engine_merged_step},
                                          {"routed_path", test_routed_path},
                                          {"relay_charge", test_relay_charge},
                                          {"round_time", test_round_time},
