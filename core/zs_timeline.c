@@ -489,6 +489,20 @@ const char *zs_timeline_subset(const zs_timeline *t)
     return t->note;
 }
 
+/* The documents a transfer carries and each one's bytes (merged ring steps). */
+static void write_carry(zs_timeline *t, const zs_op *op)
+{
+    const zs_carry *c = t->s->carry + op->u.p2p.carry0;
+    int32_t n = op->u.p2p.ncarry;
+    if (n < 1)
+        return;
+    for (int32_t j = 0; j < n; j++)
+        out(t, "%s%d", j ? "," : ",\"docs\":[", c[j].doc);
+    for (int32_t j = 0; j < n; j++)
+        out(t, "%s%.0f", j ? "," : "],\"doc_bytes\":[", c[j].bytes);
+    out(t, "]");
+}
+
 static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int layer,
                        int32_t iter)
 {
@@ -498,6 +512,7 @@ static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int
     case ZS_OP_RECV:
         out(t, ",\"peer\":%d,\"tag\":%d,\"bytes\":%.0f", op->u.p2p.peer, op->u.p2p.tag,
             op->u.p2p.bytes);
+        write_carry(t, op);
         break;
     case ZS_OP_COLL:
         out(t, ",\"group\":%d,\"kind\":\"%s\",\"bytes\":%.0f", op->u.coll.group,
