@@ -7,9 +7,10 @@
  * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
  * (default 1: the Fig. 11 ablation switches; remap=1 remaps when it is
  * predicted to pay); k=N NICs per routed transfer and chunk_kib=N routing
- * chunk (defaults from the bandwidths); xfer=merged|per-doc (default
+ * chunk (defaults from the bandwidths); xfer=merged|per-doc|ring (default
  * merged: documents' ring steps that share a source, a destination and a
- * step are one transfer of their summed bytes). */
+ * step are one transfer of their summed bytes; ring: only those of rings
+ * over the same GPUs in the same order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +48,17 @@ static const zs_opt_spec opt_chunk_kib = {.key = "chunk_kib",
 
 static const zs_opt_spec opt_xfer = {.key = "xfer",
                                      .type = ZS_OPT_ENUM,
-                                     .values = "merged|per-doc", /* the default first */
+                                     .values = "merged|per-doc|ring", /* the default first */
                                      .help = "ring transfers: one per peer per step carrying "
                                              "every document whose ring step shares its source, "
                                              "destination and step (as TE and Zeppelin post "
-                                             "them), or one per document's ring step"};
+                                             "them), one per document's ring step, or merged "
+                                             "only between rings over the same GPUs in the same "
+                                             "order"};
 
 typedef struct zopts {
     long tp, k, chunk_kib;
-    int routing, remap, hier, per_doc;
+    int routing, remap, hier, xfer;
 } zopts;
 
 static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
@@ -71,7 +74,7 @@ static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_hier, &o->hier, e);
     if (!rc)
-        rc = zs_opt_enum(ctx->opts, &opt_xfer, &o->per_doc, e);
+        rc = zs_opt_enum(ctx->opts, &opt_xfer, &o->xfer, e); /* ZS_ZEP_XFER_* */
     if (rc)
         return rc;
     const zs_cluster *cl = ctx->cluster;
@@ -124,7 +127,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     en.len = batch->len;
     en.cost = ctx->cost;
     en.tp = tp;
-    en.per_doc = o.per_doc;
+    en.xfer = o.xfer;
     zs_layout_dims dims = {tp, 1, 1, S};
     if ((rc = zs_zep_engine_init(&en, e)))
         goto out;

@@ -40,6 +40,46 @@ static int cmp_lord(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+typedef struct rshape {
+    const zs_zep_ring *r;
+    int32_t id;
+} rshape;
+
+static int cmp_rshape(const void *a, const void *b)
+{
+    const rshape *x = a, *y = b;
+    if (x->r->cls != y->r->cls)
+        return x->r->cls < y->r->cls ? -1 : 1;
+    if (x->r->g != y->r->g)
+        return x->r->g < y->r->g ? -1 : 1;
+    int c = memcmp(x->r->slots, y->r->slots, sizeof(int) * (size_t)x->r->g);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* en->shape: per ring, the first ring of the same class over the same slots
+ * in the same order. */
+static int ring_shapes(zs_zep_engine *en)
+{
+    const zs_zep_part *p = en->part;
+    int n = p->nrings;
+    rshape *v = malloc(sizeof(rshape) * (size_t)(n > 0 ? n : 1));
+    en->shape = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    if (!v || !en->shape) {
+        free(v);
+        return ZS_ENOMEM;
+    }
+    for (int r = 0; r < n; r++)
+        v[r] = (rshape){&p->rings[r], r};
+    qsort(v, (size_t)n, sizeof *v, cmp_rshape);
+    for (int i = 0; i < n; i++) {
+        int same = i > 0 && v[i].r->cls == v[i - 1].r->cls && v[i].r->g == v[i - 1].r->g &&
+                   !memcmp(v[i].r->slots, v[i - 1].r->slots, sizeof(int) * (size_t)v[i].r->g);
+        en->shape[v[i].id] = same ? en->shape[v[i - 1].id] : v[i].id;
+    }
+    free(v);
+    return ZS_OK;
+}
+
 int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
 {
     const zs_zep_part *p = en->part;
@@ -59,8 +99,8 @@ int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
     lord *o = malloc(sizeof(lord) * nd);
     int32_t *fill = calloc((size_t)S, sizeof(int32_t));
     int rc = ZS_OK;
-    if (!en->local_off || !en->local_docs || !en->local_imp || !en->mem_off || !en->mem_imp ||
-        !en->moved || !en->lin || !en->clock || !o || !fill) {
+    if (ring_shapes(en) || !en->local_off || !en->local_docs || !en->local_imp || !en->mem_off ||
+        !en->mem_imp || !en->moved || !en->lin || !en->clock || !o || !fill) {
         rc = nomem(e);
         goto out;
     }
@@ -132,6 +172,8 @@ void zs_zep_engine_fini(zs_zep_engine *en)
     free(en->moved);
     free(en->lin);
     zs_zep_clock_free(en->clock);
+    free(en->shape);
+    en->shape = NULL;
     en->local_off = en->local_docs = en->mem_off = NULL;
     en->local_imp = en->mem_imp = NULL;
     en->moved = NULL;
@@ -963,8 +1005,11 @@ static int edges_init(pass *P)
         if (R->g < 2)
             continue;
         int st = R->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
-        k[n++] = en->per_doc ? (ekey){0, mi, 0, R->g, mi}
-                             : (ekey){st, R->slots[m->k], R->slots[(m->k + 1) % R->g], R->g, mi};
+        if (en->xfer == ZS_ZEP_XFER_PER_DOC)
+            k[n++] = (ekey){0, mi, 0, R->g, mi};
+        else /* the ring's shape as a second stream key: rings apart */
+            k[n++] = (ekey){en->xfer == ZS_ZEP_XFER_RING ? st + 16 * en->shape[m->ring] : st,
+                            R->slots[m->k], R->slots[(m->k + 1) % R->g], R->g, mi};
     }
     qsort(k, (size_t)n, sizeof *k, cmp_ekey);
     int e = -1;

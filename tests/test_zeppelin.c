@@ -395,38 +395,41 @@ static void test_engine_order(void)
     zs_cost_free(v.cost);
 }
 
-/* Two documents on intra-node rings over the same two GPUs of one node
- * (slots 0 and 1): 4096 and 1024 tokens, exact zigzag chunks of 1024 and
- * 256 tokens, so each member holds 2048 + 512 tokens of KV. A LLaMA-3B
- * token's K and V are 2 x 32 heads x 100 x 2 bytes = 12800 bytes. Merged
- * (the default): each ring step is one transfer per peer carrying both
- * documents, 2560 tokens = 32,768,000 bytes; rank 0 sends 4 per layer
- * (forward 1 KV step; backward 1 KV and 2 dK/dV steps, the last one
- * returning the dK/dV). Per document: twice as many, 26,214,400 and
- * 6,553,600 bytes. Both validate (carry lists, delivery). */
-static zs_schedule *two_doc_rings(const zs_cost *c, int per_doc)
+/* Three documents on intra-node rings over the same two GPUs of one node
+ * (slots 0 and 1): 4096 and 1024 tokens on rings [0, 1], 2048 on a ring
+ * [1, 0] (the other order). Exact zigzag chunks: slot 0 holds 2048 + 512
+ * tokens of the first two (chunks 0 and 3) and 1024 of the third (its
+ * member 1: chunks 1 and 2). A LLaMA-3B token's K and V are 2 x 32 heads x
+ * 100 x 2 bytes = 12800 bytes. Per layer each ring sends from slot 0 to
+ * slot 1 four times (forward 1 KV step; backward 1 KV and 2 dK/dV steps,
+ * the last returning the dK/dV), in the same steps. Merged (the default):
+ * 4 transfers from rank 0 carrying all three documents, 3584 tokens =
+ * 45,875,200 bytes each; merged by ring (xfer=ring): the two rings [0, 1]
+ * share 4 transfers of 2560 tokens, the ring [1, 0] has its own 4; per
+ * document: 12. Every mode validates (carry lists, delivery). */
+static zs_schedule *hand_rings(const zs_cost *c, int xfer)
 {
-    int32_t len[2] = {4096, 1024};
+    int32_t len[3] = {4096, 1024, 2048};
     zs_zep_part *p = calloc(1, sizeof *p);
     p->nslots = 8;
     p->nodes = 1;
     p->slots_per_node = 8;
-    p->ndocs = 2;
-    p->cls = calloc(2, 1);
-    p->ring_of = calloc(2, sizeof(int32_t));
-    p->slot_of = calloc(2, sizeof(int32_t));
+    p->ndocs = 3;
+    p->cls = calloc(3, 1);
+    p->ring_of = calloc(3, sizeof(int32_t));
+    p->slot_of = calloc(3, sizeof(int32_t));
     p->tokens = calloc(8, sizeof(int64_t));
     p->load = calloc(8, sizeof(double));
     p->span = calloc(8, sizeof(double));
-    p->rings = calloc(2, sizeof(zs_zep_ring));
-    p->nrings = 2;
-    for (int d = 0; d < 2; d++) {
+    p->rings = calloc(3, sizeof(zs_zep_ring));
+    p->nrings = 3;
+    for (int d = 0; d < 3; d++) {
         zs_zep_ring *r = &p->rings[d];
         r->cls = ZS_ZEP_INTRA;
         r->g = 2;
         r->slots = malloc(2 * sizeof(int));
-        r->slots[0] = 0;
-        r->slots[1] = 1;
+        r->slots[0] = d < 2 ? 0 : 1;
+        r->slots[1] = d < 2 ? 1 : 0;
         r->ndocs = 1;
         r->docs = malloc(sizeof(int32_t));
         r->docs[0] = d;
@@ -436,13 +439,13 @@ static zs_schedule *two_doc_rings(const zs_cost *c, int per_doc)
         p->tokens[0] += len[d] / 2;
         p->tokens[1] += len[d] / 2;
     }
-    p->count[ZS_ZEP_INTRA] = 2;
+    p->count[ZS_ZEP_INTRA] = 3;
     zs_schedule *s = zs_schedule_new(8);
     int intra = zs_schedule_add_stream(s, "zep-intra");
     int inter = zs_schedule_add_stream(s, "comm-inter");
     int route = zs_schedule_add_stream(s, "route");
     int remap = zs_schedule_add_stream(s, "remap");
-    zs_schedule_set_docs(s, len, 2);
+    zs_schedule_set_docs(s, len, 3);
     zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
     zs_zep_engine en = {0};
     en.part = p;
@@ -453,7 +456,7 @@ static zs_schedule *two_doc_rings(const zs_cost *c, int per_doc)
     en.len = len;
     en.cost = c;
     en.tp = 1;
-    en.per_doc = per_doc;
+    en.xfer = xfer;
     zs_err e;
     ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
     zs_layout_dims dims = {1, 1, 1, 8};
@@ -476,8 +479,11 @@ static void test_engine_merged_step(void)
     env v;
     env_init(&v, "llama-3b", 1);
     double tok = 2 * 32 * 100 * 2;
-    for (int per_doc = 0; per_doc < 2; per_doc++) {
-        zs_schedule *s = two_doc_rings(v.cost, per_doc);
+    const int32_t shard[3] = {2048, 512, 1024}; /* tokens each document has on slot 0 */
+    const int modes[3] = {ZS_ZEP_XFER_MERGED, ZS_ZEP_XFER_RING, ZS_ZEP_XFER_PER_DOC};
+    const int sends[3] = {4, 8, 12};
+    for (int mode = 0; mode < 3; mode++) {
+        zs_schedule *s = hand_rings(v.cost, modes[mode]);
         int n = 0;
         double sum = 0;
         for (int64_t i = 0; i < s->ranks[0].nops; i++) {
@@ -487,22 +493,20 @@ static void test_engine_merged_step(void)
             n++;
             sum += op->u.p2p.bytes;
             ZS_ASSERT_INT_EQ(op->u.p2p.peer, 1);
-            if (!per_doc) {
-                ZS_ASSERT_NEAR(op->u.p2p.bytes, 2560 * tok, 0);
-                ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 2);
-                const zs_carry *c = &s->carry[op->u.p2p.carry0];
-                ZS_ASSERT_INT_EQ(c[0].doc, 0);
-                ZS_ASSERT_NEAR(c[0].bytes, 2048 * tok, 0);
-                ZS_ASSERT_INT_EQ(c[1].doc, 1);
-                ZS_ASSERT_NEAR(c[1].bytes, 512 * tok, 0);
-            } else {
-                ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 1);
-                int d = s->carry[op->u.p2p.carry0].doc;
-                ZS_ASSERT_NEAR(op->u.p2p.bytes, (d == 0 ? 2048 : 512) * tok, 0);
+            /* Its documents, in ring order, with their shards' bytes. */
+            const zs_carry *c = &s->carry[op->u.p2p.carry0];
+            int nc = op->u.p2p.ncarry, d0 = c[0].doc;
+            ZS_ASSERT_INT_EQ(nc, mode == 0 ? 3 : mode == 1 && d0 == 0 ? 2 : 1);
+            double b = 0;
+            for (int j = 0; j < nc; j++) {
+                ZS_ASSERT_INT_EQ(c[j].doc, d0 + j);
+                ZS_ASSERT_NEAR(c[j].bytes, shard[c[j].doc] * tok, 0);
+                b += c[j].bytes;
             }
+            ZS_ASSERT_NEAR(op->u.p2p.bytes, b, 0);
         }
-        ZS_ASSERT_INT_EQ(n, per_doc ? 8 : 4);
-        ZS_ASSERT_NEAR(sum, 4 * 2560 * tok, 0);
+        ZS_ASSERT_INT_EQ(n, sends[mode]);
+        ZS_ASSERT_NEAR(sum, 4 * 3584 * tok, 0);
         zs_schedule_free(s);
     }
     zs_cost_free(v.cost);
