@@ -284,7 +284,7 @@ static int put_op(rb *b, const ck_node *nd, const int64_t *deps, int64_t ndeps)
     case ZS_OP_SEND:
     case ZS_OP_RECV:
         i = (nd->kind == ZS_OP_SEND ? zs_sched_send : zs_sched_recv)(s, rank, st, lab, nd->peer,
-                                                                    nd->tag, nd->bytes, deps, n);
+                                                                     nd->tag, nd->bytes, deps, n);
         if (i >= 0 && nd->nblk > 0)
             zs_sched_set_carry(s, rank, i, zs_schedule_carry(s, b->r->carry + nd->blk0, nd->nblk),
                                nd->nblk);

@@ -459,10 +459,10 @@ enum {
     A_N
 };
 static const char *const attr_names[A_N] = {
-    "is_cpu_op", "comm_type", "comm_size",   "comm_src",   "comm_dst",  "comm_tag",
-    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind",    "zs_t",      "zs_mnk",
-    "zs_bytes",  "zs_heads",  "zs_block0",   "zs_nblocks", "zs_stream", "zs_deps",
-    "zs_flags",  "zs_marker", "zs_value",    "zs_pg_tag", "zs_carry_docs", "zs_carry_bytes"};
+    "is_cpu_op", "comm_type", "comm_size",   "comm_src",   "comm_dst",      "comm_tag",
+    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind",    "zs_t",          "zs_mnk",
+    "zs_bytes",  "zs_heads",  "zs_block0",   "zs_nblocks", "zs_stream",     "zs_deps",
+    "zs_flags",  "zs_marker", "zs_value",    "zs_pg_tag",  "zs_carry_docs", "zs_carry_bytes"};
 
 typedef struct nread {
     ck_set *set;

@@ -7,10 +7,11 @@
  * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
  * (default 1: the Fig. 11 ablation switches; remap=1 remaps when it is
  * predicted to pay); k=N NICs per routed transfer and chunk_kib=N routing
- * chunk (defaults from the bandwidths); xfer=merged|per-doc|ring (default
- * merged: documents' ring steps that share a source, a destination and a
- * step are one transfer of their summed bytes; ring: only those of rings
- * over the same GPUs in the same order). */
+ * chunk (defaults from the bandwidths); xfer=ring|merged|per-doc (default
+ * ring: the ring steps of rings over the same GPUs in the same order that
+ * share a source, a destination and a step are one transfer of their
+ * summed bytes; merged: those of any rings; per-doc: one per document's
+ * ring step). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,13 @@ static const zs_opt_spec opt_chunk_kib = {.key = "chunk_kib",
 
 static const zs_opt_spec opt_xfer = {.key = "xfer",
                                      .type = ZS_OPT_ENUM,
-                                     .values = "merged|per-doc|ring", /* the default first */
-                                     .help = "ring transfers: one per peer per step carrying "
-                                             "every document whose ring step shares its source, "
-                                             "destination and step (as TE and Zeppelin post "
-                                             "them), one per document's ring step, or merged "
-                                             "only between rings over the same GPUs in the same "
-                                             "order"};
+                                     .values = "ring|merged|per-doc", /* the default first */
+                                     .help = "ring transfers: one per peer per step for the "
+                                             "documents of rings over the same GPUs in the same "
+                                             "order (one ring, as TE CP posts a packed batch), "
+                                             "merged across every ring sharing a source, "
+                                             "destination and step, or one per document's ring "
+                                             "step"};
 
 typedef struct zopts {
     long tp, k, chunk_kib;

@@ -20,15 +20,20 @@
  * is the predicted order and every dependency points to an op written
  * before it (no deadlock by construction; the validator checks it too).
  *
- * Ring transfers go one per peer per step, as TE and Zeppelin post them:
- * the KV (or dK/dV) sends of step j of every ring member whose next member
- * is on the same GPU and that uses the same stream are one transfer of
- * their summed bytes, appended once every part is ready, after all their
- * dependencies, carrying each document's part (zs_carry), and each part's
- * next step waits for its arrival; a member's sends of one kind go in step
- * order. ZS_ZEP_XFER_RING merges only rings over the same GPUs in the same
- * order; ZS_ZEP_XFER_PER_DOC sends each ring step of each document on its
- * own (the schedule before merging, reproduced op for op).
+ * Ring transfers go one per peer per step, as TE CP posts them for a
+ * packed batch (ZS_ZEP_XFER_RING, the default): the documents of rings over
+ * the same GPUs in the same order form one ring, and the KV (or dK/dV)
+ * sends of their step j from one GPU are one transfer of their summed
+ * bytes, appended once every part is ready, after all their dependencies,
+ * carrying each document's part (zs_carry); each part's next step waits for
+ * its arrival, and a member's sends of one kind go in step order.
+ * ZS_ZEP_XFER_MERGED merges the step-j sends of any rings that share a
+ * stream, a source and a destination GPU, whatever their order: measured,
+ * that couples chains of rings in different orders (-8.3%..+7.6% on 25 of
+ * the 34 Zeppelin figure points, docs/simulator.md), and no source says
+ * Zeppelin's engine groups different rings' sends into one NCCL call.
+ * ZS_ZEP_XFER_PER_DOC sends each ring step of each document on its own (the
+ * schedule before merging, reproduced op for op).
  * Streams: inter-node rings on "comm-inter" (through the routing hook),
  * intra-node rings on "zep-intra", remap transfers and their joins on
  * "remap" (never "comm", where the previous layer's gradient all-reduce
@@ -61,11 +66,11 @@
 
 /* How ring steps become transfers (zs_zep_engine.xfer). */
 enum {
-    ZS_ZEP_XFER_MERGED = 0,  /* one per peer per step: every member whose next member is on the
-                              * same GPU, over the same stream */
-    ZS_ZEP_XFER_PER_DOC = 1, /* one per document's ring step */
-    ZS_ZEP_XFER_RING = 2     /* one per peer per step of rings over the same GPUs in the same
-                              * order (their documents as one ring, as TE CP) */
+    ZS_ZEP_XFER_RING = 0,   /* one per peer per step of rings over the same GPUs in the same
+                             * order (their documents as one ring, as TE CP) */
+    ZS_ZEP_XFER_MERGED = 1, /* one per peer per step: every member whose next member is on the
+                             * same GPU, over the same stream */
+    ZS_ZEP_XFER_PER_DOC = 2 /* one per document's ring step */
 };
 
 typedef struct zs_zep_engine {
@@ -78,7 +83,7 @@ typedef struct zs_zep_engine {
     const int32_t *len;        /* document lengths */
     const zs_cost *cost;
     int tp;
-    int xfer; /* ring transfers: ZS_ZEP_XFER_MERGED (0), _PER_DOC or _RING */
+    int xfer; /* ring transfers: ZS_ZEP_XFER_RING (0), _MERGED or _PER_DOC */
     /* Filled by zs_zep_engine_init: */
     int32_t *local_off, *local_docs; /* per slot (CSR), longest first */
     uint8_t *local_imp;              /* per local_docs entry: holds exported tokens */

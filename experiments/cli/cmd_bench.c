@@ -58,21 +58,30 @@ static const char bench_sim_help[] =
     "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
     "  --backend sim|analytic  (default sim)\n"
     "  --fold LIST             off, on, steady, comma-separated (default on)\n"
-    "  --runs N                runs per point (default " ZS_CLI_STR(ZS_BENCH_SIM_RUNS) ")\n"
-    "  --floor-runs N          runs of each floor, 0 to skip it (default " ZS_CLI_STR(
-        ZS_BENCH_FLOOR_RUNS) ")\n"
-    "  --floor-width N         the floor's messages each way per round, 1..16 (default " ZS_CLI_STR(
-        ZS_BENCH_FLOOR_WIDTH) ")\n"
-    "  --floor-transfers N     the floor's transfers per run, about (default " ZS_CLI_STR(
-        ZS_BENCH_FLOOR_XFERS) ")\n"
-    "  --model --cluster --trace --context --group --seed --recompute --zero\n"
-    "                          the study point, as `zepsim simulate` (defaults its own)\n"
-    "  --opt K=V[,K=V]         method options for every method (e.g. --method zeppelin\n"
-    "                          --opt xfer=per-doc)\n"
-    "  --format table|csv|json (default table)\n"
-    "\n"
-    "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
-    "shared machine report the load (uptime) beside the figures.\n";
+    "  --runs N                runs per point (default " ZS_CLI_STR(
+        ZS_BENCH_SIM_RUNS) ")\n"
+                           "  --floor-runs N          runs of each floor, 0 to skip it "
+                           "(default " ZS_CLI_STR(
+                               ZS_BENCH_FLOOR_RUNS) ")\n"
+                                                    "  --floor-width N         the floor's "
+                                                    "messages each way per round, 1..16 "
+                                                    "(default " ZS_CLI_STR(
+                                                        ZS_BENCH_FLOOR_WIDTH) ")\n"
+                                                                              "  --floor-transfers "
+                                                                              "N     the floor's "
+                                                                              "transfers per run, "
+                                                                              "about "
+                                                                              "(default"
+                                                                              " " ZS_CLI_STR(
+                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n"
+                                                                                                        "  --model --cluster --trace --context --group --seed --recompute --zero\n"
+                                                                                                        "                          the study point, as `zepsim simulate` (defaults its own)\n"
+                                                                                                        "  --opt K=V[,K=V]         method options for every method (e.g. --method zeppelin\n"
+                                                                                                        "                          --opt xfer=per-doc)\n"
+                                                                                                        "  --format table|csv|json (default table)\n"
+                                                                                                        "\n"
+                                                                                                        "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
+                                                                                                        "shared machine report the load (uptime) beside the figures.\n";
 
 #define BENCH_MAX 16
 
