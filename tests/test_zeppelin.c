@@ -257,24 +257,32 @@ static void test_split_rule_sizes(void)
     ZS_ASSERT_STR_CONTAINS(e.where, "document 0");
 }
 
+/* An empty partition written by hand: nodes of 8 slots, ndocs documents,
+ * nrings rings (zeroed), for a test to fill in. */
+static zs_zep_part *part_alloc(int nodes, int ndocs, int nrings)
+{
+    zs_zep_part *p = calloc(1, sizeof *p);
+    p->nslots = 8 * nodes;
+    p->nodes = nodes;
+    p->slots_per_node = 8;
+    p->ndocs = ndocs;
+    p->cls = calloc((size_t)ndocs, 1);
+    p->ring_of = calloc((size_t)ndocs, sizeof(int32_t));
+    p->slot_of = calloc((size_t)ndocs, sizeof(int32_t));
+    p->tokens = calloc((size_t)p->nslots, sizeof(int64_t));
+    p->load = calloc((size_t)p->nslots, sizeof(double));
+    p->span = calloc((size_t)p->nslots, sizeof(double));
+    p->rings = calloc((size_t)nrings, sizeof(zs_zep_ring));
+    p->nrings = nrings;
+    return p;
+}
+
 /* A partition written by hand: document 0 in a ring over slots 0 and 8
  * (one GPU on each node of 2), documents 1 and 2 whole on slots 0 and 8
  * (so both GPUs reach attention together). */
 static zs_zep_part *hand_part(const int32_t *len)
 {
-    zs_zep_part *p = calloc(1, sizeof *p);
-    p->nslots = 16;
-    p->nodes = 2;
-    p->slots_per_node = 8;
-    p->ndocs = 3;
-    p->cls = calloc(3, 1);
-    p->ring_of = calloc(3, sizeof(int32_t));
-    p->slot_of = calloc(3, sizeof(int32_t));
-    p->tokens = calloc(16, sizeof(int64_t));
-    p->load = calloc(16, sizeof(double));
-    p->span = calloc(16, sizeof(double));
-    p->rings = calloc(1, sizeof(zs_zep_ring));
-    p->nrings = 1;
+    zs_zep_part *p = part_alloc(2, 3, 1);
     zs_zep_ring *r = &p->rings[0];
     r->cls = ZS_ZEP_INTER;
     r->g = 2;
@@ -402,27 +410,15 @@ static void test_engine_order(void)
  * member 1: chunks 1 and 2). A LLaMA-3B token's K and V are 2 x 32 heads x
  * 100 x 2 bytes = 12800 bytes. Per layer each ring sends from slot 0 to
  * slot 1 four times (forward 1 KV step; backward 1 KV and 2 dK/dV steps,
- * the last returning the dK/dV), in the same steps. Merged (the default):
- * 4 transfers from rank 0 carrying all three documents, 3584 tokens =
- * 45,875,200 bytes each; merged by ring (xfer=ring): the two rings [0, 1]
- * share 4 transfers of 2560 tokens, the ring [1, 0] has its own 4; per
- * document: 12. Every mode validates (carry lists, delivery). */
+ * the last returning the dK/dV), in the same steps. Merged by ring
+ * (xfer=ring, the default): the two rings [0, 1] share 4 transfers of 2560
+ * tokens, the ring [1, 0] has its own 4; merged across rings
+ * (xfer=merged): 4 transfers from rank 0 carrying all three documents,
+ * 3584 tokens = 45,875,200 bytes each; per document: 12. Every mode validates (carry lists, delivery). */
 static zs_schedule *hand_rings(const zs_cost *c, int xfer)
 {
     int32_t len[3] = {4096, 1024, 2048};
-    zs_zep_part *p = calloc(1, sizeof *p);
-    p->nslots = 8;
-    p->nodes = 1;
-    p->slots_per_node = 8;
-    p->ndocs = 3;
-    p->cls = calloc(3, 1);
-    p->ring_of = calloc(3, sizeof(int32_t));
-    p->slot_of = calloc(3, sizeof(int32_t));
-    p->tokens = calloc(8, sizeof(int64_t));
-    p->load = calloc(8, sizeof(double));
-    p->span = calloc(8, sizeof(double));
-    p->rings = calloc(3, sizeof(zs_zep_ring));
-    p->nrings = 3;
+    zs_zep_part *p = part_alloc(1, 3, 3);
     for (int d = 0; d < 3; d++) {
         zs_zep_ring *r = &p->rings[d];
         r->cls = ZS_ZEP_INTRA;
