@@ -414,7 +414,8 @@ static void test_engine_order(void)
  * (xfer=ring, the default): the two rings [0, 1] share 4 transfers of 2560
  * tokens, the ring [1, 0] has its own 4; merged across rings
  * (xfer=merged): 4 transfers from rank 0 carrying all three documents,
- * 3584 tokens = 45,875,200 bytes each; per document: 12. Every mode validates (carry lists, delivery). */
+ * 3584 tokens = 45,875,200 bytes each; per document: 12. Every mode
+ * validates (carry lists, delivery). */
 static zs_schedule *hand_rings(const zs_cost *c, int xfer)
 {
     int32_t len[3] = {4096, 1024, 2048};
