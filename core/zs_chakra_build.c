@@ -282,10 +282,12 @@ static int put_op(rb *b, const ck_node *nd, const int64_t *deps, int64_t ndeps)
             i = zs_sched_elementwise(s, rank, st, lab, nd->bytes, nd->t, deps, n);
         break;
     case ZS_OP_SEND:
-        i = zs_sched_send(s, rank, st, lab, nd->peer, nd->tag, nd->bytes, deps, n);
-        break;
     case ZS_OP_RECV:
-        i = zs_sched_recv(s, rank, st, lab, nd->peer, nd->tag, nd->bytes, deps, n);
+        i = (nd->kind == ZS_OP_SEND ? zs_sched_send : zs_sched_recv)(s, rank, st, lab, nd->peer,
+                                                                     nd->tag, nd->bytes, deps, n);
+        if (i >= 0 && nd->nblk > 0)
+            zs_sched_set_carry(s, rank, i, zs_schedule_carry(s, b->r->carry + nd->blk0, nd->nblk),
+                               nd->nblk);
         break;
     case ZS_OP_COLL: {
         int g = b->gmap[nd->pg];
@@ -334,14 +336,27 @@ static int put_unrolled(rb *b)
     return rc;
 }
 
-/* Two nodes the same op, dependencies aside. */
-static int same_op(const ck_node *x, const ck_node *y)
+/* n carry entries the same (by field: the struct has padding). */
+static int same_carry(const zs_carry *a, const zs_carry *b, int32_t n)
 {
+    for (int32_t i = 0; i < n; i++)
+        if (a[i].doc != b[i].doc || a[i].bytes != b[i].bytes)
+            return 0;
+    return 1;
+}
+
+/* Two nodes of rank r the same op, dependencies aside (a transfer's carry
+ * list by content: each node read has its own copy). */
+static int same_op(const ck_rank *r, const ck_node *x, const ck_node *y)
+{
+    int p2p = x->kind == ZS_OP_SEND || x->kind == ZS_OP_RECV;
     return x->kind == y->kind && x->ck == y->ck && x->stream == y->stream && x->flags == y->flags &&
            x->label == y->label && x->peer == y->peer && x->tag == y->tag && x->pg == y->pg &&
            x->heads == y->heads && x->value == y->value && x->nblk == y->nblk &&
-           x->blk0 == y->blk0 && x->t == y->t && x->bytes == y->bytes && x->m == y->m &&
-           x->n == y->n && x->k == y->k && x->nown == y->nown;
+           (p2p ? x->nblk == 0 || same_carry(r->carry + x->blk0, r->carry + y->blk0, x->nblk)
+                : x->blk0 == y->blk0) &&
+           x->t == y->t && x->bytes == y->bytes && x->m == y->m && x->n == y->n && x->k == y->k &&
+           x->nown == y->nown;
 }
 
 /* The segment of node v (U: each segment's first node, nsegs + 1 entries). */
@@ -372,7 +387,7 @@ static int rolls(const rb *b, const int64_t *U)
         for (int64_t j = 0; j < rep; j++)
             for (int64_t i = 0; i < nops; i++) {
                 const ck_node *v = &r->nodes[U[g] + j * nops + i], *w = &r->nodes[U[g] + i];
-                if (v->kind == CK_PASS || !same_op(v, w))
+                if (v->kind == CK_PASS || !same_op(r, v, w))
                     return 0;
                 for (int32_t k = 0; k < w->nown; k++) {
                     int64_t dv = b->dep[v->dep0 + k], dw = b->dep[w->dep0 + k];

@@ -50,7 +50,8 @@ typedef struct ck_node {
     int32_t heads;
     int32_t value;            /* marker value */
     int32_t nblk;             /* attention: blocks [blk0, blk0 + nblk) of the rank's pool */
-    int64_t blk0;             /* (zepsim) or of ck_rank.blocks */
+    int64_t blk0;             /* (zepsim) or of ck_rank.blocks; a send or receive: its
+                                 carry list, ck_rank.carry[blk0, blk0 + nblk) */
     double t, bytes, m, n, k; /* seconds, bytes, GEMM shape */
     int64_t dep0;             /* ck_rank.deps[dep0 .. dep0 + ndata + nctrl) */
     int32_t ndata, nctrl;     /* data_deps, then ctrl_deps (ids) */
@@ -65,6 +66,8 @@ typedef struct ck_rank {
     int64_t ndeps, deps_cap;
     zs_attn_block *blocks; /* zepsim: the rank's attention block pool */
     int64_t nblocks;
+    zs_carry *carry; /* zepsim: carry lists of the rank's transfers (zs_carry) */
+    int64_t ncarry, carry_cap;
     int32_t *segs; /* zepsim: (ops, repeat) pairs */
     int32_t nsegs;
     int zs; /* 1 when the file carries zepsim's metadata */

@@ -81,6 +81,7 @@ static void set_free(ck_set *set)
         free(r->nodes);
         free(r->deps);
         free(r->blocks);
+        free(r->carry);
         free(r->segs);
     }
     free(set->ranks);

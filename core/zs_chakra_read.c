@@ -454,13 +454,15 @@ enum {
     A_MARKER,
     A_VALUE,
     A_PGTAG,
+    A_CDOCS,
+    A_CBYTES,
     A_N
 };
 static const char *const attr_names[A_N] = {
-    "is_cpu_op", "comm_type", "comm_size",   "comm_src",   "comm_dst",  "comm_tag",
-    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind",    "zs_t",      "zs_mnk",
-    "zs_bytes",  "zs_heads",  "zs_block0",   "zs_nblocks", "zs_stream", "zs_deps",
-    "zs_flags",  "zs_marker", "zs_value",    "zs_pg_tag"};
+    "is_cpu_op", "comm_type", "comm_size",   "comm_src",   "comm_dst",      "comm_tag",
+    "pg_name",   "pg_ranks",  "tensor_size", "zs_kind",    "zs_t",          "zs_mnk",
+    "zs_bytes",  "zs_heads",  "zs_block0",   "zs_nblocks", "zs_stream",     "zs_deps",
+    "zs_flags",  "zs_marker", "zs_value",    "zs_pg_tag",  "zs_carry_docs", "zs_carry_bytes"};
 
 typedef struct nread {
     ck_set *set;
@@ -553,6 +555,40 @@ static int node_comp(nread *x)
     return ZS_OK;
 }
 
+/* A transfer's carry list (zs_carry_docs, zs_carry_bytes: the documents
+ * it moves and each one's bytes) into the rank's carry pool, as the node's
+ * blk0/nblk; none when both are absent. */
+static int node_carry(nread *x)
+{
+    const ck_attr *d = x->a[A_CDOCS], *b = x->a[A_CBYTES];
+    if (!d && !b)
+        return ZS_OK;
+    int32_t *docs = NULL;
+    size_t n = 0;
+    int k = d ? attr_i32s(d, 0, INT32_MAX, 1, &docs, &n) : 0;
+    if (k < 0)
+        return nomem(x->set, x->r);
+    if (!k || !b || b->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_LIST ||
+        b->double_list->n_values != n || n < 1 || n > INT32_MAX) {
+        free(docs);
+        return zs__ck_bad(x->set, x->r, x->nd,
+                          "give both, zs_carry_docs as document numbers (>= 0) and "
+                          "zs_carry_bytes as as many numbers, or neither",
+                          "zs_carry_docs and zs_carry_bytes: not a carry list");
+    }
+    ck_rank *r = x->r;
+    if (grow((void **)&r->carry, &r->carry_cap, r->ncarry + (int64_t)n, sizeof(zs_carry))) {
+        free(docs);
+        return nomem(x->set, r);
+    }
+    for (size_t i = 0; i < n; i++)
+        r->carry[r->ncarry + (int64_t)i] = (zs_carry){docs[i], b->double_list->values[i]};
+    free(docs);
+    x->nd->blk0 = r->ncarry, x->nd->nblk = (int32_t)n;
+    r->ncarry += (int64_t)n;
+    return ZS_OK;
+}
+
 static int node_p2p(nread *x, int send)
 {
     ck_node *nd = x->nd;
@@ -581,7 +617,7 @@ static int node_p2p(nread *x, int send)
         return ZS_EINPUT;
     nd->peer = send ? dst : src;
     nd->tag = tag;
-    return ZS_OK;
+    return node_carry(x);
 }
 
 static int cmp_i32(const void *a, const void *b)

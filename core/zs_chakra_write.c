@@ -123,6 +123,9 @@ typedef struct wr {
     int64_t last[ZS_MAX_STREAMS];   /* last op of each stream that holds it (-1: none) */
     uint64_t *pend[ZS_MAX_STREAMS]; /* sends/receives issued since */
     int64_t npend[ZS_MAX_STREAMS], pcap[ZS_MAX_STREAMS];
+    int32_t *cdoc; /* one transfer's carry list: documents, bytes */
+    double *cbytes;
+    int64_t ccap;
 } wr;
 
 static int nomem(wr *w)
@@ -384,6 +387,30 @@ static int node_deps(wr *w, const zs_op *op, int32_t seg, int64_t it, int64_t u,
     return ZS_OK;
 }
 
+/* A transfer's carry list (zs_carry) as two lists, zs_carry_docs and
+ * zs_carry_bytes: a merged transfer reads back as the documents it moves. */
+static int carry_attrs(wr *w, const zs_op *op, attrs *A)
+{
+    int n = op->u.p2p.ncarry;
+    const zs_carry *c = w->s->carry + op->u.p2p.carry0;
+    int64_t cap = w->ccap;
+    if (grow((void **)&w->cdoc, &w->ccap, n, sizeof(int32_t)))
+        return nomem(w);
+    if (w->ccap != cap) {
+        double *q = realloc(w->cbytes, sizeof(double) * (size_t)w->ccap);
+        if (!q) {
+            w->ccap = cap; /* cbytes still holds only the old capacity */
+            return nomem(w);
+        }
+        w->cbytes = q;
+    }
+    for (int k = 0; k < n; k++)
+        w->cdoc[k] = c[k].doc, w->cbytes[k] = c[k].bytes;
+    a_l32(A, "zs_carry_docs", w->cdoc, (size_t)n);
+    a_ld(A, "zs_carry_bytes", w->cbytes, (size_t)n);
+    return ZS_OK;
+}
+
 /* Node u: stored op i of segment seg in iteration it. */
 static int put_node(wr *w, int64_t i, int32_t seg, int64_t it, int64_t u)
 {
@@ -400,6 +427,9 @@ static int put_node(wr *w, int64_t i, int32_t seg, int64_t it, int64_t u)
     nd.id = (uint64_t)u;
     nd.name = w->s->labels[op->label];
     op_attrs(w, op, i, &A, &nd, mnk, pg, sizeof pg);
+    if ((op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) && op->u.p2p.ncarry > 0 &&
+        (rc = carry_attrs(w, op, &A)))
+        return rc;
     a_i64(&A, "zs_stream", op->stream);
     if (op->ndeps)
         a_i64(&A, "zs_deps", op->ndeps);
@@ -492,6 +522,8 @@ static void wr_free(wr *w)
     free(w->pool);
     free(w->data);
     free(w->ctrl);
+    free(w->cdoc);
+    free(w->cbytes);
     for (int i = 0; i < ZS_MAX_STREAMS; i++)
         free(w->pend[i]);
 }

@@ -7,7 +7,11 @@
  * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
  * (default 1: the Fig. 11 ablation switches; remap=1 remaps when it is
  * predicted to pay); k=N NICs per routed transfer and chunk_kib=N routing
- * chunk (defaults from the bandwidths). */
+ * chunk (defaults from the bandwidths); xfer=ring|merged|per-doc (default
+ * ring: the ring steps of rings over the same GPUs in the same order that
+ * share a source, a destination and a step are one transfer of their
+ * summed bytes; merged: those of any rings; per-doc: one per document's
+ * ring step). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +47,19 @@ static const zs_opt_spec opt_chunk_kib = {.key = "chunk_kib",
                                           .computed = "10x the bytes a NIC moves in one latency",
                                           .help = "routing chunk in KiB"};
 
+static const zs_opt_spec opt_xfer = {.key = "xfer",
+                                     .type = ZS_OPT_ENUM,
+                                     .values = "ring|merged|per-doc", /* the default first */
+                                     .help = "ring transfers: one per peer per step for the "
+                                             "documents of rings over the same GPUs in the same "
+                                             "order (one ring, as TE CP posts a packed batch), "
+                                             "merged across every ring sharing a source, "
+                                             "destination and step, or one per document's ring "
+                                             "step"};
+
 typedef struct zopts {
     long tp, k, chunk_kib;
-    int routing, remap, hier;
+    int routing, remap, hier, xfer;
 } zopts;
 
 static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
@@ -60,6 +74,8 @@ static int read_opts(const zs_plan_ctx *ctx, zopts *o, zs_err *e)
         o->remap = o->remap == 0 ? 1 : o->remap == 1 ? 0 : 2;
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_hier, &o->hier, e);
+    if (!rc)
+        rc = zs_opt_enum(ctx->opts, &opt_xfer, &o->xfer, e); /* ZS_ZEP_XFER_* */
     if (rc)
         return rc;
     const zs_cluster *cl = ctx->cluster;
@@ -112,6 +128,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     en.len = batch->len;
     en.cost = ctx->cost;
     en.tp = tp;
+    en.xfer = o.xfer;
     zs_layout_dims dims = {tp, 1, 1, S};
     if ((rc = zs_zep_engine_init(&en, e)))
         goto out;
@@ -193,7 +210,7 @@ out:
 }
 
 static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_routing,   &opt_remap, &opt_hier,
-                                             &opt_k,     &opt_chunk_kib, NULL};
+                                             &opt_k,     &opt_chunk_kib, &opt_xfer,  NULL};
 
 const zs_planner_ops zs_planner_zeppelin = {
     .name = "zeppelin",

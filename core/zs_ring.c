@@ -67,16 +67,11 @@ double zs_ring_step_bytes(const zs_schedule *s, const zs_model *m, int kv_heads,
     return tokens * 2.0 * kv_heads * m->head_dim * m->dtype_bytes;
 }
 
-static int direct_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
-                       int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
+static int direct_xfer(void *arg, zs_iter *it, const zs_xfer *x, int64_t *src_op, int64_t *dst_op,
                        zs_err *e)
 {
-    zs_schedule *s = zs_iter_schedule(it);
-    const char *label = arg;
-    int64_t d1[1] = {src_dep}, d2[1] = {dst_dep};
     (void)e; /* a failed append is the schedule's to report */
-    *src_op = zs_sched_send(s, src, stream, label, dst, tag, bytes, d1, src_dep >= 0);
-    *dst_op = zs_sched_recv(s, dst, stream, label, src, tag, bytes, d2, dst_dep >= 0);
+    zs_sched_xfer(zs_iter_schedule(it), x, arg, src_op, dst_op);
     return ZS_OK;
 }
 
@@ -173,7 +168,10 @@ struct zs_ring_run {
     int64_t *entry, *last, *exit; /* per member: first dependency, last attention, exit */
     int *next_kv, *next_attn, *next_dkv;
     arrivals *kv_in, *dkv_in; /* per member: KV for its step j, dK/dV for its step j */
+    int *kv_open, *dkv_open;  /* per member: the step begun and not ended (-1: none) */
     double *bytes;            /* per holder: KV bytes of its shard */
+    int64_t *carry0;          /* per holder: its shard's carry list in the pool */
+    int *ncarry;
     ring_ws w;
 };
 
@@ -197,9 +195,45 @@ void zs_ring_run_free(zs_ring_run *r)
     free(r->next_attn);
     free(r->next_dkv);
     free(r->bytes);
+    free(r->carry0);
+    free(r->ncarry);
+    free(r->kv_open);
+    free(r->dkv_open);
     free(r->w.blk);
     free(r->w.cblk);
     free(r);
+}
+
+/* Each holder's carry list: the ring's documents with their part of its
+ * shard's bytes (the same geometry as zs_ring_step_bytes, so the parts add
+ * up exactly). None when the documents are not the schedule's. */
+static int carry_lists(zs_ring_run *r, const zs_model *m)
+{
+    const zs_schedule *s = r->s;
+    int g = r->g, nd = r->rs.ndocs;
+    for (int i = 0; i < nd; i++)
+        if (r->docs[i] < 0 || r->docs[i] >= s->ndocs)
+            return ZS_OK;
+    zs_carry *c = malloc(sizeof(zs_carry) * (size_t)nd);
+    if (!c)
+        return ZS_ENOMEM;
+    double per_token = 2.0 * r->kv_heads * m->head_dim * m->dtype_bytes;
+    for (int k = 0; k < g; k++) {
+        int n = 0;
+        for (int i = 0; i < nd; i++) {
+            int32_t len = s->doc_len[r->docs[i]], t0, t1, t2, t3;
+            chunk_cost(len, g, r->rs.chunking, k, &t0, &t1);
+            chunk_cost(len, g, r->rs.chunking, 2 * g - 1 - k, &t2, &t3);
+            double tok = (double)(t1 - t0) + (double)(t3 - t2);
+            if (tok > 0)
+                c[n++] = (zs_carry){r->docs[i], tok * per_token};
+        }
+        int64_t c0 = n > 0 ? zs_schedule_carry(r->s, c, n) : -1;
+        r->carry0[k] = c0 >= 0 ? c0 : 0;
+        r->ncarry[k] = c0 >= 0 ? n : 0;
+    }
+    free(c);
+    return ZS_OK;
 }
 
 int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, int kv_heads,
@@ -224,8 +258,13 @@ int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, i
     r->kv_in = calloc(n, sizeof(arrivals));
     r->dkv_in = calloc(n, sizeof(arrivals));
     r->bytes = malloc(sizeof(double) * n);
+    r->carry0 = calloc(n, sizeof(int64_t));
+    r->ncarry = calloc(n, sizeof(int));
+    r->kv_open = malloc(sizeof(int) * n);
+    r->dkv_open = malloc(sizeof(int) * n);
     if (!r->rank || !r->slots || !r->docs || !r->entry || !r->last || !r->exit || !r->next_kv ||
-        !r->next_attn || !r->next_dkv || !r->kv_in || !r->dkv_in || !r->bytes) {
+        !r->next_attn || !r->next_dkv || !r->kv_in || !r->dkv_in || !r->bytes || !r->carry0 ||
+        !r->ncarry || !r->kv_open || !r->dkv_open) {
         zs_ring_run_free(r);
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
@@ -252,6 +291,11 @@ int zs_ring_run_new(zs_iter *it, int stage, const zs_ring_spec *rs, int heads, i
         r->rank[k] = zs_iter_rank(it, stage, rs->slots[k]);
         r->entry[k] = r->last[k] = r->exit[k] = dep[k];
         r->bytes[k] = zs_ring_step_bytes(r->s, m, r->kv_heads, &r->rs, k);
+        r->kv_open[k] = r->dkv_open[k] = -1;
+    }
+    if (g > 1 && carry_lists(r, m) == ZS_ENOMEM) {
+        zs_ring_run_free(r);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
     *out = r;
     return ZS_OK;
@@ -277,6 +321,11 @@ int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k)
     return r->last[k];
 }
 
+int zs_ring_run_tag(const zs_ring_run *r, int dkv)
+{
+    return dkv ? r->tag_dkv : r->tag_kv;
+}
+
 int zs_ring_run_rank(const zs_ring_run *r, int k)
 {
     return r->rank[k];
@@ -299,27 +348,68 @@ static void kv_done(zs_ring_run *r, int k)
     arr_drop(&r->kv_in[k], a < b ? a : b);
 }
 
-int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e)
+void zs_ring_run_carry(const zs_ring_run *r, int j, int k, int64_t *c0, int *n)
 {
-    int g = r->g;
-    if (j >= g - 1 || j != r->next_kv[k])
+    int h = (k - j % r->g + r->g) % r->g;
+    *c0 = r->carry0[h];
+    *n = r->ncarry[h];
+}
+
+static int oom(zs_err *e)
+{
+    return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+}
+
+int zs_ring_run_kv_begin(zs_ring_run *r, int j, int k, int64_t *dep, zs_err *e)
+{
+    if (j >= r->g - 1 || j != r->next_kv[k] || r->kv_open[k] >= 0)
         return order_err(r, "KV send", j, k, e);
     int64_t sd = j == 0 ? r->entry[k] : arr_get(&r->kv_in[k], j);
     if (sd == -2)
         return order_err(r, "KV send", j, k, e);
-    int to = (k + 1) % g, rc;
-    int64_t so64, dd;
-    void *arg = r->rs.xfer ? r->rs.xfer_arg : (void *)r->lab_kv;
-    rc = r->xfer(arg, r->it, r->rank[k], r->rank[to], r->rs.comm_stream, r->tag_kv,
-                 zs_ring_run_bytes(r, j, k), sd, -1, &so64, &dd, e);
-    if (rc)
-        return rc;
-    if ((rc = arr_push(&r->kv_in[to], j + 1, dd)))
-        return rc == ZS_ENOMEM ? zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory")
-                               : order_err(r, "KV send", j, k, e);
+    *dep = sd;
+    r->kv_open[k] = j;
     r->next_kv[k]++;
     kv_done(r, k);
     return ZS_OK;
+}
+
+int zs_ring_run_kv_end(zs_ring_run *r, int j, int k, int64_t dst_op, zs_err *e)
+{
+    if (r->kv_open[k] != j)
+        return order_err(r, "KV arrival", j, k, e);
+    r->kv_open[k] = -1;
+    int rc = arr_push(&r->kv_in[(k + 1) % r->g], j + 1, dst_op);
+    return rc == ZS_ENOMEM ? oom(e) : rc ? order_err(r, "KV arrival", j, k, e) : ZS_OK;
+}
+
+/* The transfer of member k's step j: its bytes, its carry list, after dep. */
+static int run_xfer(zs_ring_run *r, int j, int k, int tag, const char *label, int64_t dep,
+                    int64_t *dst_op, zs_err *e)
+{
+    zs_xfer x = {r->rank[k],
+                 r->rank[(k + 1) % r->g],
+                 r->rs.comm_stream,
+                 tag,
+                 zs_ring_run_bytes(r, j, k),
+                 &dep,
+                 dep >= 0,
+                 -1,
+                 0,
+                 0};
+    zs_ring_run_carry(r, j, k, &x.carry0, &x.ncarry);
+    void *arg = r->rs.xfer ? r->rs.xfer_arg : (void *)label;
+    int64_t so;
+    return r->xfer(arg, r->it, &x, &so, dst_op, e);
+}
+
+int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e)
+{
+    int64_t sd, dd;
+    int rc = zs_ring_run_kv_begin(r, j, k, &sd, e);
+    if (!rc)
+        rc = run_xfer(r, j, k, r->tag_kv, r->lab_kv, sd, &dd, e);
+    return rc ? rc : zs_ring_run_kv_end(r, j, k, dd, e);
 }
 
 /* One attention op (or, when padding leaves no real block, a compute op that
@@ -380,10 +470,10 @@ double zs_ring_run_acc_time(const zs_ring_run *r, int j, int k)
     return zs_cost_elementwise(zs_iter_cost(r->it), 3 * zs_ring_run_bytes(r, j, k));
 }
 
-int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e)
+int zs_ring_run_dkv_begin(zs_ring_run *r, int j, int k, int64_t *dep, zs_err *e)
 {
-    int g = r->g;
-    if (!r->backward || g == 1 || j != r->next_dkv[k] || j >= r->next_attn[k])
+    if (!r->backward || r->g == 1 || j != r->next_dkv[k] || j >= r->next_attn[k] ||
+        r->dkv_open[k] >= 0)
         return order_err(r, "dK/dV send", j, k, e);
     int64_t sd = r->last[k];
     if (j > 0) {
@@ -398,23 +488,34 @@ int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e)
                                   deps, 2);
         arr_drop(&r->dkv_in[k], j + 1);
     }
-    int to = (k + 1) % g;
-    int64_t so, dd;
-    void *arg = r->rs.xfer ? r->rs.xfer_arg : (void *)r->lab_dkv;
-    int rc = r->xfer(arg, r->it, r->rank[k], r->rank[to], r->rs.comm_stream, r->tag_dkv,
-                     zs_ring_run_bytes(r, j, k), sd, -1, &so, &dd, e);
-    if (rc)
-        return rc;
+    *dep = sd;
+    r->dkv_open[k] = j;
     r->next_dkv[k]++;
-    if (j == g - 1) {
+    return ZS_OK;
+}
+
+int zs_ring_run_dkv_end(zs_ring_run *r, int j, int k, int64_t dst_op, zs_err *e)
+{
+    if (r->dkv_open[k] != j)
+        return order_err(r, "dK/dV arrival", j, k, e);
+    r->dkv_open[k] = -1;
+    int to = (k + 1) % r->g;
+    if (j == r->g - 1) {
         /* The last send returns the dK/dV of `to`'s own KV to it. */
-        r->exit[to] = dd;
+        r->exit[to] = dst_op;
         return ZS_OK;
     }
-    if ((rc = arr_push(&r->dkv_in[to], j + 1, dd)))
-        return rc == ZS_ENOMEM ? zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory")
-                               : order_err(r, "dK/dV send", j, k, e);
-    return ZS_OK;
+    int rc = arr_push(&r->dkv_in[to], j + 1, dst_op);
+    return rc == ZS_ENOMEM ? oom(e) : rc ? order_err(r, "dK/dV arrival", j, k, e) : ZS_OK;
+}
+
+int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e)
+{
+    int64_t sd, dd;
+    int rc = zs_ring_run_dkv_begin(r, j, k, &sd, e);
+    if (!rc)
+        rc = run_xfer(r, j, k, r->tag_dkv, r->lab_dkv, sd, &dd, e);
+    return rc ? rc : zs_ring_run_dkv_end(r, j, k, dd, e);
 }
 
 int zs_ring_emit(zs_iter *it, int stage, const zs_ring_spec *rs, int backward, int64_t *dep,

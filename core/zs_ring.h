@@ -33,16 +33,16 @@
 
 typedef enum zs_ring_chunking { ZS_RING_PAD = 0, ZS_RING_EXACT = 1 } zs_ring_chunking;
 
-/* Appends the ops that move `bytes` from rank src to rank dst (the same
- * tag on both sides); the transfer may start after src_dep on src and
- * dst_dep on dst (-1: no dependency). Returns in *src_op / *dst_op the op
- * on each side that completes it (the receiver's is what the next compute
- * waits for). All transfers of one ring step are emitted before the
- * step's compute, with the same `group_id`, so a hook can issue them as one
- * NCCL group. A failed append is the schedule's to report (the ring checks
- * it once at its end); the hook returns its own failures only. */
-typedef int (*zs_ring_xfer_fn)(void *arg, zs_iter *it, int src, int dst, int stream, int tag,
-                               double bytes, int64_t src_dep, int64_t dst_dep, int64_t *src_op,
+/* Appends the ops that move x->bytes from rank x->src to rank x->dst (the
+ * same tag on both sides); the transfer may start after x->src_deps on src
+ * and x->dst_dep on dst, and carries x's carry list (the documents whose
+ * KV shards it holds). Returns in *src_op / *dst_op the op on each side
+ * that completes it (the receiver's is what the next compute waits for).
+ * All transfers of one ring step are emitted before the step's compute, so
+ * a hook can issue them as one NCCL group. A failed append is the
+ * schedule's to report (the ring checks it once at its end); the hook
+ * returns its own failures only. */
+typedef int (*zs_ring_xfer_fn)(void *arg, zs_iter *it, const zs_xfer *x, int64_t *src_op,
                                int64_t *dst_op, zs_err *e);
 
 typedef struct zs_ring_spec {
@@ -94,6 +94,23 @@ int zs_ring_run_set_dep(zs_ring_run *r, int k, int64_t op, zs_err *e);
 int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e);
 int zs_ring_run_attn(zs_ring_run *r, int j, int k, zs_err *e);
 int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e);
+/* kv(j, k) and dkv(j, k) in two halves, for a caller that merges the
+ * transfers of several runs that share a source, a destination and a step
+ * into one (Zeppelin's engine: one send per peer per step). _begin checks
+ * the order, emits dkv's accumulation (j > 0) and returns in *dep the op the
+ * send must wait for; the caller appends the transfer (its bytes
+ * zs_ring_run_bytes, its carry list zs_ring_run_carry) and gives _end the
+ * receiver's op. Between the halves the member's later steps of that kind
+ * wait: _end must come before the next _begin of the same member and kind
+ * (and kv's _end before the receiver's attention of step j+1). */
+int zs_ring_run_kv_begin(zs_ring_run *r, int j, int k, int64_t *dep, zs_err *e);
+int zs_ring_run_kv_end(zs_ring_run *r, int j, int k, int64_t dst_op, zs_err *e);
+int zs_ring_run_dkv_begin(zs_ring_run *r, int j, int k, int64_t *dep, zs_err *e);
+int zs_ring_run_dkv_end(zs_ring_run *r, int j, int k, int64_t dst_op, zs_err *e);
+/* The carry list of kv(j, k) and dkv(j, k): the documents of the shard
+ * member k holds in step j, with their bytes (entries of the schedule's
+ * pool; *n = 0 when the ring's documents are not the schedule's). */
+void zs_ring_run_carry(const zs_ring_run *r, int j, int k, int64_t *c0, int *n);
 /* Predicted seconds of attn(j, k) and of the accumulation in dkv(j, k). */
 double zs_ring_run_attn_time(zs_ring_run *r, int j, int k);
 double zs_ring_run_acc_time(const zs_ring_run *r, int j, int k);
@@ -104,6 +121,8 @@ double zs_ring_run_bytes(const zs_ring_run *r, int j, int k);
 int64_t zs_ring_run_exit(const zs_ring_run *r, int k);
 /* Member k's last attention op so far (its first dependency before any). */
 int64_t zs_ring_run_last_attn(const zs_ring_run *r, int k);
+/* The tag of the run's KV (dkv = 0) or dK/dV (dkv = 1) transfers. */
+int zs_ring_run_tag(const zs_ring_run *r, int dkv);
 /* The rank of member k. */
 int zs_ring_run_rank(const zs_ring_run *r, int k);
 

@@ -145,6 +145,7 @@ void zs_schedule_free(zs_schedule *s)
     }
     free(s->ranks);
     free(s->blocks);
+    free(s->carry);
     for (int32_t g = 0; g < s->ngroups; g++)
         free(s->groups[g].ranks);
     free(s->groups);
@@ -523,6 +524,81 @@ int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, i
     return p2p(s, ZS_OP_RECV, rank, stream, label, peer, tag, bytes, deps, ndeps);
 }
 
+void zs_sched_xfer(zs_schedule *s, const zs_xfer *x, const char *label, int64_t *src_op,
+                   int64_t *dst_op)
+{
+    int64_t d[1] = {x->dst_dep};
+    *src_op = zs_sched_send(s, x->src, x->stream, label, x->dst, x->tag, x->bytes, x->src_deps,
+                            x->nsrc_deps);
+    zs_sched_set_carry(s, x->src, *src_op, x->carry0, x->ncarry);
+    *dst_op =
+        zs_sched_recv(s, x->dst, x->stream, label, x->src, x->tag, x->bytes, d, x->dst_dep >= 0);
+    zs_sched_set_carry(s, x->dst, *dst_op, x->carry0, x->ncarry);
+}
+
+int64_t zs_schedule_carry(zs_schedule *s, const zs_carry *c, int n)
+{
+    if (s->error.code)
+        return s->error.code;
+    if (n < 1)
+        return fail(s, ZS_EINVALID, -1, -1, NULL, "a carry list of %d entries (at least one)", n);
+    for (int i = 0; i < n; i++)
+        if (c[i].doc < 0 || c[i].doc >= s->ndocs || bad_amount(c[i].bytes))
+            return fail(s, ZS_EINVALID, -1, -1, NULL,
+                        "carry entry %d: document %d of %d, %g bytes (finite, >= 0)", i, c[i].doc,
+                        s->ndocs, c[i].bytes);
+    if (grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
+        return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a carry list");
+    int64_t c0 = s->ncarry;
+    memcpy(s->carry + c0, c, sizeof(zs_carry) * (size_t)n);
+    s->ncarry += n;
+    return c0;
+}
+
+int64_t zs_schedule_carry_scaled(zs_schedule *s, int64_t c0, int n, double bytes)
+{
+    if (s->error.code)
+        return s->error.code;
+    if (n < 1 || c0 < 0 || c0 + n > s->ncarry || bad_amount(bytes))
+        return fail(s, ZS_EINVALID, -1, -1, NULL,
+                    "scaled copy of carry entries [%lld, %lld) of %lld to %g bytes", (long long)c0,
+                    (long long)c0 + n, (long long)s->ncarry, bytes);
+    if (grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
+        return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a carry list");
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += s->carry[c0 + i].bytes;
+    double f = sum > 0 ? bytes / sum : 0;
+    int64_t out = s->ncarry;
+    for (int i = 0; i < n; i++) {
+        s->carry[out + i].doc = s->carry[c0 + i].doc;
+        /* Equal parts when the list carries nothing (all zero). */
+        s->carry[out + i].bytes = sum > 0 ? s->carry[c0 + i].bytes * f : bytes / n;
+    }
+    s->ncarry += n;
+    return out;
+}
+
+int zs_sched_set_carry(zs_schedule *s, int rank, int64_t op, int64_t c0, int n)
+{
+    if (s->error.code || op < 0)
+        return s->error.code;
+    if (rank < 0 || rank >= s->nranks || op >= s->ranks[rank].nops)
+        return fail(s, ZS_EINVALID, rank, op, NULL, "carry list on op %lld of rank %d: no such op",
+                    (long long)op, rank);
+    zs_op *o = &s->ranks[rank].ops[op];
+    if (o->kind != ZS_OP_SEND && o->kind != ZS_OP_RECV)
+        return fail(s, ZS_EINVALID, rank, op, s->labels[o->label],
+                    "carry list on a %s op (sends and receives only)", zs_op_kind_name(o->kind));
+    if (n < 0 || (n > 0 && (c0 < 0 || c0 + n > s->ncarry)))
+        return fail(s, ZS_EINVALID, rank, op, s->labels[o->label],
+                    "carry entries [%lld, %lld) of a pool of %lld", (long long)c0,
+                    (long long)c0 + n, (long long)s->ncarry);
+    o->u.p2p.carry0 = n > 0 ? c0 : 0;
+    o->u.p2p.ncarry = n;
+    return ZS_OK;
+}
+
 int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, int group,
                       zs_coll_kind kind, double bytes, const int64_t *deps, int ndeps)
 {
@@ -598,9 +674,12 @@ static int64_t copy_op(zs_schedule *s, int dst, const zs_op *op, const int64_t *
                                  op->u.compute.k, op->duration, deps, nd);
         return zs_sched_elementwise(s, dst, st, label, op->u.compute.bytes, op->duration, deps, nd);
     case ZS_OP_SEND:
-    case ZS_OP_RECV:
-        return p2p(s, (zs_op_kind)op->kind, dst, st, label, op->u.p2p.peer + peer_shift,
-                   op->u.p2p.tag, op->u.p2p.bytes, deps, nd);
+    case ZS_OP_RECV: {
+        int64_t i = p2p(s, (zs_op_kind)op->kind, dst, st, label, op->u.p2p.peer + peer_shift,
+                        op->u.p2p.tag, op->u.p2p.bytes, deps, nd);
+        zs_sched_set_carry(s, dst, i, op->u.p2p.carry0, op->u.p2p.ncarry);
+        return i;
+    }
     case ZS_OP_COLL: {
         int g = op->u.coll.group;
         if (group_map && (g < 0 || g >= nmap))
@@ -706,7 +785,8 @@ size_t zs_schedule_memory(const zs_schedule *s)
         m += (size_t)p->ops_cap * sizeof(zs_op) + (size_t)p->deps_cap * sizeof(int32_t) +
              (size_t)p->segs_cap * sizeof(zs_segment);
     }
-    m += (size_t)s->blocks_cap * sizeof(zs_attn_block) + (size_t)s->pieces_cap * sizeof(zs_piece);
+    m += (size_t)s->blocks_cap * sizeof(zs_attn_block) + (size_t)s->pieces_cap * sizeof(zs_piece) +
+         (size_t)s->carry_cap * sizeof(zs_carry);
     for (int32_t g = 0; g < s->ngroups; g++)
         m += sizeof(zs_group) + sizeof(int32_t) * (size_t)s->groups[g].n;
     return m;
@@ -750,6 +830,10 @@ void zs_op_print(FILE *f, const zs_schedule *s, int rank, int64_t i)
     case ZS_OP_SEND:
     case ZS_OP_RECV:
         fprintf(f, " peer=%d tag=%d bytes=%.0f", op->u.p2p.peer, op->u.p2p.tag, op->u.p2p.bytes);
+        for (int32_t j = 0; j < op->u.p2p.ncarry; j++) {
+            const zs_carry *c = &s->carry[op->u.p2p.carry0 + j];
+            fprintf(f, "%sd%d:%.0f", j ? "," : " carries=", c->doc, c->bytes);
+        }
         break;
     case ZS_OP_COLL:
         fprintf(f, " %s group=%d (n=%d) bytes=%.0f", zs_coll_kind_name(op->u.coll.ck),

@@ -101,6 +101,8 @@ typedef struct zs_op {
             int32_t peer; /* the other rank */
             int32_t tag;  /* matches sends to receives with the same tag */
             double bytes;
+            int32_t ncarry; /* what it carries: schedule->carry[carry0 ..) (0: not recorded) */
+            int64_t carry0;
         } p2p;
         struct {
             int32_t group; /* schedule->groups[group] */
@@ -115,6 +117,19 @@ typedef struct zs_op {
         } marker;
     } u;
 } zs_op;
+
+/* What a transfer carries: `bytes` of document `doc`'s data. A send or
+ * receive may name a run of these in the schedule's pool (zs_op.u.p2p
+ * carry0, ncarry): the documents whose data it moves, each with its part of
+ * the bytes, so that a transfer merging several documents' ring steps (one
+ * NCCL send per peer per step) says what it holds. The validator checks
+ * that the parts add up to the transfer's bytes, that both ends agree, and
+ * that attention waiting for such a transfer computes only documents it
+ * carries. */
+typedef struct zs_carry {
+    int32_t doc;
+    double bytes;
+} zs_carry;
 
 /* A run of a rank's ops [op0, op0 + nops) executed `repeat` times. */
 typedef struct zs_segment {
@@ -188,6 +203,9 @@ typedef struct zs_schedule {
 
     zs_attn_block *blocks; /* shared pool referenced by attention ops */
     int64_t nblocks, blocks_cap;
+
+    zs_carry *carry; /* shared pool referenced by sends and receives (zs_carry) */
+    int64_t ncarry, carry_cap;
 
     zs_group *groups;
     int32_t ngroups, groups_cap;
@@ -263,6 +281,35 @@ int64_t zs_sched_send(zs_schedule *s, int rank, int stream, const char *label, i
                       double bytes, const int64_t *deps, int ndeps);
 int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,
                       double bytes, const int64_t *deps, int ndeps);
+/* A transfer to append: `bytes` from rank src to rank dst on `stream` with
+ * `tag`; the send waits for src_deps (nsrc_deps of them), the receive for
+ * dst_dep (-1: none); both carry pool entries [carry0, carry0 + ncarry)
+ * (ncarry 0: nothing recorded). Planners' transfer hooks take one. */
+typedef struct zs_xfer {
+    int src, dst, stream, tag;
+    double bytes;
+    const int64_t *src_deps;
+    int nsrc_deps;
+    int64_t dst_dep;
+    int64_t carry0;
+    int ncarry;
+} zs_xfer;
+
+/* Appends x as one send and one receive labelled `label`; *src_op and
+ * *dst_op get their indices (negative after a failure, which is recorded). */
+void zs_sched_xfer(zs_schedule *s, const zs_xfer *x, const char *label, int64_t *src_op,
+                   int64_t *dst_op);
+/* Appends a carry list (n >= 1 entries, copied; documents of the plan,
+ * bytes finite and >= 0) to the pool; returns its first index or the
+ * recorded failure. */
+int64_t zs_schedule_carry(zs_schedule *s, const zs_carry *c, int n);
+/* A copy of pool entries [c0, c0 + n) with every part scaled so that they
+ * add up to `bytes` (a routed transfer's slices and chunks); returns its
+ * first index or the recorded failure. */
+int64_t zs_schedule_carry_scaled(zs_schedule *s, int64_t c0, int n, double bytes);
+/* Send or receive op `op` of rank carries pool entries [c0, c0 + n) (n = 0:
+ * nothing recorded). A negative op (a failed append) is ignored. */
+int zs_sched_set_carry(zs_schedule *s, int rank, int64_t op, int64_t c0, int n);
 int64_t zs_sched_coll(zs_schedule *s, int rank, int stream, const char *label, int group,
                       zs_coll_kind kind, double bytes, const int64_t *deps, int ndeps);
 int64_t zs_sched_marker(zs_schedule *s, int rank, zs_marker_kind mk, int value);
@@ -302,7 +349,8 @@ size_t zs_schedule_memory(const zs_schedule *s);
 const char *zs_op_kind_name(int k);
 const char *zs_compute_kind_name(int k);
 const char *zs_phase_name(int p);
-/* One line describing op i of a rank ("r3 #17 comm send ring-kv peer=4 tag=2 bytes=...") */
+/* One line describing op i of a rank ("r3 #17 comm send ring-kv peer=4 tag=2 bytes=..."; a
+ * transfer's carry list as carries=d3:BYTES,d5:BYTES) */
 void zs_op_print(FILE *f, const zs_schedule *s, int rank, int64_t i);
 
 /* ---- dump and reload (zepsim plan --dump, zepsim run PLAN) --------------- */

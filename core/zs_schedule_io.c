@@ -88,6 +88,9 @@ int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e)
         fprintf(f, "%s[%d, %d, %d, %d, %d]", i ? ",\n  " : "\n  ", b->doc, b->q0, b->q1, b->k0,
                 b->k1);
     }
+    fputs("],\n \"carry\": [", f);
+    for (int64_t i = 0; i < s->ncarry; i++)
+        fprintf(f, "%s[%d, %.17g]", i ? ",\n  " : "\n  ", s->carry[i].doc, s->carry[i].bytes);
     fputs("],\n \"ranks\": [", f);
     for (int r = 0; r < s->nranks; r++) {
         const zs_rank_prog *p = &s->ranks[r];
@@ -119,6 +122,9 @@ int zs_schedule_dump(const zs_schedule *s, FILE *f, zs_err *e)
             case ZS_OP_RECV:
                 fprintf(f, ", \"peer\": %d, \"tag\": %d, \"bytes\": %.17g", op->u.p2p.peer,
                         op->u.p2p.tag, op->u.p2p.bytes);
+                if (op->u.p2p.ncarry > 0)
+                    fprintf(f, ", \"carry\": [%lld, %d]", (long long)op->u.p2p.carry0,
+                            op->u.p2p.ncarry);
                 break;
             case ZS_OP_COLL:
                 fprintf(f, ", \"kind\": \"%s\", \"group\": %d, \"bytes\": %.17g",
@@ -285,6 +291,31 @@ static int over_ops(rd *r, const char *what)
                       (long long)r->lim.ops);
 }
 
+/* A send or receive (and its carry list) of rank; *got its index. */
+static int read_p2p(rd *r, zs_schedule *s, int rank, int kind, int stream, const char *lab,
+                    json_t *o, const int64_t *deps, int ndeps, int64_t *got, const char *where)
+{
+    long peer, tag, v[2];
+    double bytes;
+    int rc;
+    if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
+        (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
+        (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
+        return rc;
+    if (peer == rank)
+        return bad(r, where, "%s: a rank cannot send to itself", "peer");
+    json_t *cv = json_object_get(o, "carry");
+    if (cv &&
+        ((rc = int_tuple(r, cv, 2, 0, INT64_MAX, v, where)) || v[1] < 1 || v[0] + v[1] > s->ncarry))
+        return rc ? rc : bad(r, where, "%s: entry range outside the carry list", "carry");
+    *got = kind == ZS_OP_SEND
+               ? zs_sched_send(s, rank, stream, lab, (int)peer, (int)tag, bytes, deps, ndeps)
+               : zs_sched_recv(s, rank, stream, lab, (int)peer, (int)tag, bytes, deps, ndeps);
+    if (cv)
+        zs_sched_set_carry(s, rank, *got, v[0], (int)v[1]);
+    return ZS_OK;
+}
+
 static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
 {
     char where[128];
@@ -350,20 +381,10 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         }
         break;
     case ZS_OP_SEND:
-    case ZS_OP_RECV: {
-        long peer, tag;
-        if ((rc = get_int(r, o, "peer", 0, s->nranks - 1, &peer, where)) ||
-            (rc = get_int(r, o, "tag", INT32_MIN, INT32_MAX, &tag, where)) ||
-            (rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
+    case ZS_OP_RECV:
+        if ((rc = read_p2p(r, s, rank, kind, (int)stream, lab, o, deps, ndeps, &got, where)))
             return rc;
-        if (peer == rank)
-            return bad(r, where, "%s: a rank cannot send to itself", "peer");
-        got =
-            kind == ZS_OP_SEND
-                ? zs_sched_send(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps)
-                : zs_sched_recv(s, rank, (int)stream, lab, (int)peer, (int)tag, bytes, deps, ndeps);
         break;
-    }
     case ZS_OP_COLL: {
         long group;
         char kname[32];
@@ -580,6 +601,32 @@ static int read_blocks(rd *r, json_t *root, zs_schedule *s)
     return ZS_OK;
 }
 
+/* The carry pool, as dumped (optional: dumps before it existed have none). */
+static int read_carry(rd *r, json_t *root, zs_schedule *s)
+{
+    json_t *a = json_object_get(root, "carry");
+    if (!a)
+        return ZS_OK;
+    if (!json_is_array(a))
+        return bad(r, "carry", "%s: not an array", "carry");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *e = json_array_get(a, i);
+        json_t *d = json_array_get(e, 0), *b = json_array_get(e, 1);
+        char w[64];
+        snprintf(w, sizeof w, "carry[%zu]", i);
+        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(d) ||
+            json_integer_value(d) < 0 || json_integer_value(d) >= s->ndocs || !json_is_number(b) ||
+            !(json_number_value(b) >= 0) || json_number_value(b) > ZS_PLAN_MAX_BYTES)
+            return bad(r, w, "%s: expected [document, bytes]", "carry");
+        zs_carry c = {(int32_t)json_integer_value(d), json_number_value(b)};
+        zs_schedule_carry(s, &c, 1);
+        int rc = built(r, s, w);
+        if (rc)
+            return rc;
+    }
+    return ZS_OK;
+}
+
 /* Before anything is built: the segments of every rank tile its ops, no
  * segment repeats more often than the plan has layers (a segment is one
  * layer's ops), and the executed ops stay within the limit, so a small file
@@ -657,7 +704,8 @@ static int read_doc(rd *r, json_t *root, zs_schedule **out)
     if (rc)
         return rc;
     if ((rc = read_names(r, root, s)) || (rc = read_plan(r, root, s)) ||
-        (rc = read_blocks(r, root, s)) || (rc = read_ranks(r, root, s))) {
+        (rc = read_blocks(r, root, s)) || (rc = read_carry(r, root, s)) ||
+        (rc = read_ranks(r, root, s))) {
         zs_schedule_free(s);
         return rc;
     }

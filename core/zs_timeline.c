@@ -494,6 +494,20 @@ const char *zs_timeline_subset(const zs_timeline *t)
     return t->note;
 }
 
+/* The documents a transfer carries and each one's bytes (merged ring steps). */
+static void write_carry(zs_timeline *t, const zs_op *op)
+{
+    const zs_carry *c = t->s->carry + op->u.p2p.carry0;
+    int32_t n = op->u.p2p.ncarry;
+    if (n < 1)
+        return;
+    for (int32_t j = 0; j < n; j++)
+        out(t, "%s%d", j ? "," : ",\"docs\":[", c[j].doc);
+    for (int32_t j = 0; j < n; j++)
+        out(t, "%s%.0f", j ? "," : "],\"doc_bytes\":[", c[j].bytes);
+    out(t, "]");
+}
+
 static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int layer,
                        int32_t iter)
 {
@@ -507,6 +521,7 @@ static void write_args(zs_timeline *t, int rank, const zs_op *op, int64_t i, int
          * (K/V against K/V with dK/dV), and both use one label */
         if (t->lm[rank].phase[i] >= 0)
             out(t, ",\"phase\":\"%s\"", zs_phase_name(t->lm[rank].phase[i]));
+        write_carry(t, op);
         break;
     case ZS_OP_COLL:
         out(t, ",\"group\":%d,\"kind\":\"%s\",\"bytes\":%.0f", op->u.coll.group,

@@ -5,12 +5,14 @@
  *
  * The file holds one "process" per node, one "thread" per GPU stream, a
  * complete event ("ph": "X") per op with its label, kind, rank, layer,
- * iteration and sizes in "args", and a flow ("ph": "s" / "f", one id per
- * message) from each send to its receive when both ends are written.
- * Labels are escaped with zs_json_escape (base/zs_json_esc.h). A path
- * ending in ".gz" is written gzip-compressed (Perfetto opens .json.gz). The file is written under a
- * temporary name and renamed on success (base/zs_afile.h): a failed run
- * leaves nothing behind.
+ * iteration and sizes in "args" (a transfer with a carry list adds the
+ * documents it carries, "docs", and their bytes, "doc_bytes"), and a flow
+ * ("ph": "s" / "f", one id per message) from each send to its receive when
+ * both ends are written. Labels are escaped with zs_json_escape
+ * (base/zs_json_esc.h). A path ending in ".gz" is written gzip-compressed
+ * (Perfetto opens .json.gz). The file is written under a temporary name
+ * and renamed on success (base/zs_afile.h): a failed run leaves nothing
+ * behind.
  *
  * Backends call zs_timeline_op as ops complete, in any order; errors (a
  * full disk, out of memory) are sticky and reported by zs_timeline_close.

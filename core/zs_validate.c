@@ -1,6 +1,7 @@
 /* The plan validator: see zs_validate.h. */
 #include "zs_validate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,7 +359,20 @@ static int collect_messages(const zs_schedule *s, msgs *sends, msgs *recvs, msgs
 
 /* Sends and receives pair up in order per (sender, receiver, tag), with
  * equal sizes. */
-static int match_p2p(msgs *sends, msgs *recvs, zs_err *e)
+static int same_carry(const zs_schedule *s, const msg *a, const msg *b)
+{
+    const zs_op *x = &s->ranks[a->rank].ops[a->op], *y = &s->ranks[b->rank].ops[b->op];
+    if (x->u.p2p.ncarry != y->u.p2p.ncarry)
+        return 0;
+    for (int32_t i = 0; i < x->u.p2p.ncarry; i++) {
+        const zs_carry *p = &s->carry[x->u.p2p.carry0 + i], *q = &s->carry[y->u.p2p.carry0 + i];
+        if (p->doc != q->doc || p->bytes != q->bytes)
+            return 0;
+    }
+    return 1;
+}
+
+static int match_p2p(const zs_schedule *s, msgs *sends, msgs *recvs, zs_err *e)
 {
     /* qsort must not see a NULL array, even empty (UBSan). */
     if (sends->n)
@@ -390,6 +404,13 @@ static int match_p2p(msgs *sends, msgs *recvs, zs_err *e)
             return zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the dump",
                               "receive of %.0f bytes from rank %d matches a send of %.0f bytes",
                               b->bytes, b->a, a->bytes);
+        }
+        if (!same_carry(s, a, b)) {
+            op_where(w, sizeof w, b->rank, b->op);
+            return fail(e, w,
+                        "receive from rank %lld (tag %lld) carries other documents than its "
+                        "send (rank %lld's)",
+                        b->a, b->tag, a->rank);
         }
         i++;
         j++;
@@ -467,7 +488,7 @@ static int check_messages(const zs_schedule *s, zs_err *e)
     if (rc)
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     if (!rc)
-        rc = match_p2p(&sends, &recvs, e);
+        rc = match_p2p(s, &sends, &recvs, e);
     /* Collectives: sorted by (group, rank, order). */
     if (!rc && colls.n)
         qsort(colls.v, (size_t)colls.n, sizeof(msg), cmp_msg);
@@ -476,6 +497,176 @@ static int check_messages(const zs_schedule *s, zs_err *e)
     free(sends.v);
     free(recvs.v);
     free(colls.v);
+    return rc;
+}
+
+/* ---- what transfers carry ---------------------------------------------------- */
+
+/* A transfer's carry list: entries in the pool, documents of the plan named
+ * once each, parts finite, >= 0 and adding up to the transfer's bytes.
+ * stamp (per document) and mark (unique to this call) find repeats. */
+static int check_carry_op(const zs_schedule *s, int r, int64_t i, int64_t *stamp, int64_t mark,
+                          zs_err *e)
+{
+    const zs_op *op = &s->ranks[r].ops[i];
+    char w[160];
+    snprintf(w, sizeof w, "rank %d op %lld (%s %s)", r, (long long)i, zs_op_kind_name(op->kind),
+             s->labels[op->label]);
+    int64_t c0 = op->u.p2p.carry0, n = op->u.p2p.ncarry;
+    if (n < 0 || (n > 0 && (c0 < 0 || c0 + n > s->ncarry)))
+        return fail(e, w, "carry entries [%lld, %lld) outside the pool of %lld", c0, c0 + n,
+                    s->ncarry);
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const zs_carry *c = &s->carry[c0 + j];
+        if (c->doc < 0 || c->doc >= s->ndocs || !(c->bytes >= 0) || c->bytes > 1e300)
+            return fail(e, w, "carry entry %lld names document %lld of %lld (or bad bytes)", j,
+                        c->doc, s->ndocs);
+        if (stamp[c->doc] == mark)
+            return fail(e, w, "carries document %lld twice (entry %lld)", c->doc, j, 0);
+        stamp[c->doc] = mark;
+        sum += c->bytes;
+    }
+    double b = op->u.p2p.bytes;
+    if (n > 0 && !(fabs(sum - b) <= 1e-9 * (b > 1 ? b : 1) + 1e-6))
+        return zs_err_set(e, ZS_EINVALID, w, "this is a planner bug: report it with the plan dump",
+                          "moves %.0f bytes but the documents it carries add up to %.0f", b, sum);
+    return ZS_OK;
+}
+
+/* Marks (stamp = mark) the documents carried by receive dep of rank r, and,
+ * when dep is a zero-time join (a routed transfer's, or a sync), by the
+ * receives it waits for. Returns how many entries it marked. */
+static int64_t mark_carried(const zs_schedule *s, int r, int32_t dep, int64_t *stamp, int64_t mark)
+{
+    const zs_op *d = &s->ranks[r].ops[dep];
+    int64_t n = 0;
+    if (d->kind == ZS_OP_RECV) {
+        for (int32_t j = 0; j < d->u.p2p.ncarry; j++, n++)
+            stamp[s->carry[d->u.p2p.carry0 + j].doc] = mark;
+        return n;
+    }
+    if (d->kind != ZS_OP_COMPUTE || d->u.compute.ck != ZS_CK_ELEMWISE || d->duration != 0)
+        return 0;
+    const int32_t *dd = zs_schedule_deps(s, r, d);
+    for (int j = 0; j < d->ndeps; j++)
+        if (s->ranks[r].ops[dd[j]].kind == ZS_OP_RECV)
+            n += mark_carried(s, r, dd[j], stamp, mark);
+    return n;
+}
+
+/* Attention pieces by representative rank, doc and t0 (CSR by rank), to
+ * tell whether a rank holds the keys of a block. */
+typedef struct held {
+    int64_t *off; /* per rank + 1 */
+    zs_piece *p;
+} held;
+
+static int cmp_held(const void *a, const void *b)
+{
+    const zs_piece *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static int held_init(const zs_schedule *s, held *h)
+{
+    h->off = calloc((size_t)s->nranks + 1, sizeof(int64_t));
+    h->p = malloc(sizeof(zs_piece) * (size_t)(s->npieces > 0 ? s->npieces : 1));
+    if (!h->off || !h->p)
+        return ZS_ENOMEM;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->npieces; i++)
+        if (s->pieces[i].layout == ZS_LAYOUT_ATTN && s->pieces[i].rank >= 0 &&
+            s->pieces[i].rank < s->nranks)
+            h->p[n++] = s->pieces[i];
+    if (n)
+        qsort(h->p, (size_t)n, sizeof(zs_piece), cmp_held);
+    for (int64_t i = 0; i < n; i++)
+        h->off[h->p[i].rank + 1]++;
+    for (int r = 0; r < s->nranks; r++)
+        h->off[r + 1] += h->off[r];
+    return ZS_OK;
+}
+
+/* Whether rank r (through its representative: TP rank 0 of its group in
+ * pipeline stage 0, where the plan places tokens) holds keys [k0, k1) of doc. */
+static int holds_keys(const zs_schedule *s, const held *h, int r, int32_t doc, int32_t k0,
+                      int32_t k1)
+{
+    const zs_layout_dims *d = &s->dims;
+    int tp = d->tp > 0 ? d->tp : 1, cp = d->cp > 0 ? d->cp : 1, pp = d->pp > 0 ? d->pp : 1;
+    int rest = r / tp, ci = rest % cp, dpi = rest / cp / pp;
+    int rep = (dpi * pp * cp + ci) * tp;
+    if (rep < 0 || rep >= s->nranks)
+        return 0;
+    int32_t at = k0;
+    for (int64_t i = h->off[rep]; i < h->off[rep + 1] && at < k1; i++) {
+        const zs_piece *p = &h->p[i];
+        if (p->doc < doc)
+            continue;
+        if (p->doc > doc || p->t0 > at)
+            break;
+        at = p->t1 > at ? p->t1 : at;
+    }
+    return at >= k1;
+}
+
+/* An attention op that waits for transfers with carry lists (directly or
+ * through a zero-time join): every block whose keys its rank does not hold
+ * belongs to a document they carry. */
+static int check_delivery(const zs_schedule *s, const held *h, int r, int64_t i, int64_t *stamp,
+                          int64_t mark, zs_err *e)
+{
+    const zs_op *op = &s->ranks[r].ops[i];
+    const int32_t *dd = zs_schedule_deps(s, r, op);
+    int64_t n = 0;
+    for (int j = 0; j < op->ndeps; j++)
+        n += mark_carried(s, r, dd[j], stamp, mark);
+    for (int j = 0; n > 0 && j < op->u.compute.nblocks; j++) {
+        const zs_attn_block *b = &s->blocks[op->u.compute.block0 + j];
+        if (b->doc < 0 || b->doc >= s->ndocs || stamp[b->doc] == mark ||
+            holds_keys(s, h, r, b->doc, b->k0, b->k1))
+            continue;
+        char w[160];
+        snprintf(w, sizeof w, "rank %d op %lld (%s), document %d", r, (long long)i,
+                 s->labels[op->label], b->doc);
+        return fail(e, w,
+                    "attention on keys of document %lld the rank does not hold waits for "
+                    "transfers that do not carry it (%lld documents carried)",
+                    b->doc, n, 0);
+    }
+    return ZS_OK;
+}
+
+/* Every carry list is consistent, and remote keys arrive in a transfer that
+ * carries their document (check_delivery). */
+static int check_carry(const zs_schedule *s, zs_err *e)
+{
+    if (s->ncarry == 0)
+        return ZS_OK;
+    int64_t *stamp = calloc((size_t)(s->ndocs > 0 ? s->ndocs : 1), sizeof(int64_t));
+    held h = {0};
+    int rc = stamp && held_init(s, &h) == ZS_OK ? ZS_OK : ZS_ENOMEM;
+    if (rc)
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int64_t mark = 0;
+    for (int r = 0; r < s->nranks && rc == ZS_OK; r++) {
+        const zs_rank_prog *p = &s->ranks[r];
+        for (int64_t i = 0; i < p->nops && rc == ZS_OK; i++) {
+            const zs_op *op = &p->ops[i];
+            if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+                rc = check_carry_op(s, r, i, stamp, ++mark, e);
+            else if (op->kind == ZS_OP_COMPUTE && op->u.compute.ck <= ZS_CK_ATTN_BWD)
+                rc = check_delivery(s, &h, r, i, stamp, ++mark, e);
+        }
+    }
+    free(stamp);
+    free(h.off);
+    free(h.p);
     return rc;
 }
 
@@ -518,6 +709,8 @@ int zs_validate(const zs_schedule *s, const zs_validate_opts *o, zs_err *e)
     for (int st = 0; rc == ZS_OK && st < s->dims.pp; st++)
         for (int bwd = 0; rc == ZS_OK && bwd < 2; bwd++)
             rc = check_coverage(s, st, bwd, e);
+    if (rc == ZS_OK)
+        rc = check_carry(s, e);
     if (rc == ZS_OK)
         rc = check_messages(s, e);
     if (rc == ZS_OK && o && o->max_tokens_per_rank > 0)

@@ -8,7 +8,14 @@
  *     heads, so TP and head-parallel methods are checked the same way), and
  *     no block lies wholly above the diagonal;
  *   - every send has a matching receive with the same byte count (the k-th
- *     send from a to b with tag t against the k-th such receive);
+ *     send from a to b with tag t against the k-th such receive) and the
+ *     same carry list;
+ *   - a transfer's carry list (the documents a merged transfer moves) names
+ *     each document once and its parts add up to the transfer's bytes, and
+ *     attention that waits for transfers with carry lists (directly or
+ *     through a zero-time join) on keys its rank does not hold (the plan's
+ *     attention pieces) computes only documents they carry: each
+ *     document's data arrives before its use;
  *   - every member of a group runs the same sequence of collectives on it,
  *     and nobody else uses it;
  *   - the schedule can run to completion (no cycle through messages);

@@ -40,6 +40,46 @@ static int cmp_lord(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+typedef struct rshape {
+    const zs_zep_ring *r;
+    int32_t id;
+} rshape;
+
+static int cmp_rshape(const void *a, const void *b)
+{
+    const rshape *x = a, *y = b;
+    if (x->r->cls != y->r->cls)
+        return x->r->cls < y->r->cls ? -1 : 1;
+    if (x->r->g != y->r->g)
+        return x->r->g < y->r->g ? -1 : 1;
+    int c = memcmp(x->r->slots, y->r->slots, sizeof(int) * (size_t)x->r->g);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* en->shape: per ring, the first ring of the same class over the same slots
+ * in the same order. */
+static int ring_shapes(zs_zep_engine *en)
+{
+    const zs_zep_part *p = en->part;
+    int n = p->nrings;
+    rshape *v = malloc(sizeof(rshape) * (size_t)(n > 0 ? n : 1));
+    en->shape = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    if (!v || !en->shape) {
+        free(v);
+        return ZS_ENOMEM;
+    }
+    for (int r = 0; r < n; r++)
+        v[r] = (rshape){&p->rings[r], r};
+    qsort(v, (size_t)n, sizeof *v, cmp_rshape);
+    for (int i = 0; i < n; i++) {
+        int same = i > 0 && v[i].r->cls == v[i - 1].r->cls && v[i].r->g == v[i - 1].r->g &&
+                   !memcmp(v[i].r->slots, v[i - 1].r->slots, sizeof(int) * (size_t)v[i].r->g);
+        en->shape[v[i].id] = same ? en->shape[v[i - 1].id] : v[i].id;
+    }
+    free(v);
+    return ZS_OK;
+}
+
 int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
 {
     const zs_zep_part *p = en->part;
@@ -59,8 +99,8 @@ int zs_zep_engine_init(zs_zep_engine *en, zs_err *e)
     lord *o = malloc(sizeof(lord) * nd);
     int32_t *fill = calloc((size_t)S, sizeof(int32_t));
     int rc = ZS_OK;
-    if (!en->local_off || !en->local_docs || !en->local_imp || !en->mem_off || !en->mem_imp ||
-        !en->moved || !en->lin || !en->clock || !o || !fill) {
+    if (ring_shapes(en) || !en->local_off || !en->local_docs || !en->local_imp || !en->mem_off ||
+        !en->mem_imp || !en->moved || !en->lin || !en->clock || !o || !fill) {
         rc = nomem(e);
         goto out;
     }
@@ -132,6 +172,8 @@ void zs_zep_engine_fini(zs_zep_engine *en)
     free(en->moved);
     free(en->lin);
     zs_zep_clock_free(en->clock);
+    free(en->shape);
+    en->shape = NULL;
     en->local_off = en->local_docs = en->mem_off = NULL;
     en->local_imp = en->mem_imp = NULL;
     en->moved = NULL;
@@ -141,7 +183,7 @@ void zs_zep_engine_fini(zs_zep_engine *en)
 
 /* ---- pass state ----------------------------------------------------------------- */
 
-enum { EV_ENTRY, EV_MOVED, EV_FLOW_IN, EV_FLOW_OUT, EV_KV, EV_DKV, EV_FREE };
+enum { EV_ENTRY, EV_MOVED, EV_FLOW_IN, EV_FLOW_OUT, EV_KV, EV_DKV, EV_FREE, EV_WAKE };
 enum { RUN_NONE, RUN_ATTN, RUN_ACC, RUN_LOCAL };
 
 /* Arrival times of a member's transfers by step (-1: not issued yet). */
@@ -190,7 +232,16 @@ typedef struct member {
     int started, imp, done, ret; /* ret: its own dK/dV came back (backward) */
     double t_start;              /* when it started */
     tq kv, dkv;                  /* arrivals: KV for step j, dK/dV for step j (g: the return) */
+    int kv_open, dkv_open;       /* its send of step nk (nd - 1) waits in its link */
+    int64_t kv_dep, dkv_dep;     /* what that send waits for */
 } member;
+
+/* One transfer of a pass: the sends of step j of one kind (KV or dK/dV) of
+ * the members on one edge, appended once every one of them is ready. */
+typedef struct xlink {
+    int pending; /* members whose part is not ready yet */
+    double t;    /* when it may start: the latest part's ready time */
+} xlink;
 
 typedef struct deps {
     int64_t *v;
@@ -240,6 +291,19 @@ typedef struct pass {
     zs_attn_block *blk;
     int nblk;
     int32_t *mem_all;
+    /* Edges: members whose sends share a stream, a source slot and a
+     * destination slot (merged transfers; per document, one member each). */
+    int32_t *edge_of;     /* per member */
+    int32_t *eoff, *emem; /* CSR: an edge's members, most steps first */
+    int32_t *loff;        /* per edge + 1: its links' first index */
+    xlink *lk[2];         /* per kind (KV, dK/dV): [loff[edge] + step] */
+    int tag[2][2];    /* merged transfers' tags per kind and stream (intra, inter; -1: none yet):
+                       * a channel's messages on one stream keep their order */
+    int64_t *xdeps;   /* scratch: a transfer's dependencies */
+    zs_carry *xcarry; /* scratch: a merged transfer's carry list */
+    int nxdeps, nxcarry;
+    int32_t *wl; /* members whose KV may go on (kv_try's work list) */
+    int nwl, capwl, draining;
     zs_err *e;
 } pass;
 
@@ -268,6 +332,15 @@ static void pass_free(pass *P)
     free(P->ldone);
     free(P->blk);
     free(P->mem_all);
+    free(P->edge_of);
+    free(P->eoff);
+    free(P->emem);
+    free(P->loff);
+    free(P->lk[0]);
+    free(P->lk[1]);
+    free(P->xdeps);
+    free(P->xcarry);
+    free(P->wl);
     zs_zep_events_free(&P->q);
 }
 
@@ -287,10 +360,10 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
     zs_zep_engine *en = P->en;
     int ra = slot_rank(P, a), rb = slot_rank(P, b);
     const zs_cluster *cl = &en->cost->cluster;
+    zs_xfer x = {ra, rb, stream, tag, bytes, &dep, dep >= 0, -1, 0, 0};
+    int64_t so;
     if (label && zs_cluster_node_of(cl, ra) == zs_cluster_node_of(cl, rb)) {
-        int64_t d[1] = {dep};
-        zs_sched_send(P->s, ra, stream, label, rb, tag, bytes, d, dep >= 0);
-        *dst_op = zs_sched_recv(P->s, rb, stream, label, ra, tag, bytes, NULL, 0);
+        zs_sched_xfer(P->s, &x, label, &so, dst_op);
         zs_zep_path path;
         memset(&path, 0, sizeof path);
         path.k = 1;
@@ -298,9 +371,7 @@ static int xfer(pass *P, int a, int b, int stream, int tag, const char *label, d
         *arrive = zs_zep_clock_xfer(en->clock, &path, ra, rb, bytes, t);
         return zs_schedule_check(P->s, P->e);
     }
-    int64_t so;
-    int rc =
-        zs_zep_route_xfer(en->route, P->it, ra, rb, stream, tag, bytes, dep, -1, &so, dst_op, P->e);
+    int rc = zs_zep_route_xfer(en->route, P->it, &x, &so, dst_op, P->e);
     if (rc)
         return rc;
     *arrive = zs_zep_clock_xfer(en->clock, zs_zep_route_last(en->route), ra, rb, bytes, t);
@@ -316,52 +387,208 @@ static const zs_zep_ring *ring_of(const pass *P, const member *m)
     return &P->en->part->rings[m->ring];
 }
 
-/* KV send of member m's step j at time t (its KV arrived, or it started). */
-static int ring_kv(pass *P, int mi, double t)
+/* ---- ring transfers: one per peer per step ---------------------------------------- *
+ *
+ * A member's KV send of step j (and, backward, its dK/dV send) is a part of
+ * the transfer of its edge and step (xlink): once the last member of the
+ * edge that has a step j is ready, one transfer of their summed bytes goes
+ * (after all their dependencies; its carry list names their documents) and
+ * each member's next step waits for its arrival. Per document, every member
+ * is its own edge: one transfer per part, as each part is ready. A member's
+ * sends of one kind go in step order, so a part waits for its previous one. */
+
+/* Steps of kind (0: KV, 1: dK/dV) a member of a ring of g sends. */
+static int kind_steps(int kind, int g)
 {
-    member *m = &P->m[mi];
-    const zs_zep_ring *R = ring_of(P, m);
-    int j = m->nk;
-    if (j >= R->g - 1)
-        return ZS_OK;
-    zs_ring_run *run = P->run[m->ring];
-    int rc = zs_ring_run_kv(run, j, m->k, P->e);
-    if (rc)
-        return rc;
-    double bytes = zs_ring_run_bytes(run, j, m->k);
-    int ra = zs_ring_run_rank(run, m->k), rb = zs_ring_run_rank(run, (m->k + 1) % R->g);
-    double arr = zs_zep_clock_xfer(P->en->clock, zs_zep_route_last(P->en->route), ra, rb, bytes, t);
-    m->nk++;
-    int to = m - P->m - m->k + (m->k + 1) % R->g;
-    if (tq_push(&P->m[to].kv, j + 1, arr))
-        return nomem(P->e);
-    return push(P, arr, EV_KV, to, j + 1);
+    return kind == 0 ? g - 1 : g;
 }
 
-/* dK/dV send of member m's step j (the accumulation, when j > 0, is a
- * compute op written now and running from t for acc seconds). */
-static int ring_dkv(pass *P, int mi, double t, double acc)
+static int wl_push(pass *P, int mi)
+{
+    if (P->nwl == P->capwl) {
+        int nc = P->capwl ? 2 * P->capwl : 64;
+        int32_t *v = realloc(P->wl, sizeof(int32_t) * (size_t)nc);
+        if (!v)
+            return nomem(P->e);
+        P->wl = v;
+        P->capwl = nc;
+    }
+    P->wl[P->nwl++] = mi;
+    return ZS_OK;
+}
+
+/* The dependencies (distinct, >= 0) and carry list of the transfer of edge
+ * e's first n members in step j; *c0 / *nc its carry list (nc 0: none). */
+static int link_gather(pass *P, int kind, int e, int n, int j, int *nd, int64_t *c0, int *nc)
+{
+    const zs_schedule *s = P->s;
+    int need = 0, ok = 1;
+    *nd = 0;
+    if (n > P->nxdeps) {
+        int64_t *v = realloc(P->xdeps, sizeof(int64_t) * (size_t)n);
+        if (!v)
+            return nomem(P->e);
+        P->xdeps = v;
+        P->nxdeps = n;
+    }
+    for (int i = 0; i < n; i++) {
+        const member *m = &P->m[P->emem[P->eoff[e] + i]];
+        int64_t d = kind ? m->dkv_dep : m->kv_dep, cc;
+        int x = 0, cn;
+        while (x < *nd && P->xdeps[x] != d)
+            x++;
+        if (d >= 0 && x == *nd)
+            P->xdeps[(*nd)++] = d;
+        zs_ring_run_carry(P->run[m->ring], j, m->k, &cc, &cn);
+        ok &= cn > 0;
+        need += cn;
+    }
+    *nc = 0;
+    if (!ok || n == 1) {
+        if (ok)
+            zs_ring_run_carry(P->run[P->m[P->emem[P->eoff[e]]].ring], j,
+                              P->m[P->emem[P->eoff[e]]].k, c0, nc);
+        return ZS_OK;
+    }
+    if (need > P->nxcarry) {
+        zs_carry *v = realloc(P->xcarry, sizeof(zs_carry) * (size_t)need);
+        if (!v)
+            return nomem(P->e);
+        P->xcarry = v;
+        P->nxcarry = need;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const member *m = &P->m[P->emem[P->eoff[e] + i]];
+        int64_t cc;
+        int cn;
+        zs_ring_run_carry(P->run[m->ring], j, m->k, &cc, &cn);
+        memcpy(P->xcarry + k, s->carry + cc, sizeof(zs_carry) * (size_t)cn);
+        k += cn;
+    }
+    *c0 = zs_schedule_carry(P->s, P->xcarry, k);
+    *nc = *c0 >= 0 ? k : 0;
+    return ZS_OK;
+}
+
+/* What a member does once its part of a transfer has gone: its ring learns
+ * the arrival op, its successor the arrival (time and event). */
+static int part_sent(pass *P, int kind, int mi, int j, int64_t dd, double arr, double t)
 {
     member *m = &P->m[mi];
     const zs_zep_ring *R = ring_of(P, m);
-    int j = m->nd;
     zs_ring_run *run = P->run[m->ring];
-    int rc = zs_ring_run_dkv(run, j, m->k, P->e);
-    if (rc)
+    int to = mi - m->k + (m->k + 1) % R->g, rc;
+    if (kind == 0) {
+        if ((rc = zs_ring_run_kv_end(run, j, m->k, dd, P->e)))
+            return rc;
+        m->kv_open = 0;
+        m->nk++;
+        if (tq_push(&P->m[to].kv, j + 1, arr) || wl_push(P, mi))
+            return nomem(P->e);
+        return push(P, arr, EV_KV, to, j + 1);
+    }
+    if ((rc = zs_ring_run_dkv_end(run, j, m->k, dd, P->e)))
         return rc;
-    double bytes = zs_ring_run_bytes(run, j, m->k);
-    int ra = zs_ring_run_rank(run, m->k), rb = zs_ring_run_rank(run, (m->k + 1) % R->g);
-    double arr =
-        zs_zep_clock_xfer(P->en->clock, zs_zep_route_last(P->en->route), ra, rb, bytes, t + acc);
-    m->nd++;
-    tq_drop(&m->dkv, j + 1);
-    int to = m - P->m - m->k + (m->k + 1) % R->g;
+    m->dkv_open = 0;
     if (tq_push(&P->m[to].dkv, j + 1, arr))
         return nomem(P->e);
     rc = push(P, arr, EV_DKV, to, j + 1);
     if (!rc && m->nd == R->g && m->ret)
-        rc = member_done(P, mi, t + acc);
+        rc = member_done(P, mi, t);
     return rc;
+}
+
+/* Appends the transfer of edge e's step j of `kind` (every part is ready). */
+static int link_emit(pass *P, int kind, int e, int j)
+{
+    zs_zep_engine *en = P->en;
+    const xlink *L = &P->lk[kind][P->loff[e] + j];
+    int n = 0;
+    while (P->eoff[e] + n < P->eoff[e + 1] &&
+           kind_steps(kind, ring_of(P, &P->m[P->emem[P->eoff[e] + n]])->g) > j)
+        n++;
+    const member *m0 = &P->m[P->emem[P->eoff[e]]];
+    zs_ring_run *run0 = P->run[m0->ring];
+    int nd, nc, rc;
+    int64_t c0 = 0, so, dd;
+    if ((rc = link_gather(P, kind, e, n, j, &nd, &c0, &nc)))
+        return rc;
+    double bytes = 0;
+    for (int i = 0; i < n; i++) {
+        const member *m = &P->m[P->emem[P->eoff[e] + i]];
+        bytes += zs_ring_run_bytes(P->run[m->ring], j, m->k);
+    }
+    int intra = ring_of(P, m0)->cls == ZS_ZEP_INTRA;
+    if (n > 1 && P->tag[kind][intra] < 0)
+        P->tag[kind][intra] = zs_iter_tag(P->it);
+    const zs_zep_ring *R0 = ring_of(P, m0);
+    int ra = zs_ring_run_rank(run0, m0->k), rb = zs_ring_run_rank(run0, (m0->k + 1) % R0->g);
+    int stream = R0->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
+    int tag = n > 1 ? P->tag[kind][intra] : zs_ring_run_tag(run0, kind);
+    zs_xfer x = {ra, rb, stream, tag, bytes, P->xdeps, nd, -1, c0, nc};
+    if ((rc = zs_zep_route_xfer(en->route, P->it, &x, &so, &dd, P->e)))
+        return rc;
+    double arr = zs_zep_clock_xfer(en->clock, zs_zep_route_last(en->route), ra, rb, bytes, L->t);
+    for (int i = 0; i < n && !rc; i++) {
+        int mi = P->emem[P->eoff[e] + i];
+        rc = part_sent(P, kind, mi, j, dd, arr, L->t);
+        /* A member waiting for this transfer may accumulate its next dK/dV. */
+        if (!rc && kind == 1 && n > 1)
+            rc = push(P, L->t, EV_WAKE, P->m[mi].slot, 0);
+    }
+    return rc;
+}
+
+/* Member mi's part of its step-j transfer of `kind` is ready at time t. */
+static int part_ready(pass *P, int kind, int mi, int j, double t)
+{
+    int e = P->edge_of[mi];
+    xlink *L = &P->lk[kind][P->loff[e] + j];
+    L->t = L->t > t ? L->t : t;
+    return --L->pending == 0 ? link_emit(P, kind, e, j) : ZS_OK;
+}
+
+/* Member mi's KV sends that are ready at time t (its KV arrived, or it
+ * started), in step order; then those of the members its transfers freed. */
+static int kv_try(pass *P, int mi, double t)
+{
+    int rc = wl_push(P, mi);
+    if (rc || P->draining)
+        return rc;
+    P->draining = 1;
+    while (!rc && P->nwl > 0) {
+        member *m = &P->m[P->wl[--P->nwl]];
+        int g = ring_of(P, m)->g;
+        if (!m->started || m->kv_open || m->nk >= g - 1)
+            continue;
+        double a = m->nk > 0 ? tq_get(&m->kv, m->nk) : t;
+        if (a < 0 || a > t)
+            continue;
+        if ((rc = zs_ring_run_kv_begin(P->run[m->ring], m->nk, m->k, &m->kv_dep, P->e)))
+            break;
+        m->kv_open = 1;
+        if ((rc = wl_push(P, (int)(m - P->m)))) /* its next step, once this one went */
+            break;
+        rc = part_ready(P, 0, (int)(m - P->m), m->nk, t);
+    }
+    P->draining = 0;
+    return rc;
+}
+
+/* dK/dV send of member mi's step nd (the accumulation, when nd > 0, is a
+ * compute op written now and running from t for acc seconds). */
+static int dkv_ready(pass *P, int mi, double t, double acc)
+{
+    member *m = &P->m[mi];
+    int j = m->nd;
+    int rc = zs_ring_run_dkv_begin(P->run[m->ring], j, m->k, &m->dkv_dep, P->e);
+    if (rc)
+        return rc;
+    m->dkv_open = 1;
+    m->nd++;
+    tq_drop(&m->dkv, j + 1);
+    return part_ready(P, 1, mi, j, t + acc);
 }
 
 /* A member may begin: its slot entered and, when it holds exported tokens,
@@ -377,17 +604,8 @@ static int member_start(pass *P, int mi, double t)
     int rc = ZS_OK;
     if (m->imp)
         rc = zs_ring_run_set_dep(P->run[m->ring], m->k, S->imp_join, P->e);
-    if (!rc)
-        rc = ring_kv(P, mi, t);
-    /* KV that arrived while it waited goes on now. */
-    const zs_zep_ring *R = ring_of(P, m);
-    while (!rc && m->nk > 0 && m->nk < R->g - 1) {
-        double a = tq_get(&m->kv, m->nk);
-        if (a < 0 || a > t)
-            break;
-        rc = ring_kv(P, mi, t);
-    }
-    return rc;
+    /* Its first KV send, and KV that arrived while it waited. */
+    return rc ? rc : kv_try(P, mi, t);
 }
 
 /* Predicted seconds of one of ring r's steps: the slower of a step's
@@ -590,13 +808,13 @@ static int pick(pass *P, int s, double now)
     /* 1. a dK/dV accumulation whose input arrived */
     for (int i = 0; P->backward && i < S->nmem; i++) {
         member *m = &P->m[S->mem[i]];
-        if (m->nd == 0 || m->nd >= m->na || m->done)
+        if (m->nd == 0 || m->nd >= m->na || m->done || m->dkv_open)
             continue;
         double a = tq_get(&m->dkv, m->nd);
         if (a < 0 || a > now)
             continue;
         double acc = zs_ring_run_acc_time(P->run[m->ring], m->nd, m->k);
-        int rc = ring_dkv(P, S->mem[i], now, acc);
+        int rc = dkv_ready(P, S->mem[i], now, acc);
         if (rc)
             return rc;
         return start_compute(P, s, now, acc, RUN_ACC, S->mem[i], 0);
@@ -635,7 +853,7 @@ static int pick(pass *P, int s, double now)
         if (m->imp)
             S->last_imp_c = S->last_c;
         m->na++;
-        tq_drop(&m->kv, m->na);
+        tq_drop(&m->kv, m->na < m->nk ? m->na : m->nk); /* kept until sent on too */
         return start_compute(P, s, now, dur, RUN_ATTN, best, m->na - 1);
     }
     /* 3. work on imported tokens, 4. local documents in the gap */
@@ -661,7 +879,7 @@ static int on_free(pass *P, int s, double now)
         member *m = &P->m[S->run_a];
         const zs_zep_ring *R = ring_of(P, m);
         if (P->backward && R->g > 1 && S->run_b == 0)
-            rc = ring_dkv(P, S->run_a, now, 0); /* step 0: no accumulation */
+            rc = dkv_ready(P, S->run_a, now, 0); /* step 0: no accumulation */
         if (!rc && !P->backward && m->na == R->g)
             rc = member_done(P, S->run_a, now);
     } else if (kind == RUN_LOCAL) {
@@ -718,9 +936,9 @@ static int on_event(pass *P, const zs_zep_event *ev)
     }
     case EV_KV: {
         member *m = &P->m[ev->a];
-        /* The KV goes on at once (forwarding does not wait for compute). */
-        if (m->started && m->nk == ev->b)
-            rc = ring_kv(P, ev->a, now);
+        /* The KV goes on at once (forwarding does not wait for compute),
+         * merged: once every part of its transfer is ready. */
+        rc = kv_try(P, ev->a, now);
         return rc ? rc : pick(P, m->slot, now);
     }
     case EV_DKV: {
@@ -729,7 +947,7 @@ static int on_event(pass *P, const zs_zep_event *ev)
         if (ev->b == R->g) {
             /* Its own dK/dV are back; its part ends once its sends are out. */
             m->ret = 1;
-            if (m->nd == R->g)
+            if (m->nd == R->g && !m->dkv_open)
                 rc = member_done(P, ev->a, now);
             return rc;
         }
@@ -737,11 +955,94 @@ static int on_event(pass *P, const zs_zep_event *ev)
     }
     case EV_FREE:
         return on_free(P, ev->a, now);
+    case EV_WAKE:
+        return pick(P, ev->a, now);
     }
     return ZS_OK;
 }
 
 /* ---- the pass ----------------------------------------------------------------------- */
+
+typedef struct ekey {
+    int stream, src, dst, g;
+    int32_t mi;
+} ekey;
+
+static int cmp_ekey(const void *a, const void *b)
+{
+    const ekey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->g != y->g)
+        return x->g > y->g ? -1 : 1; /* most steps first */
+    return (x->mi > y->mi) - (x->mi < y->mi);
+}
+
+/* The edges of the pass (members of rings of g >= 2 grouped by stream,
+ * source and destination slot; per document, one member each) and their
+ * links, each expecting one part per member with that step. */
+static int edges_init(pass *P)
+{
+    zs_zep_engine *en = P->en;
+    ekey *k = malloc(sizeof(ekey) * (size_t)(P->nm > 0 ? P->nm : 1));
+    P->edge_of = malloc(sizeof(int32_t) * (size_t)(P->nm > 0 ? P->nm : 1));
+    P->eoff = calloc((size_t)P->nm + 1, sizeof(int32_t));
+    P->emem = malloc(sizeof(int32_t) * (size_t)(P->nm > 0 ? P->nm : 1));
+    P->loff = calloc((size_t)P->nm + 1, sizeof(int32_t));
+    if (!k || !P->edge_of || !P->eoff || !P->emem || !P->loff) {
+        free(k);
+        return nomem(P->e);
+    }
+    int n = 0;
+    for (int mi = 0; mi < P->nm; mi++) {
+        const member *m = &P->m[mi];
+        const zs_zep_ring *R = ring_of(P, m);
+        P->edge_of[mi] = -1;
+        if (R->g < 2)
+            continue;
+        int st = R->cls == ZS_ZEP_INTRA ? en->intra_stream : en->inter_stream;
+        if (en->xfer == ZS_ZEP_XFER_PER_DOC)
+            k[n++] = (ekey){0, mi, 0, R->g, mi};
+        else /* the ring's shape as a second stream key: rings apart */
+            k[n++] = (ekey){en->xfer == ZS_ZEP_XFER_RING ? st + 16 * en->shape[m->ring] : st,
+                            R->slots[m->k], R->slots[(m->k + 1) % R->g], R->g, mi};
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_ekey);
+    int e = -1;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || k[i].stream != k[i - 1].stream || k[i].src != k[i - 1].src ||
+            k[i].dst != k[i - 1].dst) {
+            P->eoff[++e] = i;
+            P->loff[e + 1] = P->loff[e] + k[i].g; /* the most steps there: dK/dV's g */
+        }
+        P->emem[i] = k[i].mi;
+        P->edge_of[k[i].mi] = e;
+    }
+    int ne = e + 1;
+    P->eoff[ne] = n;
+    for (int kind = 0; kind < 2; kind++)
+        if (!(P->lk[kind] = calloc((size_t)(P->loff[ne] > 0 ? P->loff[ne] : 1), sizeof(xlink)))) {
+            free(k);
+            return nomem(P->e);
+        }
+    /* A link expects the edge's members that have its step. */
+    for (e = 0; e < ne; e++)
+        for (int kind = 0; kind < 2; kind++) {
+            int c = P->eoff[e + 1] - P->eoff[e];
+            for (int j = 0; j < P->loff[e + 1] - P->loff[e]; j++) {
+                while (c > 0 &&
+                       kind_steps(kind, ring_of(P, &P->m[P->emem[P->eoff[e] + c - 1]])->g) <= j)
+                    c--;
+                P->lk[kind][P->loff[e] + j].pending = c;
+            }
+        }
+    free(k);
+    return ZS_OK;
+}
 
 static int pass_init(pass *P)
 {
@@ -784,7 +1085,8 @@ static int pass_init(pass *P)
         const zs_zep_ring *R = &p->rings[r];
         for (int k = 0; k < R->g; k++) {
             int mi = en->mem_off[r] + k, s = R->slots[k];
-            P->m[mi] = (member){r, k, s, 0, 0, 0, 0, en->mem_imp[mi], 0, 0, 0, {0}, {0}};
+            P->m[mi] =
+                (member){r, k, s, 0, 0, 0, 0, en->mem_imp[mi], 0, 0, 0, {0}, {0}, 0, 0, -1, -1};
             P->sl[s].mem[P->sl[s].nmem++] = mi;
             P->sl[s].exp_left += en->mem_imp[mi];
             dep[k] = zs_iter_entry(P->it, s);
@@ -797,7 +1099,7 @@ static int pass_init(pass *P)
             P->step_est[r] = ring_step_est(P, r);
     }
     free(dep);
-    return rc;
+    return rc ? rc : edges_init(P);
 }
 
 int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
@@ -813,6 +1115,7 @@ int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backwar
     P.backward = backward;
     P.S = en->part->nslots;
     P.e = e;
+    P.tag[0][0] = P.tag[0][1] = P.tag[1][0] = P.tag[1][1] = -1;
     (void)micro;
     double dh = (double)m->head_dim * m->dtype_bytes;
     double qkv = (zs_iter_heads(it) + 2.0 * zs_iter_kv_heads(it)) * dh;
@@ -848,7 +1151,7 @@ int zs_zep_engine_emit(void *arg, zs_iter *it, int stage, int micro, int backwar
     for (int i = 0; i < P.nm && !rc; i++) {
         const member *x = &P.m[i];
         int g = ring_of(&P, x)->g;
-        if (x->na < g || (backward && g > 1 && x->nd < g))
+        if (x->na < g || (backward && g > 1 && x->nd < g) || x->kv_open || x->dkv_open)
             rc = zs_err_set(e, ZS_EINVALID, "zeppelin engine", NULL,
                             "ring %d member %d stopped at step %d of %d", x->ring, x->k,
                             x->na < g ? x->na : x->nd, g);

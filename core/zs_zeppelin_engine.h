@@ -20,6 +20,20 @@
  * is the predicted order and every dependency points to an op written
  * before it (no deadlock by construction; the validator checks it too).
  *
+ * Ring transfers go one per peer per step, as TE CP posts them for a
+ * packed batch (ZS_ZEP_XFER_RING, the default): the documents of rings over
+ * the same GPUs in the same order form one ring, and the KV (or dK/dV)
+ * sends of their step j from one GPU are one transfer of their summed
+ * bytes, appended once every part is ready, after all their dependencies,
+ * carrying each document's part (zs_carry); each part's next step waits for
+ * its arrival, and a member's sends of one kind go in step order.
+ * ZS_ZEP_XFER_MERGED merges the step-j sends of any rings that share a
+ * stream, a source and a destination GPU, whatever their order: measured,
+ * that couples chains of rings in different orders (-8.3%..+7.6% on 25 of
+ * the 34 Zeppelin figure points, docs/simulator.md), and no source says
+ * Zeppelin's engine groups different rings' sends into one NCCL call.
+ * ZS_ZEP_XFER_PER_DOC sends each ring step of each document on its own (the
+ * schedule before merging, reproduced op for op).
  * Streams: inter-node rings on "comm-inter" (through the routing hook),
  * intra-node rings on "zep-intra", remap transfers and their joins on
  * "remap" (never "comm", where the previous layer's gradient all-reduce
@@ -50,6 +64,15 @@
 #include "zs_zeppelin_remap.h"
 #include "zs_zeppelin_route.h"
 
+/* How ring steps become transfers (zs_zep_engine.xfer). */
+enum {
+    ZS_ZEP_XFER_RING = 0,   /* one per peer per step of rings over the same GPUs in the same
+                             * order (their documents as one ring, as TE CP) */
+    ZS_ZEP_XFER_MERGED = 1, /* one per peer per step: every member whose next member is on the
+                             * same GPU, over the same stream */
+    ZS_ZEP_XFER_PER_DOC = 2 /* one per document's ring step */
+};
+
 typedef struct zs_zep_engine {
     const zs_zep_part *part;
     const zs_zep_remap *remap; /* NULL: the linear modules run on the attention layout */
@@ -60,6 +83,7 @@ typedef struct zs_zep_engine {
     const int32_t *len;        /* document lengths */
     const zs_cost *cost;
     int tp;
+    int xfer; /* ring transfers: ZS_ZEP_XFER_RING (0), _MERGED or _PER_DOC */
     /* Filled by zs_zep_engine_init: */
     int32_t *local_off, *local_docs; /* per slot (CSR), longest first */
     uint8_t *local_imp;              /* per local_docs entry: holds exported tokens */
@@ -68,6 +92,7 @@ typedef struct zs_zep_engine {
     int64_t *moved;                  /* per slot: linear tokens whose attention is elsewhere */
     zs_iter_lin *lin;                /* per slot: predicted linear times */
     zs_zep_clock *clock;
+    int32_t *shape; /* per ring: the first ring over the same slots in the same order */
 } zs_zep_engine;
 
 /* Fills the lists, export flags, moved tokens and predicted linear times.

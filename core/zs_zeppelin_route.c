@@ -257,18 +257,50 @@ static int64_t layer_anchor(const zs_zep_route *r, int rank)
     return r->it ? zs_iter_rank_layer_start(r->it, rank) : -1;
 }
 
+/* Carry lists scaled to a chunk's bytes: a routed transfer's chunks come in
+ * at most two sizes per slice, so a few lists serve them all. */
+typedef struct chunk_carry {
+    zs_schedule *s;
+    const zs_xfer *x;
+    double bytes[4];
+    int64_t c0[4];
+    int n;
+} chunk_carry;
+
+/* Sets op's carry list to x's scaled to `bytes`. */
+static void carry_chunk(chunk_carry *cc, int rank, int64_t op, double bytes)
+{
+    const zs_xfer *x = cc->x;
+    if (x->ncarry < 1 || op < 0)
+        return;
+    int i = 0;
+    while (i < cc->n && cc->bytes[i] != bytes)
+        i++;
+    if (i == cc->n) {
+        int64_t c0 = zs_schedule_carry_scaled(cc->s, x->carry0, x->ncarry, bytes);
+        if (c0 < 0)
+            return; /* recorded in the schedule */
+        i = cc->n < 4 ? cc->n++ : 3;
+        cc->bytes[i] = bytes;
+        cc->c0[i] = c0;
+    }
+    zs_sched_set_carry(cc->s, rank, op, cc->c0[i], x->ncarry);
+}
+
 /* A relay: its receives on the route stream (nothing else there, no
  * dependency but the layer's start), each forward on the send stream after
  * its own receive, so relays of different transfers through one GPU never
  * wait for each other's data. */
-static void relay(const zs_zep_route *r, zs_schedule *s, int rank, int from, int to, int tag, int n,
-                  double chunk, double slice, const char *lin, const char *lout)
+static void relay(const zs_zep_route *r, chunk_carry *cc, int rank, int from, int to, int tag,
+                  int n, double chunk, double slice, const char *lin, const char *lout)
 {
+    zs_schedule *s = cc->s;
     int64_t a[1] = {layer_anchor(r, rank)};
     for (int c = 0; c < n; c++) {
         double b = c == n - 1 ? slice - chunk * (n - 1) : chunk;
         int64_t d[1] = {zs_sched_recv(s, rank, r->stream, lin, from, tag, b, a, a[0] >= 0)};
-        zs_sched_send(s, rank, r->send_stream, lout, to, tag, b, d, 1);
+        carry_chunk(cc, rank, d[0], b);
+        carry_chunk(cc, rank, zs_sched_send(s, rank, r->send_stream, lout, to, tag, b, d, 1), b);
     }
     /* The relay's NCCL kernel holds zs_zep_relay_ctas SMs while the slice
      * passes at the NIC's rate: that share of the GPU's compute for that
@@ -284,77 +316,84 @@ static const char *hop_label(const zs_cluster *cl, int a, int b)
     return zs_cluster_node_of(cl, a) == zs_cluster_node_of(cl, b) ? "route-nvlink" : "route-net";
 }
 
-int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
-                      int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op, zs_err *e)
+int zs_zep_route_xfer(void *arg, zs_iter *it, const zs_xfer *x, int64_t *src_op, int64_t *dst_op,
+                      zs_err *e)
 {
     zs_zep_route *r = arg;
     int t = -1;
-    if (zs_cluster_node_of(r->cl, src) != zs_cluster_node_of(r->cl, dst) && r->k > 1)
+    if (zs_cluster_node_of(r->cl, x->src) != zs_cluster_node_of(r->cl, x->dst) && r->k > 1)
         t = zs_iter_tag(it);
     r->it = it;
-    int rc = zs_zep_route_emit(r, zs_iter_schedule(it), src, dst, stream, tag, t, bytes, src_dep,
-                               dst_dep, src_op, dst_op, e);
+    int rc = zs_zep_route_emit(r, zs_iter_schedule(it), x, t, src_op, dst_op, e);
     r->it = NULL;
     return rc;
 }
 
-int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
-                      int route_tag, double bytes, int64_t src_dep, int64_t dst_dep,
+/* The source's sends, chunk by chunk across the slices: a slice's chunks go
+ * one after the other (each after the previous one arrived), so the next
+ * hop forwards chunk c while c+1 arrives (chunks of one slice share its
+ * links anyway), and no slice's chunk waits behind more than one chunk of
+ * another. A slice's first chunk waits for x's dependencies. */
+static void source_sends(const zs_zep_route *r, chunk_carry *cc, const zs_zep_path *p, int t,
+                         int64_t *src_op)
+{
+    const zs_xfer *x = cc->x;
+    int64_t prev[ZS_ZEP_MAX_K];
+    int maxn = 0;
+    for (int i = 0; i < p->k; i++) {
+        prev[i] = -1;
+        maxn = p->nchunks[i] > maxn ? p->nchunks[i] : maxn;
+    }
+    for (int c = 0; c < maxn; c++)
+        for (int i = 0; i < p->k; i++) {
+            int n = p->nchunks[i], first = p->proxy[i] != x->src ? p->proxy[i] : p->peer[i];
+            if (c >= n)
+                continue;
+            double sl = p->slice[i], ch = sl / n, b = c == n - 1 ? sl - ch * (n - 1) : ch;
+            const int64_t *d = c == 0 ? x->src_deps : &prev[i];
+            int nd = c == 0 ? x->nsrc_deps : prev[i] >= 0;
+            int64_t op = zs_sched_send(cc->s, x->src, x->stream, hop_label(r->cl, x->src, first),
+                                       first, t, b, d, nd);
+            carry_chunk(cc, x->src, op, b);
+            prev[i] = op;
+            *src_op = op;
+        }
+}
+
+int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, const zs_xfer *x, int route_tag,
                       int64_t *src_op, int64_t *dst_op, zs_err *e)
 {
     zs_zep_path p;
-    zs_zep_route_plan(r, src, dst, bytes, &p);
-    int64_t d1[1] = {src_dep}, d2[1] = {dst_dep};
+    int src = x->src, dst = x->dst;
+    zs_zep_route_plan(r, src, dst, x->bytes, &p);
     if (p.direct) {
-        *src_op = zs_sched_send(s, src, stream, "ring-xfer", dst, tag, bytes, d1, src_dep >= 0);
-        *dst_op = zs_sched_recv(s, dst, stream, "ring-xfer", src, tag, bytes, d2, dst_dep >= 0);
+        zs_sched_xfer(s, x, "ring-xfer", src_op, dst_op);
         return zs_schedule_check(s, e);
     }
     /* The destination's chunks arrive on the route stream, which holds
      * only receives: bounded like a relay's. */
-    if (d2[0] < 0)
-        d2[0] = layer_anchor(r, dst);
+    int64_t d2[1] = {x->dst_dep >= 0 ? x->dst_dep : layer_anchor(r, dst)};
     const zs_cluster *cl = r->cl;
     int t = route_tag;
     int64_t arr[ZS_ZEP_MAX_K * MAX_CHUNKS + 1];
     int narr = 0;
+    chunk_carry cc = {s, x, {0}, {0}, 0};
     *src_op = *dst_op = -1;
-    /* The source's sends, chunk by chunk across the slices: a slice's
-     * chunks go one after the other (each after the previous one arrived),
-     * so the next hop forwards chunk c while c+1 arrives (chunks of one
-     * slice share its links anyway), and no slice's chunk waits behind more
-     * than one chunk of another. hops: src -> px (if px != src) -> q -> dst
-     * (if q != dst). */
-    int64_t prev[ZS_ZEP_MAX_K];
-    int maxn = 0;
-    for (int i = 0; i < p.k; i++) {
-        prev[i] = src_dep;
-        maxn = p.nchunks[i] > maxn ? p.nchunks[i] : maxn;
-    }
-    for (int c = 0; c < maxn; c++)
-        for (int i = 0; i < p.k; i++) {
-            int n = p.nchunks[i], first = p.proxy[i] != src ? p.proxy[i] : p.peer[i];
-            if (c >= n)
-                continue;
-            double sl = p.slice[i], ch = sl / n, b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            int64_t d[1] = {prev[i]};
-            int64_t op =
-                zs_sched_send(s, src, stream, hop_label(cl, src, first), first, t, b, d, d[0] >= 0);
-            prev[i] = op;
-            *src_op = op;
-        }
+    /* hops: src -> px (if px != src) -> q -> dst (if q != dst). */
+    source_sends(r, &cc, &p, t, src_op);
     for (int i = 0; i < p.k; i++) {
         int px = p.proxy[i], q = p.peer[i], n = p.nchunks[i];
         double sl = p.slice[i], ch = sl / n;
         int last = q != dst ? q : px;
         if (px != src)
-            relay(r, s, px, src, q, t, n, ch, sl, "route-nvlink", "route-net");
+            relay(r, &cc, px, src, q, t, n, ch, sl, "route-nvlink", "route-net");
         if (q != dst)
-            relay(r, s, q, px, dst, t, n, ch, sl, "route-net", "route-nvlink");
+            relay(r, &cc, q, px, dst, t, n, ch, sl, "route-net", "route-nvlink");
         for (int c = 0; c < n; c++) {
             double b = c == n - 1 ? sl - ch * (n - 1) : ch;
-            arr[narr++] = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
-                                        d2[0] >= 0);
+            arr[narr] = zs_sched_recv(s, dst, r->stream, hop_label(cl, last, dst), last, t, b, d2,
+                                      d2[0] >= 0);
+            carry_chunk(&cc, dst, arr[narr++], b);
         }
     }
     /* The receiver's consumers wait for every chunk: a join on the join

@@ -88,15 +88,14 @@ int zs_zep_relay_ctas(const zs_cluster *cl);
 double zs_zep_relay_compute_s(const zs_cluster *cl, double bytes);
 
 /* The zs_ring_xfer_fn hook (arg: a zs_zep_route). */
-int zs_zep_route_xfer(void *arg, zs_iter *it, int src, int dst, int stream, int tag, double bytes,
-                      int64_t src_dep, int64_t dst_dep, int64_t *src_op, int64_t *dst_op,
+int zs_zep_route_xfer(void *arg, zs_iter *it, const zs_xfer *x, int64_t *src_op, int64_t *dst_op,
                       zs_err *e);
 
-/* The same on a bare schedule: `tag` for a direct transfer, `route_tag`
- * (fresh, unused elsewhere) for the hops of a routed one. Returns ZS_OK or
- * the schedule's first failure (zs_schedule_check). */
-int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, int src, int dst, int stream, int tag,
-                      int route_tag, double bytes, int64_t src_dep, int64_t dst_dep,
+/* The same on a bare schedule: x->tag for a direct transfer, `route_tag`
+ * (fresh, unused elsewhere) for the hops of a routed one, whose every chunk
+ * carries x's carry list scaled to its bytes. Returns ZS_OK or the
+ * schedule's first failure (zs_schedule_check). */
+int zs_zep_route_emit(zs_zep_route *r, zs_schedule *s, const zs_xfer *x, int route_tag,
                       int64_t *src_op, int64_t *dst_op, zs_err *e);
 
 /* Appends a zero-cost op on `stream` of `rank` (after deps): it separates

@@ -116,7 +116,8 @@ static pb F[4], M; /* files being built, a message being built */
 
 /* The first difference between two schedules ("" when the same): every
  * field a backend or the validator reads; attention blocks by content
- * (the pools are laid out differently), groups by ranks and tag. */
+ * and transfers' carry lists (the pools are laid out differently), groups
+ * by ranks and tag. */
 static const char *diff(const zs_schedule *a, const zs_schedule *b)
 {
     static char why[256];
@@ -175,8 +176,15 @@ static const char *diff(const zs_schedule *a, const zs_schedule *b)
                              sizeof(zs_attn_block) * (size_t)x->u.compute.nblocks),
                   "rank %d op %lld blocks", r, (long long)i);
             } else if (x->kind == ZS_OP_SEND || x->kind == ZS_OP_RECV) {
-                D(memcmp(&x->u.p2p, &y->u.p2p, sizeof x->u.p2p), "rank %d op %lld p2p", r,
-                  (long long)i);
+                D(x->u.p2p.peer != y->u.p2p.peer || x->u.p2p.tag != y->u.p2p.tag ||
+                      x->u.p2p.bytes != y->u.p2p.bytes || x->u.p2p.ncarry != y->u.p2p.ncarry,
+                  "rank %d op %lld p2p", r, (long long)i);
+                for (int k = 0; k < x->u.p2p.ncarry; k++) {
+                    const zs_carry *c = &a->carry[x->u.p2p.carry0 + k],
+                                   *d = &b->carry[y->u.p2p.carry0 + k];
+                    D(c->doc != d->doc || c->bytes != d->bytes, "rank %d op %lld carry %d", r,
+                      (long long)i, k);
+                }
             } else if (x->kind == ZS_OP_COLL) {
                 const zs_group *g = &a->groups[x->u.coll.group], *h = &b->groups[y->u.coll.group];
                 D(x->u.coll.ck != y->u.coll.ck || x->u.coll.bytes != y->u.coll.bytes ||
@@ -547,6 +555,26 @@ static void test_bad_traces(void)
         ZS_ASSERT_STR_CONTAINS(e.where, cases[i].where);
         CU_ASSERT(e.fix[0] != 0);
     }
+    /* a send whose carry list is one number, not a list, and lacks its bytes */
+    const char *two[2];
+    for (int r = 0; r < 2; r++) {
+        F[r].n = 0;
+        meta(&F[r], "1.0.0");
+        M.n = 0;
+        node(&M, 5, "x", r ? 6 : 5, NULL, 0);
+        attr_var(&M, r ? "comm_src" : "comm_dst", 7, 1 - r);
+        if (!r)
+            attr_var(&M, "zs_carry_docs", 7, 0);
+        msg(&F[r], &M);
+        two[r] = save(r ? "bad_carry.1.et" : "bad_carry.0.et", &F[r]);
+    }
+    zs_err e;
+    zs_err_clear(&e);
+    zs_schedule *s = NULL;
+    ZS_ASSERT_INT_EQ(zs_chakra_load_files(two, 2, NULL, &s, &e), ZS_EINPUT);
+    CU_ASSERT_PTR_NULL(s);
+    ZS_ASSERT_STR_CONTAINS(e.what, "zs_carry_docs and zs_carry_bytes: not a carry list");
+    ZS_ASSERT_STR_CONTAINS(e.where, "bad_carry.0.et: node 5 ('x')");
     /* the command line: exit 2, the file and the node named */
     bad_cycle();
     save("cli.0.et", &F[0]);

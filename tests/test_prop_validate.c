@@ -1,7 +1,8 @@
 /* Property tests of the plan validator: random batches planned by the
  * `local` planner always validate; deliberately broken copies (a dropped
  * token, a duplicated block, an unmatched send, a wrong byte count) are
- * always rejected with a message naming rank, op or document. */
+ * always rejected with a message naming rank, op or document; a merged
+ * transfer's carry list is checked (parts, both ends, delivery). */
 #include <stdlib.h>
 
 #include "zs_analytic.h"
@@ -219,6 +220,57 @@ static void test_broken_copies_rejected(void)
     zs_cost_free(v.cost);
 }
 
+/* Two documents of 4 tokens on rank 0 (both layouts); rank 1 computes
+ * both (forward and backward) after one transfer from rank 0 that carries
+ * them: 100 bytes of document 0 and 200 of document 1 in one send of 300
+ * (a merged ring step). `mode` corrupts it: 1 the parts add up to 250, 2
+ * the receive names other parts than the send, 3 it carries document 0 only
+ * (300 bytes) while document 1's attention waits for it, 4 document 0
+ * twice. */
+static zs_schedule *merged_pair(int mode)
+{
+    zs_schedule *s = zs_schedule_new(2);
+    s->dims = (zs_layout_dims){1, 1, 1, 2};
+    zs_schedule_set_docs(s, (int32_t[]){4, 4}, 2);
+    for (int d = 0; d < 2; d++) {
+        zs_schedule_add_piece(s, d, 0, 4, 0, ZS_LAYOUT_ATTN, 0);
+        zs_schedule_add_piece(s, d, 0, 4, 0, ZS_LAYOUT_LINEAR, 0);
+    }
+    zs_carry c[2] = {{0, 100}, {1, mode == 1 ? 150 : 200}}, c3 = {0, 300},
+             c4[2] = {{0, 100}, {0, 200}};
+    int64_t c0 = zs_schedule_carry(s, mode == 3 ? &c3 : mode == 4 ? c4 : c, mode == 3 ? 1 : 2);
+    zs_carry other[2] = {{0, 200}, {1, 100}};
+    int64_t co = zs_schedule_carry(s, other, 2);
+    int64_t x = zs_sched_send(s, 0, 1, "ring-kv", 1, 5, 300, NULL, 0);
+    zs_sched_set_carry(s, 0, x, c0, mode == 3 ? 1 : 2);
+    int64_t r = zs_sched_recv(s, 1, 1, "ring-kv", 0, 5, 300, NULL, 0);
+    zs_sched_set_carry(s, 1, r, mode == 2 ? co : c0, mode == 3 ? 1 : 2);
+    for (int bwd = 0; bwd < 2; bwd++)
+        for (int d = 0; d < 2; d++) {
+            zs_attn_block b = {d, 0, 4, 0, 4};
+            zs_sched_attn(s, 1, 0, "ring-attn", bwd, &b, 1, 1, 1e-6, &r, 1);
+        }
+    return s;
+}
+
+static void test_merged_transfer_checked(void)
+{
+    zs_schedule *s = merged_pair(0);
+    zs_err e;
+    zs_validate_opts vo = {0, 0};
+    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
+    ZS_ASSERT_INT_EQ(s->ranks[1].ops[0].u.p2p.ncarry, 2);
+    zs_schedule_free(s);
+    static const char *why[] = {"", "add up to 250", "carries other documents", "do not carry it",
+                                "document 0 twice"};
+    for (int mode = 1; mode <= 4; mode++) {
+        s = merged_pair(mode);
+        ZS_ASSERT_OK(zs_schedule_check(s, &e), &e);
+        expect_invalid(s, why[mode]);
+        zs_schedule_free(s);
+    }
+}
+
 static void test_too_long_document(void)
 {
     env v;
@@ -252,6 +304,7 @@ int main(int argc, char **argv)
         {"cp_layouts_validate", test_cp_layouts_validate},
         {"broken_copies_rejected", test_broken_copies_rejected},
         {"too_long_document", test_too_long_document},
+        {"merged_transfer_checked", test_merged_transfer_checked},
         {NULL, NULL}};
     static const zs_test_suite suites[] = {{"validator", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

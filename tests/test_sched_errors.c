@@ -298,8 +298,8 @@ static void test_emitters_report_what_failed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     int64_t so, ro;
-    ZS_ASSERT_INT_EQ(zs_zep_route_emit(r, s, 7, 8, 4, 1, 2, 1e6, -1, -1, &so, &ro, &e),
-                     ZS_EINVALID);
+    zs_xfer x = {7, 8, 4, 1, 1e6, NULL, 0, -1, 0, 0};
+    ZS_ASSERT_INT_EQ(zs_zep_route_emit(r, s, &x, 2, &so, &ro, &e), ZS_EINVALID);
     ZS_ASSERT_STR_CONTAINS(e.what, "on stream 4: the schedule has 2 streams");
     ZS_ASSERT_STR_CONTAINS(e.where, "rank 7, op 0");
     zs_schedule_free(s);

@@ -208,6 +208,11 @@ static void test_dump_roundtrip(void)
     zs_sched_coll(s, 0, 1, "ar", g, ZS_COLL_ALLREDUCE, 100, NULL, 0);
     zs_sched_coll(s, 1, 1, "ar", g, ZS_COLL_ALLREDUCE, 100, NULL, 0);
     zs_sched_marker(s, 0, ZS_MARK_LAYER, 3);
+    /* The transfer carries 0.25 MB of document 0 and 0.75 MB of document 1. */
+    zs_carry cl[2] = {{0, 2.5e5}, {1, 7.5e5}};
+    int64_t c0 = zs_schedule_carry(s, cl, 2);
+    ZS_ASSERT_OK(zs_sched_set_carry(s, 0, 1, c0, 2), NULL);
+    ZS_ASSERT_OK(zs_sched_set_carry(s, 1, 0, c0, 2), NULL);
     snprintf(s->method, sizeof s->method, "hand \"made\"");
     zs_err e;
     char p1[1024], p2[1024];
@@ -222,6 +227,14 @@ static void test_dump_roundtrip(void)
     ZS_ASSERT_INT_EQ(zs_test_run(cmd, out, sizeof out), 0);
     ZS_ASSERT_INT_EQ(t->nblocks, 2);
     ZS_ASSERT_INT_EQ(t->ranks[1].ops[2].u.compute.nblocks, 2);
+    ZS_ASSERT_INT_EQ(t->ncarry, 2);
+    ZS_ASSERT_INT_EQ(t->ranks[0].ops[1].u.p2p.ncarry, 2);
+    CU_ASSERT_DOUBLE_EQUAL(t->carry[t->ranks[1].ops[0].u.p2p.carry0 + 1].bytes, 7.5e5, 0);
+    /* A scaled copy (a routed slice): the same parts, a quarter of the bytes. */
+    int64_t q = zs_schedule_carry_scaled(t, 0, 2, 2.5e5);
+    ZS_ASSERT_INT_EQ(q, 2);
+    CU_ASSERT_DOUBLE_EQUAL(t->carry[3].bytes, 1.875e5, 1e-9);
+    ZS_ASSERT_INT_EQ(t->carry[3].doc, 1);
     zs_schedule_free(s);
     zs_schedule_free(t);
 }

@@ -1,6 +1,7 @@
 /* The timeline writer (core/zs_timeline) and the JSON string escaping it
  * uses (base/zs_json_esc): escaping by hand-checked cases and through a
- * real JSON parser, flow pairs in any write order, the rank and layer
+ * real JSON parser, flow pairs in any write order, the documents a merged
+ * transfer carries, the rank and layer
  * filters, a gzip round trip through zlib, atomic writing, the size note. */
 #include <jansson.h>
 #include <stdlib.h>
@@ -81,13 +82,16 @@ static void test_escape(void)
 static zs_schedule *two_ranks(void)
 {
     zs_schedule *s = zs_schedule_new(2);
+    zs_schedule_set_docs(s, (int32_t[]){10, 20}, 2);
+    /* The first message merges two documents' ring steps: 24 + 40 bytes. */
+    int64_t c0 = zs_schedule_carry(s, (zs_carry[]){{0, 24}, {1, 40}}, 2);
     zs_sched_marker(s, 0, ZS_MARK_LAYER, 0);
     zs_sched_gemm(s, 0, 0, "odd \"label\"\n\xff", 4, 4, 4, 1e-6, NULL, 0);
-    zs_sched_send(s, 0, 1, "kv", 1, 5, 64, NULL, 0);
+    zs_sched_set_carry(s, 0, zs_sched_send(s, 0, 1, "kv", 1, 5, 64, NULL, 0), c0, 2);
     zs_schedule_begin_segment(s, 0, 2);
     zs_sched_marker(s, 0, ZS_MARK_LAYER, 1);
     zs_sched_send(s, 0, 1, "kv", 1, 5, 64, NULL, 0);
-    zs_sched_recv(s, 1, 1, "kv", 0, 5, 64, NULL, 0);
+    zs_sched_set_carry(s, 1, zs_sched_recv(s, 1, 1, "kv", 0, 5, 64, NULL, 0), c0, 2);
     zs_schedule_begin_segment(s, 1, 2);
     zs_sched_recv(s, 1, 1, "kv", 0, 5, 64, NULL, 0);
     return s;
@@ -174,6 +178,18 @@ static void test_flows_and_escaping(void)
     json_t *x = event(doc, "X", 3);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(x, "name")),
                            "odd \"label\"\n\xef\xbf\xbd");
+    /* The merged message names its documents and their bytes at both ends
+     * (event 0: rank 1's first receive, 4: rank 0's first send); the
+     * others carry no list. */
+    for (int ev = 0; ev <= 4; ev += 4) {
+        json_t *a = json_object_get(event(doc, "X", ev), "args");
+        json_t *docs = json_object_get(a, "docs"), *db = json_object_get(a, "doc_bytes");
+        ZS_ASSERT_INT_EQ(json_array_size(docs), 2);
+        ZS_ASSERT_INT_EQ(json_integer_value(json_array_get(docs, 1)), 1);
+        ZS_ASSERT_NEAR(json_number_value(json_array_get(db, 0)), 24, 0);
+        ZS_ASSERT_NEAR(json_number_value(json_array_get(db, 1)), 40, 0);
+    }
+    CU_ASSERT_PTR_NULL(json_object_get(json_object_get(event(doc, "X", 1), "args"), "docs"));
     /* Layers: the marker's value, plus the iteration in a repeated segment. */
     json_t *args = json_object_get(event(doc, "X", 6), "args");
     ZS_ASSERT_INT_EQ(json_integer_value(json_object_get(args, "layer")), 2);

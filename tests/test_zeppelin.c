@@ -257,24 +257,32 @@ static void test_split_rule_sizes(void)
     ZS_ASSERT_STR_CONTAINS(e.where, "document 0");
 }
 
+/* An empty partition written by hand: nodes of 8 slots, ndocs documents,
+ * nrings rings (zeroed), for a test to fill in. */
+static zs_zep_part *part_alloc(int nodes, int ndocs, int nrings)
+{
+    zs_zep_part *p = calloc(1, sizeof *p);
+    p->nslots = 8 * nodes;
+    p->nodes = nodes;
+    p->slots_per_node = 8;
+    p->ndocs = ndocs;
+    p->cls = calloc((size_t)ndocs, 1);
+    p->ring_of = calloc((size_t)ndocs, sizeof(int32_t));
+    p->slot_of = calloc((size_t)ndocs, sizeof(int32_t));
+    p->tokens = calloc((size_t)p->nslots, sizeof(int64_t));
+    p->load = calloc((size_t)p->nslots, sizeof(double));
+    p->span = calloc((size_t)p->nslots, sizeof(double));
+    p->rings = calloc((size_t)nrings, sizeof(zs_zep_ring));
+    p->nrings = nrings;
+    return p;
+}
+
 /* A partition written by hand: document 0 in a ring over slots 0 and 8
  * (one GPU on each node of 2), documents 1 and 2 whole on slots 0 and 8
  * (so both GPUs reach attention together). */
 static zs_zep_part *hand_part(const int32_t *len)
 {
-    zs_zep_part *p = calloc(1, sizeof *p);
-    p->nslots = 16;
-    p->nodes = 2;
-    p->slots_per_node = 8;
-    p->ndocs = 3;
-    p->cls = calloc(3, 1);
-    p->ring_of = calloc(3, sizeof(int32_t));
-    p->slot_of = calloc(3, sizeof(int32_t));
-    p->tokens = calloc(16, sizeof(int64_t));
-    p->load = calloc(16, sizeof(double));
-    p->span = calloc(16, sizeof(double));
-    p->rings = calloc(1, sizeof(zs_zep_ring));
-    p->nrings = 1;
+    zs_zep_part *p = part_alloc(2, 3, 1);
     zs_zep_ring *r = &p->rings[0];
     r->cls = ZS_ZEP_INTER;
     r->g = 2;
@@ -395,6 +403,112 @@ static void test_engine_order(void)
     zs_cost_free(v.cost);
 }
 
+/* Three documents on intra-node rings over the same two GPUs of one node
+ * (slots 0 and 1): 4096 and 1024 tokens on rings [0, 1], 2048 on a ring
+ * [1, 0] (the other order). Exact zigzag chunks: slot 0 holds 2048 + 512
+ * tokens of the first two (chunks 0 and 3) and 1024 of the third (its
+ * member 1: chunks 1 and 2). A LLaMA-3B token's K and V are 2 x 32 heads x
+ * 100 x 2 bytes = 12800 bytes. Per layer each ring sends from slot 0 to
+ * slot 1 four times (forward 1 KV step; backward 1 KV and 2 dK/dV steps,
+ * the last returning the dK/dV), in the same steps. Merged by ring
+ * (xfer=ring, the default): the two rings [0, 1] share 4 transfers of 2560
+ * tokens, the ring [1, 0] has its own 4; merged across rings
+ * (xfer=merged): 4 transfers from rank 0 carrying all three documents,
+ * 3584 tokens = 45,875,200 bytes each; per document: 12. Every mode
+ * validates (carry lists, delivery). */
+static zs_schedule *hand_rings(const zs_cost *c, int xfer)
+{
+    int32_t len[3] = {4096, 1024, 2048};
+    zs_zep_part *p = part_alloc(1, 3, 3);
+    for (int d = 0; d < 3; d++) {
+        zs_zep_ring *r = &p->rings[d];
+        r->cls = ZS_ZEP_INTRA;
+        r->g = 2;
+        r->slots = malloc(2 * sizeof(int));
+        r->slots[0] = d < 2 ? 0 : 1;
+        r->slots[1] = d < 2 ? 1 : 0;
+        r->ndocs = 1;
+        r->docs = malloc(sizeof(int32_t));
+        r->docs[0] = d;
+        p->cls[d] = ZS_ZEP_INTRA;
+        p->ring_of[d] = d;
+        p->slot_of[d] = -1;
+        p->tokens[0] += len[d] / 2;
+        p->tokens[1] += len[d] / 2;
+    }
+    p->count[ZS_ZEP_INTRA] = 3;
+    zs_schedule *s = zs_schedule_new(8);
+    int intra = zs_schedule_add_stream(s, "zep-intra");
+    int inter = zs_schedule_add_stream(s, "comm-inter");
+    int route = zs_schedule_add_stream(s, "route");
+    int remap = zs_schedule_add_stream(s, "remap");
+    zs_schedule_set_docs(s, len, 3);
+    zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
+    zs_zep_engine en = {0};
+    en.part = p;
+    en.route = rt;
+    en.intra_stream = intra;
+    en.inter_stream = inter;
+    en.remap_stream = remap;
+    en.len = len;
+    en.cost = c;
+    en.tp = 1;
+    en.xfer = xfer;
+    zs_err e;
+    ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
+    zs_layout_dims dims = {1, 1, 1, 8};
+    ZS_ASSERT_OK(zs_zep_engine_pieces(&en, s, &dims, &e), &e);
+    int64_t lin[8];
+    for (int i = 0; i < 8; i++)
+        lin[i] = p->tokens[i];
+    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL};
+    ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
+    zs_validate_opts vo = {0, 0};
+    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
+    zs_zep_engine_fini(&en);
+    zs_zep_route_free(rt);
+    zs_zep_part_free(p);
+    return s;
+}
+
+static void test_engine_merged_step(void)
+{
+    env v;
+    env_init(&v, "llama-3b", 1);
+    double tok = 2 * 32 * 100 * 2;
+    const int32_t shard[3] = {2048, 512, 1024}; /* tokens each document has on slot 0 */
+    const int modes[3] = {ZS_ZEP_XFER_MERGED, ZS_ZEP_XFER_RING, ZS_ZEP_XFER_PER_DOC};
+    const int sends[3] = {4, 8, 12};
+    for (int mode = 0; mode < 3; mode++) {
+        zs_schedule *s = hand_rings(v.cost, modes[mode]);
+        int n = 0;
+        double sum = 0;
+        for (int64_t i = 0; i < s->ranks[0].nops; i++) {
+            const zs_op *op = zs_schedule_op(s, 0, i);
+            if (op->kind != ZS_OP_SEND)
+                continue;
+            n++;
+            sum += op->u.p2p.bytes;
+            ZS_ASSERT_INT_EQ(op->u.p2p.peer, 1);
+            /* Its documents, in ring order, with their shards' bytes. */
+            const zs_carry *c = &s->carry[op->u.p2p.carry0];
+            int nc = op->u.p2p.ncarry, d0 = c[0].doc;
+            ZS_ASSERT_INT_EQ(nc, mode == 0 ? 3 : mode == 1 && d0 == 0 ? 2 : 1);
+            double b = 0;
+            for (int j = 0; j < nc; j++) {
+                ZS_ASSERT_INT_EQ(c[j].doc, d0 + j);
+                ZS_ASSERT_NEAR(c[j].bytes, shard[c[j].doc] * tok, 0);
+                b += c[j].bytes;
+            }
+            ZS_ASSERT_NEAR(op->u.p2p.bytes, b, 0);
+        }
+        ZS_ASSERT_INT_EQ(n, sends[mode]);
+        ZS_ASSERT_NEAR(sum, 4 * 3584 * tok, 0);
+        zs_schedule_free(s);
+    }
+    zs_cost_free(v.cost);
+}
+
 static void test_routed_path(void)
 {
     zs_cluster c;
@@ -470,8 +584,24 @@ static void test_relay_charge(void)
     zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, rs);
     zs_zep_route_set_streams(r, ss, js);
     int64_t so, dd;
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, 7, 8, ZS_STREAM_COMM, 1, 2, 8 << 20, -1, -1, &so, &dd, &e),
-                 &e);
+    /* The transfer merges two documents' shards (3 and 5 MiB): every chunk
+     * of every hop carries both, scaled to its bytes (the validator checks
+     * the parts add up). */
+    zs_schedule_set_docs(s, (int32_t[]){100, 100}, 2);
+    zs_carry parts[2] = {{0, 3 << 20}, {1, 5 << 20}};
+    zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 8 << 20, NULL, 0, -1, zs_schedule_carry(s, parts, 2), 2};
+    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
+    int chunks = 0;
+    for (int rank = 0; rank < 16; rank++)
+        for (int64_t i = 0; i < s->ranks[rank].nops; i++) {
+            const zs_op *op = zs_schedule_op(s, rank, i);
+            if (op->kind != ZS_OP_SEND && op->kind != ZS_OP_RECV)
+                continue;
+            chunks++;
+            ZS_ASSERT_INT_EQ(op->u.p2p.ncarry, 2);
+            ZS_ASSERT_REL(s->carry[op->u.p2p.carry0 + 1].bytes, op->u.p2p.bytes * 5 / 8, 1e-12);
+        }
+    CU_ASSERT(chunks >= 16);
     for (int rank = 0; rank < 16; rank++) {
         int relays = rank == 0 || rank == 2 || rank == 4 || rank == 10 || rank == 12 || rank == 14;
         int n = 0;
@@ -485,6 +615,15 @@ static void test_relay_charge(void)
         }
         ZS_ASSERT_INT_EQ(n, relays);
         ZS_ASSERT_REL(t, relays ? 1.5534e-6 : 0, 1e-4);
+    }
+    /* Rank 8 computes both documents (whose keys rank 7 holds) after the
+     * transfer: the validator's delivery check looks through the join. */
+    for (int d = 0; d < 2; d++) {
+        zs_schedule_add_piece(s, d, 0, 100, 7, ZS_LAYOUT_ATTN, 0);
+        zs_schedule_add_piece(s, d, 0, 100, 7, ZS_LAYOUT_LINEAR, 0);
+        for (int bwd = 0; bwd < 2; bwd++)
+            zs_sched_attn(s, 8, ZS_STREAM_COMPUTE, "attn", bwd, &(zs_attn_block){d, 0, 100, 0, 100},
+                          1, 1, 0, &dd, 1);
     }
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
@@ -506,9 +645,8 @@ static double round_time(const zs_cost *cost, int k)
     zs_zep_route_set_streams(r, send_stream, join_stream);
     int64_t so, dd;
     zs_err e;
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, 7, 8, ZS_STREAM_COMM, 1, 2, 4096.0 * 2 * 32 * 100 * 2, -1,
-                                   -1, &so, &dd, &e),
-                 &e);
+    zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 4096.0 * 2 * 32 * 100 * 2, NULL, 0, -1, 0, 0};
+    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
     zs_result *res = NULL;
@@ -864,6 +1002,7 @@ int main(int argc, char **argv)
                                          {"split_rule_gpu_pricing", test_split_rule_gpu_pricing},
                                          {"split_rule_sizes", test_split_rule_sizes},
                                          {"engine_order", test_engine_order},
+                                         {"engine_merged_step", test_engine_merged_step},
                                          {"routed_path", test_routed_path},
                                          {"relay_charge", test_relay_charge},
                                          {"round_time", test_round_time},

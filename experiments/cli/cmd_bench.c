@@ -76,6 +76,8 @@ static const char bench_sim_help[] =
                                                                                   ZS_BENCH_FLOOR_XFERS) ")\n"
                                                                                                         "  --model --cluster --trace --context --group --seed --recompute --zero\n"
                                                                                                         "                          the study point, as `zepsim simulate` (defaults its own)\n"
+                                                                                                        "  --opt K=V[,K=V]         method options for every method (e.g. --method zeppelin\n"
+                                                                                                        "                          --opt xfer=per-doc)\n"
                                                                                                         "  --format table|csv|json (default table)\n"
                                                                                                         "\n"
                                                                                                         "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
@@ -371,13 +373,14 @@ static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
 static int bench_sim_run(const bench_cfg *bp, zs_format fmt, zs_err *e)
 {
     bench_cfg b = *bp;
-    char title[512];
+    char title[1200];
     snprintf(title, sizeof title,
              "zepsim bench sim: %s on %s, trace %s, %lld tokens per %d-GPU group, one iteration, "
              "medians of %d run(s), one process each; floor: medians of %d run(s), width %d, "
-             "%ld transfers",
+             "%ld transfers%s%s",
              b.base.model, b.base.cluster, b.base.trace, (long long)b.base.context, b.base.group,
-             b.runs, b.floor_runs, b.floor_width, b.floor_xfers);
+             b.runs, b.floor_runs, b.floor_width, b.floor_xfers, b.base.opts[0] ? "; --opt " : "",
+             b.base.opts);
     zs_table *t = zs_table_new(title);
     const char *cols[] = {"method",       "gpus",      "backend",       "fold",        "iter_ms",
                           "cpu_s",        "cpu_s_min", "cpu_s_max",     "peak_rss_mb", "ops",
@@ -412,7 +415,7 @@ static int bench_sim_run(const bench_cfg *bp, zs_format fmt, zs_err *e)
 
 /* The study-point options bench sim takes, read through the option table. */
 static const char *const point_opts[] = {"model", "cluster",   "trace", "context", "group",
-                                         "seed",  "recompute", "zero",  "backend"};
+                                         "seed",  "recompute", "zero",  "backend", "opt"};
 
 static int bench_sim(int argc, char **argv)
 {
