@@ -92,8 +92,14 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         if (n == 1) {
             rc = zs__cpb_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
         } else {
-            zs_ring_spec rs = {
-                n, D->slots + first, nd, docs, ZS_RING_PAD, D->cp_stream, "ring", NULL, NULL};
+            zs_ring_spec rs = {.g = n,
+                               .slots = D->slots + first,
+                               .ndocs = nd,
+                               .docs = docs,
+                               .chunking = ZS_RING_PAD,
+                               .comm_stream = D->cp_stream,
+                               .label = "ring",
+                               .layout = ZS_CPL_ZIGZAG};
             rc = zs_ring_emit(it, stage, &rs, backward, dep, e);
         }
         for (int k = 0; k < n && rc == ZS_OK; k++)

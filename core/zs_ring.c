@@ -221,10 +221,8 @@ static int carry_lists(zs_ring_run *r, const zs_model *m)
     for (int k = 0; k < g; k++) {
         int n = 0;
         for (int i = 0; i < nd; i++) {
-            int32_t len = s->doc_len[r->docs[i]], t0, t1, t2, t3;
-            chunk_cost(len, g, r->rs.chunking, k, &t0, &t1);
-            chunk_cost(len, g, r->rs.chunking, 2 * g - 1 - k, &t2, &t3);
-            double tok = (double)(t1 - t0) + (double)(t3 - t2);
+            double tok = (double)zs_cpl_member_tokens(r->rs.layout, s->doc_len[r->docs[i]], g,
+                                                      r->rs.chunking == ZS_RING_PAD, k);
             if (tok > 0)
                 c[n++] = (zs_carry){r->docs[i], tok * per_token};
         }
