@@ -150,7 +150,7 @@ static int parse_row(rd *x, char **tok, zs_run *r)
     static const char *const prec[] = {"bf16", "fp8"};
     static const char *const rcn[] = {"none", "selective", "full"};
     static const char *const zeros[] = {"0", "1", "2", "3"};
-    int rc, v;
+    int rc, v = 0;
     memset(r, 0, sizeof *r);
     r->line = x->line;
     if ((rc = name_cell(x, tok, C_TASK, task_names, 3, 0, &v)))
