@@ -18,6 +18,7 @@
  * segment counts the skipped completions. */
 #include "zs_analytic.h"
 #include "zs_bigmem.h"
+#include "zs_evq.h"
 #include "zs_hash.h"
 
 #include "zs_facct.h"
@@ -29,16 +30,11 @@
 #include "zs_calib.h"
 #include "zs_share.h"
 
-typedef struct ev {
-    double t;
-    int64_t seq;
-    int64_t op; /* the op that completes; rank < 0: a transfer sharing NICs (item id in
-                   the low 32 bits, its generation when this completion was computed in
-                   the high ones; its ops in ex.imem) */
-    int32_t rank;
-    int8_t stream;
-    int8_t comm; /* 1: a transfer or collective, 0: compute, EV_WAKE: a folded stream wakes */
-} ev;
+/* An event (zs_evq.h): the op that completes at t; rank < 0: a transfer
+ * sharing NICs (item id in the low 32 bits of op, its generation when this
+ * completion was computed in the high ones; its ops in ex.imem). comm: 1 a
+ * transfer or collective, 0 compute, EV_WAKE a folded stream wakes. */
+typedef zs_ev ev;
 
 #define EV_WAKE 2
 
@@ -151,9 +147,9 @@ typedef struct ex {
     const zs_cost *cost;
     int dry;
     rank_st *r;
-    ev *heap;
-    int64_t nheap, capheap, seq;
-    pkey *keys; /* during the setup */
+    zs_evq q;    /* pending events */
+    int64_t seq; /* events numbered so far */
+    pkey *keys;  /* during the setup */
     int64_t nkeys_cap, nkeys;
     chan *ch; /* per channel (zs_bigmem), numbered in the order ranks first use them */
     size_t nch;
@@ -177,16 +173,11 @@ typedef struct ex {
     int failed;
     void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool; /* the ranks' accounting logs */
-    xop **xo0;     /* each rank's xo, beside each other (prefetch_next) */
+    xop **xo0;     /* each rank's xo, beside each other */
     size_t narena, nr;
 } ex;
 
-/* ---- event heap --------------------------------------------------------- */
-
-static int ev_less(const ev *a, const ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
+/* ---- events ---------------------------------------------------------------- */
 
 /* A new event number for op p, with what the timeline needs of it. */
 static int next_seq(ex *x, const post *p, int64_t *seq)
@@ -211,24 +202,7 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
 
 static int push_ev(ex *x, ev v)
 {
-    if (x->nheap == x->capheap) {
-        int64_t nc = x->capheap ? x->capheap * 2 : 1024;
-        ev *h = realloc(x->heap, sizeof(ev) * (size_t)nc);
-        if (!h)
-            return ZS_ENOMEM;
-        x->heap = h;
-        x->capheap = nc;
-    }
-    int64_t i = x->nheap++;
-    while (i > 0) {
-        int64_t p = (i - 1) / 2;
-        if (!ev_less(&v, &x->heap[p]))
-            break;
-        x->heap[i] = x->heap[p];
-        i = p;
-    }
-    x->heap[i] = v;
-    return ZS_OK;
+    return zs_evq_push(&x->q, v);
 }
 
 /* Schedules the completion at t of an op p that started at p->t0. */
@@ -238,43 +212,160 @@ static int push(ex *x, double t, const post *p, int comm)
     return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, v);
 }
 
-/* The next event's op record and stream state are fetched while this one
- * is handled: with thousands of ranks they are in no cache, and waiting
- * for them was the largest cost per event. A hint only. */
-static void prefetch_next(const ex *x)
-{
-#if defined(__GNUC__)
-    if (x->nheap == 0 || x->heap[0].rank < 0 || x->heap[0].op < 0)
-        return;
-    const ev *n = &x->heap[0];
-    const rank_st *r = &x->r[n->rank];
-    __builtin_prefetch(&x->xo0[n->rank][n->op], 1);
-    __builtin_prefetch(&r->st[n->stream], 1);
-    __builtin_prefetch(&r->acct, 1);
-    __builtin_prefetch(&r->acct.st[n->stream], 1);
+/* ---- looking ahead ---------------------------------------------------------- */
+
+/* With thousands of ranks every event lands on a rank none of whose state
+ * is cached, and the state it reads is a chain (the rank's stream, the op
+ * that completed, the ops it lets start, their dependencies, channels and
+ * peers): fetched one after the other, a chain of cache misses per event.
+ * The queue's window (zs_evq.h) shows the next events in order, so each
+ * link is fetched a few events before it is needed: an event's rank and
+ * stream ZS_EVQ_AHEAD - 1 events ahead, the ops it names half-way, what
+ * those ops name a quarter of the way, and the peers of a match two events
+ * ahead. Hints only: nothing is decided on what is fetched, and the state
+ * may change before the event is handled (a stale hint costs a wasted
+ * fetch, never a different result). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* An asm statement, not __builtin_prefetch: GCC 12 at -O2 drops a
+ * __builtin_prefetch under a condition (its control-dependent dead code
+ * elimination sees no effect), which removed every one of them here. */
+#define PF(p) __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p)))
+#elif defined(__GNUC__)
+#define PF(p) __builtin_prefetch((p), 1)
 #else
-    (void)x;
+#define PF(p) ((void)(p))
 #endif
+
+/* Sends and receives (of a zs_op or an xop). */
+static int p2p_kind(int kind)
+{
+    return kind == ZS_OP_SEND || kind == ZS_OP_RECV;
 }
 
-static ev pop(ex *x)
+/* The op stream c would issue next, or NULL (finished, or at the end of
+ * its segment). */
+static const xop *head_of(const rank_st *r, const stream_st *c)
 {
-    ev top = x->heap[0], last = x->heap[--x->nheap];
-    int64_t i = 0;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= x->nheap)
-            break;
-        if (c + 1 < x->nheap && ev_less(&x->heap[c + 1], &x->heap[c]))
-            c++;
-        if (!ev_less(&x->heap[c], &last))
-            break;
-        x->heap[i] = x->heap[c];
-        i = c;
+    if (c->finished || c->seg >= r->nsegs || c->pos >= r->sg[c->seg].end)
+        return NULL;
+    return &r->xo[c->pos];
+}
+
+/* Stage 1: the rank's and stream's state, in place in the rank's record. */
+static void pf_rank(const ex *x, int32_t rank, int stream)
+{
+    const rank_st *r = &x->r[rank];
+    const zs_facct_stream *q = &r->acct.st[stream];
+    PF(&r->st[stream]);
+    PF(&r->xo);
+    PF(&r->acct);
+    PF(q);
+    PF(&q->asleep);
+    PF(&x->res->ranks[rank]);
+}
+
+/* Stage 2: the op that completes, the stream's next op and segment, the
+ * end of its accounting log. */
+static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    const stream_st *c = &r->st[stream];
+    const zs_facct_stream *q = &r->acct.st[stream];
+    if (op >= 0)
+        PF(&r->xo[op]);
+    PF(&r->xo[c->pos]);
+    PF(&r->sg[c->seg]);
+    if (q->log)
+        PF(&q->log[q->nlog]);
+}
+
+/* Stage 3: the next ops of the streams the completion may let issue, and
+ * the dependencies and channel of the stream's own next op. */
+static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
+    for (int s = 0; m >> s; s++)
+        if (m >> s & 1u && s != stream)
+            PF(&r->xo[r->st[s].pos]);
+    const xop *h = head_of(r, &r->st[stream]);
+    if (!h)
+        return;
+    for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
+        PF(&r->xo[h->d[k].op]);
+    if (p2p_kind(h->kind))
+        PF(&x->ch[h->b]);
+}
+
+/* Stage 4: the other streams' dependencies, and the ranks a transfer of
+ * the stream's next op would match. */
+static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
+    for (int s = 0; m >> s; s++) {
+        if (!(m >> s & 1u))
+            continue;
+        const xop *h = head_of(r, &r->st[s]);
+        if (!h)
+            continue;
+        if (s != stream)
+            for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
+                PF(&r->xo[h->d[k].op]);
+        if (p2p_kind(h->kind)) {
+            const chan *k = &x->ch[h->b];
+            if (k->np > 0 && k->side != h->kind)
+                pf_rank(x, k->one.rank, k->one.stream);
+        }
     }
-    if (x->nheap > 0)
-        x->heap[i] = last;
-    return top;
+}
+
+/* The ops a NIC-sharing item completes (rank < 0). */
+static void pf_item(const ex *x, const ev *n, int stage)
+{
+    int32_t id = (int32_t)(uint32_t)((uint64_t)n->op & 0xffffffffu);
+    if (id >= x->capimem)
+        return;
+    if (stage == 1) {
+        PF(&x->imem[id]);
+        PF(&x->inmem[id]);
+        return;
+    }
+    const post *w = x->imem[id];
+    int nw = x->inmem[id] < 4 ? x->inmem[id] : 4;
+    if (stage == 2) {
+        PF(w);
+        return;
+    }
+    for (int i = 0; w && i < nw; i++) {
+        if (stage == 3)
+            pf_rank(x, w[i].rank, w[i].stream);
+        else
+            pf_ops(x, w[i].rank, w[i].stream, w[i].op);
+    }
+}
+
+static void prefetch_ahead(const ex *x)
+{
+    static const int at[4] = {ZS_EVQ_AHEAD - 1, ZS_EVQ_AHEAD / 2, ZS_EVQ_AHEAD / 4, 2};
+    for (int stage = 1; stage <= 4; stage++) {
+        const ev *n = zs_evq_peek(&x->q, at[stage - 1]);
+        if (!n)
+            continue;
+        if (n->rank < 0) {
+            pf_item(x, n, stage);
+            continue;
+        }
+        int64_t op = n->comm == EV_WAKE ? -1 : n->op;
+        if (stage == 1)
+            pf_rank(x, n->rank, n->stream);
+        else if (stage == 2)
+            pf_ops(x, n->rank, n->stream, op);
+        else if (stage == 3)
+            pf_heads(x, n->rank, n->stream, op);
+        else
+            pf_peers(x, n->rank, n->stream, op);
+    }
 }
 
 /* ---- p2p matching table (open addressing on (src, dst, tag)) ------------ */
@@ -619,12 +710,6 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     return ZS_OK;
 }
 
-/* Sends and receives (of a zs_op or an xop). */
-static int p2p_kind(int kind)
-{
-    return kind == ZS_OP_SEND || kind == ZS_OP_RECV;
-}
-
 static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
 {
     char buf[512] = "";
@@ -963,7 +1048,7 @@ static void ex_free(ex *x)
     free(x->xo0);
     zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
     zs_bigmem_free(x->arena, x->narena);
-    free(x->heap);
+    zs_evq_free(&x->q);
     free(x->keys);
     for (int64_t i = 0; x->ch && i < x->nkeys; i++)
         free(x->ch[i].v);
@@ -1294,10 +1379,14 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     snprintf(x.res->backend, sizeof x.res->backend, "analytic");
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
         rc = try_rank(&x, rk);
-    while (rc == ZS_OK && x.nheap > 0) {
-        ev v = pop(&x);
+    while (rc == ZS_OK && zs_evq_size(&x.q) > 0) {
+        ev v;
+        if ((rc = zs_evq_pop(&x.q, &v))) {
+            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+            break;
+        }
         x.now = v.t;
-        prefetch_next(&x);
+        prefetch_ahead(&x);
         rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
     }
     if (rc == ZS_OK)
