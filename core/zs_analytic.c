@@ -23,6 +23,7 @@
 
 #include "zs_facct.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,15 +50,21 @@ typedef struct tl_aux {
 
 typedef struct stream_st {
     int32_t seg, iter;
-    int32_t pos;                /* the next op to issue: an op of this stream, or the end of
-                                 * its segment (see seek) */
-    int32_t cur;                /* the blocking op running (compute or collective) */
-    int32_t p2p_pending;        /* issued sends/receives not yet complete */
-    uint8_t busy;               /* a blocking op is running */
-    uint8_t finished;           /* every op has been issued */
-    uint8_t asleep;             /* folded: skipping iterations until its wake event */
-    int32_t wseg, witer, wskip; /* the skip it sleeps through: segment, first iteration, count */
+    int32_t pos;         /* the next op to issue: an op of this stream, or the end of
+                          * its segment (see seek) */
+    int32_t end, repeat; /* its segment's end and repeat count (seek reads no table) */
+    int32_t cur;         /* the blocking op running (compute or collective) */
+    int32_t p2p_pending; /* issued sends/receives not yet complete */
+    uint8_t busy;        /* a blocking op is running */
+    uint8_t finished;    /* every op has been issued */
+    uint8_t asleep;      /* folded: skipping iterations until its wake event */
+    uint8_t pad;
 } stream_st;
+
+/* The skip a folded stream sleeps through: segment, first iteration, count. */
+typedef struct stream_wake {
+    int32_t seg, iter, skip;
+} stream_wake;
 
 /* What the loop needs of an op, beside its run state, in one record: the
  * schedule's zs_op (72 bytes, with its dependencies, segment and state in
@@ -93,17 +100,30 @@ typedef struct xseg {
     int32_t end, repeat;
 } xseg;
 
+/* A rank's state, what an event reads and writes first and together (at
+ * thousands of ranks every event lands on a rank none of whose state is
+ * cached, and what it costs is the cache lines and pages it touches): its
+ * figures, its op records' address, the streams' cursors, then the
+ * accounting (whose header and each stream's part start cache lines,
+ * zs_facct.h), then what only segment changes and folding read. */
 typedef struct rank_st {
+    zs_rank_result res; /* its figures during the run (copied to the result at its end) */
+    xop *xo;            /* per op (in the run's arena) */
+    int32_t nsegs;
+    int32_t pad;
     stream_st st[ZS_MAX_STREAMS];
-    xop *xo;        /* per op (in the run's arena) */
+    zs_facct acct;  /* zs_rank_acct that knows sleeping (folded) streams */
     xdep *xd;       /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
     xseg *sg;       /* per segment */
-    int32_t nsegs;
-    double *cmax;  /* folding, the group's first member: per collective op, the largest
-                    * buffer of its last instance (all-to-all(v) replays), lazily */
-    zs_facct acct; /* zs_rank_acct that knows sleeping (folded) streams */
+    double *cmax;   /* folding, the group's first member: per collective op, the largest
+                     * buffer of its last instance (all-to-all(v) replays), lazily */
+    stream_wake wk[ZS_MAX_STREAMS];
 } rank_st;
+
+_Static_assert(sizeof(stream_st) == 32 && sizeof(rank_st) % 64 == 0 &&
+                   offsetof(rank_st, acct) % 64 == 0,
+               "a rank's state on whole cache lines, the accounting's on its own");
 
 typedef struct post {
     int32_t rank;
@@ -246,7 +266,7 @@ static int p2p_kind(int kind)
  * its segment). */
 static const xop *head_of(const rank_st *r, const stream_st *c)
 {
-    if (c->finished || c->seg >= r->nsegs || c->pos >= r->sg[c->seg].end)
+    if (c->finished || c->seg >= r->nsegs || c->pos >= c->end)
         return NULL;
     return &r->xo[c->pos];
 }
@@ -260,8 +280,6 @@ static void pf_rank(const ex *x, int32_t rank, int stream)
     PF(&r->xo);
     PF(&r->acct);
     PF(q);
-    PF(&q->asleep);
-    PF(&x->res->ranks[rank]);
 }
 
 /* Stage 2: the op that completes, the stream's next op and segment, the
@@ -274,7 +292,6 @@ static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
     if (op >= 0)
         PF(&r->xo[op]);
     PF(&r->xo[c->pos]);
-    PF(&r->sg[c->seg]);
     if (q->log)
         PF(&q->log[q->nlog]);
 }
@@ -451,7 +468,7 @@ static post chan_pop(chan *k)
 static void acct(ex *x, int rank, int stream, int dcompute, int dcomm)
 {
     if (!x->dry)
-        zs_facct_change(&x->r[rank].acct, &x->res->ranks[rank], stream, x->now, dcompute, dcomm);
+        zs_facct_change(&x->r[rank].acct, &x->r[rank].res, stream, x->now, dcompute, dcomm);
 }
 
 static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
@@ -681,6 +698,17 @@ static int32_t first_of(const ex *x, const rank_st *r, int32_t g, int stream)
 
 static int fold_cross(ex *x, int rank, int stream, stream_st *c);
 
+/* Moves cursor c of `stream` to the start of segment g (iteration 0; past
+ * the last segment: nothing left). */
+static void enter_seg(const ex *x, const rank_st *r, stream_st *c, int stream, int32_t g)
+{
+    c->seg = g;
+    c->iter = 0;
+    c->pos = g < r->nsegs ? first_of(x, r, g, stream) : 0;
+    c->end = g < r->nsegs ? r->sg[g].end : 0;
+    c->repeat = g < r->nsegs ? r->sg[g].repeat : 0;
+}
+
 /* Moves the cursor of stream `st` to its next op at or after pos; marks the
  * stream finished at the end of the program. Entering the next iteration
  * of a repeated segment may fold (the stream then sleeps). */
@@ -690,10 +718,9 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     /* c->pos is an op of this stream or its segment's end: every move goes
      * to a segment's first op of the stream or along xop.nxt. */
     while (c->seg < r->nsegs) {
-        const xseg *g = &r->sg[c->seg];
-        if (c->pos < g->end)
+        if (c->pos < c->end)
             return ZS_OK;
-        if (++c->iter < g->repeat) {
+        if (++c->iter < c->repeat) {
             c->pos = first_of(x, r, c->seg, stream);
             if (x->fold && zs_fold_candidate(x->fold, rank, c->seg)) {
                 int rc = fold_cross(x, rank, stream, c);
@@ -701,9 +728,7 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
                     return rc;
             }
         } else {
-            c->seg++;
-            c->iter = 0;
-            c->pos = c->seg < r->nsegs ? first_of(x, r, c->seg, stream) : 0;
+            enter_seg(x, r, c, stream, c->seg + 1);
         }
     }
     c->finished = 1;
@@ -848,7 +873,7 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
         if (op->kind == ZS_OP_MARKER) {
             done_inc(r, c->pos);
             *retry |= op->waiters;
-            x->res->ranks[rank].ops++;
+            r->res.ops++;
             c->pos = op->nxt;
             continue;
         }
@@ -958,18 +983,15 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
 static int fold_cross(ex *x, int rank, int stream, stream_st *c)
 {
     rank_st *r = &x->r[rank];
-    zs_rank_result *rr = &x->res->ranks[rank];
+    zs_rank_result *rr = &r->res;
     if (!x->dry) /* the split up to now, and the stream's period */
         zs_facct_boundary(&r->acct, rr, stream, x->now);
     zs_fold_step st;
     zs_fold_cross(x->fold, rank, c->seg, stream, c->iter, x->now, &st);
     if (st.skip <= 0)
         return ZS_OK;
-    const zs_rank_prog *p = &x->s->ranks[rank];
     c->asleep = 1;
-    c->wseg = c->seg;
-    c->witer = c->iter;
-    c->wskip = st.skip;
+    r->wk[stream] = (stream_wake){c->seg, c->iter, st.skip};
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
     if (!x->dry)
         zs_facct_sleep(&r->acct, rr, stream, x->now, st.period, st.back);
@@ -977,11 +999,8 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     if (rc)
         return rc;
     c->iter += st.skip;
-    if (c->iter >= p->segs[c->seg].repeat) {
-        c->seg++;
-        c->iter = 0;
-        c->pos = c->seg < p->nsegs ? first_of(x, r, c->seg, stream) : 0;
-    }
+    if (c->iter >= c->repeat)
+        enter_seg(x, r, c, stream, c->seg + 1);
     post wake = {rank, (int8_t)stream, -1, 0, x->now, 0, -1};
     if (push(x, x->now + st.sleep, &wake, EV_WAKE))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -994,24 +1013,24 @@ static int wake(ex *x, const ev *v)
 {
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
-    const zs_segment *g = &x->s->ranks[v->rank].segs[c->wseg];
-    for (int64_t i = first_of(x, r, c->wseg, v->stream); i < g->op0 + g->nops; i = r->xo[i].nxt) {
+    const stream_wake *w = &r->wk[v->stream];
+    for (int64_t i = first_of(x, r, w->seg, v->stream); i < r->sg[w->seg].end; i = r->xo[i].nxt) {
         xop *o = &r->xo[i];
-        if (o->done >= c->witer)
-            o->done += c->wskip;
+        if (o->done >= w->iter)
+            o->done += w->skip;
         else if (o->skip_add)
-            o->skip_add += c->wskip;
+            o->skip_add += w->skip;
         else {
-            o->skip_at = c->witer;
-            o->skip_add = c->wskip;
+            o->skip_at = w->iter;
+            o->skip_add = w->skip;
         }
     }
     c->asleep = 0;
     if (!x->dry)
-        zs_facct_wake(&r->acct, &x->res->ranks[v->rank], v->stream, x->now);
-    if (x->now > x->res->ranks[v->rank].end)
-        x->res->ranks[v->rank].end = x->now; /* the skipped iterations end here */
-    return try_rank(x, v->rank);             /* the skip changed ops of the stream: every stream */
+        zs_facct_wake(&r->acct, &r->res, v->stream, x->now);
+    if (x->now > r->res.end)
+        r->res.end = x->now;     /* the skipped iterations end here */
+    return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
 }
 
 static int retire(ex *x, const ev *v)
@@ -1022,8 +1041,8 @@ static int retire(ex *x, const ev *v)
     stream_st *c = &r->st[v->stream];
     acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
     done_inc(r, v->op);
-    x->res->ranks[v->rank].ops++;
-    x->res->ranks[v->rank].end = x->now;
+    r->res.ops++;
+    r->res.end = x->now;
     if (p2p_kind(r->xo[v->op].kind))
         c->p2p_pending--;
     else
@@ -1187,8 +1206,9 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
         for (int st = 0; st < ns; st++)
             r->first[(int64_t)g * ns + st] = next[st];
     }
+    r->nsegs = p->nsegs;
     for (int st = 0; st < ns; st++)
-        r->st[st].pos = p->nsegs > 0 ? first_of(x, r, 0, st) : 0;
+        enter_seg(x, r, &r->st[st], st, 0);
     return ZS_OK;
 }
 
@@ -1380,11 +1400,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
         rc = try_rank(&x, rk);
     while (rc == ZS_OK && zs_evq_size(&x.q) > 0) {
-        ev v;
-        if ((rc = zs_evq_pop(&x.q, &v))) {
-            rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-            break;
-        }
+        ev v = zs_evq_pop(&x.q);
         x.now = v.t;
         prefetch_ahead(&x);
         rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
@@ -1406,9 +1422,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         zs_result_free(x.res);
         return rc;
     }
-    for (int rk = 0; rk < s->nranks; rk++)
+    for (int rk = 0; rk < s->nranks; rk++) {
         if (!dry)
-            zs_facct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
+            zs_facct_close(&x.r[rk].acct, &x.r[rk].res, x.now);
+        x.res->ranks[rk] = x.r[rk].res;
+    }
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);
