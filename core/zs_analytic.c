@@ -220,7 +220,7 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
     return ZS_OK;
 }
 
-static int push_ev(ex *x, ev v)
+static int push_ev(ex *x, const ev *v)
 {
     return zs_evq_push(&x->q, v);
 }
@@ -229,7 +229,7 @@ static int push_ev(ex *x, ev v)
 static int push(ex *x, double t, const post *p, int comm)
 {
     ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
-    return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, v);
+    return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, &v);
 }
 
 /* ---- looking ahead ---------------------------------------------------------- */
@@ -506,7 +506,7 @@ static int reschedule(ex *x)
     for (int i = 0; i < n; i++) {
         int64_t code = (int64_t)((uint64_t)zs_share_gen(x->sh, ch[i]) << 32 | (uint32_t)ch[i]);
         ev v = {zs_share_finish(x->sh, ch[i]), 0, code, -1, 0, 1};
-        if (next_seq(x, NULL, &v.seq) || push_ev(x, v))
+        if (next_seq(x, NULL, &v.seq) || push_ev(x, &v))
             return ZS_ENOMEM;
     }
     return ZS_OK;
@@ -1367,6 +1367,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
                           zs_cluster_gpus(cl));
     ex x;
     memset(&x, 0, sizeof x);
+    zs_evq_init(&x.q);
     x.s = s;
     x.cost = cost;
     x.dry = dry;
