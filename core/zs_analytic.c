@@ -116,9 +116,11 @@ typedef struct rank_st {
     xdep *xd;       /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
     xseg *sg;       /* per segment */
+    int32_t *perm;  /* per op (numbered in stream order): its number in the schedule */
     double *cmax;   /* folding, the group's first member: per collective op, the largest
                      * buffer of its last instance (all-to-all(v) replays), lazily */
     stream_wake wk[ZS_MAX_STREAMS];
+    char pad_[56]; /* whole cache lines */
 } rank_st;
 
 _Static_assert(sizeof(stream_st) == 32 && sizeof(rank_st) % 64 == 0 &&
@@ -193,7 +195,6 @@ typedef struct ex {
     int failed;
     void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool; /* the ranks' accounting logs */
-    xop **xo0;     /* each rank's xo, beside each other */
     size_t narena, nr;
 } ex;
 
@@ -310,8 +311,10 @@ static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
         return;
     for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
         PF(&r->xo[h->d[k].op]);
-    if (p2p_kind(h->kind))
+    if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
         PF(&x->ch[h->b]);
+        PF(&r->xo[h->nxt]);
+    }
 }
 
 /* Stage 4: the other streams' dependencies, and the ranks a transfer of
@@ -329,10 +332,15 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
         if (s != stream)
             for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
                 PF(&r->xo[h->d[k].op]);
-        if (p2p_kind(h->kind)) {
+        if (p2p_kind(h->kind)) { /* the post it meets, or where it waits */
             const chan *k = &x->ch[h->b];
-            if (k->np > 0 && k->side != h->kind)
+            if (k->np > 0 && k->side != h->kind) {
                 pf_rank(x, k->one.rank, k->one.stream);
+                if (k->np > 1)
+                    PF(&k->v[k->vhead]);
+            } else if (k->np > 0 && k->v) {
+                PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
+            }
         }
     }
 }
@@ -735,7 +743,8 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     return ZS_OK;
 }
 
-static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
+/* An error naming op i of `rank` (its number in the schedule). */
+static int fail_at_sched(ex *x, int code, int rank, int64_t i, const char *what)
 {
     char buf[512] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
@@ -746,6 +755,13 @@ static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
     buf[strcspn(buf, "\n")] = '\0';
     x->failed = 1;
     return zs_err_set(x->e, code, buf, "check the planner that produced this schedule", "%s", what);
+}
+
+/* The same for op i as the run numbers it (stream order). */
+static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
+{
+    int64_t n = x->s->ranks[rank].nops;
+    return fail_at_sched(x, code, rank, i >= 0 && i < n ? x->r[rank].perm[i] : i, what);
 }
 
 static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
@@ -951,12 +967,12 @@ static int replay_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
 static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
 {
     const zs_rank_prog *p = &x->s->ranks[rank];
-    for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-        const zs_op *op = &p->ops[i];
-        if (op->stream != stream)
-            continue;
+    const rank_st *r = &x->r[rank];
+    /* The stream's ops in the segment, in their schedule order. */
+    for (int32_t j = first_of(x, r, g, stream); j < r->sg[g].end; j = r->xo[j].nxt) {
+        const zs_op *op = &p->ops[r->perm[j]];
         if (p2p_kind(op->kind) && x->tl) {
-            chan *k = &x->ch[x->r[rank].xo[i].b];
+            chan *k = &x->ch[r->xo[j].b];
             *(op->kind == ZS_OP_SEND ? &k->nsend : &k->nrecv) += n;
         }
         if (x->dry)
@@ -965,10 +981,9 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
             count_p2p_bytes(x, op->u.p2p.peer, rank, op->u.p2p.bytes * n);
         } else if (op->kind == ZS_OP_COLL) {
             const zs_group *gr = &x->s->groups[op->u.coll.group];
-            const rank_st *r = &x->r[rank];
             double b = op->u.coll.bytes;
-            if (r->cmax && r->cmax[i] > b)
-                b = r->cmax[i]; /* all-to-all(v): the largest buffer, as last time */
+            if (r->cmax && r->cmax[j] > b)
+                b = r->cmax[j]; /* all-to-all(v): the largest buffer, as last time */
             if (gr->ranks[0] == rank && gr->n > 1) {
                 int rc = replay_coll_bytes(x, gr, op->u.coll.ck, b, n);
                 if (rc)
@@ -1049,7 +1064,7 @@ static int retire(ex *x, const ev *v)
         c->busy = 0;
     if (x->tl) {
         const tl_aux *a = &x->aux[v->seq];
-        zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
+        zs_timeline_op(x->tl, v->rank, r->perm[v->op], a->iter, a->t0, x->now,
                        p2p_kind(r->xo[v->op].kind) ? a->msg : ZS_TL_SEQ_NONE);
     }
     return try_streams(x, v->rank, 1u << v->stream | r->xo[v->op].waiters);
@@ -1064,7 +1079,6 @@ static void ex_free(ex *x)
     zs_fold_free(x->fold);
     x->fold = NULL;
     zs_bigmem_free(x->r, x->nr);
-    free(x->xo0);
     zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
     zs_bigmem_free(x->arena, x->narena);
     zs_evq_free(&x->q);
@@ -1126,12 +1140,44 @@ static size_t rank_bytes(const zs_schedule *s, const zs_rank_prog *p)
         nd += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
     size_t n = sizeof(xop) * (size_t)p->nops + up8(sizeof(xdep) * nd) +
                up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams) +
-               sizeof(xseg) * (size_t)p->nsegs;
+               sizeof(xseg) * (size_t)p->nsegs + up8(sizeof(int32_t) * (size_t)p->nops);
     return (n + 63) / 64 * 64; /* the next rank's records start on a cache line */
 }
 
-/* Fills rank rk's tables at `mem` (zeroed); seg_of is scratch for nops. */
-static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
+/* Numbers rank r's ops in stream order: each segment keeps its range, and
+ * in it each stream's ops follow one another in their schedule order, so
+ * that the op a stream issues next sits beside the one it issued last
+ * (the same or the next cache line, the same page) instead of after the
+ * other streams' ops. inv[i]: the new number of schedule op i; r->perm the
+ * other way. Also each segment's first op per stream and the chains. */
+static void stream_order(const ex *x, rank_st *r, const zs_rank_prog *p, int32_t *inv)
+{
+    int ns = x->s->nstreams;
+    for (int64_t i = 0; i < p->nops; i++) /* ops in no segment keep their number */
+        inv[i] = r->perm[i] = (int32_t)i;
+    for (int32_t g = 0; g < p->nsegs; g++) {
+        int64_t op0 = p->segs[g].op0, end = op0 + p->segs[g].nops;
+        int32_t at[ZS_MAX_STREAMS] = {0};
+        for (int64_t i = op0; i < end; i++)
+            at[p->ops[i].stream]++;
+        int32_t next = (int32_t)op0;
+        for (int st = 0; st < ns; st++) {
+            int32_t n = at[st];
+            r->first[(int64_t)g * ns + st] = n ? next : (int32_t)end;
+            at[st] = next;
+            next += n;
+        }
+        for (int64_t i = op0; i < end; i++) {
+            int32_t j = at[p->ops[i].stream]++;
+            inv[i] = j;
+            r->perm[j] = (int32_t)i;
+        }
+    }
+}
+
+/* Fills rank rk's tables at `mem` (zeroed); seg_of and inv are scratch for
+ * nops. */
+static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
 {
     const zs_schedule *s = x->s;
     const zs_rank_prog *p = &s->ranks[rk];
@@ -1149,20 +1195,23 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
     r->first = (int32_t *)(void *)mem;
     mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
     r->sg = (xseg *)(void *)mem;
+    mem += sizeof(xseg) * (size_t)p->nsegs;
+    r->perm = (int32_t *)(void *)mem;
     r->nsegs = p->nsegs;
     for (int32_t g = 0; g < p->nsegs; g++) {
         r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
         for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
             seg_of[i] = g;
     }
+    stream_order(x, r, p, inv);
     int32_t nd = 0;
-    for (int64_t i = 0; i < p->nops; i++) {
+    for (int64_t i = 0; i < p->nops; i++) { /* schedule order: channels numbered as met */
         const zs_op *op = &p->ops[i];
-        xop *o = &r->xo[i];
+        xop *o = &r->xo[inv[i]];
         o->kind = op->kind;
         o->stream = op->stream;
         o->ndeps = op->ndeps > 0 ? op->ndeps : 0;
-        o->nxt = (int32_t)(i + 1);
+        o->nxt = inv[i] + 1; /* the chains: below */
         o->dep0 = nd;
         if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
             int send = op->kind == ZS_OP_SEND;
@@ -1184,29 +1233,18 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
         xdep *od = o->ndeps <= XOP_DEPS ? o->d : r->xd + nd;
         for (int k = 0; k < o->ndeps; k++) {
             if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] < 0)
-                return fail_at(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
+                return fail_at_sched(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
             int32_t ds = seg_of[d[k]];
-            od[k] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
-            r->xo[d[k]].waiters |= (uint8_t)(1u << op->stream);
+            od[k] = (xdep){inv[d[k]], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+            r->xo[inv[d[k]]].waiters |= (uint8_t)(1u << op->stream);
         }
         if (o->ndeps > XOP_DEPS)
             nd += o->ndeps;
     }
-    /* Each segment's chains of ops per stream, last to first. */
-    int32_t next[ZS_MAX_STREAMS];
-    for (int32_t g = 0; g < p->nsegs; g++) {
-        int64_t op0 = p->segs[g].op0, end = op0 + p->segs[g].nops;
-        for (int st = 0; st < ns; st++)
-            next[st] = (int32_t)end;
-        for (int64_t i = end - 1; i >= op0; i--) {
-            int st = r->xo[i].stream;
-            r->xo[i].nxt = next[st];
-            next[st] = (int32_t)i;
-        }
-        for (int st = 0; st < ns; st++)
-            r->first[(int64_t)g * ns + st] = next[st];
-    }
-    r->nsegs = p->nsegs;
+    for (int32_t g = 0; g < p->nsegs; g++) /* a stream's last op in a segment: its end */
+        for (int32_t j = (int32_t)p->segs[g].op0; j < r->sg[g].end; j++)
+            if (j + 1 == r->sg[g].end || r->xo[j + 1].stream != r->xo[j].stream)
+                r->xo[j].nxt = r->sg[g].end;
     for (int st = 0; st < ns; st++)
         enter_seg(x, r, &r->st[st], st, 0);
     return ZS_OK;
@@ -1219,9 +1257,8 @@ static int setup(ex *x)
     x->nr = sizeof(rank_st) * (size_t)(s->nranks > 0 ? s->nranks : 1);
     x->r = zs_bigmem_alloc(x->nr);
     x->pool = zs_pool_new();
-    x->xo0 = calloc((size_t)(s->nranks > 0 ? s->nranks : 1), sizeof(xop *));
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
-    if (!x->r || !x->colls || !x->pool || !x->xo0)
+    if (!x->r || !x->colls || !x->pool)
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
@@ -1241,8 +1278,10 @@ static int setup(ex *x)
     x->narena = total;
     x->arena = zs_bigmem_alloc(total);
     int32_t *seg_of = malloc(sizeof(int32_t) * (size_t)maxops);
-    if (!x->arena || !seg_of) {
+    int32_t *inv = malloc(sizeof(int32_t) * (size_t)maxops);
+    if (!x->arena || !seg_of || !inv) {
         free(seg_of);
+        free(inv);
         return ZS_ENOMEM;
     }
     char *mem = x->arena;
@@ -1251,11 +1290,11 @@ static int setup(ex *x)
         zs_facct_init(&x->r[rk].acct);
         x->r[rk].acct.nst = s->nstreams;
         x->r[rk].acct.pool = x->pool;
-        rc = rank_tables(x, rk, mem, seg_of);
-        x->xo0[rk] = x->r[rk].xo;
+        rc = rank_tables(x, rk, mem, seg_of, inv);
         mem += rank_bytes(s, &s->ranks[rk]);
     }
     free(seg_of);
+    free(inv);
     if (rc)
         return rc;
     x->nch = sizeof(chan) * (size_t)(x->nkeys > 0 ? x->nkeys : 1);
@@ -1297,18 +1336,17 @@ static int check_finished(ex *x)
             if (c->p2p_pending > 0 || !c->finished) {
                 /* Find an issued transfer that never completed. */
                 const zs_rank_prog *p = &s->ranks[rk];
-                int64_t stuck = 0;
-                for (int64_t i = 0; i < p->nops; i++) {
+                int64_t stuck = -1; /* the first in schedule order */
+                for (int64_t j = 0; j < p->nops; j++) {
+                    int64_t i = x->r[rk].perm[j];
                     int32_t g = seg_index(p, i);
                     if (p->ops[i].stream == st && p2p_kind(p->ops[i].kind) && g >= 0 &&
-                        x->r[rk].xo[i].done < p->segs[g].repeat) {
+                        x->r[rk].xo[j].done < p->segs[g].repeat && (stuck < 0 || i < stuck))
                         stuck = i;
-                        break;
-                    }
                 }
-                return fail_at(x, ZS_EINVALID, rk, stuck,
-                               "the schedule cannot finish: this transfer never completes (a "
-                               "message peer that never comes, or a cycle)");
+                return fail_at_sched(x, ZS_EINVALID, rk, stuck < 0 ? 0 : stuck,
+                                     "the schedule cannot finish: this transfer never completes (a "
+                                     "message peer that never comes, or a cycle)");
             }
         }
     return ZS_OK;
