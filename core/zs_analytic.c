@@ -851,8 +851,11 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
                 r0->cmax[c->who[k].op] = c->bytes;
             }
     }
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < g->n; k++) { /* every member's rank: fetched 8 ahead */
+        if (k + 8 < g->n)
+            pf_rank(x, c->who[k + 8].rank, c->who[k + 8].stream);
         acct(x, c->who[k].rank, c->who[k].stream, 0, 1);
+    }
     c->arrived = 0;
     int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes, &tr);
     if (!x->dry)
@@ -1125,6 +1128,10 @@ static int finish_item(ex *x, const ev *v)
     zs_share_remove(x->sh, x->now, id);
     int rc = reschedule(x) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
     for (int i = 0; i < n && rc == ZS_OK; i++) {
+        if (i + 8 < n) /* a collective's members, as the window does for events */
+            pf_rank(x, w[i + 8].rank, w[i + 8].stream);
+        if (i + 4 < n)
+            pf_ops(x, w[i + 4].rank, w[i + 4].stream, w[i + 4].op);
         ev m = {x->now, 0, w[i].op, w[i].rank, w[i].stream, 1};
         rc = next_seq(x, &w[i], &m.seq) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                         : retire(x, &m);
