@@ -18,10 +18,12 @@
  * segment counts the skipped completions. */
 #include "zs_analytic.h"
 #include "zs_bigmem.h"
+#include "zs_evq.h"
 #include "zs_hash.h"
 
 #include "zs_facct.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,16 +31,11 @@
 #include "zs_calib.h"
 #include "zs_share.h"
 
-typedef struct ev {
-    double t;
-    int64_t seq;
-    int64_t op; /* the op that completes; rank < 0: a transfer sharing NICs (item id in
-                   the low 32 bits, its generation when this completion was computed in
-                   the high ones; its ops in ex.imem) */
-    int32_t rank;
-    int8_t stream;
-    int8_t comm; /* 1: a transfer or collective, 0: compute, EV_WAKE: a folded stream wakes */
-} ev;
+/* An event (zs_evq.h): the op that completes at t; rank < 0: a transfer
+ * sharing NICs (item id in the low 32 bits of op, its generation when this
+ * completion was computed in the high ones; its ops in ex.imem). comm: 1 a
+ * transfer or collective, 0 compute, EV_WAKE a folded stream wakes. */
+typedef zs_ev ev;
 
 #define EV_WAKE 2
 
@@ -53,15 +50,21 @@ typedef struct tl_aux {
 
 typedef struct stream_st {
     int32_t seg, iter;
-    int32_t pos;                /* the next op to issue: an op of this stream, or the end of
-                                 * its segment (see seek) */
-    int32_t cur;                /* the blocking op running (compute or collective) */
-    int32_t p2p_pending;        /* issued sends/receives not yet complete */
-    uint8_t busy;               /* a blocking op is running */
-    uint8_t finished;           /* every op has been issued */
-    uint8_t asleep;             /* folded: skipping iterations until its wake event */
-    int32_t wseg, witer, wskip; /* the skip it sleeps through: segment, first iteration, count */
+    int32_t pos;         /* the next op to issue: an op of this stream, or the end of
+                          * its segment (see seek) */
+    int32_t end, repeat; /* its segment's end and repeat count (seek reads no table) */
+    int32_t cur;         /* the blocking op running (compute or collective) */
+    int32_t p2p_pending; /* issued sends/receives not yet complete */
+    uint8_t busy;        /* a blocking op is running */
+    uint8_t finished;    /* every op has been issued */
+    uint8_t asleep;      /* folded: skipping iterations until its wake event */
+    uint8_t pad;
 } stream_st;
+
+/* The skip a folded stream sleeps through: segment, first iteration, count. */
+typedef struct stream_wake {
+    int32_t seg, iter, skip;
+} stream_wake;
 
 /* What the loop needs of an op, beside its run state, in one record: the
  * schedule's zs_op (72 bytes, with its dependencies, segment and state in
@@ -97,17 +100,32 @@ typedef struct xseg {
     int32_t end, repeat;
 } xseg;
 
+/* A rank's state, what an event reads and writes first and together (at
+ * thousands of ranks every event lands on a rank none of whose state is
+ * cached, and what it costs is the cache lines and pages it touches): its
+ * figures, its op records' address, the streams' cursors, then the
+ * accounting (whose header and each stream's part start cache lines,
+ * zs_facct.h), then what only segment changes and folding read. */
 typedef struct rank_st {
+    zs_rank_result res; /* its figures during the run (copied to the result at its end) */
+    xop *xo;            /* per op (in the run's arena) */
+    int32_t nsegs;
+    int32_t pad;
     stream_st st[ZS_MAX_STREAMS];
-    xop *xo;        /* per op (in the run's arena) */
+    zs_facct acct;  /* zs_rank_acct that knows sleeping (folded) streams */
     xdep *xd;       /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first; /* per segment and stream: its first op there (the segment's end: none) */
     xseg *sg;       /* per segment */
-    int32_t nsegs;
-    double *cmax;  /* folding, the group's first member: per collective op, the largest
-                    * buffer of its last instance (all-to-all(v) replays), lazily */
-    zs_facct acct; /* zs_rank_acct that knows sleeping (folded) streams */
+    int32_t *perm;  /* per op (numbered in stream order): its number in the schedule */
+    double *cmax;   /* folding, the group's first member: per collective op, the largest
+                     * buffer of its last instance (all-to-all(v) replays), lazily */
+    stream_wake wk[ZS_MAX_STREAMS];
+    char pad_[56]; /* whole cache lines */
 } rank_st;
+
+_Static_assert(sizeof(stream_st) == 32 && sizeof(rank_st) % 64 == 0 &&
+                   offsetof(rank_st, acct) % 64 == 0,
+               "a rank's state on whole cache lines, the accounting's on its own");
 
 typedef struct post {
     int32_t rank;
@@ -121,18 +139,22 @@ typedef struct post {
 
 /* A message channel (src, dst, tag). Its pending posts are all sends or
  * all receives (a post meets the other side's first pending one, or
- * waits), so one queue holds them, its first entry in place: a channel
- * rarely has more than one pending, and then matching reads no other
- * memory. */
+ * waits), so one queue holds them, the first two in place: in a ring of
+ * transfers a sender is often one message ahead (te-cp at 4096 GPUs: most
+ * posts find one pending), and then matching reads no memory beyond the
+ * channel's two cache lines. */
 typedef struct chan {
-    int32_t src, dst, tag;
     int32_t nsend, nrecv;    /* posted so far: the k-th send meets the k-th receive */
     int32_t np;              /* pending posts */
     int32_t side;            /* what they are: ZS_OP_SEND or ZS_OP_RECV */
-    int32_t vhead, vn, vcap; /* after the first: v[vhead .. vn) */
+    int32_t qh;              /* the first pending is in[qh], the second in[qh ^ 1] */
+    int32_t vhead, vn, vcap; /* the others: v[vhead .. vn) */
     post *v;
-    post one; /* the first pending post */
+    post in[2];
+    char pad_[8];
 } chan;
+
+_Static_assert(sizeof(chan) == 128, "a channel on two cache lines");
 
 /* The setup's map from (src, dst, tag) to a channel number. */
 typedef struct pkey {
@@ -151,9 +173,9 @@ typedef struct ex {
     const zs_cost *cost;
     int dry;
     rank_st *r;
-    ev *heap;
-    int64_t nheap, capheap, seq;
-    pkey *keys; /* during the setup */
+    zs_evq q;    /* pending events */
+    int64_t seq; /* events numbered so far */
+    pkey *keys;  /* during the setup */
     int64_t nkeys_cap, nkeys;
     chan *ch; /* per channel (zs_bigmem), numbered in the order ranks first use them */
     size_t nch;
@@ -177,16 +199,10 @@ typedef struct ex {
     int failed;
     void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool; /* the ranks' accounting logs */
-    xop **xo0;     /* each rank's xo, beside each other (prefetch_next) */
     size_t narena, nr;
 } ex;
 
-/* ---- event heap --------------------------------------------------------- */
-
-static int ev_less(const ev *a, const ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
+/* ---- events ---------------------------------------------------------------- */
 
 /* A new event number for op p, with what the timeline needs of it. */
 static int next_seq(ex *x, const post *p, int64_t *seq)
@@ -209,72 +225,176 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
     return ZS_OK;
 }
 
-static int push_ev(ex *x, ev v)
+static int push_ev(ex *x, const ev *v)
 {
-    if (x->nheap == x->capheap) {
-        int64_t nc = x->capheap ? x->capheap * 2 : 1024;
-        ev *h = realloc(x->heap, sizeof(ev) * (size_t)nc);
-        if (!h)
-            return ZS_ENOMEM;
-        x->heap = h;
-        x->capheap = nc;
-    }
-    int64_t i = x->nheap++;
-    while (i > 0) {
-        int64_t p = (i - 1) / 2;
-        if (!ev_less(&v, &x->heap[p]))
-            break;
-        x->heap[i] = x->heap[p];
-        i = p;
-    }
-    x->heap[i] = v;
-    return ZS_OK;
+    return zs_evq_push(&x->q, v);
 }
 
 /* Schedules the completion at t of an op p that started at p->t0. */
 static int push(ex *x, double t, const post *p, int comm)
 {
     ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
-    return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, v);
+    return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, &v);
 }
 
-/* The next event's op record and stream state are fetched while this one
- * is handled: with thousands of ranks they are in no cache, and waiting
- * for them was the largest cost per event. A hint only. */
-static void prefetch_next(const ex *x)
-{
-#if defined(__GNUC__)
-    if (x->nheap == 0 || x->heap[0].rank < 0 || x->heap[0].op < 0)
-        return;
-    const ev *n = &x->heap[0];
-    const rank_st *r = &x->r[n->rank];
-    __builtin_prefetch(&x->xo0[n->rank][n->op], 1);
-    __builtin_prefetch(&r->st[n->stream], 1);
-    __builtin_prefetch(&r->acct, 1);
-    __builtin_prefetch(&r->acct.st[n->stream], 1);
+/* ---- looking ahead ---------------------------------------------------------- */
+
+/* With thousands of ranks every event lands on a rank none of whose state
+ * is cached, and the state it reads is a chain (the rank's stream, the op
+ * that completed, the ops it lets start, their dependencies, channels and
+ * peers): fetched one after the other, a chain of cache misses per event.
+ * The queue's window (zs_evq.h) shows the next events in order, so each
+ * link is fetched a few events before it is needed: an event's rank and
+ * stream ZS_EVQ_AHEAD - 1 events ahead, the ops it names half-way, what
+ * those ops name a quarter of the way, and the peers of a match two events
+ * ahead. Hints only: nothing is decided on what is fetched, and the state
+ * may change before the event is handled (a stale hint costs a wasted
+ * fetch, never a different result). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* An asm statement, not __builtin_prefetch: GCC 12 at -O2 drops a
+ * __builtin_prefetch under a condition (its control-dependent dead code
+ * elimination sees no effect), which removed every one of them here. */
+#define PF(p) __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p)))
+#elif defined(__GNUC__)
+#define PF(p) __builtin_prefetch((p), 1)
 #else
-    (void)x;
+#define PF(p) ((void)(p))
 #endif
+
+/* Sends and receives (of a zs_op or an xop). */
+static int p2p_kind(int kind)
+{
+    return kind == ZS_OP_SEND || kind == ZS_OP_RECV;
 }
 
-static ev pop(ex *x)
+/* The op stream c would issue next, or NULL (finished, or at the end of
+ * its segment). */
+static const xop *head_of(const rank_st *r, const stream_st *c)
 {
-    ev top = x->heap[0], last = x->heap[--x->nheap];
-    int64_t i = 0;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= x->nheap)
-            break;
-        if (c + 1 < x->nheap && ev_less(&x->heap[c + 1], &x->heap[c]))
-            c++;
-        if (!ev_less(&x->heap[c], &last))
-            break;
-        x->heap[i] = x->heap[c];
-        i = c;
+    if (c->finished || c->seg >= r->nsegs || c->pos >= c->end)
+        return NULL;
+    return &r->xo[c->pos];
+}
+
+/* Stage 1: the rank's and stream's state, in place in the rank's record. */
+static void pf_rank(const ex *x, int32_t rank, int stream)
+{
+    const rank_st *r = &x->r[rank];
+    const zs_facct_stream *q = &r->acct.st[stream];
+    PF(&r->st[stream]);
+    PF(&r->xo);
+    PF(&r->acct);
+    PF(q);
+}
+
+/* Stage 2: the op that completes, the stream's next op and segment, the
+ * end of its accounting log. */
+static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    const stream_st *c = &r->st[stream];
+    const zs_facct_stream *q = &r->acct.st[stream];
+    if (op >= 0)
+        PF(&r->xo[op]);
+    PF(&r->xo[c->pos]);
+    if (q->log)
+        PF(&q->log[q->nlog]);
+}
+
+/* Stage 3: the next ops of the streams the completion may let issue, and
+ * the dependencies and channel of the stream's own next op. */
+static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
+    for (int s = 0; m >> s; s++)
+        if (m >> s & 1u && s != stream)
+            PF(&r->xo[r->st[s].pos]);
+    const xop *h = head_of(r, &r->st[stream]);
+    if (!h)
+        return;
+    for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
+        PF(&r->xo[h->d[k].op]);
+    if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
+        PF(&x->ch[h->b]);
+        PF(&r->xo[h->nxt]);
     }
-    if (x->nheap > 0)
-        x->heap[i] = last;
-    return top;
+}
+
+/* Stage 4: the other streams' dependencies, and the ranks a transfer of
+ * the stream's next op would match. */
+static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
+{
+    const rank_st *r = &x->r[rank];
+    unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
+    for (int s = 0; m >> s; s++) {
+        if (!(m >> s & 1u))
+            continue;
+        const xop *h = head_of(r, &r->st[s]);
+        if (!h)
+            continue;
+        if (s != stream)
+            for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
+                PF(&r->xo[h->d[k].op]);
+        if (p2p_kind(h->kind)) { /* the post it meets, or where it waits */
+            const chan *k = &x->ch[h->b];
+            if (k->np > 0 && k->side != h->kind) {
+                pf_rank(x, k->in[k->qh].rank, k->in[k->qh].stream);
+                if (k->np > 2)
+                    PF(&k->v[k->vhead]);
+            } else if (k->np > 1 && k->v) {
+                PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
+            }
+        }
+    }
+}
+
+/* The ops a NIC-sharing item completes (rank < 0). */
+static void pf_item(const ex *x, const ev *n, int stage)
+{
+    int32_t id = (int32_t)(uint32_t)((uint64_t)n->op & 0xffffffffu);
+    if (id >= x->capimem)
+        return;
+    if (stage == 1) {
+        PF(&x->imem[id]);
+        PF(&x->inmem[id]);
+        return;
+    }
+    const post *w = x->imem[id];
+    int nw = x->inmem[id] < 4 ? x->inmem[id] : 4;
+    if (stage == 2) {
+        PF(w);
+        return;
+    }
+    for (int i = 0; w && i < nw; i++) {
+        if (stage == 3)
+            pf_rank(x, w[i].rank, w[i].stream);
+        else
+            pf_ops(x, w[i].rank, w[i].stream, w[i].op);
+    }
+}
+
+static void prefetch_ahead(const ex *x)
+{
+    static const int at[4] = {ZS_EVQ_AHEAD - 1, ZS_EVQ_AHEAD / 2, ZS_EVQ_AHEAD / 4, 2};
+    for (int stage = 1; stage <= 4; stage++) {
+        const ev *n = zs_evq_peek(&x->q, at[stage - 1]);
+        if (!n)
+            continue;
+        if (n->rank < 0) {
+            pf_item(x, n, stage);
+            continue;
+        }
+        int64_t op = n->comm == EV_WAKE ? -1 : n->op;
+        if (stage == 1)
+            pf_rank(x, n->rank, n->stream);
+        else if (stage == 2)
+            pf_ops(x, n->rank, n->stream, op);
+        else if (stage == 3)
+            pf_heads(x, n->rank, n->stream, op);
+        else
+            pf_peers(x, n->rank, n->stream, op);
+    }
 }
 
 /* ---- p2p matching table (open addressing on (src, dst, tag)) ------------ */
@@ -327,8 +447,9 @@ static int keys_grow(ex *x)
 
 static int chan_push(chan *k, post p)
 {
-    if (k->np++ == 0) {
-        k->one = p;
+    if (k->np < 2) {
+        k->in[(k->qh + k->np) & 1] = p;
+        k->np++;
         return ZS_OK;
     }
     if (k->vhead > 0 && k->vhead == k->vn)
@@ -336,22 +457,24 @@ static int chan_push(chan *k, post p)
     if (k->vn == k->vcap) {
         int32_t nc = k->vcap ? k->vcap * 2 : 4;
         post *v = nc > k->vcap ? realloc(k->v, sizeof(post) * (size_t)nc) : NULL;
-        if (!v) {
-            k->np--;
+        if (!v)
             return ZS_ENOMEM;
-        }
         k->v = v;
         k->vcap = nc;
     }
     k->v[k->vn++] = p;
+    k->np++;
     return ZS_OK;
 }
 
+/* The first pending post; the third (if any) takes its place, behind the
+ * second. */
 static post chan_pop(chan *k)
 {
-    post p = k->one;
-    if (--k->np > 0)
-        k->one = k->v[k->vhead++];
+    post p = k->in[k->qh];
+    if (--k->np >= 2)
+        k->in[k->qh] = k->v[k->vhead++];
+    k->qh ^= 1;
     return p;
 }
 
@@ -360,7 +483,7 @@ static post chan_pop(chan *k)
 static void acct(ex *x, int rank, int stream, int dcompute, int dcomm)
 {
     if (!x->dry)
-        zs_facct_change(&x->r[rank].acct, &x->res->ranks[rank], stream, x->now, dcompute, dcomm);
+        zs_facct_change(&x->r[rank].acct, &x->r[rank].res, stream, x->now, dcompute, dcomm);
 }
 
 static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
@@ -398,7 +521,7 @@ static int reschedule(ex *x)
     for (int i = 0; i < n; i++) {
         int64_t code = (int64_t)((uint64_t)zs_share_gen(x->sh, ch[i]) << 32 | (uint32_t)ch[i]);
         ev v = {zs_share_finish(x->sh, ch[i]), 0, code, -1, 0, 1};
-        if (next_seq(x, NULL, &v.seq) || push_ev(x, v))
+        if (next_seq(x, NULL, &v.seq) || push_ev(x, &v))
             return ZS_ENOMEM;
     }
     return ZS_OK;
@@ -590,6 +713,17 @@ static int32_t first_of(const ex *x, const rank_st *r, int32_t g, int stream)
 
 static int fold_cross(ex *x, int rank, int stream, stream_st *c);
 
+/* Moves cursor c of `stream` to the start of segment g (iteration 0; past
+ * the last segment: nothing left). */
+static void enter_seg(const ex *x, const rank_st *r, stream_st *c, int stream, int32_t g)
+{
+    c->seg = g;
+    c->iter = 0;
+    c->pos = g < r->nsegs ? first_of(x, r, g, stream) : 0;
+    c->end = g < r->nsegs ? r->sg[g].end : 0;
+    c->repeat = g < r->nsegs ? r->sg[g].repeat : 0;
+}
+
 /* Moves the cursor of stream `st` to its next op at or after pos; marks the
  * stream finished at the end of the program. Entering the next iteration
  * of a repeated segment may fold (the stream then sleeps). */
@@ -599,10 +733,9 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
     /* c->pos is an op of this stream or its segment's end: every move goes
      * to a segment's first op of the stream or along xop.nxt. */
     while (c->seg < r->nsegs) {
-        const xseg *g = &r->sg[c->seg];
-        if (c->pos < g->end)
+        if (c->pos < c->end)
             return ZS_OK;
-        if (++c->iter < g->repeat) {
+        if (++c->iter < c->repeat) {
             c->pos = first_of(x, r, c->seg, stream);
             if (x->fold && zs_fold_candidate(x->fold, rank, c->seg)) {
                 int rc = fold_cross(x, rank, stream, c);
@@ -610,22 +743,15 @@ static int seek(ex *x, int rank, int stream, stream_st *c)
                     return rc;
             }
         } else {
-            c->seg++;
-            c->iter = 0;
-            c->pos = c->seg < r->nsegs ? first_of(x, r, c->seg, stream) : 0;
+            enter_seg(x, r, c, stream, c->seg + 1);
         }
     }
     c->finished = 1;
     return ZS_OK;
 }
 
-/* Sends and receives (of a zs_op or an xop). */
-static int p2p_kind(int kind)
-{
-    return kind == ZS_OP_SEND || kind == ZS_OP_RECV;
-}
-
-static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
+/* An error naming op i of `rank` (its number in the schedule). */
+static int fail_at_sched(ex *x, int code, int rank, int64_t i, const char *what)
 {
     char buf[512] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
@@ -636,6 +762,13 @@ static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
     buf[strcspn(buf, "\n")] = '\0';
     x->failed = 1;
     return zs_err_set(x->e, code, buf, "check the planner that produced this schedule", "%s", what);
+}
+
+/* The same for op i as the run numbers it (stream order). */
+static int fail_at(ex *x, int code, int rank, int64_t i, const char *what)
+{
+    int64_t n = x->s->ranks[rank].nops;
+    return fail_at_sched(x, code, rank, i >= 0 && i < n ? x->r[rank].perm[i] : i, what);
 }
 
 static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
@@ -718,8 +851,11 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
                 r0->cmax[c->who[k].op] = c->bytes;
             }
     }
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < g->n; k++) { /* every member's rank: fetched 8 ahead */
+        if (k + 8 < g->n)
+            pf_rank(x, c->who[k + 8].rank, c->who[k + 8].stream);
         acct(x, c->who[k].rank, c->who[k].stream, 0, 1);
+    }
     c->arrived = 0;
     int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes, &tr);
     if (!x->dry)
@@ -763,7 +899,7 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
         if (op->kind == ZS_OP_MARKER) {
             done_inc(r, c->pos);
             *retry |= op->waiters;
-            x->res->ranks[rank].ops++;
+            r->res.ops++;
             c->pos = op->nxt;
             continue;
         }
@@ -841,12 +977,12 @@ static int replay_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
 static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
 {
     const zs_rank_prog *p = &x->s->ranks[rank];
-    for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
-        const zs_op *op = &p->ops[i];
-        if (op->stream != stream)
-            continue;
+    const rank_st *r = &x->r[rank];
+    /* The stream's ops in the segment, in their schedule order. */
+    for (int32_t j = first_of(x, r, g, stream); j < r->sg[g].end; j = r->xo[j].nxt) {
+        const zs_op *op = &p->ops[r->perm[j]];
         if (p2p_kind(op->kind) && x->tl) {
-            chan *k = &x->ch[x->r[rank].xo[i].b];
+            chan *k = &x->ch[r->xo[j].b];
             *(op->kind == ZS_OP_SEND ? &k->nsend : &k->nrecv) += n;
         }
         if (x->dry)
@@ -855,10 +991,9 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
             count_p2p_bytes(x, op->u.p2p.peer, rank, op->u.p2p.bytes * n);
         } else if (op->kind == ZS_OP_COLL) {
             const zs_group *gr = &x->s->groups[op->u.coll.group];
-            const rank_st *r = &x->r[rank];
             double b = op->u.coll.bytes;
-            if (r->cmax && r->cmax[i] > b)
-                b = r->cmax[i]; /* all-to-all(v): the largest buffer, as last time */
+            if (r->cmax && r->cmax[j] > b)
+                b = r->cmax[j]; /* all-to-all(v): the largest buffer, as last time */
             if (gr->ranks[0] == rank && gr->n > 1) {
                 int rc = replay_coll_bytes(x, gr, op->u.coll.ck, b, n);
                 if (rc)
@@ -873,18 +1008,15 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
 static int fold_cross(ex *x, int rank, int stream, stream_st *c)
 {
     rank_st *r = &x->r[rank];
-    zs_rank_result *rr = &x->res->ranks[rank];
+    zs_rank_result *rr = &r->res;
     if (!x->dry) /* the split up to now, and the stream's period */
         zs_facct_boundary(&r->acct, rr, stream, x->now);
     zs_fold_step st;
     zs_fold_cross(x->fold, rank, c->seg, stream, c->iter, x->now, &st);
     if (st.skip <= 0)
         return ZS_OK;
-    const zs_rank_prog *p = &x->s->ranks[rank];
     c->asleep = 1;
-    c->wseg = c->seg;
-    c->witer = c->iter;
-    c->wskip = st.skip;
+    r->wk[stream] = (stream_wake){c->seg, c->iter, st.skip};
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
     if (!x->dry)
         zs_facct_sleep(&r->acct, rr, stream, x->now, st.period, st.back);
@@ -892,11 +1024,8 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     if (rc)
         return rc;
     c->iter += st.skip;
-    if (c->iter >= p->segs[c->seg].repeat) {
-        c->seg++;
-        c->iter = 0;
-        c->pos = c->seg < p->nsegs ? first_of(x, r, c->seg, stream) : 0;
-    }
+    if (c->iter >= c->repeat)
+        enter_seg(x, r, c, stream, c->seg + 1);
     post wake = {rank, (int8_t)stream, -1, 0, x->now, 0, -1};
     if (push(x, x->now + st.sleep, &wake, EV_WAKE))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -909,24 +1038,24 @@ static int wake(ex *x, const ev *v)
 {
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
-    const zs_segment *g = &x->s->ranks[v->rank].segs[c->wseg];
-    for (int64_t i = first_of(x, r, c->wseg, v->stream); i < g->op0 + g->nops; i = r->xo[i].nxt) {
+    const stream_wake *w = &r->wk[v->stream];
+    for (int64_t i = first_of(x, r, w->seg, v->stream); i < r->sg[w->seg].end; i = r->xo[i].nxt) {
         xop *o = &r->xo[i];
-        if (o->done >= c->witer)
-            o->done += c->wskip;
+        if (o->done >= w->iter)
+            o->done += w->skip;
         else if (o->skip_add)
-            o->skip_add += c->wskip;
+            o->skip_add += w->skip;
         else {
-            o->skip_at = c->witer;
-            o->skip_add = c->wskip;
+            o->skip_at = w->iter;
+            o->skip_add = w->skip;
         }
     }
     c->asleep = 0;
     if (!x->dry)
-        zs_facct_wake(&r->acct, &x->res->ranks[v->rank], v->stream, x->now);
-    if (x->now > x->res->ranks[v->rank].end)
-        x->res->ranks[v->rank].end = x->now; /* the skipped iterations end here */
-    return try_rank(x, v->rank);             /* the skip changed ops of the stream: every stream */
+        zs_facct_wake(&r->acct, &r->res, v->stream, x->now);
+    if (x->now > r->res.end)
+        r->res.end = x->now;     /* the skipped iterations end here */
+    return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
 }
 
 static int retire(ex *x, const ev *v)
@@ -937,15 +1066,15 @@ static int retire(ex *x, const ev *v)
     stream_st *c = &r->st[v->stream];
     acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
     done_inc(r, v->op);
-    x->res->ranks[v->rank].ops++;
-    x->res->ranks[v->rank].end = x->now;
+    r->res.ops++;
+    r->res.end = x->now;
     if (p2p_kind(r->xo[v->op].kind))
         c->p2p_pending--;
     else
         c->busy = 0;
     if (x->tl) {
         const tl_aux *a = &x->aux[v->seq];
-        zs_timeline_op(x->tl, v->rank, v->op, a->iter, a->t0, x->now,
+        zs_timeline_op(x->tl, v->rank, r->perm[v->op], a->iter, a->t0, x->now,
                        p2p_kind(r->xo[v->op].kind) ? a->msg : ZS_TL_SEQ_NONE);
     }
     return try_streams(x, v->rank, 1u << v->stream | r->xo[v->op].waiters);
@@ -960,10 +1089,9 @@ static void ex_free(ex *x)
     zs_fold_free(x->fold);
     x->fold = NULL;
     zs_bigmem_free(x->r, x->nr);
-    free(x->xo0);
     zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
     zs_bigmem_free(x->arena, x->narena);
-    free(x->heap);
+    zs_evq_free(&x->q);
     free(x->keys);
     for (int64_t i = 0; x->ch && i < x->nkeys; i++)
         free(x->ch[i].v);
@@ -1000,6 +1128,10 @@ static int finish_item(ex *x, const ev *v)
     zs_share_remove(x->sh, x->now, id);
     int rc = reschedule(x) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
     for (int i = 0; i < n && rc == ZS_OK; i++) {
+        if (i + 8 < n) /* a collective's members, as the window does for events */
+            pf_rank(x, w[i + 8].rank, w[i + 8].stream);
+        if (i + 4 < n)
+            pf_ops(x, w[i + 4].rank, w[i + 4].stream, w[i + 4].op);
         ev m = {x->now, 0, w[i].op, w[i].rank, w[i].stream, 1};
         rc = next_seq(x, &w[i], &m.seq) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory")
                                         : retire(x, &m);
@@ -1022,12 +1154,44 @@ static size_t rank_bytes(const zs_schedule *s, const zs_rank_prog *p)
         nd += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
     size_t n = sizeof(xop) * (size_t)p->nops + up8(sizeof(xdep) * nd) +
                up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams) +
-               sizeof(xseg) * (size_t)p->nsegs;
+               sizeof(xseg) * (size_t)p->nsegs + up8(sizeof(int32_t) * (size_t)p->nops);
     return (n + 63) / 64 * 64; /* the next rank's records start on a cache line */
 }
 
-/* Fills rank rk's tables at `mem` (zeroed); seg_of is scratch for nops. */
-static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
+/* Numbers rank r's ops in stream order: each segment keeps its range, and
+ * in it each stream's ops follow one another in their schedule order, so
+ * that the op a stream issues next sits beside the one it issued last
+ * (the same or the next cache line, the same page) instead of after the
+ * other streams' ops. inv[i]: the new number of schedule op i; r->perm the
+ * other way. Also each segment's first op per stream and the chains. */
+static void stream_order(const ex *x, rank_st *r, const zs_rank_prog *p, int32_t *inv)
+{
+    int ns = x->s->nstreams;
+    for (int64_t i = 0; i < p->nops; i++) /* ops in no segment keep their number */
+        inv[i] = r->perm[i] = (int32_t)i;
+    for (int32_t g = 0; g < p->nsegs; g++) {
+        int64_t op0 = p->segs[g].op0, end = op0 + p->segs[g].nops;
+        int32_t at[ZS_MAX_STREAMS] = {0};
+        for (int64_t i = op0; i < end; i++)
+            at[p->ops[i].stream]++;
+        int32_t next = (int32_t)op0;
+        for (int st = 0; st < ns; st++) {
+            int32_t n = at[st];
+            r->first[(int64_t)g * ns + st] = n ? next : (int32_t)end;
+            at[st] = next;
+            next += n;
+        }
+        for (int64_t i = op0; i < end; i++) {
+            int32_t j = at[p->ops[i].stream]++;
+            inv[i] = j;
+            r->perm[j] = (int32_t)i;
+        }
+    }
+}
+
+/* Fills rank rk's tables at `mem` (zeroed); seg_of and inv are scratch for
+ * nops. */
+static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
 {
     const zs_schedule *s = x->s;
     const zs_rank_prog *p = &s->ranks[rk];
@@ -1045,20 +1209,23 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
     r->first = (int32_t *)(void *)mem;
     mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
     r->sg = (xseg *)(void *)mem;
+    mem += sizeof(xseg) * (size_t)p->nsegs;
+    r->perm = (int32_t *)(void *)mem;
     r->nsegs = p->nsegs;
     for (int32_t g = 0; g < p->nsegs; g++) {
         r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
         for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
             seg_of[i] = g;
     }
+    stream_order(x, r, p, inv);
     int32_t nd = 0;
-    for (int64_t i = 0; i < p->nops; i++) {
+    for (int64_t i = 0; i < p->nops; i++) { /* schedule order: channels numbered as met */
         const zs_op *op = &p->ops[i];
-        xop *o = &r->xo[i];
+        xop *o = &r->xo[inv[i]];
         o->kind = op->kind;
         o->stream = op->stream;
         o->ndeps = op->ndeps > 0 ? op->ndeps : 0;
-        o->nxt = (int32_t)(i + 1);
+        o->nxt = inv[i] + 1; /* the chains: below */
         o->dep0 = nd;
         if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
             int send = op->kind == ZS_OP_SEND;
@@ -1080,30 +1247,20 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of)
         xdep *od = o->ndeps <= XOP_DEPS ? o->d : r->xd + nd;
         for (int k = 0; k < o->ndeps; k++) {
             if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] < 0)
-                return fail_at(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
+                return fail_at_sched(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
             int32_t ds = seg_of[d[k]];
-            od[k] = (xdep){d[k], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
-            r->xo[d[k]].waiters |= (uint8_t)(1u << op->stream);
+            od[k] = (xdep){inv[d[k]], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+            r->xo[inv[d[k]]].waiters |= (uint8_t)(1u << op->stream);
         }
         if (o->ndeps > XOP_DEPS)
             nd += o->ndeps;
     }
-    /* Each segment's chains of ops per stream, last to first. */
-    int32_t next[ZS_MAX_STREAMS];
-    for (int32_t g = 0; g < p->nsegs; g++) {
-        int64_t op0 = p->segs[g].op0, end = op0 + p->segs[g].nops;
-        for (int st = 0; st < ns; st++)
-            next[st] = (int32_t)end;
-        for (int64_t i = end - 1; i >= op0; i--) {
-            int st = r->xo[i].stream;
-            r->xo[i].nxt = next[st];
-            next[st] = (int32_t)i;
-        }
-        for (int st = 0; st < ns; st++)
-            r->first[(int64_t)g * ns + st] = next[st];
-    }
+    for (int32_t g = 0; g < p->nsegs; g++) /* a stream's last op in a segment: its end */
+        for (int32_t j = (int32_t)p->segs[g].op0; j < r->sg[g].end; j++)
+            if (j + 1 == r->sg[g].end || r->xo[j + 1].stream != r->xo[j].stream)
+                r->xo[j].nxt = r->sg[g].end;
     for (int st = 0; st < ns; st++)
-        r->st[st].pos = p->nsegs > 0 ? first_of(x, r, 0, st) : 0;
+        enter_seg(x, r, &r->st[st], st, 0);
     return ZS_OK;
 }
 
@@ -1114,9 +1271,8 @@ static int setup(ex *x)
     x->nr = sizeof(rank_st) * (size_t)(s->nranks > 0 ? s->nranks : 1);
     x->r = zs_bigmem_alloc(x->nr);
     x->pool = zs_pool_new();
-    x->xo0 = calloc((size_t)(s->nranks > 0 ? s->nranks : 1), sizeof(xop *));
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
-    if (!x->r || !x->colls || !x->pool || !x->xo0)
+    if (!x->r || !x->colls || !x->pool)
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
@@ -1136,8 +1292,10 @@ static int setup(ex *x)
     x->narena = total;
     x->arena = zs_bigmem_alloc(total);
     int32_t *seg_of = malloc(sizeof(int32_t) * (size_t)maxops);
-    if (!x->arena || !seg_of) {
+    int32_t *inv = malloc(sizeof(int32_t) * (size_t)maxops);
+    if (!x->arena || !seg_of || !inv) {
         free(seg_of);
+        free(inv);
         return ZS_ENOMEM;
     }
     char *mem = x->arena;
@@ -1146,23 +1304,16 @@ static int setup(ex *x)
         zs_facct_init(&x->r[rk].acct);
         x->r[rk].acct.nst = s->nstreams;
         x->r[rk].acct.pool = x->pool;
-        rc = rank_tables(x, rk, mem, seg_of);
-        x->xo0[rk] = x->r[rk].xo;
+        rc = rank_tables(x, rk, mem, seg_of, inv);
         mem += rank_bytes(s, &s->ranks[rk]);
     }
     free(seg_of);
+    free(inv);
     if (rc)
         return rc;
     x->nch = sizeof(chan) * (size_t)(x->nkeys > 0 ? x->nkeys : 1);
     if (!(x->ch = zs_bigmem_alloc(x->nch)))
         return ZS_ENOMEM;
-    for (int64_t i = 0; i < x->nkeys_cap; i++)
-        if (x->keys[i].used) {
-            chan *k = &x->ch[x->keys[i].id];
-            k->src = x->keys[i].src;
-            k->dst = x->keys[i].dst;
-            k->tag = x->keys[i].tag;
-        }
     free(x->keys);
     x->keys = NULL;
     x->nkeys_cap = 0;
@@ -1192,18 +1343,17 @@ static int check_finished(ex *x)
             if (c->p2p_pending > 0 || !c->finished) {
                 /* Find an issued transfer that never completed. */
                 const zs_rank_prog *p = &s->ranks[rk];
-                int64_t stuck = 0;
-                for (int64_t i = 0; i < p->nops; i++) {
+                int64_t stuck = -1; /* the first in schedule order */
+                for (int64_t j = 0; j < p->nops; j++) {
+                    int64_t i = x->r[rk].perm[j];
                     int32_t g = seg_index(p, i);
                     if (p->ops[i].stream == st && p2p_kind(p->ops[i].kind) && g >= 0 &&
-                        x->r[rk].xo[i].done < p->segs[g].repeat) {
+                        x->r[rk].xo[j].done < p->segs[g].repeat && (stuck < 0 || i < stuck))
                         stuck = i;
-                        break;
-                    }
                 }
-                return fail_at(x, ZS_EINVALID, rk, stuck,
-                               "the schedule cannot finish: this transfer never completes (a "
-                               "message peer that never comes, or a cycle)");
+                return fail_at_sched(x, ZS_EINVALID, rk, stuck < 0 ? 0 : stuck,
+                                     "the schedule cannot finish: this transfer never completes (a "
+                                     "message peer that never comes, or a cycle)");
             }
         }
     return ZS_OK;
@@ -1262,6 +1412,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
                           zs_cluster_gpus(cl));
     ex x;
     memset(&x, 0, sizeof x);
+    zs_evq_init(&x.q);
     x.s = s;
     x.cost = cost;
     x.dry = dry;
@@ -1294,10 +1445,10 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     snprintf(x.res->backend, sizeof x.res->backend, "analytic");
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++)
         rc = try_rank(&x, rk);
-    while (rc == ZS_OK && x.nheap > 0) {
-        ev v = pop(&x);
+    while (rc == ZS_OK && zs_evq_size(&x.q) > 0) {
+        ev v = zs_evq_pop(&x.q);
         x.now = v.t;
-        prefetch_next(&x);
+        prefetch_ahead(&x);
         rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
     }
     if (rc == ZS_OK)
@@ -1317,9 +1468,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         zs_result_free(x.res);
         return rc;
     }
-    for (int rk = 0; rk < s->nranks; rk++)
+    for (int rk = 0; rk < s->nranks; rk++) {
         if (!dry)
-            zs_facct_close(&x.r[rk].acct, &x.res->ranks[rk], x.now);
+            zs_facct_close(&x.r[rk].acct, &x.r[rk].res, x.now);
+        x.res->ranks[rk] = x.r[rk].res;
+    }
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
     zs_result_finish(x.res);

@@ -1,6 +1,7 @@
 /* A rank's accounting when streams sleep: see zs_facct.h. */
 #include "zs_facct.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,9 @@
 
 _Static_assert(ZS_FACCT_NB == ZS_FOLD_BACK_MAX + 2,
                "a replay may go back ZS_FOLD_BACK_MAX periods");
+_Static_assert(sizeof(zs_facct_stream) % 64 == 0 && offsetof(zs_facct, st) == 64 &&
+                   offsetof(zs_facct_stream, caplog) + sizeof(int) <= 64,
+               "each stream on whole cache lines, what a change touches in its first");
 
 /* A log that grows past this many changes without a boundary is dropped:
  * the stream left the segments that fold. */

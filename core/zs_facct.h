@@ -36,44 +36,49 @@ typedef struct zs_facct_ev {
     uint8_t state; /* the stream's state from then on: bit 0 computing, bit 1 communicating */
 } zs_facct_ev;
 
+/* What a change reads and writes comes first, in one cache line (the
+ * analytic backend keeps each stream's record on a cache line of its own:
+ * at thousands of ranks every change lands on a rank in no cache). */
 typedef struct zs_facct_stream {
     int comp, comm;   /* its ops running (ghosts excluded) */
     int gcomp, gcomm; /* ops in flight when it fell asleep: they end without counting */
     uint8_t state;    /* from comp and comm */
     uint8_t vstate;   /* while asleep: the replay's state */
     uint8_t eff;      /* state counted: state | vstate while asleep */
-    int nb;           /* boundaries seen (logging starts at the first) */
-    /* its state changes since its oldest boundary kept */
-    zs_facct_ev *log;
-    int nlog, caplog;
     /* the last change, when it came after the last boundary (else lok 0):
      * its time and the state before it, so that a change at the same time
      * (an op ends, the next starts) merges into it without reading the log */
-    int lok;
     uint8_t lprev;
+    int nb;     /* boundaries seen (logging starts at the first) */
+    int asleep; /* replaying a period (below) */
+    int tail;   /* the tail is being replayed (below) */
+    int lok;
+    int nlog; /* its state changes since its oldest boundary kept */
     double lt;
+    zs_facct_ev *log;
+    int caplog;
+    /* the rest: boundaries and replays */
+    uint8_t pstate0;             /* asleep: the state the period starts in */
+    uint8_t gstate0;             /* the ghosts' state at the fall */
+    uint8_t tstate;              /* the tail's state now */
+    uint8_t bstate[ZS_FACCT_NB]; /* its state at each boundary */
     double b[ZS_FACCT_NB];       /* its last iteration boundaries, b[ZS_FACCT_NB - 1] the latest */
     int bi[ZS_FACCT_NB];         /* the log's length at each */
-    uint8_t bstate[ZS_FACCT_NB]; /* its state at each */
     /* asleep: the period replayed */
-    int asleep;
     zs_facct_ev *pat; /* state changes over the period, offsets from its start */
     int npat, cappat;
-    uint8_t pstate0; /* the state the period starts in */
-    double plen;     /* the period's simulated length */
-    double scale;    /* replayed period / plen */
-    double cyc;      /* when the current repetition started */
-    int pidx;        /* next change of the pattern */
+    double plen;  /* the period's simulated length */
+    double scale; /* replayed period / plen */
+    double cyc;   /* when the current repetition started */
+    int pidx;     /* next change of the pattern */
+    int tidx;     /* the tail's next change */
     /* the ops in flight at the fall (ghosts): their state changes since,
      * replayed from the wake as the tail */
     zs_facct_ev *tl;
     int ntl, captl;
-    uint8_t gstate0; /* their state at the fall */
-    double fell;     /* when it fell asleep */
-    int tail;        /* the tail is being replayed */
-    double tail0;    /* from when */
-    int tidx;        /* its next change */
-    uint8_t tstate;  /* its state now */
+    double fell;   /* when it fell asleep */
+    double tail0;  /* the tail replays from when */
+    char pad_[56]; /* a whole number of cache lines */
 } zs_facct_stream;
 
 typedef struct zs_facct {
@@ -84,6 +89,7 @@ typedef struct zs_facct {
     int failed;    /* out of memory: the replay degrades to idle, see zs_facct_failed */
     int nst;       /* streams in use, 0: ZS_MAX_STREAMS (the replay visits only these) */
     zs_pool *pool; /* where its buffers live (NULL: malloc); set before the first change */
+    char pad_[24]; /* the streams start a cache line after the start */
     zs_facct_stream st[ZS_MAX_STREAMS];
 } zs_facct;
 

@@ -170,6 +170,8 @@ static void test_deadlock_detected(void)
     }
     r = NULL;
     ZS_ASSERT_INT_EQ(zs_analytic_run(s3, NULL, &dry, &r, &e), ZS_EINVALID);
+    /* The op named is the schedule's (the backend numbers ops by stream). */
+    ZS_ASSERT_STR_CONTAINS(e.where, "r0 #1");
     zs_schedule_free(s);
     zs_schedule_free(s2);
     zs_schedule_free(s3);

@@ -1,0 +1,72 @@
+/* The analytic backend's pending events, earliest first: by time, ties by
+ * the sequence number the caller gives (so runs are deterministic). Any
+ * structure that pops in this total order gives the same run.
+ *
+ * The next ZS_EVQ_AHEAD events are kept in order in a window in front, so
+ * that the backend can look ahead (zs_evq_peek) and fetch the state the
+ * coming events will touch before it handles them (with thousands of ranks
+ * every event lands on a rank whose state is in no cache). An event pushed
+ * before the window's last one is inserted into the window in its place.
+ * Behind the window, the events before a split time wait in a 4-ary heap,
+ * the later ones unordered in an array; when the heap runs dry, the far
+ * events before a new split (about an eighth of them, from a sample) are
+ * moved in and heapified. So the heap holds a few thousand events, not
+ * tens of thousands (a binary heap of all of them cost an unpredictable
+ * branch and, past the caches, a miss per level on each pop: a tenth of
+ * the backend's time at 4096 GPUs), and a push of a far event appends.
+ * Every event in the window comes before every event behind it, and every
+ * event in the heap before every far one. Times are compared as numbers
+ * (NaN, which no run produces, waits until only NaN is left). Depends on
+ * zs_err only. */
+#ifndef ZS_EVQ_H
+#define ZS_EVQ_H
+
+#include <stdint.h>
+
+#include "zs_err.h"
+
+typedef struct zs_ev {
+    double t;
+    int64_t seq; /* ties: the smaller first */
+    int64_t op;  /* the caller's */
+    int32_t rank;
+    int8_t stream;
+    int8_t comm;
+} zs_ev;
+
+#define ZS_EVQ_AHEAD 16 /* events kept in order in front */
+#define ZS_EVQ_WCAP  32 /* the window's ring (a power of two) */
+
+typedef struct zs_evq {
+    zs_ev win[ZS_EVQ_WCAP]; /* ring: win[(wh + i) % ZS_EVQ_WCAP], i < wn, in order */
+    int32_t wh, wn;
+    /* behind the window: the near events (time below split) in a heap,
+     * the far ones unordered */
+    zs_ev *heap;
+    int64_t n, cap;
+    zs_ev *far;
+    int64_t nfar, capfar;
+    double split;
+} zs_evq;
+
+void zs_evq_init(zs_evq *q); /* empty */
+void zs_evq_free(zs_evq *q); /* its buffers; then empty */
+/* ZS_ENOMEM when the heap cannot grow (q is then unchanged). */
+int zs_evq_push(zs_evq *q, const zs_ev *v);
+/* Removes and returns the earliest event; q must not be empty. */
+zs_ev zs_evq_pop(zs_evq *q);
+
+static inline int64_t zs_evq_size(const zs_evq *q)
+{
+    return q->wn + q->n + q->nfar;
+}
+
+/* The i-th next event (0: the one zs_evq_pop returns next), for i below
+ * ZS_EVQ_AHEAD; NULL when fewer are pending. Valid until the next push or
+ * pop. */
+static inline const zs_ev *zs_evq_peek(const zs_evq *q, int i)
+{
+    return i < q->wn ? &q->win[(q->wh + i) & (ZS_EVQ_WCAP - 1)] : NULL;
+}
+
+#endif
