@@ -7,10 +7,11 @@ if (!exists("out_png")) out_png = "distca-3d.png"
 if (!exists("out_svg")) out_svg = "distca-3d.svg"
 set datafile separator "\t"
 set datafile missing "?"
-set title "DistCA (reconstructed): core-attention disaggregation against WLB-ideal, 3D (LLaMA-3-8B, 64 H200 GPUs, 1M tokens)" noenhanced
+set title "DistCA (reconstructed): core-attention disaggregation against WLB-ideal, 3D (LLaMA-3-8B, 64 H200\nGPUs, 1M tokens)" noenhanced
 set ylabel "speedup over WLB-ideal (CP=4)" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

@@ -10,7 +10,8 @@ set datafile missing "?"
 set title "WLB-LLM: speedup breakdown, LLaMA-7B at 128K (64 GPUs, TP8 CP2 PP4), steady state" noenhanced
 set ylabel "speedup over Plain-4D" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

@@ -10,7 +10,8 @@ set datafile missing "?"
 set title "WLB-LLM Table 2: imbalance degree of packing methods, LLaMA-7B at 128K (64 GPUs, TP8 CP2 PP4)" noenhanced
 set ylabel "imbalance degree" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

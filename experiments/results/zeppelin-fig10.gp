@@ -8,9 +8,10 @@ if (!exists("out_svg")) out_svg = "zeppelin-fig10.svg"
 set datafile separator "\t"
 set datafile missing "?"
 set title "Zeppelin Fig. 10: Cluster A (4 NICs per node) vs Cluster B (8 NICs per node)" noenhanced
-set ylabel "throughput (tokens/s)" noenhanced
+set ylabel "speedup over TE CP" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

@@ -10,7 +10,8 @@ set datafile missing "?"
 set title "Zeppelin Fig. 11: ablation of partitioning, routing and remapping over TE CP" noenhanced
 set ylabel "speedup over TE CP" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

@@ -10,7 +10,8 @@ set datafile missing "?"
 set title "Zeppelin Fig. 9: scaling LLaMA-3B on Cluster A, 16 to 128 GPUs" noenhanced
 set ylabel "throughput (tokens/s)" noenhanced
 set grid ytics
-set key outside right top noenhanced
+set key outside center bottom horizontal noenhanced
+set offsets 0, 0, graph 0.08, 0
 set xlabel "GPUs" noenhanced
 set logscale x 2
 set yrange [0:*]
