@@ -336,6 +336,45 @@ static int attn_order(const zs_schedule *s, int backward, const char **out, int 
  * local document is shorter than that wait, so the engine computes it
  * while the shard travels: ring step, local document, ring step, forward
  * and backward. */
+/* Zeppelin's engine on a hand-made partition p of the three documents
+ * len over nranks GPUs of c's cluster (no routing, no TP), one layer
+ * built and validated; the schedule (the caller frees it and p). */
+static zs_schedule *engine_build(const zs_cost *c, const zs_zep_part *p, const int32_t *len,
+                                 int nranks, int xfer)
+{
+    zs_schedule *s = zs_schedule_new(nranks);
+    int intra = zs_schedule_add_stream(s, "zep-intra");
+    int inter = zs_schedule_add_stream(s, "comm-inter");
+    int route = zs_schedule_add_stream(s, "route");
+    int remap = zs_schedule_add_stream(s, "remap");
+    zs_schedule_set_docs(s, len, 3);
+    zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
+    zs_zep_engine en = {0};
+    en.part = p;
+    en.route = rt;
+    en.intra_stream = intra;
+    en.inter_stream = inter;
+    en.remap_stream = remap;
+    en.len = len;
+    en.cost = c;
+    en.tp = 1;
+    en.xfer = xfer;
+    zs_err e;
+    ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
+    zs_layout_dims dims = {1, 1, 1, nranks};
+    ZS_ASSERT_OK(zs_zep_engine_pieces(&en, s, &dims, &e), &e);
+    int64_t lin[16] = {0};
+    for (int i = 0; i < nranks && i < 16; i++)
+        lin[i] = p->tokens[i];
+    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL};
+    ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
+    zs_validate_opts vo = {0, 0};
+    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
+    zs_zep_engine_fini(&en);
+    zs_zep_route_free(rt);
+    return s;
+}
+
 static void test_engine_order(void)
 {
     env v;
@@ -357,31 +396,7 @@ static void test_engine_order(void)
         CU_ASSERT(l < x - c0);
     }
     printf("\n");
-    zs_schedule *s = zs_schedule_new(16);
-    int intra = zs_schedule_add_stream(s, "zep-intra");
-    int inter = zs_schedule_add_stream(s, "comm-inter");
-    int route = zs_schedule_add_stream(s, "route");
-    int remap = zs_schedule_add_stream(s, "remap");
-    zs_schedule_set_docs(s, len, 3);
-    zs_zep_route *rt = zs_zep_route_new(&v.c, 1, 1, 1 << 21, route);
-    zs_zep_engine en = {0};
-    en.part = part;
-    en.route = rt;
-    en.intra_stream = intra;
-    en.inter_stream = inter;
-    en.remap_stream = remap;
-    en.len = len;
-    en.cost = c;
-    en.tp = 1;
-    zs_err e;
-    ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
-    zs_layout_dims dims = {1, 1, 1, 16};
-    ZS_ASSERT_OK(zs_zep_engine_pieces(&en, s, &dims, &e), &e);
-    int64_t lin[16];
-    for (int i = 0; i < 16; i++)
-        lin[i] = part->tokens[i];
-    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL};
-    ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
+    zs_schedule *s = engine_build(c, part, len, 16, ZS_ZEP_XFER_RING);
     const char *fwd[8], *bwd[8];
     int nf = attn_order(s, 0, fwd, 8), nbk = attn_order(s, 1, bwd, 8);
     ZS_ASSERT_INT_EQ(nf, 3);
@@ -394,10 +409,6 @@ static void test_engine_order(void)
         ZS_ASSERT_STR_EQ(bwd[1], "local-attn-bwd");
         ZS_ASSERT_STR_EQ(bwd[2], "zep-inter-attn-bwd");
     }
-    zs_validate_opts vo = {0, 0};
-    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
-    zs_zep_engine_fini(&en);
-    zs_zep_route_free(rt);
     zs_zep_part_free(part);
     zs_schedule_free(s);
     zs_cost_free(v.cost);
@@ -437,36 +448,7 @@ static zs_schedule *hand_rings(const zs_cost *c, int xfer)
         p->tokens[1] += len[d] / 2;
     }
     p->count[ZS_ZEP_INTRA] = 3;
-    zs_schedule *s = zs_schedule_new(8);
-    int intra = zs_schedule_add_stream(s, "zep-intra");
-    int inter = zs_schedule_add_stream(s, "comm-inter");
-    int route = zs_schedule_add_stream(s, "route");
-    int remap = zs_schedule_add_stream(s, "remap");
-    zs_schedule_set_docs(s, len, 3);
-    zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
-    zs_zep_engine en = {0};
-    en.part = p;
-    en.route = rt;
-    en.intra_stream = intra;
-    en.inter_stream = inter;
-    en.remap_stream = remap;
-    en.len = len;
-    en.cost = c;
-    en.tp = 1;
-    en.xfer = xfer;
-    zs_err e;
-    ZS_ASSERT_OK(zs_zep_engine_init(&en, &e), &e);
-    zs_layout_dims dims = {1, 1, 1, 8};
-    ZS_ASSERT_OK(zs_zep_engine_pieces(&en, s, &dims, &e), &e);
-    int64_t lin[8];
-    for (int i = 0; i < 8; i++)
-        lin[i] = p->tokens[i];
-    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL};
-    ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
-    zs_validate_opts vo = {0, 0};
-    ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
-    zs_zep_engine_fini(&en);
-    zs_zep_route_free(rt);
+    zs_schedule *s = engine_build(c, p, len, 8, xfer);
     zs_zep_part_free(p);
     return s;
 }
