@@ -176,7 +176,8 @@ static int in_group(const piece *pc, size_t a, size_t b, int64_t r, int dir)
  * the path (tag -1): the transfers of successive ring steps. */
 static int fold_routed(scan *s, const char *path, size_t *nrouted, zs_err *e)
 {
-    qsort(s->pc, s->npc, sizeof *s->pc, cmp_piece);
+    if (s->npc > 1) /* qsort takes no NULL, even for no elements */
+        qsort(s->pc, s->npc, sizeof *s->pc, cmp_piece);
     *nrouted = 0;
     for (size_t a = 0, b; a < s->npc; a = b) {
         double first = INFINITY, last = -INFINITY;
@@ -226,8 +227,10 @@ static int pair_direct(scan *s, const char *path, zs_err *e)
 {
     end *r = s->ends[0], *t = s->ends[1];
     size_t nr = s->nend[0], nt = s->nend[1];
-    qsort(r, nr, sizeof *r, cmp_end);
-    qsort(t, nt, sizeof *t, cmp_end);
+    if (nr > 1)
+        qsort(r, nr, sizeof *r, cmp_end);
+    if (nt > 1)
+        qsort(t, nt, sizeof *t, cmp_end);
     for (size_t i = 0, j = 0; i < nr && j < nt;) {
         if (r[i].src != t[j].src || r[i].dst != t[j].dst || r[i].tag != t[j].tag) {
             if (cmp_end(&r[i], &t[j]) < 0)
@@ -251,7 +254,8 @@ static int pair_direct(scan *s, const char *path, zs_err *e)
  * steps follow one another), to its arrival. Appended to s->dur. */
 static int channel_times(scan *s, const char *path, zs_err *e)
 {
-    qsort(s->xf, s->nxf, sizeof *s->xf, cmp_end);
+    if (s->nxf > 1)
+        qsort(s->xf, s->nxf, sizeof *s->xf, cmp_end);
     double prev = -INFINITY;
     for (size_t k = 0; k < s->nxf; k++) {
         const end *x = &s->xf[k];
