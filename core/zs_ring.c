@@ -403,7 +403,7 @@ static int run_xfer(zs_ring_run *r, int j, int k, int tag, const char *label, in
 
 int zs_ring_run_kv(zs_ring_run *r, int j, int k, zs_err *e)
 {
-    int64_t sd, dd;
+    int64_t sd = -1, dd = -1;
     int rc = zs_ring_run_kv_begin(r, j, k, &sd, e);
     if (!rc)
         rc = run_xfer(r, j, k, r->tag_kv, r->lab_kv, sd, &dd, e);
@@ -509,7 +509,7 @@ int zs_ring_run_dkv_end(zs_ring_run *r, int j, int k, int64_t dst_op, zs_err *e)
 
 int zs_ring_run_dkv(zs_ring_run *r, int j, int k, zs_err *e)
 {
-    int64_t sd, dd;
+    int64_t sd = -1, dd = -1;
     int rc = zs_ring_run_dkv_begin(r, j, k, &sd, e);
     if (!rc)
         rc = run_xfer(r, j, k, r->tag_dkv, r->lab_dkv, sd, &dd, e);
