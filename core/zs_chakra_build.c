@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "zs_chakra_int.h"
+#include "zs_grow.h"
 
 #ifdef ZS_HAVE_CHAKRA
 
@@ -34,21 +35,6 @@ static int nomem(rb *b)
 {
     return zs_err_set(b->set->e, ZS_ENOMEM, b->r->path, NULL,
                       "out of memory reading Chakra traces");
-}
-
-static int grow(void **p, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    int64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
 }
 
 /* The builder's failure at the node, as bad input. */
@@ -228,7 +214,7 @@ static int op_deps(rb *b, const ck_node *nd, int64_t *n)
     for (int32_t i = 0; i < nd->nown; i++) {
         int64_t d = b->dep[nd->dep0 + i];
         int64_t m = b->opidx[d] >= 0 ? 1 : b->nfwd[d];
-        if (grow((void **)&b->deps, &b->dcap, k + m, sizeof(int64_t)))
+        if (zs_grow((void **)&b->deps, &b->dcap, k + m, sizeof(int64_t)))
             return nomem(b);
         if (b->opidx[d] >= 0)
             b->deps[k++] = b->opidx[d];
@@ -321,7 +307,7 @@ static int put_unrolled(rb *b)
             break;
         if (nd->kind == CK_PASS) {
             b->opidx[v] = -1;
-            if (grow((void **)&b->fwd, &b->fcap, b->nf + n, sizeof(int64_t)))
+            if (zs_grow((void **)&b->fwd, &b->fcap, b->nf + n, sizeof(int64_t)))
                 return nomem(b);
             if (n)
                 memcpy(b->fwd + b->nf, b->deps, sizeof(int64_t) * (size_t)n);
@@ -417,7 +403,7 @@ static int put_rolled(rb *b, const int64_t *U, const int64_t *Sg)
             return built(b, NULL);
         for (int64_t i = 0; i < sg[2 * g] && !rc; i++) {
             const ck_node *nd = &r->nodes[U[g] + i];
-            if (grow((void **)&b->deps, &b->dcap, nd->nown, sizeof(int64_t)))
+            if (zs_grow((void **)&b->deps, &b->dcap, nd->nown, sizeof(int64_t)))
                 return nomem(b);
             for (int32_t k = 0; k < nd->nown; k++) {
                 int64_t d = b->dep[nd->dep0 + k];

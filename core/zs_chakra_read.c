@@ -13,6 +13,7 @@
 
 #ifdef ZS_HAVE_CHAKRA
 #include "zs_chakra_et.pb-c.h"
+#include "zs_grow.h"
 
 typedef ChakraProtoMsg__AttributeProto ck_attr;
 
@@ -39,21 +40,6 @@ static int nomem(ck_set *set, const ck_rank *r)
 {
     return zs_err_set(set->e, ZS_ENOMEM, r ? r->path : NULL, NULL,
                       "out of memory reading Chakra traces");
-}
-
-static int grow(void **p, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    int64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
 }
 
 static uint64_t hash_str(const char *s, size_t n)
@@ -93,7 +79,7 @@ int32_t zs__ck_label(ck_set *set, const char *name, size_t len)
         return ZS_EINPUT;
     int64_t cap = set->labels_cap;
     char *d = malloc(len + 1);
-    if (!d || grow((void **)&set->labels, &cap, set->nlabels + 1, sizeof(char *))) {
+    if (!d || zs_grow((void **)&set->labels, &cap, set->nlabels + 1, sizeof(char *))) {
         free(d);
         return ZS_ENOMEM;
     }
@@ -115,7 +101,7 @@ int32_t zs__ck_pg(ck_set *set, const char *name)
     int64_t cap = set->pgs_cap;
     if (strlen(name) >= sizeof set->pgs[0].name || set->npgs >= 65536)
         return ZS_EINPUT;
-    if (grow((void **)&set->pgs, &cap, set->npgs + 1, sizeof(ck_pg)))
+    if (zs_grow((void **)&set->pgs, &cap, set->npgs + 1, sizeof(ck_pg)))
         return ZS_ENOMEM;
     set->pgs_cap = (int32_t)cap;
     ck_pg *p = &set->pgs[set->npgs];
@@ -577,7 +563,7 @@ static int node_carry(nread *x)
                           "zs_carry_docs and zs_carry_bytes: not a carry list");
     }
     ck_rank *r = x->r;
-    if (grow((void **)&r->carry, &r->carry_cap, r->ncarry + (int64_t)n, sizeof(zs_carry))) {
+    if (zs_grow((void **)&r->carry, &r->carry_cap, r->ncarry + (int64_t)n, sizeof(zs_carry))) {
         free(docs);
         return nomem(x->set, r);
     }
@@ -775,8 +761,8 @@ static int node_deps(nread *x)
                           ZS_CHAKRA_MAX_DEPS);
     size_t nc = r->zs ? m->n_ctrl_deps : 0; /* another tool's ctrl_deps are not waited for */
     if (m->n_data_deps > (size_t)INT32_MAX || nc > (size_t)INT32_MAX ||
-        grow((void **)&r->deps, &r->deps_cap, r->ndeps + (int64_t)(m->n_data_deps + nc),
-             sizeof(uint64_t)))
+        zs_grow((void **)&r->deps, &r->deps_cap, r->ndeps + (int64_t)(m->n_data_deps + nc),
+                sizeof(uint64_t)))
         return nomem(x->set, r);
     nd->dep0 = r->ndeps;
     nd->ndata = (int32_t)m->n_data_deps;
@@ -801,7 +787,7 @@ static int read_node(ck_set *set, ck_rank *r, int rank, const uint8_t *buf, size
         return zs__ck_bad(set, r, NULL, fix, "more nodes than the limit of %lld",
                           (long long)set->lim.ops);
     }
-    if (grow((void **)&r->nodes, &r->cap, r->n + 1, sizeof(ck_node)))
+    if (zs_grow((void **)&r->nodes, &r->cap, r->n + 1, sizeof(ck_node)))
         return nomem(set, r);
     ck_node *nd = &r->nodes[r->n];
     memset(nd, 0, sizeof *nd);

@@ -14,6 +14,7 @@
 
 #ifdef ZS_HAVE_CHAKRA
 #include "zs_chakra_et.pb-c.h"
+#include "zs_grow.h"
 
 typedef ChakraProtoMsg__AttributeProto ck_attr;
 
@@ -133,21 +134,6 @@ static int nomem(wr *w)
     return zs_err_set(w->e, ZS_ENOMEM, w->path, NULL, "out of memory writing a Chakra trace");
 }
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    int64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static void put_varint(FILE *f, uint64_t v)
 {
     while (v >= 0x80) {
@@ -214,7 +200,7 @@ static int block_pool(wr *w)
             continue;
         }
         h[j] = i + 1;
-        if (grow((void **)&w->pool, &pool_cap, w->npool + nb, sizeof(zs_attn_block))) {
+        if (zs_grow((void **)&w->pool, &pool_cap, w->npool + nb, sizeof(zs_attn_block))) {
             free(h);
             return nomem(w);
         }
@@ -355,7 +341,7 @@ static int node_deps(wr *w, const zs_op *op, int32_t seg, int64_t it, int64_t u,
     const int32_t *d = zs_schedule_deps(w->s, w->rank, op);
     int st = op->stream, p2p = op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV;
     int64_t need = op->ndeps + 1 + (p2p ? 0 : w->npend[st]);
-    if (grow((void **)&w->data, &w->dcap, need, sizeof(uint64_t)) ||
+    if (zs_grow((void **)&w->data, &w->dcap, need, sizeof(uint64_t)) ||
         !(w->ctrl = realloc(w->ctrl, sizeof(uint64_t) * (size_t)w->dcap)))
         return nomem(w);
     int64_t nd = 0, nc = 0;
@@ -375,7 +361,7 @@ static int node_deps(wr *w, const zs_op *op, int32_t seg, int64_t it, int64_t u,
             w->data[nd++] = w->ctrl[i];
     }
     if (p2p) {
-        if (grow((void **)&w->pend[st], &w->pcap[st], w->npend[st] + 1, sizeof(uint64_t)))
+        if (zs_grow((void **)&w->pend[st], &w->pcap[st], w->npend[st] + 1, sizeof(uint64_t)))
             return nomem(w);
         w->pend[st][w->npend[st]++] = (uint64_t)u;
     } else {
@@ -394,7 +380,7 @@ static int carry_attrs(wr *w, const zs_op *op, attrs *A)
     int n = op->u.p2p.ncarry;
     const zs_carry *c = w->s->carry + op->u.p2p.carry0;
     int64_t cap = w->ccap;
-    if (grow((void **)&w->cdoc, &w->ccap, n, sizeof(int32_t)))
+    if (zs_grow((void **)&w->cdoc, &w->ccap, n, sizeof(int32_t)))
         return nomem(w);
     if (w->ccap != cap) {
         double *q = realloc(w->cbytes, sizeof(double) * (size_t)w->ccap);

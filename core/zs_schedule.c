@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
+
 /* ---- the first failure ---------------------------------------------------- */
 
 static int64_t next_op(const zs_schedule *s, int rank)
@@ -66,25 +68,10 @@ static int bad_amount(double x)
 /* ---- storage ------------------------------------------------------------------ */
 
 /* Grows *arr (element size sz) to hold at least need elements. */
-static int grow(void **arr, int64_t *cap, int64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return ZS_OK;
-    int64_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, (size_t)nc * sz);
-    if (!p)
-        return ZS_ENOMEM;
-    *arr = p;
-    *cap = nc;
-    return ZS_OK;
-}
-
 static int grow32(void **arr, int32_t *cap, int64_t need, size_t sz)
 {
     int64_t c = *cap;
-    int rc = grow(arr, &c, need, sz);
+    int rc = zs_grow(arr, &c, need, sz);
     *cap = (int32_t)c;
     return rc;
 }
@@ -303,7 +290,7 @@ int zs_schedule_add_piece(zs_schedule *s, int32_t doc, int32_t t0, int32_t t1, i
         return fail(s, ZS_EINVALID, rank, -1, NULL,
                     "piece of document %d: layout %d or micro-batch %d out of range", doc,
                     (int)layout, micro);
-    if (grow((void **)&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof(zs_piece)))
+    if (zs_grow((void **)&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof(zs_piece)))
         return fail(s, ZS_ENOMEM, rank, -1, NULL, "out of memory adding a piece of document %d",
                     doc);
     zs_piece *p = &s->pieces[s->npieces++];
@@ -373,8 +360,8 @@ static int64_t append(zs_schedule *s, int rank, int stream, const char *label, z
         return lab;
     if (p->nsegs == 0 && zs_schedule_begin_segment(s, rank, 1))
         return s->error.code;
-    if (grow((void **)&p->ops, &p->ops_cap, p->nops + 1, sizeof(zs_op)) ||
-        grow((void **)&p->deps, &p->deps_cap, p->ndeps + ndeps, sizeof(int32_t)))
+    if (zs_grow((void **)&p->ops, &p->ops_cap, p->nops + 1, sizeof(zs_op)) ||
+        zs_grow((void **)&p->deps, &p->deps_cap, p->ndeps + ndeps, sizeof(int32_t)))
         return fail(s, ZS_ENOMEM, rank, p->nops, label, "out of memory appending a %s", what);
     zs_op *op = &p->ops[p->nops];
     memset(op, 0, sizeof *op);
@@ -428,7 +415,7 @@ int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, i
     if (nblocks < 1)
         return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
                     "attention over %d blocks (at least one)", nblocks);
-    if (grow((void **)&s->blocks, &s->blocks_cap, s->nblocks + nblocks, sizeof(zs_attn_block)))
+    if (zs_grow((void **)&s->blocks, &s->blocks_cap, s->nblocks + nblocks, sizeof(zs_attn_block)))
         return fail(s, ZS_ENOMEM, rank, next_op(s, rank), label,
                     "out of memory adding %d attention blocks", nblocks);
     int64_t block0 = s->nblocks;
@@ -547,7 +534,7 @@ int64_t zs_schedule_carry(zs_schedule *s, const zs_carry *c, int n)
             return fail(s, ZS_EINVALID, -1, -1, NULL,
                         "carry entry %d: document %d of %d, %g bytes (finite, >= 0)", i, c[i].doc,
                         s->ndocs, c[i].bytes);
-    if (grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
+    if (zs_grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
         return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a carry list");
     int64_t c0 = s->ncarry;
     memcpy(s->carry + c0, c, sizeof(zs_carry) * (size_t)n);
@@ -563,7 +550,7 @@ int64_t zs_schedule_carry_scaled(zs_schedule *s, int64_t c0, int n, double bytes
         return fail(s, ZS_EINVALID, -1, -1, NULL,
                     "scaled copy of carry entries [%lld, %lld) of %lld to %g bytes", (long long)c0,
                     (long long)c0 + n, (long long)s->ncarry, bytes);
-    if (grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
+    if (zs_grow((void **)&s->carry, &s->carry_cap, s->ncarry + n, sizeof(zs_carry)))
         return fail(s, ZS_ENOMEM, -1, -1, NULL, "out of memory adding a carry list");
     double sum = 0;
     for (int i = 0; i < n; i++)

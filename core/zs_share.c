@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_grow.h"
+
 typedef struct load {
     int32_t res;
     double rate; /* load / T: bytes/s it asks of the resource */
@@ -76,25 +78,10 @@ void zs_share_free(zs_share *s)
     free(s);
 }
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap)
-        return ZS_OK;
-    int64_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, (size_t)nc * size);
-    if (!q)
-        return ZS_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return ZS_OK;
-}
-
 static int grow32(void **p, int32_t *cap, int32_t need, size_t size)
 {
     int64_t c = *cap;
-    int rc = grow(p, &c, need, size);
+    int rc = zs_grow(p, &c, need, size);
     *cap = (int32_t)c;
     return rc;
 }
