@@ -3,9 +3,9 @@
  *
  * A batcher is a struct of function pointers (next, free) plus shared
  * counters, so the greedy batcher over a trace (traces/zs_batcher_greedy.h)
- * and a method's own packer (WLB-LLM's outlier queues, core/zs_wlb_pack.h)
+ * and a method's own packer (WLB-LLM's outlier queues, lower/zs_pack.h)
  * are interchangeable: callers only call zs_batcher_next until it yields
- * NULL. The document stream is how a packer in core/ reads documents
+ * NULL. The document stream is how a packer in lower/ reads documents
  * without depending on traces/. Depends on zs_batch and zs_err only. */
 #ifndef ZS_BATCHER_H
 #define ZS_BATCHER_H

@@ -4,7 +4,7 @@
  * list and run the same set without comparing strings. Adding a backend is
  * one row in zs_backend.c.
  *   sim       SimGrid (sim/): flows share links max-min fairly;
- *   analytic  the analytic evaluator (core/zs_analytic.c): no contention.
+ *   analytic  the analytic evaluator (exec/zs_analytic.c): no contention.
  * The CUDA/NCCL backend runs through `zepsim hw run` (hw/), not here.
  * Depends on the core and sim/. */
 #ifndef ZS_BACKEND_H
@@ -25,7 +25,7 @@ typedef struct zs_backend_in {
     const char *tl_ranks; /* timeline ranks (zs_tl_cfg.ranks): NULL or "" automatic */
     int tl_layer0, tl_layer1; /* timeline layers, -1: all */
     int fold; /* repeated segments: 0 simulate every iteration, 1 fold exact repeats,
-               * 2 also steady ones (core/zs_fold.h) */
+               * 2 also steady ones (exec/zs_fold.h) */
 } zs_backend_in;
 
 typedef struct zs_backend {

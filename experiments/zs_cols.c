@@ -244,9 +244,9 @@ void zs_rcol_human(const char *name, const zs_rrow *in, char *buf, size_t n)
     zs_table_free(t);
 }
 
-void zs_rcols_units(zs_doc *d)
+void zs_rcols_units(zs_output *d)
 {
     for (int i = 0; i < zs_rcol_count(); i++)
         if (zs_rcol_at(i)->unit[0])
-            zs_doc_set_text(d, "units", zs_rcol_at(i)->name, zs_rcol_at(i)->unit);
+            zs_output_set_text(d, "units", zs_rcol_at(i)->name, zs_rcol_at(i)->unit);
 }

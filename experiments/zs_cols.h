@@ -9,7 +9,7 @@
 #ifndef ZS_COLS_H
 #define ZS_COLS_H
 
-#include "zs_doc.h"
+#include "zs_output.h"
 #include "zs_point.h"
 #include "zs_table.h"
 
@@ -51,6 +51,6 @@ void zs_rcol_put(const zs_rcol *c, zs_table *t, int col, const zs_rrow *in);
 void zs_rcol_human(const char *name, const zs_rrow *in, char *buf, size_t n);
 /* The unit of every result column that has one, as the object "units" of
  * a JSON document ({"iter_ms": "ms", ...}): the rows' numbers stay bare. */
-void zs_rcols_units(zs_doc *d);
+void zs_rcols_units(zs_output *d);
 
 #endif

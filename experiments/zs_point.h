@@ -38,15 +38,15 @@ typedef struct zs_point_cfg {
     int zero_stage;
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
-    int fold;           /* repeated segments (core/zs_fold.h): 0 off (every iteration), 1 on (exact
+    int fold;           /* repeated segments (exec/zs_fold.h): 0 off (every iteration), 1 on (exact
                          * repeats replayed), 2 steady (steady repeats too) */
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
-    /* Timeline ranks (core/zs_timeline.h: "" automatic, the default; "all";
+    /* Timeline ranks (exec/zs_timeline.h: "" automatic, the default; "all";
      * "0,5,17-20") and layers, inclusive (-1: all, the default). */
     char tl_ranks[256];
     int tl_layer0, tl_layer1;
     /* Not an option: GPU memory replacing the cluster's (GiB; 0: the
-     * cluster's). zs_point_fit_advice plans with unbounded memory to tell a
+     * cluster's). zs_point_advice plans with unbounded memory to tell a
      * memory failure from any other. */
     double mem_gib_override;
 } zs_point_cfg;

@@ -1,5 +1,5 @@
 /* Cross-node transfer times read back from a timeline (the Chrome trace
- * of core/zs_timeline.h): how long one point-to-point transfer between
+ * of exec/zs_timeline.h): how long one point-to-point transfer between
  * two nodes took, the quantity the Zeppelin paper's Fig. 12 reports per
  * ring round (TE CP's inter-node hop ~2.18 ms, Zeppelin's routed one
  * ~411 us). Iteration time cannot show it: a ring round overlaps compute.

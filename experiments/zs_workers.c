@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "zs_fork.h"
-#include "zs_point_fit.h"
+#include "zs_point_advice.h"
 
 enum { MAX_JOBS = 64 };
 
@@ -35,7 +35,7 @@ static int worker(void *arg, zs_fork_buf *out, zs_err *e)
     zs_result *r = NULL;
     int rc = zs_point_run_iter(t->cfg, t->it, &q, t->want ? &r : NULL, e);
     char advice[512];
-    if (rc != ZS_OK && zs_point_fit_advice(t->cfg, advice, sizeof advice))
+    if (rc != ZS_OK && zs_point_advice(t->cfg, advice, sizeof advice))
         snprintf(e->fix, sizeof e->fix, "%s", advice);
     if (rc == ZS_OK)
         rc = zs_fork_buf_add(out, &q, sizeof q, e);

@@ -92,7 +92,7 @@ void zs_hw_blocks_pack(const zs_attn_block *in, int n, zs_hw_block *out, int64_t
 int64_t zs_hw_attn_tiles(const zs_hw_block *b, int nb, int rows, int over_keys, int32_t *tiles,
                          int64_t cap);
 
-/* Writes the measured times as a timeline (core/zs_timeline.h: Chrome
+/* Writes the measured times as a timeline (exec/zs_timeline.h: Chrome
  * trace JSON, .gz compressed, written atomically): one process per node
  * (gpus_per_node ranks each), one thread per GPU stream, an "X" event per
  * timed op with its label, kind, sizes, op index and predicted duration in

@@ -12,7 +12,7 @@
  *     or adds the step's dQ to its running dQ (backward), one fused pass
  *     over an fp32 accumulator (ZS_CPL_ACC_BYTES per element). Backward also
  *     sends the dK/dV of the KV it used on to the next member after adding
- *     the dK/dV that came in (three KV-sized passes, as core/zs_ring.c), and
+ *     the dK/dV that came in (three KV-sized passes, as lower/zs_ring.c), and
  *     the last send returns each dK/dV to its owner;
  *   llama3: an all-gather of K and V over the group (the largest shard,
  *     NCCL buffers being equal), then one launch per member over its query

@@ -86,7 +86,7 @@ static int finish(sim *x, zs_result **out, zs_err *e)
             return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory accounting rank %d", r);
     zs_result *res = x->r;
     for (int r = 0; r < s->nranks; r++) {
-        zs_facct_close(&x->ranks[r].acct, &res->ranks[r], end);
+        zs_foldacct_close(&x->ranks[r].acct, &res->ranks[r], end);
         res->ranks[r].end = x->ranks[r].end;
     }
     zs_result_finish(res);

@@ -1,14 +1,14 @@
 /* The SimGrid backend: runs a schedule on a SimGrid model of a cluster and
  * fills the shared zs_result (iteration time, per-rank compute / exposed
  * communication / idle, bytes and busy time per link class and per NIC)
- * and, optionally, a timeline (core/zs_timeline.h).
+ * and, optionally, a timeline (exec/zs_timeline.h).
  *
  * How ops are modelled (also written into the result notes):
  *   - one SimGrid actor per GPU drives all its streams with asynchronous
  *     activities; a compute op takes exactly its predicted duration, ended
  *     by the actor at its known date (concurrent compute ops of one GPU
  *     share it equally);
- *   - repeated segments fold (core/zs_fold.h) unless `unrolled` is set:
+ *   - repeated segments fold (exec/zs_fold.h) unless `unrolled` is set:
  *     once a segment's iterations take the same time, the rest are
  *     replayed instead of simulated;
  *   - SEND/RECV are SimGrid communications between the two GPU hosts,
@@ -52,7 +52,7 @@ typedef struct zs_sim_opts {
      * with the same uncontended time; NULL: NCCL's own figures. */
     const zs_nccl_params *nccl;
     int unrolled;       /* 1: simulate every iteration; 0: fold repeated segments
-                         * (core/zs_fold.h) */
+                         * (exec/zs_fold.h) */
     double fold_tol;    /* folding's period tolerance (0: the default, 1e-4) */
     int fold_steady;    /* also fold steady repeats (zs_fold_cfg_steady) */
     int wake_every_end; /* 1: each actor wakes at every compute end, as before the

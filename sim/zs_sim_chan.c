@@ -107,8 +107,8 @@ int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now)
         zs__sim_flow_start(x, ch->src, ch->dst, now);
         rank_st *P = &x->ranks[recv ? ch->src : ch->dst];
         zs__sim_catch_up(P, now);
-        zs_facct_change(&R->acct, rr, s, now, 0, 1);
-        zs_facct_change(&P->acct, &x->r->ranks[P->rank], sq_pop(ch, !recv), now, 0, 1);
+        zs_foldacct_change(&R->acct, rr, s, now, 0, 1);
+        zs_foldacct_change(&P->acct, &x->r->ranks[P->rank], sq_pop(ch, !recv), now, 0, 1);
     } else {
         if (sq_push(ch, recv, *mine, s)) {
             zs__sim_fail(R, ZS_ENOMEM, NULL, "%s", i, "out of memory");
@@ -131,7 +131,7 @@ void zs__sim_p2p_done(rank_st *R, went *w, double now)
     if (w->is_recv)
         zs__sim_flow_end(x, w->ch->src, w->ch->dst, w->bytes, now);
     R->st[w->stream].p2p_pending--;
-    zs_facct_change(&R->acct, &x->r->ranks[R->rank], w->stream, now, 0, -1);
+    zs_foldacct_change(&R->acct, &x->r->ranks[R->rank], w->stream, now, 0, -1);
     zs_timeline_op(x->tl, R->rank, w->op, w->iter, w->t0, now, w->seq);
     zs__sim_op_done(R, w->op, now);
 }

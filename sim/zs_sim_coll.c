@@ -382,7 +382,7 @@ static int coll_all_arrived(rank_st *R, int s, const zs_op *op, const zs_group *
         rank_st *M = &x->ranks[g->ranks[k]];
         if (M != R)
             zs__sim_catch_up(M, now);
-        zs_facct_change(&M->acct, &x->r->ranks[M->rank], x->groups[gi].mstream[k], now, 0, 1);
+        zs_foldacct_change(&M->acct, &x->r->ranks[M->rank], x->groups[gi].mstream[k], now, 0, 1);
     }
     x->groups[gi].arrived = 0;
     if (x->fold) { /* for folding's replays */

@@ -1,4 +1,4 @@
-/* Folding in the SimGrid executor (see core/zs_fold.h and zs_sim_int.h).
+/* Folding in the SimGrid executor (see exec/zs_fold.h and zs_sim_int.h).
  *
  * When a stream enters the next iteration of a repeated segment,
  * zs_fold_cross says whether to skip iterations. A skipping stream sleeps
@@ -56,7 +56,7 @@ void zs__sim_fold_cross(rank_st *R, int s)
     stream_st *t = &R->st[s];
     zs_rank_result *rr = &x->r->ranks[R->rank];
     double now = R->now;
-    zs_facct_boundary(&R->acct, rr, s, now); /* the split up to now, the stream's period */
+    zs_foldacct_boundary(&R->acct, rr, s, now); /* the split up to now, the stream's period */
     zs_fold_step st;
     zs_fold_cross(x->fold, R->rank, t->seg, s, t->iter, now, &st);
     if (st.ref) { /* the link shares at its last boundaries, as for the rank's shares */
@@ -72,7 +72,7 @@ void zs__sim_fold_cross(rank_st *R, int s)
     t->witer = t->iter;
     t->wskip = st.skip;
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, R->rank, t->seg, s);
-    zs_facct_sleep(&R->acct, rr, s, now, st.period, st.back);
+    zs_foldacct_sleep(&R->acct, rr, s, now, st.period, st.back);
     if (st.ref) { /* the GPU's share of its links' busy time over the period replayed */
         int back = st.back < ZS_FACCT_NB - 2 ? st.back : ZS_FACCT_NB - 2;
         const double *s1 = R->lsnap[ZS_FACCT_NB - 1 - back], *s0 = R->lsnap[ZS_FACCT_NB - 2 - back];
@@ -108,7 +108,7 @@ void zs__sim_fold_wake(rank_st *R, int s)
     }
     t->asleep = 0;
     R->nasleep--;
-    zs_facct_wake(&R->acct, &R->x->r->ranks[R->rank], s, R->now);
+    zs_foldacct_wake(&R->acct, &R->x->r->ranks[R->rank], s, R->now);
     if (R->now > R->end)
         R->end = R->now; /* the skipped iterations end here */
 }

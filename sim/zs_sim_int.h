@@ -30,7 +30,7 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 
-#include "zs_facct.h"
+#include "zs_foldacct.h"
 #include "zs_fold.h"
 #include "zs_platform.h"
 #include "zs_sg_wait.h"
@@ -126,7 +126,7 @@ typedef struct rank_st {
     int nw, capw;
     went *free_w;
     zs_sgw *sgw;                 /* the actor's wait-any with a timeout */
-    zs_facct acct;               /* compute / exposed / idle, knowing sleeping streams */
+    zs_foldacct acct;            /* compute / exposed / idle, knowing sleeping streams */
     double now;                  /* the date of the event being handled */
     double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
     int ncomp;                   /* compute ops running */

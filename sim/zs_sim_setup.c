@@ -98,7 +98,7 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     const zs_rank_prog *p = &x->s->ranks[rank];
     R->x = x;
     R->rank = rank;
-    zs_facct_init(&R->acct);
+    zs_foldacct_init(&R->acct);
     R->p = p;
     int64_t n = p->nops > 0 ? p->nops : 1;
     R->seg_of = malloc(sizeof(int32_t) * (size_t)n);
@@ -143,7 +143,7 @@ static void rank_release(rank_st *R)
     free(R->skip_at);
     free(R->skip_add);
     free(R->cmax);
-    zs_facct_free(&R->acct);
+    zs_foldacct_free(&R->acct);
     zs__sgw_free(R->sgw);
     for (int k = 0; k < R->nw; k++)
         free(R->w[k]);

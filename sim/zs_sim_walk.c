@@ -225,7 +225,7 @@ static int start_compute(rank_st *R, int s, int64_t i, double now)
     R->ncomp++;
     t->computing = 1;
     t->rem = op->duration;
-    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 1, 0);
+    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 1, 0);
     t->running = 1;
     t->t_start = now;
     return 1;
@@ -239,7 +239,7 @@ static void end_compute(rank_st *R, int s, double now)
     t->computing = 0;
     R->ncomp--;
     t->running = 0;
-    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, -1, 0);
+    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, -1, 0);
     zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
     zs__sim_op_done(R, t->cur, now);
     zs__sim_stream_next(R, s, t->cur);
@@ -407,7 +407,7 @@ static void retire(rank_st *R, went *w)
     if (!zs__sim_coll_retire(R, w))
         return;
     t->running = 0;
-    zs_facct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 0, -1);
+    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 0, -1);
     zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
     zs__sim_op_done(R, t->cur, now);
     zs__sim_stream_next(R, s, t->cur);

@@ -1,4 +1,4 @@
-/* Tests of Megatron-Core Dynamic CP (core/zs_dyncp_sched.h and the dyn-cp
+/* Tests of Megatron-Core Dynamic CP (planners/zs_dyncp_sched.h and the dyn-cp
  * planner) on hand-checked small cases:
  *   - the group size a document needs (power of two, padded shares,
  *     min_cp) and the per-GPU share;

@@ -10,7 +10,7 @@
 #include "zs_point_env.h"
 #include "zs_workers.h"
 #include "zs_test.h"
-#include "zs_wlb_pack.h"
+#include "zs_pack.h"
 
 /* A small study every method can plan: 2 nodes (16 GPUs) of cluster-a,
  * one iteration on the analytic backend; the 4D methods (those with a pp

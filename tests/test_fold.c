@@ -1,4 +1,4 @@
-/* Folding (core/zs_fold.h, core/zs_facct.h): which segments may fold
+/* Folding (exec/zs_fold.h, exec/zs_foldacct.h): which segments may fold
  * (components, misshapen channels and groups, repeats too short, timeline
  * layers), where a component folds (exact repeats, steady repeats, a
  * stream that does not repeat), the accounting replay of sleeping streams
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "zs_analytic.h"
-#include "zs_facct.h"
+#include "zs_foldacct.h"
 #include "zs_fold.h"
 #include "zs_planner.h"
 #include "zs_test.h"
@@ -227,38 +227,38 @@ static void test_facct_replay(void)
         zs_rank_acct_change(&ref, &rr, k + 0.8, 0, -1);
     }
     zs_rank_acct_close(&ref, &rr, 10.0);
-    zs_facct a;
-    zs_facct_init(&a);
+    zs_foldacct a;
+    zs_foldacct_init(&a);
     zs_rank_result fr = {0};
     zs_fold_step sc = {.ref = 1, .skip = 6, .period = 1.0, .sleep = 6.0},
                  sm = {.skip = 6, .period = 1.0, .sleep = 6.0};
     for (int k = 0; k < 10; k++) {
         if (k >= 1 && k <= 2) {
-            zs_facct_boundary(&a, &fr, 0, k + 0.0);
-            zs_facct_boundary(&a, &fr, 1, k + 0.05);
+            zs_foldacct_boundary(&a, &fr, 0, k + 0.0);
+            zs_foldacct_boundary(&a, &fr, 1, k + 0.05);
         }
         if (k == 3) {
-            zs_facct_boundary(&a, &fr, 0, 3.0);
-            zs_facct_sleep(&a, &fr, 0, 3.0, sc.period, sc.back);
-            zs_facct_boundary(&a, &fr, 1, 3.05);
-            zs_facct_sleep(&a, &fr, 1, 3.05, sm.period, sm.back);
-            zs_facct_wake(&a, &fr, 0, 9.0);
-            zs_facct_wake(&a, &fr, 1, 9.05);
+            zs_foldacct_boundary(&a, &fr, 0, 3.0);
+            zs_foldacct_sleep(&a, &fr, 0, 3.0, sc.period, sc.back);
+            zs_foldacct_boundary(&a, &fr, 1, 3.05);
+            zs_foldacct_sleep(&a, &fr, 1, 3.05, sm.period, sm.back);
+            zs_foldacct_wake(&a, &fr, 0, 9.0);
+            zs_foldacct_wake(&a, &fr, 1, 9.05);
             k = 8;
             continue;
         }
-        zs_facct_change(&a, &fr, 0, k + 0.1, 1, 0);
-        zs_facct_change(&a, &fr, 1, k + 0.4, 0, 1);
-        zs_facct_change(&a, &fr, 0, k + 0.5, -1, 0);
-        zs_facct_change(&a, &fr, 1, k + 0.8, 0, -1);
+        zs_foldacct_change(&a, &fr, 0, k + 0.1, 1, 0);
+        zs_foldacct_change(&a, &fr, 1, k + 0.4, 0, 1);
+        zs_foldacct_change(&a, &fr, 0, k + 0.5, -1, 0);
+        zs_foldacct_change(&a, &fr, 1, k + 0.8, 0, -1);
     }
-    zs_facct_close(&a, &fr, 10.0);
+    zs_foldacct_close(&a, &fr, 10.0);
     ZS_ASSERT_NEAR(fr.compute, rr.compute, 1e-9);
     ZS_ASSERT_NEAR(fr.exposed_comm, rr.exposed_comm, 1e-9);
     ZS_ASSERT_NEAR(fr.idle, rr.idle, 1e-9);
     ZS_ASSERT_NEAR(fr.comm, rr.comm, 1e-9);
     CU_ASSERT(!a.failed);
-    zs_facct_free(&a);
+    zs_foldacct_free(&a);
 }
 
 /* Every planner on 8 nodes: the analytic backend folded against unrolled.

@@ -1,5 +1,5 @@
 /* Output a user can script (issue 18): tables with typed cells, one JSON or
- * CSV document per command (zs_doc), compare's verdict and its NIC note
+ * CSV document per command (zs_output), compare's verdict and its NIC note
  * (zs_verdict), and the progress lines of long runs (zs_progress), on
  * small hand-checked cases; the JSON is read back with jansson; notes cut
  * when full are marked. */
@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "zs_doc.h"
+#include "zs_output.h"
 #include "zs_point.h"
 #include "zs_progress.h"
 #include "zs_result.h"
@@ -15,10 +15,10 @@
 #include "zs_verdict.h"
 
 /* The document d printed into a file, read back as text (caller frees). */
-static char *render(zs_doc *d, FILE *f, const char *path)
+static char *render(zs_output *d, FILE *f, const char *path)
 {
-    ZS_ASSERT_INT_EQ(zs_doc_end(d), ZS_OK);
-    zs_doc_free(d);
+    ZS_ASSERT_INT_EQ(zs_output_end(d), ZS_OK);
+    zs_output_free(d);
     fclose(f);
     return zs_test_slurp(path);
 }
@@ -48,12 +48,12 @@ static void test_json(void)
 {
     const char *path = zs_test_write("doc.json", "");
     FILE *f = fopen(path, "w");
-    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
-    zs_doc_set_text(d, NULL, "model", "llama-7b");
-    zs_doc_set_num(d, "verdict", "margin_pct", 12.5);
-    zs_doc_set_num(d, "verdict", "bad", INFINITY);
-    zs_doc_table(d, "rows", sample());
-    zs_doc_note(d, "a note");
+    zs_output *d = zs_output_new("unit", ZS_FMT_JSON, f);
+    zs_output_set_text(d, NULL, "model", "llama-7b");
+    zs_output_set_num(d, "verdict", "margin_pct", 12.5);
+    zs_output_set_num(d, "verdict", "bad", INFINITY);
+    zs_output_table(d, "rows", sample());
+    zs_output_note(d, "a note");
     char *text = render(d, f, path);
     json_error_t je;
     json_t *doc = json_loads(text, 0, &je);
@@ -88,16 +88,16 @@ static void test_csv(void)
 {
     const char *path = zs_test_write("doc.csv", "");
     FILE *f = fopen(path, "w");
-    zs_doc *d = zs_doc_new("unit", ZS_FMT_CSV, f);
-    zs_doc_set_text(d, NULL, "model", "not in a CSV with tables");
-    zs_doc_table(d, "rows", sample());
+    zs_output *d = zs_output_new("unit", ZS_FMT_CSV, f);
+    zs_output_set_text(d, NULL, "model", "not in a CSV with tables");
+    zs_output_table(d, "rows", sample());
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "value", ZS_COL_NUM);
     zs_table_col(t, "extra", ZS_COL_TEXT);
     zs_table_row(t);
     zs_table_num(t, 0, "%.3f", 1.5);
     zs_table_set(t, 1, "x");
-    zs_doc_table(d, "more", t);
+    zs_output_table(d, "more", t);
     char *text = render(d, f, path);
     /* one header: the union of the columns, each row's table first */
     CU_ASSERT_STRING_EQUAL(text, "table,name,n,value,extra\n"
@@ -109,8 +109,8 @@ static void test_csv(void)
     /* a document of values only: one row */
     path = zs_test_write("values.csv", "");
     f = fopen(path, "w");
-    d = zs_doc_new("unit", ZS_FMT_CSV, f);
-    zs_doc_set_int(d, NULL, "copied", 4);
+    d = zs_output_new("unit", ZS_FMT_CSV, f);
+    zs_output_set_int(d, NULL, "copied", 4);
     text = render(d, f, path);
     ZS_ASSERT_STR_CONTAINS(text, ",command,copied\n");
     ZS_ASSERT_STR_CONTAINS(text, ",unit,4\n");
@@ -121,11 +121,11 @@ static void test_table_text(void)
 {
     const char *path = zs_test_write("doc.txt", "");
     FILE *f = fopen(path, "w");
-    zs_doc *d = zs_doc_new("unit", ZS_FMT_TABLE, f);
-    zs_doc_text(d, "# header\n");
-    zs_doc_table(d, "rows", sample());
-    zs_doc_set_text(d, NULL, "model", "json only");
-    zs_doc_note(d, "a note");
+    zs_output *d = zs_output_new("unit", ZS_FMT_TABLE, f);
+    zs_output_text(d, "# header\n");
+    zs_output_table(d, "rows", sample());
+    zs_output_set_text(d, NULL, "model", "json only");
+    zs_output_note(d, "a note");
     char *text = render(d, f, path);
     CU_ASSERT_STRING_EQUAL(text, "# header\n"
                                  "title for people\n"
@@ -364,8 +364,8 @@ static void test_full_precision(void)
     CU_ASSERT_STRING_EQUAL(zs_table_value(t, 2, 0), "-1e-09");
     const char *path = zs_test_write("prec.json", "");
     FILE *f = fopen(path, "w");
-    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
-    zs_doc_table(d, "rows", t);
+    zs_output *d = zs_output_new("unit", ZS_FMT_JSON, f);
+    zs_output_table(d, "rows", t);
     char *text = render(d, f, path);
     json_error_t je;
     json_t *doc = json_loads(text, 0, &je);
@@ -392,8 +392,8 @@ static void test_kv(void)
     zs_table_kv_text(t, "gpu", "%s", "h100");
     const char *path = zs_test_write("kv.json", "");
     FILE *f = fopen(path, "w");
-    zs_doc *d = zs_doc_new("unit", ZS_FMT_JSON, f);
-    zs_doc_table(d, "kv", t);
+    zs_output *d = zs_output_new("unit", ZS_FMT_JSON, f);
+    zs_output_table(d, "kv", t);
     char *text = render(d, f, path);
     ZS_ASSERT_STR_CONTAINS(text, "{\"key\": \"time\", \"value\": 1.23456, \"unit\": \"ms\", "
                                  "\"note\": \"HBM floor\"}");

@@ -14,7 +14,7 @@
 #include "zs_test.h"
 #include "zs_test_env.h"
 #include "zs_validate.h"
-#include "zs_wlb_pack.h"
+#include "zs_pack.h"
 
 typedef zs_test_env env;
 

@@ -1,4 +1,4 @@
-/* Ring attention (core/zs_ring.c): zigzag chunking, exact causal coverage
+/* Ring attention (lower/zs_ring.c): zigzag chunking, exact causal coverage
  * (checked by the validator), bytes per step, and the forward/backward
  * structure, on a tiny ring planner written here. */
 #include <stdlib.h>

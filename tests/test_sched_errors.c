@@ -9,7 +9,7 @@
 #include "zs_iteration.h"
 #include "zs_ring.h"
 #include "zs_test.h"
-#include "zs_zeppelin_route.h"
+#include "zs_route.h"
 
 /* The failure a schedule reports, as a caller sees it. */
 static zs_err checked(const zs_schedule *s)
@@ -293,17 +293,17 @@ static void test_emitters_report_what_failed(void)
     /* Zeppelin's routing layer on a bare schedule: a stream that is not there. */
     zs_cluster c;
     ZS_ASSERT_OK(zs_cluster_load("cluster-a", 2, &c, &e), &e);
-    zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, ZS_STREAM_COMM);
+    zs_route *r = zs_route_new(&c, 1, 4, 1 << 20, ZS_STREAM_COMM);
     zs_schedule *s = zs_schedule_new(16);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     int64_t so, ro;
     zs_xfer x = {7, 8, 4, 1, 1e6, NULL, 0, -1, 0, 0};
-    ZS_ASSERT_INT_EQ(zs_zep_route_emit(r, s, &x, 2, &so, &ro, &e), ZS_EINVALID);
+    ZS_ASSERT_INT_EQ(zs_route_emit(r, s, &x, 2, &so, &ro, &e), ZS_EINVALID);
     ZS_ASSERT_STR_CONTAINS(e.what, "on stream 4: the schedule has 2 streams");
     ZS_ASSERT_STR_CONTAINS(e.where, "rank 7, op 0");
     zs_schedule_free(s);
-    zs_zep_route_free(r);
+    zs_route_free(r);
 }
 
 /* Tensor parallelism copies each TP group leader's program through the

@@ -1,4 +1,4 @@
-/* The timeline writer (core/zs_timeline) and the JSON string escaping it
+/* The timeline writer (exec/zs_timeline) and the JSON string escaping it
  * uses (base/zs_json_esc): escaping by hand-checked cases and through a
  * real JSON parser, flow pairs in any write order, the documents a merged
  * transfer carries, the rank and layer

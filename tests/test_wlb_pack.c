@@ -1,4 +1,4 @@
-/* Tests of the 4D packers (core/zs_wlb_pack.h): hand-checked cases of
+/* Tests of the 4D packers (lower/zs_pack.h): hand-checked cases of
  * loader-order packing, fixed-length greedy repacking (in one batch and
  * over a window of batches), WLB-LLM's variable-length step and its
  * stateful packer with outlier queues (delays counted by hand), and, on
@@ -7,7 +7,7 @@
  * over 1 to 8 batches against WLB-LLM's packing with 0 to 3 outlier queues
  * at steady state (WLB-LLM's Table 2). The packing time per batch is
  * printed, never asserted. Also the concatenate-and-cut loader and
- * fixed-length repacking with cuts (core/zs_cutload.h), by hand. */
+ * fixed-length repacking with cuts (lower/zs_cutload.h), by hand. */
 #include <stdlib.h>
 
 #include "zs_batcher_greedy.h"
@@ -15,7 +15,7 @@
 #include "zs_model.h"
 #include "zs_test.h"
 #include "zs_trace_read.h"
-#include "zs_wlb_pack.h"
+#include "zs_pack.h"
 
 static double unit_coef[2] = {1, 0};
 static const zs_pack_cost unit_cost = {zs_pack_cost_quadratic, unit_coef};

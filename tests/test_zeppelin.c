@@ -15,11 +15,11 @@
 #include "zs_test.h"
 #include "zs_test_env.h"
 #include "zs_validate.h"
-#include "zs_zeppelin_cost.h"
-#include "zs_zeppelin_engine.h"
-#include "zs_zeppelin_part.h"
-#include "zs_zeppelin_remap.h"
-#include "zs_zeppelin_route.h"
+#include "zs_crossover.h"
+#include "zs_zep_engine.h"
+#include "zs_zep_part.h"
+#include "zs_remap.h"
+#include "zs_route.h"
 
 extern const zs_planner_ops zs_planner_zeppelin;
 
@@ -34,9 +34,9 @@ static void test_thresholds(void)
 {
     env v;
     env_init(&v, "llama-3b", 2);
-    zs_zep_thresholds t;
+    zs_crossover t;
     zs_err e;
-    ZS_ASSERT_OK(zs_zep_thresholds_compute(v.cost, 1, 4, 2 << 20, &t, &e), &e);
+    ZS_ASSERT_OK(zs_crossover_solve(v.cost, 1, 4, 2 << 20, &t, &e), &e);
     printf("\n    llama-3b cluster-a: m_intra %.0f, m_inter %.0f, routed %.0f tokens/GPU\n",
            t.m_intra, t.m_inter, t.m_inter_routed);
     /* Network slower than NVLink: larger crossover; routing over 4 NICs lowers it. */
@@ -44,16 +44,16 @@ static void test_thresholds(void)
     /* At the crossover compute equals the transfer; below it, it does not hide it. */
     ZS_ASSERT_REL(t.intra_compute_s, t.intra_xfer_s, 0.01);
     ZS_ASSERT_REL(t.inter_compute_s, t.inter_xfer_s, 0.01);
-    CU_ASSERT(zs_zep_step_compute(v.cost, t.heads, t.m_inter * 0.9) <
-              zs_zep_step_xfer(v.cost, t.kv_heads, t.m_inter * 0.9, 1, 1, 0));
+    CU_ASSERT(zs_crossover_step_compute(v.cost, t.heads, t.m_inter * 0.9) <
+              zs_crossover_step_xfer(v.cost, t.kv_heads, t.m_inter * 0.9, 1, 1, 0));
     /* Scaling: per-step bytes ~ x, compute ~ x^2 at the saturated rate, so
      * m_inter / m_intra is about the NVLink / NIC bandwidth ratio (8). */
     ZS_ASSERT_REL(t.m_inter / t.m_intra, 8.0, 0.05);
     /* The 64K sequence over 2 nodes (16 ranks): one KV shard of 4096
      * tokens, direct through one NIC vs routed over 4 (cost model; the
      * paper's Fig. 12: ~2.18 ms vs ~411 us, the latter on more NICs). */
-    double direct = zs_zep_step_xfer(v.cost, t.kv_heads, 4096, 1, 1, 0);
-    double routed = zs_zep_step_xfer(v.cost, t.kv_heads, 4096, 1, 4, 2 << 20);
+    double direct = zs_crossover_step_xfer(v.cost, t.kv_heads, 4096, 1, 1, 0);
+    double routed = zs_crossover_step_xfer(v.cost, t.kv_heads, 4096, 1, 4, 2 << 20);
     printf("    64K LLaMA-3B over 2 nodes: inter-node round %.0f us direct, %.0f us routed (k=4)\n",
            direct * 1e6, routed * 1e6);
     ZS_ASSERT_REL(direct, 52428800 / 25e9, 0.01); /* 52 MB over 200 Gb/s */
@@ -348,7 +348,7 @@ static zs_schedule *engine_build(const zs_cost *c, const zs_zep_part *p, const i
     int route = zs_schedule_add_stream(s, "route");
     int remap = zs_schedule_add_stream(s, "remap");
     zs_schedule_set_docs(s, len, 3);
-    zs_zep_route *rt = zs_zep_route_new(&c->cluster, 1, 1, 1 << 21, route);
+    zs_route *rt = zs_route_new(&c->cluster, 1, 1, 1 << 21, route);
     zs_zep_engine en = {0};
     en.part = p;
     en.route = rt;
@@ -371,7 +371,7 @@ static zs_schedule *engine_build(const zs_cost *c, const zs_zep_part *p, const i
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
     zs_zep_engine_fini(&en);
-    zs_zep_route_free(rt);
+    zs_route_free(rt);
     return s;
 }
 
@@ -387,7 +387,7 @@ static void test_engine_order(void)
      * backward. */
     zs_attn_block step[4], loc = {1, 0, 512, 0, 512};
     int nb = zs_ring_member_blocks(0, 2048, 2, ZS_RING_EXACT, 0, 0, step);
-    double x = zs_zep_step_xfer(c, 32, 1024, 1, 1, 0);
+    double x = zs_crossover_step_xfer(c, 32, 1024, 1, 1, 0);
     for (int b = 0; b < 2; b++) {
         double c0 = zs_cost_attn(c, step, nb, 32, b), l = zs_cost_attn(c, &loc, 1, 32, b);
         printf("\n    %s: ring step %.0f us, KV shard through one NIC %.0f us, local document "
@@ -496,14 +496,14 @@ static void test_routed_path(void)
     zs_cluster c;
     zs_err e;
     ZS_ASSERT_OK(zs_cluster_load("cluster-a", 2, &c, &e), &e);
-    zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, 3);
-    zs_zep_path p;
+    zs_route *r = zs_route_new(&c, 1, 4, 1 << 20, 3);
+    zs_route_path p;
     /* GPU 7 (node 0, NIC 3) -> GPU 8 (node 1, NIC 0), 8 MiB over 4 NICs:
      * NICs needing one NVLink hop first (0: gather-free, 3: scatter-free),
      * then 1 and 2; 2 MiB per NIC, 2 chunks each. Relays: the source or
      * destination when behind the NIC, else the first GPU behind it (none
      * relays anything yet). */
-    zs_zep_route_plan(r, 7, 8, 8 << 20, &p);
+    zs_route_plan(r, 7, 8, 8 << 20, &p);
     ZS_ASSERT_INT_EQ(p.k, 4);
     int nic[4] = {0, 3, 1, 2}, proxy[4] = {0, 7, 2, 4}, peer[4] = {8, 14, 10, 12};
     for (int i = 0; i < 4; i++) {
@@ -515,31 +515,31 @@ static void test_routed_path(void)
     }
     for (int n = 0; n < 2; n++)
         for (int j = 0; j < 4; j++)
-            ZS_ASSERT_NEAR(zs_zep_route_nic_bytes(r, n, j), 2 << 20, 0);
+            ZS_ASSERT_NEAR(zs_route_nic_bytes(r, n, j), 2 << 20, 0);
     /* The same transfer again: the other GPU behind each NIC relays now. */
-    zs_zep_route_plan(r, 7, 8, 8 << 20, &p);
+    zs_route_plan(r, 7, 8, 8 << 20, &p);
     int proxy2[4] = {1, 7, 3, 5}, peer2[4] = {8, 15, 11, 13};
     for (int i = 0; i < 4; i++) {
         ZS_ASSERT_INT_EQ(p.proxy[i], proxy2[i]);
         ZS_ASSERT_INT_EQ(p.peer[i], peer2[i]);
     }
-    zs_zep_route_free(r);
+    zs_route_free(r);
     /* k=2: the second transfer of the phase takes the two idle NICs. */
-    r = zs_zep_route_new(&c, 1, 2, 1 << 20, 3);
-    zs_zep_route_plan(r, 7, 8, 4 << 20, &p);
+    r = zs_route_new(&c, 1, 2, 1 << 20, 3);
+    zs_route_plan(r, 7, 8, 4 << 20, &p);
     ZS_ASSERT_INT_EQ(p.nic[0], 0);
     ZS_ASSERT_INT_EQ(p.nic[1], 3);
-    zs_zep_route_plan(r, 7, 8, 4 << 20, &p);
+    zs_route_plan(r, 7, 8, 4 << 20, &p);
     ZS_ASSERT_INT_EQ(p.nic[0], 1);
     ZS_ASSERT_INT_EQ(p.nic[1], 2);
     for (int j = 0; j < 4; j++)
-        ZS_ASSERT_NEAR(zs_zep_route_nic_bytes(r, 0, j), 2 << 20, 0);
-    zs_zep_route_phase(r);
-    ZS_ASSERT_NEAR(zs_zep_route_nic_bytes(r, 0, 0), 0, 0);
+        ZS_ASSERT_NEAR(zs_route_nic_bytes(r, 0, j), 2 << 20, 0);
+    zs_route_phase(r);
+    ZS_ASSERT_NEAR(zs_route_nic_bytes(r, 0, 0), 0, 0);
     /* Same node: direct. */
-    zs_zep_route_plan(r, 1, 5, 1000, &p);
+    zs_route_plan(r, 1, 5, 1000, &p);
     ZS_ASSERT_INT_EQ(p.direct, 1);
-    zs_zep_route_free(r);
+    zs_route_free(r);
 }
 
 /* A routed transfer charges each relaying GPU (not its source or
@@ -555,16 +555,16 @@ static void test_relay_charge(void)
     zs_err e;
     ZS_ASSERT_OK(zs_cluster_load("cluster-a", 2, &c, &e), &e);
     ZS_ASSERT_INT_EQ(c.gpu.sms, 108);
-    ZS_ASSERT_INT_EQ(zs_zep_relay_ctas(&c), 2);
-    ZS_ASSERT_REL(zs_zep_relay_compute_s(&c, 2 << 20), 2.0 / 108 * 2097152 / 25e9, 1e-12);
-    ZS_ASSERT_NEAR(zs_zep_relay_compute_s(&c, 0), 0, 0);
+    ZS_ASSERT_INT_EQ(zs_route_relay_ctas(&c), 2);
+    ZS_ASSERT_REL(zs_route_relay_compute_s(&c, 2 << 20), 2.0 / 108 * 2097152 / 25e9, 1e-12);
+    ZS_ASSERT_NEAR(zs_route_relay_compute_s(&c, 0), 0, 0);
     zs_schedule *s = zs_schedule_new(16);
     zs_schedule_add_stream(s, "comm-inter");
     int rs = zs_schedule_add_stream(s, "route");
     int ss = zs_schedule_add_stream(s, "route-send");
     int js = zs_schedule_add_stream(s, "route-join");
-    zs_zep_route *r = zs_zep_route_new(&c, 1, 4, 1 << 20, rs);
-    zs_zep_route_set_streams(r, ss, js);
+    zs_route *r = zs_route_new(&c, 1, 4, 1 << 20, rs);
+    zs_route_set_streams(r, ss, js);
     int64_t so, dd;
     /* The transfer merges two documents' shards (3 and 5 MiB): every chunk
      * of every hop carries both, scaled to its bytes (the validator checks
@@ -572,7 +572,7 @@ static void test_relay_charge(void)
     zs_schedule_set_docs(s, (int32_t[]){100, 100}, 2);
     zs_carry parts[2] = {{0, 3 << 20}, {1, 5 << 20}};
     zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 8 << 20, NULL, 0, -1, zs_schedule_carry(s, parts, 2), 2};
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
+    ZS_ASSERT_OK(zs_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
     int chunks = 0;
     for (int rank = 0; rank < 16; rank++)
         for (int64_t i = 0; i < s->ranks[rank].nops; i++) {
@@ -609,7 +609,7 @@ static void test_relay_charge(void)
     }
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
-    zs_zep_route_free(r);
+    zs_route_free(r);
     zs_schedule_free(s);
 }
 
@@ -622,20 +622,20 @@ static double round_time(const zs_cost *cost, int k)
     int route_stream = zs_schedule_add_stream(s, "route");
     int send_stream = zs_schedule_add_stream(s, "route-send");
     int join_stream = zs_schedule_add_stream(s, "route-join");
-    zs_zep_route *r =
-        zs_zep_route_new(&cost->cluster, 1, k, zs_zep_default_chunk(&cost->cluster), route_stream);
-    zs_zep_route_set_streams(r, send_stream, join_stream);
+    zs_route *r =
+        zs_route_new(&cost->cluster, 1, k, zs_route_default_chunk(&cost->cluster), route_stream);
+    zs_route_set_streams(r, send_stream, join_stream);
     int64_t so, dd;
     zs_err e;
     zs_xfer x = {7, 8, ZS_STREAM_COMM, 1, 4096.0 * 2 * 32 * 100 * 2, NULL, 0, -1, 0, 0};
-    ZS_ASSERT_OK(zs_zep_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
+    ZS_ASSERT_OK(zs_route_emit(r, s, &x, 2, &so, &dd, &e), &e);
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);
     zs_result *res = NULL;
     ZS_ASSERT_OK(zs_analytic_run(s, cost, NULL, &res, &e), &e);
     double t = res->iter_time;
     zs_result_free(res);
-    zs_zep_route_free(r);
+    zs_route_free(r);
     zs_schedule_free(s);
     return t;
 }
@@ -661,9 +661,9 @@ static void test_remap_matrix(void)
      * Inside node 0: 0 -> 1 (3); inside node 1: 2 -> 3 (1); node 0's net
      * surplus of 2 crosses: 0 -> 3 (2). Cost 4 x 1 + 2 x 10 = 24. */
     int64_t attn[4] = {10, 2, 6, 2};
-    zs_zep_remap *m = NULL;
+    zs_remap *m = NULL;
     zs_err e;
-    ZS_ASSERT_OK(zs_zep_remap_plan(attn, 4, 2, 1, 10, &m, &e), &e);
+    ZS_ASSERT_OK(zs_remap_plan(attn, 4, 2, 1, 10, &m, &e), &e);
     ZS_ASSERT_INT_EQ(m->nflows, 3);
     int want[3][3] = {{0, 1, 3}, {0, 3, 2}, {2, 3, 1}};
     for (int i = 0; i < 3; i++) {
@@ -676,10 +676,10 @@ static void test_remap_matrix(void)
     ZS_ASSERT_NEAR(m->cost, 24, 1e-12);
     for (int s = 0; s < 4; s++)
         ZS_ASSERT_INT_EQ(m->target[s], 5);
-    zs_zep_remap_free(m);
+    zs_remap_free(m);
     /* Inside nodes only: node 0 holds 12 tokens (6 each: 0 -> 1, 4), node 1
      * holds 8 (4 each: 2 -> 3, 2); nothing crosses. Cost 6 x 1. */
-    ZS_ASSERT_OK(zs_zep_remap_plan_nodes(attn, 4, 2, 1, &m, &e), &e);
+    ZS_ASSERT_OK(zs_remap_plan_nodes(attn, 4, 2, 1, &m, &e), &e);
     ZS_ASSERT_INT_EQ(m->nflows, 2);
     int want2[2][3] = {{0, 1, 4}, {2, 3, 2}};
     for (int i = 0; i < 2; i++) {
@@ -693,18 +693,18 @@ static void test_remap_matrix(void)
     int64_t tgt[4] = {6, 6, 4, 4};
     for (int s = 0; s < 4; s++)
         ZS_ASSERT_INT_EQ(m->target[s], tgt[s]);
-    zs_zep_remap_free(m);
+    zs_remap_free(m);
     /* Odd totals: the extra token goes to the slot with more attention
      * tokens of its node ({3, 4 | 1, 0}: targets {3, 4 | 1, 0} unchanged,
      * i.e. node 0's 7 tokens as 3 + 4 with the 4 on slot 1). */
     int64_t odd[4] = {3, 4, 1, 0};
-    ZS_ASSERT_OK(zs_zep_remap_plan_nodes(odd, 4, 2, 1, &m, &e), &e);
+    ZS_ASSERT_OK(zs_remap_plan_nodes(odd, 4, 2, 1, &m, &e), &e);
     ZS_ASSERT_INT_EQ(m->target[0], 3);
     ZS_ASSERT_INT_EQ(m->target[1], 4);
     ZS_ASSERT_INT_EQ(m->target[2], 1);
     ZS_ASSERT_INT_EQ(m->target[3], 0);
     ZS_ASSERT_INT_EQ(m->nflows, 0);
-    zs_zep_remap_free(m);
+    zs_remap_free(m);
 }
 
 /* Attention FLOPs of a schedule (forward, first copies, times repeats). */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "zs_cluster.h"
-#include "zs_doc.h"
+#include "zs_output.h"
 #include "zs_err.h"
 #include "zs_table.h"
 
@@ -77,7 +77,7 @@ void zs_cli_timeline_done(FILE *out, const char *label, const char *path, double
  * under name; returns the exit status (0, or 1 when stdout failed). */
 int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t);
 /* Ends and frees d; returns the exit status (0, or 1 when stdout failed). */
-int zs_cli_doc_end(zs_doc *d);
+int zs_cli_doc_end(zs_output *d);
 /* The gnuplot `set terminal` line for a plot file, chosen by its
  * extension (.png, .svg, .pdf) at w x h pixels; NULL for another one. */
 const char *zs_cli_plot_terminal(const char *path, int w, int h, char *buf, size_t n);

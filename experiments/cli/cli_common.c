@@ -174,14 +174,14 @@ void zs_cli_gnuplot(const char *path, int w, int h, void (*data)(FILE *f, const 
                 path);
 }
 
-int zs_cli_doc_end(zs_doc *d)
+int zs_cli_doc_end(zs_output *d)
 {
     if (!d) {
         fprintf(stderr, "zepsim: out of memory writing the output\n");
         return 1;
     }
-    int rc = zs_doc_end(d);
-    zs_doc_free(d);
+    int rc = zs_output_end(d);
+    zs_output_free(d);
     if (rc) {
         fprintf(stderr, "zepsim: cannot write the output: %s\n",
                 rc == ZS_EIO ? "standard output failed" : "out of memory");
@@ -192,12 +192,12 @@ int zs_cli_doc_end(zs_doc *d)
 
 int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t)
 {
-    zs_doc *d = zs_doc_new(cmd, fmt, stdout);
+    zs_output *d = zs_output_new(cmd, fmt, stdout);
     if (!d) {
         zs_table_free(t);
         return zs_cli_doc_end(NULL);
     }
-    zs_doc_table(d, name, t);
+    zs_output_table(d, name, t);
     return zs_cli_doc_end(d);
 }
 

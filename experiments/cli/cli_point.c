@@ -104,29 +104,29 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
     return 0;
 }
 
-void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc)
+void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, const char *cost_desc)
 {
-    zs_doc_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu\n", p->model,
-                p->cluster, nodes, p->nodes > 0 ? "--nodes" : "the cluster's own count", p->trace,
-                (unsigned long long)p->seed);
-    zs_doc_text(d,
-                "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
-                "recompute %s, folding %s\n",
-                (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
-                p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
-                p->fold == 0   ? "off"
-                : p->fold == 1 ? "on"
-                               : "steady");
+    zs_output_text(d, "# model %s, cluster %s x %d nodes (%s), trace %s, seed %llu\n", p->model,
+                   p->cluster, nodes, p->nodes > 0 ? "--nodes" : "the cluster's own count",
+                   p->trace, (unsigned long long)p->seed);
+    zs_output_text(d,
+                   "# context %lld tokens per %d-GPU group, %d iterations, backend %s, ZeRO-%d, "
+                   "recompute %s, folding %s\n",
+                   (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
+                   p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
+                   p->fold == 0   ? "off"
+                   : p->fold == 1 ? "on"
+                                  : "steady");
     if (p->opts[0])
-        zs_doc_text(d, "# method options: %s\n", p->opts);
+        zs_output_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)
-        zs_doc_text(d, "# cost model: %s%s%s\n", cost_desc, p->calib[0] ? ", calibration " : "",
-                    p->calib);
+        zs_output_text(d, "# cost model: %s%s%s\n", cost_desc, p->calib[0] ? ", calibration " : "",
+                       p->calib);
     if (p->calib[0])
         zs_cli_calib_warnings(d, p->calib, p->model, p->cluster, p->nodes);
 }
 
-void zs_cli_calib_warnings(zs_doc *d, const char *calib, const char *model, const char *cluster,
+void zs_cli_calib_warnings(zs_output *d, const char *calib, const char *model, const char *cluster,
                            int nodes)
 {
     /* The run itself loaded all three: a failure here was reported there. */
@@ -137,7 +137,7 @@ void zs_cli_calib_warnings(zs_doc *d, const char *calib, const char *model, cons
         zs_cli_calib_notes(d, calib, cl.gpu.name, &m);
 }
 
-void zs_cli_calib_notes(zs_doc *d, const char *calib, const char *gpu, const zs_model *m)
+void zs_cli_calib_notes(zs_output *d, const char *calib, const char *gpu, const zs_model *m)
 {
     zs_err e;
     zs_calib *c = NULL;
@@ -149,7 +149,7 @@ void zs_cli_calib_notes(zs_doc *d, const char *calib, const char *gpu, const zs_
             if (!(nl = strchr(l, '\n')))
                 break;
             *nl = '\0';
-            zs_doc_note(d, "%s", l);
+            zs_output_note(d, "%s", l);
         }
     zs_calib_free(c);
 }

@@ -56,13 +56,13 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
 
 /* The effective configuration as "# ..." lines for people (nodes: the
  * count as run, and where it came from: --nodes or the cluster file). */
-void zs_cli_point_print_cfg(zs_doc *d, const zs_point_cfg *p, int nodes, const char *cost_desc);
+void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, const char *cost_desc);
 /* Notes where the calibration is applied beyond its data (another GPU, an
  * attention head shape it did not measure): zs_calib_check_use. */
-void zs_cli_calib_warnings(zs_doc *d, const char *calib, const char *model, const char *cluster,
+void zs_cli_calib_warnings(zs_output *d, const char *calib, const char *model, const char *cluster,
                            int nodes);
 /* The same for a GPU (preset name) and a model already loaded. */
-void zs_cli_calib_notes(zs_doc *d, const char *calib, const char *gpu, const zs_model *m);
+void zs_cli_calib_notes(zs_output *d, const char *calib, const char *gpu, const zs_model *m);
 
 /* The cluster's size as p runs it: --nodes when given, else the cluster's
  * own count. */

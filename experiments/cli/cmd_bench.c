@@ -25,7 +25,7 @@
 #include "zs_sim.h"
 #include "zs_sim_floor.h"
 #include "zs_sort.h"
-#include "zs_zeppelin_bench.h"
+#include "zs_plan_bench.h"
 
 static const char bench_sim_help[] =
     "usage: zepsim bench sim [options]\n"
@@ -642,13 +642,13 @@ static int bench_plan(int argc, char **argv)
         zs_table_col(t, cols[i], i > 0);
     char *save = NULL;
     for (char *tr = strtok_r(traces, ",", &save); tr && !rc; tr = strtok_r(NULL, ",", &save)) {
-        zs_zep_bench b;
+        zs_plan_bench_figs b;
         fprintf(stderr, "bench plan: %s ...\n", tr);
         zs_batch *batch = NULL;
         rc = bench_batch(tr, tokens, (uint64_t)seed, &batch, &e);
         if (!rc)
-            rc = zs_zeppelin_bench_plan(method, model, cluster, (int)nodes, batch, (uint64_t)seed,
-                                        opt, (int)reps, &b, &e);
+            rc = zs_plan_bench(method, model, cluster, (int)nodes, batch, (uint64_t)seed, opt,
+                               (int)reps, &b, &e);
         zs_batch_free(batch);
         if (rc)
             break;

@@ -211,14 +211,14 @@ static void nccl_rows(warnings *d, zs_table *t, zs_table *rd, const zs_calib *c)
 
 /* The calibration for people and scripts: its sources, every fitted
  * parameter with its unit, a reading per fit, warnings. */
-static void report(zs_doc *d, const zs_calib *c)
+static void report(zs_output *d, const zs_calib *c)
 {
     warnings w;
     w.n = 0;
-    zs_doc_text(d, "calibration v%d, measured on %s\n", zs_calib_version(c),
-                zs_calib_gpu(c)[0] ? zs_calib_gpu(c) : "(unknown)");
-    zs_doc_set_int(d, NULL, "version", zs_calib_version(c));
-    zs_doc_set_text(d, NULL, "gpu", zs_calib_gpu(c));
+    zs_output_text(d, "calibration v%d, measured on %s\n", zs_calib_version(c),
+                   zs_calib_gpu(c)[0] ? zs_calib_gpu(c) : "(unknown)");
+    zs_output_set_int(d, NULL, "version", zs_calib_version(c));
+    zs_output_set_text(d, NULL, "gpu", zs_calib_gpu(c));
     zs_table *src = zs_table_new("sources:");
     zs_table_col(src, "path", 0);
     zs_table_col(src, "sha256", 0);
@@ -248,7 +248,7 @@ static void report(zs_doc *d, const zs_calib *c)
         else if (f->heads < 0 || f->kv_heads < 0 || f->head_dim < 0)
             zs_table_set(src, 5, "several");
     }
-    zs_doc_table(d, "sources", src);
+    zs_output_table(d, "sources", src);
     zs_table *t = zs_table_new("fitted parameters:");
     const char *cols[] = {"fit", "parameter", "value", "unit", "meaning"};
     for (int i = 0; i < 5; i++)
@@ -286,13 +286,13 @@ static void report(zs_doc *d, const zs_calib *c)
     char mixed[sizeof w.text[0]];
     if (zs_calib_check_mixed(c, mixed, sizeof mixed))
         warn(&w, "%s", mixed);
-    zs_doc_table(d, "parameters", t);
-    zs_doc_table(d, "quality", q);
-    zs_doc_table(d, "readings", rd);
+    zs_output_table(d, "parameters", t);
+    zs_output_table(d, "quality", q);
+    zs_output_table(d, "readings", rd);
     if (w.n)
-        zs_doc_text(d, "\n");
+        zs_output_text(d, "\n");
     for (int i = 0; i < w.n; i++)
-        zs_doc_note(d, "%s", w.text[i]);
+        zs_output_note(d, "%s", w.text[i]);
 }
 
 static const char calib_help[] =
@@ -393,9 +393,9 @@ static int calib_show(const calib_args *a, const char *file)
     zs_calib *cal = NULL;
     if (zs_calib_load(file, &cal, &e))
         return zs_cli_fail(&e);
-    zs_doc *d = zs_doc_new("calib", a->fmt, stdout);
+    zs_output *d = zs_output_new("calib", a->fmt, stdout);
     if (d) {
-        zs_doc_set_text(d, NULL, "file", file);
+        zs_output_set_text(d, NULL, "file", file);
         report(d, cal);
     }
     zs_calib_free(cal);
@@ -405,17 +405,17 @@ static int calib_show(const calib_args *a, const char *file)
 /* What calib fit prints once the fit is written. */
 static int fit_report(const calib_args *a, const zs_meas_set *s, const zs_calib *cal)
 {
-    zs_doc *d = zs_doc_new("calib", a->fmt, stdout);
+    zs_output *d = zs_output_new("calib", a->fmt, stdout);
     if (d) {
-        zs_doc_text(d, "read %zu points from %zu files; wrote %s\n", s->n, s->nfiles, a->out);
-        zs_doc_set_text(d, NULL, "file", a->out);
-        zs_doc_set_int(d, NULL, "points_read", (long long)s->n);
+        zs_output_text(d, "read %zu points from %zu files; wrote %s\n", s->n, s->nfiles, a->out);
+        zs_output_set_text(d, NULL, "file", a->out);
+        zs_output_set_int(d, NULL, "points_read", (long long)s->n);
         report(d, cal);
         if (!a->model)
             for (size_t i = 0; i < s->n; i++)
                 if (strncmp(s->v[i].op, "layer:", 6) == 0) {
-                    zs_doc_note(d, "layer-op rows were not fitted (give --model for their "
-                                   "shape)");
+                    zs_output_note(d, "layer-op rows were not fitted (give --model for their "
+                                      "shape)");
                     break;
                 }
     }

@@ -247,9 +247,9 @@ static zs_rrow result_row(const compare_args *a, const zs_work_point *res, int i
 }
 
 /* The results: every column in csv and json, compare's set for people. */
-static void print_table(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
+static void print_table(zs_output *d, const compare_args *a, const zs_work_point *res, int base)
 {
-    int human = zs_doc_format(d) == ZS_FMT_TABLE;
+    int human = zs_output_format(d) == ZS_FMT_TABLE;
     zs_table *t = zs_table_new(NULL);
     zs_rcols_add(t, human);
     zs_rcols_units(d);
@@ -259,12 +259,12 @@ static void print_table(zs_doc *d, const compare_args *a, const zs_work_point *r
         zs_rrow row = result_row(a, res, i, base, &p, err, sizeof err);
         zs_rcols_row(t, &row);
     }
-    zs_doc_table(d, "results", t);
+    zs_output_table(d, "results", t);
 }
 
 /* The verdict line, the slowest rank's reason per method, and the notes
  * on figures out of their range. */
-static void print_verdict(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
+static void print_verdict(zs_output *d, const compare_args *a, const zs_work_point *res, int base)
 {
     const zs_point_result *r[MAX_METHODS];
     for (int i = 0; i < a->n; i++)
@@ -272,80 +272,80 @@ static void print_verdict(zs_doc *d, const compare_args *a, const zs_work_point 
     zs_verdict v;
     zs_verdict_make(a->methods, r, a->n, base, &v);
     if (v.fastest >= 0) {
-        zs_doc_text(d, "%s\n", v.line);
-        zs_doc_set_text(d, "verdict", "fastest", a->methods[v.fastest]);
-        zs_doc_set_num(d, "verdict", "tokens_per_s", r[v.fastest]->tokens_per_s);
-        zs_doc_set_text(d, "verdict", "runner_up", v.second >= 0 ? a->methods[v.second] : NULL);
-        zs_doc_set_num(d, "verdict", "margin_pct", v.margin_pct);
-        zs_doc_set_text(d, "verdict", "text", v.line);
+        zs_output_text(d, "%s\n", v.line);
+        zs_output_set_text(d, "verdict", "fastest", a->methods[v.fastest]);
+        zs_output_set_num(d, "verdict", "tokens_per_s", r[v.fastest]->tokens_per_s);
+        zs_output_set_text(d, "verdict", "runner_up", v.second >= 0 ? a->methods[v.second] : NULL);
+        zs_output_set_num(d, "verdict", "margin_pct", v.margin_pct);
+        zs_output_set_text(d, "verdict", "text", v.line);
     }
-    zs_doc_text(d, "why (each method's slowest rank in the last iteration):\n");
+    zs_output_text(d, "why (each method's slowest rank in the last iteration):\n");
     for (int i = 0; i < a->n; i++) {
         /* a failure says why in its own line: the error on stderr may be
          * far away, or in another file */
         char err[1600] = "";
         if (!r[i])
             zs_err_format(&res[i].err, err, sizeof err);
-        zs_doc_text(d, "  %-10s %s%s\n", a->methods[i],
-                    r[i] ? (r[i]->why[0] ? r[i]->why : "-") : "failed: ", err);
+        zs_output_text(d, "  %-10s %s%s\n", a->methods[i],
+                       r[i] ? (r[i]->why[0] ? r[i]->why : "-") : "failed: ", err);
     }
     char note[1200];
     if (zs_verdict_nic_note(a->methods, r, a->n, a->p.backend, note, sizeof note))
-        zs_doc_note(d, "%s", note);
+        zs_output_note(d, "%s", note);
 }
 
 /* Each method's planner notes on the last iteration, as simulate prints
  * them: what the planner decided (a routing it turned off by itself, say,
  * which is why `--no-routing` can change nothing). */
-static void print_planner(zs_doc *d, const compare_args *a, const zs_work_point *res)
+static void print_planner(zs_output *d, const compare_args *a, const zs_work_point *res)
 {
     int any = 0;
     for (int i = 0; i < a->n; i++)
         any |= res[i].rc == ZS_OK && res[i].r.notes[0];
     if (!any)
         return;
-    if (zs_doc_format(d) == ZS_FMT_TABLE)
-        zs_doc_text(d, "planner (each method's notes on the last iteration):\n");
+    if (zs_output_format(d) == ZS_FMT_TABLE)
+        zs_output_text(d, "planner (each method's notes on the last iteration):\n");
     for (int i = 0; i < a->n; i++) {
         if (res[i].rc != ZS_OK || !res[i].r.notes[0])
             continue;
-        if (zs_doc_format(d) == ZS_FMT_TABLE)
-            zs_doc_text(d, "  %-10s %s\n", a->methods[i], res[i].r.notes);
+        if (zs_output_format(d) == ZS_FMT_TABLE)
+            zs_output_text(d, "  %-10s %s\n", a->methods[i], res[i].r.notes);
         else
-            zs_doc_note(d, "planner: %s: %s", a->methods[i], res[i].r.notes);
+            zs_output_note(d, "planner: %s: %s", a->methods[i], res[i].r.notes);
     }
 }
 
-static void print_notes(zs_doc *d, const compare_args *a, const zs_work_point *res, int base)
+static void print_notes(zs_output *d, const compare_args *a, const zs_work_point *res, int base)
 {
     if (base < 0)
-        zs_doc_note(d, "no speedups: the baseline '%s' is not among the methods that ran",
-                    a->baseline);
+        zs_output_note(d, "no speedups: the baseline '%s' is not among the methods that ran",
+                       a->baseline);
     double cap = 0;
     for (int i = 0; i < a->n; i++)
         if (res[i].rc == ZS_OK && res[i].r.mem_capacity > 0)
             cap = res[i].r.mem_capacity;
-    zs_doc_text(d,
-                "speedup = tokens_per_s over %s; tokens_per_iter = tokens trained per iteration "
-                "(methods that delay or cut documents train different amounts); busy / exposed "
-                "/ idle = mean share of the iteration a GPU computes / waits on its own "
-                "transfers / waits on other GPUs; max_nic = busiest NIC's busy share; "
-                "peak_mem_gib = one GPU's model state and activations (memory model estimate",
-                a->baseline);
+    zs_output_text(d,
+                   "speedup = tokens_per_s over %s; tokens_per_iter = tokens trained per iteration "
+                   "(methods that delay or cut documents train different amounts); busy / exposed "
+                   "/ idle = mean share of the iteration a GPU computes / waits on its own "
+                   "transfers / waits on other GPUs; max_nic = busiest NIC's busy share; "
+                   "peak_mem_gib = one GPU's model state and activations (memory model estimate",
+                   a->baseline);
     if (cap > 0)
-        zs_doc_text(d, "; %.1f GiB usable", cap / 1073741824.0);
-    zs_doc_text(d, "); attn_imbalance = max/mean attention work per GPU; `zepsim list columns` "
-                   "explains every column\n");
+        zs_output_text(d, "; %.1f GiB usable", cap / 1073741824.0);
+    zs_output_text(d, "); attn_imbalance = max/mean attention work per GPU; `zepsim list columns` "
+                      "explains every column\n");
     const zs_backend *b = zs_backend_find(a->p.backend);
     if (b && b->caveat)
-        zs_doc_note(d, "%s", b->caveat);
+        zs_output_note(d, "%s", b->caveat);
 }
 
 /* Where each method's timeline went (several methods: one file each). */
-static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_point *res)
+static void print_timelines(zs_output *d, const compare_args *a, const zs_work_point *res)
 {
     int several = a->n > 1;
-    zs_table *t = zs_doc_format(d) == ZS_FMT_JSON ? zs_table_new(NULL) : NULL;
+    zs_table *t = zs_output_format(d) == ZS_FMT_JSON ? zs_table_new(NULL) : NULL;
     if (t) {
         zs_table_col(t, "method", 0);
         zs_table_col(t, "path", 0);
@@ -355,8 +355,8 @@ static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_poin
         if (res[i].rc != ZS_OK)
             continue;
         const char *path = several ? a->tl[i] : a->p.timeline;
-        zs_cli_timeline_done(zs_doc_human(d), several ? a->methods[i] : NULL, path, res[i].tl_bytes,
-                             res[i].tl_subset);
+        zs_cli_timeline_done(zs_output_human(d), several ? a->methods[i] : NULL, path,
+                             res[i].tl_bytes, res[i].tl_subset);
         if (t) {
             zs_table_row(t);
             zs_table_set(t, 0, "%s", a->methods[i]);
@@ -365,7 +365,7 @@ static void print_timelines(zs_doc *d, const compare_args *a, const zs_work_poin
         }
     }
     if (t && zs_table_nrows(t))
-        zs_doc_table(d, "timelines", t);
+        zs_output_table(d, "timelines", t);
     else
         zs_table_free(t);
 }
@@ -499,7 +499,7 @@ int zs_cmd_compare(int argc, char **argv)
         else
             failed++;
     }
-    zs_doc *d = zs_doc_new("compare", a.fmt, stdout);
+    zs_output *d = zs_output_new("compare", a.fmt, stdout);
     if (!d) {
         free(res);
         return zs_cli_doc_end(NULL);
@@ -515,7 +515,7 @@ int zs_cmd_compare(int argc, char **argv)
     print_planner(d, &a, res);
     print_notes(d, &a, res, base);
     print_timelines(d, &a, res);
-    FILE *human = zs_doc_human(d);
+    FILE *human = zs_output_human(d);
     int out = zs_cli_doc_end(d);
     draw(human, &a, res, a.n - failed, base);
     free(res);

@@ -271,10 +271,10 @@ static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster 
          a->cp);
     add_kernel(k, c, b.pass == 2);
     text(k, "cost_model", "%s", c->desc);
-    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    zs_output *d = zs_output_new("cost", a->fmt, stdout);
     if (d) {
-        zs_doc_table(d, "layouts", t);
-        zs_doc_table(d, "setup", k);
+        zs_output_table(d, "layouts", t);
+        zs_output_table(d, "setup", k);
     } else {
         zs_table_free(t);
         zs_table_free(k);
@@ -457,9 +457,9 @@ static int cost_gemm(const cost_args *a, zs_err *e)
         zs_table_num(t, 6, "%.1f", s > 0 ? fl / s / 1e12 : NAN);
         zs_table_num(t, 7, "%.1f", s > 0 ? 100 * fl / s / 1e12 / cl.gpu.peak_tflops : NAN);
     }
-    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    zs_output *d = zs_output_new("cost", a->fmt, stdout);
     if (d)
-        zs_doc_table(d, "gemm", t);
+        zs_output_table(d, "gemm", t);
     else
         zs_table_free(t);
     zs_table *k = kv_table("priced by");
@@ -471,7 +471,7 @@ static int cost_gemm(const cost_args *a, zs_err *e)
     text(k, "gemm_source", "%s", cl.gpu.gemm.source);
     text(k, "cost_model", "%s", c->desc);
     if (d)
-        zs_doc_table(d, "priced_by", k);
+        zs_output_table(d, "priced_by", k);
     else
         zs_table_free(k);
     zs_cost_free(c);
@@ -695,13 +695,13 @@ static int cost_step(const cost_args *a, zs_err *e)
         zs_cost_free(c);
         return rc;
     }
-    zs_doc *d = zs_doc_new("cost", a->fmt, stdout);
+    zs_output *d = zs_output_new("cost", a->fmt, stdout);
     zs_table *tabs[3] = {step_ops_table(&st), step_class_table(&st),
                          step_info_table(a, &st, &cl, c)};
     static const char *const names[3] = {"ops", "classes", "step"};
     for (int i = 0; i < 3; i++) {
         if (d)
-            zs_doc_table(d, names[i], tabs[i]);
+            zs_output_table(d, names[i], tabs[i]);
         else
             zs_table_free(tabs[i]);
     }

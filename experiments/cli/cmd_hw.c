@@ -178,14 +178,14 @@ static int run(int argc, char **argv)
         for (int i = 0; i < 6; i++)
             zs_table_col(ranks, cols[i], 1);
         zs_result_ranks(r, ranks);
-        zs_doc *d = zs_doc_new("hw", fmt, stdout);
+        zs_output *d = zs_output_new("hw", fmt, stdout);
         if (d) {
-            zs_doc_table(d, "result", t);
-            zs_doc_table(d, "ranks", ranks);
-            zs_doc_text(d, "\nslowest rank %d: %s\n", r->slowest_rank, r->slowest_why);
-            zs_doc_set_text(d, NULL, "why", r->slowest_why);
+            zs_output_table(d, "result", t);
+            zs_output_table(d, "ranks", ranks);
+            zs_output_text(d, "\nslowest rank %d: %s\n", r->slowest_rank, r->slowest_why);
+            zs_output_set_text(d, NULL, "why", r->slowest_why);
             if (r->notes[0])
-                zs_doc_note(d, "notes: %s", r->notes);
+                zs_output_note(d, "notes: %s", r->notes);
         } else {
             zs_table_free(t);
             zs_table_free(ranks);

@@ -10,7 +10,7 @@
 
 #include "cli_point.h"
 #include "zs_chakra.h"
-#include "zs_point_fit.h"
+#include "zs_point_advice.h"
 #include "zs_planner.h"
 
 typedef struct plan_args {
@@ -132,14 +132,14 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
     const zs_schedule *s = pl->sched;
     const zs_plan_report *rep = &pl->rep;
     const zs_batch *b = pl->batch;
-    zs_doc *d = zs_doc_new("plan", a->fmt, stdout);
+    zs_output *d = zs_output_new("plan", a->fmt, stdout);
     if (!d)
         return zs_cli_doc_end(NULL);
     zs_cli_point_print_cfg(d, &a->p, pl->nodes, pl->cost_desc);
-    zs_doc_text(d, "# method %s, batch %ld: %d documents, %lld tokens\n", pl->method, a->batch,
-                b->ndocs, (long long)b->tokens);
-    zs_doc_set_text(d, NULL, "method", pl->method);
-    zs_doc_set_int(d, NULL, "batch", a->batch);
+    zs_output_text(d, "# method %s, batch %ld: %d documents, %lld tokens\n", pl->method, a->batch,
+                   b->ndocs, (long long)b->tokens);
+    zs_output_set_text(d, NULL, "method", pl->method);
+    zs_output_set_int(d, NULL, "batch", a->batch);
     zs_table *t = zs_table_kv_new(NULL);
     kv(t, "ranks", "%.0f", s->nranks, "GPUs");
     kv(t, "tp", "%.0f", rep->dims.tp, "");
@@ -162,17 +162,17 @@ static int print_plan(const plan_args *a, const zs_point_plan *pl)
     kv(t, "ops_unrolled", "%.0f", (double)zs_schedule_total_unrolled(s), "ops");
     kv(t, "schedule_mib", "%.1f", zs_schedule_memory(s) / 1048576.0, "MiB");
     kv(t, "validated", "%.0f", a->p.validate, "");
-    zs_doc_table(d, "plan", t);
+    zs_output_table(d, "plan", t);
     if (rep->notes[0])
-        zs_doc_note(d, "planner: %s", rep->notes);
+        zs_output_note(d, "planner: %s", rep->notes);
     if (a->dump)
-        zs_doc_text(d, "schedule written to %s\n", a->dump);
+        zs_output_text(d, "schedule written to %s\n", a->dump);
     if (a->chakra)
-        zs_doc_text(d,
-                    "Chakra traces written to %s/%s.{0..%d}.et, with ASTRA-sim's inputs beside "
-                    "them (%s.network.yml, .system.json, .remote_memory.json, "
-                    ".comm_group.json; docs/interop.md)\n",
-                    a->chakra, chakra_prefix(a, pl), s->nranks - 1, chakra_prefix(a, pl));
+        zs_output_text(d,
+                       "Chakra traces written to %s/%s.{0..%d}.et, with ASTRA-sim's inputs beside "
+                       "them (%s.network.yml, .system.json, .remote_memory.json, "
+                       ".comm_group.json; docs/interop.md)\n",
+                       a->chakra, chakra_prefix(a, pl), s->nranks - 1, chakra_prefix(a, pl));
     return zs_cli_doc_end(d);
 }
 
@@ -195,7 +195,7 @@ int zs_cmd_plan(int argc, char **argv)
         rc = write_chakra(&a, &pl, &e);
     int out = 0;
     char advice[512];
-    if (rc && zs_point_fit_advice(&a.p, advice, sizeof advice))
+    if (rc && zs_point_advice(&a.p, advice, sizeof advice))
         snprintf(e.fix, sizeof e.fix, "%s", advice);
     if (!rc)
         out = print_plan(&a, &pl);

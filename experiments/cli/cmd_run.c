@@ -185,32 +185,32 @@ static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs
 static int print_result(const run_args *a, const zs_schedule *s, const zs_model *m,
                         const zs_cluster *cl, const zs_cost *cost, const zs_result *r)
 {
-    zs_doc *d = zs_doc_new("run", a->fmt, stdout);
+    zs_output *d = zs_output_new("run", a->fmt, stdout);
     if (!d)
         return zs_cli_doc_end(NULL);
     const char *costs = a->backend->durations ? a->backend->durations : cost->desc;
-    zs_doc_text(d,
-                "# %s: method %s, model %s, cluster %s (%d ranks), backend %s\n# cost model: %s\n",
-                a->plan, s->method, m->name, cl->name, s->nranks, a->backend->name, costs);
-    zs_doc_set_text(d, NULL, "plan", a->plan);
-    zs_doc_set_text(d, NULL, "method", s->method);
-    zs_doc_set_text(d, NULL, "model", m->name);
-    zs_doc_set_text(d, NULL, "cluster", cl->name);
-    zs_doc_set_int(d, NULL, "ranks", s->nranks);
-    zs_doc_set_text(d, NULL, "backend", a->backend->name);
-    zs_doc_set_text(d, NULL, "cost_model", costs);
+    zs_output_text(
+        d, "# %s: method %s, model %s, cluster %s (%d ranks), backend %s\n# cost model: %s\n",
+        a->plan, s->method, m->name, cl->name, s->nranks, a->backend->name, costs);
+    zs_output_set_text(d, NULL, "plan", a->plan);
+    zs_output_set_text(d, NULL, "method", s->method);
+    zs_output_set_text(d, NULL, "model", m->name);
+    zs_output_set_text(d, NULL, "cluster", cl->name);
+    zs_output_set_int(d, NULL, "ranks", s->nranks);
+    zs_output_set_text(d, NULL, "backend", a->backend->name);
+    zs_output_set_text(d, NULL, "cost_model", costs);
     if (a->calib)
         zs_cli_calib_notes(d, a->calib, cl->gpu.name, m);
     zs_table *t = zs_table_kv_new(NULL);
     zs_result_summary(r, t);
-    zs_doc_table(d, "result", t);
+    zs_output_table(d, "result", t);
     if (a->fmt == ZS_FMT_TABLE) {
         zs_result_print_text(r, stdout);
     } else {
         if (r->slowest_rank >= 0)
-            zs_doc_set_text(d, NULL, "why", r->slowest_why);
+            zs_output_set_text(d, NULL, "why", r->slowest_why);
         if (r->notes[0])
-            zs_doc_note(d, "%s backend: %s", r->backend, r->notes);
+            zs_output_note(d, "%s backend: %s", r->backend, r->notes);
     }
     if (a->ranks) {
         zs_table *rt = zs_table_new(NULL);
@@ -218,10 +218,10 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
         for (int i = 0; i < 6; i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r, rt);
-        zs_doc_table(d, "ranks", rt);
+        zs_output_table(d, "ranks", rt);
     }
     if (a->timeline)
-        zs_cli_timeline_done(zs_doc_human(d), NULL, a->timeline, r->timeline_bytes,
+        zs_cli_timeline_done(zs_output_human(d), NULL, a->timeline, r->timeline_bytes,
                              r->timeline_subset);
     return zs_cli_doc_end(d);
 }

@@ -301,11 +301,11 @@ int zs_cmd_show(int argc, char **argv)
         zs_table_free(map);
         return zs_cli_fail(&e);
     }
-    zs_doc *d = zs_doc_new("show", fmt, stdout);
+    zs_output *d = zs_output_new("show", fmt, stdout);
     if (d) {
-        zs_doc_table(d, kind, t);
+        zs_output_table(d, kind, t);
         if (map)
-            zs_doc_table(d, "nic_map", map);
+            zs_output_table(d, "nic_map", map);
     } else {
         zs_table_free(t);
         zs_table_free(map);

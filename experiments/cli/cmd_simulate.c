@@ -8,7 +8,7 @@
 
 #include "cli_point.h"
 #include "zs_cols.h"
-#include "zs_point_fit.h"
+#include "zs_point_advice.h"
 #include "zs_progress.h"
 #include "zs_workers.h"
 
@@ -81,31 +81,31 @@ static zs_table *vertical(const zs_rrow *row)
 
 /* The last iteration: its summary, the slowest rank, the backend's and
  * the planner's notes (people); its per-rank times (--ranks). */
-static void last_iteration(zs_doc *d, const zs_point_result *r, int ranks)
+static void last_iteration(zs_output *d, const zs_point_result *r, int ranks)
 {
     if (!r->last)
         return;
-    if (zs_doc_format(d) == ZS_FMT_TABLE) {
+    if (zs_output_format(d) == ZS_FMT_TABLE) {
         zs_table *l = zs_table_kv_new("last iteration:");
         zs_result_summary(r->last, l);
-        zs_doc_table(d, "last_iteration", l);
-        zs_doc_text(d, "\n");
+        zs_output_table(d, "last_iteration", l);
+        zs_output_text(d, "\n");
         zs_result_print_text(r->last, stdout);
         if (r->notes[0])
-            zs_doc_text(d, "planner: %s\n", r->notes);
+            zs_output_text(d, "planner: %s\n", r->notes);
     } else {
         if (r->last->notes[0])
-            zs_doc_note(d, "%s backend: %s", r->last->backend, r->last->notes);
+            zs_output_note(d, "%s backend: %s", r->last->backend, r->last->notes);
         if (r->notes[0])
-            zs_doc_note(d, "planner: %s", r->notes);
+            zs_output_note(d, "planner: %s", r->notes);
     }
     if (ranks) {
-        zs_table *rt = zs_table_new(zs_doc_format(d) == ZS_FMT_TABLE ? "per rank (ms):" : NULL);
+        zs_table *rt = zs_table_new(zs_output_format(d) == ZS_FMT_TABLE ? "per rank (ms):" : NULL);
         const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
         for (int i = 0; i < 6; i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r->last, rt);
-        zs_doc_table(d, "ranks", rt);
+        zs_output_table(d, "ranks", rt);
     }
 }
 
@@ -174,30 +174,30 @@ int zs_cmd_simulate(int argc, char **argv)
     int rc = run_point(&p, (int)jobs, &pg, &r, &e);
     zs_progress_end(&pg);
     char advice[512];
-    if (rc && zs_point_fit_advice(&p, advice, sizeof advice))
+    if (rc && zs_point_advice(&p, advice, sizeof advice))
         snprintf(e.fix, sizeof e.fix, "%s", advice);
     if (rc)
         return zs_cli_fail(&e);
-    zs_doc *d = zs_doc_new("simulate", fmt, stdout);
+    zs_output *d = zs_output_new("simulate", fmt, stdout);
     if (!d) {
         zs_point_result_clear(&r);
         return zs_cli_doc_end(NULL);
     }
     zs_cli_point_print_cfg(d, &p, nodes, r.cost_desc);
-    zs_doc_text(d, "# method %s\n", p.method);
+    zs_output_text(d, "# method %s\n", p.method);
     zs_rrow row = {&p, nodes, gpus, &r, NULL, NAN};
     if (fmt == ZS_FMT_TABLE) {
-        zs_doc_table(d, "results", vertical(&row)); /* why: the slowest rank, below */
+        zs_output_table(d, "results", vertical(&row)); /* why: the slowest rank, below */
     } else {
         zs_table *t = zs_table_new(NULL);
         zs_rcols_add(t, 0);
         zs_rcols_row(t, &row);
         zs_rcols_units(d);
-        zs_doc_table(d, "results", t);
+        zs_output_table(d, "results", t);
     }
     last_iteration(d, &r, ranks);
     if (p.timeline[0] && r.last)
-        zs_cli_timeline_done(zs_doc_human(d), NULL, p.timeline, r.last->timeline_bytes,
+        zs_cli_timeline_done(zs_output_human(d), NULL, p.timeline, r.last->timeline_bytes,
                              r.last->timeline_subset);
     zs_point_result_clear(&r);
     return zs_cli_doc_end(d);

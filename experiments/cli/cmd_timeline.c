@@ -38,39 +38,40 @@ static void pct_text(double v, const char *fmt, const char *why, char *buf, size
 }
 
 /* The summary: lines for people, values of the JSON document. */
-static void print_summary(zs_doc *d, const zs_tlcmp *c, const char *a, const char *b)
+static void print_summary(zs_output *d, const zs_tlcmp *c, const char *a, const char *b)
 {
     char se[64], ce[64], me[64];
     pct_text(c->span_err_pct, "%+.2f%%", "the measured span is 0", se, sizeof se);
     pct_text(c->compute_abs_err_med_pct, "%.2f%%", "no ops", ce, sizeof ce);
     pct_text(c->comm_abs_err_med_pct, "%.2f%%", "no ops", me, sizeof me);
-    zs_doc_text(d, "measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
-                c->b_events);
-    zs_doc_text(d, "iteration span: measured %.3f ms, predicted %.3f ms, error %s\n",
-                c->a_span_us / 1e3, c->b_span_us / 1e3, se);
-    zs_doc_text(d,
-                "matched %d compute and %d communication ops (with a measured duration >= 1 ns); "
-                "%zu only measured, %zu only predicted\n",
-                c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
-    zs_doc_text(d, "median absolute error: compute %s, communication %s\n\n", ce, me);
-    zs_doc_set_text(d, "measured", "files", a);
-    zs_doc_set_int(d, "measured", "ops", (long long)c->a_events);
-    zs_doc_set_num(d, "measured", "span_ms", c->a_span_us / 1e3);
-    zs_doc_set_text(d, "predicted", "files", b);
-    zs_doc_set_int(d, "predicted", "ops", (long long)c->b_events);
-    zs_doc_set_num(d, "predicted", "span_ms", c->b_span_us / 1e3);
-    zs_doc_set_num(d, NULL, "span_err_pct", c->span_err_pct);
-    zs_doc_set_int(d, NULL, "compute_pairs", c->compute_pairs);
-    zs_doc_set_int(d, NULL, "comm_pairs", c->comm_pairs);
-    zs_doc_set_int(d, NULL, "only_measured", (long long)c->only_a);
-    zs_doc_set_int(d, NULL, "only_predicted", (long long)c->only_b);
-    zs_doc_set_num(d, NULL, "compute_abs_err_med_pct", c->compute_abs_err_med_pct);
-    zs_doc_set_num(d, NULL, "comm_abs_err_med_pct", c->comm_abs_err_med_pct);
+    zs_output_text(d, "measured:  %s (%zu ops)\npredicted: %s (%zu ops)\n", a, c->a_events, b,
+                   c->b_events);
+    zs_output_text(d, "iteration span: measured %.3f ms, predicted %.3f ms, error %s\n",
+                   c->a_span_us / 1e3, c->b_span_us / 1e3, se);
+    zs_output_text(
+        d,
+        "matched %d compute and %d communication ops (with a measured duration >= 1 ns); "
+        "%zu only measured, %zu only predicted\n",
+        c->compute_pairs, c->comm_pairs, c->only_a, c->only_b);
+    zs_output_text(d, "median absolute error: compute %s, communication %s\n\n", ce, me);
+    zs_output_set_text(d, "measured", "files", a);
+    zs_output_set_int(d, "measured", "ops", (long long)c->a_events);
+    zs_output_set_num(d, "measured", "span_ms", c->a_span_us / 1e3);
+    zs_output_set_text(d, "predicted", "files", b);
+    zs_output_set_int(d, "predicted", "ops", (long long)c->b_events);
+    zs_output_set_num(d, "predicted", "span_ms", c->b_span_us / 1e3);
+    zs_output_set_num(d, NULL, "span_err_pct", c->span_err_pct);
+    zs_output_set_int(d, NULL, "compute_pairs", c->compute_pairs);
+    zs_output_set_int(d, NULL, "comm_pairs", c->comm_pairs);
+    zs_output_set_int(d, NULL, "only_measured", (long long)c->only_a);
+    zs_output_set_int(d, NULL, "only_predicted", (long long)c->only_b);
+    zs_output_set_num(d, NULL, "compute_abs_err_med_pct", c->compute_abs_err_med_pct);
+    zs_output_set_num(d, NULL, "comm_abs_err_med_pct", c->comm_abs_err_med_pct);
 }
 
 static int print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, zs_format fmt)
 {
-    zs_doc *d = zs_doc_new("timeline", fmt, stdout);
+    zs_output *d = zs_output_new("timeline", fmt, stdout);
     if (!d)
         return zs_cli_doc_end(NULL);
     print_summary(d, c, a, b);
@@ -93,9 +94,9 @@ static int print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, z
             zs_table_num(t, 6, "%.2f", r->abs_err_med_pct);
         }
     }
-    zs_doc_table(d, "ops", t);
+    zs_output_table(d, "ops", t);
     if (c->nrows > (size_t)top)
-        zs_doc_note(d, "%zu more op labels; raise --top to see them", c->nrows - (size_t)top);
+        zs_output_note(d, "%zu more op labels; raise --top to see them", c->nrows - (size_t)top);
     return zs_cli_doc_end(d);
 }
 

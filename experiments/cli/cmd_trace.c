@@ -182,10 +182,10 @@ static int cmd_stats(const char *spec, trace_args *a, zs_err *e)
             zs_table_num(tl, 4, "%.2f", 100 * st.tail[i].token_share);
             zs_table_num(tl, 5, "%.2f", 100 * st.tail[i].attn_share);
         }
-        zs_doc *d = zs_doc_new("trace", fmt, stdout);
+        zs_output *d = zs_output_new("trace", fmt, stdout);
         if (d) {
-            zs_doc_table(d, "summary", k);
-            zs_doc_table(d, "above", tl);
+            zs_output_table(d, "summary", k);
+            zs_output_table(d, "above", tl);
         } else {
             zs_table_free(k);
             zs_table_free(tl);
@@ -315,10 +315,10 @@ static int cmd_batches(const char *spec, trace_args *a, zs_err *e)
         kvnum(k, "epochs_restarted", (double)c->epochs, 0, "");
         if (c->batches < want)
             kv(k, "note", "the trace ran out before --n batches (use --cycle to restart it)");
-        zs_doc *d = zs_doc_new("trace", fmt, stdout);
+        zs_output *d = zs_output_new("trace", fmt, stdout);
         if (d) {
-            zs_doc_table(d, "summary", k);
-            zs_doc_table(d, "batches", t);
+            zs_output_table(d, "summary", k);
+            zs_output_table(d, "batches", t);
         } else {
             zs_table_free(k);
             zs_table_free(t);

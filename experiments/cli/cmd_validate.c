@@ -247,10 +247,10 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
     return rc;
 }
 
-static void print_header(zs_doc *d, const validate_args *a, const validation *v, size_t np)
+static void print_header(zs_output *d, const validate_args *a, const validation *v, size_t np)
 {
-    zs_doc_text(d, "cost model: %s\n", v->cost->desc);
-    zs_doc_set_text(d, NULL, "cost_model", v->cost->desc);
+    zs_output_text(d, "cost model: %s\n", v->cost->desc);
+    zs_output_set_text(d, NULL, "cost_model", v->cost->desc);
     const zs_nccl_params *np_ = zs_calib_nccl(v->cal);
     if (np_) {
         int nf = 0;
@@ -258,27 +258,27 @@ static void print_header(zs_doc *d, const validate_args *a, const validation *v,
             nf += np_->fitted[j];
         const char *fc = zs_calib_nccl_cluster(v->cal);
         int other = strcmp(fc, v->cl.name) != 0;
-        zs_doc_text(d,
-                    "collectives: NCCL's model (2.29.2 tuning.cc) on cluster '%s', %d parameters "
-                    "fitted%s%s%s (calib show lists them)\n",
-                    v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "",
-                    other ? "'" : "");
+        zs_output_text(
+            d,
+            "collectives: NCCL's model (2.29.2 tuning.cc) on cluster '%s', %d parameters "
+            "fitted%s%s%s (calib show lists them)\n",
+            v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "", other ? "'" : "");
     }
     const char *mode = a->h.nterms ? "holdout" : a->calib_path ? "given" : "in-sample";
-    zs_doc_set_text(d, NULL, "mode", mode);
-    zs_doc_text(d, "%s\n",
-                a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
-                              "the fit (set=held-out); set=fit points are in-sample"
-                            : (a->calib_path ? "validation of the given calibration"
-                                             : "in-sample: the calibration was fitted on these "
-                                               "same points (use --holdout for prediction "
-                                               "error)"));
+    zs_output_set_text(d, NULL, "mode", mode);
+    zs_output_text(d, "%s\n",
+                   a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
+                                 "the fit (set=held-out); set=fit points are in-sample"
+                               : (a->calib_path ? "validation of the given calibration"
+                                                : "in-sample: the calibration was fitted on these "
+                                                  "same points (use --holdout for prediction "
+                                                  "error)"));
     if (np < v->s.n)
-        zs_doc_note(d, "%zu points could not be priced (layer ops need --model)", v->s.n - np);
-    zs_doc_text(d, "\n");
+        zs_output_note(d, "%zu points could not be priced (layer ops need --model)", v->s.n - np);
+    zs_output_text(d, "\n");
 }
 
-static void print_points(zs_doc *d, const validate_args *a, const zs_score_point *pts, size_t np)
+static void print_points(zs_output *d, const validate_args *a, const zs_score_point *pts, size_t np)
 {
     zs_table *t = zs_table_new("points");
     zs_table_col(t, "op", 0);
@@ -300,10 +300,10 @@ static void print_points(zs_doc *d, const validate_args *a, const zs_score_point
         zs_table_num(t, 5, "%+.2f", 100 * pts[i].err);
         zs_table_set(t, 6, "%s", a->h.nterms ? (pts[i].held ? "held-out" : "fit") : "all");
     }
-    zs_doc_table(d, "points", t);
+    zs_output_table(d, "points", t);
 }
 
-static void print_summary(zs_doc *d, const zs_score_row *rows, int nrows)
+static void print_summary(zs_output *d, const zs_score_row *rows, int nrows)
 {
     zs_table *sum = zs_table_new("summary (absolute relative error)");
     zs_table_col(sum, "class", 0);
@@ -326,7 +326,7 @@ static void print_summary(zs_doc *d, const zs_score_row *rows, int nrows)
             zs_table_set(sum, 6, "%s", r->median <= r->target ? "yes" : "NO");
         }
     }
-    zs_doc_table(d, "summary", sum);
+    zs_output_table(d, "summary", sum);
 }
 
 /* 1 when argv asks for --runs (published training runs). */
@@ -365,7 +365,7 @@ int zs_cmd_validate(int argc, char **argv)
         rc = zs_score_summary(pts, np, a.h.nterms > 0, &rows, &nrows, &e);
     int out = 0;
     if (!rc) {
-        zs_doc *d = zs_doc_new("validate", a.fmt, stdout);
+        zs_output *d = zs_output_new("validate", a.fmt, stdout);
         if (d) {
             print_header(d, &a, &v, np);
             if (a.all_points || np <= 200)

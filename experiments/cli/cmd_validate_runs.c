@@ -265,28 +265,29 @@ static zs_table *runs_table(const zs_runs *rs, const outcome *o)
     return t;
 }
 
-static void summary(zs_doc *d, const zs_runs *rs, const outcome *o)
+static void summary(zs_output *d, const zs_runs *rs, const outcome *o)
 {
     double *abs_err = malloc(sizeof *abs_err * (size_t)rs->n);
     int n = 0;
     for (int i = 0; abs_err && i < rs->n; i++)
         if (o[i].ok)
             abs_err[n++] = fabs(o[i].err_pct);
-    zs_doc_set_int(d, NULL, "runs_total", rs->n);
-    zs_doc_set_int(d, NULL, "runs_predicted", n);
-    zs_doc_set_int(d, NULL, "runs_not_expressed", rs->n - n);
-    zs_doc_text(d, "\n%d runs: %d predicted, %d not expressed (reason in the table)\n", rs->n, n,
-                rs->n - n);
+    zs_output_set_int(d, NULL, "runs_total", rs->n);
+    zs_output_set_int(d, NULL, "runs_predicted", n);
+    zs_output_set_int(d, NULL, "runs_not_expressed", rs->n - n);
+    zs_output_text(d, "\n%d runs: %d predicted, %d not expressed (reason in the table)\n", rs->n, n,
+                   rs->n - n);
     if (n > 0) {
         zs_sort_doubles(abs_err, (size_t)n);
         double med = n % 2 ? abs_err[n / 2] : 0.5 * (abs_err[n / 2 - 1] + abs_err[n / 2]);
         double mx = abs_err[n - 1];
-        zs_doc_set_num(d, NULL, "median_abs_error_pct", med);
-        zs_doc_set_num(d, NULL, "max_abs_error_pct", mx);
-        zs_doc_text(d,
-                    "|error| over the predicted runs: median %.1f%%, max %.1f%% (issue 29's goal: "
-                    "median <= 8%%, max <= 20%%; held-out: nothing was fitted to these runs)\n",
-                    med, mx);
+        zs_output_set_num(d, NULL, "median_abs_error_pct", med);
+        zs_output_set_num(d, NULL, "max_abs_error_pct", mx);
+        zs_output_text(
+            d,
+            "|error| over the predicted runs: median %.1f%%, max %.1f%% (issue 29's goal: "
+            "median <= 8%%, max <= 20%%; held-out: nothing was fitted to these runs)\n",
+            med, mx);
     }
     free(abs_err);
 }
@@ -351,17 +352,17 @@ int zs_cmd_validate_runs(int argc, char **argv)
     }
     int out = 0;
     if (!rc) {
-        zs_doc *d = zs_doc_new("validate", a.fmt, stdout);
+        zs_output *d = zs_output_new("validate", a.fmt, stdout);
         if (d) {
-            zs_doc_set_text(d, NULL, "model", "analytic Megatron step model");
-            zs_doc_set_text(d, NULL, "cluster", a.cluster);
-            zs_doc_text(d,
-                        "analytic step model (not a simulated schedule): Megatron 1F1B with "
-                        "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "
-                        "step`, uncalibrated analytic cost model, NCCL model on cluster '%s'\n"
-                        "runs: %s (held-out: nothing is fitted to them)\n\n",
-                        a.cluster, a.runs);
-            zs_doc_table(d, "runs", runs_table(&rs, o));
+            zs_output_set_text(d, NULL, "model", "analytic Megatron step model");
+            zs_output_set_text(d, NULL, "cluster", a.cluster);
+            zs_output_text(d,
+                           "analytic step model (not a simulated schedule): Megatron 1F1B with "
+                           "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "
+                           "step`, uncalibrated analytic cost model, NCCL model on cluster '%s'\n"
+                           "runs: %s (held-out: nothing is fitted to them)\n\n",
+                           a.cluster, a.runs);
+            zs_output_table(d, "runs", runs_table(&rs, o));
             summary(d, &rs, o);
         }
         out = zs_cli_doc_end(d);

@@ -6,8 +6,8 @@
 
 #include "cli.h"
 #include "zs_cost.h"
-#include "zs_zeppelin_cost.h"
-#include "zs_zeppelin_route.h"
+#include "zs_crossover.h"
+#include "zs_route.h"
 
 static const char zep_help[] =
     "usage: zepsim zeppelin thresholds --model M --cluster C [options]\n"
@@ -101,10 +101,10 @@ int zs_cmd_zeppelin(int argc, char **argv)
         return zs_cli_fail(&e);
     }
     if (k == 0)
-        k = zs_zep_default_k(&cl, (int)tp);
-    double chunk = zs_zep_default_chunk(&cl);
-    zs_zep_thresholds th;
-    if ((rc = zs_zep_thresholds_compute(cost, (int)tp, (int)k, chunk, &th, &e))) {
+        k = zs_route_default_k(&cl, (int)tp);
+    double chunk = zs_route_default_chunk(&cl);
+    zs_crossover th;
+    if ((rc = zs_crossover_solve(cost, (int)tp, (int)k, chunk, &th, &e))) {
         zs_cost_free(cost);
         return zs_cli_fail(&e);
     }
@@ -137,14 +137,14 @@ int zs_cmd_zeppelin(int argc, char **argv)
         "a 2-GPU ring hides its transfers");
     row(t, "split_inter_at", "document tokens", "%.0f", th.m_inter * cl.gpus_per_node / tp,
         "m_inter x GPUs per node");
-    zs_doc *d = zs_doc_new("zeppelin", fmt, stdout);
+    zs_output *d = zs_output_new("zeppelin", fmt, stdout);
     if (d) {
-        zs_doc_set_text(d, NULL, "model", m.name);
-        zs_doc_set_text(d, NULL, "cluster", cl.name);
-        zs_doc_set_int(d, NULL, "gpus_per_node", cl.gpus_per_node);
-        zs_doc_set_int(d, NULL, "tp", tp);
-        zs_doc_set_text(d, NULL, "cost_model", cost->desc);
-        zs_doc_table(d, "thresholds", t);
+        zs_output_set_text(d, NULL, "model", m.name);
+        zs_output_set_text(d, NULL, "cluster", cl.name);
+        zs_output_set_int(d, NULL, "gpus_per_node", cl.gpus_per_node);
+        zs_output_set_int(d, NULL, "tp", tp);
+        zs_output_set_text(d, NULL, "cost_model", cost->desc);
+        zs_output_table(d, "thresholds", t);
     } else {
         zs_table_free(t);
     }
