@@ -17,14 +17,14 @@
 #include "zs_fdio.h"
 #include "zs_intr.h"
 
-struct zs__afile_io {
+struct zs_afile_io {
     int fd;
     int err; /* errno of the first failed write, 0 when none */
 };
 
 static ssize_t io_write(void *cookie, const char *buf, size_t n)
 {
-    struct zs__afile_io *io = cookie;
+    struct zs_afile_io *io = cookie;
     if (io->err)
         return 0;
     if (zs_write_all(io->fd, buf, n) != 0) {
@@ -36,7 +36,7 @@ static ssize_t io_write(void *cookie, const char *buf, size_t n)
 
 static int io_close(void *cookie)
 {
-    struct zs__afile_io *io = cookie;
+    struct zs_afile_io *io = cookie;
     int rc = close(io->fd);
     free(io);
     return rc;

@@ -22,11 +22,11 @@
 #include "zs_err.h"
 
 typedef struct zs_afile {
-    FILE *f;                 /* write here; NULL once committed or aborted (or reserved) */
-    char path[4096];         /* the target */
-    char tmp[4112];          /* the temporary name, "<path>.tmp-XXXXXX"; "" once done */
-    struct zs__afile_io *io; /* f's descriptor and first write error (internal) */
-    int intr;                /* zs_intr slot: the temporary is removed on SIGINT/SIGTERM */
+    FILE *f;                /* write here; NULL once committed or aborted (or reserved) */
+    char path[4096];        /* the target */
+    char tmp[4112];         /* the temporary name, "<path>.tmp-XXXXXX"; "" once done */
+    struct zs_afile_io *io; /* f's descriptor and first write error (internal) */
+    int intr;               /* zs_intr slot: the temporary is removed on SIGINT/SIGTERM */
 } zs_afile;
 
 /* Creates the temporary file (mode 0666 & ~umask, like fopen). ZS_EIO with

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_chakra_int.h"
+#include "zs_chakra_internal.h"
 #include "zs_grow.h"
+#include "zs_schedule_internal.h"
 
 #ifdef ZS_HAVE_CHAKRA
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "zs_chakra_int.h"
+#include "zs_chakra_internal.h"
 #include "zs_fdio.h"
 
 #ifdef ZS_HAVE_CHAKRA

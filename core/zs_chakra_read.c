@@ -1,5 +1,5 @@
 /* Chakra trace reader: one rank's file decoded into compact nodes
- * (zs_chakra_int.h): length-delimited messages, the global metadata
+ * (zs_chakra_internal.h): length-delimited messages, the global metadata
  * (zepsim's attributes when present), each node's type, sizes, peer,
  * communicator and dependencies, every value bounded. zs_chakra_load.c
  * finds and reads a trace set, zs_chakra_build.c makes the schedule. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_chakra_int.h"
+#include "zs_chakra_internal.h"
 #include "zs_fdio.h"
 
 #ifdef ZS_HAVE_CHAKRA

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "zs_grow.h"
+#include "zs_schedule_internal.h"
 
 /* ---- the first failure ---------------------------------------------------- */
 

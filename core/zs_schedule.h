@@ -268,11 +268,6 @@ int zs_schedule_begin_segment(zs_schedule *s, int rank, int repeat);
 int64_t zs_sched_attn(zs_schedule *s, int rank, int stream, const char *label, int backward,
                       const zs_attn_block *b, int nblocks, int heads, double duration,
                       const int64_t *deps, int ndeps);
-/* Internal (the dump reader and planners that share block lists): an
- * attention op over blocks already in the pool [block0, block0+nblocks). */
-int64_t zs__sched_attn_ref(zs_schedule *s, int rank, int stream, const char *label, int backward,
-                           int64_t block0, int nblocks, int heads, double duration,
-                           const int64_t *deps, int ndeps);
 int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, double m, double n,
                       double k, double duration, const int64_t *deps, int ndeps);
 int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *label, double bytes,

@@ -9,6 +9,7 @@
 
 #include "zs_afile.h"
 #include "zs_fdio.h"
+#include "zs_schedule_internal.h"
 
 #define ZS_DUMP_VERSION 1
 

@@ -18,7 +18,7 @@
  * segment counts the skipped completions. */
 #include "zs_analytic.h"
 #include "zs_bigmem.h"
-#include "zs_evq.h"
+#include "zs_evq_internal.h"
 #include "zs_hash.h"
 
 #include "zs_foldacct.h"
@@ -29,9 +29,9 @@
 #include <time.h>
 
 #include "zs_calib.h"
-#include "zs_linkshare.h"
+#include "zs_linkshare_internal.h"
 
-/* An event (zs_evq.h): the op that completes at t; rank < 0: a transfer
+/* An event (zs_evq_internal.h): the op that completes at t; rank < 0: a transfer
  * sharing NICs (item id in the low 32 bits of op, its generation when this
  * completion was computed in the high ones; its ops in ex.imem). comm: 1 a
  * transfer or collective, 0 compute, EV_WAKE a folded stream wakes. */
@@ -243,7 +243,7 @@ static int push(ex *x, double t, const post *p, int comm)
  * is cached, and the state it reads is a chain (the rank's stream, the op
  * that completed, the ops it lets start, their dependencies, channels and
  * peers): fetched one after the other, a chain of cache misses per event.
- * The queue's window (zs_evq.h) shows the next events in order, so each
+ * The queue's window (zs_evq_internal.h) shows the next events in order, so each
  * link is fetched a few events before it is needed: an event's rank and
  * stream ZS_EVQ_AHEAD - 1 events ahead, the ops it names half-way, what
  * those ops name a quarter of the way, and the peers of a match two events

@@ -1,5 +1,5 @@
-/* The analytic backend's event queue: see zs_evq.h. */
-#include "zs_evq.h"
+/* The analytic backend's event queue: see zs_evq_internal.h. */
+#include "zs_evq_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* Shared links for the analytic backend: see zs_linkshare.h. */
-#include "zs_linkshare.h"
+/* Shared links for the analytic backend: see zs_linkshare_internal.h. */
+#include "zs_linkshare_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

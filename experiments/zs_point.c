@@ -13,7 +13,7 @@
 #include "zs_cluster.h"
 #include "zs_point_env.h"
 #include "zs_point_opts.h"
-#include "zs_tlxnode.h"
+#include "zs_tlxnode_internal.h"
 
 void zs_point_cfg_default(zs_point_cfg *c)
 {

@@ -87,7 +87,7 @@ typedef struct zs_point_result {
     double wall_s;       /* host time of the whole point */
     int64_t ops;         /* ops simulated, all iterations */
     /* Cross-node point-to-point transfers of the last iteration, read back
-     * from its timeline (zs_tlxnode.h; xnode_n 0: no timeline, or none):
+     * from its timeline (zs_tlxnode_internal.h; xnode_n 0: no timeline, or none):
      * their count and the mean time each adds on its link, microseconds. */
     int64_t xnode_n;
     double xnode_us;

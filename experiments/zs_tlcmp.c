@@ -1,6 +1,6 @@
 /* Timeline comparison: see zs_tlcmp.h.
  *
- * Each side's files are read as a stream (zs_tlread.h) and every complete
+ * Each side's files are read as a stream (zs_tlread_internal.h) and every complete
  * event is kept as a 32-byte record (label, rank, start, duration,
  * position), its label an index into one table of (name, kind) pairs that
  * both sides share: memory grows with the number of ops, about a seventh
@@ -21,7 +21,7 @@
 
 #include "zs_fdio.h"
 #include "zs_sort.h"
-#include "zs_tlread.h"
+#include "zs_tlread_internal.h"
 
 /* Bounds on an event (microseconds): far past any run (1e15 us is 31
  * years), and small enough that spans and sums stay finite. */

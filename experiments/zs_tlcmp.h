@@ -6,7 +6,7 @@
  * same op in both files. Reports the iteration span of each file and, per
  * op label, the median durations and the median relative error, so a
  * calibration can be judged on a whole schedule, not only on isolated
- * microbenchmarks. The files are read as streams (zs_tlread.h: plain or
+ * microbenchmarks. The files are read as streams (zs_tlread_internal.h: plain or
  * gzip-compressed), each complete event kept as a 32-byte record, so a
  * comparison holds about a seventh of the files' size, never a whole
  * document: two 518 MB timelines (128 ranks) add 155 MB, where parsing

@@ -1,11 +1,11 @@
-/* Streaming timeline reader: see zs_tlread.h.
+/* Streaming timeline reader: see zs_tlread_internal.h.
  *
  * Bytes come from zlib (gzread reads a plain file as it is) one block at a
  * time. The scanner knows only the top level: whitespace, the brackets of
  * the root and of the event array, member names, ':' and ','. Every value
  * below that is cut out whole (its brackets matched, strings skipped over)
  * into one buffer and handed to jansson. */
-#include "zs_tlread.h"
+#include "zs_tlread_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

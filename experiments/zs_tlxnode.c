@@ -1,5 +1,5 @@
-/* Cross-node transfer times from a timeline: see zs_tlxnode.h. */
-#include "zs_tlxnode.h"
+/* Cross-node transfer times from a timeline: see zs_tlxnode_internal.h. */
+#include "zs_tlxnode_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "zs_fdio.h"
-#include "zs_tlread.h"
+#include "zs_tlread_internal.h"
 
 /* Bounds of a sane event, as zepsim writes them (microseconds). */
 #define XN_MAX_TS  1e18
@@ -109,7 +109,7 @@ static int on_event(void *arg, const char *path, size_t i, json_t *o, zs_err *e)
                    "given)");
     json_t *phase = json_object_get(args, "phase");
     if (json_is_string(phase) && strcmp(json_string_value(phase), "forward") != 0)
-        return ZS_OK; /* the forward pass's transfers only: see zs_tlxnode.h */
+        return ZS_OK; /* the forward pass's transfers only: see zs_tlxnode_internal.h */
     int cross = rank / s->gpn != peer / s->gpn;
     double t0 = json_number_value(ts), t1 = t0 + json_number_value(dur);
     if (strncmp(json_string_value(name), "route-", 6) != 0) {

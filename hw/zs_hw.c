@@ -6,7 +6,7 @@
 #include <string.h>
 
 #ifdef ZS_HAVE_CUDA
-#include "cuda/zs_cuda.h"
+#include "cuda/zs_cuda_internal.h"
 #endif
 
 zs_hw_run_cfg zs_hw_run_cfg_default(void)

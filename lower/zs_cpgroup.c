@@ -6,24 +6,24 @@
 
 #include "zs_sort.h"
 
-int64_t zs__cpb_fp_zigzag(int32_t len, int cp)
+int64_t zs_cpg_fp_zigzag(int32_t len, int cp)
 {
     int64_t chunk = ((int64_t)len + 2 * cp - 1) / (2 * cp);
     return 2 * chunk;
 }
 
-int64_t zs__cpb_fp_even(int32_t len, int cp)
+int64_t zs_cpg_fp_even(int32_t len, int cp)
 {
     return ((int64_t)len + cp - 1) / cp;
 }
 
-double zs__cpb_kv_bytes(const zs_model *m, int tp, int64_t tokens)
+double zs_cpg_kv_bytes(const zs_model *m, int tp, int64_t tokens)
 {
     int kv = m->kv_heads / tp > 0 ? m->kv_heads / tp : 1;
     return (double)tokens * 2.0 * kv * m->head_dim * m->dtype_bytes;
 }
 
-void zs__cpb_free(zs__cpb *c)
+void zs_cpg_free(zs_cpg *c)
 {
     if (!c)
         return;
@@ -33,7 +33,7 @@ void zs__cpb_free(zs__cpb *c)
     memset(c, 0, sizeof *c);
 }
 
-int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e)
+int zs_cpg_overflow(const zs_cpg *c, int g, int64_t tokens, zs_err *e)
 {
     char w[64];
     snprintf(w, sizeof w, "CP group %d", g);
@@ -43,7 +43,7 @@ int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e)
                       (long long)tokens, c->cap);
 }
 
-static int layout(const zs_plan_ctx *ctx, const zs_opt_spec *cp_row, long cp_default, zs__cpb *c,
+static int layout(const zs_plan_ctx *ctx, const zs_opt_spec *cp_row, long cp_default, zs_cpg *c,
                   zs_err *e)
 {
     long tp, cp;
@@ -67,10 +67,10 @@ static int layout(const zs_plan_ctx *ctx, const zs_opt_spec *cp_row, long cp_def
     return ZS_OK;
 }
 
-int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
-                 long cp_default, zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e)
+int zs_cpg_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
+                long cp_default, zs_cpg_footprint_fn fp, zs_cpg *out, zs_err *e)
 {
-    zs__cpb c;
+    zs_cpg c;
     memset(&c, 0, sizeof c);
     int rc = layout(ctx, cp_row, cp_default, &c, e);
     if (rc)
@@ -142,14 +142,14 @@ out:
     free(group_of);
     free(foot);
     if (rc) {
-        zs__cpb_free(&c);
+        zs_cpg_free(&c);
         return rc;
     }
     *out = c;
     return ZS_OK;
 }
 
-void zs__cpb_note(const zs__cpb *c, zs_plan_report *rep, const char *method_layout)
+void zs_cpg_note(const zs_cpg *c, zs_plan_report *rep, const char *method_layout)
 {
     zs_plan_report_note(rep,
                         "layout tp=%d x cp=%d x dp=%d (CP groups of %d consecutive GPUs, inside "
@@ -161,8 +161,8 @@ void zs__cpb_note(const zs__cpb *c, zs_plan_report *rep, const char *method_layo
                         c->dp, c->cap);
 }
 
-int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
-                  int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e)
+int zs_cpg_build(const zs_cpg *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
+                 int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e)
 {
     zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
                          1,
@@ -176,9 +176,9 @@ int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, cons
     return zs_iter_build(s, ctx->cost, &spec, e);
 }
 
-int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out)
+int zs_cpg_finish(zs_cpg *c, zs_schedule *s, int rc, zs_schedule **out)
 {
-    zs__cpb_free(c);
+    zs_cpg_free(c);
     if (rc) {
         zs_schedule_free(s);
         return rc;
@@ -187,7 +187,7 @@ int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out)
     return ZS_OK;
 }
 
-int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e)
+int zs_cpg_schedule(const zs_cpg *c, zs_schedule **out, int *cp_stream, zs_err *e)
 {
     zs_schedule *s = zs_schedule_new(c->nranks);
     if (!s)
@@ -204,19 +204,19 @@ int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err
     return ZS_OK;
 }
 
-int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int32_t t1, int slot,
-                  zs_err *e)
+int zs_cpg_piece(zs_schedule *s, const zs_cpg *c, int32_t doc, int32_t t0, int32_t t1, int slot,
+                 zs_err *e)
 {
     if (t1 <= t0)
         return ZS_OK;
-    int rank = zs__cpb_rank(c, slot);
+    int rank = zs_cpg_rank(c, slot);
     zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_ATTN, 0);
     zs_schedule_add_piece(s, doc, t0, t1, rank, ZS_LAYOUT_LINEAR, 0);
     return zs_schedule_check(s, e);
 }
 
-int zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
-                       int backward, int64_t *dep, zs_err *e)
+int zs_cpg_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
+                      int backward, int64_t *dep, zs_err *e)
 {
     if (n < 1)
         return ZS_OK;

@@ -19,9 +19,9 @@
 
 /* Upper bound on the tokens one GPU of a CP group of cp GPUs holds when the
  * group takes a document of len tokens (padding included). */
-typedef int64_t (*zs__cpb_footprint_fn)(int32_t len, int cp);
+typedef int64_t (*zs_cpg_footprint_fn)(int32_t len, int cp);
 
-typedef struct zs__cpb {
+typedef struct zs_cpg {
     int tp, cp, dp, nslots, nranks;
     zs_mem_cfg mc;
     long cap; /* tokens one GPU can hold (memory model) */
@@ -30,13 +30,13 @@ typedef struct zs__cpb {
     int32_t *gdocs;     /* documents of group g: gdocs[gstart[g] .. gstart[g+1]), batch order */
     int *gstart;        /* dp + 1 entries */
     int64_t *gtokens;   /* tokens per group */
-} zs__cpb;
+} zs_cpg;
 
 /* Reads the options tp (zs_opt_tp) and cp (the planner's cp_row; cp_default,
  * capped at the number of TP groups when it is the default), checks the layout, computes the token
  * capacity and splits the batch. Errors name the option or the document. */
-int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
-                 long cp_default, zs__cpb_footprint_fn fp, zs__cpb *out, zs_err *e);
+int zs_cpg_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp_row,
+                long cp_default, zs_cpg_footprint_fn fp, zs_cpg *out, zs_err *e);
 
 /* The cp row of a baseline's option table (the planner words its default
  * and meaning; the range is the same for all). */
@@ -44,60 +44,60 @@ int zs__cpb_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *c
     {                                                                                              \
         "cp", ZS_OPT_INT, 1, 1L << 20, 16, NULL, computed_, help_                                  \
     }
-void zs__cpb_free(zs__cpb *c);
+void zs_cpg_free(zs_cpg *c);
 
 /* Slot of CP rank k of DP group g, and the rank (TP rank 0) of a slot. */
-static inline int zs__cpb_slot(const zs__cpb *c, int g, int k)
+static inline int zs_cpg_slot(const zs_cpg *c, int g, int k)
 {
     return g * c->cp + k;
 }
-static inline int zs__cpb_rank(const zs__cpb *c, int slot)
+static inline int zs_cpg_rank(const zs_cpg *c, int slot)
 {
     return slot * c->tp;
 }
 
 /* Footprints: zigzag chunks of a document padded to a multiple of 2cp, and
  * an even share (ceil(len / cp)). */
-int64_t zs__cpb_fp_zigzag(int32_t len, int cp);
-int64_t zs__cpb_fp_even(int32_t len, int cp);
+int64_t zs_cpg_fp_zigzag(int32_t len, int cp);
+int64_t zs_cpg_fp_even(int32_t len, int cp);
 
 /* Bytes of K and V (or dK and dV) of n tokens in one layer on one GPU. */
-double zs__cpb_kv_bytes(const zs_model *m, int tp, int64_t tokens);
+double zs_cpg_kv_bytes(const zs_model *m, int tp, int64_t tokens);
 
 /* Adds the layout note every baseline reports. */
-void zs__cpb_note(const zs__cpb *c, zs_plan_report *rep, const char *method_layout);
+void zs_cpg_note(const zs_cpg *c, zs_plan_report *rep, const char *method_layout);
 
 /* Error for a CP group whose GPU would hold more tokens than fit. */
-int zs__cpb_overflow(const zs__cpb *c, int g, int64_t tokens, zs_err *e);
+int zs_cpg_overflow(const zs_cpg *c, int g, int64_t tokens, zs_err *e);
 
 /* A new schedule for the layout with the batch's documents set and an
  * extra stream "cp" for the method's attention communication (real systems
  * run CP traffic on its own stream, so it never queues behind the
  * data-parallel gradient collectives). */
-int zs__cpb_schedule(const zs__cpb *c, zs_schedule **out, int *cp_stream, zs_err *e);
+int zs_cpg_schedule(const zs_cpg *c, zs_schedule **out, int *cp_stream, zs_err *e);
 
 /* Places tokens [t0, t1) of a document on a slot for attention and for the
  * linear modules alike (these baselines do not remap); returns the
  * schedule's check. */
-int zs__cpb_piece(zs_schedule *s, const zs__cpb *c, int32_t doc, int32_t t0, int32_t t1, int slot,
-                  zs_err *e);
+int zs_cpg_piece(zs_schedule *s, const zs_cpg *c, int32_t doc, int32_t t0, int32_t t1, int slot,
+                 zs_err *e);
 
 /* Appends one attention op over whole documents (local attention, no
  * communication) with `heads` query heads (0: the iteration's) to a slot's
  * rank after *dep and sets *dep to it (unchanged when there is nothing to
  * compute). Returns ZS_OK, or ZS_ENOMEM when its scratch space cannot be
  * had; a failed append is the schedule's to report (zs_schedule_check). */
-int zs__cpb_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
-                       int backward, int64_t *dep, zs_err *e);
+int zs_cpg_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
+                      int backward, int64_t *dep, zs_err *e);
 
 /* A planner's last step: frees c, then hands s to *out when rc is ZS_OK
  * and frees it otherwise; returns rc. */
-int zs__cpb_finish(zs__cpb *c, zs_schedule *s, int rc, zs_schedule **out);
+int zs_cpg_finish(zs_cpg *c, zs_schedule *s, int rc, zs_schedule **out);
 
 /* Runs the iteration builder with one micro-batch, pp = 1 and the given
  * linear tokens per slot. */
-int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
-                  int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e);
+int zs_cpg_build(const zs_cpg *c, const zs_plan_ctx *ctx, zs_schedule *s, const int64_t *lin,
+                 int (*emit)(void *, zs_iter *, int, int, int, zs_err *), void *arg, zs_err *e);
 
 /* ---- a CP group's attention under a token layout (te-cp, llama-cp;
  * zs_cplayout.h), in lower/zs_cpgroup_attn.c --------------------------------------- */
@@ -113,9 +113,9 @@ int zs__cpb_build(const zs__cpb *c, const zs_plan_ctx *ctx, zs_schedule *s, cons
     }
 
 /* Reads the layout option through its row. */
-int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e);
+int zs_cpg_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e);
 
-typedef struct zs__cpb_attn {
+typedef struct zs_cpg_attn {
     zs_cp_layout layout;
     zs_ring_chunking chunking; /* PAD: padded to whole chunks (TE), EXACT: cut exactly */
     int cp_stream;
@@ -123,19 +123,19 @@ typedef struct zs__cpb_attn {
     zs_ring_xfer_fn xfer; /* ring transfers (NULL: direct send/receive) */
     void *xfer_arg;
     const int64_t *shard; /* llama3: per slot, tokens held (collectives move the largest) */
-} zs__cpb_attn;
+} zs_cpg_attn;
 
 /* Places every document's chunks on its group's slots by the layout (for
  * attention and the linear modules alike) and adds to lin[slot] the tokens
  * each slot runs (padding included with PAD) and to *padded the padding. */
-int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64_t *lin,
-                  int64_t *padded, zs_err *e);
+int zs_cpg_place(zs_schedule *s, const zs_cpg *c, const zs_cpg_attn *a, int64_t *lin,
+                 int64_t *padded, zs_err *e);
 
 /* Emits one attention pass of every CP group: a ring per group (ring
  * layouts, lower/zs_ring.c) or an all-gather of K and V, the attention of
  * the local queries against the gathered keys and, backward, a
  * reduce-scatter of dK and dV (llama3). */
-int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
-                      zs_err *e);
+int zs_cpg_attn_emit(zs_iter *it, int stage, const zs_cpg *c, const zs_cpg_attn *a, int backward,
+                     zs_err *e);
 
 #endif

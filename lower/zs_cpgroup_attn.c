@@ -6,7 +6,7 @@
 
 #include "zs_cpgroup.h"
 
-int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e)
+int zs_cpg_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err *e)
 {
     int idx = 0;
     int rc = zs_opt_enum(o, row, &idx, e);
@@ -22,8 +22,8 @@ int zs__cpb_layout(zs_opts *o, const zs_opt_spec *row, zs_cp_layout *out, zs_err
     return zs_cpl_parse(name, row->key, out, e);
 }
 
-int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64_t *lin,
-                  int64_t *padded, zs_err *e)
+int zs_cpg_place(zs_schedule *s, const zs_cpg *c, const zs_cpg_attn *a, int64_t *lin,
+                 int64_t *padded, zs_err *e)
 {
     int pad = a->chunking == ZS_RING_PAD, n = zs_cpl_nchunks(a->layout, c->cp);
     int rc = ZS_OK;
@@ -31,12 +31,12 @@ int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64
         for (int i = c->gstart[g]; i < c->gstart[g + 1] && !rc; i++) {
             int d = c->gdocs[i];
             for (int k = 0; k < c->cp && !rc; k++) {
-                int sl = zs__cpb_slot(c, g, k);
+                int sl = zs_cpg_slot(c, g, k);
                 int64_t real = 0;
                 for (int h = 0; h < zs_cpl_nowned(a->layout) && !rc; h++) {
                     int32_t t0, t1;
                     zs_cpl_chunk(c->len[d], n, pad, zs_cpl_owned(a->layout, c->cp, k, h), &t0, &t1);
-                    rc = zs__cpb_piece(s, c, d, t0, t1, sl, e);
+                    rc = zs_cpg_piece(s, c, d, t0, t1, sl, e);
                     real += t1 - t0;
                 }
                 /* Padded tokens run through every layer too. */
@@ -49,7 +49,7 @@ int zs__cpb_place(zs_schedule *s, const zs__cpb *c, const zs__cpb_attn *a, int64
 }
 
 /* Ring layouts: one ring per CP group over all its documents. */
-static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
+static int ring_emit(zs_iter *it, int stage, const zs_cpg *c, const zs_cpg_attn *a, int backward,
                      int64_t *dep, int *slots, zs_err *e)
 {
     int rc = ZS_OK;
@@ -57,11 +57,11 @@ static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_att
         int n = c->gstart[g + 1] - c->gstart[g];
         const int32_t *docs = c->gdocs + c->gstart[g];
         for (int k = 0; k < c->cp; k++) {
-            slots[k] = zs__cpb_slot(c, g, k);
+            slots[k] = zs_cpg_slot(c, g, k);
             dep[k] = zs_iter_entry(it, slots[k]);
         }
         if (n > 0 && c->cp == 1) {
-            rc = zs__cpb_local_attn(it, stage, slots[0], docs, n, 0, backward, &dep[0], e);
+            rc = zs_cpg_local_attn(it, stage, slots[0], docs, n, 0, backward, &dep[0], e);
         } else if (n > 0) {
             zs_ring_spec rs = {c->cp,        slots,  n,       docs,        a->chunking,
                                a->cp_stream, "ring", a->xfer, a->xfer_arg, a->layout};
@@ -75,8 +75,8 @@ static int ring_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_att
 
 /* llama3: the blocks of slot k of group g once K and V are gathered, real
  * into blk and priced into cblk; returns the count of each through nr, nc. */
-static void gather_blocks(const zs__cpb *c, const zs__cpb_attn *a, const zs_schedule *s, int g,
-                          int k, zs_attn_block *blk, int *nr, zs_attn_block *cblk, int *nc)
+static void gather_blocks(const zs_cpg *c, const zs_cpg_attn *a, const zs_schedule *s, int g, int k,
+                          zs_attn_block *blk, int *nr, zs_attn_block *cblk, int *nc)
 {
     *nr = *nc = 0;
     for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
@@ -115,8 +115,8 @@ static int64_t gather_member(zs_iter *it, int rank, int cp_stream, int grp, doub
     return last;
 }
 
-static int gather_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a,
-                       int backward, int *ranks, zs_err *e)
+static int gather_emit(zs_iter *it, int stage, const zs_cpg *c, const zs_cpg_attn *a, int backward,
+                       int *ranks, zs_err *e)
 {
     zs_schedule *s = zs_iter_schedule(it);
     const zs_model *m = &zs_iter_cost(it)->model;
@@ -131,14 +131,14 @@ static int gather_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_a
     for (int g = 0; g < c->dp; g++) {
         int64_t most = 0;
         for (int k = 0; k < c->cp; k++) {
-            int sl = zs__cpb_slot(c, g, k);
+            int sl = zs_cpg_slot(c, g, k);
             ranks[k] = zs_iter_rank(it, stage, sl);
             most = a->shard[sl] > most ? a->shard[sl] : most;
         }
         int grp = c->cp > 1 ? zs_schedule_group(s, ranks, c->cp) : -1;
-        double kvb = zs__cpb_kv_bytes(m, c->tp, most);
+        double kvb = zs_cpg_kv_bytes(m, c->tp, most);
         for (int k = 0; k < c->cp; k++) {
-            int sl = zs__cpb_slot(c, g, k), nr, nc;
+            int sl = zs_cpg_slot(c, g, k), nr, nc;
             int64_t last = zs_iter_entry(it, sl);
             if (c->gstart[g + 1] > c->gstart[g]) {
                 gather_blocks(c, a, s, g, k, blk, &nr, cblk, &nc);
@@ -152,8 +152,8 @@ static int gather_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_a
     return ZS_OK;
 }
 
-int zs__cpb_attn_emit(zs_iter *it, int stage, const zs__cpb *c, const zs__cpb_attn *a, int backward,
-                      zs_err *e)
+int zs_cpg_attn_emit(zs_iter *it, int stage, const zs_cpg *c, const zs_cpg_attn *a, int backward,
+                     zs_err *e)
 {
     int64_t *dep = malloc(sizeof(int64_t) * (size_t)c->cp);
     int *slots = malloc(sizeof(int) * (size_t)c->cp);

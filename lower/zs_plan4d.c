@@ -25,31 +25,31 @@ static const struct {
 };
 
 #define TABLE1 "WLB-LLM's Table 1 when model, window and GPU count match, else "
-const zs_opt_spec zs__4d_opt_tp = {.key = "tp",
+const zs_opt_spec zs_p4d_opt_tp = {.key = "tp",
                                    .type = ZS_OPT_INT,
                                    .min = 1,
                                    .max = 64,
                                    .computed = TABLE1 "min(8, GPUs per node)",
                                    .help = "tensor-parallel degree (divides the GPUs of a node)"};
-const zs_opt_spec zs__4d_opt_cp = {.key = "cp",
+const zs_opt_spec zs_p4d_opt_cp = {.key = "cp",
                                    .type = ZS_OPT_INT,
                                    .min = 1,
                                    .max = 1024,
                                    .computed = TABLE1 "2",
                                    .help = "context-parallel degree"};
-const zs_opt_spec zs__4d_opt_pp = {.key = "pp",
+const zs_opt_spec zs_p4d_opt_pp = {.key = "pp",
                                    .type = ZS_OPT_INT,
                                    .min = 1,
                                    .max = 256,
                                    .computed = TABLE1 "4",
                                    .help = "pipeline stages"};
-const zs_opt_spec zs__4d_opt_window = {.key = "window",
+const zs_opt_spec zs_p4d_opt_window = {.key = "window",
                                        .type = ZS_OPT_INT,
                                        .min = 1,
                                        .max = INT32_MAX / 4,
                                        .def = 131072,
                                        .help = "context window (tokens of one packed sequence)"};
-const zs_opt_spec zs__4d_opt_micro = {.key = "micro",
+const zs_opt_spec zs_p4d_opt_micro = {.key = "micro",
                                       .type = ZS_OPT_INT,
                                       .min = 0,
                                       .max = 4096,
@@ -58,14 +58,14 @@ const zs_opt_spec zs__4d_opt_micro = {.key = "micro",
                                               "loader-order packing needs)"};
 #undef TABLE1
 
-int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e)
+int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e)
 {
     memset(o, 0, sizeof *o);
     o->method = method;
     long window, micro, tp, cp, pp;
-    int rc = zs_opt_int(ctx->opts, &zs__4d_opt_window, &window, e);
+    int rc = zs_opt_int(ctx->opts, &zs_p4d_opt_window, &window, e);
     if (!rc)
-        rc = zs_opt_int(ctx->opts, &zs__4d_opt_micro, &micro, e);
+        rc = zs_opt_int(ctx->opts, &zs_p4d_opt_micro, &micro, e);
     if (rc)
         return rc;
     int gpus = zs_cluster_gpus(ctx->cluster), gpn = ctx->cluster->gpus_per_node;
@@ -77,11 +77,11 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
             dcp = table1[i].cp;
             dpp = table1[i].pp;
         }
-    rc = zs_plan_opt_tp(ctx, &zs__4d_opt_tp, dtp, &tp, e);
+    rc = zs_plan_opt_tp(ctx, &zs_p4d_opt_tp, dtp, &tp, e);
     if (!rc)
-        rc = zs_opt_int_def(ctx->opts, &zs__4d_opt_cp, dcp, &cp, e);
+        rc = zs_opt_int_def(ctx->opts, &zs_p4d_opt_cp, dcp, &cp, e);
     if (!rc)
-        rc = zs_opt_int_def(ctx->opts, &zs__4d_opt_pp, dpp, &pp, e);
+        rc = zs_opt_int_def(ctx->opts, &zs_p4d_opt_pp, dpp, &pp, e);
     if (rc)
         return rc;
     if (gpus % (tp * cp * pp) != 0)
@@ -108,9 +108,9 @@ int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err
     return ZS_OK;
 }
 
-int zs__4d_loader(const zs_plan_ctx *ctx, const char *method, zs__4d *o, int *nmicro, zs_err *e)
+int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, int *nmicro, zs_err *e)
 {
-    int rc = zs__4d_options(ctx, method, o, e);
+    int rc = zs_p4d_options(ctx, method, o, e);
     if (rc)
         return rc;
     int n = o->dims.pp * o->dims.dp * (o->micro > 0 ? o->micro / o->dims.pp : 1);
@@ -118,11 +118,11 @@ int zs__4d_loader(const zs_plan_ctx *ctx, const char *method, zs__4d *o, int *nm
     return ZS_OK;
 }
 
-int zs__4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e)
+int zs_p4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e)
 {
-    zs__4d o;
+    zs_p4d o;
     int nmicro;
-    int rc = zs__4d_loader(ctx, method, &o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, method, &o, &nmicro, e);
     if (rc)
         return rc;
     shape->budget = (int64_t)nmicro * o.window;
@@ -132,7 +132,7 @@ int zs__4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *sha
 
 /* A document longer than the window cannot be one context window's worth
  * of a packed sequence. */
-int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e)
+int zs_p4d_check_window(const zs_batch *b, int32_t window, zs_err *e)
 {
     for (int32_t d = 0; d < b->ndocs; d++)
         if (b->len[d] > window) {
@@ -146,9 +146,9 @@ int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e)
     return ZS_OK;
 }
 
-double zs__4d_doc_cost_fn(void *arg, int32_t len)
+double zs_p4d_doc_cost_fn(void *arg, int32_t len)
 {
-    const zs__4d_doc_cost *c = arg;
+    const zs_p4d_doc_cost *c = arg;
     const zs_model *m = c->ctx->model;
     int tp = c->o->dims.tp, cp = c->o->dims.cp;
     zs_attn_block b = {0, 0, len, 0, len};
@@ -334,7 +334,7 @@ static int shard_build(shard *s, int g, int mode, const int32_t *docs, int32_t n
 /* ---- the emitter ------------------------------------------------------------------ */
 
 typedef struct lower {
-    const zs__4d *o;
+    const zs_p4d *o;
     int nseq, micro, stream;
     shard *sh;                 /* per sequence (g = 0: empty) */
     double kv_bytes_per_token; /* K and V, per GPU */
@@ -433,7 +433,7 @@ static int cmp_i64_desc(const void *a, const void *b)
 
 /* Documents grouped by sequence, batch order inside: sequence k's are
  * docs[first[k] .. first[k] + ndoc[k]). */
-static int group_docs(const zs__4d *o, const zs_batch *b, const int32_t *seq_of, int32_t nseq,
+static int group_docs(const zs_p4d *o, const zs_batch *b, const int32_t *seq_of, int32_t nseq,
                       int32_t *docs, int32_t *ndoc, int32_t *first, zs_err *e)
 {
     for (int32_t d = 0; d < b->ndocs; d++) {
@@ -452,9 +452,9 @@ static int group_docs(const zs__4d *o, const zs_batch *b, const int32_t *seq_of,
 
 /* Shards: both shardings per sequence, then the choice into L->sh. Counts
  * the sequences sharded per document and the non-empty ones. */
-static int choose_shards(const zs_plan_ctx *ctx, const zs_batch *b, lower *L, zs__shard shard_mode,
-                         const int32_t *docs, const int32_t *ndoc, const int32_t *first,
-                         int *ndocmode, int *nused, zs_err *e)
+static int choose_shards(const zs_plan_ctx *ctx, const zs_batch *b, lower *L,
+                         zs_p4d_shard shard_mode, const int32_t *docs, const int32_t *ndoc,
+                         const int32_t *first, int *ndocmode, int *nused, zs_err *e)
 {
     int g = L->o->dims.cp, heads = ctx->model->heads / L->o->dims.tp, rc = ZS_OK;
     int32_t nseq = L->nseq;
@@ -564,8 +564,8 @@ static int check_inflight(const lower *L, const int64_t *lin, int64_t *per, cons
     return ZS_OK;
 }
 
-int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, const int32_t *seq_of,
-                 int32_t nseq, zs__shard shard_mode, zs_schedule **out, zs_plan_report *rep,
+int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, const int32_t *seq_of,
+                 int32_t nseq, zs_p4d_shard shard_mode, zs_schedule **out, zs_plan_report *rep,
                  zs_err *e)
 {
     const zs_layout_dims *D = &o->dims;

@@ -19,59 +19,60 @@
 
 #include "zs_planner.h"
 
-typedef enum zs__shard {
+typedef enum zs_p4d_shard {
     ZS__SHARD_SEQ = 0,      /* per-sequence, every micro-batch */
     ZS__SHARD_DOC = 1,      /* per-document, every micro-batch */
     ZS__SHARD_ADAPTIVE = 2, /* per micro-batch, the faster by predicted kernel latency */
     ZS__SHARD_STATIC = 3    /* one for the whole batch, the faster in total */
-} zs__shard;
+} zs_p4d_shard;
 
 /* Options every 4D method reads: tp, cp, pp, window, micro. */
-typedef struct zs__4d {
+typedef struct zs_p4d {
     zs_layout_dims dims;
     int32_t window; /* context window (tokens of one packed sequence for the loader) */
     int micro;      /* micro-batches per DP rank; 0: from the packing */
     const char *method;
     long max_tokens; /* tokens per GPU that fit (all in-flight micro-batches) */
-} zs__4d;
+} zs_p4d;
 
 /* The options every 4D method reads (rows of their tables, zs_opts.h). */
-extern const zs_opt_spec zs__4d_opt_tp, zs__4d_opt_cp, zs__4d_opt_pp, zs__4d_opt_window,
-    zs__4d_opt_micro;
+extern const zs_opt_spec zs_p4d_opt_tp, zs_p4d_opt_cp, zs_p4d_opt_pp, zs_p4d_opt_window,
+    zs_p4d_opt_micro;
 #define ZS__4D_OPTIONS                                                                             \
-    &zs__4d_opt_tp, &zs__4d_opt_cp, &zs__4d_opt_pp, &zs__4d_opt_window, &zs__4d_opt_micro
+    &zs_p4d_opt_tp, &zs_p4d_opt_cp, &zs_p4d_opt_pp, &zs_p4d_opt_window, &zs_p4d_opt_micro
 
 /* Reads tp, cp, pp, window, micro (defaults from WLB-LLM's Table 1 when the
  * model, window and GPU count match a row, else tp = min(8, GPUs per node),
  * cp = 2, pp = 4) and the memory capacity. */
-int zs__4d_options(const zs_plan_ctx *ctx, const char *method, zs__4d *o, zs_err *e);
+int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e);
 
 /* The loader of the 4D methods (their batcher hook, zs_planner.h): a
  * global batch is nmicro context windows, nmicro = PP x DP micro-batches
  * (micro x DP when micro is given), as WLB-LLM's loader brings them.
  * Reads the options into *o. */
-int zs__4d_loader(const zs_plan_ctx *ctx, const char *method, zs__4d *o, int *nmicro, zs_err *e);
+int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, int *nmicro, zs_err *e);
 /* The hook of the methods that pack inside the planner (plain-4d,
  * fixed-4d): the greedy batcher reshaped to nmicro windows, documents
  * longer than a window split. */
-int zs__4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e);
+int zs_p4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *shape, zs_err *e);
 
 /* ZS_EINPUT naming the first document longer than the window. */
-int zs__4d_check_window(const zs_batch *b, int32_t window, zs_err *e);
+int zs_p4d_check_window(const zs_batch *b, int32_t window, zs_err *e);
 
 /* Predicted forward cost of one whole document split over a CP group:
  * attention plus linear modules (the W_a + W_l the packers balance). */
-typedef struct zs__4d_doc_cost {
+typedef struct zs_p4d_doc_cost {
     const zs_plan_ctx *ctx;
-    const zs__4d *o;
-} zs__4d_doc_cost;
-double zs__4d_doc_cost_fn(void *arg, int32_t len);
+    const zs_p4d *o;
+} zs_p4d_doc_cost;
+double zs_p4d_doc_cost_fn(void *arg, int32_t len);
 
 /* Lowers a packing: document d of the batch goes to packed sequence
  * seq_of[d] in [0, nseq); sequence k runs on DP rank k / micro as its
  * micro-batch k % micro (micro = o->micro, or ceil(nseq / dp) when 0).
  * Writes the plan's notes (sharding decisions, imbalance degree). */
-int zs__4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs__4d *o, const int32_t *seq_of,
-                 int32_t nseq, zs__shard shard, zs_schedule **out, zs_plan_report *rep, zs_err *e);
+int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, const int32_t *seq_of,
+                 int32_t nseq, zs_p4d_shard shard, zs_schedule **out, zs_plan_report *rep,
+                 zs_err *e);
 
 #endif

@@ -140,7 +140,7 @@ int zs__meas_point(const zs_meas *m, const zs_model *lm, zs__fit_pt *out)
         if (m->gpus < 2 || m->bytes <= 0)
             return -1;
         double b = coll_rank_bytes(k, m->gpus, m->bytes);
-        zs__coll_bus(k, m->gpus, b, &out->work, &out->steps);
+        zs_coll_bus(k, m->gpus, b, &out->work, &out->steps);
         out->x = out->work;
         return s;
     }

@@ -259,19 +259,4 @@ int zs_calib_predict(const zs_cost *c, const zs_calib *cal, const zs_meas *m,
                      const zs_model *layer_model, double *seconds, zs_nccl_choice *choice,
                      zs_err *e);
 
-/* ---- internals shared by the cost models --------------------------------------- */
-/* The analytic curves for a model and cluster (assumptions, documented in
- * docs/cost-model.md). */
-void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS]);
-/* Builds a cost model from explicit curves (link slot curves with rmax ==
- * 0 mean "the cluster's bottleneck bandwidth"), the attention kernel whose
- * CTAs spread over kern_sms SMs, and the NCCL model's parameters for
- * collectives (NULL: NCCL's own figures). */
-zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
-                             const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
-                             int kern_sms, const zs_nccl_params *nccl, const char *desc);
-/* Bus bytes and steps of a ring collective on n ranks with `bytes` per rank
- * as zs_cost_ops.collective defines it (for `zepsim cost`). */
-void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps);
-
 #endif

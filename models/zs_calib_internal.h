@@ -101,4 +101,16 @@ int zs__meas_coll(const zs_meas *m);
 /* Nodes and GPUs per node of a collective measurement. */
 int zs__coll_shape(const zs_meas *m, int *nodes, int *ppn, zs_err *e);
 
+/* ---- shared by the cost models (zs_calib_cost.c, zs_cost_analytic.c) ---- */
+/* The analytic curves for a model and cluster (assumptions, documented in
+ * docs/cost-model.md). */
+void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS]);
+/* Builds a cost model from explicit curves (link slot curves with rmax ==
+ * 0 mean "the cluster's bottleneck bandwidth"), the attention kernel whose
+ * CTAs spread over kern_sms SMs, and the NCCL model's parameters for
+ * collectives (NULL: NCCL's own figures). */
+zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
+                             const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
+                             int kern_sms, const zs_nccl_params *nccl, const char *desc);
+
 #endif

@@ -29,6 +29,10 @@ typedef enum zs_coll_kind {
     ZS_COLL_NKINDS
 } zs_coll_kind;
 
+/* Bus bytes and steps of a ring collective on n ranks with `bytes` per rank
+ * as zs_cost_ops.collective defines it (for `zepsim cost`). */
+void zs_coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps);
+
 const char *zs_coll_kind_name(int k);
 
 typedef struct zs_cost zs_cost;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "zs_calib.h"
+#include "zs_calib_internal.h"
 
 /* ---- assumptions of the analytic model (see docs/cost-model.md) ---------- */
 #define ELEM_EFF      0.80 /* fraction of HBM bandwidth a streaming kernel reaches */
@@ -113,7 +114,7 @@ static double p2p(const zs_cost *c, int src, int dst, double bytes)
     return lat + bytes / bw;
 }
 
-void zs__coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps)
+void zs_coll_bus(zs_coll_kind k, int n, double bytes, double *bus_bytes, double *steps)
 {
     double nn = n;
     switch (k) {

@@ -1,5 +1,6 @@
 /* Attention and GEMM kernel costs: see zs_kernel.h. */
 #include "zs_kernel.h"
+#include "zs_kernel_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -108,9 +108,6 @@ double zs_attn_kernel_time(const zs_attn_kernel *k, int backward, const zs_attn_
 int64_t zs_attn_block_pairs(const zs_attn_block *b);
 /* Pairs the kernel computes (whole tiles) for the blocks, per head. */
 int64_t zs_attn_kernel_tile_pairs(const zs_attn_kernel *k, const zs_attn_block *b, int n);
-/* Internal (tests): 1 when the closed-form tile count of a block agrees,
- * in both directions, with the walk one query tile at a time. */
-int zs__attn_walk_agrees(const zs_attn_kernel *k, const zs_attn_block *b);
 
 double zs_gemm_curve_time(const zs_gemm_curve *g, double m, double n, double k);
 

@@ -1,6 +1,6 @@
 /* The `auto` planner: a layout per document, chosen by predicted time on
  * the cost model the backends execute with (calibrated under --calib).
- * The search (zs_auto_search.h) sends documents of more than a node's share of
+ * The search (zs_auto_search_internal.h) sends documents of more than a node's share of
  * the work to head x ring units over windows of nodes (Ulysses inside each
  * node, a zigzag ring across them: USP's layout for one document), the
  * rest to nodes by LPT, and per node puts the k documents of most work
@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_auto_search.h"
+#include "zs_auto_search_internal.h"
 #include "zs_cpgroup.h"
-#include "zs_auto.h"
+#include "zs_auto_internal.h"
 #include "zs_ring.h"
 #include "zs_sort.h"
 #include "zs_crossover.h"
@@ -317,7 +317,7 @@ static int64_t unit_tokens(const ap *A, const zs_auto_unit *un)
     for (int i = 0; i < un->n; i++) {
         int32_t len = A->len[A->plan->docs[un->start + i]];
         t += un->kind == ZS_AUTO_UNIT_SPAN || un->kind == ZS_AUTO_UNIT_RING
-                 ? zs__cpb_fp_zigzag(len, un->u * un->r)
+                 ? zs_cpg_fp_zigzag(len, un->u * un->r)
                  : len;
     }
     return t;
@@ -426,14 +426,14 @@ static int emit_local(ap *A, zs_iter *it, int stage, int sl, const zs_auto_unit 
     for (int i = 0; A->doc_imp && i < un->n; i++)
         ni += A->doc_imp[docs[i]];
     if (ni == 0)
-        return zs__cpb_local_attn(it, stage, sl, docs, un->n, 0, backward, &w->dep[sl], e);
+        return zs_cpg_local_attn(it, stage, sl, docs, un->n, 0, backward, &w->dep[sl], e);
     for (int i = 0; i < un->n; i++)
         if (!A->doc_imp[docs[i]])
             w->docs[nk++] = docs[i];
     for (int i = 0, j = nk; i < un->n; i++)
         if (A->doc_imp[docs[i]])
             w->docs[j++] = docs[i];
-    if ((rc = zs__cpb_local_attn(it, stage, sl, w->docs, nk, 0, backward, &w->dep[sl], e)))
+    if ((rc = zs_cpg_local_attn(it, stage, sl, w->docs, nk, 0, backward, &w->dep[sl], e)))
         return rc;
     zs_schedule *s = zs_iter_schedule(it);
     int ra = zs_iter_rank(it, stage, sl), nd = 0;
@@ -443,7 +443,7 @@ static int emit_local(ap *A, zs_iter *it, int stage, int sl, const zs_auto_unit 
         if (A->flows[i].from == sl && w->fin[i] >= 0)
             deps[nd++] = w->fin[i];
     int64_t join = zs_route_sync(s, ra, ZS_STREAM_COMPUTE, deps, nd);
-    if ((rc = zs__cpb_local_attn(it, stage, sl, w->docs + nk, ni, 0, backward, &join, e)))
+    if ((rc = zs_cpg_local_attn(it, stage, sl, w->docs + nk, ni, 0, backward, &join, e)))
         return rc;
     w->dep[sl] = join;
     for (int i = 0; i < A->nflows; i++) {
@@ -710,7 +710,7 @@ static int place_span(ap *A, zs_schedule *s, const zs_auto_unit *un, zs_err *e)
             }
         }
         for (int g = 0; g < u * r; g++)
-            A->lin[un->first + g] += zs__cpb_fp_zigzag(len, u * r);
+            A->lin[un->first + g] += zs_cpg_fp_zigzag(len, u * r);
     }
     return rc;
 }

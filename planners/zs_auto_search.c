@@ -1,5 +1,5 @@
-/* The auto planner's search: see zs_auto_search.h. */
-#include "zs_auto_search.h"
+/* The auto planner's search: see zs_auto_search_internal.h. */
+#include "zs_auto_search_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  *     on on the next one, each slot's share of it in head-tail form (front
  *     tokens and the mirrored back tokens), as DistCA places them;
  *   - tasks: one per (document, slot) share; the greedy of
- *     planners/zs_distca_sched.h moves and splits them so each server's
+ *     planners/zs_distca_sched_internal.h moves and splits them so each server's
  *     causal query-key pairs (its fused launch's work) are within tol of
  *     the mean, preferring the most pairs per second of transfer (cost
  *     model p2p); the schedule prices each server's launch with the cost
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_distca_sched.h"
+#include "zs_distca_sched_internal.h"
 #include "zs_iteration.h"
 #include "zs_planner.h"
 

@@ -1,5 +1,5 @@
-/* DistCA's core-attention scheduler: see zs_distca_sched.h. */
-#include "zs_distca_sched.h"
+/* DistCA's core-attention scheduler: see zs_distca_sched_internal.h. */
+#include "zs_distca_sched_internal.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * (docs/methods.md says what is reconstructed and what assumed).
  *
  * The global batch is cut into micro-batches ("waves") by the scheduler in
- * zs_dyncp_sched.h: in each, every document runs on its own power-of-two
+ * zs_dyncp_sched_internal.h: in each, every document runs on its own power-of-two
  * group of consecutive GPUs drawn from all DP x CP GPUs (the smallest group
  * whose per-GPU share fits max_seqlen, or a larger one when that balances
  * the wave better), several documents may share a group (packed, at most
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 
 #include "zs_cpgroup.h"
-#include "zs_dyncp_sched.h"
+#include "zs_dyncp_sched_internal.h"
 #include "zs_ring.h"
 
 static const zs_opt_spec opt_cp =
@@ -64,7 +64,7 @@ static const zs_opt_spec opt_sched = {
             "(static CP of cp GPUs, the baseline)"};
 
 typedef struct dyncp {
-    zs__cpb c;
+    zs_cpg c;
     int cp_stream;
     int *slots; /* identity: a group's ring is slots + first */
     zs_dyncp_plan p;
@@ -90,7 +90,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         for (int k = 0; k < n; k++)
             dep[k] = zs_iter_entry(it, first + k);
         if (n == 1) {
-            rc = zs__cpb_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
+            rc = zs_cpg_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
         } else {
             zs_ring_spec rs = {.g = n,
                                .slots = D->slots + first,
@@ -115,7 +115,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
 static int place(dyncp *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e)
 {
     const zs_dyncp_plan *p = &D->p;
-    const zs__cpb *c = &D->c;
+    const zs_cpg *c = &D->c;
     int rc = ZS_OK;
     for (int m = 0; m < p->nwaves && !rc; m++)
         for (int g = p->wave_start[m]; g < p->wave_start[m + 1] && !rc; g++)
@@ -125,7 +125,7 @@ static int place(dyncp *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e
                 int64_t share = zs_dyncp_share(len, n);
                 *pad += share * n - len;
                 for (int k = 0; k < n && !rc; k++) {
-                    int sl = p->first[g] + k, rank = zs__cpb_rank(c, sl);
+                    int sl = p->first[g] + k, rank = zs_cpg_rank(c, sl);
                     int chunks[2] = {k, 2 * n - 1 - k};
                     for (int h = 0; h < (n > 1 ? 2 : 1); h++) {
                         int32_t t0 = 0, t1 = len;
@@ -145,7 +145,7 @@ static int place(dyncp *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e
 
 /* max_seqlen (at most one GPU's capacity), min_cp (a power of two that
  * fits the GPUs) and sched. */
-static int read_options(const zs_plan_ctx *ctx, const zs__cpb *c, long *max_seqlen, long *min_cp,
+static int read_options(const zs_plan_ctx *ctx, const zs_cpg *c, long *max_seqlen, long *min_cp,
                         int *sched, zs_err *e)
 {
     int rc = zs_opt_int_def(ctx->opts, &opt_max_seqlen, c->cap, max_seqlen, e);
@@ -170,7 +170,7 @@ static int read_options(const zs_plan_ctx *ctx, const zs__cpb *c, long *max_seql
     return rc;
 }
 
-/* The footprint zs__cpb_init checks documents against: none here (the
+/* The footprint zs_cpg_init checks documents against: none here (the
  * scheduler checks each document against max_seqlen on its own group). */
 static int64_t no_footprint(int32_t len, int cp)
 {
@@ -182,7 +182,7 @@ static int64_t no_footprint(int32_t len, int cp)
 static void notes(const dyncp *D, int sched, long max_seqlen, int64_t pad, zs_plan_report *rep)
 {
     const zs_dyncp_plan *p = &D->p;
-    const zs__cpb *c = &D->c;
+    const zs_cpg *c = &D->c;
     if (sched == 1) {
         zs_plan_report_note(rep,
                             "dyn-cp sched=static (Megatron dp_balanced): layout tp=%d x cp=%d x "
@@ -223,10 +223,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     dyncp D = {0};
-    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, no_footprint, &D.c, e);
+    int rc = zs_cpg_init(ctx, batch, &opt_cp, 16, no_footprint, &D.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &D.c;
+    zs_cpg *c = &D.c;
     zs_schedule *s = NULL;
     int64_t *lin = NULL, pad = 0;
     long max_seqlen, min_cp;
@@ -252,7 +252,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     for (int sl = 0; sl < c->nslots; sl++)
         D.slots[sl] = sl;
-    if ((rc = zs__cpb_schedule(c, &s, &D.cp_stream, e)) || (rc = place(&D, s, lin, &pad, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &D.cp_stream, e)) || (rc = place(&D, s, lin, &pad, e)))
         goto out;
     notes(&D, sched, max_seqlen, pad, rep);
     zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
@@ -269,7 +269,7 @@ out:
     free(lin);
     free(D.slots);
     zs_dyncp_plan_free(&D.p);
-    return zs__cpb_finish(&D.c, s, rc, out);
+    return zs_cpg_finish(&D.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_max_seqlen, &opt_sched, &opt_cp,

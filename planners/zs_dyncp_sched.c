@@ -1,5 +1,5 @@
-/* Megatron-Core Dynamic CP's scheduler: see zs_dyncp_sched.h. */
-#include "zs_dyncp_sched.h"
+/* Megatron-Core Dynamic CP's scheduler: see zs_dyncp_sched_internal.h. */
+#include "zs_dyncp_sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -31,9 +31,9 @@ static const zs_opt_spec opt_repack_window = {
 static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
                 zs_err *e)
 {
-    zs__4d o;
+    zs_p4d o;
     long rw;
-    int rc = zs__4d_options(ctx, "fixed-4d", &o, e);
+    int rc = zs_p4d_options(ctx, "fixed-4d", &o, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_repack_window, &rw, e);
     if (rc)
@@ -43,7 +43,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                             "fixed-length greedy repacking over %ld batch(es) by the loader: %d "
                             "windows of %d tokens",
                             rw, b->nmicro, o.window);
-        return zs__4d_lower(ctx, b, &o, b->micro_of, b->nmicro, ZS__SHARD_STATIC, out, rep, e);
+        return zs_p4d_lower(ctx, b, &o, b->micro_of, b->nmicro, ZS__SHARD_STATIC, out, rep, e);
     }
     if (rw > 1)
         return zs_err_set(e, ZS_EINPUT, "repack_window",
@@ -51,7 +51,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                           "the planner sees one batch; repacking over %ld batches needs the "
                           "batches packed before planning",
                           rw);
-    if ((rc = zs__4d_check_window(b, o.window, e)))
+    if ((rc = zs_p4d_check_window(b, o.window, e)))
         return rc;
     int32_t *seq = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
     if (!seq)
@@ -59,8 +59,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     /* As many micro-batches as loader order needs (like for like with
      * plain-4d), or micro x dp when given. */
     int32_t n = o.micro > 0 ? o.micro * o.dims.dp : zs_pack_plain(b->len, b->ndocs, o.window, seq);
-    zs__4d_doc_cost dc = {ctx, &o};
-    zs_pack_cost cost = {zs__4d_doc_cost_fn, &dc};
+    zs_p4d_doc_cost dc = {ctx, &o};
+    zs_pack_cost cost = {zs_p4d_doc_cost_fn, &dc};
     int32_t used = n;
     rc = zs_pack_fixed(b->len, b->ndocs, o.window, n, cost, seq, &used, e);
     if (!rc) {
@@ -71,7 +71,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
         if (used > n)
             zs_plan_report_note(rep, "%d more sequences than the %d planned were needed", used - n,
                                 n);
-        rc = zs__4d_lower(ctx, b, &o, seq, used, ZS__SHARD_STATIC, out, rep, e);
+        rc = zs_p4d_lower(ctx, b, &o, seq, used, ZS__SHARD_STATIC, out, rep, e);
     }
     free(seq);
     return rc;
@@ -80,8 +80,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
 /* The packing cost needs the options it was read with for as long as the
  * loader lives, so the loader owns them. */
 typedef struct pack_cost {
-    zs__4d o;
-    zs__4d_doc_cost dc;
+    zs_p4d o;
+    zs_p4d_doc_cost dc;
 } pack_cost;
 
 /* The concatenate-and-cut loader with fixed-length greedy repacking over
@@ -95,15 +95,15 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nmicro;
     long rw;
-    int rc = zs__4d_loader(ctx, "fixed-4d", &pc->o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "fixed-4d", &pc->o, &nmicro, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_repack_window, &rw, e);
     if (rc) {
         free(pc);
         return rc;
     }
-    pc->dc = (zs__4d_doc_cost){ctx, &pc->o};
-    zs_cutload_cfg cc = {nmicro, pc->o.window, (int)rw, {zs__4d_doc_cost_fn, &pc->dc}};
+    pc->dc = (zs_p4d_doc_cost){ctx, &pc->o};
+    zs_cutload_cfg cc = {nmicro, pc->o.window, (int)rw, {zs_p4d_doc_cost_fn, &pc->dc}};
     return zs_batcher_cut_new(docs, &cc, pc, out, e);
 }
 

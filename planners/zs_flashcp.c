@@ -52,7 +52,7 @@ static const zs_opt_spec opt_kv = {.key = "kv",
 enum kvmode { KV_GATHER = 0, KV_AWARE = 1, KV_ALL = 2 };
 
 typedef struct fcp {
-    zs__cpb c;
+    zs_cpg c;
     const zs_plan_ctx *ctx;
     int whole, kvmode, heads, cp_stream;
     int64_t *pmax;    /* per group: the most Per-Doc tokens of one rank (kv=gather) */
@@ -263,7 +263,7 @@ static void gsearch_free(gsearch *G)
 /* The group's documents longest first, and the scratch of the search. */
 static int gsearch_init(gsearch *G, fcp *F, int g, zs_err *e)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     int cp = c->cp;
     memset(G, 0, sizeof *G);
     G->F = F;
@@ -312,7 +312,7 @@ static int gsearch_init(gsearch *G, fcp *F, int g, zs_err *e)
 static void gsearch_paths(gsearch *G)
 {
     const fcp *F = G->F;
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     const zs_plan_ctx *ctx = F->ctx;
     const zs_model *m = ctx->model;
     const zs_cluster *cl = ctx->cluster;
@@ -325,11 +325,11 @@ static void gsearch_paths(gsearch *G)
         zs_cost_gemm(ctx->cost, T, zs_model_linear_flops_per_token(m) / (2.0 * m->hidden) / c->tp,
                      m->hidden) /
         T;
-    int r0 = zs__cpb_rank(c, zs__cpb_slot(c, g, 0)), far = -1, near = -1;
+    int r0 = zs_cpg_rank(c, zs_cpg_slot(c, g, 0)), far = -1, near = -1;
     int nic_seen[64][8];
     memset(nic_seen, 0, sizeof nic_seen);
     for (int r = 0; r < cp; r++) {
-        int rk = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
+        int rk = zs_cpg_rank(c, zs_cpg_slot(c, g, r));
         int x = zs_cluster_node_of(cl, rk) - zs_cluster_node_of(cl, r0);
         G->node[r] = x < 64 ? x : 63;
         G->nn = G->node[r] + 1 > G->nn ? G->node[r] + 1 : G->nn;
@@ -341,13 +341,13 @@ static void gsearch_paths(gsearch *G)
         if (x == 0 && rk != r0 && near < 0)
             near = rk;
     }
-    double kvb = zs__cpb_kv_bytes(m, c->tp, 1 << 20);
+    double kvb = zs_cpg_kv_bytes(m, c->tp, 1 << 20);
     G->t_nv = near >= 0 ? zs_cost_p2p(ctx->cost, r0, near, kvb) / (1 << 20) : 0;
     G->t_nic = far >= 0 ? zs_cost_p2p(ctx->cost, r0, far, kvb) / (1 << 20) : 0;
     int granks[1024];
     int ng = cp < 1024 ? cp : 1024;
     for (int r = 0; r < ng; r++)
-        granks[r] = zs__cpb_rank(c, zs__cpb_slot(c, g, r));
+        granks[r] = zs_cpg_rank(c, zs_cpg_slot(c, g, r));
     G->t_gather = zs_cost_collective(ctx->cost, ZS_COLL_ALLGATHER, granks, ng, kvb) / (1 << 20);
 }
 
@@ -418,7 +418,7 @@ static int32_t next_k(int32_t k, int32_t n)
  * fewer Per-Doc documents. */
 static int search_group(fcp *F, int g, zs_err *e)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     if (c->gstart[g + 1] == c->gstart[g])
         return ZS_OK;
     gsearch G;
@@ -443,7 +443,7 @@ static int search_group(fcp *F, int g, zs_err *e)
         }
     }
     if (best_k < 0)
-        rc = zs__cpb_overflow(c, g, c->gtokens[g] / c->cp + 1, e);
+        rc = zs_cpg_overflow(c, g, c->gtokens[g] / c->cp + 1, e);
     for (int32_t i = 0; i < G.n && !rc; i++) {
         F->wrank[G.docs[i]] = best_place[i];
         if (best_place[i] < 0)
@@ -461,7 +461,7 @@ static int search_group(fcp *F, int g, zs_err *e)
 /* All blocks of slot k of group g: local (remote = 0) or remote. */
 static int slot_blocks(const fcp *F, int g, int k, int remote, zs_attn_block *blk)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     int n = 0;
     for (int i = c->gstart[g]; i < c->gstart[g + 1]; i++) {
         int32_t d = c->gdocs[i], L = c->len[d];
@@ -489,28 +489,28 @@ typedef struct escratch {
  * all-gather, or point-to-point sends. */
 static void exchange(const fcp *F, zs_iter *it, int stage, int g, escratch *x, int tag)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     zs_schedule *s = zs_iter_schedule(it);
     int cp = c->cp;
-    double kvb1 = zs__cpb_kv_bytes(&zs_iter_cost(it)->model, c->tp, 1);
+    double kvb1 = zs_cpg_kv_bytes(&zs_iter_cost(it)->model, c->tp, 1);
     for (int k = 0; k < cp; k++) {
         x->nrecv[k] = 0;
-        x->ranks[k] = zs_iter_rank(it, stage, zs__cpb_slot(c, g, k));
+        x->ranks[k] = zs_iter_rank(it, stage, zs_cpg_slot(c, g, k));
     }
     x->grp = F->kvmode == KV_GATHER && F->pmax[g] > 0 ? zs_schedule_group(s, x->ranks, cp) : -1;
     x->gb = x->grp >= 0 ? kvb1 * (double)F->pmax[g] : 0;
     for (int k = 0; k < cp && x->grp >= 0; k++) {
-        int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+        int64_t dep[1] = {zs_iter_entry(it, zs_cpg_slot(c, g, k))};
         x->recv[(size_t)k * (cp + 1) + x->nrecv[k]++] =
             zs_sched_coll(s, x->ranks[k], F->cp_stream, "cp-kv-all-gather", x->grp,
                           ZS_COLL_ALLGATHER, x->gb, dep, 1);
     }
     for (int k = 0; k < cp && F->kvmode != KV_GATHER; k++)
         for (int q = 0; q < cp; q++) {
-            int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+            int64_t n = F->kv[(size_t)zs_cpg_slot(c, g, k) * cp + q];
             if (n == 0)
                 continue;
-            int64_t dep[1] = {zs_iter_entry(it, zs__cpb_slot(c, g, k))};
+            int64_t dep[1] = {zs_iter_entry(it, zs_cpg_slot(c, g, k))};
             zs_sched_send(s, x->ranks[k], F->cp_stream, "cp-kv", x->ranks[q], tag, kvb1 * (double)n,
                           dep, 1);
             x->recv[(size_t)q * (cp + 1) + x->nrecv[q]++] = zs_sched_recv(
@@ -521,12 +521,12 @@ static void exchange(const fcp *F, zs_iter *it, int stage, int g, escratch *x, i
 /* What a rank holds first, the remote blocks once the K/V are in. */
 static void compute(const fcp *F, zs_iter *it, int stage, int g, escratch *x, int backward)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     zs_schedule *s = zs_iter_schedule(it);
     const zs_cost *cost = zs_iter_cost(it);
     int cp = c->cp;
     for (int k = 0; k < cp; k++) {
-        int sl = zs__cpb_slot(c, g, k), r = x->ranks[k];
+        int sl = zs_cpg_slot(c, g, k), r = x->ranks[k];
         x->last[k] = zs_iter_entry(it, sl);
         int n = slot_blocks(F, g, k, 0, x->blk);
         if (n > 0) {
@@ -555,11 +555,11 @@ static void compute(const fcp *F, zs_iter *it, int stage, int g, escratch *x, in
  * add at the owner). */
 static void return_grads(const fcp *F, zs_iter *it, int g, escratch *x, int tag)
 {
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     zs_schedule *s = zs_iter_schedule(it);
     const zs_cost *cost = zs_iter_cost(it);
     int cp = c->cp;
-    double kvb1 = zs__cpb_kv_bytes(&cost->model, c->tp, 1);
+    double kvb1 = zs_cpg_kv_bytes(&cost->model, c->tp, 1);
     if (x->grp >= 0) {
         for (int k = 0; k < cp; k++) {
             int64_t dep[1] = {x->last[k]};
@@ -572,7 +572,7 @@ static void return_grads(const fcp *F, zs_iter *it, int g, escratch *x, int tag)
         x->nrecv[k] = 0;
     for (int k = 0; k < cp; k++)
         for (int q = 0; q < cp; q++) {
-            int64_t n = F->kv[(size_t)zs__cpb_slot(c, g, k) * cp + q];
+            int64_t n = F->kv[(size_t)zs_cpg_slot(c, g, k) * cp + q];
             if (n == 0)
                 continue;
             int64_t dep[1] = {x->last[q]};
@@ -586,7 +586,7 @@ static void return_grads(const fcp *F, zs_iter *it, int g, escratch *x, int tag)
     for (int k = 0; k < cp; k++) {
         if (x->nrecv[k] == 0)
             continue;
-        int sl = zs__cpb_slot(c, g, k);
+        int sl = zs_cpg_slot(c, g, k);
         double by = 0;
         for (int q = 0; q < cp; q++)
             by += 3.0 * kvb1 * (double)F->kv[(size_t)sl * cp + q];
@@ -600,7 +600,7 @@ static void return_grads(const fcp *F, zs_iter *it, int g, escratch *x, int tag)
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     fcp *F = arg;
-    const zs__cpb *c = &F->c;
+    const zs_cpg *c = &F->c;
     int cp = c->cp;
     (void)micro;
     int maxdocs = 1;
@@ -623,7 +623,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         if (backward)
             return_grads(F, it, g, &x, tag_back);
         for (int k = 0; k < cp; k++)
-            zs_iter_set_exit(it, zs__cpb_slot(c, g, k), x.last[k]);
+            zs_iter_set_exit(it, zs_cpg_slot(c, g, k), x.last[k]);
     }
     free(x.blk);
     free(x.recv);
@@ -641,16 +641,16 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     fcp F;
     memset(&F, 0, sizeof F);
     F.ctx = ctx;
-    int rc = zs__cpb_init(ctx, b, &opt_cp, 16, zs__cpb_fp_even, &F.c, e);
+    int rc = zs_cpg_init(ctx, b, &opt_cp, 16, zs_cpg_fp_even, &F.c, e);
     if (!rc)
         rc = zs_opt_bool(ctx->opts, &opt_whole, &F.whole, e);
     if (!rc)
         rc = zs_opt_enum(ctx->opts, &opt_kv, &F.kvmode, e);
     if (rc) {
-        zs__cpb_free(&F.c);
+        zs_cpg_free(&F.c);
         return rc;
     }
-    zs__cpb *c = &F.c;
+    zs_cpg *c = &F.c;
     int cp = c->cp;
     F.heads = ctx->model->heads / c->tp;
     zs_schedule *s = NULL;
@@ -664,30 +664,30 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     }
     for (int g = 0; g < c->dp && !rc; g++)
         rc = search_group(&F, g, e);
-    if (rc || (rc = zs__cpb_schedule(c, &s, &F.cp_stream, e)))
+    if (rc || (rc = zs_cpg_schedule(c, &s, &F.cp_stream, e)))
         goto out;
     for (int g = 0; g < c->dp && !rc; g++)
         for (int i = c->gstart[g]; i < c->gstart[g + 1] && !rc; i++) {
             int32_t d = c->gdocs[i], L = c->len[d];
             if (F.wrank[d] >= 0) {
-                int sl = zs__cpb_slot(c, g, F.wrank[d]);
+                int sl = zs_cpg_slot(c, g, F.wrank[d]);
                 F.tokens[sl] += L;
-                rc = zs__cpb_piece(s, c, d, 0, L, sl, e);
+                rc = zs_cpg_piece(s, c, d, 0, L, sl, e);
                 continue;
             }
             for (int k = 0; k < cp && !rc; k++) {
-                int sl = zs__cpb_slot(c, g, k);
+                int sl = zs_cpg_slot(c, g, k);
                 int32_t a0, a1, b0, b1;
                 chunks(L, cp, k, &a0, &a1, &b0, &b1);
                 F.tokens[sl] += (a1 - a0) + (b1 - b0);
-                rc = zs__cpb_piece(s, c, d, a0, a1, sl, e);
+                rc = zs_cpg_piece(s, c, d, a0, a1, sl, e);
                 if (!rc)
-                    rc = zs__cpb_piece(s, c, d, b0, b1, sl, e);
+                    rc = zs_cpg_piece(s, c, d, b0, b1, sl, e);
                 /* What rank k sends to each peer: the chunks the peer needs. */
                 for (int q = 0; q < cp && F.kvmode != KV_GATHER; q++) {
                     int64_t n = kv_need(L, cp, q, k, F.kvmode == KV_AWARE);
                     F.kv[(size_t)sl * cp + q] += n;
-                    F.kv_bytes += zs__cpb_kv_bytes(ctx->model, 1, n);
+                    F.kv_bytes += zs_cpg_kv_bytes(ctx->model, 1, n);
                 }
             }
         }
@@ -707,11 +707,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
             }
             F.pmax[g] = t > F.pmax[g] ? t : F.pmax[g];
         }
-        F.kv_bytes += zs__cpb_kv_bytes(ctx->model, 1, F.pmax[g]) * (cp - 1) * cp;
+        F.kv_bytes += zs_cpg_kv_bytes(ctx->model, 1, F.pmax[g]) * (cp - 1) * cp;
     }
-    zs__cpb_note(c, rep,
-                 "flashcp (reconstructed from the abstract): Whole-Doc or Per-Doc per document, "
-                 "searched per CP group by predicted step time");
+    zs_cpg_note(c, rep,
+                "flashcp (reconstructed from the abstract): Whole-Doc or Per-Doc per document, "
+                "searched per CP group by predicted step time");
     zs_plan_report_note(rep,
                         "%d Whole-Doc and %d Per-Doc documents; K/V of the Per-Doc ones %s: "
                         "%.1f MB per layer forward, again in backward, dK/dV back",
@@ -720,13 +720,13 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                         : F.kvmode == KV_AWARE ? "sent to the ranks whose causal prefix needs them"
                                                : "sent to every rank that lacks them",
                         F.kv_bytes / 1e6);
-    rc = zs__cpb_build(c, ctx, s, F.tokens, emit, &F, e);
+    rc = zs_cpg_build(c, ctx, s, F.tokens, emit, &F, e);
 out:
     free(F.wrank);
     free(F.kv);
     free(F.tokens);
     free(F.pmax);
-    return zs__cpb_finish(&F.c, s, rc, out);
+    return zs_cpg_finish(&F.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_whole, &opt_kv, NULL};

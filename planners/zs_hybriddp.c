@@ -42,7 +42,7 @@ static const zs_opt_spec opt_whole_max = {
             "rings whose shares stay within N"};
 
 typedef struct hdp {
-    zs__cpb c;
+    zs_cpg c;
     int cp_stream;
     long whole;    /* longest document kept whole on one GPU; also the ring share bound */
     int *slots;    /* identity: a ring of n slots from first is slots + first */
@@ -73,7 +73,7 @@ static int cmp_desc(const void *a, const void *b)
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     hdp *H = arg;
-    const zs__cpb *c = &H->c;
+    const zs_cpg *c = &H->c;
     (void)micro;
     int64_t *dep = malloc(sizeof(int64_t) * (size_t)c->nslots);
     if (!dep)
@@ -96,8 +96,8 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     }
     for (int sl = 0; sl < c->nslots && rc == ZS_OK; sl++) {
         int n = H->slot_start[sl + 1] - H->slot_start[sl];
-        rc = zs__cpb_local_attn(it, stage, sl, H->slot_docs + H->slot_start[sl], n, 0, backward,
-                                &dep[sl], e);
+        rc = zs_cpg_local_attn(it, stage, sl, H->slot_docs + H->slot_start[sl], n, 0, backward,
+                               &dep[sl], e);
         zs_iter_set_exit(it, sl, dep[sl]);
     }
     free(dep);
@@ -121,23 +121,23 @@ static int doc_error(int d, const char *fix, const char *what, int32_t len, int 
 static int place_group(hdp *H, const zs_model *m, int g, const item *items, int nitems,
                        double *load, int64_t *tok, int *ring, int *ring_cap, zs_err *e)
 {
-    const zs__cpb *c = &H->c;
-    int base = zs__cpb_slot(c, g, 0);
+    const zs_cpg *c = &H->c;
+    int base = zs_cpg_slot(c, g, 0);
     for (int i = 0; i < nitems; i++) {
         int d = items[i].doc;
         int32_t len = items[i].len;
         if (len <= H->whole)
             continue;
         int n = 1;
-        while (n < c->cp && zs__cpb_fp_zigzag(len, n) > H->whole)
+        while (n < c->cp && zs_cpg_fp_zigzag(len, n) > H->whole)
             n *= 2;
-        if (n > c->cp || zs__cpb_fp_zigzag(len, n) > c->cap)
+        if (n > c->cp || zs_cpg_fp_zigzag(len, n) > c->cap)
             return doc_error(d, "use a power-of-two cp large enough, or recomputation",
                              "no power-of-two ring inside the CP group holds this document", len, n,
                              e);
         int found = 0;
         for (; n <= c->cp && !found; n *= 2) {
-            int64_t share = zs__cpb_fp_zigzag(len, n);
+            int64_t share = zs_cpg_fp_zigzag(len, n);
             double best = 0;
             int best_first = -1, best_ring = -1;
             for (int first = 0; first + n <= c->cp; first += n) {
@@ -208,7 +208,7 @@ static int place_group(hdp *H, const zs_model *m, int g, const item *items, int 
 
 static int place(hdp *H, const zs_model *m, zs_schedule *s, zs_err *e)
 {
-    const zs__cpb *c = &H->c;
+    const zs_cpg *c = &H->c;
     int ns = c->nslots, nd = c->ndocs;
     double *load = calloc((size_t)ns, sizeof(double));
     int64_t *tok = calloc((size_t)ns, sizeof(int64_t));
@@ -266,7 +266,7 @@ static int place(hdp *H, const zs_model *m, zs_schedule *s, zs_err *e)
     /* Pieces: local documents whole, ring documents in zigzag chunks. */
     for (int d = 0; d < nd && !rc; d++) {
         if (H->doc_ring[d] < 0) {
-            rc = zs__cpb_piece(s, c, d, 0, c->len[d], H->doc_slot[d], e);
+            rc = zs_cpg_piece(s, c, d, 0, c->len[d], H->doc_slot[d], e);
             H->lin[H->doc_slot[d]] += c->len[d];
             continue;
         }
@@ -276,9 +276,9 @@ static int place(hdp *H, const zs_model *m, zs_schedule *s, zs_err *e)
             for (int h = 0; h < 2 && !rc; h++) {
                 int32_t t0, t1;
                 zs_ring_chunk(c->len[d], n, ZS_RING_PAD, chunks[h], &t0, &t1);
-                rc = zs__cpb_piece(s, c, d, t0, t1, sl, e);
+                rc = zs_cpg_piece(s, c, d, t0, t1, sl, e);
             }
-            H->lin[sl] += zs__cpb_fp_zigzag(c->len[d], n);
+            H->lin[sl] += zs_cpg_fp_zigzag(c->len[d], n);
         }
     }
 out:
@@ -290,7 +290,7 @@ out:
 }
 
 /* whole_max, at most what one GPU holds. */
-static int whole_max(const zs_plan_ctx *ctx, const zs__cpb *c, long def, long *out, zs_err *e)
+static int whole_max(const zs_plan_ctx *ctx, const zs_cpg *c, long def, long *out, zs_err *e)
 {
     long v;
     int rc = zs_opt_int_def(ctx->opts, &opt_whole_max, def, &v, e);
@@ -310,10 +310,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     hdp H = {0};
-    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_even, &H.c, e);
+    int rc = zs_cpg_init(ctx, batch, &opt_cp, 16, zs_cpg_fp_even, &H.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &H.c;
+    zs_cpg *c = &H.c;
     zs_schedule *s = NULL;
     int ns = c->nslots, nd = c->ndocs;
     /* ByteScale's per-GPU token budget is a setting; the default is each
@@ -325,7 +325,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     if (share > c->cap)
         share = c->cap;
     if ((rc = whole_max(ctx, c, share, &H.whole, e))) {
-        zs__cpb_free(&H.c);
+        zs_cpg_free(&H.c);
         return rc;
     }
     H.slots = malloc(sizeof(int) * (size_t)ns);
@@ -345,21 +345,21 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     for (int sl = 0; sl < ns; sl++)
         H.slots[sl] = sl;
-    if ((rc = zs__cpb_schedule(c, &s, &H.cp_stream, e)) || (rc = place(&H, ctx->model, s, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &H.cp_stream, e)) || (rc = place(&H, ctx->model, s, e)))
         goto out;
     int ring_docs = H.ring_start[H.nrings], largest = 0;
     for (int r = 0; r < H.nrings; r++)
         if (H.ring_n[r] > largest)
             largest = H.ring_n[r];
-    zs__cpb_note(c, rep,
-                 "hybrid-dp: documents that fit one GPU whole on one GPU (LPT on FLOPs), longer "
-                 "ones on power-of-two rings of consecutive GPUs (zigzag, padded), at most one "
-                 "ring per GPU, ring attention before local attention");
+    zs_cpg_note(c, rep,
+                "hybrid-dp: documents that fit one GPU whole on one GPU (LPT on FLOPs), longer "
+                "ones on power-of-two rings of consecutive GPUs (zigzag, padded), at most one "
+                "ring per GPU, ring attention before local attention");
     zs_plan_report_note(rep,
                         "%d documents local, %d on %d rings (largest %d GPUs); documents up to "
                         "%ld tokens kept whole",
                         nd - ring_docs, ring_docs, H.nrings, largest, H.whole);
-    rc = zs__cpb_build(c, ctx, s, H.lin, emit, &H, e);
+    rc = zs_cpg_build(c, ctx, s, H.lin, emit, &H, e);
 out:
     free(H.slots);
     free(H.doc_slot);
@@ -371,7 +371,7 @@ out:
     free(H.slot_docs);
     free(H.slot_start);
     free(H.lin);
-    return zs__cpb_finish(&H.c, s, rc, out);
+    return zs_cpg_finish(&H.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &opt_whole_max, &zs_opt_tp, NULL};

@@ -25,15 +25,15 @@ static const zs_opt_spec opt_cp =
 static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT("llama3|zigzag|ring|stripe");
 
 typedef struct llcp {
-    zs__cpb c;
-    zs__cpb_attn a;
+    zs_cpg c;
+    zs_cpg_attn a;
 } llcp;
 
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     llcp *L = arg;
     (void)micro;
-    return zs__cpb_attn_emit(it, stage, &L->c, &L->a, backward, e);
+    return zs_cpg_attn_emit(it, stage, &L->c, &L->a, backward, e);
 }
 
 static const char *const layout_notes[ZS_CPL_N] = {
@@ -51,27 +51,27 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     llcp L = {0};
-    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_zigzag, &L.c, e);
+    int rc = zs_cpg_init(ctx, batch, &opt_cp, 16, zs_cpg_fp_zigzag, &L.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &L.c;
+    zs_cpg *c = &L.c;
     zs_schedule *s = NULL;
     int64_t *shard = calloc((size_t)c->nslots, sizeof(int64_t)), pad = 0;
     if (!shard) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    L.a = (zs__cpb_attn){.chunking = ZS_RING_EXACT, .shard = shard};
-    if ((rc = zs__cpb_layout(ctx->opts, &opt_layout, &L.a.layout, e)))
+    L.a = (zs_cpg_attn){.chunking = ZS_RING_EXACT, .shard = shard};
+    if ((rc = zs_cpg_layout(ctx->opts, &opt_layout, &L.a.layout, e)))
         goto out;
-    if ((rc = zs__cpb_schedule(c, &s, &L.a.cp_stream, e)) ||
-        (rc = zs__cpb_place(s, c, &L.a, shard, &pad, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &L.a.cp_stream, e)) ||
+        (rc = zs_cpg_place(s, c, &L.a, shard, &pad, e)))
         goto out;
-    zs__cpb_note(c, rep, layout_notes[L.a.layout]);
-    rc = zs__cpb_build(c, ctx, s, shard, emit, &L, e);
+    zs_cpg_note(c, rep, layout_notes[L.a.layout]);
+    rc = zs_cpg_build(c, ctx, s, shard, emit, &L, e);
 out:
     free(shard);
-    return zs__cpb_finish(&L.c, s, rc, out);
+    return zs_cpg_finish(&L.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_layout, NULL};

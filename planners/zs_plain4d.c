@@ -28,20 +28,20 @@ static const zs_opt_spec opt_sharding = {.key = "sharding",
 static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
                 zs_err *e)
 {
-    zs__4d o;
+    zs_p4d o;
     int sh;
-    int rc = zs__4d_options(ctx, "plain-4d", &o, e);
+    int rc = zs_p4d_options(ctx, "plain-4d", &o, e);
     if (!rc)
         rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e);
     if (rc)
         return rc;
-    static const zs__shard modes[] = {ZS__SHARD_SEQ, ZS__SHARD_DOC, ZS__SHARD_ADAPTIVE};
+    static const zs_p4d_shard modes[] = {ZS__SHARD_SEQ, ZS__SHARD_DOC, ZS__SHARD_ADAPTIVE};
     if (b->micro_of) {
         zs_plan_report_note(rep, "concatenate-and-cut loader: %d windows of %d tokens", b->nmicro,
                             o.window);
-        return zs__4d_lower(ctx, b, &o, b->micro_of, b->nmicro, modes[sh], out, rep, e);
+        return zs_p4d_lower(ctx, b, &o, b->micro_of, b->nmicro, modes[sh], out, rep, e);
     }
-    if ((rc = zs__4d_check_window(b, o.window, e)))
+    if ((rc = zs_p4d_check_window(b, o.window, e)))
         return rc;
     int32_t *seq = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
     if (!seq)
@@ -49,7 +49,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     int32_t n = zs_pack_plain(b->len, b->ndocs, o.window, seq);
     zs_plan_report_note(rep, "loader-order packing into %d sequences of at most %d tokens", n,
                         o.window);
-    rc = zs__4d_lower(ctx, b, &o, seq, n, modes[sh], out, rep, e);
+    rc = zs_p4d_lower(ctx, b, &o, seq, n, modes[sh], out, rep, e);
     free(seq);
     return rc;
 }
@@ -59,9 +59,9 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
                    zs_batcher **out, zs_err *e)
 {
     (void)shape;
-    zs__4d o;
+    zs_p4d o;
     int nmicro;
-    int rc = zs__4d_loader(ctx, "plain-4d", &o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "plain-4d", &o, &nmicro, e);
     if (rc)
         return rc;
     zs_cutload_cfg cc = {nmicro, o.window, 0, {NULL, NULL}};

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "zs_planner.h"
-#include "zs_auto.h"
+#include "zs_auto_internal.h"
 #include <string.h>
 #include "zs_zep_decide.h"
 

@@ -40,8 +40,8 @@ static const zs_opt_spec opt_routing = {
 static const zs_opt_spec opt_layout = ZS__CPB_OPT_LAYOUT("zigzag|ring|stripe|llama3");
 
 typedef struct tecp {
-    zs__cpb c;
-    zs__cpb_attn a;
+    zs_cpg c;
+    zs_cpg_attn a;
     zs_route *route; /* routing=1, else NULL */
 } tecp;
 
@@ -51,7 +51,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
     (void)micro;
     if (T->route)
         zs_route_phase(T->route); /* NIC balance per pass */
-    return zs__cpb_attn_emit(it, stage, &T->c, &T->a, backward, e);
+    return zs_cpg_attn_emit(it, stage, &T->c, &T->a, backward, e);
 }
 
 static const char *const layout_notes[ZS_CPL_N] = {
@@ -72,10 +72,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     tecp T = {0};
-    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_zigzag, &T.c, e);
+    int rc = zs_cpg_init(ctx, batch, &opt_cp, 16, zs_cpg_fp_zigzag, &T.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &T.c;
+    zs_cpg *c = &T.c;
     zs_schedule *s = NULL;
     int64_t *lin = calloc((size_t)c->nslots, sizeof(int64_t));
     if (!lin) {
@@ -83,11 +83,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         goto out;
     }
     int routing = 0;
-    T.a = (zs__cpb_attn){.chunking = ZS_RING_PAD, .shard = lin};
-    if ((rc = zs__cpb_layout(ctx->opts, &opt_layout, &T.a.layout, e)) ||
+    T.a = (zs_cpg_attn){.chunking = ZS_RING_PAD, .shard = lin};
+    if ((rc = zs_cpg_layout(ctx->opts, &opt_layout, &T.a.layout, e)) ||
         (rc = zs_opt_bool(ctx->opts, &opt_routing, &routing, e)))
         goto out;
-    if ((rc = zs__cpb_schedule(c, &s, &T.a.cp_stream, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &T.a.cp_stream, e)))
         goto out;
     int k = zs_route_default_k(ctx->cluster, c->tp);
     if (routing && k > 1 && zs_cpl_is_ring(T.a.layout)) {
@@ -106,9 +106,9 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         T.a.xfer_arg = T.route;
     }
     int64_t pad = 0;
-    if ((rc = zs__cpb_place(s, c, &T.a, lin, &pad, e)))
+    if ((rc = zs_cpg_place(s, c, &T.a, lin, &pad, e)))
         goto out;
-    zs__cpb_note(c, rep, layout_notes[T.a.layout]);
+    zs_cpg_note(c, rep, layout_notes[T.a.layout]);
     zs_plan_report_note(rep, "padding: %lld tokens computed and moved but not trained",
                         (long long)pad);
     if (T.route)
@@ -120,11 +120,11 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         zs_plan_report_note(rep, "routing on but layout=llama3 has no ring: nothing to route");
     else if (routing)
         zs_plan_report_note(rep, "routing on but one NIC per transfer: nothing to spread over");
-    rc = zs__cpb_build(c, ctx, s, lin, emit, &T, e);
+    rc = zs_cpg_build(c, ctx, s, lin, emit, &T, e);
 out:
     free(lin);
     zs_route_free(T.route);
-    return zs__cpb_finish(&T.c, s, rc, out);
+    return zs_cpg_finish(&T.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, &opt_layout, &opt_routing, NULL};

@@ -21,7 +21,7 @@ static const zs_opt_spec opt_cp =
                    "head-parallel degree, at most the KV heads per GPU");
 
 typedef struct uly {
-    zs__cpb c;
+    zs_cpg c;
     int cp_stream;
     int64_t *shard; /* per slot: tokens of the packed sequence */
 } uly;
@@ -36,7 +36,7 @@ static int64_t a2a(zs_schedule *s, int rank, int stream, const char *label, int 
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     uly *U = arg;
-    const zs__cpb *c = &U->c;
+    const zs_cpg *c = &U->c;
     zs_schedule *s = zs_iter_schedule(it);
     const zs_model *m = &zs_iter_cost(it)->model;
     (void)micro;
@@ -62,7 +62,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         }
         int64_t most = 0;
         for (int k = 0; k < c->cp; k++) {
-            int sl = zs__cpb_slot(c, g, k);
+            int sl = zs_cpg_slot(c, g, k);
             ranks[k] = zs_iter_rank(it, stage, sl);
             if (U->shard[sl] > most)
                 most = U->shard[sl];
@@ -70,7 +70,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         int grp = c->cp > 1 ? zs_schedule_group(s, ranks, c->cp) : -1;
         double t = n > 0 ? zs_cost_attn(zs_iter_cost(it), blk, n, heads, backward) : 0;
         for (int k = 0; k < c->cp; k++) {
-            int sl = zs__cpb_slot(c, g, k);
+            int sl = zs_cpg_slot(c, g, k);
             int64_t last = zs_iter_entry(it, sl);
             if (n == 0) {
                 zs_iter_set_exit(it, sl, last);
@@ -99,7 +99,7 @@ out:
 /* Cuts each group's packed sequence into cp contiguous shards. */
 static int place(uly *U, zs_schedule *s, zs_err *e)
 {
-    const zs__cpb *c = &U->c;
+    const zs_cpg *c = &U->c;
     int rc = ZS_OK;
     for (int g = 0; g < c->dp && !rc; g++) {
         int64_t T = c->gtokens[g], base = T / c->cp, rem = T % c->cp, pos = 0;
@@ -114,8 +114,8 @@ static int place(uly *U, zs_schedule *s, zs_err *e)
                     end += base + (k < rem);
                 }
                 int64_t stop = d1 < end ? d1 : end;
-                int sl = zs__cpb_slot(c, g, k);
-                rc = zs__cpb_piece(s, c, d, (int32_t)(pos - d0), (int32_t)(stop - d0), sl, e);
+                int sl = zs_cpg_slot(c, g, k);
+                rc = zs_cpg_piece(s, c, d, (int32_t)(pos - d0), (int32_t)(stop - d0), sl, e);
                 U->shard[sl] += stop - pos;
                 pos = stop;
             }
@@ -135,10 +135,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     if (rc)
         return rc;
     long def = ctx->model->kv_heads / tp > 1 ? ctx->model->kv_heads / tp : 1;
-    rc = zs__cpb_init(ctx, batch, &opt_cp, def < 16 ? def : 16, zs__cpb_fp_even, &U.c, e);
+    rc = zs_cpg_init(ctx, batch, &opt_cp, def < 16 ? def : 16, zs_cpg_fp_even, &U.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &U.c;
+    zs_cpg *c = &U.c;
     const zs_model *m = ctx->model;
     zs_schedule *s = NULL;
     int hq = m->heads / c->tp, hkv = m->kv_heads / c->tp > 0 ? m->kv_heads / c->tp : 1;
@@ -156,21 +156,21 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    if ((rc = zs__cpb_schedule(c, &s, &U.cp_stream, e)) || (rc = place(&U, s, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &U.cp_stream, e)) || (rc = place(&U, s, e)))
         goto out;
     for (int sl = 0; sl < c->nslots; sl++)
         if (U.shard[sl] > c->cap) {
-            rc = zs__cpb_overflow(c, sl / c->cp, U.shard[sl], e);
+            rc = zs_cpg_overflow(c, sl / c->cp, U.shard[sl], e);
             goto out;
         }
-    zs__cpb_note(c, rep,
-                 "ulysses: packed sequence cut into cp contiguous shards; all-to-all of Q/K/V "
-                 "(sequence to heads) and O (back) over the CP group, attention of whole "
-                 "documents with heads/cp heads per GPU; buffers sized to the largest shard");
-    rc = zs__cpb_build(c, ctx, s, U.shard, emit, &U, e);
+    zs_cpg_note(c, rep,
+                "ulysses: packed sequence cut into cp contiguous shards; all-to-all of Q/K/V "
+                "(sequence to heads) and O (back) over the CP group, attention of whole "
+                "documents with heads/cp heads per GPU; buffers sized to the largest shard");
+    rc = zs_cpg_build(c, ctx, s, U.shard, emit, &U, e);
 out:
     free(U.shard);
-    return zs__cpb_finish(&U.c, s, rc, out);
+    return zs_cpg_finish(&U.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &zs_opt_tp, NULL};

@@ -29,7 +29,7 @@ static const zs_opt_spec opt_ulysses = {
     .help = "head-parallel degree inside a node"};
 
 typedef struct usp {
-    zs__cpb c;
+    zs_cpg c;
     int cp_stream;
     int u, r;
     int *ring_slots; /* per group g and head subset j: r slots, [(g * u + j) * r + i] */
@@ -47,13 +47,13 @@ static int64_t a2a(zs_schedule *s, int rank, int stream, const char *label, int 
 static void uly_a2a(usp *U, zs_iter *it, int stage, int g, const char *label, double per_tok,
                     int64_t *dep)
 {
-    const zs__cpb *c = &U->c;
+    const zs_cpg *c = &U->c;
     zs_schedule *s = zs_iter_schedule(it);
     if (U->u == 1)
         return;
     int ranks[64];
     for (int i = 0; i < U->r; i++) {
-        int first = zs__cpb_slot(c, g, i * U->u);
+        int first = zs_cpg_slot(c, g, i * U->u);
         for (int j = 0; j < U->u; j++)
             ranks[j] = zs_iter_rank(it, stage, first + j);
         int grp = zs_schedule_group(s, ranks, U->u);
@@ -68,7 +68,7 @@ static void uly_a2a(usp *U, zs_iter *it, int stage, int g, const char *label, do
 static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
 {
     usp *U = arg;
-    const zs__cpb *c = &U->c;
+    const zs_cpg *c = &U->c;
     const zs_model *m = &zs_iter_cost(it)->model;
     (void)micro;
     int hq = zs_iter_heads(it), hkv = zs_iter_kv_heads(it);
@@ -94,8 +94,8 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
         for (int j = 0; j < U->u && rc == ZS_OK; j++) {
             const int *slots = U->ring_slots + (size_t)(g * U->u + j) * U->r;
             if (U->r == 1) {
-                rc = zs__cpb_local_attn(it, stage, slots[0], docs, n, hq / U->u, backward,
-                                        &dep[slots[0]], e);
+                rc = zs_cpg_local_attn(it, stage, slots[0], docs, n, hq / U->u, backward,
+                                       &dep[slots[0]], e);
                 continue;
             }
             for (int i = 0; i < U->r; i++)
@@ -119,7 +119,7 @@ static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_e
 
 /* Ulysses degree: the option, checked, or the largest divisor of cp that
  * fits a node and splits both head counts. */
-static int choose_u(const zs_plan_ctx *ctx, const zs__cpb *c, int *u_out, zs_err *e)
+static int choose_u(const zs_plan_ctx *ctx, const zs_cpg *c, int *u_out, zs_err *e)
 {
     const zs_model *m = ctx->model;
     int hq = m->heads / c->tp, hkv = m->kv_heads / c->tp > 0 ? m->kv_heads / c->tp : 1;
@@ -153,12 +153,12 @@ static int choose_u(const zs_plan_ctx *ctx, const zs__cpb *c, int *u_out, zs_err
 
 static int place(usp *U, zs_schedule *s, zs_err *e)
 {
-    const zs__cpb *c = &U->c;
+    const zs_cpg *c = &U->c;
     int u = U->u, r = U->r, rc = ZS_OK;
     for (int g = 0; g < c->dp; g++)
         for (int j = 0; j < u; j++)
             for (int i = 0; i < r; i++)
-                U->ring_slots[(size_t)(g * u + j) * r + i] = zs__cpb_slot(c, g, i * u + j);
+                U->ring_slots[(size_t)(g * u + j) * r + i] = zs_cpg_slot(c, g, i * u + j);
     for (int g = 0; g < c->dp && !rc; g++)
         for (int x = c->gstart[g]; x < c->gstart[g + 1] && !rc; x++) {
             int d = c->gdocs[x];
@@ -171,12 +171,12 @@ static int place(usp *U, zs_schedule *s, zs_err *e)
                     int32_t n = t1 - t0, base = n / u, rem = n % u, a = t0;
                     for (int j = 0; j < u && !rc; j++) {
                         int32_t b = a + base + (j < rem);
-                        rc = zs__cpb_piece(s, c, d, a, b, zs__cpb_slot(c, g, i * u + j), e);
+                        rc = zs_cpg_piece(s, c, d, a, b, zs_cpg_slot(c, g, i * u + j), e);
                         a = b;
                     }
                 }
                 for (int j = 0; j < u; j++)
-                    U->lin[zs__cpb_slot(c, g, i * u + j)] += zs__cpb_fp_zigzag(c->len[d], c->cp);
+                    U->lin[zs_cpg_slot(c, g, i * u + j)] += zs_cpg_fp_zigzag(c->len[d], c->cp);
             }
         }
     return rc;
@@ -186,10 +186,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                 zs_plan_report *rep, zs_err *e)
 {
     usp U = {0};
-    int rc = zs__cpb_init(ctx, batch, &opt_cp, 16, zs__cpb_fp_zigzag, &U.c, e);
+    int rc = zs_cpg_init(ctx, batch, &opt_cp, 16, zs_cpg_fp_zigzag, &U.c, e);
     if (rc)
         return rc;
-    zs__cpb *c = &U.c;
+    zs_cpg *c = &U.c;
     zs_schedule *s = NULL;
     if ((rc = choose_u(ctx, c, &U.u, e)))
         goto out;
@@ -200,18 +200,18 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    if ((rc = zs__cpb_schedule(c, &s, &U.cp_stream, e)) || (rc = place(&U, s, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &U.cp_stream, e)) || (rc = place(&U, s, e)))
         goto out;
-    zs__cpb_note(c, rep,
-                 "usp: Ulysses groups of consecutive GPUs inside a node (all-to-all of Q/K/V "
-                 "and O) x zigzag rings across them, one ring per head subset; documents "
-                 "padded to a multiple of 2*ring for attention, 2*cp for the linear modules");
+    zs_cpg_note(c, rep,
+                "usp: Ulysses groups of consecutive GPUs inside a node (all-to-all of Q/K/V "
+                "and O) x zigzag rings across them, one ring per head subset; documents "
+                "padded to a multiple of 2*ring for attention, 2*cp for the linear modules");
     zs_plan_report_note(rep, "ulysses=%d x ring=%d", U.u, U.r);
-    rc = zs__cpb_build(c, ctx, s, U.lin, emit, &U, e);
+    rc = zs_cpg_build(c, ctx, s, U.lin, emit, &U, e);
 out:
     free(U.ring_slots);
     free(U.lin);
-    return zs__cpb_finish(&U.c, s, rc, out);
+    return zs_cpg_finish(&U.c, s, rc, out);
 }
 
 static const zs_opt_spec *const options[] = {&opt_cp, &opt_ulysses, &zs_opt_tp, NULL};

@@ -56,9 +56,9 @@ static const zs_opt_spec opt_sharding = {.key = "sharding",
 static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs_plan_report *rep,
                 zs_err *e)
 {
-    zs__4d o;
+    zs_p4d o;
     long smax;
-    int rc = zs__4d_options(ctx, "wlb-llm", &o, e);
+    int rc = zs_p4d_options(ctx, "wlb-llm", &o, e);
     if (rc)
         return rc;
     int sh;
@@ -67,8 +67,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
         (rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e)) ||
         (rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e)))
         return rc;
-    static const zs__shard modes[] = {ZS__SHARD_ADAPTIVE, ZS__SHARD_DOC, ZS__SHARD_SEQ};
-    zs__shard mode = modes[sh];
+    static const zs_p4d_shard modes[] = {ZS__SHARD_ADAPTIVE, ZS__SHARD_DOC, ZS__SHARD_SEQ};
+    zs_p4d_shard mode = modes[sh];
     int32_t *seq = malloc(sizeof(int32_t) * (size_t)(b->ndocs + 1));
     if (!seq)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -84,7 +84,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                                 "packer with %ld outlier queue(s) after %ld warm-up batches: %d "
                                 "micro-batches; tokens waited %.2f iterations on average",
                                 queues, warmup, b->nmicro, b->wait_iters);
-            rc = zs__4d_lower(ctx, b, &o, b->micro_of, b->nmicro, mode, out, rep, e);
+            rc = zs_p4d_lower(ctx, b, &o, b->micro_of, b->nmicro, mode, out, rep, e);
         }
         free(seq);
         return rc;
@@ -99,8 +99,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                               "the window (--long split)",
                               "a document of %d tokens is longer than smax=%ld", b->len[d], smax);
         }
-    zs__4d_doc_cost dc = {ctx, &o};
-    zs_pack_cost cost = {zs__4d_doc_cost_fn, &dc};
+    zs_p4d_doc_cost dc = {ctx, &o};
+    zs_pack_cost cost = {zs_p4d_doc_cost_fn, &dc};
     int left = zs_pack_var(b->len, b->ndocs, (int32_t)smax, n, cost, seq, e);
     int32_t total = n;
     if (left > 0) {
@@ -137,7 +137,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
                             "variable-length packing into %d micro-batches of at most %ld tokens "
                             "(no outlier queues inside one batch)",
                             n, smax);
-        rc = zs__4d_lower(ctx, b, &o, seq, total, mode, out, rep, e);
+        rc = zs_p4d_lower(ctx, b, &o, seq, total, mode, out, rep, e);
     }
     free(seq);
     return rc;
@@ -147,8 +147,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
  * as long as the packer lives, so the packer owns them, and the stream
  * that cuts documents longer than the window (as the loader does). */
 typedef struct pack_cost {
-    zs__4d o;
-    zs__4d_doc_cost dc;
+    zs_p4d o;
+    zs_p4d_doc_cost dc;
     zs_doc_stream src;
     int32_t rem; /* tokens of the document being cut still to hand out */
     int64_t id;
@@ -176,7 +176,7 @@ static int cut_next(void *arg, int32_t *len, int64_t *id)
     return 1;
 }
 
-/* WLB-LLM's loader: nmicro windows a batch (zs__4d_loader) through its
+/* WLB-LLM's loader: nmicro windows a batch (zs_p4d_loader) through its
  * packer with two outlier queues. */
 static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
                    zs_batcher **out, zs_err *e)
@@ -187,7 +187,7 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nmicro;
     long queues, warmup;
-    int rc = zs__4d_loader(ctx, "wlb-llm", &pc->o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "wlb-llm", &pc->o, &nmicro, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e);
     if (!rc)
@@ -196,13 +196,13 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         free(pc);
         return rc;
     }
-    pc->dc = (zs__4d_doc_cost){ctx, &pc->o};
+    pc->dc = (zs_p4d_doc_cost){ctx, &pc->o};
     zs_wlb_pack_cfg wc;
     memset(&wc, 0, sizeof wc);
     wc.nmicro = nmicro;
     wc.window = pc->o.window;
     wc.nqueues = (int)queues;
-    wc.cost = (zs_pack_cost){zs__4d_doc_cost_fn, &pc->dc};
+    wc.cost = (zs_pack_cost){zs_p4d_doc_cost_fn, &pc->dc};
     pc->src = docs;
     zs_doc_stream cut = {cut_next, pc};
     return zs_batcher_wlb_new_warm(cut, &wc, (int)warmup, pc, out, e);

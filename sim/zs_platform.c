@@ -2,6 +2,7 @@
 #include "zs_platform.h"
 
 #include "zs_afile.h"
+#include "zs_platform_internal.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* See zs_sg_wait.h: the wait-any with a timeout that SimGrid 3.32's C API
+/* See zs_sg_wait_internal.h: the wait-any with a timeout that SimGrid 3.32's C API
  * lacks. */
-#include "zs_sg_wait.h"
+#include "zs_sg_wait_internal.h"
 
 #include <new>
 #include <vector>

@@ -1,8 +1,8 @@
 /* The SimGrid executor's entry point (see zs_sim.h for what is modelled,
- * zs_sim_int.h for how the files divide the work): checks the schedule,
+ * zs_sim_internal.h for how the files divide the work): checks the schedule,
  * proves it can finish, starts the engine on the generated platform, runs
  * one actor per rank, and turns the counters into a zs_result. */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -27,7 +27,7 @@
  * per process (a second call is a ZS_EUNSUPPORTED error). zs_sim_run_forked
  * runs it in a child process and ships the result back (base/zs_fork.h),
  * so a caller can simulate many schedules. The implementation is split by
- * concern (sim/zs_sim_int.h lists the files). Depends on the schedule IR,
+ * concern (sim/zs_sim_internal.h lists the files). Depends on the schedule IR,
  * zs_result, zs_cluster, zs_nccl, zs_platform and zs_timeline. */
 #ifndef ZS_SIM_H
 #define ZS_SIM_H
@@ -71,11 +71,6 @@ int zs_sim_run(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o, 
 /* The same in a forked child; any number of calls per process. */
 int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
                       zs_result **out, zs_err *e);
-
-/* The same, also giving the child's peak resident set size (bytes) and
- * CPU time (user + system seconds); either pointer may be NULL. */
-int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
-                           zs_result **out, double *child_rss, double *child_cpu, zs_err *e);
 
 /* What the SimGrid engine was given to do by this process's simulation:
  * every transfer the executor started (a SimGrid comm), so that a run's

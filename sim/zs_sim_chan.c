@@ -1,4 +1,4 @@
-/* Point-to-point transfers of the SimGrid executor (see zs_sim_int.h).
+/* Point-to-point transfers of the SimGrid executor (see zs_sim_internal.h).
  *
  * A channel is one (src, dst, tag) triple with its SimGrid mailbox; the
  * k-th send posted on it meets the k-th receive (mailboxes match in
@@ -7,7 +7,7 @@
  * order without holding their stream (consecutive ones run together, as
  * an NCCL group); the side that posts first waits on its peer (idle), and
  * communication runs on both sides from the match on. */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Collectives of the SimGrid executor (see zs_sim_int.h).
+/* Collectives of the SimGrid executor (see zs_sim_internal.h).
  *
  * A collective starts when every member has reached it: each member posts
  * its receives on its own inbox of the group and waits; the last to arrive
@@ -19,7 +19,8 @@
  * in flight at each completion: O(flows in flight) per flow. Now a flow's
  * source sends it and collects it (coll_leave); only the go and the
  * wake-ups, in flight for no time, are detached. */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
+#include "zs_platform_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
 #include <simgrid/mailbox.h>
 
 #include "zs_fork.h"
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 #include "zs_sort.h"
 
 typedef struct floor_run floor_run;

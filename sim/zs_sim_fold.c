@@ -1,4 +1,4 @@
-/* Folding in the SimGrid executor (see exec/zs_fold.h and zs_sim_int.h).
+/* Folding in the SimGrid executor (see exec/zs_fold.h and zs_sim_internal.h).
  *
  * When a stream enters the next iteration of a repeated segment,
  * zs_fold_cross says whether to skip iterations. A skipping stream sleeps
@@ -10,7 +10,7 @@
  * reference stream, the rank's compute / exposed / idle shares of one
  * period. At the wake, every op of the stream in the segment counts the
  * skipped completions. */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * platform per process, so every simulation of a caller that runs several
  * goes through zs_fork_call. The child sends its zs_result as plain data
  * (zs_result_pack). */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 
 #include <string.h>
 #include <sys/resource.h>
@@ -26,14 +26,11 @@ static int child(void *arg, zs_fork_buf *out, zs_err *e)
     return rc;
 }
 
-int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
-                      zs_result **out, zs_err *e)
-{
-    return zs__sim_run_forked_rss(s, c, o, out, NULL, NULL, e);
-}
-
-int zs__sim_run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
-                           zs_result **out, double *child_rss, double *child_cpu, zs_err *e)
+/* The run in a fork, also giving the child's peak resident set size
+ * (bytes) and CPU time (user + system seconds); either pointer may be
+ * NULL. */
+static int run_forked_rss(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                          zs_result **out, double *child_rss, double *child_cpu, zs_err *e)
 {
     job j = {s, c, o};
     zs_fork_buf b = {0};
@@ -65,4 +62,10 @@ double zs_sim_peak_rss(int children)
     if (getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru) != 0)
         return 0;
     return (double)ru.ru_maxrss * 1024.0;
+}
+
+int zs_sim_run_forked(const zs_schedule *s, const zs_cluster *c, const zs_sim_opts *o,
+                      zs_result **out, zs_err *e)
+{
+    return run_forked_rss(s, c, o, out, NULL, NULL, e);
 }

@@ -1,4 +1,4 @@
-/* Link and NIC accounting of the SimGrid executor (see zs_sim_int.h).
+/* Link and NIC accounting of the SimGrid executor (see zs_sim_internal.h).
  *
  * A flow follows its default route through the link table of zs_platform.h.
  * A link (or NIC) is busy while at least one flow crosses it: busy time
@@ -9,7 +9,8 @@
  * arrives. Folding (zs_sim_fold.c) adds the bytes of replayed flows without
  * simulating them, and their busy time from each GPU's share of its links
  * in the last simulated period (zs__sim_links_share). */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
+#include "zs_platform_internal.h"
 
 void zs__sim_flow_start(sim *x, int src, int dst, double now)
 {

@@ -1,10 +1,11 @@
-/* Setup and teardown of the SimGrid executor (see zs_sim_int.h): the
+/* Setup and teardown of the SimGrid executor (see zs_sim_internal.h): the
  * engine's configuration, the generated platform (loaded from memory), the
  * per-rank tables the walker uses (each op's segment, the next op of its
  * stream, each stream's first op per segment), the link counters, the
  * timeline, and the report on a schedule that could not finish. */
 #define _GNU_SOURCE /* memfd_create */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
+#include "zs_platform_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

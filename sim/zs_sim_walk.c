@@ -1,4 +1,4 @@
-/* The program walker of the SimGrid executor (see zs_sim_int.h): one actor
+/* The program walker of the SimGrid executor (see zs_sim_internal.h): one actor
  * per rank runs a small event loop over the rank's streams.
  *
  *   1. handle what is due: compute ops that end now, folded streams whose
@@ -9,7 +9,7 @@
  *   3. wait for any of the rank's outstanding communications, at most until
  *      the next due date that may start something SimGrid must see
  *      (local_horizon: compute ends that only let more compute start are
- *      handled in step 1 of the next wake, at their own dates; zs_sg_wait.h:
+ *      handled in step 1 of the next wake, at their own dates; zs_sg_wait_internal.h:
  *      SimGrid 3.32's C API has no wait-any with a timeout that keeps the
  *      comms);
  *   4. retire what completed: accounting, timeline, advance the stream.
@@ -22,7 +22,7 @@
  * Segments repeat: a stream's cursor is (segment, iteration, op), and a
  * dependency inside the op's segment means the same iteration, one in an
  * earlier segment its last iteration, as in the analytic backend. */
-#include "zs_sim_int.h"
+#include "zs_sim_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "zs_analytic.h"
-#include "zs_auto_search.h"
+#include "zs_auto_search_internal.h"
 #include "zs_planner.h"
 #include "zs_test.h"
 #include "zs_test_env.h"

@@ -22,6 +22,7 @@
 #include "zs_chakra.h"
 #include "zs_test.h"
 #include "zs_test_env.h"
+#include "zs_schedule_internal.h"
 
 /* ---- a minimal protobuf encoder ------------------------------------------ */
 

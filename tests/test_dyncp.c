@@ -1,4 +1,4 @@
-/* Tests of Megatron-Core Dynamic CP (planners/zs_dyncp_sched.h and the dyn-cp
+/* Tests of Megatron-Core Dynamic CP (planners/zs_dyncp_sched_internal.h and the dyn-cp
  * planner) on hand-checked small cases:
  *   - the group size a document needs (power of two, padded shares,
  *     min_cp) and the per-GPU share;
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_dyncp_sched.h"
+#include "zs_dyncp_sched_internal.h"
 #include "zs_planner.h"
 #include "zs_test.h"
 #include "zs_test_env.h"

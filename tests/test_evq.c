@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_evq.h"
+#include "zs_evq_internal.h"
 #include "zs_test.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;

@@ -11,6 +11,7 @@
 #include "zs_calib.h"
 #include "zs_cost.h"
 #include "zs_test.h"
+#include "zs_kernel_internal.h"
 
 /* One tile (4 x 128 x 128 x 128 FLOPs) per microsecond on one slot. */
 static zs_attn_kernel hand_kernel(void)

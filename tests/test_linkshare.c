@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "zs_analytic.h"
-#include "zs_linkshare.h"
+#include "zs_linkshare_internal.h"
 #include "zs_test.h"
 
 static void test_share_hand(void)

@@ -1,5 +1,5 @@
 /* Tests of the peers' planners, flashcp and distca, and of DistCA's task
- * scheduler (planners/zs_distca_sched.h), on hand-checked small cases:
+ * scheduler (planners/zs_distca_sched_internal.h), on hand-checked small cases:
  *   - the scheduler splits the innermost mirrored pairs of a document to
  *     balance two servers exactly, moves a whole item when it fits the
  *     need, prefers the cheaper transfer, and respects the tolerance;
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_distca_sched.h"
+#include "zs_distca_sched_internal.h"
 #include "zs_planner.h"
 #include "zs_test.h"
 #include "zs_test_env.h"

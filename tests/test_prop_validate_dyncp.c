@@ -1,5 +1,5 @@
 /* Property tests of Megatron-Core Dynamic CP on random batches: the
- * scheduler's plans (planners/zs_dyncp_sched.h) place every document exactly
+ * scheduler's plans (planners/zs_dyncp_sched_internal.h) place every document exactly
  * once; every dynamic wave covers all GPUs with disjoint power-of-two
  * groups of consecutive GPUs whose packed shares fit max_seqlen; every
  * static wave runs packs on the fixed CP groups; and the dyn-cp planner's
@@ -7,7 +7,7 @@
  * deadlock, memory) on both schedulers. */
 #include <stdlib.h>
 
-#include "zs_dyncp_sched.h"
+#include "zs_dyncp_sched_internal.h"
 #include "zs_planner.h"
 #include "zs_test.h"
 #include "zs_test_env.h"

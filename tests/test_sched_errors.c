@@ -10,6 +10,7 @@
 #include "zs_ring.h"
 #include "zs_test.h"
 #include "zs_route.h"
+#include "zs_schedule_internal.h"
 
 /* The failure a schedule reports, as a caller sees it. */
 static zs_err checked(const zs_schedule *s)

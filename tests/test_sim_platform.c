@@ -8,6 +8,7 @@
 #include "zs_cluster.h"
 #include "zs_platform.h"
 #include "zs_test.h"
+#include "zs_platform_internal.h"
 
 static char *platform_text(const zs_cluster *c)
 {

@@ -25,7 +25,7 @@
 #define ZS_TEST_SANITIZED 0
 #endif
 #include "zs_tlcmp.h"
-#include "zs_tlxnode.h"
+#include "zs_tlxnode_internal.h"
 
 #define META "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"n\"}}"
 

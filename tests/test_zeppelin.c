@@ -16,7 +16,7 @@
 #include "zs_test_env.h"
 #include "zs_validate.h"
 #include "zs_crossover.h"
-#include "zs_zep_engine.h"
+#include "zs_zep_engine_internal.h"
 #include "zs_zep_part.h"
 #include "zs_remap.h"
 #include "zs_route.h"

@@ -536,7 +536,7 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
             return prc;
         }
         double bus, steps;
-        zs__coll_bus(kind, (int)a->gpus, a->bytes, &bus, &steps);
+        zs_coll_bus(kind, (int)a->gpus, a->bytes, &bus, &steps);
         text(t, "op", "%s", zs_coll_kind_name(kind));
         note(t, "over ranks 0..%ld (%d node(s) x %d GPUs, %d NIC(s) each)", a->gpus - 1, nt.nnodes,
              nt.ppn, nt.nics);

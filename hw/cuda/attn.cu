@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 
 namespace
 {

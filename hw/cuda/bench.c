@@ -11,7 +11,7 @@
 
 #include <nccl.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 #include "zs_hw_prog.h"
 #include "zs_sort.h"
 

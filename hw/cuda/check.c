@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 #include "zs_hw_prog.h"
 
 #define TOL 1e-2

@@ -1,7 +1,7 @@
 /* GPU discovery and CUDA error reporting for the hardware backend. */
 #include <string.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 
 int zs__cuda_ok(cudaError_t st, const char *what, zs_err *e)
 {

@@ -6,7 +6,7 @@
 #include <cuda_bf16.h>
 #include <math_constants.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 
 namespace
 {

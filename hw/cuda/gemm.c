@@ -10,7 +10,7 @@
 
 #include <cublasLt.h>
 
-#include "zs_cuda.h"
+#include "zs_cuda_internal.h"
 
 #define ZS_GEMM_CACHE 64
 #define ZS_GEMM_WS    (64u << 20)

@@ -1,5 +1,5 @@
-/* The predicted clock of Zeppelin's attention engine: see zs_zep_clock.h. */
-#include "zs_zep_clock.h"
+/* The predicted clock of Zeppelin's attention engine: see zs_zep_clock_internal.h. */
+#include "zs_zep_clock_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Zeppelin's attention engine: see zs_zep_engine.h.
+/* Zeppelin's attention engine: see zs_zep_engine_internal.h.
  *
  * One pass is a discrete-event simulation on predicted times whose events
  * write the ops:
@@ -15,7 +15,7 @@
  * step (inter-node rings before intra-node ones, then ring order), work on
  * imported tokens, then local documents that fit before its next ring step
  * is predicted ready (all of them when no ring work is left). */
-#include "zs_zep_engine.h"
+#include "zs_zep_engine_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The `zeppelin` planner (Chen et al., EuroSys 2026; SYSTEM.md 5.1): cost
  * crossovers from the cost model (zs_crossover.h), hierarchical
  * partitioning (zs_zep_part.h), the attention engine
- * (zs_zep_engine.h), the routing layer (zs_route.h) and the
+ * (zs_zep_engine_internal.h), the routing layer (zs_route.h) and the
  * remapping layer (zs_remap.h). Every GPU is a data-parallel slot
  * (TP groups with tp > 1); attention is planned per document.
  * Options: tp=N (default 1); routing=0|1, remap=0|1|always, hier=0|1
@@ -19,7 +19,7 @@
 #include "zs_iteration.h"
 #include "zs_planner.h"
 #include "zs_zep_decide.h"
-#include "zs_zep_engine.h"
+#include "zs_zep_engine_internal.h"
 
 static const zs_opt_spec opt_routing = {
     .key = "routing", .type = ZS_OPT_BOOL, .max = 1, .def = 1, .help = "the routing layer"};

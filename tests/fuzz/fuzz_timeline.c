@@ -3,7 +3,7 @@
  * transfer times the runner reads back (experiments/zs_tlxnode.c). */
 #include "zs_fuzz.h"
 #include "zs_tlcmp.h"
-#include "zs_tlxnode.h"
+#include "zs_tlxnode_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

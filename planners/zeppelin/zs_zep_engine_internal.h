@@ -14,7 +14,7 @@
  *     their outputs return early.
  * The schedule IR runs each stream in program order, so "ready" is decided
  * at plan time: the engine simulates the pass on predicted times (compute
- * from the cost model, transfers from zs_zep_clock.h along the paths
+ * from the cost model, transfers from zs_zep_clock_internal.h along the paths
  * the routing layer chose, GPUs starting at their predicted attention
  * entry) and writes every op at its predicted start, so each stream's order
  * is the predicted order and every dependency points to an op written
@@ -55,11 +55,11 @@
  * last ones beyond its linear share go to other GPUs (zs_zep_engine_pieces).
  * Depends on the iteration builder, the ring runs, the routing layer, the
  * clock, the partition and the remap plan. */
-#ifndef ZS_ZEP_ENGINE_H
-#define ZS_ZEP_ENGINE_H
+#ifndef ZS_ZEP_ENGINE_INTERNAL_H
+#define ZS_ZEP_ENGINE_INTERNAL_H
 
 #include "zs_ring.h"
-#include "zs_zep_clock.h"
+#include "zs_zep_clock_internal.h"
 #include "zs_zep_part.h"
 #include "zs_remap.h"
 #include "zs_route.h"

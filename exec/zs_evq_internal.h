@@ -18,8 +18,8 @@
  * event in the heap before every far one. Times are compared as numbers
  * (NaN, which no run produces, waits until only NaN is left). Depends on
  * zs_err only. */
-#ifndef ZS_EVQ_H
-#define ZS_EVQ_H
+#ifndef ZS_EVQ_INTERNAL_H
+#define ZS_EVQ_INTERNAL_H
 
 #include <stdint.h>
 

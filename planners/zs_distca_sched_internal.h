@@ -23,8 +23,8 @@
  *
  * Loads and communication are priced by the caller (the cost model), so
  * this module has no model of its own. Depends on zs_err only. */
-#ifndef ZS_DISTCA_SCHED_H
-#define ZS_DISTCA_SCHED_H
+#ifndef ZS_DISTCA_SCHED_INTERNAL_H
+#define ZS_DISTCA_SCHED_INTERNAL_H
 
 #include <stdint.h>
 

@@ -12,8 +12,8 @@
  * resource whose items are held back elsewhere is not re-shared, which is
  * pessimistic in chains of bottlenecks and cheap (only the items on the
  * touched resources are revisited). Depends on zs_err only. */
-#ifndef ZS_LINKSHARE_H
-#define ZS_LINKSHARE_H
+#ifndef ZS_LINKSHARE_INTERNAL_H
+#define ZS_LINKSHARE_INTERNAL_H
 
 #include <stdint.h>
 

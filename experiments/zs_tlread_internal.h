@@ -13,8 +13,8 @@
  * is checked as strictly as a whole document was (duplicate keys
  * included), and a syntax error names the file, line and column. Depends
  * on jansson, zlib and zs_err. */
-#ifndef ZS_TLREAD_H
-#define ZS_TLREAD_H
+#ifndef ZS_TLREAD_INTERNAL_H
+#define ZS_TLREAD_INTERNAL_H
 
 #include <stddef.h>
 

@@ -1,10 +1,10 @@
 /* The `auto` planner's decisions alone (options, capacity, prices, the
- * search of zs_auto_search.h), without lowering them to a schedule: what a
+ * search of zs_auto_search_internal.h), without lowering them to a schedule: what a
  * training job would compute per batch, timed by `zepsim bench plan
  * --method auto`. The planner itself is zs_planner_auto (zs_planners.def).
  * Depends on the planner interface. */
-#ifndef ZS_AUTO_H
-#define ZS_AUTO_H
+#ifndef ZS_AUTO_INTERNAL_H
+#define ZS_AUTO_INTERNAL_H
 
 #include "zs_planner.h"
 

@@ -30,8 +30,8 @@
  *
  * Pure algorithm on lengths (the planner lowers the plan to a schedule);
  * depends on zs_err only. */
-#ifndef ZS_DYNCP_SCHED_H
-#define ZS_DYNCP_SCHED_H
+#ifndef ZS_DYNCP_SCHED_INTERNAL_H
+#define ZS_DYNCP_SCHED_INTERNAL_H
 
 #include <stdint.h>
 

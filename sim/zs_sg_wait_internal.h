@@ -8,8 +8,8 @@
  * sleep until a date, while transfers stay outstanding. This is the one
  * C++ file of zepsim (s4u::Comm::wait_any_for keeps the references right).
  * Depends on SimGrid 3.32 only. */
-#ifndef ZS_SG_WAIT_H
-#define ZS_SG_WAIT_H
+#ifndef ZS_SG_WAIT_INTERNAL_H
+#define ZS_SG_WAIT_INTERNAL_H
 
 #include <stddef.h>
 #include <sys/types.h>

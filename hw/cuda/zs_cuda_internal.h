@@ -3,8 +3,8 @@
  * elem.cu, callable from C) and the cuBLASLt wrapper. Included by C and
  * CUDA files alike; only hw/ includes it. Tensors are bf16 passed as
  * void pointers so that C files need no CUDA half-precision headers. */
-#ifndef ZS_CUDA_H
-#define ZS_CUDA_H
+#ifndef ZS_CUDA_INTERNAL_H
+#define ZS_CUDA_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

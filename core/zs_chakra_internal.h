@@ -3,8 +3,8 @@
  * node per Chakra node, its dependencies as the ids the file gave, the
  * names and communicators of the whole trace set interned once. Not for
  * use outside core/zs_chakra_*.c. */
-#ifndef ZS_CHAKRA_INT_H
-#define ZS_CHAKRA_INT_H
+#ifndef ZS_CHAKRA_INTERNAL_H
+#define ZS_CHAKRA_INTERNAL_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* The predicted clock of Zeppelin's attention engine: the engine decides
  * the order of every GPU's attention work by simulating the pass on
- * predicted times (zs_zep_engine.h), and this module supplies those
+ * predicted times (zs_zep_engine_internal.h), and this module supplies those
  * times for transfers plus a time-ordered event queue.
  *
  * A transfer's uncontended time comes from the cost model (zs_cost_p2p per
@@ -12,8 +12,8 @@
  * starts when it is issued and every link of its path is free. Transfers
  * are priced in the order they are issued, which is the engine's event
  * order. Depends on the cost model and the routing layer's paths. */
-#ifndef ZS_ZEP_CLOCK_H
-#define ZS_ZEP_CLOCK_H
+#ifndef ZS_ZEP_CLOCK_INTERNAL_H
+#define ZS_ZEP_CLOCK_INTERNAL_H
 
 #include "zs_cost.h"
 #include "zs_route.h"

@@ -24,8 +24,8 @@
  * dK/dV beside K/V over the same links, so its transfers take up to twice
  * as long, and the paper's rounds are the forward pass's. Collectives are
  * not transfers here. Depends on zs_tlread and zs_err. */
-#ifndef ZS_TLXNODE_H
-#define ZS_TLXNODE_H
+#ifndef ZS_TLXNODE_INTERNAL_H
+#define ZS_TLXNODE_INTERNAL_H
 
 #include <stddef.h>
 

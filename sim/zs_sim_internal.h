@@ -18,8 +18,8 @@
  *
  * Nothing outside sim/ includes this header. Depends on SimGrid 3.32's C
  * API, the schedule IR, zs_fold, zs_result, zs_platform and zs_timeline. */
-#ifndef ZS_SIM_INT_H
-#define ZS_SIM_INT_H
+#ifndef ZS_SIM_INTERNAL_H
+#define ZS_SIM_INTERNAL_H
 
 #include <math.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 #include "zs_foldacct.h"
 #include "zs_fold.h"
 #include "zs_platform.h"
-#include "zs_sg_wait.h"
+#include "zs_sg_wait_internal.h"
 #include "zs_sim.h"
 #include "zs_timeline.h"
 

@@ -29,8 +29,8 @@
  * planner asks the cost model), per layer in seconds.
  * Deterministic: ties go to the lower index (and k, head-parallel before
  * the ring; without remapping before with). Depends on zs_err only. */
-#ifndef ZS_AUTO_SEARCH_H
-#define ZS_AUTO_SEARCH_H
+#ifndef ZS_AUTO_SEARCH_INTERNAL_H
+#define ZS_AUTO_SEARCH_INTERNAL_H
 
 #include <stdint.h>
 
