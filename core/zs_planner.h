@@ -70,10 +70,17 @@ typedef struct zs_planner_ops {
                    zs_batcher **out, zs_err *e);
 } zs_planner_ops;
 
-/* The registry (zs_planners.def). Names match case-insensitively. */
+/* The registry: the built-in rows of planners/zs_planners.def, then any
+ * added with zs_planner_register. Names match case-insensitively. */
 const zs_planner_ops *zs_planner_find(const char *name);
 const zs_planner_ops *zs_planner_at(int i); /* NULL past the end */
 int zs_planner_count(void);
+/* Adds a method at run time (a program embedding zepsim, a test): one
+ * row, borrowed (it must outlive its use), found by every lookup after the
+ * built-in ones. Errors: no name or plan, a name already taken, more than
+ * ZS_PLANNER_ADDED_MAX rows. Register before forking workers. */
+#define ZS_PLANNER_ADDED_MAX 8
+int zs_planner_register(const zs_planner_ops *p, zs_err *e);
 /* The registered methods' names, ", "-separated, into buf (truncated to n). */
 void zs_planner_names(char *buf, size_t n);
 /* zs_planner_find, or ZS_EUSAGE "unknown method 'x'" with `where` (an

@@ -21,14 +21,39 @@ static const zs_planner_ops *const registry[] = {
 #undef ZS_PLANNER
 };
 
+/* Rows added at run time (zs_planner_register), after the built-in ones. */
+static const zs_planner_ops *added[ZS_PLANNER_ADDED_MAX];
+static int nadded;
+
+#define NBUILTIN ((int)(sizeof registry / sizeof registry[0]))
+
 int zs_planner_count(void)
 {
-    return (int)(sizeof registry / sizeof registry[0]);
+    return NBUILTIN + nadded;
 }
 
 const zs_planner_ops *zs_planner_at(int i)
 {
-    return i >= 0 && i < zs_planner_count() ? registry[i] : NULL;
+    if (i < 0 || i >= zs_planner_count())
+        return NULL;
+    return i < NBUILTIN ? registry[i] : added[i - NBUILTIN];
+}
+
+int zs_planner_register(const zs_planner_ops *p, zs_err *e)
+{
+    if (!p || !p->name || !p->name[0] || !p->plan)
+        return zs_err_set(e, ZS_EUSAGE, "planner registry",
+                          "give the row a name and a plan function",
+                          "a planner row needs a name and a plan function");
+    if (zs_planner_find(p->name))
+        return zs_err_set(e, ZS_EUSAGE, "planner registry", "give the new method another name",
+                          "method '%s' is already registered", p->name);
+    if (nadded == ZS_PLANNER_ADDED_MAX)
+        return zs_err_set(e, ZS_EUSAGE, "planner registry",
+                          "add built-in planners to planners/zs_planners.def instead",
+                          "at most %d planners can be added at run time", ZS_PLANNER_ADDED_MAX);
+    added[nadded++] = p;
+    return ZS_OK;
 }
 
 void zs_planner_names(char *buf, size_t n)
@@ -37,7 +62,7 @@ void zs_planner_names(char *buf, size_t n)
     if (n)
         buf[0] = '\0';
     for (int i = 0; i < zs_planner_count() && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", registry[i]->name);
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", zs_planner_at(i)->name);
 }
 
 const zs_opt_spec zs_opt_tp = {
@@ -57,8 +82,8 @@ int zs_plan_opt_tp(const zs_plan_ctx *ctx, const zs_opt_spec *row, long def, lon
 const zs_planner_ops *zs_planner_find(const char *name)
 {
     for (int i = 0; i < zs_planner_count(); i++)
-        if (strcasecmp(registry[i]->name, name) == 0)
-            return registry[i];
+        if (strcasecmp(zs_planner_at(i)->name, name) == 0)
+            return zs_planner_at(i);
     return NULL;
 }
 
@@ -72,7 +97,7 @@ int zs_planner_lookup(const char *name, const char *where, const zs_planner_ops 
     zs_suggest sg;
     zs_suggest_init(&sg, name);
     for (int i = 0; i < zs_planner_count(); i++)
-        zs_suggest_add(&sg, registry[i]->name);
+        zs_suggest_add(&sg, zs_planner_at(i)->name);
     char fix[700], names[512];
     zs_suggest_phrase(&sg, fix, sizeof fix);
     zs_planner_names(names, sizeof names);
