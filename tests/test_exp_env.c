@@ -7,6 +7,7 @@
 
 #include "zs_backend.h"
 #include "zs_hw.h"
+#include "zs_machine.h"
 #include "zs_fork.h"
 #include "zs_point_env.h"
 #include "zs_workers.h"
@@ -395,9 +396,42 @@ static void test_backends(void)
     zs_point_env_free(env);
 }
 
+/* The machine loader sizes a cluster to a plan's ranks, replaces what it
+ * is told to and prices with the cost model of the table's choice. */
+static void test_machine(void)
+{
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = "llama-7b";
+    mc.cluster = "cluster-a";
+    mc.ranks = 20;
+    mc.mem_gib = 40;
+    zs_machine m;
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_machine_load(&mc, &m, &e), &e);
+    ZS_ASSERT_INT_EQ(m.cluster.nodes, (20 + m.cluster.gpus_per_node - 1) / m.cluster.gpus_per_node);
+    ZS_ASSERT_REL(m.cluster.gpu.mem_gib, 40, 0);
+    CU_ASSERT_PTR_NULL(m.calib);
+    CU_ASSERT_PTR_EQUAL(m.cost_model, zs_cost_model_for(NULL));
+    CU_ASSERT_STRING_EQUAL(m.cost->ops->name, m.cost_model->name);
+    zs_machine_clear(&m);
+    zs_machine_clear(&m); /* cleared: a no-op */
+    mc.kv_heads = 64;     /* more KV heads than llama-7b's 32 heads */
+    ZS_ASSERT_INT_EQ(zs_machine_load(&mc, &m, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.where, "--kv-heads");
+    CU_ASSERT_PTR_NULL(m.cost);
+    mc.kv_heads = 0;
+    mc.calib = "/nonexistent.calib.json";
+    CU_ASSERT(zs_machine_load(&mc, &m, &e) != ZS_OK);
+    CU_ASSERT_PTR_NULL(m.cost);
+    ZS_ASSERT_INT_EQ(zs_cost_model_count(), 2);
+}
+
 int main(int argc, char **argv)
 {
-    static const zs_test_case cases[] = {{"plan_is_simulate", test_plan_is_simulate},
+    static const zs_test_case cases[] = {{"machine", test_machine},
+                                         {"plan_is_simulate", test_plan_is_simulate},
                                          {"plan_is_simulate_wlb", test_plan_is_simulate_wlb},
                                          {"split_iterations", test_split_iterations},
                                          {"workers", test_workers},
