@@ -1363,38 +1363,25 @@ static int check_finished(ex *x)
  * keep the iterations of the ranks it writes). */
 static int tl_open(ex *x, const zs_analytic_opts *o, const zs_cluster *cl, zs_err *e)
 {
-    if (!o || !o->timeline || x->dry)
+    if (!o || !o->exec.timeline || x->dry)
         return ZS_OK;
     zs_tl_cfg tc;
-    if (o->tl)
-        tc = *o->tl;
-    else
-        zs_tl_cfg_init(&tc);
-    tc.gpus_per_node = cl->gpus_per_node;
-    return zs_timeline_open(o->timeline, x->s, &tc, &x->tl, e);
+    zs_exec_tl_cfg(&o->exec, cl->gpus_per_node, &tc);
+    return zs_timeline_open(o->exec.timeline, x->s, &tc, &x->tl, e);
 }
 
-/* Folding unless unrolled; a timeline keeps the iterations it shows. */
+/* Folding unless off; a timeline keeps the iterations it shows. */
 static int fold_open(ex *x, const zs_analytic_opts *o, zs_err *e)
 {
-    if (o && o->unrolled)
-        return ZS_OK;
     zs_fold_cfg fc;
-    zs_fold_cfg_init(&fc);
-    if (o && o->fold_steady)
-        zs_fold_cfg_steady(&fc);
-    if (o && o->fold_tol > 0)
-        fc.tol = o->fold_tol;
-    if (x->tl) {
-        if (!o->tl || o->tl->layer0 < 0) {
-            fc.keep_all = 1;
-        } else {
-            fc.rank_on = zs_timeline_ranks(x->tl);
-            fc.layer0 = o->tl->layer0;
-            fc.layer1 = o->tl->layer1;
-        }
-    }
-    return zs_fold_new(x->s, &fc, &x->fold, e);
+    zs_exec_fold_cfg(o ? &o->exec : NULL, x->tl, &fc);
+    return fc.on ? zs_fold_new(x->s, &fc, &x->fold, e) : ZS_OK;
+}
+
+void zs_analytic_opts_init(zs_analytic_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    zs_exec_opts_init(&o->exec);
 }
 
 int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic_opts *o,
@@ -1491,8 +1478,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         x.res->ops_replayed = fst.ops_replayed;
         zs_fold_note(x.fold, x.res);
     }
-    if (o && o->timeline && !dry)
-        zs_timeline_note(x.res, o->timeline, tl_bytes, tl_subset);
+    if (o && o->exec.timeline && !dry)
+        zs_timeline_note(x.res, o->exec.timeline, tl_bytes, tl_subset);
     x.res->wall_seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     ex_free(&x);
     *out = x.res;

@@ -6,27 +6,25 @@
  * schedule without shared links both agree) and the fast mode for sweeps.
  * The plan validator also uses it, with `dry` set, to prove that a schedule
  * cannot deadlock. It can write a timeline: every op's start and end are
- * known. Repeated segments fold (zs_fold.h) unless `unrolled` is set.
- * Depends on the schedule IR, the cost model, zs_fold, zs_result and
- * zs_timeline. */
+ * known. Repeated segments fold (zs_fold.h) as exec.fold says.
+ * Depends on the schedule IR, the cost model, zs_exec (zs_fold,
+ * zs_timeline) and zs_result. */
 #ifndef ZS_ANALYTIC_H
 #define ZS_ANALYTIC_H
 
 #include "zs_cost.h"
-#include "zs_fold.h"
+#include "zs_exec.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
-#include "zs_timeline.h"
 
 typedef struct zs_analytic_opts {
-    int dry;              /* 1: every op takes zero time (deadlock check only, no result figures) */
-    int unrolled;         /* 1: simulate every iteration; 0: fold repeated segments (zs_fold.h) */
-    int fold_steady;      /* also fold steady repeats (zs_fold_cfg_steady) */
-    double fold_tol;      /* folding's period tolerance (0: the default, 1e-4) */
-    const char *timeline; /* timeline file (zs_timeline.h) or NULL; not with dry */
-    const zs_tl_cfg *tl;  /* its ranks and layers (NULL: all; gpus_per_node from the
-                           * cost model's cluster) */
+    zs_exec_opts exec; /* timeline (not with dry; its GPUs per node from the cost
+                        * model's cluster) and folding */
+    int dry;           /* 1: every op takes zero time (deadlock check only, no result figures) */
 } zs_analytic_opts;
+
+/* Not dry, zs_exec_opts_init's execution. */
+void zs_analytic_opts_init(zs_analytic_opts *o);
 
 /* Runs the schedule; *out is a new result (free with zs_result_free).
  * A schedule that cannot finish (a receive nobody sends, a collective a

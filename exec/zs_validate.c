@@ -716,7 +716,9 @@ int zs_validate(const zs_schedule *s, const zs_validate_opts *o, zs_err *e)
     if (rc == ZS_OK && o && o->max_tokens_per_rank > 0)
         rc = check_memory(s, o->max_tokens_per_rank, e);
     if (rc == ZS_OK && !(o && o->skip_dry_run)) {
-        zs_analytic_opts ao = {.dry = 1};
+        zs_analytic_opts ao;
+        zs_analytic_opts_init(&ao);
+        ao.dry = 1;
         zs_result *r = NULL;
         rc = zs_analytic_run(s, NULL, &ao, &r, e);
         zs_result_free(r);

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "zs_analytic.h"
+#include "zs_hw.h"
 #include "zs_sim.h"
 #include "zs_suggest.h"
 
@@ -23,14 +24,9 @@ static int checked(int rc, zs_result **out, zs_err *e)
 static void sim_opts(const zs_backend_in *in, zs_sim_opts *so)
 {
     zs_sim_opts_init(so);
-    so->timeline = in->timeline;
-    so->tl_ranks = in->tl_ranks;
-    so->tl_layer0 = in->tl_layer0;
-    so->tl_layer1 = in->tl_layer1;
+    so->exec = in->exec;
     /* The cost model's NCCL parameters: SimGrid runs the algorithm it priced. */
     so->nccl = in->cost ? zs_cost_nccl(in->cost) : NULL;
-    so->unrolled = in->fold == 0;
-    so->fold_steady = in->fold == 2;
 }
 
 /* SimGrid allows one platform per process, so every run is forked. */
@@ -51,22 +47,27 @@ static int run_sim_here(const zs_schedule *s, const zs_backend_in *in, zs_result
 /* It knows every op's start and end, so it writes timelines too. */
 static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
 {
-    zs_tl_cfg tc;
-    zs_tl_cfg_init(&tc);
-    tc.ranks = in->tl_ranks;
-    tc.layer0 = in->tl_layer0;
-    tc.layer1 = in->tl_layer1;
-    zs_analytic_opts ao = {.dry = 0,
-                           .unrolled = in->fold == 0,
-                           .fold_steady = in->fold == 2,
-                           .timeline = in->timeline,
-                           .tl = &tc};
+    zs_analytic_opts ao;
+    zs_analytic_opts_init(&ao);
+    ao.exec = in->exec;
     return checked(zs_analytic_run(s, in->cost, &ao, out, e), out, e);
+}
+
+/* One thread per GPU of this machine, `hw run`'s defaults otherwise; the
+ * timeline's nodes are the cluster's. */
+static int run_hw(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
+{
+    zs_hw_run_cfg cfg = zs_hw_run_cfg_default();
+    cfg.exec = in->exec;
+    if (in->cluster)
+        cfg.gpus_per_node = in->cluster->gpus_per_node;
+    return checked(zs_hw_run(s, &cfg, out, e), out, e);
 }
 
 static const zs_backend registry[] = {
     {"sim", "SimGrid: flows share NVLink, PCIe, NIC and fabric links max-min fairly",
-     "durations stamped in the plan", NULL, NULL, run_sim, run_sim_here, 1.0},
+     "durations stamped in the plan", NULL, NULL, run_sim, run_sim_here, 1.0, NULL,
+     zs_sim_last_stats, 1},
     {"analytic",
      "the analytic evaluator: each op its predicted time; transfers in flight share NIC "
      "directions, NVLink, PCIe and the fabric are uncontended",
@@ -78,7 +79,11 @@ static const zs_backend registry[] = {
      "is oversubscribed and the iteration time optimistic; --backend sim shares every link",
      /* 0.16-0.5 of SimGrid's time for te-cp at 16-128 GPUs (simulate, one
       * iteration, December 2026) */
-     run_analytic, run_analytic, 0.25},
+     run_analytic, run_analytic, 0.25, NULL, NULL, 1},
+    /* Its cost is the GPUs' time, not the host's: counted as SimGrid's
+     * for progress estimates, there being no measurement to scale by. */
+    {"hw", "the GPUs of this machine through CUDA and NCCL: every op measured",
+     "measured on the GPUs", NULL, NULL, run_hw, run_hw, 1.0, zs_hw_available, NULL, 0},
 };
 
 int zs_backend_count(void)
@@ -99,13 +104,19 @@ const zs_backend *zs_backend_find(const char *name)
     return NULL;
 }
 
+int zs_backend_usable(const zs_backend *b, zs_err *e)
+{
+    return b->usable ? b->usable(e) : ZS_OK;
+}
+
 void zs_backend_names(const char *sep, char *buf, size_t n)
 {
     size_t o = 0;
     if (n)
         buf[0] = '\0';
     for (int i = 0; i < zs_backend_count() && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? sep : "", registry[i].name);
+        if (zs_backend_usable(&registry[i], NULL) == ZS_OK)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? sep : "", registry[i].name);
 }
 
 int zs_backend_lookup(const char *name, const char *where, int code, const zs_backend **out,
@@ -113,8 +124,10 @@ int zs_backend_lookup(const char *name, const char *where, int code, const zs_ba
 {
     const zs_backend *b = zs_backend_find(name);
     if (b) {
-        *out = b;
-        return ZS_OK;
+        int rc = zs_backend_usable(b, e);
+        if (!rc)
+            *out = b;
+        return rc;
     }
     zs_suggest sg;
     zs_suggest_init(&sg, name);
@@ -132,7 +145,5 @@ void zs_backend_in_init(zs_backend_in *in, const zs_cluster *cluster, const zs_c
     memset(in, 0, sizeof *in);
     in->cluster = cluster;
     in->cost = cost;
-    in->tl_ranks = NULL;
-    in->tl_layer0 = in->tl_layer1 = -1;
-    in->fold = 1;
+    zs_exec_opts_init(&in->exec);
 }

@@ -26,6 +26,16 @@ void zs_point_cfg_default(zs_point_cfg *c)
     }
 }
 
+void zs_point_exec(const zs_point_cfg *c, const char *timeline, zs_exec_opts *o)
+{
+    zs_exec_opts_init(o);
+    o->fold = c->fold;
+    o->timeline = timeline;
+    o->tl_ranks = c->tl_ranks;
+    o->tl_layer0 = c->tl_layer0;
+    o->tl_layer1 = c->tl_layer1;
+}
+
 double zs_point_cost_hint(const zs_point_cfg *c)
 {
     zs_cluster cl;
@@ -84,7 +94,7 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     mc.pp = rep->dims.pp > 0 ? rep->dims.pp : 1;
     mc.dp = env->gpus / (mc.tp * mc.pp) > 0 ? env->gpus / (mc.tp * mc.pp) : 1;
     zs_mem_breakdown mb;
-    if (zs_mem_breakdown_compute(&env->model, &env->cluster.gpu, &mc, &mb, NULL))
+    if (zs_mem_breakdown_compute(&env->mach.model, &env->mach.cluster.gpu, &mc, &mb, NULL))
         return;
     int64_t tok = rep->max_attn_tokens > rep->max_linear_tokens ? rep->max_attn_tokens
                                                                 : rep->max_linear_tokens;
@@ -98,8 +108,8 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
 static void stamp(const zs_point_env *env, const zs_batch *b, zs_result *r)
 {
     r->tokens = (double)b->tokens;
-    r->model_flops = batch_flops(&env->model, b);
-    r->peak_flops = env->cluster.gpu.peak_tflops * 1e12 * env->gpus;
+    r->model_flops = batch_flops(&env->mach.model, b);
+    r->peak_flops = env->mach.cluster.gpu.peak_tflops * 1e12 * env->gpus;
 }
 
 /* One iteration's record from its batch, plan report and stamped result. */
@@ -107,7 +117,7 @@ static void record(const zs_point_env *env, const zs_batch *b, const zs_plan_rep
                    const zs_result *r, zs_point_iter *q)
 {
     memset(q, 0, sizeof *q);
-    q->nodes = env->cluster.nodes;
+    q->nodes = env->mach.cluster.nodes;
     q->gpus = env->gpus;
     q->tokens = r->tokens;
     q->model_flops = r->model_flops;
@@ -137,7 +147,7 @@ static void record(const zs_point_env *env, const zs_batch *b, const zs_plan_rep
     peak_memory(env, rep, &q->peak_mem, &q->mem_capacity);
     q->tl_bytes = r->timeline_bytes;
     snprintf(q->tl_subset, sizeof q->tl_subset, "%s", r->timeline_subset);
-    snprintf(q->cost_desc, sizeof q->cost_desc, "%s", env->cost->desc);
+    snprintf(q->cost_desc, sizeof q->cost_desc, "%s", env->mach.cost->desc);
     snprintf(q->notes, sizeof q->notes, "%s", rep->notes);
     snprintf(q->why, sizeof q->why, "%s", r->slowest_rank >= 0 ? r->slowest_why : "");
 }
@@ -211,7 +221,7 @@ static int draw(zs_point_env *env, int it, zs_batch **b, zs_err *e)
 static int xnode(const zs_point_env *env, zs_point_iter *q, zs_err *e)
 {
     zs_tlxnode x;
-    int rc = zs_tlxnode_file(env->cfg.timeline, env->cluster.gpus_per_node, &x, e);
+    int rc = zs_tlxnode_file(env->cfg.timeline, env->mach.cluster.gpus_per_node, &x, e);
     if (!rc) {
         q->xnode_n = (int64_t)x.n;
         q->xnode_us = x.mean_us;
@@ -236,8 +246,8 @@ static int plan_run(zs_point_env *env, const zs_batch *b, int it, zs_point_iter 
         return rc;
     stamp(env, b, r);
     record(env, b, &rep, r, q);
-    /* the hw backend writes a file per process, not this path */
-    if (r->timeline_bytes > 0 && strcmp(r->backend, "hw") != 0)
+    /* a measured timeline is one file per process, not this path */
+    if (r->timeline_bytes > 0 && env->backend->xnode_from_timeline)
         rc = xnode(env, q, e);
     q->wall_s = now_s() - t0;
     if (rc) {
@@ -351,10 +361,10 @@ int zs_point_plan_batch(const zs_point_cfg *cfg, long index, zs_point_plan *out,
     if (!rc)
         rc = zs_point_env_plan(env, out->batch, &out->sched, &out->rep, e);
     if (!rc) {
-        snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->cost->desc);
+        snprintf(out->cost_desc, sizeof out->cost_desc, "%s", env->mach.cost->desc);
         snprintf(out->method, sizeof out->method, "%s", env->planner->name);
         peak_memory(env, &out->rep, &out->peak_mem, &out->mem_capacity);
-        out->nodes = env->cluster.nodes;
+        out->nodes = env->mach.cluster.nodes;
     }
     zs_point_env_free(env);
     if (rc)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "zs_batch.h"
+#include "zs_exec.h"
 #include "zs_memory.h"
 #include "zs_planner.h"
 #include "zs_result.h"
@@ -38,8 +39,7 @@ typedef struct zs_point_cfg {
     int zero_stage;
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
-    int fold;           /* repeated segments (exec/zs_fold.h): 0 off (every iteration), 1 on (exact
-                         * repeats replayed), 2 steady (steady repeats too) */
+    zs_fold_mode fold;  /* repeated segments (exec/zs_exec.h): off, on (exact), steady */
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
     /* Timeline ranks (exec/zs_timeline.h: "" automatic, the default; "all";
      * "0,5,17-20") and layers, inclusive (-1: all, the default). */
@@ -50,6 +50,11 @@ typedef struct zs_point_cfg {
      * memory failure from any other. */
     double mem_gib_override;
 } zs_point_cfg;
+
+/* How c's schedules execute (borrowing c's strings): its fold mode and a
+ * timeline at `timeline` (NULL: none) with c's ranks and layers. What
+ * `run` and every study point hand their backend. */
+void zs_point_exec(const zs_point_cfg *c, const char *timeline, zs_exec_opts *o);
 
 /* The default study (the defaults of zs_point_opts.c): cluster-a, 16
  * nodes, llama-7b, arxiv, 256K tokens per 16-GPU group, 3 iterations, seed

@@ -30,29 +30,21 @@ static int resolve_names(zs_point_env *env, zs_err *e)
 static int load_machine(zs_point_env *env, zs_err *e)
 {
     const zs_point_cfg *c = &env->cfg;
-    int rc = zs_model_load(c->model, &env->model, e);
-    if (!rc)
-        rc = zs_cluster_load(c->cluster, c->nodes, &env->cluster, e);
-    if (!rc && c->attn_kernel[0])
-        rc = zs_gpu_select_kernel(&env->cluster.gpu, c->attn_kernel, e);
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = c->model;
+    mc.cluster = c->cluster;
+    mc.nodes = c->nodes;
+    mc.kernel = c->attn_kernel;
+    mc.mem_gib = c->mem_gib_override;
+    mc.calib = c->calib;
+    int rc = zs_machine_load(&mc, &env->mach, e);
     if (rc)
         return rc;
-    if (c->mem_gib_override > 0)
-        env->cluster.gpu.mem_gib = c->mem_gib_override;
-    env->gpus = zs_cluster_gpus(&env->cluster);
+    env->gpus = zs_cluster_gpus(&env->mach.cluster);
     if (env->gpus % c->group != 0 && !env->planner->batcher)
         return zs_err_set(e, ZS_EUSAGE, "--group", "use a group size that divides the GPUs",
                           "%d GPUs cannot be cut into context groups of %d", env->gpus, c->group);
-    if (c->calib[0]) {
-        if ((rc = zs_calib_load(c->calib, &env->calib, e)))
-            return rc;
-        zs_calib_apply_links(env->calib, &env->cluster); /* the SimGrid platform's too */
-        env->cost = zs_cost_calibrated_new(&env->model, &env->cluster, env->calib);
-    } else {
-        env->cost = zs_cost_analytic_new(&env->model, &env->cluster);
-    }
-    if (!env->cost)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory creating the cost model");
     return ZS_OK;
 }
 
@@ -63,8 +55,8 @@ static int plan_context(zs_point_env *env, zs_err *e)
     int rc = zs_opts_parse(&env->opts, c->opts, e);
     if (rc)
         return rc;
-    env->ctx = (zs_plan_ctx){&env->model,          &env->cluster, env->cost,
-                             zs_mem_cfg_default(), &env->opts,    c->seed};
+    env->ctx = (zs_plan_ctx){&env->mach.model,     &env->mach.cluster, env->mach.cost,
+                             zs_mem_cfg_default(), &env->opts,         c->seed};
     env->ctx.mem.zero_stage = c->zero_stage;
     env->ctx.mem.recompute = c->recompute;
     return ZS_OK;
@@ -119,8 +111,7 @@ void zs_point_env_free(zs_point_env *env)
         return;
     zs_batcher_free(env->batcher);
     zs_trace_src_free(env->src);
-    zs_cost_free(env->cost);
-    zs_calib_free(env->calib);
+    zs_machine_clear(&env->mach);
     free(env);
 }
 
@@ -141,15 +132,8 @@ int zs_point_env_plan(zs_point_env *env, const zs_batch *b, zs_schedule **out, z
 int zs_point_env_run(const zs_point_env *env, const zs_schedule *s, int timeline, zs_result **out,
                      zs_err *e)
 {
-    const zs_point_cfg *c = &env->cfg;
     zs_backend_in in;
-    zs_backend_in_init(&in, &env->cluster, env->cost);
-    in.fold = c->fold;
-    if (timeline && c->timeline[0]) {
-        in.timeline = c->timeline;
-        in.tl_ranks = c->tl_ranks;
-        in.tl_layer0 = c->tl_layer0;
-        in.tl_layer1 = c->tl_layer1;
-    }
+    zs_backend_in_init(&in, &env->mach.cluster, env->mach.cost);
+    zs_point_exec(&env->cfg, timeline && env->cfg.timeline[0] ? env->cfg.timeline : NULL, &in.exec);
     return env->backend->run(s, &in, out, e);
 }

@@ -11,13 +11,13 @@
  * WLB-LLM's packer, the 4D loaders' window-sized batches) or the greedy
  * batcher with the study's shape (GPUs / group x context tokens, documents
  * longer than the context split). Depends on the core, the models, the
- * traces and the backend registry. */
+ * traces, the machine loader and the backend registry. */
 #ifndef ZS_POINT_ENV_H
 #define ZS_POINT_ENV_H
 
 #include "zs_backend.h"
 #include "zs_batcher.h"
-#include "zs_calib.h"
+#include "zs_machine.h"
 #include "zs_planner.h"
 #include "zs_point.h"
 #include "zs_trace_src.h"
@@ -26,11 +26,10 @@ typedef struct zs_point_env {
     zs_point_cfg cfg; /* a copy; method and backend in their registry spelling */
     const zs_planner_ops *planner;
     const zs_backend *backend;
-    zs_model model;
-    zs_cluster cluster; /* link figures from the calibration when there is one */
+    /* model, cluster (link figures from the calibration when there is
+     * one), calibration (NULL: analytic costs) and cost model */
+    zs_machine mach;
     int gpus;
-    zs_calib *calib; /* NULL: analytic costs */
-    zs_cost *cost;
     zs_opts opts;
     zs_plan_ctx ctx; /* points into this env: an env never moves */
     zs_trace_src *src;

@@ -13,6 +13,7 @@ zs_hw_run_cfg zs_hw_run_cfg_default(void)
 {
     zs_hw_run_cfg c;
     memset(&c, 0, sizeof c);
+    zs_exec_opts_init(&c.exec);
     c.warmup = 1;
     c.iters = 3;
     c.gpus_per_node = 8;
@@ -40,6 +41,16 @@ static int not_built(zs_err *e)
                       "the CUDA/NCCL hardware backend was not built");
 }
 #endif
+
+int zs_hw_available(zs_err *e)
+{
+#ifdef ZS_HAVE_CUDA
+    (void)e;
+    return ZS_OK;
+#else
+    return not_built(e);
+#endif
+}
 
 int zs_hw_devices(int *count, char *desc, size_t n, zs_err *e)
 {

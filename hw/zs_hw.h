@@ -6,16 +6,22 @@
  * returns ZS_EUNSUPPORTED saying the backend was not built; on a machine
  * without a GPU it returns ZS_EUNSUPPORTED saying no GPU is visible. The
  * CUDA/NCCL code lives in hw/cuda/ and is reached only through here.
- * Depends on zs_schedule, zs_result, zs_model. */
+ * Depends on zs_schedule, zs_result, zs_model, zs_exec. */
 #ifndef ZS_HW_H
 #define ZS_HW_H
 
 #include <stdio.h>
 
 #include "zs_err.h"
+#include "zs_exec.h"
 #include "zs_model.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
+
+/* ZS_OK when this build has the backend, else ZS_EUNSUPPORTED saying it
+ * was not built and how to build it. Touches no GPU (a process that forks
+ * workers must not initialise CUDA first). */
+int zs_hw_available(zs_err *e);
 
 /* Visible GPUs: *count and a one-line description per GPU in desc
  * ("0: NVIDIA H200, sm_90, 139.8 GiB, driver 13.0"). ZS_EUNSUPPORTED when
@@ -30,10 +36,13 @@ int zs_hw_devices(int *count, char *desc, size_t n, zs_err *e);
 int zs_hw_check(FILE *log, zs_err *e);
 
 typedef struct zs_hw_run_cfg {
-    int warmup;           /* unmeasured iterations (default 1) */
-    int iters;            /* measured iterations (default 3); the median one is reported */
-    const char *timeline; /* Chrome-trace path or NULL */
-    int gpus_per_node;    /* for the timeline's process per node (default 8) */
+    /* The timeline path (exec.timeline; every rank, every layer: a measured
+     * timeline keeps them all) and no folding: the GPUs run every op of
+     * every iteration whatever exec.fold says. */
+    zs_exec_opts exec;
+    int warmup;        /* unmeasured iterations (default 1) */
+    int iters;         /* measured iterations (default 3); the median one is reported */
+    int gpus_per_node; /* for the timeline's process per node (default 8) */
     /* Several processes (one per GPU, started by the user's launcher):
      * rank >= 0 and nprocs > 1, the NCCL unique id exchanged through the
      * file `rendezvous` on a shared path. rank < 0: one thread per GPU in

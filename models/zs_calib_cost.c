@@ -73,7 +73,7 @@ zs_cost *zs_cost_calibrated_new(const zs_model *m, const zs_cluster *cl_in, cons
              gpu[0] ? gpu : "unknown GPU", fitted[0] ? fitted : "none", cl->gpu.name, pk->name,
              np ? "" : " with NCCL's figures", same ? "" : "; applied to ",
              same ? "" : cl->gpu.name);
-    return zs__cost_curves_new("calibrated", m, cl, cv, &k, sms, np, desc);
+    return zs__cost_curves_new(1, m, cl, cv, &k, sms, np, desc);
 }
 
 int zs_calib_predict(const zs_cost *c, const zs_calib *cal, const zs_meas *m, const zs_model *lm,

@@ -108,8 +108,9 @@ void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS])
 /* Builds a cost model from explicit curves (link slot curves with rmax ==
  * 0 mean "the cluster's bottleneck bandwidth"), the attention kernel whose
  * CTAs spread over kern_sms SMs, and the NCCL model's parameters for
- * collectives (NULL: NCCL's own figures). */
-zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
+ * collectives (NULL: NCCL's own figures); calibrated: 1 for the calibrated
+ * model's ops (their name), 0 for the analytic one's. */
+zs_cost *zs__cost_curves_new(int calibrated, const zs_model *m, const zs_cluster *cl,
                              const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
                              int kern_sms, const zs_nccl_params *nccl, const char *desc);
 

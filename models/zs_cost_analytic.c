@@ -192,7 +192,7 @@ static const zs_cost_ops analytic_ops = {"analytic", attn,       gemm,     eleme
 static const zs_cost_ops calibrated_ops = {"calibrated", attn,       gemm,     elementwise,
                                            p2p,          collective, cost_free};
 
-zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_cluster *cl,
+zs_cost *zs__cost_curves_new(int calibrated, const zs_model *m, const zs_cluster *cl,
                              const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
                              int kern_sms, const zs_nccl_params *nccl, const char *desc)
 {
@@ -210,7 +210,7 @@ zs_cost *zs__cost_curves_new(const char *name, const zs_model *m, const zs_clust
         im->nccl = *nccl;
     else
         zs_nccl_params_default(&im->nccl);
-    c->ops = strcmp(name, "calibrated") == 0 ? &calibrated_ops : &analytic_ops;
+    c->ops = calibrated ? &calibrated_ops : &analytic_ops;
     c->model = *m;
     c->cluster = *cl;
     snprintf(c->desc, sizeof c->desc, "%s", desc);
@@ -234,5 +234,5 @@ zs_cost *zs_cost_analytic_new(const zs_model *m, const zs_cluster *cl)
              "the cluster; collectives: NCCL 2.29.2 model)",
              cl->gpu.name, k->name,
              cl->gpu.assumed_kernels ? "; ASSUMED, scaled from a800-80g" : "");
-    return zs__cost_curves_new("analytic", m, cl, cv, k, cl->gpu.sms, NULL, desc);
+    return zs__cost_curves_new(0, m, cl, cv, k, cl->gpu.sms, NULL, desc);
 }

@@ -25,8 +25,7 @@ void zs_sim_last_stats(zs_sim_stats *out)
 void zs_sim_opts_init(zs_sim_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->tl_ranks = NULL;
-    o->tl_layer0 = o->tl_layer1 = -1;
+    zs_exec_opts_init(&o->exec);
 }
 
 static double now_s(void)
@@ -56,7 +55,10 @@ static int check_first(const zs_schedule *s, const zs_cluster *c, const zs_sim_o
         return rc;
     /* Prove it can finish first: a deadlocked schedule gets a clear error
      * instead of SimGrid's deadlock report. */
-    zs_analytic_opts dry = {.dry = 1, .unrolled = o && o->unrolled};
+    zs_analytic_opts dry;
+    zs_analytic_opts_init(&dry);
+    dry.dry = 1;
+    dry.exec.fold = o ? o->exec.fold : ZS_FOLD_EXACT;
     zs_result *tmp = NULL;
     if ((rc = zs_analytic_run(s, NULL, &dry, &tmp, e)))
         return rc;
@@ -111,8 +113,8 @@ static int finish(sim *x, zs_result **out, zs_err *e)
                         "model's time when alone; not per message");
     zs_result_note(res, "link bytes count each flow once per class it crosses; NIC bytes count "
                         "in + out");
-    if (x->o.timeline)
-        zs_timeline_note(res, x->o.timeline, tl_bytes, tl_subset);
+    if (x->o.exec.timeline)
+        zs_timeline_note(res, x->o.exec.timeline, tl_bytes, tl_subset);
     if (x->fold) {
         zs_fold_stats fst;
         zs_fold_get_stats(x->fold, &fst);

@@ -8,7 +8,7 @@
  *     activities; a compute op takes exactly its predicted duration, ended
  *     by the actor at its known date (concurrent compute ops of one GPU
  *     share it equally);
- *   - repeated segments fold (exec/zs_fold.h) unless `unrolled` is set:
+ *   - repeated segments fold (exec/zs_fold.h) unless exec.fold is off:
  *     once a segment's iterations take the same time, the rest are
  *     replayed instead of simulated;
  *   - SEND/RECV are SimGrid communications between the two GPU hosts,
@@ -28,7 +28,7 @@
  * runs it in a child process and ships the result back (base/zs_fork.h),
  * so a caller can simulate many schedules. The implementation is split by
  * concern (sim/zs_sim_internal.h lists the files). Depends on the schedule IR,
- * zs_result, zs_cluster, zs_nccl, zs_platform and zs_timeline. */
+ * zs_result, zs_cluster, zs_nccl, zs_platform, zs_exec and zs_timeline. */
 #ifndef ZS_SIM_H
 #define ZS_SIM_H
 
@@ -36,25 +36,18 @@
 
 #include "zs_cluster.h"
 #include "zs_err.h"
+#include "zs_exec.h"
 #include "zs_nccl.h"
 #include "zs_result.h"
 #include "zs_schedule.h"
 
 typedef struct zs_sim_opts {
-    const char *timeline;     /* timeline path (zs_timeline.h; ".gz": compressed), NULL: none */
-    const char *tl_ranks;     /* ranks written to the timeline (zs_tl_cfg.ranks: NULL
-                               * automatic, "all", "0,5,17-20") */
-    int tl_layer0, tl_layer1; /* layers written (-1: all; ops before any layer marker
-                               * are layer -1 and written only without a layer range) */
+    zs_exec_opts exec;        /* timeline and folding (exec/zs_exec.h) */
     const char *platform_out; /* also write the generated platform XML here (NULL: no) */
     /* Collectives: the parameters of NCCL's model the cost model prices them
      * with (zs_cost_nccl), so that both backends run the same algorithm
      * with the same uncontended time; NULL: NCCL's own figures. */
     const zs_nccl_params *nccl;
-    int unrolled;       /* 1: simulate every iteration; 0: fold repeated segments
-                         * (exec/zs_fold.h) */
-    double fold_tol;    /* folding's period tolerance (0: the default, 1e-4) */
-    int fold_steady;    /* also fold steady repeats (zs_fold_cfg_steady) */
     int wake_every_end; /* 1: each actor wakes at every compute end, as before the
                          * horizon (zs_sim_walk.c): the reference its tests compare to */
 } zs_sim_opts;

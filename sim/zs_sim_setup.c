@@ -241,36 +241,20 @@ static int alloc_tables(sim *x, zs_err *e)
 /* The timeline, when one is asked for. */
 static int tl_open(sim *x, zs_err *e)
 {
-    if (!x->o.timeline)
+    if (!x->o.exec.timeline)
         return ZS_OK;
     zs_tl_cfg tc;
-    zs_tl_cfg_init(&tc);
-    tc.ranks = x->o.tl_ranks;
-    tc.layer0 = x->o.tl_layer0;
-    tc.layer1 = x->o.tl_layer1;
-    tc.gpus_per_node = x->c->gpus_per_node;
-    return zs_timeline_open(x->o.timeline, x->s, &tc, &x->tl, e);
+    zs_exec_tl_cfg(&x->o.exec, x->c->gpus_per_node, &tc);
+    return zs_timeline_open(x->o.exec.timeline, x->s, &tc, &x->tl, e);
 }
 
-/* Folding unless unrolled; a timeline (opened first) keeps the
- * iterations it shows. */
+/* Folding unless off; a timeline (opened first) keeps the iterations it
+ * shows. */
 static int fold_open(sim *x, zs_err *e)
 {
-    if (x->o.unrolled)
-        return ZS_OK;
     zs_fold_cfg fc;
-    zs_fold_cfg_init(&fc);
-    if (x->o.fold_steady)
-        zs_fold_cfg_steady(&fc);
-    if (x->o.fold_tol > 0)
-        fc.tol = x->o.fold_tol;
-    if (x->tl) {
-        fc.keep_all = x->o.tl_layer0 < 0;
-        fc.rank_on = zs_timeline_ranks(x->tl);
-        fc.layer0 = x->o.tl_layer0;
-        fc.layer1 = x->o.tl_layer1;
-    }
-    return zs_fold_new(x->s, &fc, &x->fold, e);
+    zs_exec_fold_cfg(&x->o.exec, x->tl, &fc);
+    return fc.on ? zs_fold_new(x->s, &fc, &x->fold, e) : ZS_OK;
 }
 
 int zs__sim_setup(sim *x, zs_err *e)

@@ -285,7 +285,10 @@ static void test_analytic_every_planner(void)
         }
         ZS_ASSERT_OK(rc, &e);
         zs_result *u = NULL, *f = NULL;
-        zs_analytic_opts uo = {.unrolled = 1}, fo = {0};
+        zs_analytic_opts uo, fo;
+        zs_analytic_opts_init(&uo);
+        zs_analytic_opts_init(&fo);
+        uo.exec.fold = ZS_FOLD_OFF;
         ZS_ASSERT_OK(zs_analytic_run(s, v.cost, &uo, &u, &e), &e);
         ZS_ASSERT_OK(zs_analytic_run(s, v.cost, &fo, &f, &e), &e);
         fprintf(stderr, "  %-10s folded %lld of %lld ops, time %+.4f%%\n", p->name,

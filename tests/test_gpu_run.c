@@ -58,7 +58,7 @@ static void test_single_gpu_local_schedule(void)
     zs_hw_run_cfg cfg = zs_hw_run_cfg_default();
     char path[512];
     snprintf(path, sizeof path, "%s/timeline.json", zs_test_tmpdir());
-    cfg.timeline = path;
+    cfg.exec.timeline = path;
     zs_result *r = NULL;
     zs_err e;
     ZS_ASSERT_OK(zs_hw_run(s, &cfg, &r, &e), &e);

@@ -8,6 +8,7 @@
  * (docs/cost-model.md), not read back from the code. */
 #include <stdlib.h>
 
+#include "zs_cost_model.h"
 #include "zs_calib.h"
 #include "zs_nccl.h"
 #include "zs_test.h"
@@ -638,6 +639,22 @@ static void test_multinode_fit(void)
     zs_nccl_topo line = topo(&c, 2, 8), seen = topo(&applied, 2, 8);
     ZS_ASSERT_REL(seen.net_bw, line.net_bw, 0);
     ZS_ASSERT_INT_EQ(seen.ring.nch, line.ring.nch);
+    /* The one builder every command uses puts the same figures into the
+     * cluster the backends run on, and prices as the calibrated model. */
+    zs_cluster run_on = c;
+    zs_cost *built = NULL;
+    ZS_ASSERT_OK(zs_cost_build(&m, &run_on, cal, &built, &e), &e);
+    ZS_ASSERT_REL(run_on.nic_gbps, applied.nic_gbps, 0);
+    ZS_ASSERT_REL(run_on.nic_latency_us, applied.nic_latency_us, 0);
+    CU_ASSERT_STRING_EQUAL(built->ops->name, zs_cost_model_for(cal)->name);
+    CU_ASSERT_STRING_EQUAL(built->ops->name, "calibrated");
+    ZS_ASSERT_REL(zs_cost_p2p(built, 0, 8, 1e8), zs_cost_p2p(cc, 0, 8, 1e8), 0);
+    zs_cost_free(built);
+    zs_cluster plain = c;
+    ZS_ASSERT_OK(zs_cost_build(&m, &plain, NULL, &built, &e), &e);
+    CU_ASSERT_STRING_EQUAL(built->ops->name, "analytic");
+    ZS_ASSERT_REL(plain.nic_gbps, c.nic_gbps, 0); /* untouched without a calibration */
+    zs_cost_free(built);
     /* The same log on a cluster with 4 GPUs per node does not fit. */
     zs_cluster small = c;
     small.gpus_per_node = 4;

@@ -159,7 +159,9 @@ static void test_deadlock_detected(void)
         zs_sched_elementwise(s2, k, 0, "w", 1, 1e-6, &rr, 1);
         zs_sched_send(s2, k, 1, "x", 1 - k, 0, 10, NULL, 0);
     }
-    zs_analytic_opts dry = {.dry = 1};
+    zs_analytic_opts dry;
+    zs_analytic_opts_init(&dry);
+    dry.dry = 1;
     ZS_ASSERT_INT_EQ(zs_analytic_run(s2, NULL, &dry, &r, &e), ZS_OK); /* grouped: fine */
     zs_result_free(r);
     zs_schedule *s3 = zs_schedule_new(2);

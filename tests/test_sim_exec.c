@@ -372,10 +372,10 @@ static void test_timeline_and_determinism(void)
     snprintf(path2, sizeof path2, "%s/tl2.json", zs_test_tmpdir());
     zs_sim_opts o;
     zs_sim_opts_init(&o);
-    o.timeline = path1;
-    o.tl_ranks = "0-7";
+    o.exec.timeline = path1;
+    o.exec.tl_ranks = "0-7";
     zs_result *r1 = simulate(s, &c, &o);
-    o.timeline = path2;
+    o.exec.timeline = path2;
     zs_result *r2 = simulate(s, &c, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r2);
@@ -451,7 +451,7 @@ static void test_horizon_same_as_every_wake(void)
         ZS_ASSERT_OK(zs_plan_batch(zs_planner_find(methods[m]), &v.ctx, b, 1, &s, &rep, &e), &e);
         zs_sim_opts o;
         zs_sim_opts_init(&o);
-        o.unrolled = 1;
+        o.exec.fold = ZS_FOLD_OFF;
         zs_result *a = simulate(s, &v.c, &o);
         o.wake_every_end = 1;
         zs_result *w = simulate(s, &v.c, &o);

@@ -38,11 +38,11 @@ static shares run(const zs_point_env *env, const zs_schedule *s, int fold)
 {
     zs_sim_opts o;
     zs_sim_opts_init(&o);
-    o.unrolled = !fold;
+    o.exec.fold = fold ? ZS_FOLD_EXACT : ZS_FOLD_OFF;
     zs_result *r = NULL;
     zs_err e;
     zs_err_clear(&e);
-    ZS_ASSERT_OK(zs_sim_run_forked(s, &env->cluster, &o, &r, &e), &e);
+    ZS_ASSERT_OK(zs_sim_run_forked(s, &env->mach.cluster, &o, &r, &e), &e);
     shares sh = {r->iter_time, 0, 0, 0};
     for (int k = 0; k < r->nranks; k++) {
         sh.c += r->ranks[k].compute / r->nranks / r->iter_time;

@@ -114,9 +114,9 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
                    "recompute %s, folding %s\n",
                    (long long)p->context, p->group, p->iterations, p->backend, p->zero_stage,
                    p->recompute == ZS_RECOMPUTE_FULL ? "full" : "none",
-                   p->fold == 0   ? "off"
-                   : p->fold == 1 ? "on"
-                                  : "steady");
+                   p->fold == ZS_FOLD_OFF     ? "off"
+                   : p->fold == ZS_FOLD_EXACT ? "on"
+                                              : "steady");
     if (p->opts[0])
         zs_output_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)

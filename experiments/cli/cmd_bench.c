@@ -95,7 +95,7 @@ typedef struct bench_out { /* what a run's process sends back */
 typedef struct bench_job {
     const zs_point_env *env;
     const zs_schedule *s;
-    int fold; /* 0 off, 1 on, 2 steady */
+    zs_fold_mode fold; /* also an index: off, on, steady */
 } bench_job;
 
 /* In the child: one run of the backend, nothing but the run. */
@@ -104,8 +104,8 @@ static int bench_child(void *arg, zs_fork_buf *out, zs_err *e)
     const bench_job *j = arg;
     zs_result *r = NULL;
     zs_backend_in in;
-    zs_backend_in_init(&in, &j->env->cluster, j->env->cost);
-    in.fold = j->fold;
+    zs_backend_in_init(&in, &j->env->mach.cluster, j->env->mach.cost);
+    in.exec.fold = j->fold;
     int rc = j->env->backend->run_here(j->s, &in, &r, e);
     if (rc)
         return rc;
@@ -114,8 +114,8 @@ static int bench_child(void *arg, zs_fork_buf *out, zs_err *e)
     o.iter = r->iter_time;
     o.ops = r->ops_executed;
     o.replayed = r->ops_replayed;
-    if (strcmp(j->env->backend->name, "sim") == 0) { /* it ran in this process */
-        zs_sim_last_stats(&o.st);
+    if (j->env->backend->engine_stats) { /* it ran in this process */
+        j->env->backend->engine_stats(&o.st);
         o.have_stats = 1;
     }
     for (int k = 0; k < r->nranks && r->iter_time > 0; k++) {
@@ -261,7 +261,7 @@ static int bench_point(const bench_cfg *b, int mi, int gi, zs_table *t, double c
         cpu[j.fold] = med;
         int64_t sim_ops = o.ops - o.replayed;
         if (o.have_stats && b->floor_runs > 0 && !fl->done)
-            rc = floor_measure(b, &env->cluster, fl, e);
+            rc = floor_measure(b, &env->mach.cluster, fl, e);
         if (rc)
             break;
         zs_table_row(t);

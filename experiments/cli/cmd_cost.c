@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "zs_calib.h"
+#include "zs_machine.h"
 #include "zs_cost.h"
 #include "zs_cplayout_price.h"
 #include "zs_step.h"
@@ -118,45 +119,35 @@ static int parse_bytes(const char *s, double *out, zs_err *e)
 static int setup(const cost_args *a, int need_cluster, zs_model *m, zs_cluster *cl, zs_cost **cost,
                  zs_err *e)
 {
-    int rc;
     if (need_cluster && !a->cluster)
         return zs_err_set(e, ZS_EUSAGE, "--cluster", "name a cluster (`zepsim list clusters`)",
                           "this op needs a cluster");
-    if ((rc = zs_cluster_load(a->cluster ? a->cluster : "dgx-h100", (int)a->nodes, cl, e)))
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = a->model ? a->model : "llama-7b";
+    mc.cluster = a->cluster ? a->cluster : "dgx-h100";
+    mc.nodes = (int)a->nodes;
+    mc.gpu = a->gpu ? a->gpu : !a->cluster ? "h100-sxm" : NULL;
+    mc.kernel = a->kernel;
+    mc.heads = (int)a->heads;
+    mc.kv_heads = (int)a->kv_heads;
+    mc.head_dim = (int)a->head_dim;
+    mc.calib = a->calib;
+    zs_machine mach;
+    int rc = zs_machine_load(&mc, &mach, e);
+    if (rc)
         return rc;
-    if (a->gpu && (rc = zs_gpu_load(a->gpu, &cl->gpu, e)))
-        return rc;
-    if (!a->gpu && !a->cluster && (rc = zs_gpu_load("h100-sxm", &cl->gpu, e)))
-        return rc;
-    if (a->kernel && (rc = zs_gpu_select_kernel(&cl->gpu, a->kernel, e)))
-        return rc;
-    if ((rc = zs_model_load(a->model ? a->model : "llama-7b", m, e)))
-        return rc;
-    if (a->heads)
-        m->heads = (int)a->heads;
-    if (a->kv_heads)
-        m->kv_heads = (int)a->kv_heads;
-    if (a->head_dim)
-        m->head_dim = (int)a->head_dim;
-    if (m->kv_heads > m->heads)
-        return zs_err_set(e, ZS_EUSAGE, "--kv-heads", "use at most as many KV heads as heads",
-                          "%d KV heads but %d heads", m->kv_heads, m->heads);
-    if (a->calib) {
-        zs_calib *c = NULL;
-        if ((rc = zs_calib_load(a->calib, &c, e)))
-            return rc;
-        /* A fit applied beyond its data (another GPU, another head shape)
-         * says so, as compare and simulate do. */
-        char lines[4096];
-        if (zs_calib_check_use(c, cl->gpu.name, m, lines, sizeof lines))
-            fputs(lines, stderr);
-        *cost = zs_cost_calibrated_new(m, cl, c);
-        zs_calib_free(c);
-    } else {
-        *cost = zs_cost_analytic_new(m, cl);
-    }
-    if (!*cost)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    /* A fit applied beyond its data (another GPU, another head shape)
+     * says so, as compare and simulate do. */
+    char lines[4096];
+    if (mach.calib &&
+        zs_calib_check_use(mach.calib, mach.cluster.gpu.name, &mach.model, lines, sizeof lines))
+        fputs(lines, stderr);
+    *m = mach.model;
+    *cl = mach.cluster;
+    *cost = mach.cost;
+    mach.cost = NULL; /* the caller's now */
+    zs_machine_clear(&mach);
     return ZS_OK;
 }
 

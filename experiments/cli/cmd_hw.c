@@ -124,7 +124,7 @@ static int run(int argc, char **argv)
             cfg.iters = (int)v;
             break;
         case 't':
-            cfg.timeline = optarg;
+            cfg.exec.timeline = optarg;
             break;
         case 'g':
             rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 1024, &v, &e);

@@ -1,13 +1,32 @@
-/* `zepsim list models|gpus|clusters|methods|specs|columns`: the built-in
- * presets, the planners, the figure specs, the result columns. */
+/* `zepsim list models|gpus|clusters|methods|backends|specs|columns`: the
+ * built-in presets, the planners, the backends (hw among them, said not
+ * built where it was not), the figure specs, the result columns. */
 #include <string.h>
 
 #include "cli.h"
+#include "zs_backend.h"
 #include "zs_cluster.h"
 #include "zs_cols.h"
 #include "zs_model.h"
 #include "zs_planner.h"
 #include "zs_presets.h"
+
+/* Every row of the backend table; one this build cannot run says why. */
+static int list_backends(zs_format fmt)
+{
+    zs_table *t = zs_table_new(NULL);
+    zs_table_col(t, "name", 0);
+    zs_table_col(t, "built", 0);
+    zs_table_col(t, "summary", 0);
+    for (int i = 0; i < zs_backend_count(); i++) {
+        const zs_backend *b = zs_backend_at(i);
+        zs_table_row(t);
+        zs_table_set(t, 0, "%s", b->name);
+        zs_table_set(t, 1, "%s", zs_backend_usable(b, NULL) == ZS_OK ? "yes" : "no");
+        zs_table_set(t, 2, "%s", b->summary);
+    }
+    return zs_cli_print1("list", fmt, "backends", t);
+}
 
 int zs_cmd_list(int argc, char **argv)
 {
@@ -20,10 +39,11 @@ int zs_cmd_list(int argc, char **argv)
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
-            puts("usage: zepsim list models|gpus|clusters|methods|specs|columns\n"
+            puts("usage: zepsim list models|gpus|clusters|methods|backends|specs|columns\n"
                  "                   [--format table|csv|json]\n\n"
                  "Lists the built-in presets (models/presets/*.json in the source tree), the\n"
-                 "methods (planners) of --method and --methods, the figure specs (as\n"
+                 "methods (planners) of --method and --methods, the backends of --backend\n"
+                 "(and whether this build has them), the figure specs (as\n"
                  "`zepsim experiment list` does), or the columns of a result row\n"
                  "(`simulate`, `compare`: name, unit, meaning).");
             return 0;
@@ -35,7 +55,7 @@ int zs_cmd_list(int argc, char **argv)
     }
     if (argc - optind != 1)
         return zs_cli_usage_error(
-            "list", "expected one of models, gpus, clusters, methods, specs, columns");
+            "list", "expected one of models, gpus, clusters, methods, backends, specs, columns");
     const char *what = argv[optind];
     if (!strcmp(what, "specs")) { /* the same list as `experiment list` */
         char f[16];
@@ -46,6 +66,8 @@ int zs_cmd_list(int argc, char **argv)
         char *av[] = {"experiment", "list", "--format", f, NULL};
         return zs_cmd_experiment(4, av);
     }
+    if (!strcmp(what, "backends"))
+        return list_backends(fmt);
     if (!strcmp(what, "methods")) {
         zs_table *t = zs_table_new(NULL);
         zs_table_col(t, "name", 0);
@@ -83,7 +105,8 @@ int zs_cmd_list(int argc, char **argv)
                                                        : NULL;
     if (!kind)
         return zs_cli_usage_error(
-            "list", "unknown list '%s' (use models, gpus, clusters, methods, specs or columns)",
+            "list",
+            "unknown list '%s' (use models, gpus, clusters, methods, backends, specs or columns)",
             what);
     zs_table *t = zs_table_new(NULL);
     zs_table_col(t, "name", 0);

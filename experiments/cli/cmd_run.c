@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "cli_point.h"
 #include "zs_backend.h"
-#include "zs_calib.h"
+#include "zs_machine.h"
 #include "zs_chakra.h"
 #include "zs_point_opts.h"
 #include "zs_progress.h"
@@ -161,25 +161,16 @@ static int parse_args(int argc, char **argv, run_args *a)
 
 /* The model, the cluster (the plan's own by default, sized to its ranks)
  * and the cost model of a replay. */
-static int load_machine(const run_args *a, const zs_schedule *s, zs_model *m, zs_cluster *cl,
-                        zs_calib **cal, zs_cost **cost, zs_err *e)
+static int load_machine(const run_args *a, const zs_schedule *s, zs_machine *m, zs_err *e)
 {
     /* Chakra traces of other tools name neither: the defaults of `simulate` */
-    const char *cluster = a->cluster ? a->cluster : s->cluster[0] ? s->cluster : "cluster-a";
-    int rc = zs_model_load(a->model ? a->model : s->model[0] ? s->model : "llama-7b", m, e);
-    if (!rc)
-        rc = zs_cluster_load(cluster, 1, cl, e);
-    if (!rc)
-        rc = zs_cluster_load(cluster, (s->nranks + cl->gpus_per_node - 1) / cl->gpus_per_node, cl,
-                             e);
-    if (!rc && a->calib && (rc = zs_calib_load(a->calib, cal, e)) == ZS_OK) {
-        zs_calib_apply_links(*cal, cl); /* the backend's platform too */
-        *cost = zs_cost_calibrated_new(m, cl, *cal);
-    } else if (!rc)
-        *cost = zs_cost_analytic_new(m, cl);
-    if (!rc && !*cost)
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    return rc;
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = a->model ? a->model : s->model[0] ? s->model : "llama-7b";
+    mc.cluster = a->cluster ? a->cluster : s->cluster[0] ? s->cluster : "cluster-a";
+    mc.ranks = s->nranks;
+    mc.calib = a->calib;
+    return zs_machine_load(&mc, m, e);
 }
 
 static int print_result(const run_args *a, const zs_schedule *s, const zs_model *m,
@@ -283,32 +274,24 @@ int zs_cmd_run(int argc, char **argv)
     zs_schedule *s = NULL;
     if (load_plan(&a, &s, &e))
         return zs_cli_fail(&e);
-    zs_model m;
-    zs_cluster cl;
-    zs_calib *cal = NULL;
-    zs_cost *cost = NULL;
+    zs_machine m;
     zs_result *r = NULL;
-    int rc = load_machine(&a, s, &m, &cl, &cal, &cost, &e);
+    int rc = load_machine(&a, s, &m, &e);
     if (!rc && a.validate) {
         zs_validate_opts vo = {0, 0};
         rc = zs_validate(s, &vo, &e);
     }
     if (!rc) {
         zs_backend_in in;
-        zs_backend_in_init(&in, &cl, cost);
-        in.timeline = a.timeline;
-        in.tl_ranks = a.tl.tl_ranks;
-        in.tl_layer0 = a.tl.tl_layer0;
-        in.tl_layer1 = a.tl.tl_layer1;
-        in.fold = a.tl.fold;
+        zs_backend_in_init(&in, &m.cluster, m.cost);
+        zs_point_exec(&a.tl, a.timeline, &in.exec);
         rc = replay(&a, s, &in, &r, &e);
     }
     int out = 0;
     if (!rc)
-        out = print_result(&a, s, &m, &cl, cost, r);
+        out = print_result(&a, s, &m.model, &m.cluster, m.cost, r);
     zs_result_free(r);
-    zs_cost_free(cost);
-    zs_calib_free(cal);
+    zs_machine_clear(&m);
     zs_schedule_free(s);
     return rc ? zs_cli_fail(&e) : out;
 }

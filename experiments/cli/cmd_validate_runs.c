@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_machine.h"
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
 #include "zs_runs.h"
@@ -125,23 +126,22 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
                  "adapter-only optimizer)");
         return ZS_OK;
     }
-    zs_cluster cl;
-    zs_model m;
-    int rc = zs_cluster_load(cluster, 1, &cl, e);
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = r->model;
+    mc.cluster = cluster;
+    mc.ranks = r->gpus;
+    zs_machine mach;
+    int rc = zs_machine_load(&mc, &mach, e);
     if (rc)
         return rc;
-    int nodes = (r->gpus + cl.gpus_per_node - 1) / cl.gpus_per_node;
-    if ((rc = zs_cluster_load(cluster, nodes, &cl, e)) || (rc = zs_model_load(r->model, &m, e)))
-        return rc;
-    zs_cost *c = zs_cost_analytic_new(&m, &cl);
-    if (!c)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    zs_cost *c = mach.cost;
     zs_mstep_cfg g = {r->gpus, r->gbs, r->mbs,       r->seq,          r->tp, r->pp,
                       r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero,  interference};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
-    zs_cost_free(c);
+    zs_machine_clear(&mach);
     if (rc == ZS_EINPUT || rc == ZS_EUSAGE) {
         zs_err_format(&why, o->reason, sizeof o->reason);
         return ZS_OK;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_machine.h"
 #include "zs_cost.h"
 #include "zs_crossover.h"
 #include "zs_route.h"
@@ -82,22 +83,23 @@ int zs_cmd_zeppelin(int argc, char **argv)
         return zs_cli_usage_error("zeppelin", "expected the subcommand 'thresholds'");
     if (!model || !cluster)
         return zs_cli_usage_error("zeppelin", "--model and --cluster are required");
-    zs_model m;
-    zs_cluster cl;
-    int rc = zs_model_load(model, &m, &e);
-    if (!rc)
-        rc = zs_cluster_load(cluster, (int)nodes, &cl, &e);
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.model = model;
+    mc.cluster = cluster;
+    mc.nodes = (int)nodes;
+    zs_machine mach;
+    int rc = zs_machine_load(&mc, &mach, &e);
     if (rc)
         return zs_cli_fail(&e);
+    const zs_model m = mach.model;
+    const zs_cluster cl = mach.cluster;
+    zs_cost *cost = mach.cost;
     if (cl.gpus_per_node % tp != 0 || m.heads % tp != 0) {
+        zs_machine_clear(&mach);
         zs_err_set(
             &e, ZS_EUSAGE, "--tp", "use a TP degree that divides the GPUs of a node and the heads",
             "tp=%ld does not fit %d GPUs per node / %d heads", tp, cl.gpus_per_node, m.heads);
-        return zs_cli_fail(&e);
-    }
-    zs_cost *cost = zs_cost_analytic_new(&m, &cl);
-    if (!cost) {
-        zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return zs_cli_fail(&e);
     }
     if (k == 0)
@@ -105,7 +107,7 @@ int zs_cmd_zeppelin(int argc, char **argv)
     double chunk = zs_route_default_chunk(&cl);
     zs_crossover th;
     if ((rc = zs_crossover_solve(cost, (int)tp, (int)k, chunk, &th, &e))) {
-        zs_cost_free(cost);
+        zs_machine_clear(&mach);
         return zs_cli_fail(&e);
     }
     char title[256];
@@ -148,6 +150,6 @@ int zs_cmd_zeppelin(int argc, char **argv)
     } else {
         zs_table_free(t);
     }
-    zs_cost_free(cost);
+    zs_machine_clear(&mach);
     return zs_cli_doc_end(d);
 }

@@ -856,13 +856,13 @@ static int write_timeline(const zs_schedule *s, const zs_hw_run_cfg *cfg, const 
                           int procs, zs_result *res, zs_err *e)
 {
     char path[4096];
-    size_t len = strlen(cfg->timeline);
-    int gz = len > 3 && !strcmp(cfg->timeline + len - 3, ".gz");
+    size_t len = strlen(cfg->exec.timeline);
+    int gz = len > 3 && !strcmp(cfg->exec.timeline + len - 3, ".gz");
     if (procs)
-        snprintf(path, sizeof path, "%.*s.rank%d.json%s", (int)(gz ? len - 3 : len), cfg->timeline,
-                 cfg->rank, gz ? ".gz" : "");
+        snprintf(path, sizeof path, "%.*s.rank%d.json%s", (int)(gz ? len - 3 : len),
+                 cfg->exec.timeline, cfg->rank, gz ? ".gz" : "");
     else
-        snprintf(path, sizeof path, "%s", cfg->timeline);
+        snprintf(path, sizeof path, "%s", cfg->exec.timeline);
     double bytes = 0;
     int rc = zs_hw_timeline_write(s, sh->progs, sh->times, cfg->gpus_per_node,
                                   procs ? cfg->rank : -1, path, &bytes, e);
@@ -899,7 +899,7 @@ int zs__cuda_run(const zs_schedule *s, const zs_hw_run_cfg *cfg_in, zs_result **
             cudaSetDevice(ctx[i].dev);
             free_ctx(&ctx[i]);
         }
-    if (!rc && cfg.timeline)
+    if (!rc && cfg.exec.timeline)
         rc = write_timeline(s, &cfg, &sh, procs, res, e);
     for (int r = 0; sh.times && r < s->nranks; r++)
         free(sh.times[r].start), free(sh.times[r].end);

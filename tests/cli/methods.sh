@@ -23,7 +23,7 @@ expect_out compare-baseline "--baseline: did you mean 'te-cp'\?"
 expect_rc compare-case 0 "$ZEPSIM" compare --methods TE-CP,Local --baseline te-cp $SMALL --plot none --format json
 expect_out compare-case '"method": "local", .*"speedup": 0\.[0-9]+,'
 expect_rc bad-backend 2 "$ZEPSIM" simulate --method local --backend analytc --nodes 2
-expect_out bad-backend "unknown backend 'analytc': --backend: did you mean 'analytic'\? use sim or analytic"
+expect_out bad-backend "unknown backend 'analytc': --backend: did you mean 'analytic'\? use sim or analytic( or hw)?"
 expect_rc run-bad-backend 2 "$ZEPSIM" run --backend gpu /nonexistent.json
 expect_out run-bad-backend "unknown backend 'gpu'"
 
