@@ -86,21 +86,46 @@ static const zs_backend registry[] = {
      "measured on the GPUs", NULL, NULL, run_hw, run_hw, 1.0, zs_hw_available, NULL, 0},
 };
 
+/* Rows added at run time (zs_backend_register), after the built-in ones. */
+static const zs_backend *added[ZS_BACKEND_ADDED_MAX];
+static int nadded;
+
+#define NBUILTIN ((int)(sizeof registry / sizeof registry[0]))
+
 int zs_backend_count(void)
 {
-    return (int)(sizeof registry / sizeof registry[0]);
+    return NBUILTIN + nadded;
 }
 
 const zs_backend *zs_backend_at(int i)
 {
-    return i >= 0 && i < zs_backend_count() ? &registry[i] : NULL;
+    if (i < 0 || i >= zs_backend_count())
+        return NULL;
+    return i < NBUILTIN ? &registry[i] : added[i - NBUILTIN];
+}
+
+int zs_backend_register(const zs_backend *b, zs_err *e)
+{
+    if (!b || !b->name || !b->name[0] || !b->run || !b->run_here)
+        return zs_err_set(e, ZS_EUSAGE, "backend registry",
+                          "give the row a name and both run functions",
+                          "a backend row needs a name, run and run_here");
+    if (zs_backend_find(b->name))
+        return zs_err_set(e, ZS_EUSAGE, "backend registry", "give the new backend another name",
+                          "backend '%s' is already registered", b->name);
+    if (nadded == ZS_BACKEND_ADDED_MAX)
+        return zs_err_set(e, ZS_EUSAGE, "backend registry",
+                          "add built-in backends to the table in experiments/zs_backend.c",
+                          "at most %d backends can be added at run time", ZS_BACKEND_ADDED_MAX);
+    added[nadded++] = b;
+    return ZS_OK;
 }
 
 const zs_backend *zs_backend_find(const char *name)
 {
     for (int i = 0; i < zs_backend_count(); i++)
-        if (strcasecmp(registry[i].name, name) == 0)
-            return &registry[i];
+        if (strcasecmp(zs_backend_at(i)->name, name) == 0)
+            return zs_backend_at(i);
     return NULL;
 }
 
@@ -115,8 +140,8 @@ void zs_backend_names(const char *sep, char *buf, size_t n)
     if (n)
         buf[0] = '\0';
     for (int i = 0; i < zs_backend_count() && o < n; i++)
-        if (zs_backend_usable(&registry[i], NULL) == ZS_OK)
-            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? sep : "", registry[i].name);
+        if (zs_backend_usable(zs_backend_at(i), NULL) == ZS_OK)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? sep : "", zs_backend_at(i)->name);
 }
 
 int zs_backend_lookup(const char *name, const char *where, int code, const zs_backend **out,
@@ -132,7 +157,7 @@ int zs_backend_lookup(const char *name, const char *where, int code, const zs_ba
     zs_suggest sg;
     zs_suggest_init(&sg, name);
     for (int i = 0; i < zs_backend_count(); i++)
-        zs_suggest_add(&sg, registry[i].name);
+        zs_suggest_add(&sg, zs_backend_at(i)->name);
     char fix[256], names[128];
     zs_suggest_phrase(&sg, fix, sizeof fix);
     zs_backend_names(" or ", names, sizeof names);

@@ -67,6 +67,12 @@ typedef struct zs_backend {
 const zs_backend *zs_backend_find(const char *name); /* case-insensitive; NULL: none */
 const zs_backend *zs_backend_at(int i);              /* NULL past the end; usable or not */
 int zs_backend_count(void);
+/* Adds a backend at run time (a program embedding zepsim, a test): one
+ * row, borrowed (it must outlive its use), found by every lookup after the
+ * built-in ones. Errors: no name or run functions, a name already taken,
+ * more than ZS_BACKEND_ADDED_MAX rows. Register before forking workers. */
+#define ZS_BACKEND_ADDED_MAX 8
+int zs_backend_register(const zs_backend *b, zs_err *e);
 /* ZS_OK when this build can run b (its usable hook), else why not. */
 int zs_backend_usable(const zs_backend *b, zs_err *e);
 /* The usable backends' names joined by sep ("sim|analytic"), into buf
