@@ -435,6 +435,48 @@ static void source_provenance(zs_calib_source *f, const zs_meas_set *t)
     }
 }
 
+/* The measurement file formats, tried in order: the first whose sniff
+ * accepts the text and its first line parses it (and names it in the
+ * error for a file none accepts). A new format is a parser and one row here. */
+typedef struct meas_format {
+    const char *name;
+    int (*sniff)(const char *text, const char *first_line);
+    int (*parse)(zs_meas_set *s, const char *path, char *text, zs_err *e);
+} meas_format;
+
+static int sniff_json(const char *text, const char *first)
+{
+    text += strspn(text, " \t\n\r");
+    return *text == '{';
+}
+
+static int parse_json_rw(zs_meas_set *s, const char *path, char *text, zs_err *e)
+{
+    return parse_json(s, path, text, e);
+}
+
+static int sniff_nccl(const char *text, const char *first)
+{
+    return zs__nccl_log_sniff(text);
+}
+
+static int sniff_tsv(const char *text, const char *first)
+{
+    return strchr(first, '\t') != NULL;
+}
+
+static int sniff_csv(const char *text, const char *first)
+{
+    return strchr(first, ',') != NULL;
+}
+
+static const meas_format formats[] = {
+    {"zepsim-measurements JSON", sniff_json, parse_json_rw},
+    {"nccl-tests log", sniff_nccl, zs__nccl_log_parse},
+    {"layer-op TSV", sniff_tsv, parse_tsv},
+    {"kernel CSV", sniff_csv, parse_csv},
+};
+
 int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
 {
     char *text = NULL; /* initialised for gcc -O3, which cannot see zs_read_file set them */
@@ -450,27 +492,24 @@ int zs_meas_read(zs_meas_set *s, const char *path, zs_err *e)
     memcpy(tmp.nccl_collective, s->nccl_collective, sizeof tmp.nccl_collective);
     char sha[65];
     zs_sha256_hex(text, len, sha);
-    const char *p = text;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
     char first[512];
     size_t fl = strcspn(text, "\n");
     snprintf(first, sizeof first, "%.*s", (int)(fl < 511 ? fl : 511), text);
+    const meas_format *fmt = NULL;
+    for (size_t i = 0; !fmt && i < sizeof formats / sizeof formats[0]; i++)
+        if (formats[i].sniff(text, first))
+            fmt = &formats[i];
     if (strlen(text) != len)
         rc = zs_err_set(e, ZS_EINPUT, path, "pass a text file", "file contains a NUL byte");
-    else if (*p == '{')
-        rc = parse_json(&tmp, path, text, e);
-    else if (zs__nccl_log_sniff(text))
-        rc = zs__nccl_log_parse(&tmp, path, text, e);
-    else if (strchr(first, '\t'))
-        rc = parse_tsv(&tmp, path, text, e);
-    else if (strchr(first, ','))
-        rc = parse_csv(&tmp, path, text, e);
-    else
-        rc = zs_err_set(e, ZS_EINPUT, path,
-                        "pass an nccl-tests log, a kernel CSV, a layer-op TSV or a "
-                        "zepsim-measurements JSON file",
-                        "unrecognised measurement file format");
+    else if (fmt)
+        rc = fmt->parse(&tmp, path, text, e);
+    else {
+        char fix[256] = "pass one of: ";
+        for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+            snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "%s%s", i ? ", " : "",
+                     formats[i].name);
+        rc = zs_err_set(e, ZS_EINPUT, path, fix, "unrecognised measurement file format");
+    }
     free(text);
     if (rc) {
         zs_meas_set_clear(&tmp);
