@@ -68,7 +68,16 @@ typedef struct zs_planner_ops {
      * must outlive it. Reads options like plan does. */
     int (*batcher)(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *shape,
                    zs_batcher **out, zs_err *e);
+    /* The method's per-batch decisions alone, without lowering them to a
+     * schedule: what a training job computes per batch (`zepsim bench plan`
+     * times it apart from plan). NULL: the method decides nothing apart
+     * from plan. classes[ZS_PLAN_CLASSES] (zeroed by the caller) receives
+     * the documents per placement class where the method classifies them
+     * (Zeppelin: local, intra-node ring, inter-node ring, ...). */
+    int (*decide)(const zs_plan_ctx *ctx, const zs_batch *batch, int *classes, zs_err *e);
 } zs_planner_ops;
+
+#define ZS_PLAN_CLASSES 4
 
 /* The registry: the built-in rows of planners/zs_planners.def, then any
  * added with zs_planner_register. Names match case-insensitively. */

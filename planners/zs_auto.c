@@ -28,7 +28,6 @@
 
 #include "zs_auto_search_internal.h"
 #include "zs_cpgroup.h"
-#include "zs_auto_internal.h"
 #include "zs_ring.h"
 #include "zs_sort.h"
 #include "zs_crossover.h"
@@ -1202,15 +1201,15 @@ static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, ap *A, zs_auto_
     return search(A, batch, lin_tok, span, layout, p, which, mk, e);
 }
 
-int zs__auto_decide(const zs_plan_ctx *ctx, const zs_batch *batch, double *makespan, zs_err *e)
+/* The search alone (the planner's decide hook): options, capacity, prices
+ * and the placement, not lowered. */
+static int decide_only(const zs_plan_ctx *ctx, const zs_batch *batch, int *classes, zs_err *e)
 {
     ap A;
     zs_auto_plan *p = NULL;
     double mk[NVAR];
     int which = 0;
     int rc = decide(ctx, batch, &A, &p, &which, mk, e);
-    if (!rc)
-        *makespan = p->makespan;
     zs_auto_plan_free(p);
     ap_free(&A);
     return rc;
@@ -1243,4 +1242,5 @@ const zs_planner_ops zs_planner_auto = {
     .summary = "per document: whole on a GPU, head-parallel in a node, or head x ring across "
                "nodes, chosen by predicted time on the cost model",
     .options = options,
-    .plan = plan};
+    .plan = plan,
+    .decide = decide_only};

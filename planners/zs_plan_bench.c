@@ -1,15 +1,12 @@
-/* Planning-time measurement for Zeppelin: see zs_plan_bench.h. */
+/* Planning-time measurement: see zs_plan_bench.h. */
 #include "zs_plan_bench.h"
 
 #include <stdlib.h>
 #include <time.h>
 
-#include "zs_planner.h"
-#include "zs_auto_internal.h"
 #include <string.h>
-#include "zs_zep_decide.h"
 
-extern const zs_planner_ops zs_planner_zeppelin;
+#include "zs_planner.h"
 
 static double now_s(void)
 {
@@ -26,21 +23,6 @@ static zs_mem_cfg bench_mem(void)
     return mc;
 }
 
-/* The planner's decisions without the schedule: the same function. */
-static int decide(const zs_cost *cost, const zs_cluster *cl, const zs_batch *b, zs_mem_cfg mc,
-                  int count[4], zs_err *e)
-{
-    zs_zep_opts o = {1, zs_route_default_k(cl, 1), 1, 1, 1, zs_route_default_chunk(cl)};
-    zs_zep_decision d;
-    int rc = zs_zep_decide(cost, cl, mc, &o, b, 0, &d, e);
-    if (rc)
-        return rc;
-    for (int c = 0; c < 4; c++)
-        count[c] = d.part->count[c];
-    zs_zep_decision_fini(&d);
-    return ZS_OK;
-}
-
 int zs_plan_bench(const char *method, const char *model, const char *cluster, int nodes,
                   const zs_batch *b, uint64_t seed, const char *opts, int reps,
                   zs_plan_bench_figs *out, zs_err *e)
@@ -55,7 +37,6 @@ int zs_plan_bench(const char *method, const char *model, const char *cluster, in
     const zs_planner_ops *p = zs_planner_find(method ? method : "zeppelin");
     if (!p)
         return zs_planner_lookup(method, "--method", &p, e);
-    int zep = p == &zs_planner_zeppelin, aut = strcmp(p->name, "auto") == 0;
     zs_cost *cost = zs_cost_analytic_new(&m, &cl);
     if (!cost)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -64,23 +45,20 @@ int zs_plan_bench(const char *method, const char *model, const char *cluster, in
     r.docs = b->ndocs;
     r.tokens = b->tokens;
     r.decide_s = r.plan_s = 1e30;
-    if (!zep && !aut)
+    if (!p->decide)
         r.decide_s = -1;
-    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc && (zep || aut); i++) {
+    for (int i = 0; i < (reps > 0 ? reps : 1) && !rc && p->decide; i++) {
+        zs_opts o;
+        zs_opts_init(&o);
+        zs_plan_ctx ctx = {&m, &cl, cost, bench_mem(), &o, seed};
+        int classes[ZS_PLAN_CLASSES] = {0};
         double t0 = now_s();
-        if (zep) {
-            rc = decide(cost, &cl, b, bench_mem(), r.count, e);
-        } else {
-            zs_opts o;
-            zs_opts_init(&o);
-            double mk;
-            zs_plan_ctx ctx = {&m, &cl, cost, bench_mem(), &o, seed};
-            if (!(opts && *opts && (rc = zs_opts_parse(&o, opts, e))))
-                rc = zs__auto_decide(&ctx, b, &mk, e);
-        }
+        if (!(opts && *opts && (rc = zs_opts_parse(&o, opts, e))))
+            rc = p->decide(&ctx, b, classes, e);
         double t = now_s() - t0;
         if (t < r.decide_s)
             r.decide_s = t;
+        memcpy(r.count, classes, sizeof r.count);
     }
     for (int i = 0; i < (reps > 0 ? reps : 1) && !rc; i++) {
         zs_opts o;

@@ -1,6 +1,7 @@
-/* `zepsim bench plan` measurement for Zeppelin (and any other planner,
- * `--method`): how long planning one global batch takes on one core. Two
- * figures: the decisions alone (Zeppelin: zs_zep_decide, i.e. crossovers,
+/* `zepsim bench plan` measurement for any planner (`--method`, Zeppelin by
+ * default): how long planning one global batch takes on one core. Two
+ * figures: the decisions alone (the planner's decide hook, zs_planner.h;
+ * Zeppelin: zs_zep_decide, i.e. crossovers,
  * partitioning by predicted makespan, remap plan and whether it pays,
  * routing decisions; auto: its search; what a training job computes every
  * iteration before launching kernels, and what the WLB-LLM paper's 8-23 ms
@@ -8,9 +9,8 @@
  * (decisions plus lowering to a schedule of every rank's ops, which a real
  * system does not do). Memory: ZeRO-1 with full recomputation (32K tokens
  * per GPU do not fit otherwise). Timings are host wall time, the best of
- * `reps` runs; not asserted by any test. Depends on the planner registry,
- * the Zeppelin modules and the auto planner's decision step; the caller
- * draws the batch. */
+ * `reps` runs; not asserted by any test. Depends on the planner registry
+ * only; the caller draws the batch. */
 #ifndef ZS_PLAN_BENCH_H
 #define ZS_PLAN_BENCH_H
 
@@ -22,11 +22,11 @@
 typedef struct zs_plan_bench_figs {
     int gpus, docs;
     int64_t tokens;
-    double decide_s; /* best of reps: zs_zep_decide (zeppelin), the search
-                      * (auto); < 0 for methods without a separate decision step */
+    double decide_s; /* best of reps: the planner's decide hook (zeppelin: zs_zep_decide,
+                      * auto: its search); < 0 for methods without one */
     double plan_s;   /* best of reps: the full planner (schedule included) */
     int64_t ops;     /* ops stored in the schedule */
-    int count[4];    /* documents per class (zs_zep_class) */
+    int count[4];    /* documents per class (decide's classes, ZS_PLAN_CLASSES) */
 } zs_plan_bench_figs;
 
 /* Plans the batch b (borrowed) with `method` (NULL: zeppelin) for

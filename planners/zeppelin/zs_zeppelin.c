@@ -212,9 +212,28 @@ out:
 static const zs_opt_spec *const options[] = {&zs_opt_tp, &opt_routing,   &opt_remap, &opt_hier,
                                              &opt_k,     &opt_chunk_kib, &opt_xfer,  NULL};
 
+/* The decisions of plan (crossovers, partition, remap plan, routing)
+ * without the engine's lowering. */
+static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, int *classes, zs_err *e)
+{
+    zopts o;
+    int rc = read_opts(ctx, &o, e);
+    if (rc)
+        return rc;
+    zs_zep_opts zo = {(int)o.tp, (int)o.k, o.routing, o.remap, o.hier, (double)o.chunk_kib * 1024};
+    zs_zep_decision d = {0};
+    if ((rc = zs_zep_decide(ctx->cost, ctx->cluster, ctx->mem, &zo, batch, 0, &d, e)))
+        return rc;
+    for (int c = 0; c < ZS_PLAN_CLASSES; c++)
+        classes[c] = d.part->count[c];
+    zs_zep_decision_fini(&d);
+    return ZS_OK;
+}
+
 const zs_planner_ops zs_planner_zeppelin = {
     .name = "zeppelin",
     .summary =
         "hierarchical partitioning, attention engine, NIC routing and token remapping (Zeppelin)",
     .options = options,
-    .plan = plan};
+    .plan = plan,
+    .decide = decide};
