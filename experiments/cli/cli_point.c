@@ -24,7 +24,7 @@ void zs_cli_point_longopts(const struct option *extra, const char *const *skip, 
     for (; extra && extra[n].name && n < ZS_CLI_MAX_OPTS - 2; n++)
         out[n] = extra[n];
     for (int i = 0; i < zs_popt_count() && n < ZS_CLI_MAX_OPTS - 2; i++) {
-        const zs_popt *o = zs_popt_at(i);
+        const zs_opt_spec *o = zs_popt_at(i);
         if (o->cli && !skipped(o->cli, skip))
             out[n++] = (struct option){o->cli, o->arg ? required_argument : no_argument, 0,
                                        ZS_PO_BASE + i};
@@ -72,13 +72,12 @@ void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *t
 void zs_cli_point_help(FILE *f, const char *const *skip)
 {
     for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
+        const zs_opt_spec *o = zs_popt_at(i);
         if (!o->cli || skipped(o->cli, skip))
             continue;
         char text[600];
-        const char *def = zs_popt_default(o);
-        if (def[0] && o->type != ZS_POPT_FLAG && o->type != ZS_POPT_OPTSET &&
-            o->type != ZS_POPT_RANGE)
+        const char *def = zs_opt_default(o);
+        if (def[0] && o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET && o->type != ZS_OPT_RANGE)
             snprintf(text, sizeof text, "%s (default %s)", o->help, def);
         else
             snprintf(text, sizeof text, "%s", o->help);
@@ -93,13 +92,13 @@ int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_fo
     zs_err_clear(&e);
     if (c == ZS_PO_FORMAT)
         return zs_format_parse(optarg, fmt, &e) ? zs_cli_fail(&e) : 0;
-    const zs_popt *o = zs_popt_at(c - ZS_PO_BASE);
+    const zs_opt_spec *o = zs_popt_at(c - ZS_PO_BASE);
     if (c < ZS_PO_BASE || !o || !o->cli)
         return zs_cli_bad_option(cmd, c, argv);
     char where[64];
     snprintf(where, sizeof where, "--%s", o->cli);
-    if (zs_popt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, p, &e) ||
-        zs_popt_check(o, p, ZS_EUSAGE, where, &e))
+    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, p, &e) ||
+        zs_opt_check(o, p, ZS_EUSAGE, where, &e))
         return zs_cli_fail(&e);
     return 0;
 }

@@ -360,7 +360,7 @@ static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
             return zs_err_set(e, ZS_EINPUT, "--method", "give fewer methods",
                               "more than %d methods", BENCH_MAX);
         zs_point_cfg probe = b->base;
-        int rc = zs_popt_parse(zs_popt_find_cli("method"), tok, ZS_EINPUT, "--method", &probe, e);
+        int rc = zs_opt_parse(zs_popt_find_cli("method"), tok, ZS_EINPUT, "--method", &probe, e);
         if (rc)
             return rc;
         snprintf(b->methods[b->nmethods++], sizeof b->methods[0], "%s", probe.method);
@@ -489,8 +489,8 @@ static int bench_sim(int argc, char **argv)
             if (c >= O_POINT && c < O_POINT + npo) {
                 char where[64];
                 snprintf(where, sizeof where, "--%s", point_opts[c - O_POINT]);
-                rc = zs_popt_parse(zs_popt_find_cli(point_opts[c - O_POINT]), optarg, ZS_EINPUT,
-                                   where, &b.base, &e);
+                rc = zs_opt_parse(zs_popt_find_cli(point_opts[c - O_POINT]), optarg, ZS_EINPUT,
+                                  where, &b.base, &e);
                 break;
             }
             return zs_cli_bad_option("bench sim", c, argv);

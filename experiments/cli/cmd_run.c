@@ -48,10 +48,10 @@ static const char run_help[] =
  * options above and the shared --quiet. */
 static void print_help(void)
 {
-    const zs_popt *b = zs_popt_find_cli("backend");
+    const zs_opt_spec *b = zs_popt_find_cli("backend");
     char text[256];
     snprintf(text, sizeof text, "%s (default %s, as `zepsim simulate`)", b->help,
-             zs_popt_default(b));
+             zs_opt_default(b));
     fputs(run_help_head, stdout);
     zs_cli_help_entry(stdout, "backend", b->arg, text);
     fputs(run_help, stdout);
@@ -72,7 +72,7 @@ static int timeline_limit(const char *name, const char *val, zs_point_cfg *tl, z
 {
     char where[64];
     snprintf(where, sizeof where, "--%s", name);
-    return zs_popt_parse(zs_popt_find_cli(name), val, ZS_EUSAGE, where, tl, e);
+    return zs_opt_parse(zs_popt_find_cli(name), val, ZS_EUSAGE, where, tl, e);
 }
 
 static int parse_opt(int c, run_args *a, zs_err *e)
