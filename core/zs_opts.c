@@ -401,6 +401,9 @@ int zs_opt_parse(const zs_opt_spec *s, const char *text, int code, const char *w
     switch (s->type) {
     case ZS_OPT_STR:
         return parse_str(s, text, code, where, dst, e);
+    case ZS_OPT_TEXT:
+        *(const char **)(void *)dst = text;
+        return ZS_OK;
     case ZS_OPT_OPTS:
         return append_opts(s, text, code, where, dst, e);
     case ZS_OPT_OPTSET:
@@ -433,9 +436,14 @@ int zs_opt_parse(const zs_opt_spec *s, const char *text, int code, const char *w
 int zs_opt_check(const zs_opt_spec *s, void *base, int code, const char *where, zs_err *e)
 {
     char *val = (char *)base + s->off;
-    if (!s->check || !*val)
+    size_t n = s->size;
+    if (s->type == ZS_OPT_TEXT) { /* the given text itself: checked, never rewritten */
+        val = *(char **)(void *)val;
+        n = 0;
+    }
+    if (!s->check || !val || !*val)
         return ZS_OK;
-    int rc = s->check(val, s->size, code, e);
+    int rc = s->check(val, n, code, e);
     if (rc && !e->where[0] && where)
         snprintf(e->where, sizeof e->where, "%s", where);
     return rc;
@@ -445,7 +453,7 @@ void zs_opt_defaults(const zs_opt_spec *rows, int n, void *base)
 {
     /* The tables' defaults parse (unit tests check every row). */
     for (int i = 0; i < n; i++)
-        if (rows[i].type != ZS_OPT_OPTSET && rows[i].size)
+        if (rows[i].type != ZS_OPT_OPTSET && rows[i].type != ZS_OPT_TEXT && rows[i].size)
             zs_opt_parse(&rows[i], rows[i].deftext ? rows[i].deftext : "", ZS_EINPUT, "default",
                          base, NULL);
 }

@@ -58,7 +58,9 @@ typedef enum zs_opt_type {
     ZS_OPT_FLAG,   /* 0 or 1 (command line: given without a value, sets 1) */
     ZS_OPT_OPTS,   /* method options "k=v,k=v", appended (repeatable) */
     ZS_OPT_OPTSET, /* command-line switch that appends its `values` ("routing=0") to opts */
-    ZS_OPT_RANGE   /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
+    ZS_OPT_RANGE,  /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
+    ZS_OPT_TEXT    /* the given text itself, into a const char * field (a command line's
+                    * argv string, which outlives the parse); NULL: not given */
 } zs_opt_type;
 
 /* One option, wherever it is given: a method option (`--opt key=value`,

@@ -85,78 +85,90 @@ _Static_assert(sizeof(((zs_point_cfg *)0)->tl_ranks) == ZS_TL_RANKS_LEN,
 /* Order: the order of --help and of the spec keys in messages. The
  * recompute values are in zs_recompute order (none = 0, full = 1). */
 static const zs_opt_spec table[] = {
-    ROW("model", "model", ZS_OPT_STR, model, 0, 0, "llama-7b", "NAME|FILE", NULL, check_model,
-        "model: a preset (`zepsim list models`) or a JSON file"),
-    ROW("cluster", "cluster", ZS_OPT_STR, cluster, 0, 0, "cluster-a", "NAME|FILE", NULL,
-        check_cluster, "cluster: a preset (`zepsim list clusters`) or a JSON file"),
-    ROW("nodes", "nodes", ZS_OPT_INT, nodes, 1, 65536, "", "N", NULL, NULL,
-        "nodes (default: the cluster's own count, 16 for cluster-a; given, it overrides a "
-        "cluster file's)"),
-    ROW("trace", "trace", ZS_OPT_STR, trace, 0, 0, "arxiv", "SPEC|FILE", NULL, check_trace,
-        "document lengths: a preset (arxiv, github, prolong64k, ...), uniform:A-B, fixed:N, "
-        "lognormal:MU,SIGMA, mix:..., or a file (`zepsim trace presets`)"),
-    ROW("method", "method", ZS_OPT_STR, method, 0, 0, "zeppelin", "NAME", NULL, check_method,
-        "method (`zepsim plan --help` lists them; any case)"),
-    ROW("opt", "opts", ZS_OPT_OPTS, opts, 0, 0, "", "K=V[,K=V]", NULL, NULL,
-        "method options, appended (`zepsim plan --help` lists each method's)"),
-    ROW("no-routing", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "routing=0", NULL,
-        "Zeppelin ablation: --opt routing=0"),
-    ROW("no-remap", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "remap=0", NULL,
-        "Zeppelin ablation: --opt remap=0"),
-    ROW("no-hier", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "hier=0", NULL,
-        "Zeppelin ablation: --opt hier=0"),
-    ROW("context", "context", ZS_OPT_I64, context, 1, 1ULL << 34, "262144", "TOKENS", NULL, NULL,
-        "tokens per context group"),
-    ROW("group", "group", ZS_OPT_INT, group, 1, 1 << 20, "16", "GPUS", NULL, NULL,
-        "GPUs per context group; global batch = GPUs / group x context (16: the Zeppelin "
-        "paper's CP groups of 2 nodes)"),
-    ROW("iterations", "iterations", ZS_OPT_INT, iterations, 1, 100000, "3", "N", NULL, NULL,
-        "training iterations simulated"),
+    [ZS_P_MODEL] = ROW("model", "model", ZS_OPT_STR, model, 0, 0, "llama-7b", "NAME|FILE", NULL,
+                       check_model, "model: a preset (`zepsim list models`) or a JSON file"),
+    [ZS_P_CLUSTER] =
+        ROW("cluster", "cluster", ZS_OPT_STR, cluster, 0, 0, "cluster-a", "NAME|FILE", NULL,
+            check_cluster, "cluster: a preset (`zepsim list clusters`) or a JSON file"),
+    [ZS_P_NODES] =
+        ROW("nodes", "nodes", ZS_OPT_INT, nodes, 1, 65536, "", "N", NULL, NULL,
+            "nodes (default: the cluster's own count, 16 for cluster-a; given, it overrides a "
+            "cluster file's)"),
+    [ZS_P_TRACE] =
+        ROW("trace", "trace", ZS_OPT_STR, trace, 0, 0, "arxiv", "SPEC|FILE", NULL, check_trace,
+            "document lengths: a preset (arxiv, github, prolong64k, ...), uniform:A-B, fixed:N, "
+            "lognormal:MU,SIGMA, mix:..., or a file (`zepsim trace presets`)"),
+    [ZS_P_METHOD] = ROW("method", "method", ZS_OPT_STR, method, 0, 0, "zeppelin", "NAME", NULL,
+                        check_method, "method (`zepsim plan --help` lists them; any case)"),
+    [ZS_P_OPT] = ROW("opt", "opts", ZS_OPT_OPTS, opts, 0, 0, "", "K=V[,K=V]", NULL, NULL,
+                     "method options, appended (`zepsim plan --help` lists each method's)"),
+    [ZS_P_NO_ROUTING] = ROW("no-routing", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "routing=0",
+                            NULL, "Zeppelin ablation: --opt routing=0"),
+    [ZS_P_NO_REMAP] = ROW("no-remap", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "remap=0", NULL,
+                          "Zeppelin ablation: --opt remap=0"),
+    [ZS_P_NO_HIER] = ROW("no-hier", NULL, ZS_OPT_OPTSET, opts, 0, 0, "", NULL, "hier=0", NULL,
+                         "Zeppelin ablation: --opt hier=0"),
+    [ZS_P_CONTEXT] = ROW("context", "context", ZS_OPT_I64, context, 1, 1ULL << 34, "262144",
+                         "TOKENS", NULL, NULL, "tokens per context group"),
+    [ZS_P_GROUP] =
+        ROW("group", "group", ZS_OPT_INT, group, 1, 1 << 20, "16", "GPUS", NULL, NULL,
+            "GPUs per context group; global batch = GPUs / group x context (16: the Zeppelin "
+            "paper's CP groups of 2 nodes)"),
+    [ZS_P_ITERATIONS] = ROW("iterations", "iterations", ZS_OPT_INT, iterations, 1, 100000, "3", "N",
+                            NULL, NULL, "training iterations simulated"),
     /* at most 2^63 - 1: JSON (output documents, specs) and the results
      * database hold integers as int64; a larger seed printed as a rounded
      * double and could not be given in a spec */
-    ROW("seed", "seed", ZS_OPT_U64, seed, 0, INT64_MAX, "1", "S", NULL, NULL,
-        "seed of the trace generator and planners"),
-    ROW("backend", "backend", ZS_OPT_STR, backend, 0, 0, "sim", "sim|analytic", NULL, check_backend,
-        "SimGrid (contention) or the analytic evaluator"),
-    ROW("calib", "calib", ZS_OPT_STR, calib, 0, 0, "", "FILE", NULL, NULL,
-        "calibration from `zepsim calib fit` (default: analytic costs)"),
-    ROW("attn-kernel", "attn_kernel", ZS_OPT_STR, attn_kernel, 0, 0, "", "NAME", NULL, NULL,
-        "attention kernel of the cluster's GPU (`zepsim show gpu G` lists them; default the "
-        "GPU's own)"),
-    ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL, "ZeRO stage"),
-    ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full", "none|full", "none|full",
-        NULL, "activation recomputation"),
-    ROW("validate", "validate", ZS_OPT_FLAG, validate, 0, 1, "0", NULL, NULL, NULL,
-        "check every plan with the plan validator"),
-    ROW("fold", "fold", ZS_OPT_ENUM, fold, 0, 0, "on", "off|on|steady", "off|on|steady", NULL,
-        "layer folding: simulate a repeated layer pass until its iterations take the same time "
-        "(to 1e-4), replay the rest; steady: also when they only swing around a steady mean "
-        "(faster at scale, approximate); off: simulate every layer"),
-    ROW("timeline", "timeline", ZS_OPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
-        "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "
-        "in a spec, {case} and {series} become the labels)"),
+    [ZS_P_SEED] = ROW("seed", "seed", ZS_OPT_U64, seed, 0, INT64_MAX, "1", "S", NULL, NULL,
+                      "seed of the trace generator and planners"),
+    [ZS_P_BACKEND] = ROW("backend", "backend", ZS_OPT_STR, backend, 0, 0, "sim", "sim|analytic",
+                         NULL, check_backend, "SimGrid (contention) or the analytic evaluator"),
+    [ZS_P_CALIB] = ROW("calib", "calib", ZS_OPT_STR, calib, 0, 0, "", "FILE", NULL, NULL,
+                       "calibration from `zepsim calib fit` (default: analytic costs)"),
+    [ZS_P_ATTN_KERNEL] =
+        ROW("attn-kernel", "attn_kernel", ZS_OPT_STR, attn_kernel, 0, 0, "", "NAME", NULL, NULL,
+            "attention kernel of the cluster's GPU (`zepsim show gpu G` lists them; default the "
+            "GPU's own)"),
+    [ZS_P_ZERO] =
+        ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL, "ZeRO stage"),
+    [ZS_P_RECOMPUTE] = ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full",
+                           "none|full", "none|full", NULL, "activation recomputation"),
+    [ZS_P_VALIDATE] = ROW("validate", "validate", ZS_OPT_FLAG, validate, 0, 1, "0", NULL, NULL,
+                          NULL, "check every plan with the plan validator"),
+    [ZS_P_FOLD] =
+        ROW("fold", "fold", ZS_OPT_ENUM, fold, 0, 0, "on", "off|on|steady", "off|on|steady", NULL,
+            "layer folding: simulate a repeated layer pass until its iterations take the same time "
+            "(to 1e-4), replay the rest; steady: also when they only swing around a steady mean "
+            "(faster at scale, approximate); off: simulate every layer"),
+    [ZS_P_TIMELINE] =
+        ROW("timeline", "timeline", ZS_OPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
+            "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "
+            "in a spec, {case} and {series} become the labels)"),
     /* a rank list, "" (the default): automatic */
-    {.cli = "timeline-ranks",
-     .type = ZS_OPT_STR,
-     F(tl_ranks),
-     .max = ZS_TL_MAX_RANK,
-     .deftext = "",
-     .arg = "LIST",
-     .syntax = zs_tl_ranks_check,
-     .help = "ranks in the timeline: all, or a list such as 0,5,17-20 (default: every rank while "
+    [ZS_P_TL_RANKS] =
+        {.cli = "timeline-ranks",
+         .type = ZS_OPT_STR,
+         F(tl_ranks),
+         .max = ZS_TL_MAX_RANK,
+         .deftext = "",
+         .arg = "LIST",
+         .syntax = zs_tl_ranks_check,
+         .help =
+             "ranks in the timeline: all, or a list such as 0,5,17-20 (default: every rank while "
              "the timeline stays under 64 MB, ZEPSIM_TIMELINE_MAX_MB, else 8 chosen ones: the "
              "most and the least compute, rank 0, the last, evenly spaced; a note says which)"},
-    RANGE("timeline-layers", tl_layer0, tl_layer1, 1 << 20,
-          "only layers A..B (from 0) in the timeline (default all)"),
+    [ZS_P_TL_LAYERS] = RANGE("timeline-layers", tl_layer0, tl_layer1, 1 << 20,
+                             "only layers A..B (from 0) in the timeline (default all)"),
 };
 #undef ROW
 #undef RANGE
 #undef F
 
+_Static_assert(sizeof table / sizeof table[0] == ZS_P_COUNT, "a row for every name");
+
 int zs_popt_count(void)
 {
-    return (int)(sizeof table / sizeof table[0]);
+    return ZS_P_COUNT;
 }
 
 const zs_opt_spec *zs_popt_at(int i)

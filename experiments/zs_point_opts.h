@@ -25,6 +25,35 @@
 #include "zs_opts.h"
 #include "zs_point.h"
 
+/* The rows by name, so code picks a row by its place in the table, never
+ * by spelling its name again (zs_popt_at(ZS_P_METHOD)). */
+typedef enum zs_popt_row {
+    ZS_P_MODEL,
+    ZS_P_CLUSTER,
+    ZS_P_NODES,
+    ZS_P_TRACE,
+    ZS_P_METHOD,
+    ZS_P_OPT,
+    ZS_P_NO_ROUTING,
+    ZS_P_NO_REMAP,
+    ZS_P_NO_HIER,
+    ZS_P_CONTEXT,
+    ZS_P_GROUP,
+    ZS_P_ITERATIONS,
+    ZS_P_SEED,
+    ZS_P_BACKEND,
+    ZS_P_CALIB,
+    ZS_P_ATTN_KERNEL,
+    ZS_P_ZERO,
+    ZS_P_RECOMPUTE,
+    ZS_P_VALIDATE,
+    ZS_P_FOLD,
+    ZS_P_TIMELINE,
+    ZS_P_TL_RANKS,
+    ZS_P_TL_LAYERS,
+    ZS_P_COUNT
+} zs_popt_row;
+
 /* The rows (field rows of zs_point_cfg, core/zs_opts.h), in --help order. */
 int zs_popt_count(void);
 const zs_opt_spec *zs_popt_at(int i); /* NULL past the end */

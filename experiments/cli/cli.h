@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "cli_flags.h"
 #include "zs_cluster.h"
 #include "zs_output.h"
 #include "zs_err.h"

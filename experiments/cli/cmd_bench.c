@@ -56,7 +56,6 @@ static const char bench_sim_help[] =
     "options:\n"
     "  --method LIST           methods, comma-separated (default " ZS_BENCH_SIM_METHODS ")\n"
     "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
-    "  --backend sim|analytic  (default sim)\n"
     "  --fold LIST             off, on, steady, comma-separated (default on)\n"
     "  --runs N                runs per point (default " ZS_CLI_STR(
         ZS_BENCH_SIM_RUNS) ")\n"
@@ -73,15 +72,12 @@ static const char bench_sim_help[] =
                                                                               "about "
                                                                               "(default"
                                                                               " " ZS_CLI_STR(
-                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n"
-                                                                                                        "  --model --cluster --trace --context --group --seed --recompute --zero\n"
-                                                                                                        "                          the study point, as `zepsim simulate` (defaults its own)\n"
-                                                                                                        "  --opt K=V[,K=V]         method options for every method (e.g. --method zeppelin\n"
-                                                                                                        "                          --opt xfer=per-doc)\n"
-                                                                                                        "  --format table|csv|json (default table)\n"
-                                                                                                        "\n"
-                                                                                                        "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
-                                                                                                        "shared machine report the load (uptime) beside the figures.\n";
+                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n";
+/* After the study point's options (generated from its table). */
+static const char bench_sim_help_tail[] =
+    "\n"
+    "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
+    "shared machine report the load (uptime) beside the figures.\n";
 
 #define BENCH_MAX 16
 
@@ -360,7 +356,7 @@ static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
             return zs_err_set(e, ZS_EINPUT, "--method", "give fewer methods",
                               "more than %d methods", BENCH_MAX);
         zs_point_cfg probe = b->base;
-        int rc = zs_opt_parse(zs_popt_find_cli("method"), tok, ZS_EINPUT, "--method", &probe, e);
+        int rc = zs_opt_parse(zs_popt_at(ZS_P_METHOD), tok, ZS_EINPUT, "--method", &probe, e);
         if (rc)
             return rc;
         snprintf(b->methods[b->nmethods++], sizeof b->methods[0], "%s", probe.method);
@@ -414,40 +410,31 @@ static int bench_sim_run(const bench_cfg *bp, zs_format fmt, zs_err *e)
 }
 
 /* The study-point options bench sim takes, read through the option table. */
-static const char *const point_opts[] = {"model", "cluster",   "trace", "context", "group",
-                                         "seed",  "recompute", "zero",  "backend", "opt"};
+static const zs_cli_use sim_uses[] = {
+    {ZS_FP(MODEL), NULL},     {ZS_FP(CLUSTER), NULL}, {ZS_FP(TRACE), NULL},
+    {ZS_FP(CONTEXT), NULL},   {ZS_FP(GROUP), NULL},   {ZS_FP(SEED), NULL},
+    {ZS_FP(RECOMPUTE), NULL}, {ZS_FP(ZERO), NULL},    {ZS_FP(BACKEND), NULL},
+    {ZS_FP(OPT), NULL},       {ZS_F_FORMAT, NULL},    {0, NULL}};
 
 static int bench_sim(int argc, char **argv)
 {
-    enum {
-        O_METHOD = 1000,
-        O_GPUS,
-        O_FOLD,
-        O_RUNS,
-        O_FORMAT,
-        O_FLOOR_RUNS,
-        O_FLOOR_WIDTH,
-        O_FLOOR_XFERS,
-        O_POINT
-    };
-    struct option opts[32] = {{"help", no_argument, 0, 'h'},
-                              {"method", required_argument, 0, O_METHOD},
-                              {"gpus", required_argument, 0, O_GPUS},
-                              {"fold", required_argument, 0, O_FOLD},
-                              {"runs", required_argument, 0, O_RUNS},
-                              {"format", required_argument, 0, O_FORMAT},
-                              {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
-                              {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
-                              {"floor-transfers", required_argument, 0, O_FLOOR_XFERS}};
-    int no = 9, npo = (int)(sizeof point_opts / sizeof point_opts[0]);
-    for (int i = 0; i < npo; i++)
-        opts[no++] = (struct option){point_opts[i], required_argument, 0, O_POINT + i};
-    opts[no] = (struct option){0, 0, 0, 0};
+    enum { O_METHOD = 2000, O_GPUS, O_FOLD, O_RUNS, O_FLOOR_RUNS, O_FLOOR_WIDTH, O_FLOOR_XFERS };
+    static const struct option own[] = {{"method", required_argument, 0, O_METHOD},
+                                        {"gpus", required_argument, 0, O_GPUS},
+                                        {"fold", required_argument, 0, O_FOLD},
+                                        {"runs", required_argument, 0, O_RUNS},
+                                        {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
+                                        {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
+                                        {"floor-transfers", required_argument, 0, O_FLOOR_XFERS},
+                                        {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(sim_uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
     bench_cfg b;
     memset(&b, 0, sizeof b);
-    zs_point_cfg_default(&b.base);
     const char *methods = ZS_BENCH_SIM_METHODS, *gpus = ZS_BENCH_SIM_GPUS, *folds = "on";
     long runs = ZS_BENCH_SIM_RUNS, floor_runs = ZS_BENCH_FLOOR_RUNS,
          floor_width = ZS_BENCH_FLOOR_WIDTH, floor_xfers = ZS_BENCH_FLOOR_XFERS;
@@ -458,6 +445,8 @@ static int bench_sim(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(bench_sim_help, stdout);
+            zs_cli_flags_help(stdout, sim_uses);
+            fputs(bench_sim_help_tail, stdout);
             return 0;
         case O_METHOD:
             methods = optarg;
@@ -471,9 +460,6 @@ static int bench_sim(int argc, char **argv)
         case O_RUNS:
             rc = zs_cli_parse_int("--runs", optarg, 1, BENCH_MAX - 1, &runs, &e);
             break;
-        case O_FORMAT:
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
         case O_FLOOR_RUNS:
             rc =
                 zs_cli_parse_int("--floor-runs", optarg, 0, ZS_SIM_FLOOR_RUNS_MAX, &floor_runs, &e);
@@ -486,18 +472,14 @@ static int bench_sim(int argc, char **argv)
             rc = zs_cli_parse_int("--floor-transfers", optarg, 1, 1000000000, &floor_xfers, &e);
             break;
         default:
-            if (c >= O_POINT && c < O_POINT + npo) {
-                char where[64];
-                snprintf(where, sizeof where, "--%s", point_opts[c - O_POINT]);
-                rc = zs_opt_parse(zs_popt_find_cli(point_opts[c - O_POINT]), optarg, ZS_EINPUT,
-                                  where, &b.base, &e);
-                break;
-            }
-            return zs_cli_bad_option("bench sim", c, argv);
+            if ((rc = zs_cli_flag("bench sim", c, argv, &fl)))
+                return rc;
         }
         if (rc)
             return zs_cli_fail(&e);
     }
+    b.base = fl.p;
+    fmt = fl.fmt;
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;

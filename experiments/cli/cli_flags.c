@@ -1,0 +1,195 @@
+/* The command line's shared flags: see cli_flags.h. */
+#include "cli_flags.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+static int check_plot(char *val, size_t n, int code, zs_err *e)
+{
+    (void)n;
+    int rc = zs_cli_plot_check(val, e);
+    if (rc)
+        e->code = code;
+    return rc;
+}
+
+_Static_assert(sizeof(zs_format) == sizeof(int), "--format is an ENUM row: an int field");
+
+#define F(m) .off = offsetof(zs_cli_flags, m), .size = sizeof(((zs_cli_flags *)0)->m)
+
+/* Indexed by ZS_F_* - ZS_F_BASE. Defaults that differ from command to
+ * command (where --out writes, which GPU) are in the commands' notes. */
+static const zs_opt_spec flags[] = {
+    [ZS_F_FORMAT - ZS_F_BASE] = {.cli = "format",
+                                 .type = ZS_OPT_ENUM,
+                                 F(fmt),
+                                 .values = "table|csv|json",
+                                 .deftext = "table",
+                                 .arg = "table|csv|json",
+                                 .help = "output format"},
+    [ZS_F_QUIET - ZS_F_BASE] = {.cli = "quiet",
+                                .type = ZS_OPT_FLAG,
+                                F(quiet),
+                                .max = 1,
+                                .help = "no progress on stderr (default: on a terminal one line "
+                                        "rewritten in place; in a log a line when a step "
+                                        "finishes and at most one every 10 s between, with the "
+                                        "time elapsed and, once it can be estimated, the time "
+                                        "left)"},
+    [ZS_F_GPU - ZS_F_BASE] = {.cli = "gpu",
+                              .type = ZS_OPT_TEXT,
+                              F(gpu),
+                              .arg = "NAME|FILE",
+                              .help = "GPU: a preset (`zepsim list gpus`) or a JSON file"},
+    [ZS_F_OUT - ZS_F_BASE] =
+        {.cli = "out", .type = ZS_OPT_TEXT, F(out), .arg = "PATH", .help = "where to write"},
+    [ZS_F_DIR - ZS_F_BASE] = {.cli = "dir",
+                              .type = ZS_OPT_TEXT,
+                              F(dir),
+                              .arg = "DIR",
+                              .help = "folder of the figure specs (default: $ZEPSIM_SPECS, "
+                                      "./experiments/specs, the installed specs, or the source "
+                                      "tree zepsim was built from)"},
+    [ZS_F_DB - ZS_F_BASE] = {.cli = "db",
+                             .type = ZS_OPT_TEXT,
+                             F(db),
+                             .arg = "FILE",
+                             .help = "results database (default zepsim.db)"},
+    [ZS_F_PLOT - ZS_F_BASE] = {.cli = "plot",
+                               .type = ZS_OPT_TEXT,
+                               F(plot),
+                               .arg = "FILE|none",
+                               .check = check_plot,
+                               .help = "plot in the format its extension names (.png, .svg, "
+                                       ".pdf); none: no plot"},
+};
+#undef F
+
+_Static_assert(sizeof flags / sizeof flags[0] == ZS_F_END - ZS_F_BASE, "a row for every flag");
+
+/* The row of a getopt value, and in *base the struct its field is in;
+ * NULL for another value. */
+static const zs_opt_spec *row_of(int id, zs_cli_flags *f, void **base)
+{
+    if (id >= ZS_F_BASE && id < ZS_F_END) {
+        *base = f;
+        return &flags[id - ZS_F_BASE];
+    }
+    *base = f ? &f->p : NULL;
+    return id >= ZS_PO_BASE ? zs_popt_at(id - ZS_PO_BASE) : NULL;
+}
+
+void zs_cli_flags_init(zs_cli_flags *f)
+{
+    memset(f, 0, sizeof *f);
+    zs_point_cfg_default(&f->p);
+    zs_opt_defaults(flags, ZS_F_END - ZS_F_BASE, f);
+}
+
+const char *zs_cli_given(const zs_cli_flags *f, zs_popt_row r)
+{
+    const zs_opt_spec *o = zs_popt_at(r);
+    return o && (f->given >> r & 1) ? (const char *)&f->p + o->off : NULL;
+}
+
+void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_use *out)
+{
+    int n = 0;
+    for (int r = 0; r < ZS_P_COUNT; r++) {
+        int skipped = !zs_popt_at(r)->cli;
+        for (int i = 0; skip && skip[i] != ZS_P_COUNT && !skipped; i++)
+            skipped = (int)skip[i] == r;
+        if (!skipped)
+            out[n++] = (zs_cli_use){ZS_PO_BASE + r, NULL};
+    }
+    out[n++] = (zs_cli_use){ZS_F_FORMAT, NULL};
+    for (int i = 0; extra && extra[i].id && n < ZS_CLI_MAX_OPTS - 1; i++)
+        out[n++] = extra[i];
+    out[n] = (zs_cli_use){0, NULL};
+}
+
+void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
+{
+    int n = 0;
+    out[n++] = (struct option){"help", no_argument, 0, 'h'};
+    for (int i = 0; own && own[i].name && n < ZS_CLI_MAX_OPTS - 1; i++)
+        out[n++] = own[i];
+    for (int i = 0; uses && uses[i].id && n < ZS_CLI_MAX_OPTS - 1; i++) {
+        void *base;
+        const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
+        if (o && o->cli)
+            out[n++] =
+                (struct option){o->cli, o->arg ? required_argument : no_argument, 0, uses[i].id};
+    }
+    out[n] = (struct option){0, 0, 0, 0};
+}
+
+void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
+{
+    char head[96];
+    snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
+    fputs(head, f);
+    int col = (int)strlen(head);
+    if (col > 30) {
+        fputc('\n', f);
+        col = 0;
+    }
+    int start = col + 2 > 25 ? col + 2 : 25;
+    fprintf(f, "%*s", start - col, "");
+    col = start;
+    for (const char *p = text; *p;) {
+        size_t w = strcspn(p, " ");
+        if (col > start && col + 1 + (int)w > 79) {
+            fprintf(f, "\n%25s", "");
+            col = start = 25;
+        } else if (col > start) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)w, p);
+        col += (int)w;
+        p += w;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', f);
+}
+
+void zs_cli_flags_help(FILE *f, const zs_cli_use *uses)
+{
+    for (int i = 0; uses && uses[i].id; i++) {
+        void *base;
+        const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
+        if (!o || !o->cli)
+            continue;
+        char text[800];
+        const char *def = zs_opt_default(o);
+        if (uses[i].note)
+            snprintf(text, sizeof text, "%s; %s", o->help, uses[i].note);
+        else if (def[0] && o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET &&
+                 o->type != ZS_OPT_RANGE)
+            snprintf(text, sizeof text, "%s (default %s)", o->help, def);
+        else
+            snprintf(text, sizeof text, "%s", o->help);
+        zs_cli_help_entry(f, o->cli, o->arg, text);
+    }
+}
+
+int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
+{
+    void *base;
+    const zs_opt_spec *o = row_of(c, f, &base);
+    if (!o || !o->cli)
+        return zs_cli_bad_option(cmd, c, argv);
+    zs_err e;
+    zs_err_clear(&e);
+    char where[64];
+    snprintf(where, sizeof where, "--%s", o->cli);
+    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, base, &e) ||
+        zs_opt_check(o, base, ZS_EUSAGE, where, &e))
+        return zs_cli_fail(&e);
+    if (base == &f->p)
+        f->given |= 1ULL << (c - ZS_PO_BASE);
+    return 0;
+}
