@@ -94,6 +94,9 @@ typedef struct zs_opt_spec {
     int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;
 
+/* The field of a field row: member m of struct type T. */
+#define ZS_OPT_FIELD(T, m) .off = offsetof(T, m), .size = sizeof(((T *)0)->m)
+
 /* The row of a table (n rows) with command-line name cli or key key
  * (either may be NULL), or NULL. */
 const zs_opt_spec *zs_opt_find(const zs_opt_spec *rows, int n, const char *cli, const char *key);

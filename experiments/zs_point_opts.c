@@ -70,7 +70,7 @@ static int check_backend(char *val, size_t n, int code, zs_err *e)
 _Static_assert(sizeof(((zs_point_cfg *)0)->tl_ranks) == ZS_TL_RANKS_LEN,
                "a configuration holds the longest rank list");
 
-#define F(m) .off = offsetof(zs_point_cfg, m), .size = sizeof(((zs_point_cfg *)0)->m)
+#define F(m) ZS_OPT_FIELD(zs_point_cfg, m)
 #define ROW(cli_, key_, type_, field, min_, max_, def_, arg_, values_, check_, help_)              \
     {                                                                                              \
         .cli = cli_, .key = key_, .type = type_, F(field), .min = min_, .max = max_,               \

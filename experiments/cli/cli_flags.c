@@ -16,7 +16,7 @@ static int check_plot(char *val, size_t n, int code, zs_err *e)
 
 _Static_assert(sizeof(zs_format) == sizeof(int), "--format is an ENUM row: an int field");
 
-#define F(m) .off = offsetof(zs_cli_flags, m), .size = sizeof(((zs_cli_flags *)0)->m)
+#define F(m) ZS_OPT_FIELD(zs_cli_flags, m)
 
 /* Indexed by ZS_F_* - ZS_F_BASE. Defaults that differ from command to
  * command (where --out writes, which GPU) are in the commands' notes. */
@@ -192,4 +192,62 @@ int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
     if (base == &f->p)
         f->given |= 1ULL << (c - ZS_PO_BASE);
     return 0;
+}
+
+void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
+{
+    fputs(cmd->head, out);
+    for (int i = 0; i < cmd->nown; i++) {
+        const zs_opt_spec *o = &cmd->own[i];
+        char text[800];
+        const char *def = zs_opt_default(o);
+        if (def[0] && o->type != ZS_OPT_FLAG)
+            snprintf(text, sizeof text, "%s (default %s)", o->help, def);
+        else
+            snprintf(text, sizeof text, "%s", o->help);
+        zs_cli_help_entry(out, o->cli, o->arg, text);
+    }
+    zs_cli_flags_help(out, cmd->uses);
+    if (cmd->tail)
+        fputs(cmd->tail, out);
+}
+
+/* The command's own option c into args; 0 or the exit status. */
+static int own_option(const zs_cli_cmd *cmd, int c, void *args)
+{
+    const zs_opt_spec *o = &cmd->own[c - ZS_CLI_OWN];
+    zs_err e;
+    zs_err_clear(&e);
+    char where[64];
+    snprintf(where, sizeof where, "--%s", o->cli);
+    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, args, &e) ||
+        zs_opt_check(o, args, ZS_EUSAGE, where, &e))
+        return zs_cli_fail(&e);
+    return 0;
+}
+
+int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f)
+{
+    struct option own[ZS_CLI_MAX_OPTS], opts[ZS_CLI_MAX_OPTS];
+    int n = 0;
+    for (; n < cmd->nown && n < ZS_CLI_MAX_OPTS - 1; n++)
+        own[n] = (struct option){cmd->own[n].cli, cmd->own[n].arg ? required_argument : no_argument,
+                                 0, ZS_CLI_OWN + n};
+    own[n] = (struct option){0, 0, 0, 0};
+    zs_cli_longopts(cmd->uses, own, opts);
+    zs_opt_defaults(cmd->own, cmd->nown, args);
+    zs_cli_flags_init(f);
+    int c, st;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            zs_cli_help(stdout, cmd);
+            return 0;
+        }
+        st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? own_option(cmd, c, args)
+                                                           : zs_cli_flag(cmd->name, c, argv, f);
+        if (st)
+            return st;
+    }
+    return -1;
 }

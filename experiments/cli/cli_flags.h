@@ -89,4 +89,25 @@ void zs_cli_flags_help(FILE *f, const zs_cli_use *uses);
  * cmd does not know) and returns the exit status. */
 int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f);
 
+/* A command's options as tables: its own options, field rows of the
+ * command's argument struct (getopt values ZS_CLI_OWN + row), and the
+ * shared flags it takes. */
+enum { ZS_CLI_OWN = 2000 };
+typedef struct zs_cli_cmd {
+    const char *name;       /* "timeline": in messages */
+    const char *head;       /* --help before the options: usage, what it does, "options:" */
+    const zs_opt_spec *own; /* its own options (NULL: none) */
+    int nown;
+    const zs_cli_use *uses; /* the shared flags it takes */
+    const char *tail;       /* --help after the options (NULL: none) */
+} zs_cli_cmd;
+
+/* The whole option parse of a command: the own options into args (set to
+ * their defaults first), the shared flags into f (set by zs_cli_flags_init
+ * first); --help prints head, the options' help lines and tail. -1:
+ * parsed (optind at the first operand); otherwise the exit status. */
+int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f);
+/* The --help text of a command (head, options, tail). */
+void zs_cli_help(FILE *out, const zs_cli_cmd *cmd);
+
 #endif
