@@ -453,7 +453,9 @@ void zs_opt_defaults(const zs_opt_spec *rows, int n, void *base)
 {
     /* The tables' defaults parse (unit tests check every row). */
     for (int i = 0; i < n; i++)
-        if (rows[i].type != ZS_OPT_OPTSET && rows[i].type != ZS_OPT_TEXT && rows[i].size)
+        if (rows[i].type == ZS_OPT_TEXT) /* the default is text that outlives the parse */
+            *(const char **)(void *)((char *)base + rows[i].off) = rows[i].deftext;
+        else if (rows[i].type != ZS_OPT_OPTSET && rows[i].size)
             zs_opt_parse(&rows[i], rows[i].deftext ? rows[i].deftext : "", ZS_EINPUT, "default",
                          base, NULL);
 }

@@ -525,25 +525,54 @@ static const char bench_plan_help[] =
     "Times a method's planning of one global batch (default: Zeppelin, " ZS_CLI_STR(
         ZS_BENCH_PLAN_GPUS) "\n"
                             "GPUs of cluster-a, llama-7b, " ZS_CLI_STR(
-                                ZS_BENCH_PLAN_TOKENS_M) "M tokens): the decisions "
-                                                        "(Zeppelin:\n"
+                                ZS_BENCH_PLAN_TOKENS_M) "M tokens): the decisions (Zeppelin:\n"
                                                         "crossovers, hierarchical partitioning, "
                                                         "remap plan; auto: prices and\n"
                                                         "search; other methods: none, empty) and "
                                                         "the full planner including the\n"
                                                         "schedule. Host wall time, best of --reps; "
                                                         "a benchmark, never a test.\n\n"
-                                                        "options: --method (zeppelin) --model "
-                                                        "--cluster --nodes (" ZS_CLI_STR(
-                                                            ZS_BENCH_PLAN_GPUS) " GPUs' worth)\n"
-                                                                                "         --traces "
-                                                                                "(arxiv,github,"
-                                                                                "prolong64k) "
-                                                                                "--tokens "
-                                                                                "(" ZS_CLI_STR(
-                                                                                    ZS_BENCH_PLAN_TOKENS_M) " x 2^20) --seed (1)\n"
-                                                                                                            "         --reps (" ZS_CLI_STR(
-                                                                                                                ZS_BENCH_PLAN_REPS) ") --opt K=V --format\n";
+                                                        "options:\n";
+
+typedef struct plan_args {
+    const char *traces;
+    long tokens, reps;
+} plan_args;
+
+#define A(m) ZS_OPT_FIELD(plan_args, m)
+static const zs_opt_spec plan_own[] = {
+    {.cli = "traces",
+     .type = ZS_OPT_TEXT,
+     A(traces),
+     .deftext = "arxiv,github,prolong64k",
+     .arg = "LIST",
+     .help = "document length generators, comma-separated, one batch each"},
+    {.cli = "tokens",
+     .type = ZS_OPT_I64,
+     A(tokens),
+     .min = 1,
+     .max = 1L << 40,
+     .deftext = ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M",
+     .arg = "N",
+     .help = "tokens of the global batch, K/M/G x1024"},
+    {.cli = "reps",
+     .type = ZS_OPT_INT,
+     A(reps),
+     .min = 1,
+     .max = 100,
+     .deftext = ZS_CLI_STR(ZS_BENCH_PLAN_REPS),
+     .arg = "N",
+     .help = "runs, the best is kept"}};
+#undef A
+static const zs_cli_use plan_uses[] = {
+    {ZS_FP(METHOD), NULL},
+    {ZS_FP(MODEL), NULL},
+    {ZS_FP(CLUSTER), NULL},
+    {ZS_FP(NODES), "default " ZS_CLI_STR(ZS_BENCH_PLAN_GPUS) " GPUs' worth"},
+    {ZS_FP(SEED), NULL},
+    {ZS_FP(OPT), NULL},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
 
 /* bench plan's default node count: ZS_BENCH_PLAN_GPUS on the cluster's
  * nodes (rounded up). */
@@ -558,64 +587,23 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 
 static int bench_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},          {"model", required_argument, 0, 'm'},
-        {"cluster", required_argument, 0, 'c'}, {"nodes", required_argument, 0, 'n'},
-        {"traces", required_argument, 0, 't'},  {"tokens", required_argument, 0, 'k'},
-        {"seed", required_argument, 0, 's'},    {"reps", required_argument, 0, 'r'},
-        {"opt", required_argument, 0, 'o'},     {"format", required_argument, 0, 'f'},
-        {"method", required_argument, 0, 'M'},  {0, 0, 0, 0}};
-    const char *model = "llama-7b", *cluster = "cluster-a", *opt = "", *method = "zeppelin";
-    char traces[256] = "arxiv,github,prolong64k";
+    static const zs_cli_cmd cmd = {"bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL};
+    plan_args a;
+    zs_cli_flags fl;
+    int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (rc >= 0)
+        return rc;
+    rc = ZS_OK;
+    const char *model = fl.p.model, *cluster = fl.p.cluster, *opt = fl.p.opts,
+               *method = fl.p.method;
+    char traces[256];
+    snprintf(traces, sizeof traces, "%s", a.traces);
     /* nodes 0: ZS_BENCH_PLAN_GPUS of the cluster (plan_nodes) */
-    long nodes = 0, tokens = (long)ZS_BENCH_PLAN_TOKENS_M << 20, seed = 1,
-         reps = ZS_BENCH_PLAN_REPS;
-    zs_format fmt = ZS_FMT_TABLE;
+    long nodes = fl.p.nodes, tokens = a.tokens, reps = a.reps;
+    uint64_t seed = fl.p.seed;
+    zs_format fmt = fl.fmt;
     zs_err e;
     zs_err_clear(&e);
-    int c, rc = 0;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(bench_plan_help, stdout);
-            return 0;
-        case 'm':
-            model = optarg;
-            break;
-        case 'c':
-            cluster = optarg;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
-            break;
-        case 't':
-            snprintf(traces, sizeof traces, "%s", optarg);
-            break;
-        case 'k':
-            rc = zs_cli_parse_int("--tokens", optarg, 1, 1L << 40, &tokens, &e);
-            break;
-        case 's':
-            rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &seed, &e);
-            break;
-        case 'r':
-            rc = zs_cli_parse_int("--reps", optarg, 1, 100, &reps, &e);
-            break;
-        case 'o':
-            opt = optarg;
-            break;
-        case 'M':
-            method = optarg;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        default:
-            return zs_cli_bad_option("bench plan", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (!nodes && (rc = plan_nodes(cluster, &nodes, &e)))
         return zs_cli_fail(&e);
     zs_table *t = zs_table_new(NULL);
