@@ -97,6 +97,14 @@ typedef struct zs_opt_spec {
 /* The field of a field row: member m of struct type T. */
 #define ZS_OPT_FIELD(T, m) .off = offsetof(T, m), .size = sizeof(((T *)0)->m)
 
+/* A command-line field row on one line: flag name, type, member m of T,
+ * range, default text, value name and help. */
+#define ZS_OPT_ROW(name, type_, T, m, lo, hi, def, arg_, help_)                                    \
+    {                                                                                              \
+        .cli = name, .type = type_, ZS_OPT_FIELD(T, m), .min = lo, .max = hi, .deftext = def,      \
+        .arg = arg_, .help = help_                                                                 \
+    }
+
 /* The row of a table (n rows) with command-line name cli or key key
  * (either may be NULL), or NULL. */
 const zs_opt_spec *zs_opt_find(const zs_opt_spec *rows, int n, const char *cli, const char *key);

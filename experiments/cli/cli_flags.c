@@ -37,25 +37,17 @@ static const zs_opt_spec flags[] = {
                                         "finishes and at most one every 10 s between, with the "
                                         "time elapsed and, once it can be estimated, the time "
                                         "left)"},
-    [ZS_F_GPU - ZS_F_BASE] = {.cli = "gpu",
-                              .type = ZS_OPT_TEXT,
-                              F(gpu),
-                              .arg = "NAME|FILE",
-                              .help = "GPU: a preset (`zepsim list gpus`) or a JSON file"},
+    [ZS_F_GPU - ZS_F_BASE] =
+        ZS_OPT_ROW("gpu", ZS_OPT_TEXT, zs_cli_flags, gpu, 0, 0, NULL, "NAME|FILE",
+                   "GPU: a preset (`zepsim list gpus`) or a JSON file"),
     [ZS_F_OUT - ZS_F_BASE] =
-        {.cli = "out", .type = ZS_OPT_TEXT, F(out), .arg = "PATH", .help = "where to write"},
-    [ZS_F_DIR - ZS_F_BASE] = {.cli = "dir",
-                              .type = ZS_OPT_TEXT,
-                              F(dir),
-                              .arg = "DIR",
-                              .help = "folder of the figure specs (default: $ZEPSIM_SPECS, "
-                                      "./experiments/specs, the installed specs, or the source "
-                                      "tree zepsim was built from)"},
-    [ZS_F_DB - ZS_F_BASE] = {.cli = "db",
-                             .type = ZS_OPT_TEXT,
-                             F(db),
-                             .arg = "FILE",
-                             .help = "results database (default zepsim.db)"},
+        ZS_OPT_ROW("out", ZS_OPT_TEXT, zs_cli_flags, out, 0, 0, NULL, "PATH", "where to write"),
+    [ZS_F_DIR - ZS_F_BASE] = ZS_OPT_ROW("dir", ZS_OPT_TEXT, zs_cli_flags, dir, 0, 0, NULL, "DIR",
+                                        "folder of the figure specs (default: $ZEPSIM_SPECS, "
+                                        "./experiments/specs, the installed specs, or the source "
+                                        "tree zepsim was built from)"),
+    [ZS_F_DB - ZS_F_BASE] = ZS_OPT_ROW("db", ZS_OPT_TEXT, zs_cli_flags, db, 0, 0, NULL, "FILE",
+                                       "results database (default zepsim.db)"),
     [ZS_F_PLOT - ZS_F_BASE] = {.cli = "plot",
                                .type = ZS_OPT_TEXT,
                                F(plot),
@@ -156,24 +148,44 @@ void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *t
     fputc('\n', f);
 }
 
+/* Row o's --help entry: its help, then the command's note, else its
+ * default. */
+static void help_row(FILE *f, const zs_opt_spec *o, const char *note)
+{
+    char text[800];
+    const char *def = zs_opt_default(o);
+    if (note)
+        snprintf(text, sizeof text, "%s; %s", o->help, note);
+    else if (def[0] && o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET &&
+             o->type != ZS_OPT_RANGE)
+        snprintf(text, sizeof text, "%s (default %s)", o->help, def);
+    else
+        snprintf(text, sizeof text, "%s", o->help);
+    zs_cli_help_entry(f, o->cli, o->arg, text);
+}
+
 void zs_cli_flags_help(FILE *f, const zs_cli_use *uses)
 {
     for (int i = 0; uses && uses[i].id; i++) {
         void *base;
         const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
-        if (!o || !o->cli)
-            continue;
-        char text[800];
-        const char *def = zs_opt_default(o);
-        if (uses[i].note)
-            snprintf(text, sizeof text, "%s; %s", o->help, uses[i].note);
-        else if (def[0] && o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET &&
-                 o->type != ZS_OPT_RANGE)
-            snprintf(text, sizeof text, "%s (default %s)", o->help, def);
-        else
-            snprintf(text, sizeof text, "%s", o->help);
-        zs_cli_help_entry(f, o->cli, o->arg, text);
+        if (o && o->cli)
+            help_row(f, o, uses[i].note);
     }
+}
+
+/* Sets row o's field in base from optarg (a flag without a value: 1) and
+ * resolves its name; 0 or the exit status, the error printed. */
+static int take(const zs_opt_spec *o, void *base)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    char where[64];
+    snprintf(where, sizeof where, "--%s", o->cli);
+    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, base, &e) ||
+        zs_opt_check(o, base, ZS_EUSAGE, where, &e))
+        return zs_cli_fail(&e);
+    return 0;
 }
 
 int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
@@ -182,48 +194,20 @@ int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
     const zs_opt_spec *o = row_of(c, f, &base);
     if (!o || !o->cli)
         return zs_cli_bad_option(cmd, c, argv);
-    zs_err e;
-    zs_err_clear(&e);
-    char where[64];
-    snprintf(where, sizeof where, "--%s", o->cli);
-    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, base, &e) ||
-        zs_opt_check(o, base, ZS_EUSAGE, where, &e))
-        return zs_cli_fail(&e);
-    if (base == &f->p)
+    int st = take(o, base);
+    if (!st && base == &f->p)
         f->given |= 1ULL << (c - ZS_PO_BASE);
-    return 0;
+    return st;
 }
 
 void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
 {
     fputs(cmd->head, out);
-    for (int i = 0; i < cmd->nown; i++) {
-        const zs_opt_spec *o = &cmd->own[i];
-        char text[800];
-        const char *def = zs_opt_default(o);
-        if (def[0] && o->type != ZS_OPT_FLAG)
-            snprintf(text, sizeof text, "%s (default %s)", o->help, def);
-        else
-            snprintf(text, sizeof text, "%s", o->help);
-        zs_cli_help_entry(out, o->cli, o->arg, text);
-    }
+    for (int i = 0; i < cmd->nown; i++)
+        help_row(out, &cmd->own[i], NULL);
     zs_cli_flags_help(out, cmd->uses);
     if (cmd->tail)
         fputs(cmd->tail, out);
-}
-
-/* The command's own option c into args; 0 or the exit status. */
-static int own_option(const zs_cli_cmd *cmd, int c, void *args)
-{
-    const zs_opt_spec *o = &cmd->own[c - ZS_CLI_OWN];
-    zs_err e;
-    zs_err_clear(&e);
-    char where[64];
-    snprintf(where, sizeof where, "--%s", o->cli);
-    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, args, &e) ||
-        zs_opt_check(o, args, ZS_EUSAGE, where, &e))
-        return zs_cli_fail(&e);
-    return 0;
 }
 
 int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f)
@@ -244,7 +228,7 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
             zs_cli_help(stdout, cmd);
             return 0;
         }
-        st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? own_option(cmd, c, args)
+        st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
                                                            : zs_cli_flag(cmd->name, c, argv, f);
         if (st)
             return st;

@@ -539,31 +539,14 @@ typedef struct plan_args {
     long tokens, reps;
 } plan_args;
 
-#define A(m) ZS_OPT_FIELD(plan_args, m)
 static const zs_opt_spec plan_own[] = {
-    {.cli = "traces",
-     .type = ZS_OPT_TEXT,
-     A(traces),
-     .deftext = "arxiv,github,prolong64k",
-     .arg = "LIST",
-     .help = "document length generators, comma-separated, one batch each"},
-    {.cli = "tokens",
-     .type = ZS_OPT_I64,
-     A(tokens),
-     .min = 1,
-     .max = 1L << 40,
-     .deftext = ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M",
-     .arg = "N",
-     .help = "tokens of the global batch, K/M/G x1024"},
-    {.cli = "reps",
-     .type = ZS_OPT_INT,
-     A(reps),
-     .min = 1,
-     .max = 100,
-     .deftext = ZS_CLI_STR(ZS_BENCH_PLAN_REPS),
-     .arg = "N",
-     .help = "runs, the best is kept"}};
-#undef A
+    ZS_OPT_ROW("traces", ZS_OPT_TEXT, plan_args, traces, 0, 0, "arxiv,github,prolong64k", "LIST",
+               "document length generators, comma-separated, one batch each"),
+    ZS_OPT_ROW("tokens", ZS_OPT_I64, plan_args, tokens, 1, 1L << 40,
+               ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M", "N",
+               "tokens of the global batch, K/M/G x1024"),
+    ZS_OPT_ROW("reps", ZS_OPT_INT, plan_args, reps, 1, 100, ZS_CLI_STR(ZS_BENCH_PLAN_REPS), "N",
+               "runs, the best is kept")};
 static const zs_cli_use plan_uses[] = {
     {ZS_FP(METHOD), NULL},
     {ZS_FP(MODEL), NULL},

@@ -30,38 +30,15 @@ typedef struct floor_args {
     long width, xfers, runs;
 } floor_args;
 
-#define A(m) ZS_OPT_FIELD(floor_args, m)
-static const zs_opt_spec own[] = {{.cli = "gpus",
-                                   .type = ZS_OPT_TEXT,
-                                   A(gpus),
-                                   .deftext = ZS_BENCH_FLOOR_GPUS,
-                                   .arg = "LIST",
-                                   .help = "GPU counts, comma-separated"},
-                                  {.cli = "width",
-                                   .type = ZS_OPT_INT,
-                                   A(width),
-                                   .min = 1,
-                                   .max = ZS_SIM_FLOOR_WIDTH_MAX,
-                                   .deftext = ZS_CLI_STR(ZS_BENCH_FLOOR_WIDTH),
-                                   .arg = "N",
-                                   .help = "messages each way per round, 1..16"},
-                                  {.cli = "transfers",
-                                   .type = ZS_OPT_INT,
-                                   A(xfers),
-                                   .min = 1,
-                                   .max = 1000000000,
-                                   .deftext = ZS_CLI_STR(ZS_BENCH_FLOOR_XFERS),
-                                   .arg = "N",
-                                   .help = "transfers per run, about"},
-                                  {.cli = "runs",
-                                   .type = ZS_OPT_INT,
-                                   A(runs),
-                                   .min = 1,
-                                   .max = FLOOR_MAX,
-                                   .deftext = ZS_CLI_STR(ZS_BENCH_FLOOR_RUNS),
-                                   .arg = "N",
-                                   .help = "runs per point"}};
-#undef A
+static const zs_opt_spec own[] = {
+    ZS_OPT_ROW("gpus", ZS_OPT_TEXT, floor_args, gpus, 0, 0, ZS_BENCH_FLOOR_GPUS, "LIST",
+               "GPU counts, comma-separated"),
+    ZS_OPT_ROW("width", ZS_OPT_INT, floor_args, width, 1, ZS_SIM_FLOOR_WIDTH_MAX,
+               ZS_CLI_STR(ZS_BENCH_FLOOR_WIDTH), "N", "messages each way per round, 1..16"),
+    ZS_OPT_ROW("transfers", ZS_OPT_INT, floor_args, xfers, 1, 1000000000,
+               ZS_CLI_STR(ZS_BENCH_FLOOR_XFERS), "N", "transfers per run, about"),
+    ZS_OPT_ROW("runs", ZS_OPT_INT, floor_args, runs, 1, FLOOR_MAX, ZS_CLI_STR(ZS_BENCH_FLOOR_RUNS),
+               "N", "runs per point")};
 static const zs_cli_use uses[] = {
     {ZS_FP(CLUSTER), "default cluster-a; nodes = GPUs / GPUs per node"},
     {ZS_F_FORMAT, NULL},

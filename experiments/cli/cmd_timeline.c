@@ -104,15 +104,10 @@ typedef struct tl_args {
 
 int zs_cmd_timeline(int argc, char **argv)
 {
-    static const zs_opt_spec own[] = {
-        {.cli = "top",
-         .type = ZS_OPT_INT,
-         ZS_OPT_FIELD(tl_args, top),
-         .min = 1,
-         .max = 1000000,
-         .deftext = "20",
-         .arg = "N",
-         .help = "print the N op labels with the most measured time"}};
+    static const zs_opt_spec own[] = {ZS_OPT_ROW("top", ZS_OPT_INT, tl_args, top, 1, 1000000, "20",
+                                                 "N",
+                                                 "print the N op labels with the most "
+                                                 "measured time")};
     static const zs_cli_use uses[] = {{ZS_F_FORMAT, NULL}, {0, NULL}};
     static const zs_cli_cmd cmd = {"timeline", timeline_help, own, 1, uses, NULL};
     tl_args a;
