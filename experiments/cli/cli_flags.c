@@ -4,11 +4,34 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_calib.h"
+#include "zs_nccl.h"
 
 static int check_plot(char *val, size_t n, int code, zs_err *e)
 {
     (void)n;
     int rc = zs_cli_plot_check(val, e);
+    if (rc)
+        e->code = code;
+    return rc;
+}
+
+/* NCCL_ALGO / NCCL_PROTO lists are checked when given, applied later. */
+static int check_algo(char *val, size_t n, int code, zs_err *e)
+{
+    (void)n;
+    unsigned mask;
+    int rc = zs_nccl_algo_mask_parse(val, &mask, e);
+    if (rc)
+        e->code = code;
+    return rc;
+}
+
+static int check_proto(char *val, size_t n, int code, zs_err *e)
+{
+    (void)n;
+    unsigned mask;
+    int rc = zs_nccl_proto_mask_parse(val, &mask, e);
     if (rc)
         e->code = code;
     return rc;
@@ -55,6 +78,32 @@ static const zs_opt_spec flags[] = {
                                .check = check_plot,
                                .help = "plot in the format its extension names (.png, .svg, "
                                        ".pdf); none: no plot"},
+    [ZS_F_NCCL_COLUMN - ZS_F_BASE] = {.cli = "nccl-column",
+                                      .type = ZS_OPT_ENUM,
+                                      F(nccl_inplace),
+                                      .values = "out-of-place|in-place",
+                                      .deftext = "out-of-place",
+                                      .arg = "out-of-place|in-place",
+                                      .help = "nccl-tests time column to read"},
+    [ZS_F_NCCL_ALGO - ZS_F_BASE] = {.cli = "nccl-algo",
+                                    .type = ZS_OPT_TEXT,
+                                    F(nccl_algo),
+                                    .arg = "LIST",
+                                    .check = check_algo,
+                                    .help = "NCCL_ALGO: ring, tree, nvls, nvls-tree, "
+                                            "collnet-direct, collnet-chain, pat; comma list, "
+                                            "^LIST excludes"},
+    [ZS_F_NCCL_PROTO - ZS_F_BASE] = {.cli = "nccl-proto",
+                                     .type = ZS_OPT_TEXT,
+                                     F(nccl_proto),
+                                     .arg = "LIST",
+                                     .check = check_proto,
+                                     .help = "NCCL_PROTO: LL, LL128, Simple, as --nccl-algo"},
+    [ZS_F_COLLECTIVE - ZS_F_BASE] =
+        ZS_OPT_ROW("collective", ZS_OPT_TEXT, zs_cli_flags, collective, 0, 0, NULL, "NAME",
+                   "the collective every nccl-tests run measured (all-reduce, all-gather, "
+                   "reduce-scatter, all-to-all, sendrecv); default: the log's command line, "
+                   "else the file name, else its rows"),
 };
 #undef F
 
@@ -234,4 +283,22 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
             return st;
     }
     return -1;
+}
+
+int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e)
+{
+    s->nccl_inplace = f->nccl_inplace;
+    int rc = ZS_OK;
+    const char *where = "--collective";
+    if (f->collective)
+        rc = zs_meas_set_collective(s, f->collective, e);
+    if (!rc && f->nccl_algo && (where = "--nccl-algo"))
+        rc = zs_nccl_algo_mask_parse(f->nccl_algo, &s->nccl_algo_mask, e);
+    if (!rc && f->nccl_proto && (where = "--nccl-proto"))
+        rc = zs_nccl_proto_mask_parse(f->nccl_proto, &s->nccl_proto_mask, e);
+    if (rc) {
+        e->code = ZS_EUSAGE;
+        snprintf(e->where, sizeof e->where, "%s", where);
+    }
+    return rc;
 }

@@ -31,6 +31,10 @@ typedef enum zs_cli_flag_id {
     ZS_F_DIR,
     ZS_F_DB,
     ZS_F_PLOT,
+    ZS_F_NCCL_COLUMN, /* how calib fit and validate read nccl-tests logs */
+    ZS_F_NCCL_ALGO,
+    ZS_F_NCCL_PROTO,
+    ZS_F_COLLECTIVE,
     ZS_F_END
 } zs_cli_flag_id;
 
@@ -48,6 +52,8 @@ typedef struct zs_cli_flags {
     int quiet;                /* --quiet */
     /* the text given, NULL when not */
     const char *gpu, *out, *dir, *db, *plot;
+    int nccl_inplace; /* --nccl-column: 0 out-of-place, 1 in-place */
+    const char *nccl_algo, *nccl_proto, *collective;
 } zs_cli_flags;
 
 void zs_cli_flags_init(zs_cli_flags *f);
@@ -88,6 +94,12 @@ void zs_cli_flags_help(FILE *f, const zs_cli_use *uses);
  * value is good; otherwise prints the error (a bad value, or an option
  * cmd does not know) and returns the exit status. */
 int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f);
+
+/* How calib fit and validate read nccl-tests logs, from --nccl-column,
+ * --nccl-algo, --nccl-proto and --collective, into s; on error fills e
+ * (ZS_EUSAGE naming the flag). */
+struct zs_meas_set;
+int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e);
 
 /* A command's options as tables: its own options, field rows of the
  * command's argument struct (getopt values ZS_CLI_OWN + row), and the
