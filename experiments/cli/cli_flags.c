@@ -7,34 +7,31 @@
 #include "zs_calib.h"
 #include "zs_nccl.h"
 
-static int check_plot(char *val, size_t n, int code, zs_err *e)
+/* Checks of the text rows: a plot's format, NCCL_ALGO / NCCL_PROTO lists
+ * (checked when given, applied later); errors take the caller's code. */
+static int as_code(int rc, int code, zs_err *e)
 {
-    (void)n;
-    int rc = zs_cli_plot_check(val, e);
     if (rc)
         e->code = code;
     return rc;
 }
 
-/* NCCL_ALGO / NCCL_PROTO lists are checked when given, applied later. */
-static int check_algo(char *val, size_t n, int code, zs_err *e)
+static int check_plot(char *val, size_t n, int code, zs_err *e)
 {
     (void)n;
-    unsigned mask;
-    int rc = zs_nccl_algo_mask_parse(val, &mask, e);
-    if (rc)
-        e->code = code;
-    return rc;
+    return as_code(zs_cli_plot_check(val, e), code, e);
+}
+
+static int check_algo(char *val, size_t n, int code, zs_err *e)
+{
+    unsigned mask = (unsigned)n;
+    return as_code(zs_nccl_algo_mask_parse(val, &mask, e), code, e);
 }
 
 static int check_proto(char *val, size_t n, int code, zs_err *e)
 {
-    (void)n;
-    unsigned mask;
-    int rc = zs_nccl_proto_mask_parse(val, &mask, e);
-    if (rc)
-        e->code = code;
-    return rc;
+    unsigned mask = (unsigned)n;
+    return as_code(zs_nccl_proto_mask_parse(val, &mask, e), code, e);
 }
 
 _Static_assert(sizeof(zs_format) == sizeof(int), "--format is an ENUM row: an int field");
