@@ -8,11 +8,18 @@
  * default it gets and the `zepsim plan --help` text (zs_opt_help) all come
  * from the same row. Numbers are parsed strictly (base/zs_num.h). Keys a
  * planner never read are reported as errors, so a misspelt option never
- * silently does nothing. Depends on zs_err, zs_num and zs_suggest. */
+ * silently does nothing.
+ *
+ * The same row type and parser serve every other option table: the
+ * study-point options (experiments/zs_point_opts.c) and the command
+ * line's shared flags (experiments/cli/cli_flags.c) are rows that name a
+ * field of a struct, so one parser gives every option its range, default
+ * and error message. Depends on zs_err, zs_num and zs_suggest. */
 #ifndef ZS_OPTS_H
 #define ZS_OPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "zs_err.h"
 
@@ -40,23 +47,82 @@ void zs_opts_format(const zs_opts *o, char *buf, size_t n);
 /* ---- the option tables ---------------------------------------------------- */
 
 typedef enum zs_opt_type {
-    ZS_OPT_INT,  /* an integer in [min, max] */
+    ZS_OPT_INT,  /* an integer in [min, max] (a field: int, or int64_t/long when size is 8) */
     ZS_OPT_BOOL, /* 1/0, true/false, on/off, yes/no */
-    ZS_OPT_ENUM  /* one of the '|'-separated values; the value's index */
+    ZS_OPT_ENUM, /* one of the '|'-separated values; the value's index (a field: int) */
+    /* The kinds below are field rows only (read by zs_opt_parse): */
+    ZS_OPT_STR,    /* text (a name or a path) into a char field; may be empty only when its
+                    * default is */
+    ZS_OPT_I64,    /* an int64_t in [min, max]; "256K", "2M", "1G" (x1024) too */
+    ZS_OPT_U64,    /* a uint64_t in [min, max] */
+    ZS_OPT_FLAG,   /* 0 or 1 (command line: given without a value, sets 1) */
+    ZS_OPT_OPTS,   /* method options "k=v,k=v", appended (repeatable) */
+    ZS_OPT_OPTSET, /* command-line switch that appends its `values` ("routing=0") to opts */
+    ZS_OPT_RANGE,  /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
+    ZS_OPT_TEXT    /* the given text itself, into a const char * field (a command line's
+                    * argv string, which outlives the parse); NULL: not given */
 } zs_opt_type;
 
-/* One option of a method. A default the planner computes from the model,
- * the cluster or the batch is given in words in `computed` (and passed to
- * zs_opt_int_def); otherwise `def` is the default (ENUM: an index). */
+/* One option, wherever it is given: a method option (`--opt key=value`,
+ * read through zs_opt_int/zs_opt_bool/zs_opt_enum with the default `def`),
+ * a study-point option (command line `--cli`, figure-spec `key`) or a
+ * command-line flag. An option that lands in a struct (a field row) names
+ * its field (off, size) and is set from text by zs_opt_parse, the default
+ * being text too (`deftext`), so a default, a command-line value and a
+ * spec value go through the same parser and range. A method's computed
+ * default is given in words in `computed` (and passed to zs_opt_int_def). */
 typedef struct zs_opt_spec {
-    const char *key;
+    const char *key; /* method option / figure-spec key; NULL: command line only */
+    const char *cli; /* command-line name (without --); NULL: not on the command line */
     zs_opt_type type;
-    long min, max;
-    long def;
-    const char *values;   /* ENUM: "adaptive|doc|seq" */
+    int64_t min, max;
+    long def;             /* method options: the default (ENUM: an index) */
+    const char *deftext;  /* field rows: the default as text; "" none (RANGE: all, -1) */
+    const char *values;   /* ENUM: "adaptive|doc|seq"; OPTSET: the options it appends */
     const char *computed; /* a computed default in words, or NULL */
-    const char *help;     /* one phrase: what the option sets */
+    const char *arg;      /* the value's name in --help ("N", "NAME|FILE"); NULL: no value */
+    size_t off, size;     /* field rows: the field */
+    size_t off2;          /* RANGE: the field of the upper end */
+    /* Field rows: checks the syntax of a value before it is stored (a
+     * timeline's rank list); NULL: none. */
+    int (*syntax)(const char *text, int code, const char *where, zs_err *e);
+    /* Field rows: resolves a name (loads a model, looks up a method) when
+     * zs_opt_check runs; may rewrite the value in place to its canonical
+     * spelling (n bytes). NULL: none. */
+    int (*check)(char *val, size_t n, int code, zs_err *e);
+    const char *help; /* one phrase: what the option sets */
+    int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;
+
+/* The field of a field row: member m of struct type T. */
+#define ZS_OPT_FIELD(T, m) .off = offsetof(T, m), .size = sizeof(((T *)0)->m)
+
+/* A command-line field row on one line: flag name, type, member m of T,
+ * range, default text, value name and help. */
+#define ZS_OPT_ROW(name, type_, T, m, lo, hi, def, arg_, help_)                                    \
+    {                                                                                              \
+        .cli = name, .type = type_, ZS_OPT_FIELD(T, m), .min = lo, .max = hi, .deftext = def,      \
+        .arg = arg_, .help = help_                                                                 \
+    }
+
+/* The row of a table (n rows) with command-line name cli or key key
+ * (either may be NULL), or NULL. */
+const zs_opt_spec *zs_opt_find(const zs_opt_spec *rows, int n, const char *cli, const char *key);
+
+/* Sets a field row's field in base (the struct) from text: errors are
+ * `code` (ZS_EUSAGE on the command line, ZS_EINPUT in a file) naming
+ * `where` and the accepted values; the field is untouched on failure.
+ * Runs the row's syntax check, not its name check. */
+int zs_opt_parse(const zs_opt_spec *s, const char *text, int code, const char *where, void *base,
+                 zs_err *e);
+/* Runs the row's check on its value in base (ZS_OK when it has none or
+ * the value is empty). The check's own error is kept; `where` is filled in
+ * only when the check left it empty. */
+int zs_opt_check(const zs_opt_spec *s, void *base, int code, const char *where, zs_err *e);
+/* Sets every field row of a table (n rows) to its default. */
+void zs_opt_defaults(const zs_opt_spec *rows, int n, void *base);
+/* A field row's default as --help shows it ("" none). */
+const char *zs_opt_default(const zs_opt_spec *s);
 
 /* Typed reads through a row: the default when the key is absent, a
  * ZS_EUSAGE error naming the key and the accepted values when the value is

@@ -18,12 +18,7 @@
 void zs_point_cfg_default(zs_point_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
-        /* The table's defaults parse (a unit test checks every row). */
-        if (o->type != ZS_POPT_OPTSET)
-            zs_popt_parse(o, o->def, ZS_EINPUT, "default", c, NULL);
-    }
+    zs_opt_defaults(zs_popt_at(0), zs_popt_count(), c);
 }
 
 void zs_point_exec(const zs_point_cfg *c, const char *timeline, zs_exec_opts *o)

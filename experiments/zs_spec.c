@@ -160,19 +160,19 @@ static int fail(const ctx *c, const char *path, const char *fix, const char *wha
 
 /* The JSON value as the text the table parses, or NULL with *want naming
  * the JSON type the option needs. */
-static const char *field_text(const zs_popt *f, const json_t *v, char *buf, size_t n,
+static const char *field_text(const zs_opt_spec *f, const json_t *v, char *buf, size_t n,
                               const char **want)
 {
     switch (f->type) {
-    case ZS_POPT_INT:
-    case ZS_POPT_I64:
-    case ZS_POPT_U64:
+    case ZS_OPT_INT:
+    case ZS_OPT_I64:
+    case ZS_OPT_U64:
         *want = "an integer";
         if (!json_is_integer(v))
             return NULL;
         snprintf(buf, n, "%lld", (long long)json_integer_value(v));
         return buf;
-    case ZS_POPT_FLAG:
+    case ZS_OPT_FLAG:
         *want = "true or false";
         return json_is_boolean(v) ? (json_is_true(v) ? "1" : "0") : NULL;
     default:
@@ -184,7 +184,7 @@ static const char *field_text(const zs_popt *f, const json_t *v, char *buf, size
 /* Applies one configuration value to cfg; path locates it for errors. A
  * name check that named the value in `where` (a loader's message) is
  * reworded around the value, since the location replaces it. */
-static int apply_field(const ctx *c, const zs_popt *f, const json_t *v, const char *path,
+static int apply_field(const ctx *c, const zs_opt_spec *f, const json_t *v, const char *path,
                        zs_point_cfg *cfg)
 {
     char buf[32], what[800];
@@ -199,8 +199,8 @@ static int apply_field(const ctx *c, const zs_popt *f, const json_t *v, const ch
     zs_err sub;
     zs_err_clear(&sub);
     zs_point_cfg next = *cfg;
-    int rc = zs_popt_parse(f, text, ZS_EINPUT, NULL, &next, &sub);
-    if (!rc && (rc = zs_popt_check(f, &next, ZS_EINPUT, NULL, &sub)) && sub.where[0]) {
+    int rc = zs_opt_parse(f, text, ZS_EINPUT, NULL, &next, &sub);
+    if (!rc && (rc = zs_opt_check(f, &next, ZS_EINPUT, NULL, &sub)) && sub.where[0]) {
         snprintf(what, sizeof what, "bad %s '%.200s' (%s)", f->key, text, sub.what);
         return fail(c, path, sub.fix[0] ? sub.fix : NULL, what);
     }
@@ -230,7 +230,7 @@ static int apply_object(const ctx *c, const json_t *obj, const char *path, const
     {
         char sub[300];
         snprintf(sub, sizeof sub, "%s.%s", path, key);
-        const zs_popt *f = zs_popt_find_key(key);
+        const zs_opt_spec *f = zs_popt_find_key(key);
         if (f) {
             if (apply_field(c, f, v, sub, cfg))
                 return c->e->code;
@@ -413,7 +413,7 @@ static int value_apply(const ctx *c, const char *axis, const json_t *v, const ch
             *x = json_number_value(xv);
         return ZS_OK;
     }
-    const zs_popt *f = zs_popt_find_key(axis);
+    const zs_opt_spec *f = zs_popt_find_key(axis);
     if (!f) {
         char what[300];
         snprintf(what, sizeof what, "axis '%s' is not a configuration field", axis);

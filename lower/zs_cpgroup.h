@@ -42,7 +42,8 @@ int zs_cpg_init(const zs_plan_ctx *ctx, const zs_batch *b, const zs_opt_spec *cp
  * and meaning; the range is the same for all). */
 #define ZS__CPB_OPT_CP(computed_, help_)                                                           \
     {                                                                                              \
-        "cp", ZS_OPT_INT, 1, 1L << 20, 16, NULL, computed_, help_                                  \
+        .key = "cp", .type = ZS_OPT_INT, .min = 1, .max = 1L << 20, .def = 16,                     \
+        .computed = computed_, .help = help_                                                       \
     }
 void zs_cpg_free(zs_cpg *c);
 
@@ -107,9 +108,9 @@ int zs_cpg_build(const zs_cpg *c, const zs_plan_ctx *ctx, zs_schedule *s, const 
  * value). */
 #define ZS__CPB_OPT_LAYOUT(values_)                                                                \
     {                                                                                              \
-        "layout", ZS_OPT_ENUM, 0, 0, 0, values_, NULL,                                             \
-            "CP token layout: zigzag and ring and stripe pass KV around a ring, llama3 "           \
-            "all-gathers it (docs/methods.md)"                                                     \
+        .key = "layout", .type = ZS_OPT_ENUM, .values = values_,                                   \
+        .help = "CP token layout: zigzag and ring and stripe pass KV around a ring, llama3 "       \
+                "all-gathers it (docs/methods.md)"                                                 \
     }
 
 /* Reads the layout option through its row. */

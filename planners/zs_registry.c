@@ -65,8 +65,12 @@ void zs_planner_names(char *buf, size_t n)
         o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", zs_planner_at(i)->name);
 }
 
-const zs_opt_spec zs_opt_tp = {
-    "tp", ZS_OPT_INT, 1, 64, 1, NULL, NULL, "tensor-parallel degree (divides the GPUs of a node)"};
+const zs_opt_spec zs_opt_tp = {.key = "tp",
+                               .type = ZS_OPT_INT,
+                               .min = 1,
+                               .max = 64,
+                               .def = 1,
+                               .help = "tensor-parallel degree (divides the GPUs of a node)"};
 
 int zs_plan_opt_tp(const zs_plan_ctx *ctx, const zs_opt_spec *row, long def, long *tp, zs_err *e)
 {

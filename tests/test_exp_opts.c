@@ -34,15 +34,15 @@ static void test_defaults(void)
     ZS_ASSERT_INT_EQ(c.tl_layer1, -1);
     /* every row's default parses and passes its check */
     for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
-        if (o->type == ZS_POPT_OPTSET)
+        const zs_opt_spec *o = zs_popt_at(i);
+        if (o->type == ZS_OPT_OPTSET)
             continue;
         zs_point_cfg d;
         memset(&d, 0, sizeof d);
         zs_err e;
         zs_err_clear(&e);
-        ZS_ASSERT_OK(zs_popt_parse(o, o->def, ZS_EINPUT, "default", &d, &e), &e);
-        ZS_ASSERT_OK(zs_popt_check(o, &d, ZS_EINPUT, "default", &e), &e);
+        ZS_ASSERT_OK(zs_opt_parse(o, o->deftext, ZS_EINPUT, "default", &d, &e), &e);
+        ZS_ASSERT_OK(zs_opt_check(o, &d, ZS_EINPUT, "default", &e), &e);
     }
 }
 
@@ -51,7 +51,7 @@ static void test_defaults(void)
 static void test_rows(void)
 {
     for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
+        const zs_opt_spec *o = zs_popt_at(i);
         CU_ASSERT(o->cli || o->key);
         CU_ASSERT(o->help && o->help[0]);
         CU_ASSERT(o->size > 0);
@@ -59,7 +59,7 @@ static void test_rows(void)
             CU_ASSERT_PTR_EQUAL(zs_popt_find_cli(o->cli), o);
         if (o->key)
             CU_ASSERT_PTR_EQUAL(zs_popt_find_key(o->key), o);
-        if (o->type != ZS_POPT_FLAG && o->type != ZS_POPT_OPTSET)
+        if (o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET)
             CU_ASSERT_PTR_NOT_NULL(o->arg);
         if (o->key)
             ZS_ASSERT_STR_CONTAINS(zs_popt_keys(), o->key);
@@ -67,26 +67,26 @@ static void test_rows(void)
 }
 
 /* Value text as a spec writes it: numbers bare, strings quoted. */
-static void spec_value(const zs_popt *o, const char *text, char *buf, size_t n)
+static void spec_value(const zs_opt_spec *o, const char *text, char *buf, size_t n)
 {
-    int number = o->type == ZS_POPT_INT || o->type == ZS_POPT_I64 || o->type == ZS_POPT_U64;
+    int number = o->type == ZS_OPT_INT || o->type == ZS_OPT_I64 || o->type == ZS_OPT_U64;
     snprintf(buf, n, number ? "%s" : "\"%s\"", text);
 }
 
 /* The same text on the command line and in a spec's base: both accept it
  * or both reject it, and accepted values land in the same field value. */
-static void expect_cli(const zs_popt *o, const char *text, int ok, zs_point_cfg *cli)
+static void expect_cli(const zs_opt_spec *o, const char *text, int ok, zs_point_cfg *cli)
 {
     zs_point_cfg_default(cli);
     zs_err e;
     zs_err_clear(&e);
-    int rc = zs_popt_parse(o, text, ZS_EUSAGE, "--x", cli, &e);
+    int rc = zs_opt_parse(o, text, ZS_EUSAGE, "--x", cli, &e);
     if (rc != (ok ? ZS_OK : ZS_EUSAGE))
         fprintf(stderr, "--%s '%s': rc %d\n", o->cli, text, rc);
     ZS_ASSERT_INT_EQ(rc, ok ? ZS_OK : ZS_EUSAGE);
 }
 
-static void expect_both(const zs_popt *o, const char *text, int ok)
+static void expect_both(const zs_opt_spec *o, const char *text, int ok)
 {
     zs_point_cfg cli;
     expect_cli(o, text, ok, &cli);
@@ -113,9 +113,9 @@ static void expect_both(const zs_popt *o, const char *text, int ok)
 static void test_ranges(void)
 {
     for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
+        const zs_opt_spec *o = zs_popt_at(i);
         char lo[32], hi[32], below[32], above[32];
-        if (o->type != ZS_POPT_INT && o->type != ZS_POPT_I64 && o->type != ZS_POPT_U64)
+        if (o->type != ZS_OPT_INT && o->type != ZS_OPT_I64 && o->type != ZS_OPT_U64)
             continue;
         snprintf(lo, sizeof lo, "%lld", (long long)o->min);
         snprintf(below, sizeof below, "%lld", (long long)o->min - 1);
@@ -123,7 +123,7 @@ static void test_ranges(void)
         snprintf(above, sizeof above, "%llu", (unsigned long long)o->max + 1);
         expect_both(o, lo, 1);
         expect_both(o, below, 0);
-        if (o->max < (uint64_t)INT64_MAX) { /* a spec integer is an int64 */
+        if (o->max < INT64_MAX) { /* a spec integer is an int64 */
             expect_both(o, hi, 1);
             expect_both(o, above, 0);
         }
@@ -143,16 +143,16 @@ static void test_ranges(void)
 /* Names are checked and canonicalised on both paths. */
 static void test_checks(void)
 {
-    const zs_popt *m = zs_popt_find_cli("method");
+    const zs_opt_spec *m = zs_popt_find_cli("method");
     zs_point_cfg c;
     zs_point_cfg_default(&c);
     zs_err e;
     zs_err_clear(&e);
-    ZS_ASSERT_OK(zs_popt_parse(m, "WLB-LLM", ZS_EUSAGE, "--method", &c, &e), &e);
-    ZS_ASSERT_OK(zs_popt_check(m, &c, ZS_EUSAGE, "--method", &e), &e);
+    ZS_ASSERT_OK(zs_opt_parse(m, "WLB-LLM", ZS_EUSAGE, "--method", &c, &e), &e);
+    ZS_ASSERT_OK(zs_opt_check(m, &c, ZS_EUSAGE, "--method", &e), &e);
     CU_ASSERT_STRING_EQUAL(c.method, "wlb-llm");
-    ZS_ASSERT_OK(zs_popt_parse(m, "zeppeln", ZS_EUSAGE, "--method", &c, &e), &e);
-    ZS_ASSERT_INT_EQ(zs_popt_check(m, &c, ZS_EUSAGE, "--method", &e), ZS_EUSAGE);
+    ZS_ASSERT_OK(zs_opt_parse(m, "zeppeln", ZS_EUSAGE, "--method", &c, &e), &e);
+    ZS_ASSERT_INT_EQ(zs_opt_check(m, &c, ZS_EUSAGE, "--method", &e), ZS_EUSAGE);
     ZS_ASSERT_STR_CONTAINS(e.where, "--method");
     ZS_ASSERT_STR_CONTAINS(e.fix, "did you mean 'zeppelin'");
     const char *json = "{\"name\": \"x\", \"series\": [{\"label\": \"A\", \"method\": \"Te-CP\"},"

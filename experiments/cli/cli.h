@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "cli_flags.h"
 #include "zs_cluster.h"
 #include "zs_output.h"
 #include "zs_err.h"
@@ -124,31 +125,5 @@ int zs_cli_bad_option(const char *cmd, int optopt_c, char **argv);
 int zs_cli_bench_floor(int argc, char **argv);
 /* `zepsim calib predict` (cmd_calib_predict.c), dispatched by zs_cmd_calib. */
 int zs_cmd_calib_predict(int argc, char **argv);
-/* How calib fit and validate read nccl-tests logs: --nccl-column
- * (out-of-place or in-place times), --nccl-algo and --nccl-proto (the
- * NCCL_ALGO / NCCL_PROTO the runs used when their logs do not say),
- * --collective (what the runs measured, when the logs do not say). code is
- * getopt's value for the option (ZS_CLI_NCCL_OPTS); on error fills e
- * (ZS_EUSAGE). */
-struct zs_meas_set;
-enum { ZS_CLI_NCCL_COLUMN = 1001, ZS_CLI_NCCL_ALGO, ZS_CLI_NCCL_PROTO, ZS_CLI_NCCL_COLL };
-int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e);
-#define ZS_CLI_NCCL_HELP                                                                           \
-    "  --nccl-column out-of-place|in-place\n"                                                      \
-    "                      nccl-tests time column to read (default out-of-place)\n"                \
-    "  --nccl-algo LIST    NCCL_ALGO the runs used when their logs do not show it\n"               \
-    "                      (ring, tree, nvls, nvls-tree, collnet-direct,\n"                        \
-    "                      collnet-chain, pat; comma list, ^LIST excludes)\n"                      \
-    "  --nccl-proto LIST   NCCL_PROTO likewise (LL, LL128, Simple)\n"                              \
-    "  --collective NAME   the collective every nccl-tests run measured (all-reduce,\n"            \
-    "                      all-gather, reduce-scatter, all-to-all, sendrecv); default:\n"          \
-    "                      the log's command line, else the file name, else its rows\n"
-#define ZS_CLI_NCCL_OPTS                                                                           \
-    {"nccl-column", required_argument, 0, ZS_CLI_NCCL_COLUMN},                                     \
-        {"nccl-algo", required_argument, 0, ZS_CLI_NCCL_ALGO},                                     \
-        {"collective", required_argument, 0, ZS_CLI_NCCL_COLL},                                    \
-    {                                                                                              \
-        "nccl-proto", required_argument, 0, ZS_CLI_NCCL_PROTO                                      \
-    }
 
 #endif

@@ -200,30 +200,3 @@ int zs_cli_print1(const char *cmd, zs_format fmt, const char *name, zs_table *t)
     zs_output_table(d, name, t);
     return zs_cli_doc_end(d);
 }
-
-int zs_cli_nccl_opt(int code, const char *arg, struct zs_meas_set *s, zs_err *e)
-{
-    const char *where = code == ZS_CLI_NCCL_COLUMN ? "--nccl-column"
-                        : code == ZS_CLI_NCCL_ALGO ? "--nccl-algo"
-                        : code == ZS_CLI_NCCL_COLL ? "--collective"
-                                                   : "--nccl-proto";
-    int rc = ZS_OK;
-    if (code == ZS_CLI_NCCL_COLL) {
-        rc = zs_meas_set_collective(s, arg, e);
-    } else if (code == ZS_CLI_NCCL_COLUMN) {
-        if (strcmp(arg, "out-of-place") == 0 || strcmp(arg, "in-place") == 0)
-            s->nccl_inplace = arg[0] == 'i';
-        else
-            rc = zs_err_set(e, ZS_EUSAGE, where, "use out-of-place or in-place",
-                            "unknown nccl-tests column '%s'", arg);
-    } else if (code == ZS_CLI_NCCL_ALGO) {
-        rc = zs_nccl_algo_mask_parse(arg, &s->nccl_algo_mask, e);
-    } else {
-        rc = zs_nccl_proto_mask_parse(arg, &s->nccl_proto_mask, e);
-    }
-    if (rc) {
-        e->code = ZS_EUSAGE;
-        snprintf(e->where, sizeof e->where, "%s", where);
-    }
-    return rc;
-}

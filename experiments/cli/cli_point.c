@@ -1,4 +1,4 @@
-/* Study-point options shared by simulate, compare and plan: see cli_point.h. */
+/* What the study-point commands share: see cli_point.h. */
 #include "cli_point.h"
 
 #include <string.h>
@@ -10,98 +10,9 @@
 
 #include "zs_point_opts.h"
 
-static int skipped(const char *name, const char *const *skip)
-{
-    for (int i = 0; skip && skip[i]; i++)
-        if (!strcmp(skip[i], name))
-            return 1;
-    return 0;
-}
-
-void zs_cli_point_longopts(const struct option *extra, const char *const *skip, struct option *out)
-{
-    int n = 0;
-    for (; extra && extra[n].name && n < ZS_CLI_MAX_OPTS - 2; n++)
-        out[n] = extra[n];
-    for (int i = 0; i < zs_popt_count() && n < ZS_CLI_MAX_OPTS - 2; i++) {
-        const zs_popt *o = zs_popt_at(i);
-        if (o->cli && !skipped(o->cli, skip))
-            out[n++] = (struct option){o->cli, o->arg ? required_argument : no_argument, 0,
-                                       ZS_PO_BASE + i};
-    }
-    out[n++] = (struct option){"format", required_argument, 0, ZS_PO_FORMAT};
-    out[n] = (struct option){0, 0, 0, 0};
-}
-
 FILE *zs_cli_progress_file(int quiet)
 {
     return quiet ? NULL : stderr;
-}
-
-void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
-{
-    char head[96];
-    snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
-    fputs(head, f);
-    int col = (int)strlen(head);
-    if (col > 30) {
-        fputc('\n', f);
-        col = 0;
-    }
-    int start = col + 2 > 25 ? col + 2 : 25;
-    fprintf(f, "%*s", start - col, "");
-    col = start;
-    for (const char *p = text; *p;) {
-        size_t w = strcspn(p, " ");
-        if (col > start && col + 1 + (int)w > 79) {
-            fprintf(f, "\n%25s", "");
-            col = start = 25;
-        } else if (col > start) {
-            fputc(' ', f);
-            col++;
-        }
-        fprintf(f, "%.*s", (int)w, p);
-        col += (int)w;
-        p += w;
-        while (*p == ' ')
-            p++;
-    }
-    fputc('\n', f);
-}
-
-void zs_cli_point_help(FILE *f, const char *const *skip)
-{
-    for (int i = 0; i < zs_popt_count(); i++) {
-        const zs_popt *o = zs_popt_at(i);
-        if (!o->cli || skipped(o->cli, skip))
-            continue;
-        char text[600];
-        const char *def = zs_popt_default(o);
-        if (def[0] && o->type != ZS_POPT_FLAG && o->type != ZS_POPT_OPTSET &&
-            o->type != ZS_POPT_RANGE)
-            snprintf(text, sizeof text, "%s (default %s)", o->help, def);
-        else
-            snprintf(text, sizeof text, "%s", o->help);
-        zs_cli_help_entry(f, o->cli, o->arg, text);
-    }
-    zs_cli_help_entry(f, "format", "table|csv|json", "output format (default table)");
-}
-
-int zs_cli_point_opt(const char *cmd, int c, char **argv, zs_point_cfg *p, zs_format *fmt)
-{
-    zs_err e;
-    zs_err_clear(&e);
-    if (c == ZS_PO_FORMAT)
-        return zs_format_parse(optarg, fmt, &e) ? zs_cli_fail(&e) : 0;
-    const zs_popt *o = zs_popt_at(c - ZS_PO_BASE);
-    if (c < ZS_PO_BASE || !o || !o->cli)
-        return zs_cli_bad_option(cmd, c, argv);
-    char where[64];
-    snprintf(where, sizeof where, "--%s", o->cli);
-    if (zs_popt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, p, &e) ||
-        zs_popt_check(o, p, ZS_EUSAGE, where, &e))
-        return zs_cli_fail(&e);
-    return 0;
 }
 
 void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, const char *cost_desc)

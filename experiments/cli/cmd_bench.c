@@ -56,7 +56,6 @@ static const char bench_sim_help[] =
     "options:\n"
     "  --method LIST           methods, comma-separated (default " ZS_BENCH_SIM_METHODS ")\n"
     "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
-    "  --backend sim|analytic  (default sim)\n"
     "  --fold LIST             off, on, steady, comma-separated (default on)\n"
     "  --runs N                runs per point (default " ZS_CLI_STR(
         ZS_BENCH_SIM_RUNS) ")\n"
@@ -73,15 +72,12 @@ static const char bench_sim_help[] =
                                                                               "about "
                                                                               "(default"
                                                                               " " ZS_CLI_STR(
-                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n"
-                                                                                                        "  --model --cluster --trace --context --group --seed --recompute --zero\n"
-                                                                                                        "                          the study point, as `zepsim simulate` (defaults its own)\n"
-                                                                                                        "  --opt K=V[,K=V]         method options for every method (e.g. --method zeppelin\n"
-                                                                                                        "                          --opt xfer=per-doc)\n"
-                                                                                                        "  --format table|csv|json (default table)\n"
-                                                                                                        "\n"
-                                                                                                        "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
-                                                                                                        "shared machine report the load (uptime) beside the figures.\n";
+                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n";
+/* After the study point's options (generated from its table). */
+static const char bench_sim_help_tail[] =
+    "\n"
+    "CPU time is less sensitive to other load than wall time, but not immune: on a\n"
+    "shared machine report the load (uptime) beside the figures.\n";
 
 #define BENCH_MAX 16
 
@@ -360,7 +356,7 @@ static int parse_methods(const char *s, bench_cfg *b, zs_err *e)
             return zs_err_set(e, ZS_EINPUT, "--method", "give fewer methods",
                               "more than %d methods", BENCH_MAX);
         zs_point_cfg probe = b->base;
-        int rc = zs_popt_parse(zs_popt_find_cli("method"), tok, ZS_EINPUT, "--method", &probe, e);
+        int rc = zs_opt_parse(zs_popt_at(ZS_P_METHOD), tok, ZS_EINPUT, "--method", &probe, e);
         if (rc)
             return rc;
         snprintf(b->methods[b->nmethods++], sizeof b->methods[0], "%s", probe.method);
@@ -414,40 +410,31 @@ static int bench_sim_run(const bench_cfg *bp, zs_format fmt, zs_err *e)
 }
 
 /* The study-point options bench sim takes, read through the option table. */
-static const char *const point_opts[] = {"model", "cluster",   "trace", "context", "group",
-                                         "seed",  "recompute", "zero",  "backend", "opt"};
+static const zs_cli_use sim_uses[] = {
+    {ZS_FP(MODEL), NULL},     {ZS_FP(CLUSTER), NULL}, {ZS_FP(TRACE), NULL},
+    {ZS_FP(CONTEXT), NULL},   {ZS_FP(GROUP), NULL},   {ZS_FP(SEED), NULL},
+    {ZS_FP(RECOMPUTE), NULL}, {ZS_FP(ZERO), NULL},    {ZS_FP(BACKEND), NULL},
+    {ZS_FP(OPT), NULL},       {ZS_F_FORMAT, NULL},    {0, NULL}};
 
 static int bench_sim(int argc, char **argv)
 {
-    enum {
-        O_METHOD = 1000,
-        O_GPUS,
-        O_FOLD,
-        O_RUNS,
-        O_FORMAT,
-        O_FLOOR_RUNS,
-        O_FLOOR_WIDTH,
-        O_FLOOR_XFERS,
-        O_POINT
-    };
-    struct option opts[32] = {{"help", no_argument, 0, 'h'},
-                              {"method", required_argument, 0, O_METHOD},
-                              {"gpus", required_argument, 0, O_GPUS},
-                              {"fold", required_argument, 0, O_FOLD},
-                              {"runs", required_argument, 0, O_RUNS},
-                              {"format", required_argument, 0, O_FORMAT},
-                              {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
-                              {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
-                              {"floor-transfers", required_argument, 0, O_FLOOR_XFERS}};
-    int no = 9, npo = (int)(sizeof point_opts / sizeof point_opts[0]);
-    for (int i = 0; i < npo; i++)
-        opts[no++] = (struct option){point_opts[i], required_argument, 0, O_POINT + i};
-    opts[no] = (struct option){0, 0, 0, 0};
+    enum { O_METHOD = 2000, O_GPUS, O_FOLD, O_RUNS, O_FLOOR_RUNS, O_FLOOR_WIDTH, O_FLOOR_XFERS };
+    static const struct option own[] = {{"method", required_argument, 0, O_METHOD},
+                                        {"gpus", required_argument, 0, O_GPUS},
+                                        {"fold", required_argument, 0, O_FOLD},
+                                        {"runs", required_argument, 0, O_RUNS},
+                                        {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
+                                        {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
+                                        {"floor-transfers", required_argument, 0, O_FLOOR_XFERS},
+                                        {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(sim_uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
     bench_cfg b;
     memset(&b, 0, sizeof b);
-    zs_point_cfg_default(&b.base);
     const char *methods = ZS_BENCH_SIM_METHODS, *gpus = ZS_BENCH_SIM_GPUS, *folds = "on";
     long runs = ZS_BENCH_SIM_RUNS, floor_runs = ZS_BENCH_FLOOR_RUNS,
          floor_width = ZS_BENCH_FLOOR_WIDTH, floor_xfers = ZS_BENCH_FLOOR_XFERS;
@@ -458,6 +445,8 @@ static int bench_sim(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(bench_sim_help, stdout);
+            zs_cli_flags_help(stdout, sim_uses);
+            fputs(bench_sim_help_tail, stdout);
             return 0;
         case O_METHOD:
             methods = optarg;
@@ -471,9 +460,6 @@ static int bench_sim(int argc, char **argv)
         case O_RUNS:
             rc = zs_cli_parse_int("--runs", optarg, 1, BENCH_MAX - 1, &runs, &e);
             break;
-        case O_FORMAT:
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
         case O_FLOOR_RUNS:
             rc =
                 zs_cli_parse_int("--floor-runs", optarg, 0, ZS_SIM_FLOOR_RUNS_MAX, &floor_runs, &e);
@@ -486,18 +472,14 @@ static int bench_sim(int argc, char **argv)
             rc = zs_cli_parse_int("--floor-transfers", optarg, 1, 1000000000, &floor_xfers, &e);
             break;
         default:
-            if (c >= O_POINT && c < O_POINT + npo) {
-                char where[64];
-                snprintf(where, sizeof where, "--%s", point_opts[c - O_POINT]);
-                rc = zs_popt_parse(zs_popt_find_cli(point_opts[c - O_POINT]), optarg, ZS_EINPUT,
-                                   where, &b.base, &e);
-                break;
-            }
-            return zs_cli_bad_option("bench sim", c, argv);
+            if ((rc = zs_cli_flag("bench sim", c, argv, &fl)))
+                return rc;
         }
         if (rc)
             return zs_cli_fail(&e);
     }
+    b.base = fl.p;
+    fmt = fl.fmt;
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;
@@ -543,25 +525,37 @@ static const char bench_plan_help[] =
     "Times a method's planning of one global batch (default: Zeppelin, " ZS_CLI_STR(
         ZS_BENCH_PLAN_GPUS) "\n"
                             "GPUs of cluster-a, llama-7b, " ZS_CLI_STR(
-                                ZS_BENCH_PLAN_TOKENS_M) "M tokens): the decisions "
-                                                        "(Zeppelin:\n"
+                                ZS_BENCH_PLAN_TOKENS_M) "M tokens): the decisions (Zeppelin:\n"
                                                         "crossovers, hierarchical partitioning, "
                                                         "remap plan; auto: prices and\n"
                                                         "search; other methods: none, empty) and "
                                                         "the full planner including the\n"
                                                         "schedule. Host wall time, best of --reps; "
                                                         "a benchmark, never a test.\n\n"
-                                                        "options: --method (zeppelin) --model "
-                                                        "--cluster --nodes (" ZS_CLI_STR(
-                                                            ZS_BENCH_PLAN_GPUS) " GPUs' worth)\n"
-                                                                                "         --traces "
-                                                                                "(arxiv,github,"
-                                                                                "prolong64k) "
-                                                                                "--tokens "
-                                                                                "(" ZS_CLI_STR(
-                                                                                    ZS_BENCH_PLAN_TOKENS_M) " x 2^20) --seed (1)\n"
-                                                                                                            "         --reps (" ZS_CLI_STR(
-                                                                                                                ZS_BENCH_PLAN_REPS) ") --opt K=V --format\n";
+                                                        "options:\n";
+
+typedef struct plan_args {
+    const char *traces;
+    long tokens, reps;
+} plan_args;
+
+static const zs_opt_spec plan_own[] = {
+    ZS_OPT_ROW("traces", ZS_OPT_TEXT, plan_args, traces, 0, 0, "arxiv,github,prolong64k", "LIST",
+               "document length generators, comma-separated, one batch each"),
+    ZS_OPT_ROW("tokens", ZS_OPT_I64, plan_args, tokens, 1, 1L << 40,
+               ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M", "N",
+               "tokens of the global batch, K/M/G x1024"),
+    ZS_OPT_ROW("reps", ZS_OPT_INT, plan_args, reps, 1, 100, ZS_CLI_STR(ZS_BENCH_PLAN_REPS), "N",
+               "runs, the best is kept")};
+static const zs_cli_use plan_uses[] = {
+    {ZS_FP(METHOD), NULL},
+    {ZS_FP(MODEL), NULL},
+    {ZS_FP(CLUSTER), NULL},
+    {ZS_FP(NODES), "default " ZS_CLI_STR(ZS_BENCH_PLAN_GPUS) " GPUs' worth"},
+    {ZS_FP(SEED), NULL},
+    {ZS_FP(OPT), NULL},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
 
 /* bench plan's default node count: ZS_BENCH_PLAN_GPUS on the cluster's
  * nodes (rounded up). */
@@ -576,64 +570,23 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 
 static int bench_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},          {"model", required_argument, 0, 'm'},
-        {"cluster", required_argument, 0, 'c'}, {"nodes", required_argument, 0, 'n'},
-        {"traces", required_argument, 0, 't'},  {"tokens", required_argument, 0, 'k'},
-        {"seed", required_argument, 0, 's'},    {"reps", required_argument, 0, 'r'},
-        {"opt", required_argument, 0, 'o'},     {"format", required_argument, 0, 'f'},
-        {"method", required_argument, 0, 'M'},  {0, 0, 0, 0}};
-    const char *model = "llama-7b", *cluster = "cluster-a", *opt = "", *method = "zeppelin";
-    char traces[256] = "arxiv,github,prolong64k";
+    static const zs_cli_cmd cmd = {"bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL};
+    plan_args a;
+    zs_cli_flags fl;
+    int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (rc >= 0)
+        return rc;
+    rc = ZS_OK;
+    const char *model = fl.p.model, *cluster = fl.p.cluster, *opt = fl.p.opts,
+               *method = fl.p.method;
+    char traces[256];
+    snprintf(traces, sizeof traces, "%s", a.traces);
     /* nodes 0: ZS_BENCH_PLAN_GPUS of the cluster (plan_nodes) */
-    long nodes = 0, tokens = (long)ZS_BENCH_PLAN_TOKENS_M << 20, seed = 1,
-         reps = ZS_BENCH_PLAN_REPS;
-    zs_format fmt = ZS_FMT_TABLE;
+    long nodes = fl.p.nodes, tokens = a.tokens, reps = a.reps;
+    uint64_t seed = fl.p.seed;
+    zs_format fmt = fl.fmt;
     zs_err e;
     zs_err_clear(&e);
-    int c, rc = 0;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(bench_plan_help, stdout);
-            return 0;
-        case 'm':
-            model = optarg;
-            break;
-        case 'c':
-            cluster = optarg;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
-            break;
-        case 't':
-            snprintf(traces, sizeof traces, "%s", optarg);
-            break;
-        case 'k':
-            rc = zs_cli_parse_int("--tokens", optarg, 1, 1L << 40, &tokens, &e);
-            break;
-        case 's':
-            rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &seed, &e);
-            break;
-        case 'r':
-            rc = zs_cli_parse_int("--reps", optarg, 1, 100, &reps, &e);
-            break;
-        case 'o':
-            opt = optarg;
-            break;
-        case 'M':
-            method = optarg;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        default:
-            return zs_cli_bad_option("bench plan", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (!nodes && (rc = plan_nodes(cluster, &nodes, &e)))
         return zs_cli_fail(&e);
     zs_table *t = zs_table_new(NULL);

@@ -21,70 +21,42 @@ static const char help[] =
     "transfer wakes its sender and its receiver). A run of the backend that simulates\n"
     "T transfers cannot cost less than about T * us_per_xfer on this machine.\n"
     "\n"
-    "options:\n"
-    "  --gpus LIST        GPU counts, comma-separated (default " ZS_BENCH_FLOOR_GPUS ")\n"
-    "  --cluster NAME     cluster preset (default cluster-a; nodes = GPUs / GPUs per node)\n"
-    "  --width N          messages each way per round, 1..16 (default " ZS_CLI_STR(
-        ZS_BENCH_FLOOR_WIDTH) ")\n"
-                              "  --transfers N      transfers per run, about (default " ZS_CLI_STR(
-                                  ZS_BENCH_FLOOR_XFERS) ")\n"
-                                                        "  --runs N           runs per point "
-                                                        "(default " ZS_CLI_STR(
-                                                            ZS_BENCH_FLOOR_RUNS) ")\n"
-                                                                                 "  --format "
-                                                                                 "table|csv|json "
-                                                                                 "(default "
-                                                                                 "table)\n";
+    "options:\n";
 
 #define FLOOR_MAX ZS_SIM_FLOOR_RUNS_MAX
 
+typedef struct floor_args {
+    const char *gpus;
+    long width, xfers, runs;
+} floor_args;
+
+static const zs_opt_spec own[] = {
+    ZS_OPT_ROW("gpus", ZS_OPT_TEXT, floor_args, gpus, 0, 0, ZS_BENCH_FLOOR_GPUS, "LIST",
+               "GPU counts, comma-separated"),
+    ZS_OPT_ROW("width", ZS_OPT_INT, floor_args, width, 1, ZS_SIM_FLOOR_WIDTH_MAX,
+               ZS_CLI_STR(ZS_BENCH_FLOOR_WIDTH), "N", "messages each way per round, 1..16"),
+    ZS_OPT_ROW("transfers", ZS_OPT_INT, floor_args, xfers, 1, 1000000000,
+               ZS_CLI_STR(ZS_BENCH_FLOOR_XFERS), "N", "transfers per run, about"),
+    ZS_OPT_ROW("runs", ZS_OPT_INT, floor_args, runs, 1, FLOOR_MAX, ZS_CLI_STR(ZS_BENCH_FLOOR_RUNS),
+               "N", "runs per point")};
+static const zs_cli_use uses[] = {
+    {ZS_FP(CLUSTER), "default cluster-a; nodes = GPUs / GPUs per node"},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
+
 int zs_cli_bench_floor(int argc, char **argv)
 {
-    enum { O_GPUS = 1000, O_CLUSTER, O_WIDTH, O_XFERS, O_RUNS, O_FORMAT };
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"gpus", required_argument, 0, O_GPUS},
-                                         {"cluster", required_argument, 0, O_CLUSTER},
-                                         {"width", required_argument, 0, O_WIDTH},
-                                         {"transfers", required_argument, 0, O_XFERS},
-                                         {"runs", required_argument, 0, O_RUNS},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {0, 0, 0, 0}};
-    const char *gpus_s = ZS_BENCH_FLOOR_GPUS, *cluster = "cluster-a";
-    long width = ZS_BENCH_FLOOR_WIDTH, xfers = ZS_BENCH_FLOOR_XFERS, runs = ZS_BENCH_FLOOR_RUNS;
-    zs_format fmt = ZS_FMT_TABLE;
+    static const zs_cli_cmd cmd = {"bench floor", help, own, 4, uses, NULL};
+    floor_args a;
+    zs_cli_flags fl;
+    int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (rc >= 0)
+        return rc;
+    const char *gpus_s = a.gpus, *cluster = fl.p.cluster;
+    long width = a.width, xfers = a.xfers, runs = a.runs;
+    zs_format fmt = fl.fmt;
     zs_err e;
     zs_err_clear(&e);
-    int c, rc = ZS_OK;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(help, stdout);
-            return 0;
-        case O_GPUS:
-            gpus_s = optarg;
-            break;
-        case O_CLUSTER:
-            cluster = optarg;
-            break;
-        case O_WIDTH:
-            rc = zs_cli_parse_int("--width", optarg, 1, ZS_SIM_FLOOR_WIDTH_MAX, &width, &e);
-            break;
-        case O_XFERS:
-            rc = zs_cli_parse_int("--transfers", optarg, 1, 1000000000, &xfers, &e);
-            break;
-        case O_RUNS:
-            rc = zs_cli_parse_int("--runs", optarg, 1, FLOOR_MAX, &runs, &e);
-            break;
-        case O_FORMAT:
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        default:
-            return zs_cli_bad_option("bench floor", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     int gpus[FLOOR_MAX], ngpus = 0;

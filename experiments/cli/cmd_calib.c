@@ -311,78 +311,61 @@ static const char calib_help[] =
     "stays analytic.\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE   calibration file to write (required for fit)\n"
-    "  --model M           model shape of layer-op TSV rows (default: those rows\n"
-    "                      are not fitted, the TSV does not name its model)\n"
-    "  --gpu G             GPU whose attention kernel gives the structure (tile sizes,\n"
-    "                      CTAs per SM, launch cost, SMs) the attention fit keeps\n"
-    "                      (default: the preset matching the measured device, else\n"
-    "                      h100-sxm)\n"
-    "  --attn-kernel K     that GPU's kernel to take the structure from (default the\n"
-    "                      GPU's own)\n"
-    "  --cluster C         hardware the collectives ran on (preset or JSON;\n"
-    "                      default cluster-c: 8 x H200, NVSwitch with NVLS)\n"
-    "  --format table|csv|json   fit, show: output format (default table)\n" ZS_CLI_NCCL_HELP;
+    "  -o, --output FILE   calibration file to write (required for fit)\n";
+
+static const zs_cli_use calib_uses[] = {
+    {ZS_FP(MODEL), "the shape of layer-op TSV rows (default: those rows are not fitted, the TSV "
+                   "does not name its model)"},
+    {ZS_F_GPU, "the one whose attention kernel gives the structure (tile sizes, CTAs per SM, "
+               "launch cost, SMs) the attention fit keeps (default: the preset matching the "
+               "measured device, else h100-sxm)"},
+    {ZS_FP(ATTN_KERNEL), "that GPU's kernel to take the structure from"},
+    {ZS_FP(CLUSTER), "the hardware the collectives ran on (default cluster-c: 8 x H200, "
+                     "NVSwitch with NVLS)"},
+    {ZS_F_FORMAT, "fit, show (default table)"},
+    {ZS_F_NCCL_COLUMN, NULL},
+    {ZS_F_NCCL_ALGO, "what the runs used when their logs do not show it"},
+    {ZS_F_NCCL_PROTO, "likewise"},
+    {ZS_F_COLLECTIVE, NULL},
+    {0, NULL}};
 
 /* What the options say; the subcommand and its files follow them. */
 typedef struct calib_args {
     const char *out, *model, *gpu_name, *kernel, *cluster;
     zs_format fmt;
+    zs_cli_flags fl; /* the shared flags as given: the names above point into it */
 } calib_args;
 
 /* Reads the options into *a (the NCCL ones into *s); returns the exit
  * status when the command ends here (help, a bad option), else -1. */
 static int parse_args(int argc, char **argv, calib_args *a, zs_meas_set *s)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"gpu", required_argument, 0, 'g'},
-                                         {"attn-kernel", required_argument, 0, 'k'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"format", required_argument, 0, 'f'},
-                                         ZS_CLI_NCCL_OPTS,
-                                         {0, 0, 0, 0}};
-    zs_err e;
-    zs_err_clear(&e);
-    int c;
+    static const struct option own[] = {{"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(calib_uses, own, opts);
+    zs_cli_flags_init(&a->fl);
+    int c, st;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
+        if (c == 'h') {
             fputs(calib_help, stdout);
+            zs_cli_flags_help(stdout, calib_uses);
             return 0;
-        case 'o':
-            a->out = optarg;
-            break;
-        case 'm':
-            a->model = optarg;
-            break;
-        case 'g':
-            a->gpu_name = optarg;
-            break;
-        case 'k':
-            a->kernel = optarg;
-            break;
-        case 'C':
-            a->cluster = optarg;
-            break;
-        case 'f':
-            if (zs_format_parse(optarg, &a->fmt, &e))
-                return zs_cli_fail(&e);
-            break;
-        case ZS_CLI_NCCL_COLUMN:
-        case ZS_CLI_NCCL_ALGO:
-        case ZS_CLI_NCCL_PROTO:
-        case ZS_CLI_NCCL_COLL:
-            if (zs_cli_nccl_opt(c, optarg, s, &e))
-                return zs_cli_fail(&e);
-            break;
-        default:
-            return zs_cli_bad_option("calib", c, argv);
         }
+        if (c == 'o')
+            a->out = optarg;
+        else if ((st = zs_cli_flag("calib", c, argv, &a->fl)))
+            return st;
     }
-    return -1;
+    a->model = zs_cli_given(&a->fl, ZS_P_MODEL);
+    a->gpu_name = a->fl.gpu;
+    a->kernel = zs_cli_given(&a->fl, ZS_P_ATTN_KERNEL);
+    if (zs_cli_given(&a->fl, ZS_P_CLUSTER)) /* else cluster-c */
+        a->cluster = a->fl.p.cluster;
+    a->fmt = a->fl.fmt;
+    zs_err e;
+    zs_err_clear(&e);
+    return zs_cli_nccl_apply(&a->fl, s, &e) ? zs_cli_fail(&e) : -1;
 }
 
 /* calib show FILE: the fit a calibration file holds. */

@@ -20,20 +20,23 @@ static const char predict_help[] =
     "calibrated prediction with its bus bandwidth (nccl-tests convention).\n"
     "\n"
     "options:\n"
-    "  --calib FILE        calibration whose collective parameters to use\n"
-    "                      (default: NCCL's own figures, nothing fitted)\n"
-    "  --cluster C         hardware (preset or JSON; default cluster-c)\n"
-    "  --nodes N           nodes (default 1)\n"
     "  --gpus-per-node G   GPUs per node taking part (default: all of them)\n"
     "  --op LIST           all-gather,reduce-scatter,all-reduce,all-to-all\n"
     "                      (default: the first three)\n"
     "  --sizes SPEC        sizes in bytes (nccl-tests \"size\": the whole buffer),\n"
     "                      a comma list of sizes or A-B ranges doubling from A,\n"
     "                      K/M/G binary suffixes\n"
-    "                      (default 8M-8G)\n"
-    "  --nccl-algo LIST    NCCL_ALGO to run with (default: NCCL chooses)\n"
-    "  --nccl-proto LIST   NCCL_PROTO likewise\n"
-    "  --format table|csv|json\n";
+    "                      (default 8M-8G)\n";
+
+static const zs_cli_use predict_uses[] = {
+    {ZS_FP(CALIB), "whose collective parameters to use (default: NCCL's own figures, nothing "
+                   "fitted)"},
+    {ZS_FP(CLUSTER), "the hardware (default cluster-c)"},
+    {ZS_FP(NODES), "default 1"},
+    {ZS_F_NCCL_ALGO, "to run with (default: NCCL chooses)"},
+    {ZS_F_NCCL_PROTO, "likewise"},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
 
 static int parse_size(const char *s, double *out, zs_err *e)
 {
@@ -138,40 +141,29 @@ typedef struct predict_args {
     double sizes[MAX_SIZES];
     unsigned am, pm;
     zs_format fmt;
+    zs_cli_flags fl; /* the shared flags as given: cluster and calib point into it */
 } predict_args;
 
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, predict_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"calib", required_argument, 0, 'c'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"nodes", required_argument, 0, 'n'},
-                                         {"gpus-per-node", required_argument, 0, 'g'},
-                                         {"op", required_argument, 0, 'o'},
-                                         {"sizes", required_argument, 0, 's'},
-                                         {"nccl-algo", required_argument, 0, 'A'},
-                                         {"nccl-proto", required_argument, 0, 'P'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {0, 0, 0, 0}};
+    static const struct option own[] = {{"gpus-per-node", required_argument, 0, 'g'},
+                                        {"op", required_argument, 0, 'o'},
+                                        {"sizes", required_argument, 0, 's'},
+                                        {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(predict_uses, own, opts);
+    zs_cli_flags_init(&a->fl);
     zs_err e;
     zs_err_clear(&e);
-    int rc = parse_sizes("8M-8G", a->sizes, &a->nsizes, &e), c;
+    int rc = parse_sizes("8M-8G", a->sizes, &a->nsizes, &e), c, st;
     zs_cli_reset_getopt();
     while (rc == ZS_OK && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             fputs(predict_help, stdout);
+            zs_cli_flags_help(stdout, predict_uses);
             return 0;
-        case 'c':
-            a->calib_path = optarg;
-            break;
-        case 'C':
-            a->cluster = optarg;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &a->nodes, &e);
-            break;
         case 'g':
             rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 64, &a->gpn, &e);
             break;
@@ -181,23 +173,24 @@ static int parse_args(int argc, char **argv, predict_args *a)
         case 's':
             rc = parse_sizes(optarg, a->sizes, &a->nsizes, &e);
             break;
-        case 'A':
-            if ((rc = zs_nccl_algo_mask_parse(optarg, &a->am, &e)))
-                e.code = ZS_EUSAGE;
-            break;
-        case 'P':
-            if ((rc = zs_nccl_proto_mask_parse(optarg, &a->pm, &e)))
-                e.code = ZS_EUSAGE;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &a->fmt, &e);
-            break;
         default:
-            return zs_cli_bad_option("calib predict", c, argv);
+            if ((st = zs_cli_flag("calib predict", c, argv, &a->fl)))
+                return st;
         }
     }
     if (rc)
         return zs_cli_fail(&e);
+    if (zs_cli_given(&a->fl, ZS_P_CLUSTER))
+        a->cluster = a->fl.p.cluster;
+    a->calib_path = zs_cli_given(&a->fl, ZS_P_CALIB);
+    if (a->fl.p.nodes)
+        a->nodes = a->fl.p.nodes;
+    /* the lists were checked when given */
+    if (a->fl.nccl_algo)
+        zs_nccl_algo_mask_parse(a->fl.nccl_algo, &a->am, &e);
+    if (a->fl.nccl_proto)
+        zs_nccl_proto_mask_parse(a->fl.nccl_proto, &a->pm, &e);
+    a->fmt = a->fl.fmt;
     if (optind < argc)
         return zs_cli_usage_error("calib", "calib predict takes options only, not '%s'",
                                   argv[optind]);
@@ -268,17 +261,11 @@ static int predict_table(const predict_args *a, const zs_nccl_topo *t, const zs_
 
 int zs_cmd_calib_predict(int argc, char **argv)
 {
-    predict_args a = {NULL,
-                      "cluster-c",
-                      1,
-                      0,
-                      {ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE},
-                      3,
-                      0,
-                      {0},
-                      0,
-                      0,
-                      ZS_FMT_TABLE};
+    predict_args a = {.cluster = "cluster-c",
+                      .nodes = 1,
+                      .ops = {ZS_COLL_ALLGATHER, ZS_COLL_REDUCESCATTER, ZS_COLL_ALLREDUCE},
+                      .nops = 3,
+                      .fmt = ZS_FMT_TABLE};
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;

@@ -104,9 +104,12 @@ typedef struct compare_args {
     int nodes, gpus;           /* the cluster's size as run */
 } compare_args;
 
+/* one method per run here: --methods */
+static const zs_popt_row skip[] = {ZS_P_METHOD, ZS_P_COUNT};
+static const zs_cli_use quiet[] = {{ZS_F_QUIET, NULL}, {0, NULL}};
+
 static void usage(void)
 {
-    static const char *const skip[] = {"method", NULL};
     printf("usage: zepsim compare [options]\n\n"
            "Simulates the same study for several methods and prints a comparison\n"
            "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
@@ -123,8 +126,9 @@ static void usage(void)
                       "chart of tokens/s and of the iteration time split into busy / exposed / "
                       "idle, labelled as the table prints them, in the format the extension "
                       "names (default zepsim-compare.png; --plot is the same option)");
-    zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
-    zs_cli_point_help(stdout, skip);
+    zs_cli_use uses[ZS_CLI_MAX_OPTS];
+    zs_cli_point_uses(skip, quiet, uses);
+    zs_cli_flags_help(stdout, uses);
 }
 
 /* Each method's timeline file: T.json -> T.METHOD.json (also .json.gz,
@@ -186,18 +190,16 @@ static int resolve_methods(compare_args *a, zs_err *e)
 static int parse_args(int argc, char **argv, compare_args *a)
 {
     enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
-    static const struct option own[] = {{"help", no_argument, 0, 'h'},
-                                        {"methods", required_argument, 0, O_METHODS},
-                                        {"jobs", required_argument, 0, O_JOBS},
-                                        {"chart", required_argument, 0, O_PLOT},
-                                        {"plot", required_argument, 0, O_PLOT},
-                                        {"baseline", required_argument, 0, O_BASELINE},
-                                        ZS_CLI_QUIET_OPT,
-                                        {0, 0, 0, 0}};
-    /* one method per run here: --methods */
-    static const char *const skip[] = {"method", NULL};
+    static const struct option own[] = {
+        {"methods", required_argument, 0, O_METHODS},   {"jobs", required_argument, 0, O_JOBS},
+        {"chart", required_argument, 0, O_PLOT},        {"plot", required_argument, 0, O_PLOT},
+        {"baseline", required_argument, 0, O_BASELINE}, {0, 0, 0, 0}};
+    zs_cli_use uses[ZS_CLI_MAX_OPTS];
+    zs_cli_point_uses(skip, quiet, uses);
     struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_point_longopts(own, skip, opts);
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -218,12 +220,13 @@ static int parse_args(int argc, char **argv, compare_args *a)
             a->plot_path = optarg;
         } else if (c == O_BASELINE) {
             snprintf(a->baseline, sizeof a->baseline, "%.63s", optarg);
-        } else if (c == ZS_CLI_QUIET) {
-            a->quiet = 1;
-        } else if ((st = zs_cli_point_opt("compare", c, argv, &a->p, &a->fmt))) {
+        } else if ((st = zs_cli_flag("compare", c, argv, &fl))) {
             return st;
         }
     }
+    a->p = fl.p;
+    a->fmt = fl.fmt;
+    a->quiet = fl.quiet;
     if (optind < argc)
         return zs_cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
     if (resolve_methods(a, &e) || zs_cli_plot_check(a->plot_path, &e) ||

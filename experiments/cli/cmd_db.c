@@ -19,35 +19,21 @@ static const char db_help[] =
     "        lacks (shards of one sweep run on several machines)\n"
     "schema  prints the schema with a comment per column\n"
     "\n"
-    "options:\n"
-    "  --db FILE                 results database (default zepsim.db)\n"
-    "  --format table|csv|json   query: output format (default table)\n";
+    "options:\n";
 
 int zs_cmd_db(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"db", required_argument, 0, 'd'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {0, 0, 0, 0}};
-    const char *dbpath = "zepsim.db";
-    zs_format fmt = ZS_FMT_TABLE;
+    static const zs_cli_use uses[] = {
+        {ZS_F_DB, NULL}, {ZS_F_FORMAT, "query only (default table)"}, {0, NULL}};
+    static const zs_cli_cmd cmd = {"db", db_help, NULL, 0, uses, NULL};
+    zs_cli_flags fl;
+    int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
+    if (st >= 0)
+        return st;
+    const char *dbpath = fl.db ? fl.db : "zepsim.db";
+    zs_format fmt = fl.fmt;
     zs_err e;
     zs_err_clear(&e);
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(db_help, stdout);
-            return 0;
-        }
-        if (c == 'd')
-            dbpath = optarg;
-        else if (c == 'f') {
-            if (zs_format_parse(optarg, &fmt, &e))
-                return zs_cli_fail(&e);
-        } else
-            return zs_cli_bad_option("db", c, argv);
-    }
     if (optind >= argc)
         return zs_cli_usage_error("db", "give a subcommand: query, merge or schema");
     const char *sub = argv[optind++];

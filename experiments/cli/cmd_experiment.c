@@ -29,24 +29,31 @@ static const char experiment_help[] =
     "list    the specs in DIR, or the points of SPEC with their stored status\n"
     "\n"
     "options:\n"
-    "  --db FILE            results database (default zepsim.db)\n"
     "  --jobs N             run: worker processes (default 1)\n"
     "  --shard i/n|slurm    run: only points with index = i-1 modulo n (1 <= i <= n);\n"
     "                       slurm: i-1 = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,\n"
     "                       n = SLURM_ARRAY_TASK_COUNT (an array job, 0-based or not;\n"
     "                       scripts/slurm-sweep.sbatch)\n"
     "  --retry-failed       run: rerun points stored as failed\n"
-    "  --quiet              run: no progress on stderr (as simulate, compare, run)\n"
     "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
     "                       database's folder)\n"
-    "  --out DIR            report: output folder (default report)\n"
-    "  --no-plot            report: write the gnuplot script but do not run gnuplot\n"
-    "  --dir DIR            folder of specs, for list and for SPEC given by name\n"
-    "                       (default: $ZEPSIM_SPECS, ./experiments/specs, the installed\n"
-    "                       specs, or the source tree zepsim was built from)\n"
-    "  --format table|csv|json   list: output format (default table)\n";
+    "  --no-plot            report: write the gnuplot script but do not run gnuplot\n";
 
-enum { O_DB = 1000, O_JOBS, O_SHARD, O_RETRY, O_TLDIR, O_OUT, O_NOPLOT, O_DIR, O_FORMAT };
+/* The shared flags experiment takes, with what they do here. */
+static const zs_cli_use uses[] = {{ZS_F_DB, NULL},
+                                  {ZS_F_QUIET, "run only (as simulate, compare, run)"},
+                                  {ZS_F_OUT, "report: output folder (default report)"},
+                                  {ZS_F_DIR, "for list and for SPEC given by name"},
+                                  {ZS_F_FORMAT, "list only (default table)"},
+                                  {0, NULL}};
+
+static void print_help(void)
+{
+    fputs(experiment_help, stdout);
+    zs_cli_flags_help(stdout, uses);
+}
+
+enum { O_JOBS = 2000, O_SHARD, O_RETRY, O_TLDIR, O_NOPLOT };
 
 typedef struct args {
     const char *db, *shard, *tldir, *out, *dir;
@@ -56,38 +63,30 @@ typedef struct args {
     const char *spec;
 } args;
 
+/* The options into a; -1 parsed, 0 help printed, or an error's exit status
+ * (e holds it when it is not printed yet: 1). */
 static int parse(int argc, char **argv, args *a, zs_err *e)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"db", required_argument, 0, O_DB},
-                                         {"jobs", required_argument, 0, O_JOBS},
-                                         {"shard", required_argument, 0, O_SHARD},
-                                         {"retry-failed", no_argument, 0, O_RETRY},
-                                         {"timeline-dir", required_argument, 0, O_TLDIR},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"no-plot", no_argument, 0, O_NOPLOT},
-                                         {"dir", required_argument, 0, O_DIR},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         ZS_CLI_QUIET_OPT,
-                                         {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"jobs", required_argument, 0, O_JOBS},    {"shard", required_argument, 0, O_SHARD},
+        {"retry-failed", no_argument, 0, O_RETRY}, {"timeline-dir", required_argument, 0, O_TLDIR},
+        {"no-plot", no_argument, 0, O_NOPLOT},     {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     memset(a, 0, sizeof *a);
-    a->db = "zepsim.db";
-    a->out = "report";
-    a->dir = NULL; /* zs_cli_specs_dir: found from anywhere */
     a->jobs = 1;
-    int c;
+    int c, st;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            fputs(experiment_help, stdout);
-            return 1;
-        case O_DB:
-            a->db = optarg;
-            break;
+            print_help();
+            return 0;
         case O_JOBS:
             if (zs_cli_parse_int("--jobs", optarg, 1, 256, &a->jobs, e))
-                return -1;
+                return 1;
             break;
         case O_SHARD:
             a->shard = optarg;
@@ -98,39 +97,32 @@ static int parse(int argc, char **argv, args *a, zs_err *e)
         case O_TLDIR:
             a->tldir = optarg;
             break;
-        case O_OUT:
-            a->out = optarg;
-            break;
         case O_NOPLOT:
             a->noplot = 1;
             break;
-        case ZS_CLI_QUIET:
-            a->quiet = 1;
-            break;
-        case O_DIR:
-            a->dir = optarg;
-            break;
-        case O_FORMAT:
-            if (zs_format_parse(optarg, &a->fmt, e))
-                return -1;
-            break;
         default:
-            return -2 - c; /* handled by the caller with zs_cli_bad_option */
+            if ((st = zs_cli_flag("experiment", c, argv, &fl)))
+                return st;
         }
     }
+    a->db = fl.db ? fl.db : "zepsim.db";
+    a->out = fl.out ? fl.out : "report";
+    a->dir = fl.dir; /* NULL: zs_cli_specs_dir finds them from anywhere */
+    a->quiet = fl.quiet;
+    a->fmt = fl.fmt;
     if (optind < argc) {
         static char path[2048];
         if (zs_cli_spec_missing(argv[optind], a->dir, e))
-            return -1;
+            return 1;
         zs_cli_spec_path(argv[optind++], a->dir, path, sizeof path);
         a->spec = path;
     }
     if (optind < argc) {
         zs_err_set(e, ZS_EUSAGE, "zepsim experiment", "see `zepsim experiment --help`",
                    "unexpected argument '%s'", argv[optind]);
-        return -1;
+        return 1;
     }
-    return 0;
+    return -1;
 }
 
 /* The folder of path ("." when it has none). */
@@ -326,7 +318,7 @@ int zs_cmd_experiment(int argc, char **argv)
     if (argc < 2)
         return zs_cli_usage_error("experiment", "give a subcommand: run, report or list");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(experiment_help, stdout);
+        print_help();
         return 0;
     }
     const char *sub = argv[1];
@@ -337,12 +329,8 @@ int zs_cmd_experiment(int argc, char **argv)
     zs_err e;
     zs_err_clear(&e);
     int p = parse(argc - 1, argv + 1, &a, &e);
-    if (p == 1)
-        return 0;
-    if (p == -1)
-        return zs_cli_fail(&e);
-    if (p < -1)
-        return zs_cli_bad_option("experiment", -2 - p, argv + 1);
+    if (p >= 0)
+        return e.code ? zs_cli_fail(&e) : p;
     if (!a.spec && strcmp(sub, "list"))
         return zs_cli_usage_error("experiment", "%s needs a SPEC file", sub);
     if (!strcmp(sub, "run"))

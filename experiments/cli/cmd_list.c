@@ -28,31 +28,26 @@ static int list_backends(zs_format fmt)
     return zs_cli_print1("list", fmt, "backends", t);
 }
 
+static const char list_help[] =
+    "usage: zepsim list models|gpus|clusters|methods|backends|specs|columns [options]\n\n"
+    "Lists the built-in presets (models/presets/*.json in the source tree), the\n"
+    "methods (planners) of --method and --methods, the backends of --backend\n"
+    "(and whether this build has them), the figure specs (as\n"
+    "`zepsim experiment list` does), or the columns of a result row\n"
+    "(`simulate`, `compare`: name, unit, meaning).\n\n"
+    "options:\n";
+
 int zs_cmd_list(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    static const zs_cli_use uses[] = {{ZS_F_FORMAT, NULL}, {0, NULL}};
+    static const zs_cli_cmd cmd = {"list", list_help, NULL, 0, uses, NULL};
+    zs_cli_flags fl;
+    int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
+    if (st >= 0)
+        return st;
+    zs_format fmt = fl.fmt;
     zs_err e;
     zs_err_clear(&e);
-    zs_format fmt = ZS_FMT_TABLE;
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            puts("usage: zepsim list models|gpus|clusters|methods|backends|specs|columns\n"
-                 "                   [--format table|csv|json]\n\n"
-                 "Lists the built-in presets (models/presets/*.json in the source tree), the\n"
-                 "methods (planners) of --method and --methods, the backends of --backend\n"
-                 "(and whether this build has them), the figure specs (as\n"
-                 "`zepsim experiment list` does), or the columns of a result row\n"
-                 "(`simulate`, `compare`: name, unit, meaning).");
-            return 0;
-        }
-        if (c != 'f')
-            return zs_cli_bad_option("list", c, argv);
-        if (zs_format_parse(optarg, &fmt, &e))
-            return zs_cli_fail(&e);
-    }
     if (argc - optind != 1)
         return zs_cli_usage_error(
             "list", "expected one of models, gpus, clusters, methods, backends, specs, columns");

@@ -37,7 +37,9 @@ static void methods_help(void)
 
 /* plan runs no backend, so it writes no timeline: the timeline options
  * are left out of its help and refused when given (parse_args). */
-static const char *const no_run[] = {"timeline", "timeline-ranks", "timeline-layers", NULL};
+/* plan runs no backend: its help leaves out the timeline, which it takes
+ * only to say so (`plan --timeline`: "plan runs no backend") */
+static const zs_popt_row no_run[] = {ZS_P_TIMELINE, ZS_P_TL_RANKS, ZS_P_TL_LAYERS, ZS_P_COUNT};
 
 static void usage(void)
 {
@@ -50,7 +52,9 @@ static void usage(void)
            "                         rank: DIR/PREFIX.RANK.et (and DIR/PREFIX.comm_group.json)\n"
            "  --chakra-prefix NAME   PREFIX of those files (default: the method's name)\n"
            "  --batch K              plan the K-th global batch of the trace (default 0)\n");
-    zs_cli_point_help(stdout, no_run);
+    zs_cli_use uses[ZS_CLI_MAX_OPTS];
+    zs_cli_point_uses(no_run, NULL, uses);
+    zs_cli_flags_help(stdout, uses);
     methods_help();
 }
 
@@ -58,14 +62,17 @@ static void usage(void)
 static int parse_args(int argc, char **argv, plan_args *a)
 {
     enum { O_DUMP = 2000, O_BATCH, O_CHAKRA, O_CHAKRA_PREFIX };
-    static const struct option own[] = {{"help", no_argument, 0, 'h'},
-                                        {"dump", required_argument, 0, O_DUMP},
+    static const struct option own[] = {{"dump", required_argument, 0, O_DUMP},
                                         {"chakra", required_argument, 0, O_CHAKRA},
                                         {"chakra-prefix", required_argument, 0, O_CHAKRA_PREFIX},
                                         {"batch", required_argument, 0, O_BATCH},
                                         {0, 0, 0, 0}};
+    zs_cli_use uses[ZS_CLI_MAX_OPTS];
+    zs_cli_point_uses(NULL, NULL, uses);
     struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_point_longopts(own, NULL, opts);
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
     int c;
@@ -85,11 +92,13 @@ static int parse_args(int argc, char **argv, plan_args *a)
             if (zs_cli_parse_int("--batch", optarg, 0, 1000000, &a->batch, &e))
                 return zs_cli_fail(&e);
         } else {
-            int st = zs_cli_point_opt("plan", c, argv, &a->p, &a->fmt);
+            int st = zs_cli_flag("plan", c, argv, &fl);
             if (st)
                 return st;
         }
     }
+    a->p = fl.p;
+    a->fmt = fl.fmt;
     if (optind < argc)
         return zs_cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
     if (a->chakra_prefix && !a->chakra)

@@ -17,45 +17,23 @@ static const char platform_help[] =
     "a zone 'links' ahead of the node zones, which keeps loading linear in the nodes),\n"
     "rail leaves and, beyond nodes_per_leaf nodes, a spine.\n"
     "\n"
-    "options:\n"
-    "  --cluster NAME_OR_FILE  cluster preset or JSON file (required)\n"
-    "  --nodes N               number of nodes (default: the preset's)\n"
-    "  --out FILE              output file (default: standard output)\n";
+    "options:\n";
 
 int zs_cmd_platform(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"cluster", required_argument, 0, 'c'},
-                                         {"nodes", required_argument, 0, 'n'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {0, 0, 0, 0}};
+    static const zs_cli_use uses[] = {{ZS_FP(CLUSTER), "required"},
+                                      {ZS_FP(NODES), NULL},
+                                      {ZS_F_OUT, "the XML file (default: standard output)"},
+                                      {0, NULL}};
+    static const zs_cli_cmd cmd = {"platform", platform_help, NULL, 0, uses, NULL};
+    zs_cli_flags fl;
+    int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    const char *cluster = NULL, *out = NULL;
-    long nodes = 0;
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(platform_help, stdout);
-            return 0;
-        case 'c':
-            cluster = optarg;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        default:
-            return zs_cli_bad_option("platform", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
+    const char *cluster = zs_cli_given(&fl, ZS_P_CLUSTER), *out = fl.out;
+    long nodes = fl.p.nodes;
     if (optind != argc)
         return zs_cli_usage_error("platform", "unexpected argument '%s'", argv[optind]);
     if (!cluster)

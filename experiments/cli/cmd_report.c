@@ -17,9 +17,7 @@ static const char report_help[] =
     "script and loads nothing (open it offline, mail it); the database is only\n"
     "read.\n"
     "\n"
-    "options:\n"
-    "  -o, --out FILE   the page (default report.html)\n"
-    "  --dir DIR        the spec folder (default: as `zepsim experiment`)\n";
+    "options:\n";
 
 enum { MAX_SPECS = 256 };
 
@@ -64,25 +62,26 @@ static int scratch(const char *out, char *tmp, size_t n, zs_err *e)
 
 int zs_cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"dir", required_argument, 0, 'd'},
-                                         {0, 0, 0, 0}};
-    const char *out = "report.html", *dir = NULL;
-    int c;
+    static const zs_cli_use uses[] = {
+        {ZS_F_OUT, "the page (default report.html; -o is the same option)"},
+        {ZS_F_DIR, NULL},
+        {0, NULL}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(uses, NULL, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
+    int c, bad;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(report_help, stdout);
+            zs_cli_flags_help(stdout, uses);
             return 0;
         }
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'd')
-            dir = optarg;
-        else
-            return zs_cli_bad_option("report", c, argv);
+        if ((bad = zs_cli_flag("report", c == 'o' ? ZS_F_OUT : c, argv, &fl)))
+            return bad;
     }
+    const char *out = fl.out ? fl.out : "report.html", *dir = fl.dir;
     if (optind != argc - 1)
         return zs_cli_usage_error("report", "give one results database (zepsim report DB)");
     zs_err e;

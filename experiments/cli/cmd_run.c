@@ -3,7 +3,7 @@
  * on a backend of the registry (zs_backend.h), on the plan's own cluster
  * (sized to its ranks) unless told otherwise. The default backend is the
  * study point's (`simulate`'s, from the option table) and --quiet is the
- * one of cli_point.h, so `run` and `simulate` agree on both. */
+ * shared one of cli_flags.h, so `run` and `simulate` agree on both. */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,131 +24,80 @@ static const char run_help_head[] =
     "execution traces DIR/PREFIX.RANK.et (`zepsim plan --chakra`, or Chakra's\n"
     "converters; a folder or a PREFIX given as PLAN is read as such too).\n\n"
     "options:\n";
-static const char run_help[] =
-    "  --chakra DIR|PREFIX    Chakra traces: a folder holding one set, or its prefix\n"
-    "  --cluster NAME|FILE    cluster (default: the one named in the plan, with\n"
-    "                         as many nodes as the plan needs; cluster-a for Chakra\n"
-    "                         traces of other tools)\n"
-    "  --model NAME|FILE      model for the cost model (default: the plan's;\n"
-    "                         llama-7b for Chakra traces of other tools)\n"
-    "  --calib FILE           calibration from `zepsim calib fit`: the analytic\n"
-    "                         backend's costs and both backends' links\n"
-    "  --validate             check the schedule first\n"
-    "  --timeline FILE        Chrome trace events (.json, or .json.gz compressed)\n"
-    "  --timeline-ranks LIST  ranks in the timeline: all, or a list such as\n"
-    "                         0,5,17-20 (default: every rank while the timeline\n"
-    "                         stays under 64 MB (ZEPSIM_TIMELINE_MAX_MB), else 8\n"
-    "                         chosen ones, with a note)\n"
-    "  --timeline-layers A-B  only layers A..B (from 0) in the timeline\n"
-    "  --fold off|on|steady   layer folding (default on; `zepsim simulate --help`)\n"
-    "  --ranks                per-rank table\n"
-    "  --format table|csv|json  output format (default table)\n";
+/* The shared flags run takes, with what they mean for a replay. */
+static const zs_cli_use uses[] = {
+    {ZS_FP(BACKEND), NULL}, /* its default: the study point's, as `zepsim simulate` */
+    {ZS_FP(CLUSTER), "default: the one named in the plan, with as many nodes as the plan "
+                     "needs; cluster-a for Chakra traces of other tools"},
+    {ZS_FP(MODEL), "for the cost model (default: the plan's; llama-7b for Chakra traces of "
+                   "other tools)"},
+    {ZS_FP(CALIB), "the analytic backend's costs and both backends' links"},
+    {ZS_FP(VALIDATE), NULL},
+    {ZS_FP(TIMELINE), NULL},
+    {ZS_FP(TL_RANKS), NULL},
+    {ZS_FP(TL_LAYERS), NULL},
+    {ZS_FP(FOLD), NULL},
+    {ZS_F_FORMAT, NULL},
+    {ZS_F_QUIET, NULL},
+    {0, NULL}};
 
-/* --help: --backend with the study point's default (`simulate`'s), the
- * options above and the shared --quiet. */
 static void print_help(void)
 {
-    const zs_popt *b = zs_popt_find_cli("backend");
-    char text[256];
-    snprintf(text, sizeof text, "%s (default %s, as `zepsim simulate`)", b->help,
-             zs_popt_default(b));
     fputs(run_help_head, stdout);
-    zs_cli_help_entry(stdout, "backend", b->arg, text);
-    fputs(run_help, stdout);
-    zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
+    zs_cli_help_entry(stdout, "chakra", "DIR|PREFIX",
+                      "Chakra traces: a folder holding one set, or its prefix");
+    zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table");
+    zs_cli_flags_help(stdout, uses);
 }
 
 typedef struct run_args {
     const zs_backend *backend;
     const char *cluster, *model, *calib, *timeline, *plan, *chakra;
-    zs_point_cfg tl; /* the timeline limits, read by the study-point rows */
+    zs_point_cfg tl; /* the timeline limits and fold mode, read by the study-point rows */
+    zs_cli_flags fl; /* the shared flags as given: the names above point into it */
     zs_format fmt;
     int validate, ranks, quiet;
 } run_args;
 
-/* A timeline limit (or the fold mode) through its row of the study-point
- * table, so `run` accepts the same values as `simulate`. */
-static int timeline_limit(const char *name, const char *val, zs_point_cfg *tl, zs_err *e)
+/* What the shared flags were given as: the study point's rows, so `run`
+ * accepts the same values as `simulate`. */
+static void take_flags(run_args *a)
 {
-    char where[64];
-    snprintf(where, sizeof where, "--%s", name);
-    return zs_popt_parse(zs_popt_find_cli(name), val, ZS_EUSAGE, where, tl, e);
-}
-
-static int parse_opt(int c, run_args *a, zs_err *e)
-{
-    switch (c) {
-    case 'b':
-        return zs_backend_lookup(optarg, "--backend", ZS_EUSAGE, &a->backend, e);
-    case 'c':
-        a->cluster = optarg;
-        return ZS_OK;
-    case 'm':
-        a->model = optarg;
-        return ZS_OK;
-    case 'k':
-        a->calib = optarg;
-        return ZS_OK;
-    case 'f':
-        return zs_format_parse(optarg, &a->fmt, e);
-    case 'v':
-        a->validate = 1;
-        return ZS_OK;
-    case 'r':
-        a->ranks = 1;
-        return ZS_OK;
-    case 't':
-        a->timeline = optarg;
-        return ZS_OK;
-    case 'R':
-        return timeline_limit("timeline-ranks", optarg, &a->tl, e);
-    case 'L':
-        return timeline_limit("timeline-layers", optarg, &a->tl, e);
-    case 'F':
-        return timeline_limit("fold", optarg, &a->tl, e);
-    case ZS_CLI_QUIET:
-        a->quiet = 1;
-        return ZS_OK;
-    case 'C':
-        a->chakra = optarg;
-        return ZS_OK;
-    }
-    return 1;
+    const zs_cli_flags *fl = &a->fl;
+    a->backend = zs_backend_find(fl->p.backend);
+    a->cluster = zs_cli_given(fl, ZS_P_CLUSTER);
+    a->model = zs_cli_given(fl, ZS_P_MODEL);
+    a->calib = zs_cli_given(fl, ZS_P_CALIB);
+    a->timeline = zs_cli_given(fl, ZS_P_TIMELINE);
+    a->validate = fl->p.validate;
+    a->tl = fl->p;
+    a->fmt = fl->fmt;
+    a->quiet = fl->quiet;
 }
 
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"backend", required_argument, 0, 'b'},
-                                         {"cluster", required_argument, 0, 'c'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"calib", required_argument, 0, 'k'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"validate", no_argument, 0, 'v'},
-                                         {"timeline", required_argument, 0, 't'},
-                                         {"ranks", no_argument, 0, 'r'},
-                                         {"timeline-ranks", required_argument, 0, 'R'},
-                                         {"timeline-layers", required_argument, 0, 'L'},
-                                         {"fold", required_argument, 0, 'F'},
-                                         ZS_CLI_QUIET_OPT,
-                                         {"chakra", required_argument, 0, 'C'},
-                                         {0, 0, 0, 0}};
-    zs_err e;
-    zs_err_clear(&e);
-    int c;
+    static const struct option own[] = {
+        {"ranks", no_argument, 0, 'r'}, {"chakra", required_argument, 0, 'C'}, {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags_init(&a->fl);
+    int c, st;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             print_help();
             return 0;
+        } else if (c == 'r') {
+            a->ranks = 1;
+        } else if (c == 'C') {
+            a->chakra = optarg;
+        } else if ((st = zs_cli_flag("run", c, argv, &a->fl))) {
+            return st;
         }
-        int rc = parse_opt(c, a, &e);
-        if (rc > 0)
-            return zs_cli_bad_option("run", c, argv);
-        if (rc < 0)
-            return zs_cli_fail(&e);
     }
+    take_flags(a);
     if (a->chakra && argc - optind == 0) {
         a->plan = a->chakra;
         return -1;

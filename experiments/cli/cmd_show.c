@@ -13,13 +13,26 @@ static const char show_help[] =
     "\n"
     "Prints a description (a built-in preset or a JSON file) and derived figures.\n"
     "\n"
-    "options:\n"
-    "  --format table|csv|json  output format (default table)\n"
-    "  --nodes N                cluster: number of nodes (default: the preset's)\n"
-    "  --gpu NAME_OR_FILE       model: GPU for the memory figures (default h100-sxm)\n"
-    "  --tp N --pp N --dp N     model: parallel degrees for the memory figures (default 1)\n"
-    "  --zero S                 model: ZeRO stage 0-3 (default 1)\n"
-    "  --recompute none|full    model: activation recomputation (default none)\n";
+    "options:\n";
+
+/* A model's memory figures: the parallel degrees, into a zs_mem_cfg. */
+#define DEGREE(name, field, what)                                                                  \
+    {                                                                                              \
+        .cli = name, .type = ZS_OPT_INT, ZS_OPT_FIELD(zs_mem_cfg, field), .min = 1,                \
+        .max = 1 << 20, .deftext = "1", .arg = "N",                                                \
+        .help = "model: " what " degree for the memory figures"                                    \
+    }
+static const zs_opt_spec show_own[] = {DEGREE("tp", tp, "tensor-parallel"),
+                                       DEGREE("pp", pp, "pipeline-parallel"),
+                                       DEGREE("dp", dp, "data-parallel")};
+#undef DEGREE
+static const zs_cli_use show_uses[] = {
+    {ZS_FP(NODES), "cluster only"},
+    {ZS_F_GPU, "model: the GPU for the memory figures (default h100-sxm)"},
+    {ZS_FP(ZERO), "model only (default 1)"},
+    {ZS_FP(RECOMPUTE), "model only (default none)"},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
 
 /* Human tables read better as "value unit" in one column; machine formats
  * keep the unit in its own column. */
@@ -210,67 +223,20 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
 
 int zs_cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"nodes", required_argument, 0, 'n'},
-                                         {"gpu", required_argument, 0, 'g'},
-                                         {"tp", required_argument, 0, 't'},
-                                         {"pp", required_argument, 0, 'p'},
-                                         {"dp", required_argument, 0, 'd'},
-                                         {"zero", required_argument, 0, 'z'},
-                                         {"recompute", required_argument, 0, 'r'},
-                                         {0, 0, 0, 0}};
+    static const zs_cli_cmd cmd = {"show", show_help, show_own, 3, show_uses, NULL};
+    zs_mem_cfg mc = zs_mem_cfg_default();
+    zs_cli_flags fl;
+    int st = zs_cli_parse(&cmd, argc, argv, &mc, &fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    zs_format fmt = ZS_FMT_TABLE;
-    long nodes = 0, v;
-    const char *gpu = "h100-sxm";
-    zs_mem_cfg mc = zs_mem_cfg_default();
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(show_help, stdout);
-            return 0;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
-            break;
-        case 'g':
-            gpu = optarg;
-            break;
-        case 't':
-        case 'p':
-        case 'd':
-            rc = zs_cli_parse_int(c == 't'   ? "--tp"
-                                  : c == 'p' ? "--pp"
-                                             : "--dp",
-                                  optarg, 1, 1 << 20, &v, &e);
-            *(c == 't' ? &mc.tp : c == 'p' ? &mc.pp : &mc.dp) = (int)v;
-            break;
-        case 'z':
-            rc = zs_cli_parse_int("--zero", optarg, 0, 3, &v, &e);
-            mc.zero_stage = (int)v;
-            break;
-        case 'r':
-            if (strcmp(optarg, "none") == 0)
-                mc.recompute = ZS_RECOMPUTE_NONE;
-            else if (strcmp(optarg, "full") == 0)
-                mc.recompute = ZS_RECOMPUTE_FULL;
-            else
-                rc = zs_err_set(&e, ZS_EUSAGE, "--recompute", "use none or full",
-                                "unknown recomputation mode '%s'", optarg);
-            break;
-        default:
-            return zs_cli_bad_option("show", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
+    zs_format fmt = fl.fmt;
+    long nodes = fl.p.nodes;
+    const char *gpu = fl.gpu ? fl.gpu : "h100-sxm";
+    mc.zero_stage = fl.p.zero_stage; /* the study point's default, 1, as before */
+    if (zs_cli_given(&fl, ZS_P_RECOMPUTE))
+        mc.recompute = (zs_recompute)fl.p.recompute;
     if (argc - optind != 2)
         return zs_cli_usage_error("show", "expected a kind (model, gpu, cluster) and a name");
     const char *kind = argv[optind], *name = argv[optind + 1];

@@ -112,19 +112,18 @@ static void last_iteration(zs_output *d, const zs_point_result *r, int ranks)
 int zs_cmd_simulate(int argc, char **argv)
 {
     enum { O_JOBS = 2000 };
-    static const struct option own[] = {{"help", no_argument, 0, 'h'},
-                                        {"ranks", no_argument, 0, 'r'},
-                                        ZS_CLI_QUIET_OPT,
-                                        {"jobs", required_argument, 0, O_JOBS},
-                                        {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"ranks", no_argument, 0, 'r'}, {"jobs", required_argument, 0, O_JOBS}, {0, 0, 0, 0}};
+    static const zs_cli_use more[] = {{ZS_F_QUIET, NULL}, {0, NULL}};
+    zs_cli_use uses[ZS_CLI_MAX_OPTS];
+    zs_cli_point_uses(NULL, more, uses);
     struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_point_longopts(own, NULL, opts);
-    zs_point_cfg p;
-    zs_point_cfg_default(&p);
-    zs_format fmt = ZS_FMT_TABLE;
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
-    int ranks = 0, quiet = 0, c;
+    int ranks = 0, c;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -134,21 +133,16 @@ int zs_cmd_simulate(int argc, char **argv)
                    "simulator; prints throughput, MFU and the per-rank breakdown (the result\n"
                    "columns of `zepsim compare`: `zepsim list columns`).\n\n"
                    "options:\n");
-            zs_cli_point_help(stdout, NULL);
+            zs_cli_flags_help(stdout, uses);
             zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table of the last iteration");
             zs_cli_help_entry(stdout, "jobs", "N",
                               "iterations simulated at once, each in a worker process of its "
                               "own, with the same figures as one after the other (default: "
                               "CPUs; 1: in order, in the least memory)");
-            zs_cli_help_entry(stdout, "quiet", NULL, ZS_CLI_QUIET_HELP);
             return 0;
         }
         if (c == 'r') {
             ranks = 1;
-            continue;
-        }
-        if (c == ZS_CLI_QUIET) {
-            quiet = 1;
             continue;
         }
         if (c == O_JOBS) {
@@ -156,10 +150,13 @@ int zs_cmd_simulate(int argc, char **argv)
                 return zs_cli_fail(&e);
             continue;
         }
-        int st = zs_cli_point_opt("simulate", c, argv, &p, &fmt);
+        int st = zs_cli_flag("simulate", c, argv, &fl);
         if (st)
             return st;
     }
+    zs_point_cfg p = fl.p;
+    zs_format fmt = fl.fmt;
+    int quiet = fl.quiet;
     if (optind < argc)
         return zs_cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
     int nodes, gpus;

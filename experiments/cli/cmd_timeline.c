@@ -24,9 +24,7 @@ static const char timeline_help[] =
     "the ops kept). Timelines of a subset of ranks (--timeline-ranks, or the automatic\n"
     "subset over 64 MB) compare on the ranks both hold.\n"
     "\n"
-    "options:\n"
-    "  --top N                 print the N op labels with the most measured time (default 20)\n"
-    "  --format table|csv|json (default table)\n";
+    "options:\n";
 
 /* NAN marks a figure without a value (zs_tlcmp.h); why says why. */
 static void pct_text(double v, const char *fmt, const char *why, char *buf, size_t n)
@@ -100,36 +98,27 @@ static int print_cmp(const zs_tlcmp *c, const char *a, const char *b, int top, z
     return zs_cli_doc_end(d);
 }
 
+typedef struct tl_args {
+    long top;
+} tl_args;
+
 int zs_cmd_timeline(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"top", required_argument, 0, 't'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {0, 0, 0, 0}};
+    static const zs_opt_spec own[] = {ZS_OPT_ROW("top", ZS_OPT_INT, tl_args, top, 1, 1000000, "20",
+                                                 "N",
+                                                 "print the N op labels with the most "
+                                                 "measured time")};
+    static const zs_cli_use uses[] = {{ZS_F_FORMAT, NULL}, {0, NULL}};
+    static const zs_cli_cmd cmd = {"timeline", timeline_help, own, 1, uses, NULL};
+    tl_args a;
+    zs_cli_flags fl;
+    int parsed = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (parsed >= 0)
+        return parsed;
+    zs_format fmt = fl.fmt;
+    long top = a.top;
     zs_err e;
     zs_err_clear(&e);
-    zs_format fmt = ZS_FMT_TABLE;
-    long top = 20;
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(timeline_help, stdout);
-            return 0;
-        case 't':
-            rc = zs_cli_parse_int("--top", optarg, 1, 1000000, &top, &e);
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        default:
-            return zs_cli_bad_option("timeline", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (optind >= argc || strcmp(argv[optind], "compare") != 0)
         return zs_cli_usage_error("timeline", "expected `timeline compare MEASURED PREDICTED`");
     if (argc - optind != 3)

@@ -25,8 +25,6 @@ static const char validate_help[] =
     "and max absolute error per op class and the targets.\n"
     "\n"
     "options:\n"
-    "  --calib FILE        calibration to validate (default: fit one from the\n"
-    "                      --against data, which only measures the fit itself)\n"
     "  --against FILE      measurements to predict (repeatable; further files may\n"
     "                      follow as arguments)\n"
     "  --holdout SPEC      refit on part of the data and score the rest (repeatable):\n"
@@ -35,18 +33,25 @@ static const char validate_help[] =
     "                        seq<=N         attention: fit on sequences <= N tokens\n"
     "                        cp<=N          attention: fit on CP degrees <= N\n"
     "                        bytes<=N[K|M|G] collectives: fit on sizes <= N\n"
-    "  --model M           model shape for layer-op TSV rows and attention profiles\n"
-    "  --cluster C         hardware the measurements ran on (collectives) and whose\n"
-    "                      analytic figures fill unfitted slots (default cluster-c)\n"
-    "  --gpu G             the GPU measured (default: the cluster's); its attention\n"
-    "                      kernel prices attention and gives a fit its structure\n"
-    "  --attn-kernel K     that GPU's attention kernel (default its own)\n"
-    "  --plot FILE|none    predicted-vs-measured log-log plot, .png, .svg or .pdf by\n"
-    "                      its extension (default validate.png;\n"
-    "                      needs gnuplot)\n"
     "  --points            print every point (default: only summaries when more\n"
-    "                      than 200 points)\n"
-    "  --format table|csv|json\n" ZS_CLI_NCCL_HELP;
+    "                      than 200 points)\n";
+
+static const zs_cli_use validate_uses[] = {
+    {ZS_FP(CALIB), "the one to validate (default: fit one from the --against data, which only "
+                   "measures the fit itself)"},
+    {ZS_FP(MODEL), "the shape of layer-op TSV rows and attention profiles"},
+    {ZS_FP(CLUSTER), "the hardware the measurements ran on (collectives) and whose analytic "
+                     "figures fill unfitted slots (default cluster-c)"},
+    {ZS_F_GPU, "the GPU measured (default: the cluster's); its attention kernel prices "
+               "attention and gives a fit its structure"},
+    {ZS_FP(ATTN_KERNEL), "that GPU's attention kernel"},
+    {ZS_F_PLOT, "predicted-vs-measured, log-log (default validate.png; needs gnuplot)"},
+    {ZS_F_FORMAT, NULL},
+    {ZS_F_NCCL_COLUMN, NULL},
+    {ZS_F_NCCL_ALGO, "what the runs used when their logs do not show it"},
+    {ZS_F_NCCL_PROTO, "likewise"},
+    {ZS_F_COLLECTIVE, NULL},
+    {0, NULL}};
 
 typedef struct plot_pts {
     const zs_score_point *p;
@@ -89,6 +94,7 @@ typedef struct validate_args {
     zs_format fmt;
     zs_holdout h;
     zs_meas_set nccl; /* only its nccl-tests reading options */
+    zs_cli_flags fl;  /* the shared flags as given: the names above point into it */
 } validate_args;
 
 static int add_file(validate_args *a, const char *path)
@@ -99,77 +105,55 @@ static int add_file(validate_args *a, const char *path)
     return 0;
 }
 
+/* The shared flags into a (cluster-c and validate.png unless given). */
+static void take_flags(validate_args *a)
+{
+    const zs_cli_flags *f = &a->fl;
+    a->calib_path = zs_cli_given(f, ZS_P_CALIB);
+    a->model_name = zs_cli_given(f, ZS_P_MODEL);
+    if (zs_cli_given(f, ZS_P_CLUSTER))
+        a->cluster_name = f->p.cluster;
+    if (f->plot)
+        a->png = strcmp(f->plot, "none") == 0 ? NULL : f->plot;
+    a->gpu_name = f->gpu;
+    a->kernel = zs_cli_given(f, ZS_P_ATTN_KERNEL);
+    a->fmt = f->fmt;
+}
+
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, validate_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"calib", required_argument, 0, 'c'},
-                                         {"against", required_argument, 0, 'a'},
-                                         {"holdout", required_argument, 0, 'H'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"plot", required_argument, 0, 'p'},
-                                         {"points", no_argument, 0, 'P'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"gpu", required_argument, 0, 'g'},
-                                         {"attn-kernel", required_argument, 0, 'k'},
-                                         ZS_CLI_NCCL_OPTS,
-                                         {0, 0, 0, 0}};
+    static const struct option own[] = {{"against", required_argument, 0, 'a'},
+                                        {"holdout", required_argument, 0, 'H'},
+                                        {"points", no_argument, 0, 'P'},
+                                        {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(validate_uses, own, opts);
+    zs_cli_flags_init(&a->fl);
     zs_err e;
     zs_err_clear(&e);
     int c, st;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
+        if (c == 'h') {
             fputs(validate_help, stdout);
+            zs_cli_flags_help(stdout, validate_uses);
             return 0;
-        case 'c':
-            a->calib_path = optarg;
-            break;
-        case 'a':
+        } else if (c == 'a') {
             if ((st = add_file(a, optarg)))
                 return st;
-            break;
-        case 'H':
-            rc = zs_holdout_add(&a->h, optarg, &e);
-            break;
-        case 'm':
-            a->model_name = optarg;
-            break;
-        case 'C':
-            a->cluster_name = optarg;
-            break;
-        case 'p':
-            if ((rc = zs_cli_plot_check(optarg, &e)))
-                break;
-            a->png = strcmp(optarg, "none") == 0 ? NULL : optarg;
-            break;
-        case 'P':
+        } else if (c == 'H') {
+            if (zs_holdout_add(&a->h, optarg, &e))
+                return zs_cli_fail(&e);
+        } else if (c == 'P') {
             a->all_points = 1;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &a->fmt, &e);
-            break;
-        case 'g':
-            a->gpu_name = optarg;
-            break;
-        case 'k':
-            a->kernel = optarg;
-            break;
-        case ZS_CLI_NCCL_COLUMN:
-        case ZS_CLI_NCCL_ALGO:
-        case ZS_CLI_NCCL_PROTO:
-        case ZS_CLI_NCCL_COLL:
-            rc = zs_cli_nccl_opt(c, optarg, &a->nccl, &e);
-            break;
-        default:
-            return zs_cli_bad_option("validate", c, argv);
+        } else if ((st = zs_cli_flag("validate", c, argv, &a->fl))) {
+            return st;
         }
-        if (rc)
-            return zs_cli_fail(&e);
     }
+    take_flags(a);
+    if (zs_cli_nccl_apply(&a->fl, &a->nccl, &e))
+        return zs_cli_fail(&e);
     for (int i = optind; i < argc; i++)
         if ((st = add_file(a, argv[i])))
             return st;

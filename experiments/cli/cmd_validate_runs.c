@@ -32,64 +32,41 @@ static const char runs_help[] =
     "tokens_s_gpu,model_tflops_gpu; '#' comments; an empty cell is not published\n"
     "(recompute defaults to none, zero to 1: the distributed optimizer).\n"
     "\n"
-    "options:\n"
-    "  --runs FILE         the runs (e.g. shared/reference/e2e/nemo-24.07-dgx-h100.csv)\n"
-    "  --cluster C         the hardware the runs used (nodes: as many as a run needs)\n"
-    "  --interference on|off  compute slowed under the overlapped DP collectives by\n"
-    "                      the SMs NCCL's CTAs hold (default on; interference_ms)\n"
-    "  --plot FILE|none    error_pct per run against the +-8% / +-20% goals, .png,\n"
-    "                      .svg or .pdf by its extension (default none; needs gnuplot)\n"
-    "  --format table|csv|json\n";
+    "options:\n";
 
 typedef struct runs_args {
     const char *runs, *cluster, *plot;
     zs_format fmt;
     int interference;
+    zs_cli_flags fl; /* the shared flags as given: cluster points into it */
 } runs_args;
+
+static const zs_opt_spec runs_own[] = {
+    ZS_OPT_ROW("runs", ZS_OPT_TEXT, runs_args, runs, 0, 0, NULL, "FILE",
+               "the runs (e.g. shared/reference/e2e/nemo-24.07-dgx-h100.csv)"),
+    {.cli = "interference",
+     .type = ZS_OPT_ENUM,
+     ZS_OPT_FIELD(runs_args, interference),
+     .values = "off|on",
+     .deftext = "on",
+     .arg = "on|off",
+     .help = "compute slowed under the overlapped DP collectives by the SMs NCCL's CTAs hold "
+             "(interference_ms)"}};
+static const zs_cli_use runs_uses[] = {
+    {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
+    {ZS_F_PLOT, "error_pct per run against the +-8% / +-20% goals (default none; needs gnuplot)"},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
 
 static int parse_args(int argc, char **argv, runs_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"runs", required_argument, 0, 'r'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"plot", required_argument, 0, 'p'},
-                                         {"interference", required_argument, 0, 'i'},
-                                         {0, 0, 0, 0}};
-    zs_err e;
-    zs_err_clear(&e);
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(runs_help, stdout);
-            return 0;
-        case 'r':
-            a->runs = optarg;
-            break;
-        case 'C':
-            a->cluster = optarg;
-            break;
-        case 'f':
-            if (zs_format_parse(optarg, &a->fmt, &e))
-                return zs_cli_fail(&e);
-            break;
-        case 'i':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-                return zs_cli_usage_error("validate", "--interference takes on or off, not '%s'",
-                                          optarg);
-            a->interference = !strcmp(optarg, "on");
-            break;
-        case 'p':
-            if (zs_cli_plot_check(optarg, &e))
-                return zs_cli_fail(&e);
-            a->plot = strcmp(optarg, "none") == 0 ? NULL : optarg;
-            break;
-        default:
-            return zs_cli_bad_option("validate", c, argv);
-        }
-    }
+    static const zs_cli_cmd cmd = {"validate", runs_help, runs_own, 2, runs_uses, NULL};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
+    a->cluster = zs_cli_given(&a->fl, ZS_P_CLUSTER);
+    a->plot = a->fl.plot && strcmp(a->fl.plot, "none") ? a->fl.plot : NULL;
+    a->fmt = a->fl.fmt;
     if (optind < argc)
         return zs_cli_usage_error("validate", "unexpected argument '%s' with --runs", argv[optind]);
     if (!a->runs)
@@ -329,7 +306,7 @@ static void plot(const char *path, const zs_runs *rs, const outcome *o)
 
 int zs_cmd_validate_runs(int argc, char **argv)
 {
-    runs_args a = {NULL, NULL, NULL, ZS_FMT_TABLE, 1};
+    runs_args a = {0};
     int st = parse_args(argc, argv, &a);
     if (st >= 0)
         return st;

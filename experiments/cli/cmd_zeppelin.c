@@ -21,12 +21,14 @@ static const char zep_help[] =
     "across nodes at >= m_inter x GPUs per node (when it outweighs a node).\n"
     "\n"
     "options:\n"
-    "  --model M                model preset or JSON file (required)\n"
-    "  --cluster C              cluster preset or JSON file (required)\n"
-    "  --nodes N                number of nodes (default: the preset's)\n"
     "  --tp N                   tensor-parallel degree (default 1)\n"
-    "  --k N                    NICs per routed transfer (default: from bandwidths)\n"
-    "  --format table|csv|json  output format (default table)\n";
+    "  --k N                    NICs per routed transfer (default: from bandwidths)\n";
+
+static const zs_cli_use uses[] = {{ZS_FP(MODEL), "required"},
+                                  {ZS_FP(CLUSTER), "required"},
+                                  {ZS_FP(NODES), NULL},
+                                  {ZS_F_FORMAT, NULL},
+                                  {0, NULL}};
 
 static void row(zs_table *t, const char *key, const char *unit, const char *fmt, double v,
                 const char *why)
@@ -37,16 +39,15 @@ static void row(zs_table *t, const char *key, const char *unit, const char *fmt,
 
 int zs_cmd_zeppelin(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'},        {"format", required_argument, 0, 'f'},
-        {"model", required_argument, 0, 'm'}, {"cluster", required_argument, 0, 'c'},
-        {"nodes", required_argument, 0, 'n'}, {"tp", required_argument, 0, 't'},
-        {"k", required_argument, 0, 'k'},     {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"tp", required_argument, 0, 't'}, {"k", required_argument, 0, 'k'}, {0, 0, 0, 0}};
+    struct option opts[ZS_CLI_MAX_OPTS];
+    zs_cli_longopts(uses, own, opts);
+    zs_cli_flags fl;
+    zs_cli_flags_init(&fl);
     zs_err e;
     zs_err_clear(&e);
-    zs_format fmt = ZS_FMT_TABLE;
-    long nodes = 0, tp = 1, k = 0;
-    const char *model = NULL, *cluster = NULL;
+    long tp = 1, k = 0;
     int c;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -54,19 +55,8 @@ int zs_cmd_zeppelin(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(zep_help, stdout);
+            zs_cli_flags_help(stdout, uses);
             return 0;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        case 'm':
-            model = optarg;
-            break;
-        case 'c':
-            cluster = optarg;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 65536, &nodes, &e);
-            break;
         case 't':
             rc = zs_cli_parse_int("--tp", optarg, 1, 64, &tp, &e);
             break;
@@ -74,11 +64,15 @@ int zs_cmd_zeppelin(int argc, char **argv)
             rc = zs_cli_parse_int("--k", optarg, 1, ZS_ZEP_MAX_K, &k, &e);
             break;
         default:
-            return zs_cli_bad_option("zeppelin", c, argv);
+            if ((rc = zs_cli_flag("zeppelin", c, argv, &fl)))
+                return rc;
         }
         if (rc)
             return zs_cli_fail(&e);
     }
+    zs_format fmt = fl.fmt;
+    long nodes = fl.p.nodes;
+    const char *model = zs_cli_given(&fl, ZS_P_MODEL), *cluster = zs_cli_given(&fl, ZS_P_CLUSTER);
     if (argc - optind != 1 || strcmp(argv[optind], "thresholds") != 0)
         return zs_cli_usage_error("zeppelin", "expected the subcommand 'thresholds'");
     if (!model || !cluster)

@@ -64,8 +64,8 @@ has docs-floor "$TMP/simdoc" "defaults \`--gpus $fgpus --width $fw --transfers $
 
 # ---- bench plan: GPUs, tokens, best of ----
 pgpus=$(sed -n 's/.*(default: Zeppelin, \([0-9]*\)$/\1/p' "$TMP/plan")
-ptok=$(sed -n 's/.*--tokens (\([0-9]*\) x 2^20).*/\1/p' "$TMP/plan")
-preps=$(sed -n 's/.*--reps (\([0-9]*\)).*/\1/p' "$TMP/plan")
+ptok=$(def "$TMP/plan" --tokens | sed -n 's/^\([0-9]*\)M$/\1/p')
+preps=$(def "$TMP/plan" --reps)
 for v in pgpus ptok preps; do nonempty "plan-$v" "${!v}"; done
 has plan-help "$TMP/plan" "GPUs of cluster-a, llama-7b, ${ptok}M tokens"
 has top-plan "$TMP/top" "\`bench plan\` a planner at $pgpus GPUs"

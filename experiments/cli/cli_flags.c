@@ -1,0 +1,301 @@
+/* The command line's shared flags: see cli_flags.h. */
+#include "cli_flags.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "zs_calib.h"
+#include "zs_nccl.h"
+
+/* Checks of the text rows: a plot's format, NCCL_ALGO / NCCL_PROTO lists
+ * (checked when given, applied later); errors take the caller's code. */
+static int as_code(int rc, int code, zs_err *e)
+{
+    if (rc)
+        e->code = code;
+    return rc;
+}
+
+static int check_plot(char *val, size_t n, int code, zs_err *e)
+{
+    (void)n;
+    return as_code(zs_cli_plot_check(val, e), code, e);
+}
+
+static int check_algo(char *val, size_t n, int code, zs_err *e)
+{
+    unsigned mask = (unsigned)n;
+    return as_code(zs_nccl_algo_mask_parse(val, &mask, e), code, e);
+}
+
+static int check_proto(char *val, size_t n, int code, zs_err *e)
+{
+    unsigned mask = (unsigned)n;
+    return as_code(zs_nccl_proto_mask_parse(val, &mask, e), code, e);
+}
+
+_Static_assert(sizeof(zs_format) == sizeof(int), "--format is an ENUM row: an int field");
+
+#define F(m) ZS_OPT_FIELD(zs_cli_flags, m)
+
+/* Indexed by ZS_F_* - ZS_F_BASE. Defaults that differ from command to
+ * command (where --out writes, which GPU) are in the commands' notes. */
+static const zs_opt_spec flags[] = {
+    [ZS_F_FORMAT - ZS_F_BASE] = {.cli = "format",
+                                 .type = ZS_OPT_ENUM,
+                                 F(fmt),
+                                 .values = "table|csv|json",
+                                 .deftext = "table",
+                                 .arg = "table|csv|json",
+                                 .help = "output format"},
+    [ZS_F_QUIET - ZS_F_BASE] = {.cli = "quiet",
+                                .type = ZS_OPT_FLAG,
+                                F(quiet),
+                                .max = 1,
+                                .help = "no progress on stderr (default: on a terminal one line "
+                                        "rewritten in place; in a log a line when a step "
+                                        "finishes and at most one every 10 s between, with the "
+                                        "time elapsed and, once it can be estimated, the time "
+                                        "left)"},
+    [ZS_F_GPU - ZS_F_BASE] =
+        ZS_OPT_ROW("gpu", ZS_OPT_TEXT, zs_cli_flags, gpu, 0, 0, NULL, "NAME|FILE",
+                   "GPU: a preset (`zepsim list gpus`) or a JSON file"),
+    [ZS_F_OUT - ZS_F_BASE] =
+        ZS_OPT_ROW("out", ZS_OPT_TEXT, zs_cli_flags, out, 0, 0, NULL, "PATH", "where to write"),
+    [ZS_F_DIR - ZS_F_BASE] = ZS_OPT_ROW("dir", ZS_OPT_TEXT, zs_cli_flags, dir, 0, 0, NULL, "DIR",
+                                        "folder of the figure specs (default: $ZEPSIM_SPECS, "
+                                        "./experiments/specs, the installed specs, or the source "
+                                        "tree zepsim was built from)"),
+    [ZS_F_DB - ZS_F_BASE] = ZS_OPT_ROW("db", ZS_OPT_TEXT, zs_cli_flags, db, 0, 0, NULL, "FILE",
+                                       "results database (default zepsim.db)"),
+    [ZS_F_PLOT - ZS_F_BASE] = {.cli = "plot",
+                               .type = ZS_OPT_TEXT,
+                               F(plot),
+                               .arg = "FILE|none",
+                               .check = check_plot,
+                               .help = "plot in the format its extension names (.png, .svg, "
+                                       ".pdf); none: no plot"},
+    [ZS_F_NCCL_COLUMN - ZS_F_BASE] = {.cli = "nccl-column",
+                                      .type = ZS_OPT_ENUM,
+                                      F(nccl_inplace),
+                                      .values = "out-of-place|in-place",
+                                      .deftext = "out-of-place",
+                                      .arg = "out-of-place|in-place",
+                                      .help = "nccl-tests time column to read"},
+    [ZS_F_NCCL_ALGO - ZS_F_BASE] = {.cli = "nccl-algo",
+                                    .type = ZS_OPT_TEXT,
+                                    F(nccl_algo),
+                                    .arg = "LIST",
+                                    .check = check_algo,
+                                    .help = "NCCL_ALGO: ring, tree, nvls, nvls-tree, "
+                                            "collnet-direct, collnet-chain, pat; comma list, "
+                                            "^LIST excludes"},
+    [ZS_F_NCCL_PROTO - ZS_F_BASE] = {.cli = "nccl-proto",
+                                     .type = ZS_OPT_TEXT,
+                                     F(nccl_proto),
+                                     .arg = "LIST",
+                                     .check = check_proto,
+                                     .help = "NCCL_PROTO: LL, LL128, Simple, as --nccl-algo"},
+    [ZS_F_COLLECTIVE - ZS_F_BASE] =
+        ZS_OPT_ROW("collective", ZS_OPT_TEXT, zs_cli_flags, collective, 0, 0, NULL, "NAME",
+                   "the collective every nccl-tests run measured (all-reduce, all-gather, "
+                   "reduce-scatter, all-to-all, sendrecv); default: the log's command line, "
+                   "else the file name, else its rows"),
+};
+#undef F
+
+_Static_assert(sizeof flags / sizeof flags[0] == ZS_F_END - ZS_F_BASE, "a row for every flag");
+
+/* The row of a getopt value, and in *base the struct its field is in;
+ * NULL for another value. */
+static const zs_opt_spec *row_of(int id, zs_cli_flags *f, void **base)
+{
+    if (id >= ZS_F_BASE && id < ZS_F_END) {
+        *base = f;
+        return &flags[id - ZS_F_BASE];
+    }
+    *base = f ? &f->p : NULL;
+    return id >= ZS_PO_BASE ? zs_popt_at(id - ZS_PO_BASE) : NULL;
+}
+
+void zs_cli_flags_init(zs_cli_flags *f)
+{
+    memset(f, 0, sizeof *f);
+    zs_point_cfg_default(&f->p);
+    zs_opt_defaults(flags, ZS_F_END - ZS_F_BASE, f);
+}
+
+const char *zs_cli_given(const zs_cli_flags *f, zs_popt_row r)
+{
+    const zs_opt_spec *o = zs_popt_at(r);
+    return o && (f->given >> r & 1) ? (const char *)&f->p + o->off : NULL;
+}
+
+void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_use *out)
+{
+    int n = 0;
+    for (int r = 0; r < ZS_P_COUNT; r++) {
+        int skipped = !zs_popt_at(r)->cli;
+        for (int i = 0; skip && skip[i] != ZS_P_COUNT && !skipped; i++)
+            skipped = (int)skip[i] == r;
+        if (!skipped)
+            out[n++] = (zs_cli_use){ZS_PO_BASE + r, NULL};
+    }
+    out[n++] = (zs_cli_use){ZS_F_FORMAT, NULL};
+    for (int i = 0; extra && extra[i].id && n < ZS_CLI_MAX_OPTS - 1; i++)
+        out[n++] = extra[i];
+    out[n] = (zs_cli_use){0, NULL};
+}
+
+void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
+{
+    int n = 0;
+    out[n++] = (struct option){"help", no_argument, 0, 'h'};
+    for (int i = 0; own && own[i].name && n < ZS_CLI_MAX_OPTS - 1; i++)
+        out[n++] = own[i];
+    for (int i = 0; uses && uses[i].id && n < ZS_CLI_MAX_OPTS - 1; i++) {
+        void *base;
+        const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
+        if (o && o->cli)
+            out[n++] =
+                (struct option){o->cli, o->arg ? required_argument : no_argument, 0, uses[i].id};
+    }
+    out[n] = (struct option){0, 0, 0, 0};
+}
+
+void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
+{
+    char head[96];
+    snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
+    fputs(head, f);
+    int col = (int)strlen(head);
+    if (col > 30) {
+        fputc('\n', f);
+        col = 0;
+    }
+    int start = col + 2 > 25 ? col + 2 : 25;
+    fprintf(f, "%*s", start - col, "");
+    col = start;
+    for (const char *p = text; *p;) {
+        size_t w = strcspn(p, " ");
+        if (col > start && col + 1 + (int)w > 79) {
+            fprintf(f, "\n%25s", "");
+            col = start = 25;
+        } else if (col > start) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)w, p);
+        col += (int)w;
+        p += w;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', f);
+}
+
+/* Row o's --help entry: its help, then the command's note, else its
+ * default. */
+static void help_row(FILE *f, const zs_opt_spec *o, const char *note)
+{
+    char text[800];
+    const char *def = zs_opt_default(o);
+    if (note)
+        snprintf(text, sizeof text, "%s; %s", o->help, note);
+    else if (def[0] && o->type != ZS_OPT_FLAG && o->type != ZS_OPT_OPTSET &&
+             o->type != ZS_OPT_RANGE)
+        snprintf(text, sizeof text, "%s (default %s)", o->help, def);
+    else
+        snprintf(text, sizeof text, "%s", o->help);
+    zs_cli_help_entry(f, o->cli, o->arg, text);
+}
+
+void zs_cli_flags_help(FILE *f, const zs_cli_use *uses)
+{
+    for (int i = 0; uses && uses[i].id; i++) {
+        void *base;
+        const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
+        if (o && o->cli)
+            help_row(f, o, uses[i].note);
+    }
+}
+
+/* Sets row o's field in base from optarg (a flag without a value: 1) and
+ * resolves its name; 0 or the exit status, the error printed. */
+static int take(const zs_opt_spec *o, void *base)
+{
+    zs_err e;
+    zs_err_clear(&e);
+    char where[64];
+    snprintf(where, sizeof where, "--%s", o->cli);
+    if (zs_opt_parse(o, o->arg ? optarg : "1", ZS_EUSAGE, where, base, &e) ||
+        zs_opt_check(o, base, ZS_EUSAGE, where, &e))
+        return zs_cli_fail(&e);
+    return 0;
+}
+
+int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
+{
+    void *base;
+    const zs_opt_spec *o = row_of(c, f, &base);
+    if (!o || !o->cli)
+        return zs_cli_bad_option(cmd, c, argv);
+    int st = take(o, base);
+    if (!st && base == &f->p)
+        f->given |= 1ULL << (c - ZS_PO_BASE);
+    return st;
+}
+
+void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
+{
+    fputs(cmd->head, out);
+    for (int i = 0; i < cmd->nown; i++)
+        help_row(out, &cmd->own[i], NULL);
+    zs_cli_flags_help(out, cmd->uses);
+    if (cmd->tail)
+        fputs(cmd->tail, out);
+}
+
+int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f)
+{
+    struct option own[ZS_CLI_MAX_OPTS], opts[ZS_CLI_MAX_OPTS];
+    int n = 0;
+    for (; n < cmd->nown && n < ZS_CLI_MAX_OPTS - 1; n++)
+        own[n] = (struct option){cmd->own[n].cli, cmd->own[n].arg ? required_argument : no_argument,
+                                 0, ZS_CLI_OWN + n};
+    own[n] = (struct option){0, 0, 0, 0};
+    zs_cli_longopts(cmd->uses, own, opts);
+    zs_opt_defaults(cmd->own, cmd->nown, args);
+    zs_cli_flags_init(f);
+    int c, st;
+    zs_cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            zs_cli_help(stdout, cmd);
+            return 0;
+        }
+        st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
+                                                           : zs_cli_flag(cmd->name, c, argv, f);
+        if (st)
+            return st;
+    }
+    return -1;
+}
+
+int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e)
+{
+    s->nccl_inplace = f->nccl_inplace;
+    int rc = ZS_OK;
+    const char *where = "--collective";
+    if (f->collective)
+        rc = zs_meas_set_collective(s, f->collective, e);
+    if (!rc && f->nccl_algo && (where = "--nccl-algo"))
+        rc = zs_nccl_algo_mask_parse(f->nccl_algo, &s->nccl_algo_mask, e);
+    if (!rc && f->nccl_proto && (where = "--nccl-proto"))
+        rc = zs_nccl_proto_mask_parse(f->nccl_proto, &s->nccl_proto_mask, e);
+    if (rc) {
+        e->code = ZS_EUSAGE;
+        snprintf(e->where, sizeof e->where, "%s", where);
+    }
+    return rc;
+}

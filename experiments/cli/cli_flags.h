@@ -1,0 +1,125 @@
+/* The command line's shared flags: one table of the flags several
+ * commands take (--format, --quiet, --gpu, --out, --dir, --db, --plot),
+ * rows of the option engine (core/zs_opts.h) like the study-point options
+ * (--model, --cluster, --nodes, --calib, --seed, ...: zs_point_opts.h),
+ * from which every command's getopt table, its --help lines and its
+ * parsing of those flags are generated. A command lists the flags it
+ * takes (zs_cli_use: a row and, where the flag means something particular
+ * to it, a note) next to its own options, so a shared flag's spelling,
+ * value name, range, default and error message are written once. */
+#ifndef ZS_CLI_FLAGS_H
+#define ZS_CLI_FLAGS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "zs_opts.h"
+#include "zs_output.h"
+#include "zs_point.h"
+#include "zs_point_opts.h"
+
+/* getopt values: ZS_PO_BASE + a study-point row (ZS_FP(MODEL)), the
+ * shared flags from ZS_F_BASE; a command's own options use characters or
+ * values from 2000 to 2999. */
+enum { ZS_PO_BASE = 1000, ZS_F_BASE = 3000 };
+#define ZS_FP(row) (ZS_PO_BASE + ZS_P_##row)
+typedef enum zs_cli_flag_id {
+    ZS_F_FORMAT = ZS_F_BASE,
+    ZS_F_QUIET,
+    ZS_F_GPU,
+    ZS_F_OUT,
+    ZS_F_DIR,
+    ZS_F_DB,
+    ZS_F_PLOT,
+    ZS_F_NCCL_COLUMN, /* how calib fit and validate read nccl-tests logs */
+    ZS_F_NCCL_ALGO,
+    ZS_F_NCCL_PROTO,
+    ZS_F_COLLECTIVE,
+    ZS_F_END
+} zs_cli_flag_id;
+
+/* Rows of a command's getopt table (--help, its own options, the shared
+ * flags it takes, the terminating zero row). */
+#define ZS_CLI_MAX_OPTS 64
+
+/* What the shared flags were given as. The study-point options start at
+ * their defaults (zs_point_cfg_default); zs_cli_given tells which were
+ * given. */
+typedef struct zs_cli_flags {
+    zs_point_cfg p;
+    unsigned long long given; /* bit r: study-point row r was given */
+    zs_format fmt;            /* --format (default table) */
+    int quiet;                /* --quiet */
+    /* the text given, NULL when not */
+    const char *gpu, *out, *dir, *db, *plot;
+    int nccl_inplace; /* --nccl-column: 0 out-of-place, 1 in-place */
+    const char *nccl_algo, *nccl_proto, *collective;
+} zs_cli_flags;
+
+void zs_cli_flags_init(zs_cli_flags *f);
+/* The text of a study-point option given on the command line (a name or
+ * a path), NULL when it was not given. */
+const char *zs_cli_given(const zs_cli_flags *f, zs_popt_row r);
+
+/* A flag a command takes: its getopt value (ZS_FP(..) or ZS_F_..) and,
+ * where the flag means something particular to the command (what it
+ * applies to, another default), a note added to the row's help; a list
+ * ends with a zero row. */
+typedef struct zs_cli_use {
+    int id;
+    const char *note;
+} zs_cli_use;
+
+/* The uses of a command that runs a study point: every study-point option
+ * except the rows in skip (ended by ZS_P_COUNT; NULL: none), then
+ * --format, then extra (ended by a zero row; NULL: none). out holds
+ * ZS_CLI_MAX_OPTS rows. */
+void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_use *out);
+
+/* Builds a command's getopt table into out[ZS_CLI_MAX_OPTS]: --help, its
+ * own options (own, ended by a zero row; NULL: none) and the shared flags
+ * it takes. */
+void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out);
+
+/* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
+ * gutter, the text wrapped at 79 columns. */
+void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text);
+/* The --help entries of the shared flags a command takes: the row's help,
+ * then the note, else the row's default. */
+void zs_cli_flags_help(FILE *f, const zs_cli_use *uses);
+
+/* Handles getopt result c (with optarg) of command cmd as a shared flag:
+ * parses the value into f and resolves names (an unknown model or method
+ * fails here, before anything runs). Returns 0 when it was one and its
+ * value is good; otherwise prints the error (a bad value, or an option
+ * cmd does not know) and returns the exit status. */
+int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f);
+
+/* How calib fit and validate read nccl-tests logs, from --nccl-column,
+ * --nccl-algo, --nccl-proto and --collective, into s; on error fills e
+ * (ZS_EUSAGE naming the flag). */
+struct zs_meas_set;
+int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e);
+
+/* A command's options as tables: its own options, field rows of the
+ * command's argument struct (getopt values ZS_CLI_OWN + row), and the
+ * shared flags it takes. */
+enum { ZS_CLI_OWN = 2000 };
+typedef struct zs_cli_cmd {
+    const char *name;       /* "timeline": in messages */
+    const char *head;       /* --help before the options: usage, what it does, "options:" */
+    const zs_opt_spec *own; /* its own options (NULL: none) */
+    int nown;
+    const zs_cli_use *uses; /* the shared flags it takes */
+    const char *tail;       /* --help after the options (NULL: none) */
+} zs_cli_cmd;
+
+/* The whole option parse of a command: the own options into args (set to
+ * their defaults first), the shared flags into f (set by zs_cli_flags_init
+ * first); --help prints head, the options' help lines and tail. -1:
+ * parsed (optind at the first operand); otherwise the exit status. */
+int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f);
+/* The --help text of a command (head, options, tail). */
+void zs_cli_help(FILE *out, const zs_cli_cmd *cmd);
+
+#endif
