@@ -46,8 +46,8 @@ expect_rc max-tokens 0 "$ZEPSIM" show model llama-7b --dp 8 --zero 3 &&
   expect_out max-tokens "^max_tokens_per_gpu +[1-9][0-9]* tokens$"
 # run and simulate: one default backend (the --help texts and the headers
 # agree), and --quiet in both, silencing the progress lines on stderr
-def_sim=$("$ZEPSIM" simulate --help | grep -A1 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
-def_run=$("$ZEPSIM" run --help | grep -A1 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
+def_sim=$("$ZEPSIM" simulate --help | grep -A4 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
+def_run=$("$ZEPSIM" run --help | grep -A4 -- '^  --backend' | grep -o '(default [a-z]*' | head -1)
 if [ -n "$def_sim" ] && [ "$def_sim" = "$def_run" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL default-backend-help: simulate '$def_sim', run '$def_run'"; FAILS=$((FAILS + 1)); fi
 PT=(--method te-cp --nodes 1 --group 8 --context 16384)
