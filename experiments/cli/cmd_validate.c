@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "validate_runs.h"
 #include "zs_calib_score.h"
+#include "zs_cost_model.h"
 
 static const char validate_help[] =
     "usage: zepsim validate [--calib FILE] --against FILE... [FILE...] [options]\n"
@@ -226,8 +227,10 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
         v->cal = v->base;
         v->base = NULL;
     }
-    if (rc == ZS_OK && !(v->cost = zs_cost_calibrated_new(&v->cm, &v->cl, v->cal)))
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    /* Through the cost-model table, as every command builds its cost; a
+     * calibration is always there by now, so it is the calibrated row. */
+    if (rc == ZS_OK)
+        rc = zs_cost_build(&v->cm, &v->cl, v->cal, &v->cost, e);
     return rc;
 }
 
