@@ -105,6 +105,7 @@ static const zs_opt_spec flags[] = {
 #undef F
 
 _Static_assert(sizeof flags / sizeof flags[0] == ZS_F_END - ZS_F_BASE, "a row for every flag");
+_Static_assert(ZS_P_COUNT <= 64, "zs_cli_flags.given has a bit per study-point row");
 
 /* The row of a getopt value, and in *base the struct its field is in;
  * NULL for another value. */
@@ -241,7 +242,9 @@ int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
     if (!o || !o->cli)
         return zs_cli_bad_option(cmd, c, argv);
     int st = take(o, base);
-    if (!st && base == &f->p)
+    /* Only a study-point row has a bit: a command's own rows may write
+     * into its own zs_point_cfg too (base == &f->p) with values from 2000. */
+    if (!st && c >= ZS_PO_BASE && c < ZS_PO_BASE + ZS_P_COUNT)
         f->given |= 1ULL << (c - ZS_PO_BASE);
     return st;
 }
