@@ -287,22 +287,25 @@ static int kway(pstate *P, const int64_t *verts, int64_t n, int k, double eps, z
         free(L.cload);
         return oom(e);
     }
-    double M = 0, C = 0, mmax = 0, cmax = 0;
+    double M = 0, C = 0, cmax = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t v = verts[i];
         M += P->mem[v];
         C += P->comp[v];
-        mmax = P->mem[v] > mmax ? P->mem[v] : mmax;
         cmax = P->comp[v] > cmax ? P->comp[v] : cmax;
     }
-    /* A cap below the mean plus the heaviest vertex may have no solution. */
-    L.capm = (1 + P->in->eps_mem) * M / k;
-    L.capm = L.capm < M / k + mmax ? M / k + mmax : L.capm;
+    /* A compute cap below the mean plus the heaviest block may leave the
+     * rebalancing nothing to move; the memory cap is at least what the
+     * contiguous split gives (within one block of the mean), so the
+     * initial placement is feasible. */
     L.capc = (1 + eps) * C / k;
     L.capc = L.capc < C / k + cmax ? C / k + cmax : L.capc;
     for (int64_t v = 0; v < P->nv; v++)
         P->loc[v] = -1;
     initial(P, &L);
+    L.capm = (1 + P->in->eps_mem) * M / k;
+    for (int p = 0; p < k; p++)
+        L.capm = L.mload[p] > L.capm ? L.mload[p] : L.capm;
     int rc = rebalance(P, &L, e);
     if (!rc)
         refine(P, &L);

@@ -26,8 +26,9 @@
  * gain first), then greedy positive-gain refinement passes (Fiduccia-
  * Mattheyses moves without the negative-gain moves and rollback, as in
  * label-propagation refinement) under both caps: memory
- * (1 + eps_mem) x mean, compute (1 + eps) x mean, each at least the mean
- * plus the heaviest vertex. Ties: lowest vertex id, then lowest part.
+ * (1 + eps_mem) x mean (at least the contiguous split's largest part),
+ * compute (1 + eps) x mean (at least the mean plus the heaviest block).
+ * Ties: lowest vertex id, then lowest part.
  * Pure algorithm; depends on zs_err only. */
 #ifndef ZS_DCP_PART_INTERNAL_H
 #define ZS_DCP_PART_INTERNAL_H
