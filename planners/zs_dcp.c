@@ -583,6 +583,24 @@ out:
     return ZS_OK;
 }
 
+/* The decisions alone (the planner's decide hook, `zepsim bench plan`):
+ * blocks, placement, stages and traffic, without the schedule; what DCP's
+ * data loader computes per batch ahead of training. DCP has no document
+ * classes. */
+static int decide_only(const zs_plan_ctx *ctx, const zs_batch *batch, int *classes, zs_err *e)
+{
+    (void)classes;
+    dcp_opts o;
+    int rc = read_opts(ctx, &o, e);
+    if (rc)
+        return rc;
+    dcp D;
+    memset(&D, 0, sizeof D);
+    rc = decide(&D, ctx, batch, &o, e);
+    dcp_free(&D);
+    return rc;
+}
+
 static const zs_opt_spec *const options[] = {&opt_block,  &opt_mem_eps, &opt_comp_eps, &opt_inter,
                                              &opt_stages, &opt_passes,  &zs_opt_tp,    NULL};
 
@@ -591,4 +609,5 @@ const zs_planner_ops zs_planner_dcp = {
     .summary = "DCP (reconstructed): documents cut into blocks, data and compute blocks placed "
                "per batch by hypergraph partitioning (nodes, then devices), staged fetches",
     .options = options,
-    .plan = plan};
+    .plan = plan,
+    .decide = decide_only};
