@@ -38,6 +38,7 @@ static const struct {
     {"usp", "cp=4,ulysses=2"},
     {"flashcp", "cp=4"},
     {"dyn-cp", "max_seqlen=32768"},
+    {"dcp", "tp=2,block=8192"},
     {"distca", "tp=2"},
     {"auto", ""},
 };

@@ -94,6 +94,12 @@ static_ms=$(grep -o '"iter_ms": [0-9.]*' "$TMP/out")
 expect_rc tecp-same 0 "$ZEPSIM" simulate --method te-cp --backend analytic --nodes 2 --iterations 1 \
   --format json
 expect_out tecp-same "$static_ms"
+# DCP on both backends, validated: its placement is in the notes
+for b in analytic sim; do
+  expect_rc "dcp-$b" 0 "$ZEPSIM" compare --methods te-cp,dcp --backend "$b" --nodes 2 \
+    --iterations 1 --validate --plot none
+  expect_out "dcp-$b" "^  dcp +dcp: 16 slots \(TP groups of 1\) on 2 nodes.*compute imbalance [0-9.]+"
+done
 # Plain-4D's loader fills every window: tokens per iteration = PP x DP x window
 expect_rc plain-full 0 "$ZEPSIM" simulate --method plain-4d --opt tp=4,cp=2,pp=2,window=32768 \
   --backend analytic --nodes 2 --iterations 2 --format json
