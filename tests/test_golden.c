@@ -38,6 +38,7 @@ static const struct {
     {"usp", "cp=4,ulysses=2"},
     {"flashcp", "cp=4"},
     {"dyn-cp", "max_seqlen=32768"},
+    {"flexsp", ""},
     {"distca", "tp=2"},
     {"auto", ""},
 };
