@@ -93,7 +93,8 @@ static double seq_cost(void *arg, int32_t len, int n)
     const fcost *F = arg;
     zs_attn_block b = {0, 0, len, 0, len};
     int heads = F->hq / n > 0 ? F->hq / n : 1;
-    double fwd = zs_cost_attn(F->cost, &b, 1, heads, 0), bwd = zs_cost_attn(F->cost, &b, 1, heads, 1);
+    double fwd = zs_cost_attn(F->cost, &b, 1, heads, 0),
+           bwd = zs_cost_attn(F->cost, &b, 1, heads, 1);
     double attn = fwd * (1 + F->recompute) + bwd;
     return attn + (F->lin_rate + F->a2a_rate[log2i(n)]) * (double)len / n;
 }
@@ -108,7 +109,8 @@ static int rates(const zs_plan_ctx *ctx, const zs_cpg *c, int max_sp, fcost *F, 
     const zs_model *m = ctx->model;
     zs_iter_lin l;
     double T = (double)c->cap;
-    int rc = zs_iter_linear_time(ctx->cost, c->tp, ctx->cluster->gpus_per_node / c->tp, T, 0, &l, e);
+    int rc =
+        zs_iter_linear_time(ctx->cost, c->tp, ctx->cluster->gpus_per_node / c->tp, T, 0, &l, e);
     if (rc)
         return rc;
     double fwd = l.fwd_entry + l.fwd_post;
@@ -312,8 +314,8 @@ static int read_options(const zs_plan_ctx *ctx, const zs_cpg *c, int hq, int hkv
     }
     if (!pow2(min_sp) || min_sp > max_sp || c->nslots % min_sp != 0) {
         char fix[128];
-        snprintf(fix, sizeof fix, "give a power of two of at most max_sp=%ld dividing %d",
-                 max_sp, c->nslots);
+        snprintf(fix, sizeof fix, "give a power of two of at most max_sp=%ld dividing %d", max_sp,
+                 c->nslots);
         return zs_err_set(e, ZS_EUSAGE, opt_min_sp.key, fix,
                           "min_sp=%ld is not a power of two within max_sp that divides the %d "
                           "GPUs / tp",

@@ -34,7 +34,8 @@ static int64_t bucket_dp(const int32_t *len, int n, int B0, int64_t limit, int32
     if (B0 > n)
         B0 = n;
     size_t w = (size_t)n + 1;
-    int64_t *P = malloc(sizeof(int64_t) * w), *dp = malloc(sizeof(int64_t) * w * ((size_t)Bmax + 1));
+    int64_t *P = malloc(sizeof(int64_t) * w),
+            *dp = malloc(sizeof(int64_t) * w * ((size_t)Bmax + 1));
     int *arg = malloc(sizeof(int) * w * ((size_t)Bmax + 1));
     if (!P || !dp || !arg) {
         free(P);
@@ -324,8 +325,8 @@ int zs_flexsp_plan_micro(const zs_flexsp_cfg *cfg, const int32_t *plen, int n, i
     M.load = malloc(sizeof(double) * G);
     M.tok = malloc(sizeof(int64_t) * G);
     int rc = -1;
-    if (!order || !pl || !need || !asg || !best_asg || !c || !M.gk || !M.best_gk ||
-        !M.cnt || !M.load || !M.tok)
+    if (!order || !pl || !need || !asg || !best_asg || !c || !M.gk || !M.best_gk || !M.cnt ||
+        !M.load || !M.tok)
         goto out;
     for (int i = 0; i < n; i++)
         order[i] = i;
@@ -384,7 +385,8 @@ static int run_bounds(const zs_flexsp_cfg *cfg, const int32_t *len, int n, int32
         memcpy(plen, len, sizeof(int32_t) * (size_t)n);
         return 0;
     }
-    int32_t *asc = malloc(sizeof(int32_t) * (size_t)n), *bound = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *asc = malloc(sizeof(int32_t) * (size_t)n),
+            *bound = malloc(sizeof(int32_t) * (size_t)n);
     int used = -1;
     if (asc && bound) {
         int64_t total = 0;

@@ -74,12 +74,8 @@ static double linear_cost(void *arg, int32_t len, int n)
  * a GPU without a sequence (the MILP's "every group used"). */
 static void test_plan_micro(void)
 {
-    zs_flexsp_cfg cfg = {.nslots = 4,
-                         .min_sp = 1,
-                         .max_sp = 4,
-                         .cap = 100,
-                         .exact_max = 8,
-                         .cost = toy_cost};
+    zs_flexsp_cfg cfg = {
+        .nslots = 4, .min_sp = 1, .max_sp = 4, .cap = 100, .exact_max = 8, .cost = toy_cost};
     int32_t plen[] = {90, 100, 90};
     int ng, size[8], first[8], grp[3];
     double pred;
@@ -112,12 +108,8 @@ static void test_plan_micro(void)
  * ends at 70 (30 + 20 + 20), the optimum is 60 ({30, 30}, {20, 20, 20}). */
 static void test_exact_beats_greedy(void)
 {
-    zs_flexsp_cfg cfg = {.nslots = 2,
-                         .min_sp = 1,
-                         .max_sp = 1,
-                         .cap = 1000,
-                         .exact_max = 0,
-                         .cost = linear_cost};
+    zs_flexsp_cfg cfg = {
+        .nslots = 2, .min_sp = 1, .max_sp = 1, .cap = 1000, .exact_max = 0, .cost = linear_cost};
     int32_t plen[] = {30, 30, 20, 20, 20};
     int ng, size[4], first[4], grp[5];
     double pred;
@@ -138,12 +130,8 @@ static void test_exact_beats_greedy(void)
  * group (7600 + 50 x 200 = 17600). */
 static void test_solve(void)
 {
-    zs_flexsp_cfg cfg = {.nslots = 2,
-                         .min_sp = 1,
-                         .max_sp = 2,
-                         .cap = 100,
-                         .exact_max = 8,
-                         .cost = toy_cost};
+    zs_flexsp_cfg cfg = {
+        .nslots = 2, .min_sp = 1, .max_sp = 2, .cap = 100, .exact_max = 8, .cost = toy_cost};
     int32_t len[] = {40, 150, 60, 100};
     zs_flexsp_plan p;
     zs_err e;

@@ -113,8 +113,8 @@ static void test_exact_no_worse(void)
 
 static void test_planner_validates(void)
 {
-    static const char *const opts[] = {"", "min_sp=1", "buckets=0,exact=0", "tp=2",
-                                       "min_sp=4,max_sp=8", "max_sp=4"};
+    static const char *const opts[] = {"",     "min_sp=1",          "buckets=0,exact=0",
+                                       "tp=2", "min_sp=4,max_sp=8", "max_sp=4"};
     uint64_t x = 777;
     zs_test_env v;
     zs_test_env_init(&v, "llama-550m", 2, NULL);
