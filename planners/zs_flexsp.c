@@ -359,9 +359,12 @@ static void notes(const flexsp *F, const zs_flexsp_cfg *cfg, zs_plan_report *rep
                         "micro-batches",
                         p->nmicro, at ? h : "none", nb, pred * 1e3);
     zs_plan_report_note(rep,
-                        "reconstructed: FlexSP's MILP (SCIP) replaced by every multiset of group "
-                        "sizes with a greedy (exhaustive up to exact=%d sequences) assignment; "
-                        "costs from zepsim's cost model, not FlexSP's fitted one",
+                        "reconstructed: FlexSP's MILP (SCIP) replaced by %s with a greedy "
+                        "(exhaustive up to exact=%d sequences) assignment; costs from zepsim's "
+                        "cost model, not FlexSP's fitted one",
+                        cfg->nslots / cfg->min_sp <= ZS_FLEXSP_ENUM_UNITS
+                            ? "every multiset of group sizes"
+                            : "a local search over multisets of group sizes (splits and merges)",
                         cfg->exact_max);
 }
 

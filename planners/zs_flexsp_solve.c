@@ -264,17 +264,75 @@ static void search(micro *M, int i, double top)
     }
 }
 
+/* Evaluates the multiset in gk[0 .. G): the greedy assignment, then the
+ * exhaustive one when the micro-batch is small; either is recorded when it
+ * beats the best so far. */
+static void evaluate(micro *M)
+{
+    greedy(M);
+    if (M->n <= M->cfg->exact_max) {
+        reset(M);
+        M->nodes = 0;
+        search(M, 0, 0);
+    }
+}
+
+/* Sets gk from counts per size index, largest sizes first. */
+static void from_counts(micro *M, const int *cnt)
+{
+    M->G = 0;
+    for (int k = M->K - 1; k >= 0; k--)
+        for (int j = 0; j < cnt[k]; j++)
+            M->gk[M->G++] = k;
+}
+
+/* The local search for clusters too large to enumerate: from each
+ * partition into as many groups of one size as fit (the rest filled with
+ * the next smaller sizes), repeatedly take the best of the multisets one
+ * split (a group into two halves) or one merge (two equal groups into one)
+ * away, while that improves the largest group time. */
+static void climb(micro *M)
+{
+    int cnt[32], cur[32];
+    for (int k = 0; k < M->K; k++) {
+        int left = M->cfg->nslots;
+        for (int j = M->K - 1; j >= 0; j--) {
+            cnt[j] = j <= k ? left / size_of(M, j) : 0;
+            left -= cnt[j] * size_of(M, j);
+        }
+        from_counts(M, cnt);
+        evaluate(M);
+    }
+    for (double before = DBL_MAX; M->best < before;) {
+        before = M->best;
+        memset(cur, 0, sizeof cur);
+        for (int g = 0; g < M->best_G; g++)
+            cur[M->best_gk[g]]++;
+        for (int k = 0; k < M->K; k++) {
+            memcpy(cnt, cur, sizeof cnt);
+            if (k > 0 && cur[k] > 0) { /* split */
+                cnt[k]--;
+                cnt[k - 1] += 2;
+                from_counts(M, cnt);
+                evaluate(M);
+            }
+            memcpy(cnt, cur, sizeof cnt);
+            if (k + 1 < M->K && cur[k] >= 2) { /* merge */
+                cnt[k] -= 2;
+                cnt[k + 1]++;
+                from_counts(M, cnt);
+                evaluate(M);
+            }
+        }
+    }
+}
+
 /* Enumerates the multisets of group sizes (size indices k and below) that
  * fill `left` slots, largest sizes first, and evaluates each complete one. */
 static void enumerate(micro *M, int k, int left)
 {
     if (left == 0) {
-        greedy(M);
-        if (M->n <= M->cfg->exact_max) {
-            reset(M);
-            M->nodes = 0;
-            search(M, 0, 0);
-        }
+        evaluate(M);
         return;
     }
     if (k < 0)
@@ -345,8 +403,12 @@ int zs_flexsp_plan_micro(const zs_flexsp_cfg *cfg, const int32_t *plen, int n, i
     /* Every group used (the released MILP's constraint); when no multiset
      * can use all its groups (fewer sequences than any partition needs),
      * groups may stay idle. */
-    for (M.nonempty = 1; M.nonempty >= 0 && M.best == DBL_MAX; M.nonempty--)
-        enumerate(&M, M.K - 1, cfg->nslots);
+    for (M.nonempty = 1; M.nonempty >= 0 && M.best == DBL_MAX; M.nonempty--) {
+        if (cfg->nslots / cfg->min_sp <= ZS_FLEXSP_ENUM_UNITS)
+            enumerate(&M, M.K - 1, cfg->nslots);
+        else
+            climb(&M);
+    }
     if (M.best == DBL_MAX)
         goto out;
     int at = 0;

@@ -21,11 +21,13 @@
  *     each sequence in one group, a group's tokens / n within one GPU's
  *     capacity, group sizes powers of two in [min_sp, max_sp] summing to the
  *     GPUs, and every group used. The released solver hands this MILP to
- *     SCIP; here every multiset of group sizes is enumerated exactly and
- *     the assignment for each is searched exhaustively (branch and bound)
- *     when it is small and by the greedy "longest sequence to the group
- *     that finishes it first" otherwise (an approximation of SCIP's
- *     optimum). Groups are laid out largest first on consecutive GPUs, so
+ *     SCIP; here every multiset of group sizes is enumerated exactly (up
+ *     to 64 x min_sp GPUs; beyond, a local search splits and merges groups
+ *     from the best single-size partition) and the assignment for each is
+ *     searched exhaustively (branch and bound) when it is small and by the
+ *     greedy "longest sequence to the group that finishes it first"
+ *     otherwise (an approximation of SCIP's optimum, which itself stops at
+ *     a time limit). Groups are laid out largest first on consecutive GPUs, so
  *     each is aligned to its size (groups of up to a node's GPUs stay in a
  *     node).
  *
@@ -37,6 +39,11 @@
 #include <stdint.h>
 
 #include "zs_err.h"
+
+/* Multisets of group sizes are all enumerated up to this many GPUs / min_sp
+ * (1,827 multisets at 64; 27,337 at 128 and 1.1e9 at 1024): beyond, a
+ * local search keeps a planning step within milliseconds. */
+#define ZS_FLEXSP_ENUM_UNITS 64
 
 /* The predicted seconds of one sequence of len tokens on a group of n
  * GPUs (additive over a group's sequences, as FlexSP's cost model is). */

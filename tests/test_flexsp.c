@@ -7,6 +7,7 @@
  *     assignment that minimise the slowest group under a toy cost, every
  *     group used, and the exhaustive search beating the greedy one where
  *     longest-first greedy is known to miss (3, 3, 2, 2, 2 on two GPUs);
+ *   - the local search that replaces the enumeration on large clusters;
  *   - the whole solver: a batch over the cluster's capacity cut into two
  *     micro-batches, and an error naming a sequence no group holds;
  *   - the planner: whole documents on aligned power-of-two groups as
@@ -123,6 +124,31 @@ static void test_exact_beats_greedy(void)
     ZS_ASSERT_INT_EQ(grp[3], grp[4]);
 }
 
+/* 128 GPUs with groups of one allowed: past what is enumerated, the local
+ * search. 128 sequences of 50 tokens: one per GPU (2500 each) is best and
+ * is one of its starting points; one sequence of 12800 tokens needs all
+ * 128 GPUs (12800^2 / 128 + 50 x 12800). */
+static void test_climb(void)
+{
+    zs_flexsp_cfg cfg = {
+        .nslots = 128, .min_sp = 1, .max_sp = 128, .cap = 100, .exact_max = 8, .cost = toy_cost};
+    int32_t plen[128];
+    int ng, size[129], first[129], grp[128];
+    double pred;
+    for (int i = 0; i < 128; i++)
+        plen[i] = 50;
+    ZS_ASSERT_INT_EQ(zs_flexsp_plan_micro(&cfg, plen, 128, &ng, size, first, grp, &pred), 1);
+    ZS_ASSERT_INT_EQ(ng, 128);
+    CU_ASSERT_DOUBLE_EQUAL(pred, 2500, 1e-9);
+    for (int i = 0; i < 128; i++)
+        ZS_ASSERT_INT_EQ(grp[i], i);
+    plen[0] = 12800;
+    ZS_ASSERT_INT_EQ(zs_flexsp_plan_micro(&cfg, plen, 1, &ng, size, first, grp, &pred), 1);
+    ZS_ASSERT_INT_EQ(ng, 1);
+    ZS_ASSERT_INT_EQ(size[0], 128);
+    CU_ASSERT_DOUBLE_EQUAL(pred, 1920000, 1e-9);
+}
+
 /* Two GPUs of 100 tokens, sequences 40, 150, 60, 100 (350 tokens): two
  * micro-batches at least; the cut of 150, 100, 60, 40 is {150} | {100, 60,
  * 40} (200 tokens each at most). Micro-batch 0: 150 needs both GPUs.
@@ -222,6 +248,7 @@ int main(int argc, char **argv)
                                          {"chunk", test_chunk},
                                          {"plan_micro", test_plan_micro},
                                          {"exact_beats_greedy", test_exact_beats_greedy},
+                                         {"climb", test_climb},
                                          {"solve", test_solve},
                                          {"planner", test_planner},
                                          {NULL, NULL}};

@@ -3,7 +3,9 @@
  * every micro-batch partitions all GPUs into disjoint aligned groups of
  * power-of-two sizes within [min_sp, max_sp], each holding its documents
  * within one GPU's capacity per member and no document on a group smaller
- * than it needs; micro-batches hold at most the cluster's capacity; the
+ * than it needs (also on 128 and 256 GPUs, where a local search replaces
+ * the enumeration of group sizes); micro-batches hold at most the
+ * cluster's capacity; the
  * exhaustive assignment never predicts worse than the greedy one; and the
  * flexsp planner's schedules pass the plan validator (tokens, causal
  * blocks, messages, deadlock, memory). */
@@ -63,9 +65,11 @@ static void test_solve_random(void)
 {
     uint64_t x = 4242;
     for (int trial = 0; trial < 300; trial++) {
-        int nslots = 1 << (int)(zs_test_rng(&x) % 5); /* 1 .. 16 */
+        /* 1 .. 16 GPUs, and every tenth trial 128 or 256 with groups of
+         * one: past what is enumerated, the local search. */
+        int nslots = trial % 10 == 9 ? 128 << (trial / 10 % 2) : 1 << (int)(zs_test_rng(&x) % 5);
         int min_sp = 1 << (int)(zs_test_rng(&x) % 2);
-        if (min_sp > nslots)
+        if (min_sp > nslots || nslots >= 128)
             min_sp = 1;
         zs_flexsp_cfg cfg = {.nslots = nslots,
                              .min_sp = min_sp,
