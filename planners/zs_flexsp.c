@@ -99,11 +99,12 @@ static double seq_cost(void *arg, int32_t len, int n)
     return attn + (F->lin_rate + F->a2a_rate[log2i(n)]) * (double)len / n;
 }
 
-/* Per-token rates at one GPU's capacity (large enough that fixed launch
- * costs do not dominate): the linear ops of a layer (forward, backward and a
- * recomputed forward), and per group size the four Ulysses all-to-alls over
- * the group's first GPUs (groups are aligned to their size, so every group
- * of a size sees the same links). */
+/* Per-token rates at one GPU's capacity (a full shard: large enough that
+ * fixed launch and latency costs do not dominate, as FlexSP's linear model
+ * has none): the linear ops of a layer (forward, backward and a recomputed
+ * forward), and per group size the four Ulysses all-to-alls over the
+ * group's first GPUs (groups are aligned to their size, so every group of a
+ * size sees the same links; sizes past 1024 GPUs take the 1024 rate). */
 static int rates(const zs_plan_ctx *ctx, const zs_cpg *c, int max_sp, fcost *F, zs_err *e)
 {
     const zs_model *m = ctx->model;
@@ -120,10 +121,14 @@ static int rates(const zs_plan_ctx *ctx, const zs_cpg *c, int max_sp, fcost *F, 
     double tok_qkv = (double)(F->hq + 2 * hkv) * m->head_dim * m->dtype_bytes;
     int ranks[1 << 10];
     F->a2a_rate[0] = 0;
-    for (int n = 2; n <= max_sp && n <= (1 << 10); n *= 2) {
+    for (int n = 2; n <= max_sp; n *= 2) {
+        if (n > (1 << 10)) {
+            F->a2a_rate[log2i(n)] = F->a2a_rate[10];
+            continue;
+        }
         for (int k = 0; k < n; k++)
             ranks[k] = zs_cpg_rank(c, k);
-        double S = T / n;
+        double S = T;
         double a = zs_cost_collective(ctx->cost, ZS_COLL_ALLTOALL, ranks, n, S * tok_qkv) +
                    zs_cost_collective(ctx->cost, ZS_COLL_ALLTOALL, ranks, n, S * tok_q);
         /* Q/K/V and O forward (again when recomputed), dO and dQ/dK/dV
