@@ -1,12 +1,11 @@
 /* The planner interface: one global batch in, one schedule out.
  *
  * A method (local, te-cp, llama-cp, hybrid-dp, ulysses, usp, plain-4d,
- * fixed-4d, wlb-llm, zeppelin, flashcp, distca, dyn-cp, dcp, auto) is a zs_planner_ops
- * in its own file plus one row in zs_planners.def. Planners see the model, the cluster, the
- * cost model, the memory configuration and method options; they place
- * tokens, lower the plan to a schedule through the builder in
- * zs_schedule.h (and the shared layer helpers in zs_iteration.h), and fill a
- * small report. A method that packs its own batches (the 4D methods,
+ * fixed-4d, wlb-llm, zeppelin, flashcp, distca, dyn-cp, dcp, flexsp, auto) is a
+ * zs_planner_ops in its own file plus one row in zs_planners.def. Planners see the model, the
+ * cluster, the cost model, the memory configuration and method options; they place tokens, lower
+ * the plan to a schedule through the builder in zs_schedule.h (and the shared layer helpers in
+ * zs_iteration.h), and fill a small report. A method that packs its own batches (the 4D methods,
  * WLB-LLM's outlier queues) says so through its batcher hook, so every
  * caller that turns a trace into batches for a method gets the same
  * batches. Depends on the core and models only. */

@@ -39,6 +39,7 @@ static const struct {
     {"flashcp", "cp=4"},
     {"dyn-cp", "max_seqlen=32768"},
     {"dcp", "tp=2,block=8192"},
+    {"flexsp", ""},
     {"distca", "tp=2"},
     {"auto", ""},
 };
