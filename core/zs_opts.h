@@ -59,8 +59,12 @@ typedef enum zs_opt_type {
     ZS_OPT_OPTS,   /* method options "k=v,k=v", appended (repeatable) */
     ZS_OPT_OPTSET, /* command-line switch that appends its `values` ("routing=0") to opts */
     ZS_OPT_RANGE,  /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
-    ZS_OPT_TEXT    /* the given text itself, into a const char * field (a command line's
+    ZS_OPT_TEXT,   /* the given text itself, into a const char * field (a command line's
                     * argv string, which outlives the parse); NULL: not given */
+    ZS_OPT_F64,    /* a double in [min, max] */
+    ZS_OPT_PARSE   /* a value in a shape of its own ("64M" bytes, a list): the row's `set`
+                    * parses it into the struct; its default is set(deftext) when deftext
+                    * is not NULL */
 } zs_opt_type;
 
 /* One option, wherever it is given: a method option (`--opt key=value`,
@@ -90,6 +94,10 @@ typedef struct zs_opt_spec {
      * zs_opt_check runs; may rewrite the value in place to its canonical
      * spelling (n bytes). NULL: none. */
     int (*check)(char *val, size_t n, int code, zs_err *e);
+    /* ZS_OPT_PARSE rows: sets the struct base from text (it may set more
+     * than one field: `cost --lens` sets the lengths and their count);
+     * errors are `code`, naming `where`. */
+    int (*set)(const char *text, void *base, int code, const char *where, zs_err *e);
     const char *help; /* one phrase: what the option sets */
     int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "zs_calib.h"
 #include "zs_nccl.h"
+#include "zs_planner.h"
 
 /* Checks of the text rows: a plot's format, NCCL_ALGO / NCCL_PROTO lists
  * (checked when given, applied later); errors take the caller's code. */
@@ -101,6 +102,19 @@ static const zs_opt_spec flags[] = {
                    "the collective every nccl-tests run measured (all-reduce, all-gather, "
                    "reduce-scatter, all-to-all, sendrecv); default: the log's command line, "
                    "else the file name, else its rows"),
+    /* As a planner's tp option: a TP group stays inside a node's NVLink. */
+    [ZS_F_TP - ZS_F_BASE] = ZS_OPT_ROW("tp", ZS_OPT_INT, zs_cli_flags, tp, 1, ZS_TP_MAX, "1", "N",
+                                       "tensor-parallel degree"),
+    /* Replicas: as many as a cluster could hold GPUs (65536 nodes x 16). */
+    [ZS_F_DP - ZS_F_BASE] = ZS_OPT_ROW("dp", ZS_OPT_INT, zs_cli_flags, dp, 1, 1 << 20, "1", "N",
+                                       "data-parallel degree"),
+    /* Worker processes: 256 covers the largest machines' CPUs and bounds
+     * the processes a typo could fork. */
+    [ZS_F_JOBS - ZS_F_BASE] =
+        ZS_OPT_ROW("jobs", ZS_OPT_INT, zs_cli_flags, jobs, 1, 256, "", "N", "worker processes"),
+    /* The cluster loader's range of gpus_per_node. */
+    [ZS_F_GPUS_PER_NODE - ZS_F_BASE] = ZS_OPT_ROW("gpus-per-node", ZS_OPT_INT, zs_cli_flags,
+                                                  gpus_per_node, 1, 64, "", "N", "GPUs per node"),
 };
 #undef F
 
@@ -276,10 +290,44 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
         }
         st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
                                                            : zs_cli_flag(cmd->name, c, argv, f);
+        if (!st && cmd->each)
+            st = cmd->each(c, optarg, args);
         if (st)
             return st;
+        if (f->ngiven < ZS_CLI_MAX_OPTS)
+            f->given_ids[f->ngiven++] = c;
     }
     return -1;
+}
+
+int zs_cli_was_given(const zs_cli_flags *f, int id)
+{
+    for (int i = 0; i < f->ngiven; i++)
+        if (f->given_ids[i] == id)
+            return 1;
+    return 0;
+}
+
+const char *zs_cli_name(const zs_cli_cmd *cmd, int id)
+{
+    void *base;
+    const zs_opt_spec *o = id >= ZS_CLI_OWN && id < ZS_CLI_OWN + cmd->nown
+                               ? &cmd->own[id - ZS_CLI_OWN]
+                               : row_of(id, NULL, &base);
+    return o && o->cli ? o->cli : "?";
+}
+
+int zs_cli_only(const zs_cli_cmd *cmd, const char *part, const zs_cli_flags *f, const int *allowed)
+{
+    for (int i = 0; i < f->ngiven; i++) {
+        int ok = 0;
+        for (int j = 0; allowed[j] && !ok; j++)
+            ok = allowed[j] == f->given_ids[i];
+        if (!ok)
+            return zs_cli_usage_error(cmd->name, "option '--%s' does not apply to %s %s",
+                                      zs_cli_name(cmd, f->given_ids[i]), cmd->name, part);
+    }
+    return 0;
 }
 
 int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e)

@@ -35,6 +35,10 @@ typedef enum zs_cli_flag_id {
     ZS_F_NCCL_ALGO,
     ZS_F_NCCL_PROTO,
     ZS_F_COLLECTIVE,
+    ZS_F_TP, /* parallel degrees and worker counts several commands take */
+    ZS_F_DP,
+    ZS_F_JOBS,
+    ZS_F_GPUS_PER_NODE,
     ZS_F_END
 } zs_cli_flag_id;
 
@@ -54,6 +58,14 @@ typedef struct zs_cli_flags {
     const char *gpu, *out, *dir, *db, *plot;
     int nccl_inplace; /* --nccl-column: 0 out-of-place, 1 in-place */
     const char *nccl_algo, *nccl_proto, *collective;
+    int tp, dp;        /* --tp, --dp (default 1) */
+    int jobs;          /* --jobs; 0: not given (the command's default) */
+    int gpus_per_node; /* --gpus-per-node; 0: not given (the cluster's) */
+    /* Every option given, by getopt value, in order (zs_cli_parse), so a
+     * command can refuse one that does not apply to what it was asked
+     * (zs_cli_only). */
+    int given_ids[ZS_CLI_MAX_OPTS];
+    int ngiven;
 } zs_cli_flags;
 
 void zs_cli_flags_init(zs_cli_flags *f);
@@ -112,7 +124,14 @@ typedef struct zs_cli_cmd {
     int nown;
     const zs_cli_use *uses; /* the shared flags it takes */
     const char *tail;       /* --help after the options (NULL: none) */
+    /* Called after each option is stored, with its getopt value and text,
+     * for an option that accumulates (hw bench's repeatable --model):
+     * 0, or the exit status after printing why. NULL: none. */
+    int (*each)(int id, const char *text, void *args);
 } zs_cli_cmd;
+
+/* The own rows of a zs_cli_cmd from an array: `own, nown`. */
+#define ZS_CLI_ROWS(rows) rows, (int)(sizeof rows / sizeof rows[0])
 
 /* The whole option parse of a command: the own options into args (set to
  * their defaults first), the shared flags into f (set by zs_cli_flags_init
@@ -121,5 +140,16 @@ typedef struct zs_cli_cmd {
 int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f);
 /* The --help text of a command (head, options, tail). */
 void zs_cli_help(FILE *out, const zs_cli_cmd *cmd);
+
+/* Whether the option of getopt value id was given (f->given_ids). */
+int zs_cli_was_given(const zs_cli_flags *f, int id);
+/* The command-line name of getopt value id of cmd (own row or shared
+ * flag), "?" when none. */
+const char *zs_cli_name(const zs_cli_cmd *cmd, int id);
+/* For a command whose parts take different options (`trace stats` and
+ * `trace gen`): 0 when every option given (f->given_ids) is in allowed
+ * (getopt values, ended by 0); otherwise prints "option '--X' does not
+ * apply to CMD PART" and returns the exit status. */
+int zs_cli_only(const zs_cli_cmd *cmd, const char *part, const zs_cli_flags *f, const int *allowed);
 
 #endif

@@ -223,7 +223,7 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
 
 int zs_cmd_show(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"show", show_help, show_own, 3, show_uses, NULL};
+    static const zs_cli_cmd cmd = {"show", show_help, show_own, 3, show_uses, NULL, NULL};
     zs_mem_cfg mc = zs_mem_cfg_default();
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, &mc, &fl);
