@@ -270,6 +270,27 @@ void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
         fputs(cmd->tail, out);
 }
 
+/* The getopt value of option c: a one-letter spelling's option, else c. */
+static int long_id(const zs_cli_cmd *cmd, int c)
+{
+    const char *l = cmd->letters && c > 0 && c < 256 ? strchr(cmd->letters, c) : NULL;
+    return l ? cmd->letter_ids[l - cmd->letters] : c;
+}
+
+/* getopt's short options: -h and the command's letters, each with ':'
+ * when its option takes a value (opts: the long options). */
+static void short_opts(const zs_cli_cmd *cmd, const struct option *opts, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, ":h");
+    for (int i = 0; cmd->letters && cmd->letters[i] && o + 3 < n; i++) {
+        out[o++] = cmd->letters[i];
+        for (const struct option *p = opts; p->name; p++)
+            if (p->val == cmd->letter_ids[i] && p->has_arg == required_argument)
+                out[o++] = ':';
+        out[o] = '\0';
+    }
+}
+
 int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f)
 {
     struct option own[ZS_CLI_MAX_OPTS], opts[ZS_CLI_MAX_OPTS];
@@ -279,15 +300,18 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
                                  0, ZS_CLI_OWN + n};
     own[n] = (struct option){0, 0, 0, 0};
     zs_cli_longopts(cmd->uses, own, opts);
+    char shorts[32];
+    short_opts(cmd, opts, shorts, sizeof shorts);
     zs_opt_defaults(cmd->own, cmd->nown, args);
     zs_cli_flags_init(f);
     int c, st;
     zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
         if (c == 'h') {
             zs_cli_help(stdout, cmd);
             return 0;
         }
+        c = long_id(cmd, c);
         st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
                                                            : zs_cli_flag(cmd->name, c, argv, f);
         if (!st && cmd->each)

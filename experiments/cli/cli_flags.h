@@ -128,6 +128,10 @@ typedef struct zs_cli_cmd {
      * for an option that accumulates (hw bench's repeatable --model):
      * 0, or the exit status after printing why. NULL: none. */
     int (*each)(int id, const char *text, void *args);
+    /* One-letter spellings: letter i of `letters` ("o") is the option of
+     * getopt value letter_ids[i] (calib's -o is --output). NULL: none. */
+    const char *letters;
+    const int *letter_ids;
 } zs_cli_cmd;
 
 /* The own rows of a zs_cli_cmd from an array: `own, nown`. */

@@ -570,8 +570,8 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 
 static int bench_plan(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL,
-                                   NULL};
+    static const zs_cli_cmd cmd = {
+        "bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL, NULL, NULL, NULL};
     plan_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);

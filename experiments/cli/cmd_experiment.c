@@ -75,7 +75,7 @@ static const zs_cli_use uses[] = {{ZS_F_JOBS, "run: worker processes (default 1)
                                   {0, NULL}};
 
 static const zs_cli_cmd experiment_cmd = {
-    "experiment", experiment_help, ZS_CLI_ROWS(own), uses, NULL, NULL};
+    "experiment", experiment_help, ZS_CLI_ROWS(own), uses, NULL, NULL, NULL, NULL};
 
 static void print_help(void)
 {

@@ -91,6 +91,8 @@ static const zs_cli_cmd run_cmd = {
     ZS_CLI_ROWS(run_own),
     run_uses,
     "\n" HW_EXIT,
+    NULL,
+    NULL,
     NULL};
 
 /* hw bench's own options, and the models it was given (--model repeats). */
@@ -147,7 +149,9 @@ static const zs_cli_cmd bench_cmd = {
     ZS_CLI_ROWS(bench_own),
     bench_uses,
     "\n" HW_EXIT,
-    bench_model};
+    bench_model,
+    NULL,
+    NULL};
 
 static int devices(void)
 {

@@ -135,6 +135,8 @@ int zs_cmd_simulate(int argc, char **argv)
                             ZS_CLI_ROWS(sim_own),
                             uses,
                             NULL,
+                            NULL,
+                            NULL,
                             NULL};
     zs_cli_flags fl;
     sim_args a;

@@ -454,7 +454,8 @@ static const zs_cli_use uses[] = {{ZS_FP(SEED), "only generators draw with it (d
                                   {ZS_F_FORMAT, NULL},
                                   {0, NULL}};
 
-static const zs_cli_cmd trace_cmd = {"trace", trace_help, ZS_CLI_ROWS(own), uses, NULL, NULL};
+static const zs_cli_cmd trace_cmd = {"trace", trace_help, ZS_CLI_ROWS(own), uses, NULL, NULL,
+                                     NULL,    NULL};
 
 /* The subcommands, their operands and the options each takes (getopt
  * values), so none is silently ignored. */

@@ -60,7 +60,8 @@ static const zs_cli_use runs_uses[] = {
 
 static int parse_args(int argc, char **argv, runs_args *a)
 {
-    static const zs_cli_cmd cmd = {"validate", runs_help, runs_own, 2, runs_uses, NULL, NULL};
+    static const zs_cli_cmd cmd = {"validate", runs_help, runs_own, 2,   runs_uses,
+                                   NULL,       NULL,      NULL,     NULL};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;
