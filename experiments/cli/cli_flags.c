@@ -132,7 +132,8 @@ static const zs_opt_spec *row_of(int id, zs_cli_flags *f, void **base)
     return id >= ZS_PO_BASE ? zs_popt_at(id - ZS_PO_BASE) : NULL;
 }
 
-void zs_cli_flags_init(zs_cli_flags *f)
+/* The shared flags at their defaults, none given. */
+static void flags_init(zs_cli_flags *f)
 {
     memset(f, 0, sizeof *f);
     zs_point_cfg_default(&f->p);
@@ -161,7 +162,9 @@ void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_
     out[n] = (zs_cli_use){0, NULL};
 }
 
-void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
+/* A command's getopt table into out[ZS_CLI_MAX_OPTS]: --help, its own
+ * options (own, ended by a zero row) and the shared flags it takes. */
+static void longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
 {
     int n = 0;
     out[n++] = (struct option){"help", no_argument, 0, 'h'};
@@ -177,7 +180,9 @@ void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct op
     out[n] = (struct option){0, 0, 0, 0};
 }
 
-void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
+/* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
+ * gutter, the text wrapped at 79 columns. */
+static void help_entry(FILE *f, const char *name, const char *arg, const char *text)
 {
     char head[96];
     snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
@@ -221,15 +226,16 @@ static void help_row(FILE *f, const zs_opt_spec *o, const char *note)
         snprintf(text, sizeof text, "%s (default %s)", o->help, def);
     else
         snprintf(text, sizeof text, "%s", o->help);
-    zs_cli_help_entry(f, o->cli, o->arg, text);
+    help_entry(f, o->cli, o->arg, text);
 }
 
-void zs_cli_flags_help(FILE *f, const zs_cli_use *uses)
+/* The --help entries of the shared flags a command takes. */
+static void flags_help(FILE *f, const zs_cli_use *uses)
 {
     for (int i = 0; uses && uses[i].id; i++) {
         void *base;
         const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
-        if (o && o->cli)
+        if (o && o->cli && !(uses[i].note && !uses[i].note[0]))
             help_row(f, o, uses[i].note);
     }
 }
@@ -248,7 +254,11 @@ static int take(const zs_opt_spec *o, void *base)
     return 0;
 }
 
-int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
+/* Getopt result c (with optarg) of command cmd as a shared flag: its
+ * value into f, its name resolved (an unknown model fails here, before
+ * anything runs). 0, or the exit status after printing the error (a bad
+ * value, or an option cmd does not know). */
+static int flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
 {
     void *base;
     const zs_opt_spec *o = row_of(c, f, &base);
@@ -265,7 +275,7 @@ void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
     fputs(cmd->head, out);
     for (int i = 0; i < cmd->nown; i++)
         help_row(out, &cmd->own[i], NULL);
-    zs_cli_flags_help(out, cmd->uses);
+    flags_help(out, cmd->uses);
     if (cmd->tail)
         fputs(cmd->tail, out);
 }
@@ -299,11 +309,11 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
         own[n] = (struct option){cmd->own[n].cli, cmd->own[n].arg ? required_argument : no_argument,
                                  0, ZS_CLI_OWN + n};
     own[n] = (struct option){0, 0, 0, 0};
-    zs_cli_longopts(cmd->uses, own, opts);
+    longopts(cmd->uses, own, opts);
     char shorts[32];
     short_opts(cmd, opts, shorts, sizeof shorts);
     zs_opt_defaults(cmd->own, cmd->nown, args);
-    zs_cli_flags_init(f);
+    flags_init(f);
     int c, st;
     zs_cli_reset_getopt();
     while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
@@ -313,7 +323,7 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
         }
         c = long_id(cmd, c);
         st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
-                                                           : zs_cli_flag(cmd->name, c, argv, f);
+                                                           : flag(cmd->name, c, argv, f);
         if (!st && cmd->each)
             st = cmd->each(c, optarg, args);
         if (st)

@@ -68,15 +68,15 @@ typedef struct zs_cli_flags {
     int ngiven;
 } zs_cli_flags;
 
-void zs_cli_flags_init(zs_cli_flags *f);
 /* The text of a study-point option given on the command line (a name or
  * a path), NULL when it was not given. */
 const char *zs_cli_given(const zs_cli_flags *f, zs_popt_row r);
 
 /* A flag a command takes: its getopt value (ZS_FP(..) or ZS_F_..) and,
  * where the flag means something particular to the command (what it
- * applies to, another default), a note added to the row's help; a list
- * ends with a zero row. */
+ * applies to, another default), a note added to the row's help; an empty
+ * note leaves it out of --help (a flag taken only to refuse it with a
+ * reason: `plan --timeline`). A list ends with a zero row. */
 typedef struct zs_cli_use {
     int id;
     const char *note;
@@ -87,25 +87,6 @@ typedef struct zs_cli_use {
  * --format, then extra (ended by a zero row; NULL: none). out holds
  * ZS_CLI_MAX_OPTS rows. */
 void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_use *out);
-
-/* Builds a command's getopt table into out[ZS_CLI_MAX_OPTS]: --help, its
- * own options (own, ended by a zero row; NULL: none) and the shared flags
- * it takes. */
-void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out);
-
-/* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
- * gutter, the text wrapped at 79 columns. */
-void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text);
-/* The --help entries of the shared flags a command takes: the row's help,
- * then the note, else the row's default. */
-void zs_cli_flags_help(FILE *f, const zs_cli_use *uses);
-
-/* Handles getopt result c (with optarg) of command cmd as a shared flag:
- * parses the value into f and resolves names (an unknown model or method
- * fails here, before anything runs). Returns 0 when it was one and its
- * value is good; otherwise prints the error (a bad value, or an option
- * cmd does not know) and returns the exit status. */
-int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f);
 
 /* How calib fit and validate read nccl-tests logs, from --nccl-column,
  * --nccl-algo, --nccl-proto and --collective, into s; on error fills e
@@ -138,9 +119,10 @@ typedef struct zs_cli_cmd {
 #define ZS_CLI_ROWS(rows) rows, (int)(sizeof rows / sizeof rows[0])
 
 /* The whole option parse of a command: the own options into args (set to
- * their defaults first), the shared flags into f (set by zs_cli_flags_init
+ * their defaults first), the shared flags into f (set to their defaults
  * first); --help prints head, the options' help lines and tail. -1:
- * parsed (optind at the first operand); otherwise the exit status. */
+ * parsed (optind at the first operand); 0: the help was printed (a
+ * command may add to it); otherwise the exit status of an error. */
 int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f);
 /* The --help text of a command (head, options, tail). */
 void zs_cli_help(FILE *out, const zs_cli_cmd *cmd);

@@ -53,26 +53,7 @@ static const char bench_sim_help[] =
     "for that many transfers; floor_us = floor_s / xfers; x_floor = cpu_s / floor_s.\n"
     "Empty on the analytic backend and with --floor-runs 0.\n"
     "\n"
-    "options:\n"
-    "  --method LIST           methods, comma-separated (default " ZS_BENCH_SIM_METHODS ")\n"
-    "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
-    "  --fold LIST             off, on, steady, comma-separated (default on)\n"
-    "  --runs N                runs per point (default " ZS_CLI_STR(
-        ZS_BENCH_SIM_RUNS) ")\n"
-                           "  --floor-runs N          runs of each floor, 0 to skip it "
-                           "(default " ZS_CLI_STR(
-                               ZS_BENCH_FLOOR_RUNS) ")\n"
-                                                    "  --floor-width N         the floor's "
-                                                    "messages each way per round, 1..16 "
-                                                    "(default " ZS_CLI_STR(
-                                                        ZS_BENCH_FLOOR_WIDTH) ")\n"
-                                                                              "  --floor-transfers "
-                                                                              "N     the floor's "
-                                                                              "transfers per run, "
-                                                                              "about "
-                                                                              "(default"
-                                                                              " " ZS_CLI_STR(
-                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n";
+    "options:\n";
 /* After the study point's options (generated from its table). */
 static const char bench_sim_help_tail[] =
     "\n"
@@ -416,70 +397,55 @@ static const zs_cli_use sim_uses[] = {
     {ZS_FP(RECOMPUTE), NULL}, {ZS_FP(ZERO), NULL},    {ZS_FP(BACKEND), NULL},
     {ZS_FP(OPT), NULL},       {ZS_F_FORMAT, NULL},    {0, NULL}};
 
+/* bench sim's own options: lists of what to time, and the floor's size. */
+typedef struct sim_args {
+    const char *methods, *gpus, *folds;
+    long runs, floor_runs, floor_width, floor_xfers;
+} sim_args;
+
+#define ROW(name, type, m, lo, hi, def, arg, help)                                                 \
+    ZS_OPT_ROW(name, type, sim_args, m, lo, hi, def, arg, help)
+static const zs_opt_spec sim_own[] = {
+    /* lists: --method and --fold of simulate take one value */
+    ROW("method", ZS_OPT_TEXT, methods, 0, 0, ZS_BENCH_SIM_METHODS, "LIST",
+        "methods, comma-separated"),
+    ROW("gpus", ZS_OPT_TEXT, gpus, 0, 0, ZS_BENCH_SIM_GPUS, "LIST", "GPU counts, comma-separated"),
+    ROW("fold", ZS_OPT_TEXT, folds, 0, 0, "on", "LIST", "off, on, steady, comma-separated"),
+    ROW("runs", ZS_OPT_INT, runs, 1, BENCH_MAX - 1, ZS_CLI_STR(ZS_BENCH_SIM_RUNS), "N",
+        "runs per point"),
+    ROW("floor-runs", ZS_OPT_INT, floor_runs, 0, ZS_SIM_FLOOR_RUNS_MAX,
+        ZS_CLI_STR(ZS_BENCH_FLOOR_RUNS), "N", "runs of each floor, 0 to skip it"),
+    ROW("floor-width", ZS_OPT_INT, floor_width, 1, ZS_SIM_FLOOR_WIDTH_MAX,
+        ZS_CLI_STR(ZS_BENCH_FLOOR_WIDTH), "N", "the floor's messages each way per round"),
+    ROW("floor-transfers", ZS_OPT_INT, floor_xfers, 1, 1000000000, ZS_CLI_STR(ZS_BENCH_FLOOR_XFERS),
+        "N", "the floor's transfers per run, about"),
+};
+#undef ROW
+
 static int bench_sim(int argc, char **argv)
 {
-    enum { O_METHOD = 2000, O_GPUS, O_FOLD, O_RUNS, O_FLOOR_RUNS, O_FLOOR_WIDTH, O_FLOOR_XFERS };
-    static const struct option own[] = {{"method", required_argument, 0, O_METHOD},
-                                        {"gpus", required_argument, 0, O_GPUS},
-                                        {"fold", required_argument, 0, O_FOLD},
-                                        {"runs", required_argument, 0, O_RUNS},
-                                        {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
-                                        {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
-                                        {"floor-transfers", required_argument, 0, O_FLOOR_XFERS},
-                                        {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(sim_uses, own, opts);
+    static const zs_cli_cmd cmd = {"bench sim",
+                                   bench_sim_help,
+                                   ZS_CLI_ROWS(sim_own),
+                                   sim_uses,
+                                   bench_sim_help_tail,
+                                   NULL,
+                                   NULL,
+                                   NULL};
+    sim_args a;
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
+    int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (rc >= 0)
+        return rc;
     zs_err e;
     zs_err_clear(&e);
     bench_cfg b;
     memset(&b, 0, sizeof b);
-    const char *methods = ZS_BENCH_SIM_METHODS, *gpus = ZS_BENCH_SIM_GPUS, *folds = "on";
-    long runs = ZS_BENCH_SIM_RUNS, floor_runs = ZS_BENCH_FLOOR_RUNS,
-         floor_width = ZS_BENCH_FLOOR_WIDTH, floor_xfers = ZS_BENCH_FLOOR_XFERS;
-    zs_format fmt = ZS_FMT_TABLE;
-    int c, rc = ZS_OK;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(bench_sim_help, stdout);
-            zs_cli_flags_help(stdout, sim_uses);
-            fputs(bench_sim_help_tail, stdout);
-            return 0;
-        case O_METHOD:
-            methods = optarg;
-            break;
-        case O_GPUS:
-            gpus = optarg;
-            break;
-        case O_FOLD:
-            folds = optarg;
-            break;
-        case O_RUNS:
-            rc = zs_cli_parse_int("--runs", optarg, 1, BENCH_MAX - 1, &runs, &e);
-            break;
-        case O_FLOOR_RUNS:
-            rc =
-                zs_cli_parse_int("--floor-runs", optarg, 0, ZS_SIM_FLOOR_RUNS_MAX, &floor_runs, &e);
-            break;
-        case O_FLOOR_WIDTH:
-            rc = zs_cli_parse_int("--floor-width", optarg, 1, ZS_SIM_FLOOR_WIDTH_MAX, &floor_width,
-                                  &e);
-            break;
-        case O_FLOOR_XFERS:
-            rc = zs_cli_parse_int("--floor-transfers", optarg, 1, 1000000000, &floor_xfers, &e);
-            break;
-        default:
-            if ((rc = zs_cli_flag("bench sim", c, argv, &fl)))
-                return rc;
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     b.base = fl.p;
-    fmt = fl.fmt;
+    zs_format fmt = fl.fmt;
+    const char *methods = a.methods, *gpus = a.gpus, *folds = a.folds;
+    long runs = a.runs, floor_runs = a.floor_runs, floor_width = a.floor_width,
+         floor_xfers = a.floor_xfers;
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;

@@ -41,15 +41,6 @@ static const zs_cli_use uses[] = {
     {ZS_F_QUIET, NULL},
     {0, NULL}};
 
-static void print_help(void)
-{
-    fputs(run_help_head, stdout);
-    zs_cli_help_entry(stdout, "chakra", "DIR|PREFIX",
-                      "Chakra traces: a folder holding one set, or its prefix");
-    zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table");
-    zs_cli_flags_help(stdout, uses);
-}
-
 typedef struct run_args {
     const zs_backend *backend;
     const char *cluster, *model, *calib, *timeline, *plan, *chakra;
@@ -75,28 +66,19 @@ static void take_flags(run_args *a)
     a->quiet = fl->quiet;
 }
 
+static const zs_opt_spec run_own[] = {
+    ZS_OPT_ROW("chakra", ZS_OPT_TEXT, run_args, chakra, 0, 0, NULL, "DIR|PREFIX",
+               "Chakra traces: a folder holding one set, or its prefix"),
+    ZS_OPT_ROW("ranks", ZS_OPT_FLAG, run_args, ranks, 0, 1, "0", NULL, "per-rank table")};
+
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option own[] = {
-        {"ranks", no_argument, 0, 'r'}, {"chakra", required_argument, 0, 'C'}, {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
-    zs_cli_flags_init(&a->fl);
-    int c, st;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            print_help();
-            return 0;
-        } else if (c == 'r') {
-            a->ranks = 1;
-        } else if (c == 'C') {
-            a->chakra = optarg;
-        } else if ((st = zs_cli_flag("run", c, argv, &a->fl))) {
-            return st;
-        }
-    }
+    static const zs_cli_cmd cmd = {"run", run_help_head, ZS_CLI_ROWS(run_own), uses, NULL, NULL,
+                                   NULL,  NULL};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
     take_flags(a);
     if (a->chakra && argc - optind == 0) {
         a->plan = a->chakra;
