@@ -430,7 +430,14 @@ int zs_opt_parse(const zs_opt_spec *s, const char *text, int code, const char *w
         return zs_num_f64(text, (double)s->min, (double)s->max, code, where, (double *)(void *)dst,
                           e);
     case ZS_OPT_PARSE:
-        return s->set(text, base, code, where, e);
+        if (!(rc = s->set(text, base, e)))
+            return ZS_OK;
+        if (e) {
+            e->code = code;
+            if (!e->where[0])
+                snprintf(e->where, sizeof e->where, "%s", where);
+        }
+        return code;
     case ZS_OPT_U64: {
         uint64_t u;
         if ((rc = zs_num_u64(text, (uint64_t)s->min, (uint64_t)s->max, code, where, &u, e)))

@@ -95,9 +95,10 @@ typedef struct zs_opt_spec {
      * spelling (n bytes). NULL: none. */
     int (*check)(char *val, size_t n, int code, zs_err *e);
     /* ZS_OPT_PARSE rows: sets the struct base from text (it may set more
-     * than one field: `cost --lens` sets the lengths and their count);
-     * errors are `code`, naming `where`. */
-    int (*set)(const char *text, void *base, int code, const char *where, zs_err *e);
+     * than one field: `cost --lens` sets the lengths and their count), or
+     * fills e; zs_opt_parse gives the error its code, and its place when
+     * the parser named none. */
+    int (*set)(const char *text, void *base, zs_err *e);
     const char *help; /* one phrase: what the option sets */
     int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;
@@ -111,6 +112,13 @@ typedef struct zs_opt_spec {
     {                                                                                              \
         .cli = name, .type = type_, ZS_OPT_FIELD(T, m), .min = lo, .max = hi, .deftext = def,      \
         .arg = arg_, .help = help_                                                                 \
+    }
+
+/* A ZS_OPT_PARSE row on one line: flag name, parser, default text
+ * (NULL: none), value name and help. */
+#define ZS_OPT_SET(name, fn, def, arg_, help_)                                                     \
+    {                                                                                              \
+        .cli = name, .type = ZS_OPT_PARSE, .set = fn, .deftext = def, .arg = arg_, .help = help_   \
     }
 
 /* The row of a table (n rows) with command-line name cli or key key

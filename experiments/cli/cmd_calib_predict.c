@@ -138,35 +138,24 @@ typedef struct predict_args {
     zs_cli_flags fl; /* the shared flags as given: cluster and calib point into it */
 } predict_args;
 
-static int set_ops(const char *text, void *base, int code, const char *where, zs_err *e)
+static int set_ops(const char *text, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     predict_args *a = base;
     return parse_ops(text, a->ops, &a->nops, e);
 }
 
-static int set_sizes(const char *text, void *base, int code, const char *where, zs_err *e)
+static int set_sizes(const char *text, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     predict_args *a = base;
     return parse_sizes(text, a->sizes, &a->nsizes, e);
 }
 
 static const zs_opt_spec predict_own[] = {
-    {.cli = "op",
-     .type = ZS_OPT_PARSE,
-     .set = set_ops,
-     .arg = "LIST",
-     .help = "all-gather,reduce-scatter,all-reduce,all-to-all (default: the first three)"},
-    {.cli = "sizes",
-     .type = ZS_OPT_PARSE,
-     .set = set_sizes,
-     .deftext = "8M-8G",
-     .arg = "SPEC",
-     .help = "sizes in bytes (nccl-tests \"size\": the whole buffer), a comma list of sizes or "
-             "A-B ranges doubling from A, K/M/G binary suffixes"},
+    ZS_OPT_SET("op", set_ops, NULL, "LIST",
+               "all-gather,reduce-scatter,all-reduce,all-to-all (default: the first three)"),
+    ZS_OPT_SET("sizes", set_sizes, "8M-8G", "SPEC",
+               "sizes in bytes (nccl-tests \"size\": the whole buffer), a comma list of sizes or "
+               "A-B ranges doubling from A, K/M/G binary suffixes"),
 };
 
 /* -1: parsed; otherwise the exit status. */

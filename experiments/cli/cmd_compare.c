@@ -115,30 +115,17 @@ static const char compare_help[] =
     "options:\n";
 
 /* compare's own options */
-#define F(m) ZS_OPT_FIELD(compare_args, m)
 static const zs_opt_spec compare_own[] = {
-    {.cli = "methods",
-     .type = ZS_OPT_STR,
-     F(mlist),
-     .deftext = default_methods,
-     .arg = "A,B,...",
-     .help = "methods to compare, any case"},
-    {.cli = "baseline",
-     .type = ZS_OPT_STR,
-     F(baseline),
-     .deftext = "te-cp",
-     .arg = "NAME",
-     .help = "speedups are over this method"},
-    {.cli = "chart",
-     .type = ZS_OPT_TEXT,
-     F(plot_path),
-     .deftext = "zepsim-compare.png",
-     .arg = "FILE.png|FILE.svg|FILE.pdf|none",
-     .help = "chart of tokens/s and of the iteration time split into busy / exposed / idle, "
-             "labelled as the table prints them, in the format the extension names "
-             "(--plot is the same option)"},
+    ZS_OPT_ROW("methods", ZS_OPT_STR, compare_args, mlist, 0, 0, default_methods, "A,B,...",
+               "methods to compare, any case"),
+    ZS_OPT_ROW("baseline", ZS_OPT_STR, compare_args, baseline, 0, 0, "te-cp", "NAME",
+               "speedups are over this method"),
+    ZS_OPT_ROW("chart", ZS_OPT_TEXT, compare_args, plot_path, 0, 0, "zepsim-compare.png",
+               "FILE.png|FILE.svg|FILE.pdf|none",
+               "chart of tokens/s and of the iteration time split into busy / exposed / idle, "
+               "labelled as the table prints them, in the format the extension names (--plot is "
+               "the same option)"),
 };
-#undef F
 static const zs_cli_use compare_more[] = {
     {ZS_F_QUIET, NULL},
     {ZS_F_JOBS, "each simulating one iteration of one method at a time (default: CPUs)"},

@@ -706,55 +706,47 @@ static int parse_lens(const char *s, cost_args *a, zs_err *e)
 
 /* Parsers of the rows whose values have a shape of their own (ZS_OPT_PARSE):
  * they keep the messages of the parsers they call. */
-static int set_bytes(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_bytes(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return parse_bytes(s, &((cost_args *)base)->bytes, e);
 }
 
-static int set_lens(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_lens(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return parse_lens(s, base, e);
 }
 
-static int set_prec(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_prec(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return zs_precision_parse(s, &((cost_args *)base)->prec, e);
 }
 
-static int set_rc(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_rc(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return zs_step_rc_parse(s, &((cost_args *)base)->rc, e);
 }
 
-static int set_layout(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_layout(const char *s, void *base, zs_err *e)
 {
-    (void)code;
     cost_args *a = base;
     zs_cp_layout l;
     if (strcmp(s, "all") == 0) {
         a->layout = ZS_CPL_N;
         return ZS_OK;
     }
-    int rc = zs_cpl_parse(s, where, &l, e);
+    int rc = zs_cpl_parse(s, "--layout", &l, e);
     if (!rc)
         a->layout = (int)l;
     return rc;
 }
 
-static int set_pass(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_pass(const char *s, void *base, zs_err *e)
 {
     cost_args *a = base;
     a->pass = !strcmp(s, "fwd") ? 1 : !strcmp(s, "bwd") ? 2 : !strcmp(s, "fwd+bwd") ? 3 : 0;
     return a->pass ? ZS_OK
-                   : zs_err_set(e, code, where, "use fwd, bwd or fwd+bwd", "bad %s '%s'", where, s);
+                   : zs_err_set(e, ZS_EUSAGE, "--pass", "use fwd, bwd or fwd+bwd",
+                                "bad --pass '%s'", s);
 }
 
 /* cost's own options, by their place in own[] (getopt value ZS_CLI_OWN +). */
@@ -784,8 +776,7 @@ enum {
 
 #define ROW(row, name, type, m, lo, hi, def, arg, help)                                            \
     [C_##row] = ZS_OPT_ROW(name, type, cost_args, m, lo, hi, def, arg, help)
-#define SET(name, m, fn, arg_, help_)                                                              \
-    [C_##m] = {.cli = name, .type = ZS_OPT_PARSE, .set = fn, .arg = arg_, .help = help_}
+#define SET(name, m, fn, arg_, help_) [C_##m] = ZS_OPT_SET(name, fn, NULL, arg_, help_)
 static const zs_opt_spec own[] = {
     ROW(HEADS, "heads", ZS_OPT_INT, heads, 1, 1 << 16, "", "H",
         "override the model's attention heads"),
@@ -824,6 +815,7 @@ static const zs_opt_spec own[] = {
     SET("recompute", RECOMPUTE, set_rc, "none|selective|full",
         "step: activation recomputation (default none; selective: core attention recomputed in "
         "the backward)"),
+    /* an ENUM row: the index of "off|on" is the switch */
     [C_SP] = {.cli = "sp",
               .type = ZS_OPT_ENUM,
               ZS_OPT_FIELD(cost_args, sp),

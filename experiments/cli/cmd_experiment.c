@@ -38,32 +38,18 @@ typedef struct args {
     const char *spec;
 } args;
 
-#define F(m) ZS_OPT_FIELD(args, m)
 static const zs_opt_spec own[] = {
-    {.cli = "shard",
-     .type = ZS_OPT_TEXT,
-     F(shard),
-     .arg = "i/n|slurm",
-     .help = "run: only points with index = i-1 modulo n (1 <= i <= n); slurm: i-1 = "
-             "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, n = SLURM_ARRAY_TASK_COUNT (an array "
-             "job, 0-based or not; scripts/slurm-sweep.sbatch)"},
-    {.cli = "retry-failed",
-     .type = ZS_OPT_FLAG,
-     F(retry),
-     .max = 1,
-     .help = "run: rerun points stored as failed"},
-    {.cli = "timeline-dir",
-     .type = ZS_OPT_TEXT,
-     F(tldir),
-     .arg = "DIR",
-     .help = "run: folder for the points' timeline files (default: the database's folder)"},
-    {.cli = "no-plot",
-     .type = ZS_OPT_FLAG,
-     F(noplot),
-     .max = 1,
-     .help = "report: write the gnuplot script but do not run gnuplot"},
+    ZS_OPT_ROW("shard", ZS_OPT_TEXT, args, shard, 0, 0, NULL, "i/n|slurm",
+               "run: only points with index = i-1 modulo n (1 <= i <= n); slurm: i-1 = "
+               "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, n = SLURM_ARRAY_TASK_COUNT (an array "
+               "job, 0-based or not; scripts/slurm-sweep.sbatch)"),
+    ZS_OPT_ROW("retry-failed", ZS_OPT_FLAG, args, retry, 0, 1, NULL, NULL,
+               "run: rerun points stored as failed"),
+    ZS_OPT_ROW("timeline-dir", ZS_OPT_TEXT, args, tldir, 0, 0, NULL, "DIR",
+               "run: folder for the points' timeline files (default: the database's folder)"),
+    ZS_OPT_ROW("no-plot", ZS_OPT_FLAG, args, noplot, 0, 1, NULL, NULL,
+               "report: write the gnuplot script but do not run gnuplot"),
 };
-#undef F
 
 /* The shared flags experiment takes, with what they do here. */
 static const zs_cli_use uses[] = {{ZS_F_JOBS, "run: worker processes (default 1)"},

@@ -32,50 +32,21 @@ typedef struct hw_run_args {
 } hw_run_args;
 
 enum { R_WARMUP, R_ITERS, R_RANK, R_NPROCS, R_RENDEZVOUS, R_CHECK_ONLY };
-#define R(m) ZS_OPT_FIELD(hw_run_args, m)
+#define R(r, name, type, m, lo, hi, def, arg, help)                                                \
+    [R_##r] = ZS_OPT_ROW(name, type, hw_run_args, m, lo, hi, def, arg, help)
 static const zs_opt_spec run_own[] = {
-    [R_WARMUP] = {.cli = "warmup",
-                  .type = ZS_OPT_INT,
-                  R(cfg.warmup),
-                  .min = 0,
-                  .max = 1000,
-                  .deftext = ZS_CLI_STR(ZS_HW_WARMUP),
-                  .arg = "N",
-                  .help = "unmeasured iterations"},
-    [R_ITERS] = {.cli = "iters",
-                 .type = ZS_OPT_INT,
-                 R(cfg.iters),
-                 .min = 1,
-                 .max = 1000,
-                 .deftext = ZS_CLI_STR(ZS_HW_ITERS),
-                 .arg = "N",
-                 .help = "measured iterations, the median one is reported"},
-    [R_RANK] = {.cli = "rank",
-                .type = ZS_OPT_INT,
-                R(cfg.rank),
-                .max = 1 << 20,
-                .arg = "R",
-                .help = "one process per GPU (several nodes): this process's GPU, with --nprocs "
-                        "and --rendezvous"},
-    [R_NPROCS] = {.cli = "nprocs",
-                  .type = ZS_OPT_INT,
-                  R(cfg.nprocs),
-                  .min = 1,
-                  .max = 1 << 20,
-                  .deftext = "1",
-                  .arg = "N",
-                  .help = "the processes (GPUs) of the run"},
-    [R_RENDEZVOUS] = {.cli = "rendezvous",
-                      .type = ZS_OPT_TEXT,
-                      R(cfg.rendezvous),
-                      .arg = "FILE",
-                      .help = "the NCCL id goes through FILE on a shared file system"},
-    [R_CHECK_ONLY] = {.cli = "check-only",
-                      .type = ZS_OPT_FLAG,
-                      R(only),
-                      .max = 1,
-                      .help = "prepare the plan on the CPU only (no GPU needed) and print what a "
-                              "run would need"},
+    R(WARMUP, "warmup", ZS_OPT_INT, cfg.warmup, 0, 1000, ZS_CLI_STR(ZS_HW_WARMUP), "N",
+      "unmeasured iterations"),
+    R(ITERS, "iters", ZS_OPT_INT, cfg.iters, 1, 1000, ZS_CLI_STR(ZS_HW_ITERS), "N",
+      "measured iterations, the median one is reported"),
+    R(RANK, "rank", ZS_OPT_INT, cfg.rank, 0, 1 << 20, NULL, "R",
+      "one process per GPU (several nodes): this process's GPU, with --nprocs and --rendezvous"),
+    R(NPROCS, "nprocs", ZS_OPT_INT, cfg.nprocs, 1, 1 << 20, "1", "N",
+      "the processes (GPUs) of the run"),
+    R(RENDEZVOUS, "rendezvous", ZS_OPT_TEXT, cfg.rendezvous, 0, 0, NULL, "FILE",
+      "the NCCL id goes through FILE on a shared file system"),
+    R(CHECK_ONLY, "check-only", ZS_OPT_FLAG, only, 0, 1, NULL, NULL,
+      "prepare the plan on the CPU only (no GPU needed) and print what a run would need"),
 };
 #undef R
 static const zs_cli_use run_uses[] = {
@@ -101,27 +72,13 @@ typedef struct hw_bench_args {
     int nmodels;
 } hw_bench_args;
 
-#define B(m) ZS_OPT_FIELD(hw_bench_args, m)
 static const zs_opt_spec bench_own[] = {
-    {.cli = "max-tokens",
-     .type = ZS_OPT_INT,
-     B(cfg.max_tokens),
-     .min = 512,
-     .max = 1 << 20,
-     .deftext = ZS_CLI_STR(ZS_HW_MAX_TOKENS),
-     .arg = "N",
-     .help = "largest attention length and GEMM token count"},
-    {.cli = "reps",
-     .type = ZS_OPT_INT,
-     B(cfg.reps),
-     .min = 1,
-     .max = 1000,
-     .deftext = ZS_CLI_STR(ZS_HW_REPS),
-     .arg = "N",
-     .help = "timed repetitions per point"},
-    {.cli = "quick", .type = ZS_OPT_FLAG, B(cfg.quick), .max = 1, .help = "fewer points"},
+    ZS_OPT_ROW("max-tokens", ZS_OPT_INT, hw_bench_args, cfg.max_tokens, 512, 1 << 20,
+               ZS_CLI_STR(ZS_HW_MAX_TOKENS), "N", "largest attention length and GEMM token count"),
+    ZS_OPT_ROW("reps", ZS_OPT_INT, hw_bench_args, cfg.reps, 1, 1000, ZS_CLI_STR(ZS_HW_REPS), "N",
+               "timed repetitions per point"),
+    ZS_OPT_ROW("quick", ZS_OPT_FLAG, hw_bench_args, cfg.quick, 0, 1, NULL, NULL, "fewer points"),
 };
-#undef B
 static const zs_cli_use bench_uses[] = {
     {ZS_FP(MODEL), "repeatable (default llama-7b)"},
     {ZS_F_OUT, "the measurement file (default: standard output)"},

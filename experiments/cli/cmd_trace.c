@@ -339,24 +339,18 @@ static int cmd_presets(zs_format fmt)
 /* ---- the options: rows of the option engine (cli_flags.h) ---------------- */
 
 /* Parsers of the rows with values of their own shape (ZS_OPT_PARSE). */
-static int set_long(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_long(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return zs_long_policy_parse(s, &((trace_args *)base)->src.policy, e);
 }
 
-static int set_tformat(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_tformat(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return zs_trace_format_parse(s, &((trace_args *)base)->src.read.format, e);
 }
 
-static int set_above(const char *s, void *base, int code, const char *where, zs_err *e)
+static int set_above(const char *s, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return parse_above(s, base, e);
 }
 
@@ -375,78 +369,34 @@ enum {
     T_TIMING
 };
 
-#define F(m) ZS_OPT_FIELD(trace_args, m)
+/* Every number here is at least 1 (a flag: given, 1). */
+#define ROW(r, name, type, m, hi, arg, help)                                                       \
+    [T_##r] = ZS_OPT_ROW(name, type, trace_args, m, 1, hi, NULL, arg, help)
 static const zs_opt_spec own[] = {
-    [T_N] = {.cli = "n",
-             .type = ZS_OPT_INT,
-             F(n),
-             .min = 1,
-             .max = 1LL << 34,
-             .arg = "N",
-             .help = "documents to draw (stats: default all of a file, 100000 for a generator; "
-                     "gen: required) or batches to build (default 8)"},
-    [T_WINDOW] = {.cli = "window",
-                  .type = ZS_OPT_INT,
-                  F(src.window),
-                  .min = 1,
-                  .max = ZS_TRACE_MAX_LEN,
-                  .arg = "N",
-                  .help = "context window in tokens (batches: at most the budget)"},
-    [T_LONG] = {.cli = "long",
-                .type = ZS_OPT_PARSE,
-                .set = set_long,
-                .arg = "truncate|split",
-                .help = "what happens to documents longer than the window (default truncate; "
-                        "batches: split)"},
-    [T_TRACE_FORMAT] = {.cli = "trace-format",
-                        .type = ZS_OPT_PARSE,
-                        .set = set_tformat,
-                        .arg = "F",
-                        .help = "auto|lines|csv|json for a trace file or --out (default auto)"},
-    [T_COLUMN] = {.cli = "column",
-                  .type = ZS_OPT_TEXT,
-                  F(src.read.column),
-                  .arg = "C",
-                  .help = "CSV length column: header name or 1-based number"},
-    [T_ABOVE] = {.cli = "above",
-                 .type = ZS_OPT_PARSE,
-                 .set = set_above,
-                 .arg = "LIST",
-                 .help = "stats thresholds in tokens, e.g. 8000,16384 (default "
-                         "4096,8192,32768,65536,131072)"},
-    [T_BUDGET] = {.cli = "budget",
-                  .type = ZS_OPT_INT,
-                  F(budget),
-                  .min = 1,
-                  .max = 1LL << 40,
-                  .arg = "T",
-                  .help = "batches: tokens per global batch"},
-    [T_RANKS] = {.cli = "ranks",
-                 .type = ZS_OPT_INT,
-                 F(ranks),
-                 .min = 1,
-                 .max = 1 << 20,
-                 .arg = "R",
-                 .help = "batches: budget = R x --tokens-per-rank"},
-    [T_PER_RANK] = {.cli = "tokens-per-rank",
-                    .type = ZS_OPT_INT,
-                    F(per_rank),
-                    .min = 1,
-                    .max = 1 << 30,
-                    .arg = "T",
-                    .help = "batches: budget = --ranks x T"},
-    [T_CYCLE] = {.cli = "cycle",
-                 .type = ZS_OPT_FLAG,
-                 F(cycle),
-                 .max = 1,
-                 .help = "batches: restart a file when it runs out"},
-    [T_TIMING] = {.cli = "timing",
-                  .type = ZS_OPT_FLAG,
-                  F(timing),
-                  .max = 1,
-                  .help = "stats: print read and summary times to stderr"},
+    ROW(N, "n", ZS_OPT_INT, n, 1LL << 34, "N",
+        "documents to draw (stats: default all of a file, 100000 for a generator; gen: "
+        "required) or batches to build (default 8)"),
+    ROW(WINDOW, "window", ZS_OPT_INT, src.window, ZS_TRACE_MAX_LEN, "N",
+        "context window in tokens (batches: at most the budget)"),
+    [T_LONG] = ZS_OPT_SET("long", set_long, NULL, "truncate|split",
+                          "what happens to documents longer than the window (default truncate; "
+                          "batches: split)"),
+    [T_TRACE_FORMAT] = ZS_OPT_SET("trace-format", set_tformat, NULL, "F",
+                                  "auto|lines|csv|json for a trace file or --out (default auto)"),
+    ROW(COLUMN, "column", ZS_OPT_TEXT, src.read.column, 0, "C",
+        "CSV length column: header name or 1-based number"),
+    [T_ABOVE] = ZS_OPT_SET("above", set_above, NULL, "LIST",
+                           "stats thresholds in tokens, e.g. 8000,16384 (default "
+                           "4096,8192,32768,65536,131072)"),
+    ROW(BUDGET, "budget", ZS_OPT_INT, budget, 1LL << 40, "T", "batches: tokens per global batch"),
+    ROW(RANKS, "ranks", ZS_OPT_INT, ranks, 1 << 20, "R", "batches: budget = R x --tokens-per-rank"),
+    ROW(PER_RANK, "tokens-per-rank", ZS_OPT_INT, per_rank, 1 << 30, "T",
+        "batches: budget = --ranks x T"),
+    ROW(CYCLE, "cycle", ZS_OPT_FLAG, cycle, 1, NULL, "batches: restart a file when it runs out"),
+    ROW(TIMING, "timing", ZS_OPT_FLAG, timing, 1, NULL,
+        "stats: print read and summary times to stderr"),
 };
-#undef F
+#undef ROW
 
 static const zs_cli_use uses[] = {{ZS_FP(SEED), "only generators draw with it (default 1)"},
                                   {ZS_F_OUT, "gen: write here (format by extension) instead "

@@ -105,33 +105,25 @@ static int add_file(validate_args *a, const char *path)
 
 /* --against and --holdout repeat: each adds one (--against's text is the
  * argv string, which outlives the parse). */
-static int set_against(const char *text, void *base, int code, const char *where, zs_err *e)
+static int set_against(const char *text, void *base, zs_err *e)
 {
     validate_args *a = base;
     if (a->nfiles == 256)
-        return zs_err_set(e, code, where, "give fewer files", "at most 256 measurement files");
+        return zs_err_set(e, ZS_EUSAGE, NULL, "give fewer files", "at most 256 measurement files");
     a->files[a->nfiles++] = text;
     return ZS_OK;
 }
 
-static int set_holdout(const char *text, void *base, int code, const char *where, zs_err *e)
+static int set_holdout(const char *text, void *base, zs_err *e)
 {
-    (void)code;
-    (void)where;
     return zs_holdout_add(&((validate_args *)base)->h, text, e);
 }
 
 static const zs_opt_spec validate_own[] = {
-    {.cli = "against",
-     .type = ZS_OPT_PARSE,
-     .set = set_against,
-     .arg = "FILE",
-     .help = "measurements to predict (repeatable; further files may follow as arguments)"},
-    {.cli = "holdout",
-     .type = ZS_OPT_PARSE,
-     .set = set_holdout,
-     .arg = "SPEC",
-     .help = "refit on part of the data and score the rest (repeatable; SPEC below)"},
+    ZS_OPT_SET("against", set_against, NULL, "FILE",
+               "measurements to predict (repeatable; further files may follow as arguments)"),
+    ZS_OPT_SET("holdout", set_holdout, NULL, "SPEC",
+               "refit on part of the data and score the rest (repeatable; SPEC below)"),
     ZS_OPT_ROW("points", ZS_OPT_FLAG, validate_args, all_points, 0, 1, "0", NULL,
                "print every point (default: only summaries when more than 200 points)"),
 };
