@@ -100,7 +100,6 @@ typedef struct zs_opt_spec {
      * the parser named none. */
     int (*set)(const char *text, void *base, zs_err *e);
     const char *help; /* one phrase: what the option sets */
-    int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;
 
 /* The field of a field row: member m of struct type T. */

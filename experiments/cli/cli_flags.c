@@ -115,6 +115,12 @@ static const zs_opt_spec flags[] = {
     /* The cluster loader's range of gpus_per_node. */
     [ZS_F_GPUS_PER_NODE - ZS_F_BASE] = ZS_OPT_ROW("gpus-per-node", ZS_OPT_INT, zs_cli_flags,
                                                   gpus_per_node, 1, 64, "", "N", "GPUs per node"),
+    /* A timing is the best or the median of them: 1000 bounds a typo's
+     * wait. */
+    [ZS_F_REPS - ZS_F_BASE] =
+        ZS_OPT_ROW("reps", ZS_OPT_INT, zs_cli_flags, reps, 1, 1000, "", "N", "timed repetitions"),
+    [ZS_F_RANKS - ZS_F_BASE] =
+        ZS_OPT_ROW("ranks", ZS_OPT_FLAG, zs_cli_flags, ranks, 0, 1, "0", NULL, "per-rank table"),
 };
 #undef F
 

@@ -39,6 +39,8 @@ typedef enum zs_cli_flag_id {
     ZS_F_DP,
     ZS_F_JOBS,
     ZS_F_GPUS_PER_NODE,
+    ZS_F_REPS,  /* timed repetitions (bench plan, hw bench) */
+    ZS_F_RANKS, /* the per-rank table (simulate, run) */
     ZS_F_END
 } zs_cli_flag_id;
 
@@ -61,6 +63,8 @@ typedef struct zs_cli_flags {
     int tp, dp;        /* --tp, --dp (default 1) */
     int jobs;          /* --jobs; 0: not given (the command's default) */
     int gpus_per_node; /* --gpus-per-node; 0: not given (the cluster's) */
+    int reps;          /* --reps; 0: not given (the command's default) */
+    int ranks;         /* --ranks */
     /* Every option given, by getopt value, in order (zs_cli_parse), so a
      * command can refuse one that does not apply to what it was asked
      * (zs_cli_only). */

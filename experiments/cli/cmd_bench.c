@@ -502,7 +502,7 @@ static const char bench_plan_help[] =
 
 typedef struct plan_args {
     const char *traces;
-    long tokens, reps;
+    long tokens;
 } plan_args;
 
 static const zs_opt_spec plan_own[] = {
@@ -510,9 +510,7 @@ static const zs_opt_spec plan_own[] = {
                "document length generators, comma-separated, one batch each"),
     ZS_OPT_ROW("tokens", ZS_OPT_I64, plan_args, tokens, 1, 1L << 40,
                ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M", "N",
-               "tokens of the global batch, K/M/G x1024"),
-    ZS_OPT_ROW("reps", ZS_OPT_INT, plan_args, reps, 1, 100, ZS_CLI_STR(ZS_BENCH_PLAN_REPS), "N",
-               "runs, the best is kept")};
+               "tokens of the global batch, K/M/G x1024")};
 static const zs_cli_use plan_uses[] = {
     {ZS_FP(METHOD), NULL},
     {ZS_FP(MODEL), NULL},
@@ -520,6 +518,7 @@ static const zs_cli_use plan_uses[] = {
     {ZS_FP(NODES), "default " ZS_CLI_STR(ZS_BENCH_PLAN_GPUS) " GPUs' worth"},
     {ZS_FP(SEED), NULL},
     {ZS_FP(OPT), NULL},
+    {ZS_F_REPS, "the best is kept (default " ZS_CLI_STR(ZS_BENCH_PLAN_REPS) ")"},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
 
@@ -549,7 +548,7 @@ static int bench_plan(int argc, char **argv)
     char traces[256];
     snprintf(traces, sizeof traces, "%s", a.traces);
     /* nodes 0: ZS_BENCH_PLAN_GPUS of the cluster (plan_nodes) */
-    long nodes = fl.p.nodes, tokens = a.tokens, reps = a.reps;
+    long nodes = fl.p.nodes, tokens = a.tokens, reps = fl.reps ? fl.reps : ZS_BENCH_PLAN_REPS;
     uint64_t seed = fl.p.seed;
     zs_format fmt = fl.fmt;
     zs_err e;

@@ -75,12 +75,11 @@ typedef struct hw_bench_args {
 static const zs_opt_spec bench_own[] = {
     ZS_OPT_ROW("max-tokens", ZS_OPT_INT, hw_bench_args, cfg.max_tokens, 512, 1 << 20,
                ZS_CLI_STR(ZS_HW_MAX_TOKENS), "N", "largest attention length and GEMM token count"),
-    ZS_OPT_ROW("reps", ZS_OPT_INT, hw_bench_args, cfg.reps, 1, 1000, ZS_CLI_STR(ZS_HW_REPS), "N",
-               "timed repetitions per point"),
     ZS_OPT_ROW("quick", ZS_OPT_FLAG, hw_bench_args, cfg.quick, 0, 1, NULL, NULL, "fewer points"),
 };
 static const zs_cli_use bench_uses[] = {
     {ZS_FP(MODEL), "repeatable (default llama-7b)"},
+    {ZS_F_REPS, "per point, the median is reported (default " ZS_CLI_STR(ZS_HW_REPS) ")"},
     {ZS_F_OUT, "the measurement file (default: standard output)"},
     {0, NULL}};
 
@@ -237,6 +236,8 @@ static int bench(int argc, char **argv)
     if (st >= 0)
         return st;
     zs_hw_bench_cfg cfg = ba.cfg;
+    if (fl.reps)
+        cfg.reps = fl.reps;
     const char *out = fl.out;
     zs_err e;
     zs_err_clear(&e);

@@ -39,6 +39,7 @@ static const zs_cli_use uses[] = {
     {ZS_FP(FOLD), NULL},
     {ZS_F_FORMAT, NULL},
     {ZS_F_QUIET, NULL},
+    {ZS_F_RANKS, NULL},
     {0, NULL}};
 
 typedef struct run_args {
@@ -64,12 +65,12 @@ static void take_flags(run_args *a)
     a->tl = fl->p;
     a->fmt = fl->fmt;
     a->quiet = fl->quiet;
+    a->ranks = fl->ranks;
 }
 
 static const zs_opt_spec run_own[] = {
     ZS_OPT_ROW("chakra", ZS_OPT_TEXT, run_args, chakra, 0, 0, NULL, "DIR|PREFIX",
-               "Chakra traces: a folder holding one set, or its prefix"),
-    ZS_OPT_ROW("ranks", ZS_OPT_FLAG, run_args, ranks, 0, 1, "0", NULL, "per-rank table")};
+               "Chakra traces: a folder holding one set, or its prefix")};
 
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, run_args *a)

@@ -109,17 +109,11 @@ static void last_iteration(zs_output *d, const zs_point_result *r, int ranks)
     }
 }
 
-typedef struct sim_args {
-    int ranks; /* --ranks */
-} sim_args;
-
-static const zs_opt_spec sim_own[] = {ZS_OPT_ROW("ranks", ZS_OPT_FLAG, sim_args, ranks, 0, 1, "0",
-                                                 NULL, "per-rank table of the last iteration")};
-
 int zs_cmd_simulate(int argc, char **argv)
 {
     static const zs_cli_use more[] = {
         {ZS_F_QUIET, NULL},
+        {ZS_F_RANKS, "the last iteration's"},
         {ZS_F_JOBS, "iterations simulated at once, each in a worker process of its own, with "
                     "the same figures as one after the other (default: CPUs; 1: in order, in "
                     "the least memory)"},
@@ -132,20 +126,20 @@ int zs_cmd_simulate(int argc, char **argv)
                             "the\nsimulator; prints throughput, MFU and the per-rank breakdown "
                             "(the result\ncolumns of `zepsim compare`: `zepsim list "
                             "columns`).\n\noptions:\n",
-                            ZS_CLI_ROWS(sim_own),
+                            NULL,
+                            0,
                             uses,
                             NULL,
                             NULL,
                             NULL,
                             NULL};
     zs_cli_flags fl;
-    sim_args a;
-    int st = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (st >= 0)
         return st;
     zs_err e;
     zs_err_clear(&e);
-    int ranks = a.ranks;
+    int ranks = fl.ranks;
     long jobs = fl.jobs ? fl.jobs : sysconf(_SC_NPROCESSORS_ONLN);
     zs_point_cfg p = fl.p;
     zs_format fmt = fl.fmt;
