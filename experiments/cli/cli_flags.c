@@ -340,6 +340,21 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
     return -1;
 }
 
+int zs_cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int zs_cli_asks(int argc, char **argv, const zs_opt_spec *o)
+{
+    size_t n = strlen(o->cli);
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] == '-' && !strncmp(argv[i] + 2, o->cli, n) &&
+            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+            return 1;
+    return 0;
+}
+
 int zs_cli_was_given(const zs_cli_flags *f, int id)
 {
     for (int i = 0; i < f->ngiven; i++)

@@ -131,6 +131,13 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
 /* The --help text of a command (head, options, tail). */
 void zs_cli_help(FILE *out, const zs_cli_cmd *cmd);
 
+/* Whether arg asks for help (-h, --help): for commands whose first
+ * argument picks a part (`hw run`, `bench sim`), before any part parses. */
+int zs_cli_is_help(const char *arg);
+/* Whether argv (argc) gives the option of row o (--NAME or --NAME=V):
+ * for a command with two option sets (`validate --runs` and `validate
+ * --against`), before either parses. */
+int zs_cli_asks(int argc, char **argv, const zs_opt_spec *o);
 /* Whether the option of getopt value id was given (f->given_ids). */
 int zs_cli_was_given(const zs_cli_flags *f, int id);
 /* The command-line name of getopt value id of cmd (own row or shared

@@ -536,7 +536,7 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 static int bench_plan(int argc, char **argv)
 {
     static const zs_cli_cmd cmd = {
-        "bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL, NULL, NULL, NULL};
+        "bench plan", bench_plan_help, ZS_CLI_ROWS(plan_own), plan_uses, NULL, NULL, NULL, NULL};
     plan_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
@@ -613,7 +613,7 @@ static const struct {
 int zs_cmd_bench(int argc, char **argv)
 {
     size_t nb = sizeof benches / sizeof benches[0];
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || zs_cli_is_help(argv[1])) {
         FILE *f = argc < 2 ? stderr : stdout;
         fprintf(f, "usage: zepsim bench <benchmark> [options]\n\nbenchmarks:\n");
         for (size_t i = 0; i < nb; i++)

@@ -290,7 +290,7 @@ int zs_cmd_experiment(int argc, char **argv)
 {
     if (argc < 2)
         return zs_cli_usage_error("experiment", "give a subcommand: run, report or list");
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (zs_cli_is_help(argv[1])) {
         print_help();
         return 0;
     }

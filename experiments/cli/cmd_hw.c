@@ -261,7 +261,7 @@ int zs_cmd_hw(int argc, char **argv)
     if (argc < 2)
         return zs_cli_usage_error("hw", "expected a subcommand: devices, check, run or bench");
     const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
+    if (zs_cli_is_help(sub) || strcmp(sub, "help") == 0) {
         fputs(hw_help, stdout);
         fputc('\n', stdout);
         zs_cli_help(stdout, &run_cmd);

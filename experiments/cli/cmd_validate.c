@@ -316,18 +316,9 @@ static void print_summary(zs_output *d, const zs_score_row *rows, int nrows)
     zs_output_table(d, "summary", sum);
 }
 
-/* 1 when argv asks for --runs (published training runs). */
-static int wants_runs(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--runs") == 0 || strncmp(argv[i], "--runs=", 7) == 0)
-            return 1;
-    return 0;
-}
-
 int zs_cmd_validate(int argc, char **argv)
 {
-    if (wants_runs(argc, argv))
+    if (zs_validate_wants_runs(argc, argv))
         return zs_cmd_validate_runs(argc, argv);
     validate_args a;
     memset(&a, 0, sizeof a);
