@@ -162,9 +162,8 @@ static int check_only(const zs_schedule *s, zs_format fmt)
 
 static int run(int argc, char **argv)
 {
-    hw_run_args a;
-    a.cfg = zs_hw_run_cfg_default();
     zs_cli_flags fl;
+    hw_run_args a = {.cfg = zs_hw_run_cfg_default(), .only = 0};
     int st = zs_cli_parse(&run_cmd, argc, argv, &a, &fl);
     if (st >= 0)
         return st;
