@@ -119,8 +119,8 @@ typedef struct zs_cli_cmd {
     const int *letter_ids;
 } zs_cli_cmd;
 
-/* The own rows of a zs_cli_cmd from an array: `own, nown`. */
-#define ZS_CLI_ROWS(rows) rows, (int)(sizeof rows / sizeof rows[0])
+/* The own rows of a zs_cli_cmd from an array (designated: `.own, .nown`). */
+#define ZS_CLI_OWN_ROWS(rows) .own = rows, .nown = (int)(sizeof rows / sizeof rows[0])
 
 /* The whole option parse of a command: the own options into args (set to
  * their defaults first), the shared flags into f (set to their defaults

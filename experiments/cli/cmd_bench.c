@@ -424,14 +424,11 @@ static const zs_opt_spec sim_own[] = {
 
 static int bench_sim(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"bench sim",
-                                   bench_sim_help,
-                                   ZS_CLI_ROWS(sim_own),
-                                   sim_uses,
-                                   bench_sim_help_tail,
-                                   NULL,
-                                   NULL,
-                                   NULL};
+    static const zs_cli_cmd cmd = {.name = "bench sim",
+                                   .head = bench_sim_help,
+                                   ZS_CLI_OWN_ROWS(sim_own),
+                                   .uses = sim_uses,
+                                   .tail = bench_sim_help_tail};
     sim_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
@@ -535,8 +532,10 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 
 static int bench_plan(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {
-        "bench plan", bench_plan_help, ZS_CLI_ROWS(plan_own), plan_uses, NULL, NULL, NULL, NULL};
+    static const zs_cli_cmd cmd = {.name = "bench plan",
+                                   .head = bench_plan_help,
+                                   ZS_CLI_OWN_ROWS(plan_own),
+                                   .uses = plan_uses};
     plan_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);

@@ -344,8 +344,12 @@ static const zs_opt_spec calib_own[] = {
 static int parse_args(int argc, char **argv, calib_args *a, zs_meas_set *s)
 {
     static const int o_ids[] = {ZS_CLI_OWN};
-    static const zs_cli_cmd cmd = {
-        "calib", calib_help, ZS_CLI_ROWS(calib_own), calib_uses, NULL, NULL, "o", o_ids};
+    static const zs_cli_cmd cmd = {.name = "calib",
+                                   .head = calib_help,
+                                   ZS_CLI_OWN_ROWS(calib_own),
+                                   .uses = calib_uses,
+                                   .letters = "o",
+                                   .letter_ids = o_ids};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

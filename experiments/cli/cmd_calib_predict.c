@@ -161,14 +161,10 @@ static const zs_opt_spec predict_own[] = {
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, predict_args *a)
 {
-    static const zs_cli_cmd cmd = {"calib predict",
-                                   predict_help,
-                                   ZS_CLI_ROWS(predict_own),
-                                   predict_uses,
-                                   NULL,
-                                   NULL,
-                                   NULL,
-                                   NULL};
+    static const zs_cli_cmd cmd = {.name = "calib predict",
+                                   .head = predict_help,
+                                   ZS_CLI_OWN_ROWS(predict_own),
+                                   .uses = predict_uses};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

@@ -192,8 +192,8 @@ static int parse_args(int argc, char **argv, compare_args *a)
 {
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
     zs_cli_point_uses(skip, compare_more, uses);
-    const zs_cli_cmd cmd = {"compare", compare_help, ZS_CLI_ROWS(compare_own), uses, NULL, NULL,
-                            NULL,      NULL};
+    const zs_cli_cmd cmd = {
+        .name = "compare", .head = compare_help, ZS_CLI_OWN_ROWS(compare_own), .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, a, &fl);
     if (st >= 0)

@@ -840,8 +840,8 @@ static const zs_cli_use uses[] = {
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
 
-static const zs_cli_cmd cost_cmd = {"cost", cost_help, ZS_CLI_ROWS(own), uses, NULL, NULL,
-                                    NULL,   NULL};
+static const zs_cli_cmd cost_cmd = {
+    .name = "cost", .head = cost_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
 
 /* -1: parsed into a; otherwise the exit status. */
 static int parse_args(int argc, char **argv, cost_args *a)

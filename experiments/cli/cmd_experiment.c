@@ -61,7 +61,7 @@ static const zs_cli_use uses[] = {{ZS_F_JOBS, "run: worker processes (default 1)
                                   {0, NULL}};
 
 static const zs_cli_cmd experiment_cmd = {
-    "experiment", experiment_help, ZS_CLI_ROWS(own), uses, NULL, NULL, NULL, NULL};
+    .name = "experiment", .head = experiment_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
 
 static void print_help(void)
 {

@@ -55,16 +55,13 @@ static const zs_cli_use run_uses[] = {
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
 static const zs_cli_cmd run_cmd = {
-    "hw run",
-    "usage: zepsim hw run PLAN.json [options]\n\n"
-    "Executes a schedule dump (`zepsim plan --dump`) on the GPUs and reports it.\n\n"
-    "options:\n",
-    ZS_CLI_ROWS(run_own),
-    run_uses,
-    "\n" HW_EXIT,
-    NULL,
-    NULL,
-    NULL};
+    .name = "hw run",
+    .head = "usage: zepsim hw run PLAN.json [options]\n\n"
+            "Executes a schedule dump (`zepsim plan --dump`) on the GPUs and reports it.\n\n"
+            "options:\n",
+    ZS_CLI_OWN_ROWS(run_own),
+    .uses = run_uses,
+    .tail = "\n" HW_EXIT};
 
 /* hw bench's own options, and the models it was given (--model repeats). */
 typedef struct hw_bench_args {
@@ -98,16 +95,14 @@ static int bench_model(int id, const char *text, void *args)
 }
 
 static const zs_cli_cmd bench_cmd = {
-    "hw bench",
-    "usage: zepsim hw bench [options]\n\n"
-    "Calibration microbenchmarks on the GPUs, written as a measurement file.\n\n"
-    "options:\n",
-    ZS_CLI_ROWS(bench_own),
-    bench_uses,
-    "\n" HW_EXIT,
-    bench_model,
-    NULL,
-    NULL};
+    .name = "hw bench",
+    .head = "usage: zepsim hw bench [options]\n\n"
+            "Calibration microbenchmarks on the GPUs, written as a measurement file.\n\n"
+            "options:\n",
+    ZS_CLI_OWN_ROWS(bench_own),
+    .uses = bench_uses,
+    .tail = "\n" HW_EXIT,
+    .each = bench_model};
 
 static int devices(void)
 {

@@ -64,7 +64,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
 {
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
     zs_cli_point_uses(no_run, hidden, uses);
-    const zs_cli_cmd cmd = {"plan", plan_help, ZS_CLI_ROWS(plan_own), uses, NULL, NULL, NULL, NULL};
+    const zs_cli_cmd cmd = {
+        .name = "plan", .head = plan_help, ZS_CLI_OWN_ROWS(plan_own), .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, a, &fl);
     if (st == 0) /* the help: then each method's options */

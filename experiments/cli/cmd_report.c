@@ -67,7 +67,8 @@ int zs_cmd_report(int argc, char **argv)
         {ZS_F_DIR, NULL},
         {0, NULL}};
     static const int o_ids[] = {ZS_F_OUT};
-    static const zs_cli_cmd cmd = {"report", report_help, NULL, 0, uses, NULL, NULL, "o", o_ids};
+    static const zs_cli_cmd cmd = {
+        .name = "report", .head = report_help, .uses = uses, .letters = "o", .letter_ids = o_ids};
     zs_cli_flags fl;
     int bad = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (bad >= 0)

@@ -75,8 +75,8 @@ static const zs_opt_spec run_own[] = {
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const zs_cli_cmd cmd = {"run", run_help_head, ZS_CLI_ROWS(run_own), uses, NULL, NULL,
-                                   NULL,  NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "run", .head = run_help_head, ZS_CLI_OWN_ROWS(run_own), .uses = uses};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

@@ -219,8 +219,8 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
 
 int zs_cmd_show(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"show", show_help, ZS_CLI_ROWS(show_own), show_uses, NULL, NULL,
-                                   NULL,   NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "show", .head = show_help, ZS_CLI_OWN_ROWS(show_own), .uses = show_uses};
     zs_mem_cfg mc = zs_mem_cfg_default();
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, &mc, &fl);

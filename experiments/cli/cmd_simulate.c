@@ -120,19 +120,14 @@ int zs_cmd_simulate(int argc, char **argv)
         {0, NULL}};
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
     zs_cli_point_uses(NULL, more, uses);
-    const zs_cli_cmd cmd = {"simulate",
-                            "usage: zepsim simulate --method NAME [options]\n\n"
-                            "Plans N global batches with one method and runs each schedule on "
-                            "the\nsimulator; prints throughput, MFU and the per-rank breakdown "
-                            "(the result\ncolumns of `zepsim compare`: `zepsim list "
-                            "columns`).\n\noptions:\n",
-                            NULL,
-                            0,
-                            uses,
-                            NULL,
-                            NULL,
-                            NULL,
-                            NULL};
+    const zs_cli_cmd cmd = {.name = "simulate",
+                            .head =
+                                "usage: zepsim simulate --method NAME [options]\n\n"
+                                "Plans N global batches with one method and runs each schedule on "
+                                "the\nsimulator; prints throughput, MFU and the per-rank breakdown "
+                                "(the result\ncolumns of `zepsim compare`: `zepsim list "
+                                "columns`).\n\noptions:\n",
+                            .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (st >= 0)

@@ -404,8 +404,8 @@ static const zs_cli_use uses[] = {{ZS_FP(SEED), "only generators draw with it (d
                                   {ZS_F_FORMAT, NULL},
                                   {0, NULL}};
 
-static const zs_cli_cmd trace_cmd = {"trace", trace_help, ZS_CLI_ROWS(own), uses, NULL, NULL,
-                                     NULL,    NULL};
+static const zs_cli_cmd trace_cmd = {
+    .name = "trace", .head = trace_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
 
 /* The subcommands, their operands and the options each takes (getopt
  * values), so none is silently ignored. */

@@ -146,9 +146,11 @@ static void take_flags(validate_args *a)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, validate_args *a)
 {
-    static const zs_cli_cmd cmd = {"validate",    validate_help, ZS_CLI_ROWS(validate_own),
-                                   validate_uses, validate_tail, NULL,
-                                   NULL,          NULL};
+    static const zs_cli_cmd cmd = {.name = "validate",
+                                   .head = validate_help,
+                                   ZS_CLI_OWN_ROWS(validate_own),
+                                   .uses = validate_uses,
+                                   .tail = validate_tail};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

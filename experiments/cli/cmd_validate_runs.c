@@ -66,7 +66,7 @@ int zs_validate_wants_runs(int argc, char **argv)
 static int parse_args(int argc, char **argv, runs_args *a)
 {
     static const zs_cli_cmd cmd = {
-        "validate", runs_help, ZS_CLI_ROWS(runs_own), runs_uses, NULL, NULL, NULL, NULL};
+        .name = "validate", .head = runs_help, ZS_CLI_OWN_ROWS(runs_own), .uses = runs_uses};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

@@ -43,8 +43,8 @@ static void row(zs_table *t, const char *key, const char *unit, const char *fmt,
 
 int zs_cmd_zeppelin(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"zeppelin", zep_help, ZS_CLI_ROWS(own), uses, NULL, NULL,
-                                   NULL,       NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "zeppelin", .head = zep_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
     zs_cli_flags fl;
     zep_args a;
     int st = zs_cli_parse(&cmd, argc, argv, &a, &fl);
