@@ -1,12 +1,15 @@
-/* The command line's shared flags: one table of the flags several
- * commands take (--format, --quiet, --gpu, --out, --dir, --db, --plot),
- * rows of the option engine (core/zs_opts.h) like the study-point options
- * (--model, --cluster, --nodes, --calib, --seed, ...: zs_point_opts.h),
- * from which every command's getopt table, its --help lines and its
- * parsing of those flags are generated. A command lists the flags it
- * takes (zs_cli_use: a row and, where the flag means something particular
- * to it, a note) next to its own options, so a shared flag's spelling,
- * value name, range, default and error message are written once. */
+/* The command line's option engine. One table holds the flags several
+ * commands take (--format, --quiet, --gpu, --out, --dir, --db, --plot,
+ * --tp, --dp, --jobs, --gpus-per-node, --reps, --ranks, the nccl-tests
+ * ones), rows of the option engine (core/zs_opts.h) like the study-point
+ * options (--model, --cluster, --nodes, --calib, --seed, ...:
+ * zs_point_opts.h). A command describes itself as a zs_cli_cmd: its own
+ * options as rows of its argument struct, and the shared flags it takes
+ * (zs_cli_use: a row and, where the flag means something particular to it,
+ * a note); zs_cli_parse generates its getopt table and --help from them and
+ * parses every value through its row. So a flag's spelling, value name,
+ * range, default and error message are written once, and getopt is called
+ * only here. */
 #ifndef ZS_CLI_FLAGS_H
 #define ZS_CLI_FLAGS_H
 
