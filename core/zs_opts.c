@@ -422,6 +422,22 @@ int zs_opt_parse(const zs_opt_spec *s, const char *text, int code, const char *w
     case ZS_OPT_INT:
     case ZS_OPT_I64:
         return parse_int(s, text, code, where, dst, e);
+    case ZS_OPT_F64:
+        if (!*text && !zs_opt_default(s)[0]) { /* no default: 0, "not given" */
+            *(double *)(void *)dst = 0;
+            return ZS_OK;
+        }
+        return zs_num_f64(text, (double)s->min, (double)s->max, code, where, (double *)(void *)dst,
+                          e);
+    case ZS_OPT_PARSE:
+        if (!(rc = s->set(text, base, e)))
+            return ZS_OK;
+        if (e) {
+            e->code = code;
+            if (!e->where[0])
+                snprintf(e->where, sizeof e->where, "%s", where);
+        }
+        return code;
     case ZS_OPT_U64: {
         uint64_t u;
         if ((rc = zs_num_u64(text, (uint64_t)s->min, (uint64_t)s->max, code, where, &u, e)))
@@ -455,7 +471,8 @@ void zs_opt_defaults(const zs_opt_spec *rows, int n, void *base)
     for (int i = 0; i < n; i++)
         if (rows[i].type == ZS_OPT_TEXT) /* the default is text that outlives the parse */
             *(const char **)(void *)((char *)base + rows[i].off) = rows[i].deftext;
-        else if (rows[i].type != ZS_OPT_OPTSET && rows[i].size)
+        else if ((rows[i].type == ZS_OPT_PARSE && rows[i].deftext) ||
+                 (rows[i].type != ZS_OPT_OPTSET && rows[i].type != ZS_OPT_PARSE && rows[i].size))
             zs_opt_parse(&rows[i], rows[i].deftext ? rows[i].deftext : "", ZS_EINPUT, "default",
                          base, NULL);
 }

@@ -59,8 +59,12 @@ typedef enum zs_opt_type {
     ZS_OPT_OPTS,   /* method options "k=v,k=v", appended (repeatable) */
     ZS_OPT_OPTSET, /* command-line switch that appends its `values` ("routing=0") to opts */
     ZS_OPT_RANGE,  /* "A" or "A-B" (A <= B) in [min, max], into two int fields */
-    ZS_OPT_TEXT    /* the given text itself, into a const char * field (a command line's
+    ZS_OPT_TEXT,   /* the given text itself, into a const char * field (a command line's
                     * argv string, which outlives the parse); NULL: not given */
+    ZS_OPT_F64,    /* a double in [min, max] */
+    ZS_OPT_PARSE   /* a value in a shape of its own ("64M" bytes, a list): the row's `set`
+                    * parses it into the struct; its default is set(deftext) when deftext
+                    * is not NULL */
 } zs_opt_type;
 
 /* One option, wherever it is given: a method option (`--opt key=value`,
@@ -90,8 +94,12 @@ typedef struct zs_opt_spec {
      * zs_opt_check runs; may rewrite the value in place to its canonical
      * spelling (n bytes). NULL: none. */
     int (*check)(char *val, size_t n, int code, zs_err *e);
+    /* ZS_OPT_PARSE rows: sets the struct base from text (it may set more
+     * than one field: `cost --lens` sets the lengths and their count), or
+     * fills e; zs_opt_parse gives the error its code, and its place when
+     * the parser named none. */
+    int (*set)(const char *text, void *base, zs_err *e);
     const char *help; /* one phrase: what the option sets */
-    int id;           /* command-line flags: getopt's value for it (0: none) */
 } zs_opt_spec;
 
 /* The field of a field row: member m of struct type T. */
@@ -103,6 +111,13 @@ typedef struct zs_opt_spec {
     {                                                                                              \
         .cli = name, .type = type_, ZS_OPT_FIELD(T, m), .min = lo, .max = hi, .deftext = def,      \
         .arg = arg_, .help = help_                                                                 \
+    }
+
+/* A ZS_OPT_PARSE row on one line: flag name, parser, default text
+ * (NULL: none), value name and help. */
+#define ZS_OPT_SET(name, fn, def, arg_, help_)                                                     \
+    {                                                                                              \
+        .cli = name, .type = ZS_OPT_PARSE, .set = fn, .deftext = def, .arg = arg_, .help = help_   \
     }
 
 /* The row of a table (n rows) with command-line name cli or key key

@@ -96,8 +96,10 @@ void zs_planner_names(char *buf, size_t n);
  * them all. *out untouched on failure. */
 int zs_planner_lookup(const char *name, const char *where, const zs_planner_ops **out, zs_err *e);
 
-/* The planners' common "tp" option (1..64, dividing the GPUs of a node:
- * TP groups stay inside NVLink), default 1. */
+/* The planners' common "tp" option (1..ZS_TP_MAX, dividing the GPUs of a
+ * node: TP groups stay inside NVLink), default 1. The command line's
+ * --tp (experiments/cli/cli_flags.c) has the same range. */
+#define ZS_TP_MAX 64
 extern const zs_opt_spec zs_opt_tp;
 /* Reads a tp row (zs_opt_tp or a method's own with a computed default
  * def) and checks that it divides a node's GPUs. */

@@ -14,9 +14,9 @@ zs_hw_run_cfg zs_hw_run_cfg_default(void)
     zs_hw_run_cfg c;
     memset(&c, 0, sizeof c);
     zs_exec_opts_init(&c.exec);
-    c.warmup = 1;
-    c.iters = 3;
-    c.gpus_per_node = 8;
+    c.warmup = ZS_HW_WARMUP;
+    c.iters = ZS_HW_ITERS;
+    c.gpus_per_node = ZS_HW_GPN;
     c.rank = -1;
     c.nprocs = 1;
     return c;
@@ -27,8 +27,8 @@ zs_hw_bench_cfg zs_hw_bench_cfg_default(void)
     zs_hw_bench_cfg c;
     memset(&c, 0, sizeof c);
     c.models[0] = "llama-7b";
-    c.max_tokens = 16384;
-    c.reps = 5;
+    c.max_tokens = ZS_HW_MAX_TOKENS;
+    c.reps = ZS_HW_REPS;
     return c;
 }
 

@@ -35,6 +35,14 @@ int zs_hw_devices(int *count, char *desc, size_t n, zs_err *e);
  * is NaN. */
 int zs_hw_check(FILE *log, zs_err *e);
 
+/* The defaults of zs_hw_run_cfg and zs_hw_bench_cfg (also the command
+ * line's, experiments/cli/cmd_hw.c). */
+#define ZS_HW_WARMUP     1
+#define ZS_HW_ITERS      3
+#define ZS_HW_GPN        8
+#define ZS_HW_MAX_TOKENS 16384
+#define ZS_HW_REPS       5
+
 typedef struct zs_hw_run_cfg {
     /* The timeline path (exec.timeline; every rank, every layer: a measured
      * timeline keeps them all) and no folding: the GPUs run every op of

@@ -68,7 +68,7 @@ void zs_planner_names(char *buf, size_t n)
 const zs_opt_spec zs_opt_tp = {.key = "tp",
                                .type = ZS_OPT_INT,
                                .min = 1,
-                               .max = 64,
+                               .max = ZS_TP_MAX,
                                .def = 1,
                                .help = "tensor-parallel degree (divides the GPUs of a node)"};
 

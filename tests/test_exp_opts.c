@@ -269,6 +269,48 @@ static void test_planners_read_their_tables(void)
     zs_batch_free(b);
 }
 
+/* The field kinds of commands' own rows: a real number in its range, and
+ * a value its row's own parser sets (the engine gives its error the
+ * caller's code and the option as its place). */
+typedef struct kinds {
+    double x;
+    int n, twice;
+} kinds;
+
+static int set_twice(const char *text, void *base, zs_err *e)
+{
+    kinds *k = base;
+    k->n++;
+    if (strcmp(text, "bad") == 0)
+        return zs_err_set(e, ZS_EINPUT, NULL, "say good", "bad value");
+    k->twice = 2 * atoi(text);
+    return ZS_OK;
+}
+
+static void test_field_kinds(void)
+{
+    static const zs_opt_spec rows[] = {
+        ZS_OPT_ROW("x", ZS_OPT_F64, kinds, x, 1, 10, "2.5", "X", "a real"),
+        ZS_OPT_SET("twice", set_twice, "4", "N", "twice N"),
+    };
+    kinds k;
+    memset(&k, 0, sizeof k);
+    zs_opt_defaults(rows, 2, &k);
+    CU_ASSERT_DOUBLE_EQUAL(k.x, 2.5, 0);
+    ZS_ASSERT_INT_EQ(k.twice, 8);
+    zs_err e;
+    zs_err_clear(&e);
+    ZS_ASSERT_OK(zs_opt_parse(&rows[0], "10", ZS_EUSAGE, "--x", &k, &e), &e);
+    CU_ASSERT_DOUBLE_EQUAL(k.x, 10, 0);
+    ZS_ASSERT_INT_EQ(zs_opt_parse(&rows[0], "10.5", ZS_EUSAGE, "--x", &k, &e), ZS_EUSAGE);
+    CU_ASSERT_DOUBLE_EQUAL(k.x, 10, 0); /* untouched on failure */
+    zs_err_clear(&e);
+    ZS_ASSERT_INT_EQ(zs_opt_parse(&rows[1], "bad", ZS_EUSAGE, "--twice", &k, &e), ZS_EUSAGE);
+    ZS_ASSERT_INT_EQ(e.code, ZS_EUSAGE);
+    CU_ASSERT_STRING_EQUAL(e.where, "--twice");
+    ZS_ASSERT_INT_EQ(k.n, 2);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {
@@ -279,6 +321,7 @@ int main(int argc, char **argv)
         {"planner_tables", test_planner_tables},
         {"opt_reads", test_opt_reads},
         {"planners_read_their_tables", test_planners_read_their_tables},
+        {"field_kinds", test_field_kinds},
         {NULL, NULL}};
     static const zs_test_suite suites[] = {{"opts", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "zs_calib.h"
 #include "zs_nccl.h"
+#include "zs_planner.h"
 
 /* Checks of the text rows: a plot's format, NCCL_ALGO / NCCL_PROTO lists
  * (checked when given, applied later); errors take the caller's code. */
@@ -101,6 +102,25 @@ static const zs_opt_spec flags[] = {
                    "the collective every nccl-tests run measured (all-reduce, all-gather, "
                    "reduce-scatter, all-to-all, sendrecv); default: the log's command line, "
                    "else the file name, else its rows"),
+    /* As a planner's tp option: a TP group stays inside a node's NVLink. */
+    [ZS_F_TP - ZS_F_BASE] = ZS_OPT_ROW("tp", ZS_OPT_INT, zs_cli_flags, tp, 1, ZS_TP_MAX, "1", "N",
+                                       "tensor-parallel degree"),
+    /* Replicas: as many as a cluster could hold GPUs (65536 nodes x 16). */
+    [ZS_F_DP - ZS_F_BASE] = ZS_OPT_ROW("dp", ZS_OPT_INT, zs_cli_flags, dp, 1, 1 << 20, "1", "N",
+                                       "data-parallel degree"),
+    /* Worker processes: 256 covers the largest machines' CPUs and bounds
+     * the processes a typo could fork. */
+    [ZS_F_JOBS - ZS_F_BASE] =
+        ZS_OPT_ROW("jobs", ZS_OPT_INT, zs_cli_flags, jobs, 1, 256, "", "N", "worker processes"),
+    /* The cluster loader's range of gpus_per_node. */
+    [ZS_F_GPUS_PER_NODE - ZS_F_BASE] = ZS_OPT_ROW("gpus-per-node", ZS_OPT_INT, zs_cli_flags,
+                                                  gpus_per_node, 1, 64, "", "N", "GPUs per node"),
+    /* A timing is the best or the median of them: 1000 bounds a typo's
+     * wait. */
+    [ZS_F_REPS - ZS_F_BASE] =
+        ZS_OPT_ROW("reps", ZS_OPT_INT, zs_cli_flags, reps, 1, 1000, "", "N", "timed repetitions"),
+    [ZS_F_RANKS - ZS_F_BASE] =
+        ZS_OPT_ROW("ranks", ZS_OPT_FLAG, zs_cli_flags, ranks, 0, 1, "0", NULL, "per-rank table"),
 };
 #undef F
 
@@ -119,7 +139,8 @@ static const zs_opt_spec *row_of(int id, zs_cli_flags *f, void **base)
     return id >= ZS_PO_BASE ? zs_popt_at(id - ZS_PO_BASE) : NULL;
 }
 
-void zs_cli_flags_init(zs_cli_flags *f)
+/* The shared flags at their defaults, none given. */
+static void flags_init(zs_cli_flags *f)
 {
     memset(f, 0, sizeof *f);
     zs_point_cfg_default(&f->p);
@@ -148,7 +169,9 @@ void zs_cli_point_uses(const zs_popt_row *skip, const zs_cli_use *extra, zs_cli_
     out[n] = (zs_cli_use){0, NULL};
 }
 
-void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
+/* A command's getopt table into out[ZS_CLI_MAX_OPTS]: --help, its own
+ * options (own, ended by a zero row) and the shared flags it takes. */
+static void longopts(const zs_cli_use *uses, const struct option *own, struct option *out)
 {
     int n = 0;
     out[n++] = (struct option){"help", no_argument, 0, 'h'};
@@ -164,7 +187,9 @@ void zs_cli_longopts(const zs_cli_use *uses, const struct option *own, struct op
     out[n] = (struct option){0, 0, 0, 0};
 }
 
-void zs_cli_help_entry(FILE *f, const char *name, const char *arg, const char *text)
+/* One --help entry: "  --name ARG" (arg may be NULL) in a 25-column
+ * gutter, the text wrapped at 79 columns. */
+static void help_entry(FILE *f, const char *name, const char *arg, const char *text)
 {
     char head[96];
     snprintf(head, sizeof head, "  --%s%s%s", name, arg ? " " : "", arg ? arg : "");
@@ -208,15 +233,16 @@ static void help_row(FILE *f, const zs_opt_spec *o, const char *note)
         snprintf(text, sizeof text, "%s (default %s)", o->help, def);
     else
         snprintf(text, sizeof text, "%s", o->help);
-    zs_cli_help_entry(f, o->cli, o->arg, text);
+    help_entry(f, o->cli, o->arg, text);
 }
 
-void zs_cli_flags_help(FILE *f, const zs_cli_use *uses)
+/* The --help entries of the shared flags a command takes. */
+static void flags_help(FILE *f, const zs_cli_use *uses)
 {
     for (int i = 0; uses && uses[i].id; i++) {
         void *base;
         const zs_opt_spec *o = row_of(uses[i].id, NULL, &base);
-        if (o && o->cli)
+        if (o && o->cli && !(uses[i].note && !uses[i].note[0]))
             help_row(f, o, uses[i].note);
     }
 }
@@ -235,7 +261,11 @@ static int take(const zs_opt_spec *o, void *base)
     return 0;
 }
 
-int zs_cli_flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
+/* Getopt result c (with optarg) of command cmd as a shared flag: its
+ * value into f, its name resolved (an unknown model fails here, before
+ * anything runs). 0, or the exit status after printing the error (a bad
+ * value, or an option cmd does not know). */
+static int flag(const char *cmd, int c, char **argv, zs_cli_flags *f)
 {
     void *base;
     const zs_opt_spec *o = row_of(c, f, &base);
@@ -254,9 +284,30 @@ void zs_cli_help(FILE *out, const zs_cli_cmd *cmd)
     fputs(cmd->head, out);
     for (int i = 0; i < cmd->nown; i++)
         help_row(out, &cmd->own[i], NULL);
-    zs_cli_flags_help(out, cmd->uses);
+    flags_help(out, cmd->uses);
     if (cmd->tail)
         fputs(cmd->tail, out);
+}
+
+/* The getopt value of option c: a one-letter spelling's option, else c. */
+static int long_id(const zs_cli_cmd *cmd, int c)
+{
+    const char *l = cmd->letters && c > 0 && c < 256 ? strchr(cmd->letters, c) : NULL;
+    return l ? cmd->letter_ids[l - cmd->letters] : c;
+}
+
+/* getopt's short options: -h and the command's letters, each with ':'
+ * when its option takes a value (opts: the long options). */
+static void short_opts(const zs_cli_cmd *cmd, const struct option *opts, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, ":h");
+    for (int i = 0; cmd->letters && cmd->letters[i] && o + 3 < n; i++) {
+        out[o++] = cmd->letters[i];
+        for (const struct option *p = opts; p->name; p++)
+            if (p->val == cmd->letter_ids[i] && p->has_arg == required_argument)
+                out[o++] = ':';
+        out[o] = '\0';
+    }
 }
 
 int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cli_flags *f)
@@ -267,22 +318,74 @@ int zs_cli_parse(const zs_cli_cmd *cmd, int argc, char **argv, void *args, zs_cl
         own[n] = (struct option){cmd->own[n].cli, cmd->own[n].arg ? required_argument : no_argument,
                                  0, ZS_CLI_OWN + n};
     own[n] = (struct option){0, 0, 0, 0};
-    zs_cli_longopts(cmd->uses, own, opts);
+    longopts(cmd->uses, own, opts);
+    char shorts[32];
+    short_opts(cmd, opts, shorts, sizeof shorts);
     zs_opt_defaults(cmd->own, cmd->nown, args);
-    zs_cli_flags_init(f);
+    flags_init(f);
     int c, st;
     zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
         if (c == 'h') {
             zs_cli_help(stdout, cmd);
             return 0;
         }
+        c = long_id(cmd, c);
         st = c >= ZS_CLI_OWN && c < ZS_CLI_OWN + cmd->nown ? take(&cmd->own[c - ZS_CLI_OWN], args)
-                                                           : zs_cli_flag(cmd->name, c, argv, f);
+                                                           : flag(cmd->name, c, argv, f);
+        if (!st && cmd->each)
+            st = cmd->each(c, optarg, args);
         if (st)
             return st;
+        if (f->ngiven < ZS_CLI_MAX_OPTS)
+            f->given_ids[f->ngiven++] = c;
     }
     return -1;
+}
+
+int zs_cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int zs_cli_asks(int argc, char **argv, const zs_opt_spec *o)
+{
+    size_t n = strlen(o->cli);
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] == '-' && !strncmp(argv[i] + 2, o->cli, n) &&
+            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+            return 1;
+    return 0;
+}
+
+int zs_cli_was_given(const zs_cli_flags *f, int id)
+{
+    for (int i = 0; i < f->ngiven; i++)
+        if (f->given_ids[i] == id)
+            return 1;
+    return 0;
+}
+
+const char *zs_cli_name(const zs_cli_cmd *cmd, int id)
+{
+    void *base;
+    const zs_opt_spec *o = id >= ZS_CLI_OWN && id < ZS_CLI_OWN + cmd->nown
+                               ? &cmd->own[id - ZS_CLI_OWN]
+                               : row_of(id, NULL, &base);
+    return o && o->cli ? o->cli : "?";
+}
+
+int zs_cli_only(const zs_cli_cmd *cmd, const char *part, const zs_cli_flags *f, const int *allowed)
+{
+    for (int i = 0; i < f->ngiven; i++) {
+        int ok = 0;
+        for (int j = 0; allowed[j] && !ok; j++)
+            ok = allowed[j] == f->given_ids[i];
+        if (!ok)
+            return zs_cli_usage_error(cmd->name, "option '--%s' does not apply to %s %s",
+                                      zs_cli_name(cmd, f->given_ids[i]), cmd->name, part);
+    }
+    return 0;
 }
 
 int zs_cli_nccl_apply(const zs_cli_flags *f, struct zs_meas_set *s, zs_err *e)

@@ -53,26 +53,7 @@ static const char bench_sim_help[] =
     "for that many transfers; floor_us = floor_s / xfers; x_floor = cpu_s / floor_s.\n"
     "Empty on the analytic backend and with --floor-runs 0.\n"
     "\n"
-    "options:\n"
-    "  --method LIST           methods, comma-separated (default " ZS_BENCH_SIM_METHODS ")\n"
-    "  --gpus LIST             GPU counts, comma-separated (default " ZS_BENCH_SIM_GPUS ")\n"
-    "  --fold LIST             off, on, steady, comma-separated (default on)\n"
-    "  --runs N                runs per point (default " ZS_CLI_STR(
-        ZS_BENCH_SIM_RUNS) ")\n"
-                           "  --floor-runs N          runs of each floor, 0 to skip it "
-                           "(default " ZS_CLI_STR(
-                               ZS_BENCH_FLOOR_RUNS) ")\n"
-                                                    "  --floor-width N         the floor's "
-                                                    "messages each way per round, 1..16 "
-                                                    "(default " ZS_CLI_STR(
-                                                        ZS_BENCH_FLOOR_WIDTH) ")\n"
-                                                                              "  --floor-transfers "
-                                                                              "N     the floor's "
-                                                                              "transfers per run, "
-                                                                              "about "
-                                                                              "(default"
-                                                                              " " ZS_CLI_STR(
-                                                                                  ZS_BENCH_FLOOR_XFERS) ")\n";
+    "options:\n";
 /* After the study point's options (generated from its table). */
 static const char bench_sim_help_tail[] =
     "\n"
@@ -416,70 +397,52 @@ static const zs_cli_use sim_uses[] = {
     {ZS_FP(RECOMPUTE), NULL}, {ZS_FP(ZERO), NULL},    {ZS_FP(BACKEND), NULL},
     {ZS_FP(OPT), NULL},       {ZS_F_FORMAT, NULL},    {0, NULL}};
 
+/* bench sim's own options: lists of what to time, and the floor's size. */
+typedef struct sim_args {
+    const char *methods, *gpus, *folds;
+    long runs, floor_runs, floor_width, floor_xfers;
+} sim_args;
+
+#define ROW(name, type, m, lo, hi, def, arg, help)                                                 \
+    ZS_OPT_ROW(name, type, sim_args, m, lo, hi, def, arg, help)
+static const zs_opt_spec sim_own[] = {
+    /* lists: --method and --fold of simulate take one value */
+    ROW("method", ZS_OPT_TEXT, methods, 0, 0, ZS_BENCH_SIM_METHODS, "LIST",
+        "methods, comma-separated"),
+    ROW("gpus", ZS_OPT_TEXT, gpus, 0, 0, ZS_BENCH_SIM_GPUS, "LIST", "GPU counts, comma-separated"),
+    ROW("fold", ZS_OPT_TEXT, folds, 0, 0, "on", "LIST", "off, on, steady, comma-separated"),
+    ROW("runs", ZS_OPT_INT, runs, 1, BENCH_MAX - 1, ZS_CLI_STR(ZS_BENCH_SIM_RUNS), "N",
+        "runs per point"),
+    ROW("floor-runs", ZS_OPT_INT, floor_runs, 0, ZS_SIM_FLOOR_RUNS_MAX,
+        ZS_CLI_STR(ZS_BENCH_FLOOR_RUNS), "N", "runs of each floor, 0 to skip it"),
+    ROW("floor-width", ZS_OPT_INT, floor_width, 1, ZS_SIM_FLOOR_WIDTH_MAX,
+        ZS_CLI_STR(ZS_BENCH_FLOOR_WIDTH), "N", "the floor's messages each way per round"),
+    ROW("floor-transfers", ZS_OPT_INT, floor_xfers, 1, 1000000000, ZS_CLI_STR(ZS_BENCH_FLOOR_XFERS),
+        "N", "the floor's transfers per run, about"),
+};
+#undef ROW
+
 static int bench_sim(int argc, char **argv)
 {
-    enum { O_METHOD = 2000, O_GPUS, O_FOLD, O_RUNS, O_FLOOR_RUNS, O_FLOOR_WIDTH, O_FLOOR_XFERS };
-    static const struct option own[] = {{"method", required_argument, 0, O_METHOD},
-                                        {"gpus", required_argument, 0, O_GPUS},
-                                        {"fold", required_argument, 0, O_FOLD},
-                                        {"runs", required_argument, 0, O_RUNS},
-                                        {"floor-runs", required_argument, 0, O_FLOOR_RUNS},
-                                        {"floor-width", required_argument, 0, O_FLOOR_WIDTH},
-                                        {"floor-transfers", required_argument, 0, O_FLOOR_XFERS},
-                                        {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(sim_uses, own, opts);
+    static const zs_cli_cmd cmd = {.name = "bench sim",
+                                   .head = bench_sim_help,
+                                   ZS_CLI_OWN_ROWS(sim_own),
+                                   .uses = sim_uses,
+                                   .tail = bench_sim_help_tail};
+    sim_args a;
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
+    int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (rc >= 0)
+        return rc;
     zs_err e;
     zs_err_clear(&e);
     bench_cfg b;
     memset(&b, 0, sizeof b);
-    const char *methods = ZS_BENCH_SIM_METHODS, *gpus = ZS_BENCH_SIM_GPUS, *folds = "on";
-    long runs = ZS_BENCH_SIM_RUNS, floor_runs = ZS_BENCH_FLOOR_RUNS,
-         floor_width = ZS_BENCH_FLOOR_WIDTH, floor_xfers = ZS_BENCH_FLOOR_XFERS;
-    zs_format fmt = ZS_FMT_TABLE;
-    int c, rc = ZS_OK;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(bench_sim_help, stdout);
-            zs_cli_flags_help(stdout, sim_uses);
-            fputs(bench_sim_help_tail, stdout);
-            return 0;
-        case O_METHOD:
-            methods = optarg;
-            break;
-        case O_GPUS:
-            gpus = optarg;
-            break;
-        case O_FOLD:
-            folds = optarg;
-            break;
-        case O_RUNS:
-            rc = zs_cli_parse_int("--runs", optarg, 1, BENCH_MAX - 1, &runs, &e);
-            break;
-        case O_FLOOR_RUNS:
-            rc =
-                zs_cli_parse_int("--floor-runs", optarg, 0, ZS_SIM_FLOOR_RUNS_MAX, &floor_runs, &e);
-            break;
-        case O_FLOOR_WIDTH:
-            rc = zs_cli_parse_int("--floor-width", optarg, 1, ZS_SIM_FLOOR_WIDTH_MAX, &floor_width,
-                                  &e);
-            break;
-        case O_FLOOR_XFERS:
-            rc = zs_cli_parse_int("--floor-transfers", optarg, 1, 1000000000, &floor_xfers, &e);
-            break;
-        default:
-            if ((rc = zs_cli_flag("bench sim", c, argv, &fl)))
-                return rc;
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     b.base = fl.p;
-    fmt = fl.fmt;
+    zs_format fmt = fl.fmt;
+    const char *methods = a.methods, *gpus = a.gpus, *folds = a.folds;
+    long runs = a.runs, floor_runs = a.floor_runs, floor_width = a.floor_width,
+         floor_xfers = a.floor_xfers;
     if (optind != argc)
         return zs_cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
     b.runs = (int)runs;
@@ -536,7 +499,7 @@ static const char bench_plan_help[] =
 
 typedef struct plan_args {
     const char *traces;
-    long tokens, reps;
+    long tokens;
 } plan_args;
 
 static const zs_opt_spec plan_own[] = {
@@ -544,9 +507,7 @@ static const zs_opt_spec plan_own[] = {
                "document length generators, comma-separated, one batch each"),
     ZS_OPT_ROW("tokens", ZS_OPT_I64, plan_args, tokens, 1, 1L << 40,
                ZS_CLI_STR(ZS_BENCH_PLAN_TOKENS_M) "M", "N",
-               "tokens of the global batch, K/M/G x1024"),
-    ZS_OPT_ROW("reps", ZS_OPT_INT, plan_args, reps, 1, 100, ZS_CLI_STR(ZS_BENCH_PLAN_REPS), "N",
-               "runs, the best is kept")};
+               "tokens of the global batch, K/M/G x1024")};
 static const zs_cli_use plan_uses[] = {
     {ZS_FP(METHOD), NULL},
     {ZS_FP(MODEL), NULL},
@@ -554,6 +515,7 @@ static const zs_cli_use plan_uses[] = {
     {ZS_FP(NODES), "default " ZS_CLI_STR(ZS_BENCH_PLAN_GPUS) " GPUs' worth"},
     {ZS_FP(SEED), NULL},
     {ZS_FP(OPT), NULL},
+    {ZS_F_REPS, "the best is kept (default " ZS_CLI_STR(ZS_BENCH_PLAN_REPS) ")"},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
 
@@ -570,7 +532,10 @@ static int plan_nodes(const char *cluster, long *nodes, zs_err *e)
 
 static int bench_plan(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"bench plan", bench_plan_help, plan_own, 3, plan_uses, NULL};
+    static const zs_cli_cmd cmd = {.name = "bench plan",
+                                   .head = bench_plan_help,
+                                   ZS_CLI_OWN_ROWS(plan_own),
+                                   .uses = plan_uses};
     plan_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);
@@ -582,7 +547,7 @@ static int bench_plan(int argc, char **argv)
     char traces[256];
     snprintf(traces, sizeof traces, "%s", a.traces);
     /* nodes 0: ZS_BENCH_PLAN_GPUS of the cluster (plan_nodes) */
-    long nodes = fl.p.nodes, tokens = a.tokens, reps = a.reps;
+    long nodes = fl.p.nodes, tokens = a.tokens, reps = fl.reps ? fl.reps : ZS_BENCH_PLAN_REPS;
     uint64_t seed = fl.p.seed;
     zs_format fmt = fl.fmt;
     zs_err e;
@@ -647,7 +612,7 @@ static const struct {
 int zs_cmd_bench(int argc, char **argv)
 {
     size_t nb = sizeof benches / sizeof benches[0];
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || zs_cli_is_help(argv[1])) {
         FILE *f = argc < 2 ? stderr : stdout;
         fprintf(f, "usage: zepsim bench <benchmark> [options]\n\nbenchmarks:\n");
         for (size_t i = 0; i < nb; i++)

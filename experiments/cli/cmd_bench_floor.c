@@ -46,7 +46,8 @@ static const zs_cli_use uses[] = {
 
 int zs_cli_bench_floor(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"bench floor", help, own, 4, uses, NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "bench floor", .head = help, ZS_CLI_OWN_ROWS(own), .uses = uses};
     floor_args a;
     zs_cli_flags fl;
     int rc = zs_cli_parse(&cmd, argc, argv, &a, &fl);

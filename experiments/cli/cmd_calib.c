@@ -310,8 +310,7 @@ static const char calib_help[] =
     "algorithm and protocol NCCL runs there. What the data does not cover\n"
     "stays analytic.\n"
     "\n"
-    "options:\n"
-    "  -o, --output FILE   calibration file to write (required for fit)\n";
+    "options:\n";
 
 static const zs_cli_use calib_uses[] = {
     {ZS_FP(MODEL), "the shape of layer-op TSV rows (default: those rows are not fitted, the TSV "
@@ -336,27 +335,24 @@ typedef struct calib_args {
     zs_cli_flags fl; /* the shared flags as given: the names above point into it */
 } calib_args;
 
+static const zs_opt_spec calib_own[] = {
+    ZS_OPT_ROW("output", ZS_OPT_TEXT, calib_args, out, 0, 0, NULL, "FILE",
+               "calibration file to write (required for fit; -o is the same option)")};
+
 /* Reads the options into *a (the NCCL ones into *s); returns the exit
  * status when the command ends here (help, a bad option), else -1. */
 static int parse_args(int argc, char **argv, calib_args *a, zs_meas_set *s)
 {
-    static const struct option own[] = {{"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(calib_uses, own, opts);
-    zs_cli_flags_init(&a->fl);
-    int c, st;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(calib_help, stdout);
-            zs_cli_flags_help(stdout, calib_uses);
-            return 0;
-        }
-        if (c == 'o')
-            a->out = optarg;
-        else if ((st = zs_cli_flag("calib", c, argv, &a->fl)))
-            return st;
-    }
+    static const int o_ids[] = {ZS_CLI_OWN};
+    static const zs_cli_cmd cmd = {.name = "calib",
+                                   .head = calib_help,
+                                   ZS_CLI_OWN_ROWS(calib_own),
+                                   .uses = calib_uses,
+                                   .letters = "o",
+                                   .letter_ids = o_ids};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
     a->model = zs_cli_given(&a->fl, ZS_P_MODEL);
     a->gpu_name = a->fl.gpu;
     a->kernel = zs_cli_given(&a->fl, ZS_P_ATTN_KERNEL);

@@ -19,20 +19,14 @@ static const char predict_help[] =
     "estimate, the runner-up pair and its estimate (why the choice), and the\n"
     "calibrated prediction with its bus bandwidth (nccl-tests convention).\n"
     "\n"
-    "options:\n"
-    "  --gpus-per-node G   GPUs per node taking part (default: all of them)\n"
-    "  --op LIST           all-gather,reduce-scatter,all-reduce,all-to-all\n"
-    "                      (default: the first three)\n"
-    "  --sizes SPEC        sizes in bytes (nccl-tests \"size\": the whole buffer),\n"
-    "                      a comma list of sizes or A-B ranges doubling from A,\n"
-    "                      K/M/G binary suffixes\n"
-    "                      (default 8M-8G)\n";
+    "options:\n";
 
 static const zs_cli_use predict_uses[] = {
     {ZS_FP(CALIB), "whose collective parameters to use (default: NCCL's own figures, nothing "
                    "fitted)"},
     {ZS_FP(CLUSTER), "the hardware (default cluster-c)"},
     {ZS_FP(NODES), "default 1"},
+    {ZS_F_GPUS_PER_NODE, "taking part (default: all of them)"},
     {ZS_F_NCCL_ALGO, "to run with (default: NCCL chooses)"},
     {ZS_F_NCCL_PROTO, "likewise"},
     {ZS_F_FORMAT, NULL},
@@ -144,42 +138,38 @@ typedef struct predict_args {
     zs_cli_flags fl; /* the shared flags as given: cluster and calib point into it */
 } predict_args;
 
+static int set_ops(const char *text, void *base, zs_err *e)
+{
+    predict_args *a = base;
+    return parse_ops(text, a->ops, &a->nops, e);
+}
+
+static int set_sizes(const char *text, void *base, zs_err *e)
+{
+    predict_args *a = base;
+    return parse_sizes(text, a->sizes, &a->nsizes, e);
+}
+
+static const zs_opt_spec predict_own[] = {
+    ZS_OPT_SET("op", set_ops, NULL, "LIST",
+               "all-gather,reduce-scatter,all-reduce,all-to-all (default: the first three)"),
+    ZS_OPT_SET("sizes", set_sizes, "8M-8G", "SPEC",
+               "sizes in bytes (nccl-tests \"size\": the whole buffer), a comma list of sizes or "
+               "A-B ranges doubling from A, K/M/G binary suffixes"),
+};
+
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, predict_args *a)
 {
-    static const struct option own[] = {{"gpus-per-node", required_argument, 0, 'g'},
-                                        {"op", required_argument, 0, 'o'},
-                                        {"sizes", required_argument, 0, 's'},
-                                        {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(predict_uses, own, opts);
-    zs_cli_flags_init(&a->fl);
+    static const zs_cli_cmd cmd = {.name = "calib predict",
+                                   .head = predict_help,
+                                   ZS_CLI_OWN_ROWS(predict_own),
+                                   .uses = predict_uses};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    int rc = parse_sizes("8M-8G", a->sizes, &a->nsizes, &e), c, st;
-    zs_cli_reset_getopt();
-    while (rc == ZS_OK && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(predict_help, stdout);
-            zs_cli_flags_help(stdout, predict_uses);
-            return 0;
-        case 'g':
-            rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 64, &a->gpn, &e);
-            break;
-        case 'o':
-            rc = parse_ops(optarg, a->ops, &a->nops, &e);
-            break;
-        case 's':
-            rc = parse_sizes(optarg, a->sizes, &a->nsizes, &e);
-            break;
-        default:
-            if ((st = zs_cli_flag("calib predict", c, argv, &a->fl)))
-                return st;
-        }
-    }
-    if (rc)
-        return zs_cli_fail(&e);
     if (zs_cli_given(&a->fl, ZS_P_CLUSTER))
         a->cluster = a->fl.p.cluster;
     a->calib_path = zs_cli_given(&a->fl, ZS_P_CALIB);
@@ -191,6 +181,7 @@ static int parse_args(int argc, char **argv, predict_args *a)
     if (a->fl.nccl_proto)
         zs_nccl_proto_mask_parse(a->fl.nccl_proto, &a->pm, &e);
     a->fmt = a->fl.fmt;
+    a->gpn = a->fl.gpus_per_node;
     if (optind < argc)
         return zs_cli_usage_error("calib", "calib predict takes options only, not '%s'",
                                   argv[optind]);

@@ -106,30 +106,31 @@ typedef struct compare_args {
 
 /* one method per run here: --methods */
 static const zs_popt_row skip[] = {ZS_P_METHOD, ZS_P_COUNT};
-static const zs_cli_use quiet[] = {{ZS_F_QUIET, NULL}, {0, NULL}};
 
-static void usage(void)
-{
-    printf("usage: zepsim compare [options]\n\n"
-           "Simulates the same study for several methods and prints a comparison\n"
-           "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
-           "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
-           "options:\n");
-    char text[256];
-    snprintf(text, sizeof text, "methods to compare, any case (default %s)", default_methods);
-    zs_cli_help_entry(stdout, "methods", "A,B,...", text);
-    zs_cli_help_entry(stdout, "baseline", "NAME", "speedups are over this method (default te-cp)");
-    zs_cli_help_entry(stdout, "jobs", "N",
-                      "worker processes, each simulating one iteration of one method at a time "
-                      "(default: CPUs)");
-    zs_cli_help_entry(stdout, "chart", "FILE.png|FILE.svg|FILE.pdf|none",
-                      "chart of tokens/s and of the iteration time split into busy / exposed / "
-                      "idle, labelled as the table prints them, in the format the extension "
-                      "names (default zepsim-compare.png; --plot is the same option)");
-    zs_cli_use uses[ZS_CLI_MAX_OPTS];
-    zs_cli_point_uses(skip, quiet, uses);
-    zs_cli_flags_help(stdout, uses);
-}
+static const char compare_help[] =
+    "usage: zepsim compare [options]\n\n"
+    "Simulates the same study for several methods and prints a comparison\n"
+    "table (the default study: cluster-a, 16 nodes, llama-7b, arxiv, 256K\n"
+    "tokens per 16-GPU context group, 3 iterations, seed 1).\n\n"
+    "options:\n";
+
+/* compare's own options */
+static const zs_opt_spec compare_own[] = {
+    ZS_OPT_ROW("methods", ZS_OPT_STR, compare_args, mlist, 0, 0, default_methods, "A,B,...",
+               "methods to compare, any case"),
+    ZS_OPT_ROW("baseline", ZS_OPT_STR, compare_args, baseline, 0, 0, "te-cp", "NAME",
+               "speedups are over this method"),
+    ZS_OPT_ROW("chart", ZS_OPT_TEXT, compare_args, plot_path, 0, 0, "zepsim-compare.png",
+               "FILE.png|FILE.svg|FILE.pdf|none",
+               "chart of tokens/s and of the iteration time split into busy / exposed / idle, "
+               "labelled as the table prints them, in the format the extension names (--plot is "
+               "the same option)"),
+};
+static const zs_cli_use compare_more[] = {
+    {ZS_F_QUIET, NULL},
+    {ZS_F_JOBS, "each simulating one iteration of one method at a time (default: CPUs)"},
+    {ZS_F_PLOT, "as --chart"},
+    {0, NULL}};
 
 /* Each method's timeline file: T.json -> T.METHOD.json (also .json.gz,
  * .gz; other names get .METHOD appended), so no two workers ever write one
@@ -189,41 +190,20 @@ static int resolve_methods(compare_args *a, zs_err *e)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, compare_args *a)
 {
-    enum { O_METHODS = 2000, O_JOBS, O_PLOT, O_BASELINE };
-    static const struct option own[] = {
-        {"methods", required_argument, 0, O_METHODS},   {"jobs", required_argument, 0, O_JOBS},
-        {"chart", required_argument, 0, O_PLOT},        {"plot", required_argument, 0, O_PLOT},
-        {"baseline", required_argument, 0, O_BASELINE}, {0, 0, 0, 0}};
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
-    zs_cli_point_uses(skip, quiet, uses);
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
+    zs_cli_point_uses(skip, compare_more, uses);
+    const zs_cli_cmd cmd = {
+        .name = "compare", .head = compare_help, ZS_CLI_OWN_ROWS(compare_own), .uses = uses};
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
+    int st = zs_cli_parse(&cmd, argc, argv, a, &fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int st = 0;
-        if (c == 'h') {
-            usage();
-            return 0;
-        } else if (c == O_METHODS) {
-            if (strlen(optarg) >= sizeof a->mlist)
-                return zs_cli_usage_error("compare", "--methods is too long");
-            snprintf(a->mlist, sizeof a->mlist, "%s", optarg);
-        } else if (c == O_JOBS) {
-            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &a->jobs, &e))
-                return zs_cli_fail(&e);
-        } else if (c == O_PLOT) {
-            a->plot_path = optarg;
-        } else if (c == O_BASELINE) {
-            snprintf(a->baseline, sizeof a->baseline, "%.63s", optarg);
-        } else if ((st = zs_cli_flag("compare", c, argv, &fl))) {
-            return st;
-        }
-    }
+    if (fl.plot)
+        a->plot_path = fl.plot;
+    if (fl.jobs)
+        a->jobs = fl.jobs;
     a->p = fl.p;
     a->fmt = fl.fmt;
     a->quiet = fl.quiet;
@@ -459,9 +439,6 @@ int zs_cmd_compare(int argc, char **argv)
     memset(&a, 0, sizeof a);
     zs_point_cfg_default(&a.p);
     a.fmt = ZS_FMT_TABLE;
-    snprintf(a.mlist, sizeof a.mlist, "%s", default_methods);
-    snprintf(a.baseline, sizeof a.baseline, "te-cp");
-    a.plot_path = "zepsim-compare.png";
     a.jobs = sysconf(_SC_NPROCESSORS_ONLN);
     int st = parse_args(argc, argv, &a);
     if (st >= 0)

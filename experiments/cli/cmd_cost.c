@@ -47,33 +47,7 @@ static const char cost_help[] =
     "              Adam; each op's FLOPs, HBM bytes, time and share of the step,\n"
     "              then the time per op class\n"
     "\n"
-    "options:\n"
-    "  --gpu NAME|FILE         GPU (default h100-sxm, or the cluster's)\n"
-    "  --cluster NAME|FILE     cluster (collective, p2p; also gives the GPU)\n"
-    "  --nodes N               nodes of the cluster (default: the preset's)\n"
-    "  --model NAME|FILE       model shape (default llama-7b)\n"
-    "  --heads H --kv-heads K --head-dim D   override the model's attention shape\n"
-    "  --attn-kernel NAME      the GPU's attention kernel to use (`zepsim show gpu G`)\n"
-    "  --len L                 tokens of the document (attention) or of the layer (gemm)\n"
-    "  --docs N                equal documents in one varlen launch (default 1)\n"
-    "  --cp N                  context-parallel ranks (zigzag shards; default 1)\n"
-    "  --tp N                  tensor-parallel degree: heads / N, GEMM columns / N\n"
-    "  --bwd                   attention backward\n"
-    "  --layout L|all          CP token layout (ring, zigzag, stripe, llama3, or all\n"
-    "                          four): each priced step by step, see docs/cost-model.md\n"
-    "  --pass fwd|bwd|fwd+bwd  with --layout: the pass(es) priced (default fwd)\n"
-    "  --lens A,B,...          with --layout: documents of these lengths packed\n"
-    "                          in each launch (instead of --len and --docs)\n"
-    "  --m M --n N --k K       one GEMM of M x K by K x N\n"
-    "  --op OP --bytes S[K|M|G] --gpus n --src A --dst B   collectives and p2p\n"
-    "  --precision bf16|fp8    step: GEMM precision (fp8 on H100/H200/H800 only)\n"
-    "  --recompute none|selective|full   step: activation recomputation (selective:\n"
-    "                          core attention recomputed in the backward)\n"
-    "  --sp on|off             step: sequence parallelism with --tp (default on)\n"
-    "  --dp N --zero S         step: data-parallel degree and ZeRO stage the\n"
-    "                          optimizer state is sharded by (default 1 and 1)\n"
-    "  --calib FILE            a calibration from `zepsim calib fit`\n"
-    "  --format table|csv|json output format (default table)\n";
+    "options:\n";
 
 typedef struct cost_args {
     const char *gpu, *cluster, *model, *kernel, *calib, *op;
@@ -85,6 +59,7 @@ typedef struct cost_args {
     zs_precision prec;
     zs_step_rc rc;
     zs_format fmt;
+    zs_cli_flags fl; /* the shared flags as given: model, calib, kernel point into it */
 } cost_args;
 
 /* "64M", "1.5G", "4096": bytes (binary suffixes). */
@@ -727,179 +702,169 @@ static int parse_lens(const char *s, cost_args *a, zs_err *e)
     return ZS_OK;
 }
 
-/* The options of parse_args' second half (those of `cost step`, --calib,
- * --op, --format): ZS_OK, an error (e filled) or -1 when c is none of them. */
-static int parse_step_opt(int c, cost_args *a, zs_err *e)
+/* ---- the options: rows of the option engine (cli_flags.h) ---------------- */
+
+/* Parsers of the rows whose values have a shape of their own (ZS_OPT_PARSE):
+ * they keep the messages of the parsers they call. */
+static int set_bytes(const char *s, void *base, zs_err *e)
 {
-    int rc = ZS_OK;
-    switch (c) {
-    case 'l':
-        a->calib = optarg;
-        break;
-    case 'o':
-        a->op = optarg;
-        break;
-    case 'P':
-        rc = zs_precision_parse(optarg, &a->prec, e);
-        break;
-    case 'R':
-        rc = zs_step_rc_parse(optarg, &a->rc, e);
-        break;
-    case 'S':
-        if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-            rc = zs_err_set(e, ZS_EUSAGE, "--sp", "use on or off", "bad --sp '%s'", optarg);
-        a->sp = strcmp(optarg, "on") == 0;
-        break;
-    case 'p':
-        rc = zs_cli_parse_int("--dp", optarg, 1, 1 << 20, &a->dp, e);
-        break;
-    case 'z':
-        rc = zs_cli_parse_int("--zero", optarg, 0, 3, &a->zero, e);
-        break;
-    case 'f':
-        rc = zs_format_parse(optarg, &a->fmt, e);
-        break;
-    case 'Y':
-        if (strcmp(optarg, "all") == 0)
-            a->layout = ZS_CPL_N;
-        else {
-            zs_cp_layout l;
-            rc = zs_cpl_parse(optarg, "--layout", &l, e);
-            a->layout = (int)l;
-        }
-        break;
-    case 'W':
-        rc = parse_lens(optarg, a, e);
-        break;
-    case 'X':
-        a->pass = !strcmp(optarg, "fwd")       ? 1
-                  : !strcmp(optarg, "bwd")     ? 2
-                  : !strcmp(optarg, "fwd+bwd") ? 3
-                                               : 0;
-        if (!a->pass)
-            rc = zs_err_set(e, ZS_EUSAGE, "--pass", "use fwd, bwd or fwd+bwd", "bad --pass '%s'",
-                            optarg);
-        break;
-    default:
-        return -1;
+    return parse_bytes(s, &((cost_args *)base)->bytes, e);
+}
+
+static int set_lens(const char *s, void *base, zs_err *e)
+{
+    return parse_lens(s, base, e);
+}
+
+static int set_prec(const char *s, void *base, zs_err *e)
+{
+    return zs_precision_parse(s, &((cost_args *)base)->prec, e);
+}
+
+static int set_rc(const char *s, void *base, zs_err *e)
+{
+    return zs_step_rc_parse(s, &((cost_args *)base)->rc, e);
+}
+
+static int set_layout(const char *s, void *base, zs_err *e)
+{
+    cost_args *a = base;
+    zs_cp_layout l;
+    if (strcmp(s, "all") == 0) {
+        a->layout = ZS_CPL_N;
+        return ZS_OK;
     }
+    int rc = zs_cpl_parse(s, "--layout", &l, e);
+    if (!rc)
+        a->layout = (int)l;
     return rc;
 }
+
+static int set_pass(const char *s, void *base, zs_err *e)
+{
+    cost_args *a = base;
+    a->pass = !strcmp(s, "fwd") ? 1 : !strcmp(s, "bwd") ? 2 : !strcmp(s, "fwd+bwd") ? 3 : 0;
+    return a->pass ? ZS_OK
+                   : zs_err_set(e, ZS_EUSAGE, "--pass", "use fwd, bwd or fwd+bwd",
+                                "bad --pass '%s'", s);
+}
+
+/* cost's own options, by their place in own[] (getopt value ZS_CLI_OWN +). */
+enum {
+    C_HEADS,
+    C_KV_HEADS,
+    C_HEAD_DIM,
+    C_LEN,
+    C_DOCS,
+    C_CP,
+    C_BWD,
+    C_LAYOUT,
+    C_PASS,
+    C_LENS,
+    C_M,
+    C_N,
+    C_K,
+    C_OP,
+    C_BYTES,
+    C_GPUS,
+    C_SRC,
+    C_DST,
+    C_PRECISION,
+    C_RECOMPUTE,
+    C_SP
+};
+
+#define ROW(row, name, type, m, lo, hi, def, arg, help)                                            \
+    [C_##row] = ZS_OPT_ROW(name, type, cost_args, m, lo, hi, def, arg, help)
+#define SET(name, m, fn, arg_, help_) [C_##m] = ZS_OPT_SET(name, fn, NULL, arg_, help_)
+static const zs_opt_spec own[] = {
+    ROW(HEADS, "heads", ZS_OPT_INT, heads, 1, 1 << 16, "", "H",
+        "override the model's attention heads"),
+    ROW(KV_HEADS, "kv-heads", ZS_OPT_INT, kv_heads, 1, 1 << 16, "", "K", "override its KV heads"),
+    ROW(HEAD_DIM, "head-dim", ZS_OPT_INT, head_dim, 1, 1 << 12, "", "D",
+        "override its head dimension"),
+    ROW(LEN, "len", ZS_OPT_INT, len, 1, 1L << 30, "", "L",
+        "tokens of the document (attention), of the layer (gemm) or of the micro-batch (step)"),
+    ROW(DOCS, "docs", ZS_OPT_INT, docs, 1, 1 << 20, "1", "N",
+        "equal documents in one varlen launch"),
+    ROW(CP, "cp", ZS_OPT_INT, cp, 1, 4096, "1", "N", "context-parallel ranks (zigzag shards)"),
+    ROW(BWD, "bwd", ZS_OPT_FLAG, bwd, 0, 1, "0", NULL, "attention backward"),
+    SET("layout", LAYOUT, set_layout, "L|all",
+        "CP token layout (ring, zigzag, stripe, llama3, or all four): each priced step by step, "
+        "see docs/cost-model.md"),
+    SET("pass", PASS, set_pass, "fwd|bwd|fwd+bwd",
+        "with --layout: the pass(es) priced (default fwd)"),
+    SET("lens", LENS, set_lens, "A,B,...",
+        "with --layout: documents of these lengths packed in each launch (instead of --len and "
+        "--docs)"),
+    ROW(M, "m", ZS_OPT_F64, m, 1, 1000000000, "", "M",
+        "one GEMM of M x K by K x N (with --n and --k)"),
+    ROW(N, "n", ZS_OPT_F64, n, 1, 1000000000, "", "N", "the GEMM's N"),
+    ROW(K, "k", ZS_OPT_F64, k, 1, 1000000000, "", "K", "the GEMM's K"),
+    ROW(OP, "op", ZS_OPT_TEXT, op, 0, 0, NULL, "OP",
+        "collective: all-gather, reduce-scatter, all-reduce or all-to-all"),
+    SET("bytes", BYTES, set_bytes, "S[K|M|G]",
+        "collective and p2p: bytes per rank (the whole buffer for all-reduce)"),
+    ROW(GPUS, "gpus", ZS_OPT_INT, gpus, 1, 1 << 24, "", "n", "collective: over ranks 0..n-1"),
+    ROW(SRC, "src", ZS_OPT_INT, src, 0, 1 << 24, "", "A", "p2p: the sending rank"),
+    ROW(DST, "dst", ZS_OPT_INT, dst, 0, 1 << 24, "", "B", "p2p: the receiving rank"),
+    SET("precision", PRECISION, set_prec, "bf16|fp8",
+        "step: GEMM precision (default bf16; fp8 on H100/H200/H800 only)"),
+    /* step's own: selective is the step inventory's alone, which the
+     * simulated point (--recompute none|full of simulate) does not model */
+    SET("recompute", RECOMPUTE, set_rc, "none|selective|full",
+        "step: activation recomputation (default none; selective: core attention recomputed in "
+        "the backward)"),
+    /* an ENUM row: the index of "off|on" is the switch */
+    [C_SP] = {.cli = "sp",
+              .type = ZS_OPT_ENUM,
+              ZS_OPT_FIELD(cost_args, sp),
+              .values = "off|on",
+              .deftext = "on",
+              .arg = "on|off",
+              .help = "step: sequence parallelism with --tp"},
+};
+#undef ROW
+#undef SET
+
+static const zs_cli_use uses[] = {
+    {ZS_F_GPU, "default h100-sxm, or the cluster's"},
+    {ZS_FP(CLUSTER), "collective, p2p; also gives the GPU"},
+    {ZS_FP(NODES), NULL},
+    {ZS_FP(MODEL), "model shape (default llama-7b)"},
+    {ZS_FP(ATTN_KERNEL), NULL},
+    {ZS_F_TP, "heads / N, GEMM columns / N (default 1)"},
+    {ZS_F_DP, "step: the optimizer state is sharded over it (default 1)"},
+    {ZS_FP(ZERO), "step: the stage of that sharding (default 1)"},
+    {ZS_FP(CALIB), NULL},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
+
+static const zs_cli_cmd cost_cmd = {
+    .name = "cost", .head = cost_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
 
 /* -1: parsed into a; otherwise the exit status. */
 static int parse_args(int argc, char **argv, cost_args *a)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"gpu", required_argument, 0, 'g'},
-                                         {"cluster", required_argument, 0, 'C'},
-                                         {"nodes", required_argument, 0, 'N'},
-                                         {"model", required_argument, 0, 'M'},
-                                         {"heads", required_argument, 0, 'H'},
-                                         {"kv-heads", required_argument, 0, 'K'},
-                                         {"head-dim", required_argument, 0, 'D'},
-                                         {"attn-kernel", required_argument, 0, 'a'},
-                                         {"len", required_argument, 0, 'L'},
-                                         {"docs", required_argument, 0, 'd'},
-                                         {"cp", required_argument, 0, 'c'},
-                                         {"tp", required_argument, 0, 't'},
-                                         {"bwd", no_argument, 0, 'b'},
-                                         {"m", required_argument, 0, 'm'},
-                                         {"n", required_argument, 0, 'n'},
-                                         {"k", required_argument, 0, 'k'},
-                                         {"op", required_argument, 0, 'o'},
-                                         {"bytes", required_argument, 0, 'B'},
-                                         {"gpus", required_argument, 0, 'G'},
-                                         {"src", required_argument, 0, 's'},
-                                         {"dst", required_argument, 0, 'T'},
-                                         {"calib", required_argument, 0, 'l'},
-                                         {"precision", required_argument, 0, 'P'},
-                                         {"recompute", required_argument, 0, 'R'},
-                                         {"sp", required_argument, 0, 'S'},
-                                         {"dp", required_argument, 0, 'p'},
-                                         {"zero", required_argument, 0, 'z'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {"layout", required_argument, 0, 'Y'},
-                                         {"pass", required_argument, 0, 'X'},
-                                         {"lens", required_argument, 0, 'W'},
-                                         {0, 0, 0, 0}};
-    zs_err e;
-    zs_err_clear(&e);
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(cost_help, stdout);
-            return 0;
-        case 'g':
-            a->gpu = optarg;
-            break;
-        case 'C':
-            a->cluster = optarg;
-            break;
-        case 'N':
-            rc = zs_cli_parse_int("--nodes", optarg, 1, 1 << 16, &a->nodes, &e);
-            break;
-        case 'M':
-            a->model = optarg;
-            break;
-        case 'H':
-            rc = zs_cli_parse_int("--heads", optarg, 1, 1 << 16, &a->heads, &e);
-            break;
-        case 'K':
-            rc = zs_cli_parse_int("--kv-heads", optarg, 1, 1 << 16, &a->kv_heads, &e);
-            break;
-        case 'D':
-            rc = zs_cli_parse_int("--head-dim", optarg, 1, 1 << 12, &a->head_dim, &e);
-            break;
-        case 'a':
-            a->kernel = optarg;
-            break;
-        case 'L':
-            rc = zs_cli_parse_int("--len", optarg, 1, 1L << 30, &a->len, &e);
-            break;
-        case 'd':
-            rc = zs_cli_parse_int("--docs", optarg, 1, 1 << 20, &a->docs, &e);
-            break;
-        case 'c':
-            rc = zs_cli_parse_int("--cp", optarg, 1, 4096, &a->cp, &e);
-            break;
-        case 't':
-            rc = zs_cli_parse_int("--tp", optarg, 1, 1024, &a->tp, &e);
-            break;
-        case 'b':
-            a->bwd = 1;
-            break;
-        case 'm':
-            rc = zs_cli_parse_double("--m", optarg, 1, 1e9, &a->m, &e);
-            break;
-        case 'n':
-            rc = zs_cli_parse_double("--n", optarg, 1, 1e9, &a->n, &e);
-            break;
-        case 'k':
-            rc = zs_cli_parse_double("--k", optarg, 1, 1e9, &a->k, &e);
-            break;
-        case 'B':
-            rc = parse_bytes(optarg, &a->bytes, &e);
-            break;
-        case 'G':
-            rc = zs_cli_parse_int("--gpus", optarg, 1, 1 << 24, &a->gpus, &e);
-            break;
-        case 's':
-            rc = zs_cli_parse_int("--src", optarg, 0, 1 << 24, &a->src, &e);
-            break;
-        case 'T':
-            rc = zs_cli_parse_int("--dst", optarg, 0, 1 << 24, &a->dst, &e);
-            break;
-        default:
-            if ((rc = parse_step_opt(c, a, &e)) == -1)
-                return zs_cli_bad_option("cost", c, argv);
-            break;
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
+    int st = zs_cli_parse(&cost_cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
+    const zs_cli_flags *f = &a->fl;
+    a->gpu = f->gpu;
+    a->cluster = zs_cli_given(f, ZS_P_CLUSTER);
+    a->nodes = f->p.nodes;
+    a->model = f->p.model;
+    a->kernel = f->p.attn_kernel[0] ? f->p.attn_kernel : NULL;
+    a->calib = f->p.calib[0] ? f->p.calib : NULL;
+    a->tp = f->tp;
+    a->dp = f->dp;
+    a->zero = f->p.zero_stage;
+    a->fmt = f->fmt;
+    /* p2p checks that both ranks were given */
+    if (!zs_cli_was_given(f, ZS_CLI_OWN + C_SRC))
+        a->src = -1;
+    if (!zs_cli_was_given(f, ZS_CLI_OWN + C_DST))
+        a->dst = -1;
     if (optind >= argc)
         return zs_cli_usage_error("cost", "expected what to price: attention, gemm, collective, "
                                           "p2p or step");
@@ -912,10 +877,7 @@ int zs_cmd_cost(int argc, char **argv)
 {
     cost_args a;
     memset(&a, 0, sizeof a);
-    a.docs = a.cp = a.tp = a.dp = a.zero = 1;
-    a.sp = 1;
-    a.src = a.dst = -1;
-    a.layout = -1;
+    a.layout = -1; /* the rows with a parser of their own and no default */
     a.bytes = -1;
     int st = parse_args(argc, argv, &a);
     if (st >= 0)

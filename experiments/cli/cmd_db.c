@@ -25,7 +25,7 @@ int zs_cmd_db(int argc, char **argv)
 {
     static const zs_cli_use uses[] = {
         {ZS_F_DB, NULL}, {ZS_F_FORMAT, "query only (default table)"}, {0, NULL}};
-    static const zs_cli_cmd cmd = {"db", db_help, NULL, 0, uses, NULL};
+    static const zs_cli_cmd cmd = {.name = "db", .head = db_help, .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (st >= 0)

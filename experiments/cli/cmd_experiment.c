@@ -28,32 +28,7 @@ static const char experiment_help[] =
     "        (gnuplot), NAME.dat and NAME.gp from the stored results\n"
     "list    the specs in DIR, or the points of SPEC with their stored status\n"
     "\n"
-    "options:\n"
-    "  --jobs N             run: worker processes (default 1)\n"
-    "  --shard i/n|slurm    run: only points with index = i-1 modulo n (1 <= i <= n);\n"
-    "                       slurm: i-1 = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,\n"
-    "                       n = SLURM_ARRAY_TASK_COUNT (an array job, 0-based or not;\n"
-    "                       scripts/slurm-sweep.sbatch)\n"
-    "  --retry-failed       run: rerun points stored as failed\n"
-    "  --timeline-dir DIR   run: folder for the points' timeline files (default: the\n"
-    "                       database's folder)\n"
-    "  --no-plot            report: write the gnuplot script but do not run gnuplot\n";
-
-/* The shared flags experiment takes, with what they do here. */
-static const zs_cli_use uses[] = {{ZS_F_DB, NULL},
-                                  {ZS_F_QUIET, "run only (as simulate, compare, run)"},
-                                  {ZS_F_OUT, "report: output folder (default report)"},
-                                  {ZS_F_DIR, "for list and for SPEC given by name"},
-                                  {ZS_F_FORMAT, "list only (default table)"},
-                                  {0, NULL}};
-
-static void print_help(void)
-{
-    fputs(experiment_help, stdout);
-    zs_cli_flags_help(stdout, uses);
-}
-
-enum { O_JOBS = 2000, O_SHARD, O_RETRY, O_TLDIR, O_NOPLOT };
+    "options:\n";
 
 typedef struct args {
     const char *db, *shard, *tldir, *out, *dir;
@@ -63,48 +38,46 @@ typedef struct args {
     const char *spec;
 } args;
 
+static const zs_opt_spec own[] = {
+    ZS_OPT_ROW("shard", ZS_OPT_TEXT, args, shard, 0, 0, NULL, "i/n|slurm",
+               "run: only points with index = i-1 modulo n (1 <= i <= n); slurm: i-1 = "
+               "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, n = SLURM_ARRAY_TASK_COUNT (an array "
+               "job, 0-based or not; scripts/slurm-sweep.sbatch)"),
+    ZS_OPT_ROW("retry-failed", ZS_OPT_FLAG, args, retry, 0, 1, NULL, NULL,
+               "run: rerun points stored as failed"),
+    ZS_OPT_ROW("timeline-dir", ZS_OPT_TEXT, args, tldir, 0, 0, NULL, "DIR",
+               "run: folder for the points' timeline files (default: the database's folder)"),
+    ZS_OPT_ROW("no-plot", ZS_OPT_FLAG, args, noplot, 0, 1, NULL, NULL,
+               "report: write the gnuplot script but do not run gnuplot"),
+};
+
+/* The shared flags experiment takes, with what they do here. */
+static const zs_cli_use uses[] = {{ZS_F_JOBS, "run: worker processes (default 1)"},
+                                  {ZS_F_DB, NULL},
+                                  {ZS_F_QUIET, "run only (as simulate, compare, run)"},
+                                  {ZS_F_OUT, "report: output folder (default report)"},
+                                  {ZS_F_DIR, "for list and for SPEC given by name"},
+                                  {ZS_F_FORMAT, "list only (default table)"},
+                                  {0, NULL}};
+
+static const zs_cli_cmd experiment_cmd = {
+    .name = "experiment", .head = experiment_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
+
+static void print_help(void)
+{
+    zs_cli_help(stdout, &experiment_cmd);
+}
+
 /* The options into a; -1 parsed, 0 help printed, or an error's exit status
  * (e holds it when it is not printed yet: 1). */
 static int parse(int argc, char **argv, args *a, zs_err *e)
 {
-    static const struct option own[] = {
-        {"jobs", required_argument, 0, O_JOBS},    {"shard", required_argument, 0, O_SHARD},
-        {"retry-failed", no_argument, 0, O_RETRY}, {"timeline-dir", required_argument, 0, O_TLDIR},
-        {"no-plot", no_argument, 0, O_NOPLOT},     {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
     memset(a, 0, sizeof *a);
-    a->jobs = 1;
-    int c, st;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            print_help();
-            return 0;
-        case O_JOBS:
-            if (zs_cli_parse_int("--jobs", optarg, 1, 256, &a->jobs, e))
-                return 1;
-            break;
-        case O_SHARD:
-            a->shard = optarg;
-            break;
-        case O_RETRY:
-            a->retry = 1;
-            break;
-        case O_TLDIR:
-            a->tldir = optarg;
-            break;
-        case O_NOPLOT:
-            a->noplot = 1;
-            break;
-        default:
-            if ((st = zs_cli_flag("experiment", c, argv, &fl)))
-                return st;
-        }
-    }
+    int st = zs_cli_parse(&experiment_cmd, argc, argv, a, &fl);
+    if (st >= 0)
+        return st;
+    a->jobs = fl.jobs ? fl.jobs : 1;
     a->db = fl.db ? fl.db : "zepsim.db";
     a->out = fl.out ? fl.out : "report";
     a->dir = fl.dir; /* NULL: zs_cli_specs_dir finds them from anywhere */
@@ -317,7 +290,7 @@ int zs_cmd_experiment(int argc, char **argv)
 {
     if (argc < 2)
         return zs_cli_usage_error("experiment", "give a subcommand: run, report or list");
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (zs_cli_is_help(argv[1])) {
         print_help();
         return 0;
     }

@@ -11,6 +11,9 @@
 #include "zs_hw_info.h"
 #include "zs_hw_prog.h"
 
+#define HW_EXIT                                                                                    \
+    "Exit status: 0 success, 1 no GPU / backend not built / runtime failure, 2 bad usage.\n"
+
 static const char hw_help[] =
     "usage: zepsim hw devices|check|run|bench [options]\n"
     "\n"
@@ -19,24 +22,87 @@ static const char hw_help[] =
     "  hw devices              list the visible GPUs\n"
     "  hw check                check every CUDA kernel against the CPU reference\n"
     "  hw run PLAN.json        execute a schedule dump (`zepsim plan --dump`) and report\n"
-    "      --warmup N          unmeasured iterations (default 1)\n"
-    "      --iters N           measured iterations, the median one is reported (default 3)\n"
-    "      --timeline FILE     Chrome trace of the kept iteration (Perfetto, chrome://tracing)\n"
-    "      --gpus-per-node N   timeline: GPUs per node (default 8)\n"
-    "      --rank R --nprocs N --rendezvous FILE\n"
-    "                          one process per GPU (several nodes): the NCCL id goes\n"
-    "                          through FILE on a shared file system\n"
-    "      --check-only        prepare the plan on the CPU only (no GPU needed) and print\n"
-    "                          what a run would need\n"
-    "      --format table|csv|json\n"
     "  hw bench                calibration microbenchmarks -> measurement file\n"
-    "      --model M           model preset or file (repeatable, default llama-7b)\n"
-    "      --max-tokens N      largest attention length and GEMM token count (default 16384)\n"
-    "      --reps N            timed repetitions per point (default 5)\n"
-    "      --quick             fewer points\n"
-    "      --out FILE          measurement file (default: standard output)\n"
-    "\n"
-    "Exit status: 0 success, 1 no GPU / backend not built / runtime failure, 2 bad usage.\n";
+    "\n" HW_EXIT;
+
+/* hw run's own options, into its configuration. */
+typedef struct hw_run_args {
+    zs_hw_run_cfg cfg;
+    int only; /* --check-only */
+} hw_run_args;
+
+enum { R_WARMUP, R_ITERS, R_RANK, R_NPROCS, R_RENDEZVOUS, R_CHECK_ONLY };
+#define R(r, name, type, m, lo, hi, def, arg, help)                                                \
+    [R_##r] = ZS_OPT_ROW(name, type, hw_run_args, m, lo, hi, def, arg, help)
+static const zs_opt_spec run_own[] = {
+    R(WARMUP, "warmup", ZS_OPT_INT, cfg.warmup, 0, 1000, ZS_CLI_STR(ZS_HW_WARMUP), "N",
+      "unmeasured iterations"),
+    R(ITERS, "iters", ZS_OPT_INT, cfg.iters, 1, 1000, ZS_CLI_STR(ZS_HW_ITERS), "N",
+      "measured iterations, the median one is reported"),
+    R(RANK, "rank", ZS_OPT_INT, cfg.rank, 0, 1 << 20, NULL, "R",
+      "one process per GPU (several nodes): this process's GPU, with --nprocs and --rendezvous"),
+    R(NPROCS, "nprocs", ZS_OPT_INT, cfg.nprocs, 1, 1 << 20, "1", "N",
+      "the processes (GPUs) of the run"),
+    R(RENDEZVOUS, "rendezvous", ZS_OPT_TEXT, cfg.rendezvous, 0, 0, NULL, "FILE",
+      "the NCCL id goes through FILE on a shared file system"),
+    R(CHECK_ONLY, "check-only", ZS_OPT_FLAG, only, 0, 1, NULL, NULL,
+      "prepare the plan on the CPU only (no GPU needed) and print what a run would need"),
+};
+#undef R
+static const zs_cli_use run_uses[] = {
+    {ZS_FP(TIMELINE), "hw run: of the kept (median) iteration, every rank and layer"},
+    {ZS_F_GPUS_PER_NODE, "of the timeline's processes (default " ZS_CLI_STR(ZS_HW_GPN) ")"},
+    {ZS_F_FORMAT, NULL},
+    {0, NULL}};
+static const zs_cli_cmd run_cmd = {
+    .name = "hw run",
+    .head = "usage: zepsim hw run PLAN.json [options]\n\n"
+            "Executes a schedule dump (`zepsim plan --dump`) on the GPUs and reports it.\n\n"
+            "options:\n",
+    ZS_CLI_OWN_ROWS(run_own),
+    .uses = run_uses,
+    .tail = "\n" HW_EXIT};
+
+/* hw bench's own options, and the models it was given (--model repeats). */
+typedef struct hw_bench_args {
+    zs_hw_bench_cfg cfg;
+    int nmodels;
+} hw_bench_args;
+
+static const zs_opt_spec bench_own[] = {
+    ZS_OPT_ROW("max-tokens", ZS_OPT_INT, hw_bench_args, cfg.max_tokens, 512, 1 << 20,
+               ZS_CLI_STR(ZS_HW_MAX_TOKENS), "N", "largest attention length and GEMM token count"),
+    ZS_OPT_ROW("quick", ZS_OPT_FLAG, hw_bench_args, cfg.quick, 0, 1, NULL, NULL, "fewer points"),
+};
+static const zs_cli_use bench_uses[] = {
+    {ZS_FP(MODEL), "repeatable (default llama-7b)"},
+    {ZS_F_REPS, "per point, the median is reported (default " ZS_CLI_STR(ZS_HW_REPS) ")"},
+    {ZS_F_OUT, "the measurement file (default: standard output)"},
+    {0, NULL}};
+
+/* Each --model adds one (its name was checked when given: a typo fails
+ * before any device work). */
+static int bench_model(int id, const char *text, void *args)
+{
+    hw_bench_args *a = args;
+    if (id != ZS_FP(MODEL))
+        return 0;
+    if (a->nmodels >= 7)
+        return zs_cli_usage_error("hw", "at most 7 --model options");
+    a->cfg.models[a->nmodels++] = text;
+    a->cfg.models[a->nmodels] = NULL;
+    return 0;
+}
+
+static const zs_cli_cmd bench_cmd = {
+    .name = "hw bench",
+    .head = "usage: zepsim hw bench [options]\n\n"
+            "Calibration microbenchmarks on the GPUs, written as a measurement file.\n\n"
+            "options:\n",
+    ZS_CLI_OWN_ROWS(bench_own),
+    .uses = bench_uses,
+    .tail = "\n" HW_EXIT,
+    .each = bench_model};
 
 static int devices(void)
 {
@@ -91,68 +157,22 @@ static int check_only(const zs_schedule *s, zs_format fmt)
 
 static int run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"warmup", required_argument, 0, 'w'},
-                                         {"iters", required_argument, 0, 'i'},
-                                         {"timeline", required_argument, 0, 't'},
-                                         {"gpus-per-node", required_argument, 0, 'g'},
-                                         {"rank", required_argument, 0, 'r'},
-                                         {"nprocs", required_argument, 0, 'n'},
-                                         {"rendezvous", required_argument, 0, 'z'},
-                                         {"check-only", no_argument, 0, 'c'},
-                                         {"format", required_argument, 0, 'f'},
-                                         {0, 0, 0, 0}};
-    zs_hw_run_cfg cfg = zs_hw_run_cfg_default();
-    zs_format fmt = ZS_FMT_TABLE;
+    zs_cli_flags fl;
+    hw_run_args a = {.cfg = zs_hw_run_cfg_default(), .only = 0};
+    int st = zs_cli_parse(&run_cmd, argc, argv, &a, &fl);
+    if (st >= 0)
+        return st;
+    zs_hw_run_cfg cfg = a.cfg;
+    if (!zs_cli_was_given(&fl, ZS_CLI_OWN + R_RANK))
+        cfg.rank = -1; /* one thread per GPU */
+    if (fl.p.timeline[0])
+        cfg.exec.timeline = fl.p.timeline;
+    if (fl.gpus_per_node)
+        cfg.gpus_per_node = fl.gpus_per_node;
+    zs_format fmt = fl.fmt;
+    int only = a.only;
     zs_err e;
     zs_err_clear(&e);
-    int only = 0, c;
-    long v;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(hw_help, stdout);
-            return 0;
-        case 'w':
-            rc = zs_cli_parse_int("--warmup", optarg, 0, 1000, &v, &e);
-            cfg.warmup = (int)v;
-            break;
-        case 'i':
-            rc = zs_cli_parse_int("--iters", optarg, 1, 1000, &v, &e);
-            cfg.iters = (int)v;
-            break;
-        case 't':
-            cfg.exec.timeline = optarg;
-            break;
-        case 'g':
-            rc = zs_cli_parse_int("--gpus-per-node", optarg, 1, 1024, &v, &e);
-            cfg.gpus_per_node = (int)v;
-            break;
-        case 'r':
-            rc = zs_cli_parse_int("--rank", optarg, 0, 1 << 20, &v, &e);
-            cfg.rank = (int)v;
-            break;
-        case 'n':
-            rc = zs_cli_parse_int("--nprocs", optarg, 1, 1 << 20, &v, &e);
-            cfg.nprocs = (int)v;
-            break;
-        case 'z':
-            cfg.rendezvous = optarg;
-            break;
-        case 'c':
-            only = 1;
-            break;
-        case 'f':
-            rc = zs_format_parse(optarg, &fmt, &e);
-            break;
-        default:
-            return zs_cli_bad_option("hw run", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (argc - optind != 1)
         return zs_cli_usage_error("hw", "hw run expects one plan file (a schedule dump)");
     if ((cfg.rank >= 0) != (cfg.nprocs > 1) || (cfg.nprocs > 1 && !cfg.rendezvous))
@@ -202,60 +222,21 @@ static int run(int argc, char **argv)
 
 static int bench(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"max-tokens", required_argument, 0, 't'},
-                                         {"reps", required_argument, 0, 'r'},
-                                         {"quick", no_argument, 0, 'q'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {0, 0, 0, 0}};
-    zs_hw_bench_cfg cfg = zs_hw_bench_cfg_default();
-    const char *out = NULL;
-    int nmodels = 0, c;
-    long v;
+    hw_bench_args ba;
+    memset(&ba, 0, sizeof ba);
+    ba.cfg = zs_hw_bench_cfg_default();
+    zs_cli_flags fl;
+    int st = zs_cli_parse(&bench_cmd, argc, argv, &ba, &fl);
+    if (st >= 0)
+        return st;
+    zs_hw_bench_cfg cfg = ba.cfg;
+    if (fl.reps)
+        cfg.reps = fl.reps;
+    const char *out = fl.out;
     zs_err e;
     zs_err_clear(&e);
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(hw_help, stdout);
-            return 0;
-        case 'm':
-            if (nmodels >= 7)
-                return zs_cli_usage_error("hw", "at most 7 --model options");
-            cfg.models[nmodels++] = optarg;
-            cfg.models[nmodels] = NULL;
-            break;
-        case 't':
-            rc = zs_cli_parse_int("--max-tokens", optarg, 512, 1 << 20, &v, &e);
-            cfg.max_tokens = (int)v;
-            break;
-        case 'r':
-            rc = zs_cli_parse_int("--reps", optarg, 1, 1000, &v, &e);
-            cfg.reps = (int)v;
-            break;
-        case 'q':
-            cfg.quick = 1;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        default:
-            return zs_cli_bad_option("hw bench", c, argv);
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
     if (argc != optind)
         return zs_cli_usage_error("hw", "hw bench takes no positional argument");
-    /* Models are checked before any device work, so typos fail fast. */
-    for (int i = 0; cfg.models[i]; i++) {
-        zs_model m;
-        if (zs_model_load(cfg.models[i], &m, &e))
-            return zs_cli_fail(&e);
-    }
     int n = 0;
     if (zs_hw_devices(&n, NULL, 0, &e))
         return zs_cli_fail(&e);
@@ -274,8 +255,12 @@ int zs_cmd_hw(int argc, char **argv)
     if (argc < 2)
         return zs_cli_usage_error("hw", "expected a subcommand: devices, check, run or bench");
     const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
+    if (zs_cli_is_help(sub) || strcmp(sub, "help") == 0) {
         fputs(hw_help, stdout);
+        fputc('\n', stdout);
+        zs_cli_help(stdout, &run_cmd);
+        fputc('\n', stdout);
+        zs_cli_help(stdout, &bench_cmd);
         return 0;
     }
     if (strcmp(sub, "devices") == 0)

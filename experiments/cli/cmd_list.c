@@ -40,7 +40,7 @@ static const char list_help[] =
 int zs_cmd_list(int argc, char **argv)
 {
     static const zs_cli_use uses[] = {{ZS_F_FORMAT, NULL}, {0, NULL}};
-    static const zs_cli_cmd cmd = {"list", list_help, NULL, 0, uses, NULL};
+    static const zs_cli_cmd cmd = {.name = "list", .head = list_help, .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (st >= 0)

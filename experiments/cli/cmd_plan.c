@@ -35,68 +35,43 @@ static void methods_help(void)
     }
 }
 
-/* plan runs no backend, so it writes no timeline: the timeline options
- * are left out of its help and refused when given (parse_args). */
-/* plan runs no backend: its help leaves out the timeline, which it takes
- * only to say so (`plan --timeline`: "plan runs no backend") */
-static const zs_popt_row no_run[] = {ZS_P_TIMELINE, ZS_P_TL_RANKS, ZS_P_TL_LAYERS, ZS_P_COUNT};
+static const char plan_help[] =
+    "usage: zepsim plan --method NAME [options] [--dump FILE]\n\n"
+    "Plans one global batch and prints the plan's figures; --dump writes the\n"
+    "schedule as JSON for `zepsim run` (either backend) or `zepsim hw run`.\n\n"
+    "options:\n";
 
-static void usage(void)
-{
-    printf("usage: zepsim plan --method NAME [options] [--dump FILE]\n\n"
-           "Plans one global batch and prints the plan's figures; --dump writes the\n"
-           "schedule as JSON for `zepsim run` (either backend) or `zepsim hw run`.\n\n"
-           "options:\n"
-           "  --dump FILE            write the schedule\n"
-           "  --chakra DIR           write the schedule as Chakra execution traces, one per\n"
-           "                         rank: DIR/PREFIX.RANK.et (and DIR/PREFIX.comm_group.json)\n"
-           "  --chakra-prefix NAME   PREFIX of those files (default: the method's name)\n"
-           "  --batch K              plan the K-th global batch of the trace (default 0)\n");
-    zs_cli_use uses[ZS_CLI_MAX_OPTS];
-    zs_cli_point_uses(no_run, NULL, uses);
-    zs_cli_flags_help(stdout, uses);
-    methods_help();
-}
+static const zs_opt_spec plan_own[] = {
+    ZS_OPT_ROW("dump", ZS_OPT_TEXT, plan_args, dump, 0, 0, NULL, "FILE", "write the schedule"),
+    ZS_OPT_ROW("chakra", ZS_OPT_TEXT, plan_args, chakra, 0, 0, NULL, "DIR",
+               "write the schedule as Chakra execution traces, one per rank: DIR/PREFIX.RANK.et "
+               "(and DIR/PREFIX.comm_group.json)"),
+    ZS_OPT_ROW("chakra-prefix", ZS_OPT_TEXT, plan_args, chakra_prefix, 0, 0, NULL, "NAME",
+               "PREFIX of those files (default: the method's name)"),
+    ZS_OPT_ROW("batch", ZS_OPT_INT, plan_args, batch, 0, 1000000, "0", "K",
+               "plan the K-th global batch of the trace"),
+};
+
+/* plan runs no backend: it takes the timeline options only to say so
+ * (`plan --timeline`: "plan runs no backend"), and leaves them out of its
+ * help (an empty note). */
+static const zs_popt_row no_run[] = {ZS_P_TIMELINE, ZS_P_TL_RANKS, ZS_P_TL_LAYERS, ZS_P_COUNT};
+static const zs_cli_use hidden[] = {
+    {ZS_FP(TIMELINE), ""}, {ZS_FP(TL_RANKS), ""}, {ZS_FP(TL_LAYERS), ""}, {0, NULL}};
 
 /* -1: parsed; otherwise the exit status (help printed, or an error). */
 static int parse_args(int argc, char **argv, plan_args *a)
 {
-    enum { O_DUMP = 2000, O_BATCH, O_CHAKRA, O_CHAKRA_PREFIX };
-    static const struct option own[] = {{"dump", required_argument, 0, O_DUMP},
-                                        {"chakra", required_argument, 0, O_CHAKRA},
-                                        {"chakra-prefix", required_argument, 0, O_CHAKRA_PREFIX},
-                                        {"batch", required_argument, 0, O_BATCH},
-                                        {0, 0, 0, 0}};
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
-    zs_cli_point_uses(NULL, NULL, uses);
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
+    zs_cli_point_uses(no_run, hidden, uses);
+    const zs_cli_cmd cmd = {
+        .name = "plan", .head = plan_help, ZS_CLI_OWN_ROWS(plan_own), .uses = uses};
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
-    zs_err e;
-    zs_err_clear(&e);
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage();
-            return 0;
-        }
-        if (c == O_DUMP) {
-            a->dump = optarg;
-        } else if (c == O_CHAKRA) {
-            a->chakra = optarg;
-        } else if (c == O_CHAKRA_PREFIX) {
-            a->chakra_prefix = optarg;
-        } else if (c == O_BATCH) {
-            if (zs_cli_parse_int("--batch", optarg, 0, 1000000, &a->batch, &e))
-                return zs_cli_fail(&e);
-        } else {
-            int st = zs_cli_flag("plan", c, argv, &fl);
-            if (st)
-                return st;
-        }
-    }
+    int st = zs_cli_parse(&cmd, argc, argv, a, &fl);
+    if (st == 0) /* the help: then each method's options */
+        methods_help();
+    if (st >= 0)
+        return st;
     a->p = fl.p;
     a->fmt = fl.fmt;
     if (optind < argc)

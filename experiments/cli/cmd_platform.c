@@ -25,7 +25,7 @@ int zs_cmd_platform(int argc, char **argv)
                                       {ZS_FP(NODES), NULL},
                                       {ZS_F_OUT, "the XML file (default: standard output)"},
                                       {0, NULL}};
-    static const zs_cli_cmd cmd = {"platform", platform_help, NULL, 0, uses, NULL};
+    static const zs_cli_cmd cmd = {.name = "platform", .head = platform_help, .uses = uses};
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
     if (st >= 0)

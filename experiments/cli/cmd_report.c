@@ -66,21 +66,13 @@ int zs_cmd_report(int argc, char **argv)
         {ZS_F_OUT, "the page (default report.html; -o is the same option)"},
         {ZS_F_DIR, NULL},
         {0, NULL}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, NULL, opts);
+    static const int o_ids[] = {ZS_F_OUT};
+    static const zs_cli_cmd cmd = {
+        .name = "report", .head = report_help, .uses = uses, .letters = "o", .letter_ids = o_ids};
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
-    int c, bad;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(report_help, stdout);
-            zs_cli_flags_help(stdout, uses);
-            return 0;
-        }
-        if ((bad = zs_cli_flag("report", c == 'o' ? ZS_F_OUT : c, argv, &fl)))
-            return bad;
-    }
+    int bad = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
+    if (bad >= 0)
+        return bad;
     const char *out = fl.out ? fl.out : "report.html", *dir = fl.dir;
     if (optind != argc - 1)
         return zs_cli_usage_error("report", "give one results database (zepsim report DB)");

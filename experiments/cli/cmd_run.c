@@ -39,16 +39,8 @@ static const zs_cli_use uses[] = {
     {ZS_FP(FOLD), NULL},
     {ZS_F_FORMAT, NULL},
     {ZS_F_QUIET, NULL},
+    {ZS_F_RANKS, NULL},
     {0, NULL}};
-
-static void print_help(void)
-{
-    fputs(run_help_head, stdout);
-    zs_cli_help_entry(stdout, "chakra", "DIR|PREFIX",
-                      "Chakra traces: a folder holding one set, or its prefix");
-    zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table");
-    zs_cli_flags_help(stdout, uses);
-}
 
 typedef struct run_args {
     const zs_backend *backend;
@@ -73,30 +65,21 @@ static void take_flags(run_args *a)
     a->tl = fl->p;
     a->fmt = fl->fmt;
     a->quiet = fl->quiet;
+    a->ranks = fl->ranks;
 }
+
+static const zs_opt_spec run_own[] = {
+    ZS_OPT_ROW("chakra", ZS_OPT_TEXT, run_args, chakra, 0, 0, NULL, "DIR|PREFIX",
+               "Chakra traces: a folder holding one set, or its prefix")};
 
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option own[] = {
-        {"ranks", no_argument, 0, 'r'}, {"chakra", required_argument, 0, 'C'}, {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
-    zs_cli_flags_init(&a->fl);
-    int c, st;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            print_help();
-            return 0;
-        } else if (c == 'r') {
-            a->ranks = 1;
-        } else if (c == 'C') {
-            a->chakra = optarg;
-        } else if ((st = zs_cli_flag("run", c, argv, &a->fl))) {
-            return st;
-        }
-    }
+    static const zs_cli_cmd cmd = {
+        .name = "run", .head = run_help_head, ZS_CLI_OWN_ROWS(run_own), .uses = uses};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
     take_flags(a);
     if (a->chakra && argc - optind == 0) {
         a->plan = a->chakra;

@@ -15,19 +15,15 @@ static const char show_help[] =
     "\n"
     "options:\n";
 
-/* A model's memory figures: the parallel degrees, into a zs_mem_cfg. */
-#define DEGREE(name, field, what)                                                                  \
-    {                                                                                              \
-        .cli = name, .type = ZS_OPT_INT, ZS_OPT_FIELD(zs_mem_cfg, field), .min = 1,                \
-        .max = 1 << 20, .deftext = "1", .arg = "N",                                                \
-        .help = "model: " what " degree for the memory figures"                                    \
-    }
-static const zs_opt_spec show_own[] = {DEGREE("tp", tp, "tensor-parallel"),
-                                       DEGREE("pp", pp, "pipeline-parallel"),
-                                       DEGREE("dp", dp, "data-parallel")};
-#undef DEGREE
+/* A model's memory figures: the pipeline degree, into a zs_mem_cfg (tp
+ * and dp are the shared --tp and --dp). */
+static const zs_opt_spec show_own[] = {
+    ZS_OPT_ROW("pp", ZS_OPT_INT, zs_mem_cfg, pp, 1, 1 << 20, "1", "N",
+               "model: pipeline-parallel degree for the memory figures")};
 static const zs_cli_use show_uses[] = {
     {ZS_FP(NODES), "cluster only"},
+    {ZS_F_TP, "model: for the memory figures (default 1)"},
+    {ZS_F_DP, "model: for the memory figures (default 1)"},
     {ZS_F_GPU, "model: the GPU for the memory figures (default h100-sxm)"},
     {ZS_FP(ZERO), "model only (default 1)"},
     {ZS_FP(RECOMPUTE), "model only (default none)"},
@@ -223,7 +219,8 @@ static int show_cluster(const char *name, int nodes, zs_table *t, zs_table **map
 
 int zs_cmd_show(int argc, char **argv)
 {
-    static const zs_cli_cmd cmd = {"show", show_help, show_own, 3, show_uses, NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "show", .head = show_help, ZS_CLI_OWN_ROWS(show_own), .uses = show_uses};
     zs_mem_cfg mc = zs_mem_cfg_default();
     zs_cli_flags fl;
     int st = zs_cli_parse(&cmd, argc, argv, &mc, &fl);
@@ -234,6 +231,8 @@ int zs_cmd_show(int argc, char **argv)
     zs_format fmt = fl.fmt;
     long nodes = fl.p.nodes;
     const char *gpu = fl.gpu ? fl.gpu : "h100-sxm";
+    mc.tp = fl.tp;
+    mc.dp = fl.dp;
     mc.zero_stage = fl.p.zero_stage; /* the study point's default, 1, as before */
     if (zs_cli_given(&fl, ZS_P_RECOMPUTE))
         mc.recompute = (zs_recompute)fl.p.recompute;

@@ -111,49 +111,31 @@ static void last_iteration(zs_output *d, const zs_point_result *r, int ranks)
 
 int zs_cmd_simulate(int argc, char **argv)
 {
-    enum { O_JOBS = 2000 };
-    static const struct option own[] = {
-        {"ranks", no_argument, 0, 'r'}, {"jobs", required_argument, 0, O_JOBS}, {0, 0, 0, 0}};
-    static const zs_cli_use more[] = {{ZS_F_QUIET, NULL}, {0, NULL}};
+    static const zs_cli_use more[] = {
+        {ZS_F_QUIET, NULL},
+        {ZS_F_RANKS, "the last iteration's"},
+        {ZS_F_JOBS, "iterations simulated at once, each in a worker process of its own, with "
+                    "the same figures as one after the other (default: CPUs; 1: in order, in "
+                    "the least memory)"},
+        {0, NULL}};
     zs_cli_use uses[ZS_CLI_MAX_OPTS];
     zs_cli_point_uses(NULL, more, uses);
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
+    const zs_cli_cmd cmd = {.name = "simulate",
+                            .head =
+                                "usage: zepsim simulate --method NAME [options]\n\n"
+                                "Plans N global batches with one method and runs each schedule on "
+                                "the\nsimulator; prints throughput, MFU and the per-rank breakdown "
+                                "(the result\ncolumns of `zepsim compare`: `zepsim list "
+                                "columns`).\n\noptions:\n",
+                            .uses = uses};
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
+    int st = zs_cli_parse(&cmd, argc, argv, NULL, &fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    int ranks = 0, c;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            printf("usage: zepsim simulate --method NAME [options]\n\n"
-                   "Plans N global batches with one method and runs each schedule on the\n"
-                   "simulator; prints throughput, MFU and the per-rank breakdown (the result\n"
-                   "columns of `zepsim compare`: `zepsim list columns`).\n\n"
-                   "options:\n");
-            zs_cli_flags_help(stdout, uses);
-            zs_cli_help_entry(stdout, "ranks", NULL, "per-rank table of the last iteration");
-            zs_cli_help_entry(stdout, "jobs", "N",
-                              "iterations simulated at once, each in a worker process of its "
-                              "own, with the same figures as one after the other (default: "
-                              "CPUs; 1: in order, in the least memory)");
-            return 0;
-        }
-        if (c == 'r') {
-            ranks = 1;
-            continue;
-        }
-        if (c == O_JOBS) {
-            if (zs_cli_parse_int("--jobs", optarg, 1, 64, &jobs, &e))
-                return zs_cli_fail(&e);
-            continue;
-        }
-        int st = zs_cli_flag("simulate", c, argv, &fl);
-        if (st)
-            return st;
-    }
+    int ranks = fl.ranks;
+    long jobs = fl.jobs ? fl.jobs : sysconf(_SC_NPROCESSORS_ONLN);
     zs_point_cfg p = fl.p;
     zs_format fmt = fl.fmt;
     int quiet = fl.quiet;

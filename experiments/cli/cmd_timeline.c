@@ -109,7 +109,8 @@ int zs_cmd_timeline(int argc, char **argv)
                                                  "print the N op labels with the most "
                                                  "measured time")};
     static const zs_cli_use uses[] = {{ZS_F_FORMAT, NULL}, {0, NULL}};
-    static const zs_cli_cmd cmd = {"timeline", timeline_help, own, 1, uses, NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "timeline", .head = timeline_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
     tl_args a;
     zs_cli_flags fl;
     int parsed = zs_cli_parse(&cmd, argc, argv, &a, &fl);

@@ -30,23 +30,7 @@ static const char trace_help[] =
     "  batches  cut the trace into global batches of a token budget (greedy, in order;\n"
     "           a document that does not fit is carried whole to the next batch)\n"
     "\n"
-    "options:\n"
-    "  --n N                 documents to draw (stats: default all of a file, 100000 for\n"
-    "                        a generator; gen: required) or batches to build (default 8)\n"
-    "  --seed S              generator seed (default 1)\n"
-    "  --window N            context window in tokens (batches: at most the budget)\n"
-    "  --long truncate|split what happens to documents longer than the window\n"
-    "                        (default truncate; batches: split)\n"
-    "  --trace-format F      auto|lines|csv|json for a trace file or --out (default auto)\n"
-    "  --column C            CSV length column: header name or 1-based number\n"
-    "  --above LIST          stats thresholds in tokens, e.g. 8000,16384 (default\n"
-    "                        4096,8192,32768,65536,131072)\n"
-    "  --out FILE            gen: write here (format by extension) instead of stdout\n"
-    "  --budget T            batches: tokens per global batch\n"
-    "  --ranks R --tokens-per-rank T   batches: budget = R x T\n"
-    "  --cycle               batches: restart a file when it runs out\n"
-    "  --timing              stats: print read and summary times to stderr\n"
-    "  --format table|csv|json  output format (default table)\n";
+    "options:\n";
 
 typedef struct trace_args {
     long n;
@@ -60,6 +44,7 @@ typedef struct trace_args {
     long budget, ranks, per_rank;
     int cycle, timing;
     zs_format fmt;
+    zs_cli_flags fl; /* the shared flags as given */
 } trace_args;
 
 /* "1,234,567" in tables; plain digits in machine formats. */
@@ -351,86 +336,94 @@ static int cmd_presets(zs_format fmt)
     return zs_cli_print1("trace", fmt, "presets", t);
 }
 
-static const struct option trace_opts[] = {{"help", no_argument, 0, 'h'},
-                                           {"format", required_argument, 0, 'f'},
-                                           {"n", required_argument, 0, 'n'},
-                                           {"seed", required_argument, 0, 's'},
-                                           {"window", required_argument, 0, 'w'},
-                                           {"long", required_argument, 0, 'l'},
-                                           {"trace-format", required_argument, 0, 'F'},
-                                           {"column", required_argument, 0, 'c'},
-                                           {"above", required_argument, 0, 'a'},
-                                           {"out", required_argument, 0, 'o'},
-                                           {"budget", required_argument, 0, 'b'},
-                                           {"ranks", required_argument, 0, 'r'},
-                                           {"tokens-per-rank", required_argument, 0, 't'},
-                                           {"cycle", no_argument, 0, 'C'},
-                                           {"timing", no_argument, 0, 'T'},
-                                           {0, 0, 0, 0}};
+/* ---- the options: rows of the option engine (cli_flags.h) ---------------- */
 
-/* One option into a; 1 when c is not one of trace's options. */
-static int parse_opt(int c, trace_args *a, zs_err *e)
+/* Parsers of the rows with values of their own shape (ZS_OPT_PARSE). */
+static int set_long(const char *s, void *base, zs_err *e)
 {
-    long v;
-    int rc = ZS_OK;
-    switch (c) {
-    case 'f':
-        return zs_format_parse(optarg, &a->fmt, e);
-    case 'n':
-        a->n_set = 1;
-        return zs_cli_parse_int("--n", optarg, 1, 1L << 34, &a->n, e);
-    case 's':
-        rc = zs_cli_parse_int("--seed", optarg, 0, 0x7fffffffffffffffL, &v, e);
-        if (!rc)
-            a->seed = (uint64_t)v;
-        return rc;
-    case 'w':
-        rc = zs_cli_parse_int("--window", optarg, 1, ZS_TRACE_MAX_LEN, &v, e);
-        if (!rc)
-            a->src.window = (int32_t)v;
-        return rc;
-    case 'l':
-        a->long_set = 1;
-        return zs_long_policy_parse(optarg, &a->src.policy, e);
-    case 'F':
-        return zs_trace_format_parse(optarg, &a->src.read.format, e);
-    case 'c':
-        a->src.read.column = optarg;
-        return ZS_OK;
-    case 'a':
-        return parse_above(optarg, a, e);
-    case 'o':
-        a->out = optarg;
-        return ZS_OK;
-    case 'b':
-        return zs_cli_parse_int("--budget", optarg, 1, 1L << 40, &a->budget, e);
-    case 'r':
-        return zs_cli_parse_int("--ranks", optarg, 1, 1 << 20, &a->ranks, e);
-    case 't':
-        return zs_cli_parse_int("--tokens-per-rank", optarg, 1, 1L << 30, &a->per_rank, e);
-    case 'C':
-        a->cycle = 1;
-        return ZS_OK;
-    case 'T':
-        a->timing = 1;
-        return ZS_OK;
-    }
-    return 1;
+    return zs_long_policy_parse(s, &((trace_args *)base)->src.policy, e);
 }
 
-/* The subcommands and the options each accepts, so none is silently
- * ignored. */
+static int set_tformat(const char *s, void *base, zs_err *e)
+{
+    return zs_trace_format_parse(s, &((trace_args *)base)->src.read.format, e);
+}
+
+static int set_above(const char *s, void *base, zs_err *e)
+{
+    return parse_above(s, base, e);
+}
+
+/* trace's own options, by their place in own[]. */
+enum {
+    T_N,
+    T_WINDOW,
+    T_LONG,
+    T_TRACE_FORMAT,
+    T_COLUMN,
+    T_ABOVE,
+    T_BUDGET,
+    T_RANKS,
+    T_PER_RANK,
+    T_CYCLE,
+    T_TIMING
+};
+
+/* Every number here is at least 1 (a flag: given, 1). */
+#define ROW(r, name, type, m, hi, arg, help)                                                       \
+    [T_##r] = ZS_OPT_ROW(name, type, trace_args, m, 1, hi, NULL, arg, help)
+static const zs_opt_spec own[] = {
+    ROW(N, "n", ZS_OPT_INT, n, 1LL << 34, "N",
+        "documents to draw (stats: default all of a file, 100000 for a generator; gen: "
+        "required) or batches to build (default 8)"),
+    ROW(WINDOW, "window", ZS_OPT_INT, src.window, ZS_TRACE_MAX_LEN, "N",
+        "context window in tokens (batches: at most the budget)"),
+    [T_LONG] = ZS_OPT_SET("long", set_long, NULL, "truncate|split",
+                          "what happens to documents longer than the window (default truncate; "
+                          "batches: split)"),
+    [T_TRACE_FORMAT] = ZS_OPT_SET("trace-format", set_tformat, NULL, "F",
+                                  "auto|lines|csv|json for a trace file or --out (default auto)"),
+    ROW(COLUMN, "column", ZS_OPT_TEXT, src.read.column, 0, "C",
+        "CSV length column: header name or 1-based number"),
+    [T_ABOVE] = ZS_OPT_SET("above", set_above, NULL, "LIST",
+                           "stats thresholds in tokens, e.g. 8000,16384 (default "
+                           "4096,8192,32768,65536,131072)"),
+    ROW(BUDGET, "budget", ZS_OPT_INT, budget, 1LL << 40, "T", "batches: tokens per global batch"),
+    ROW(RANKS, "ranks", ZS_OPT_INT, ranks, 1 << 20, "R", "batches: budget = R x --tokens-per-rank"),
+    ROW(PER_RANK, "tokens-per-rank", ZS_OPT_INT, per_rank, 1 << 30, "T",
+        "batches: budget = --ranks x T"),
+    ROW(CYCLE, "cycle", ZS_OPT_FLAG, cycle, 1, NULL, "batches: restart a file when it runs out"),
+    ROW(TIMING, "timing", ZS_OPT_FLAG, timing, 1, NULL,
+        "stats: print read and summary times to stderr"),
+};
+#undef ROW
+
+static const zs_cli_use uses[] = {{ZS_FP(SEED), "only generators draw with it (default 1)"},
+                                  {ZS_F_OUT, "gen: write here (format by extension) instead "
+                                             "of stdout"},
+                                  {ZS_F_FORMAT, NULL},
+                                  {0, NULL}};
+
+static const zs_cli_cmd trace_cmd = {
+    .name = "trace", .head = trace_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
+
+/* The subcommands, their operands and the options each takes (getopt
+ * values), so none is silently ignored. */
+#define O(r)   (ZS_CLI_OWN + T_##r)
+#define COMMON ZS_F_FORMAT, O(N), ZS_FP(SEED), O(WINDOW), O(LONG), O(TRACE_FORMAT)
 static const struct {
-    const char *name, *allowed;
+    const char *name;
     int nargs;
-} subs[] = {{"stats", "fnswlFcaT", 1},
-            {"gen", "fnswlFo", 1},
-            {"batches", "fnswlFcbrtC", 1},
-            {"presets", "f", 0}};
+    int allowed[16];
+} subs[] = {{"stats", 1, {COMMON, O(COLUMN), O(ABOVE), O(TIMING)}},
+            {"gen", 1, {COMMON, ZS_F_OUT}},
+            {"batches", 1, {COMMON, O(COLUMN), O(BUDGET), O(RANKS), O(PER_RANK), O(CYCLE)}},
+            {"presets", 0, {ZS_F_FORMAT}}};
+#undef COMMON
 
 /* The subcommand's index, or -(exit status) after printing why the
  * options or arguments do not fit it. */
-static int check_sub(int argc, char **argv, const char *given, const trace_args *a)
+static int check_sub(int argc, char **argv, const trace_args *a)
 {
     const char *sub = argv[optind];
     int k = -1;
@@ -442,15 +435,9 @@ static int check_sub(int argc, char **argv, const char *given, const trace_args 
                                    "unknown subcommand '%s' (use stats, gen, batches or "
                                    "presets)",
                                    sub);
-    for (const char *g = given; *g; g++)
-        if (!strchr(subs[k].allowed, *g)) {
-            const char *name = "?";
-            for (const struct option *o = trace_opts; o->name; o++)
-                if (o->val == *g)
-                    name = o->name;
-            return -zs_cli_usage_error("trace", "option '--%s' does not apply to trace %s", name,
-                                       sub);
-        }
+    int st = zs_cli_only(&trace_cmd, sub, &a->fl, subs[k].allowed);
+    if (st)
+        return -st;
     if (argc - optind - 1 != subs[k].nargs)
         return -zs_cli_usage_error("trace", "trace %s takes %s", sub,
                                    subs[k].nargs ? "one SOURCE" : "no arguments");
@@ -468,30 +455,18 @@ int zs_cmd_trace(int argc, char **argv)
     zs_err_clear(&e);
     trace_args a;
     memset(&a, 0, sizeof a);
-    a.seed = 1;
-    char given[32] = ""; /* the options given, by getopt id */
-    size_t ng = 0;
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", trace_opts, NULL)) != -1) {
-        if (c != 'h' && c != ':' && c != '?' && ng + 1 < sizeof given && !strchr(given, c)) {
-            given[ng++] = (char)c;
-            given[ng] = '\0';
-        }
-        if (c == 'h') {
-            fputs(trace_help, stdout);
-            return 0;
-        }
-        int rc = parse_opt(c, &a, &e);
-        if (rc > 0)
-            return zs_cli_bad_option("trace", c, argv);
-        if (rc)
-            return zs_cli_fail(&e);
-    }
+    int st = zs_cli_parse(&trace_cmd, argc, argv, &a, &a.fl);
+    if (st >= 0)
+        return st;
+    a.n_set = zs_cli_was_given(&a.fl, O(N));
+    a.long_set = zs_cli_was_given(&a.fl, O(LONG));
+    a.seed = a.fl.p.seed;
+    a.out = a.fl.out;
+    a.fmt = a.fl.fmt;
     a.src.seed = a.seed;
     if (optind >= argc)
         return zs_cli_usage_error("trace", "expected stats, gen, batches or presets");
-    int k = check_sub(argc, argv, given, &a);
+    int k = check_sub(argc, argv, &a);
     if (k < 0)
         return -k;
     int rc;

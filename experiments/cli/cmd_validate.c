@@ -25,17 +25,15 @@ static const char validate_help[] =
     "error (collectives: with the algorithm and protocol NCCL runs), then median\n"
     "and max absolute error per op class and the targets.\n"
     "\n"
-    "options:\n"
-    "  --against FILE      measurements to predict (repeatable; further files may\n"
-    "                      follow as arguments)\n"
-    "  --holdout SPEC      refit on part of the data and score the rest (repeatable):\n"
-    "                        gpus=2[+4...]  collectives: fit on these GPU counts\n"
-    "                        nodes=1[+2...] collectives: fit on these node counts\n"
-    "                        seq<=N         attention: fit on sequences <= N tokens\n"
-    "                        cp<=N          attention: fit on CP degrees <= N\n"
-    "                        bytes<=N[K|M|G] collectives: fit on sizes <= N\n"
-    "  --points            print every point (default: only summaries when more\n"
-    "                      than 200 points)\n";
+    "options:\n";
+
+static const char validate_tail[] = "\n"
+                                    "--holdout SPEC:\n"
+                                    "  gpus=2[+4...]    collectives: fit on these GPU counts\n"
+                                    "  nodes=1[+2...]   collectives: fit on these node counts\n"
+                                    "  seq<=N           attention: fit on sequences <= N tokens\n"
+                                    "  cp<=N            attention: fit on CP degrees <= N\n"
+                                    "  bytes<=N[K|M|G]  collectives: fit on sizes <= N\n";
 
 static const zs_cli_use validate_uses[] = {
     {ZS_FP(CALIB), "the one to validate (default: fit one from the --against data, which only "
@@ -106,6 +104,31 @@ static int add_file(validate_args *a, const char *path)
     return 0;
 }
 
+/* --against and --holdout repeat: each adds one (--against's text is the
+ * argv string, which outlives the parse). */
+static int set_against(const char *text, void *base, zs_err *e)
+{
+    validate_args *a = base;
+    if (a->nfiles == 256)
+        return zs_err_set(e, ZS_EUSAGE, NULL, "give fewer files", "at most 256 measurement files");
+    a->files[a->nfiles++] = text;
+    return ZS_OK;
+}
+
+static int set_holdout(const char *text, void *base, zs_err *e)
+{
+    return zs_holdout_add(&((validate_args *)base)->h, text, e);
+}
+
+static const zs_opt_spec validate_own[] = {
+    ZS_OPT_SET("against", set_against, NULL, "FILE",
+               "measurements to predict (repeatable; further files may follow as arguments)"),
+    ZS_OPT_SET("holdout", set_holdout, NULL, "SPEC",
+               "refit on part of the data and score the rest (repeatable; SPEC below)"),
+    ZS_OPT_ROW("points", ZS_OPT_FLAG, validate_args, all_points, 0, 1, "0", NULL,
+               "print every point (default: only summaries when more than 200 points)"),
+};
+
 /* The shared flags into a (cluster-c and validate.png unless given). */
 static void take_flags(validate_args *a)
 {
@@ -124,34 +147,16 @@ static void take_flags(validate_args *a)
 /* -1: parsed; otherwise the exit status. */
 static int parse_args(int argc, char **argv, validate_args *a)
 {
-    static const struct option own[] = {{"against", required_argument, 0, 'a'},
-                                        {"holdout", required_argument, 0, 'H'},
-                                        {"points", no_argument, 0, 'P'},
-                                        {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(validate_uses, own, opts);
-    zs_cli_flags_init(&a->fl);
+    static const zs_cli_cmd cmd = {.name = "validate",
+                                   .head = validate_help,
+                                   ZS_CLI_OWN_ROWS(validate_own),
+                                   .uses = validate_uses,
+                                   .tail = validate_tail};
+    int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    int c, st;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(validate_help, stdout);
-            zs_cli_flags_help(stdout, validate_uses);
-            return 0;
-        } else if (c == 'a') {
-            if ((st = add_file(a, optarg)))
-                return st;
-        } else if (c == 'H') {
-            if (zs_holdout_add(&a->h, optarg, &e))
-                return zs_cli_fail(&e);
-        } else if (c == 'P') {
-            a->all_points = 1;
-        } else if ((st = zs_cli_flag("validate", c, argv, &a->fl))) {
-            return st;
-        }
-    }
     take_flags(a);
     if (zs_cli_nccl_apply(&a->fl, &a->nccl, &e))
         return zs_cli_fail(&e);
@@ -316,18 +321,9 @@ static void print_summary(zs_output *d, const zs_score_row *rows, int nrows)
     zs_output_table(d, "summary", sum);
 }
 
-/* 1 when argv asks for --runs (published training runs). */
-static int wants_runs(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--runs") == 0 || strncmp(argv[i], "--runs=", 7) == 0)
-            return 1;
-    return 0;
-}
-
 int zs_cmd_validate(int argc, char **argv)
 {
-    if (wants_runs(argc, argv))
+    if (zs_validate_wants_runs(argc, argv))
         return zs_cmd_validate_runs(argc, argv);
     validate_args a;
     memset(&a, 0, sizeof a);

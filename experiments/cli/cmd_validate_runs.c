@@ -58,9 +58,15 @@ static const zs_cli_use runs_uses[] = {
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
 
+int zs_validate_wants_runs(int argc, char **argv)
+{
+    return zs_cli_asks(argc, argv, &runs_own[0]);
+}
+
 static int parse_args(int argc, char **argv, runs_args *a)
 {
-    static const zs_cli_cmd cmd = {"validate", runs_help, runs_own, 2, runs_uses, NULL};
+    static const zs_cli_cmd cmd = {
+        .name = "validate", .head = runs_help, ZS_CLI_OWN_ROWS(runs_own), .uses = runs_uses};
     int st = zs_cli_parse(&cmd, argc, argv, a, &a->fl);
     if (st >= 0)
         return st;

@@ -20,15 +20,19 @@ static const char zep_help[] =
     "NICs). The planner splits a document inside a node at >= 2 x m_intra and\n"
     "across nodes at >= m_inter x GPUs per node (when it outweighs a node).\n"
     "\n"
-    "options:\n"
-    "  --tp N                   tensor-parallel degree (default 1)\n"
-    "  --k N                    NICs per routed transfer (default: from bandwidths)\n";
+    "options:\n";
 
-static const zs_cli_use uses[] = {{ZS_FP(MODEL), "required"},
-                                  {ZS_FP(CLUSTER), "required"},
-                                  {ZS_FP(NODES), NULL},
-                                  {ZS_F_FORMAT, NULL},
-                                  {0, NULL}};
+typedef struct zep_args {
+    long k; /* --k; 0: from the bandwidths */
+} zep_args;
+
+static const zs_opt_spec own[] = {ZS_OPT_ROW("k", ZS_OPT_INT, zep_args, k, 1, ZS_ZEP_MAX_K, "", "N",
+                                             "NICs per routed transfer (default: from "
+                                             "bandwidths)")};
+
+static const zs_cli_use uses[] = {
+    {ZS_F_TP, NULL},      {ZS_FP(MODEL), "required"}, {ZS_FP(CLUSTER), "required"},
+    {ZS_FP(NODES), NULL}, {ZS_F_FORMAT, NULL},        {0, NULL}};
 
 static void row(zs_table *t, const char *key, const char *unit, const char *fmt, double v,
                 const char *why)
@@ -39,37 +43,16 @@ static void row(zs_table *t, const char *key, const char *unit, const char *fmt,
 
 int zs_cmd_zeppelin(int argc, char **argv)
 {
-    static const struct option own[] = {
-        {"tp", required_argument, 0, 't'}, {"k", required_argument, 0, 'k'}, {0, 0, 0, 0}};
-    struct option opts[ZS_CLI_MAX_OPTS];
-    zs_cli_longopts(uses, own, opts);
+    static const zs_cli_cmd cmd = {
+        .name = "zeppelin", .head = zep_help, ZS_CLI_OWN_ROWS(own), .uses = uses};
     zs_cli_flags fl;
-    zs_cli_flags_init(&fl);
+    zep_args a;
+    int st = zs_cli_parse(&cmd, argc, argv, &a, &fl);
+    if (st >= 0)
+        return st;
     zs_err e;
     zs_err_clear(&e);
-    long tp = 1, k = 0;
-    int c;
-    zs_cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = ZS_OK;
-        switch (c) {
-        case 'h':
-            fputs(zep_help, stdout);
-            zs_cli_flags_help(stdout, uses);
-            return 0;
-        case 't':
-            rc = zs_cli_parse_int("--tp", optarg, 1, 64, &tp, &e);
-            break;
-        case 'k':
-            rc = zs_cli_parse_int("--k", optarg, 1, ZS_ZEP_MAX_K, &k, &e);
-            break;
-        default:
-            if ((rc = zs_cli_flag("zeppelin", c, argv, &fl)))
-                return rc;
-        }
-        if (rc)
-            return zs_cli_fail(&e);
-    }
+    long tp = fl.tp, k = a.k;
     zs_format fmt = fl.fmt;
     long nodes = fl.p.nodes;
     const char *model = zs_cli_given(&fl, ZS_P_MODEL), *cluster = zs_cli_given(&fl, ZS_P_CLUSTER);

@@ -5,5 +5,7 @@
 #define ZS_VALIDATE_RUNS_H
 
 int zs_cmd_validate_runs(int argc, char **argv);
+/* Whether argv gives --runs (its row in cmd_validate_runs.c). */
+int zs_validate_wants_runs(int argc, char **argv);
 
 #endif
