@@ -42,7 +42,7 @@ static int reshape(const zs_machine_cfg *c, zs_model *m, zs_err *e)
 
 static int load_parts(const zs_machine_cfg *c, zs_machine *m, zs_err *e)
 {
-    int rc = zs_model_load(c->model, &m->model, e);
+    int rc = given(c->model) ? zs_model_load(c->model, &m->model, e) : ZS_OK;
     if (!rc)
         rc = load_cluster(c, &m->cluster, e);
     if (!rc && given(c->gpu))
@@ -53,7 +53,7 @@ static int load_parts(const zs_machine_cfg *c, zs_machine *m, zs_err *e)
         return rc;
     if (c->mem_gib > 0)
         m->cluster.gpu.mem_gib = c->mem_gib;
-    if (c->heads > 0 || c->kv_heads > 0 || c->head_dim > 0)
+    if (given(c->model) && (c->heads > 0 || c->kv_heads > 0 || c->head_dim > 0))
         rc = reshape(c, &m->model, e);
     if (!rc && given(c->calib))
         rc = zs_calib_load(c->calib, &m->calib, e);
@@ -64,10 +64,11 @@ int zs_machine_load(const zs_machine_cfg *c, zs_machine *m, zs_err *e)
 {
     memset(m, 0, sizeof *m);
     int rc = load_parts(c, m, e);
-    if (!rc) {
+    if (!rc && given(c->model)) {
         m->cost_model = zs_cost_model_for(m->calib);
         rc = zs_cost_build(&m->model, &m->cluster, m->calib, &m->cost, e);
-    }
+    } else if (!rc && m->calib) /* no cost to build: the links still calibrated */
+        zs_calib_apply_links(m->calib, &m->cluster);
     if (rc)
         zs_machine_clear(m);
     return rc;

@@ -16,7 +16,8 @@
 
 /* What to load (strings borrowed; NULL or "" leaves a part as described). */
 typedef struct zs_machine_cfg {
-    const char *model;   /* preset or file */
+    const char *model;   /* preset or file; NULL or "": none, and no cost model (a
+                          * calibration's link figures still go into the cluster) */
     const char *cluster; /* preset or file */
     int nodes;           /* 0: the cluster's own */
     int ranks;           /* > 0: as many nodes as this many ranks need (nodes unused) */
@@ -32,12 +33,13 @@ typedef struct zs_machine_cfg {
 typedef struct zs_machine {
     zs_model model;
     zs_cluster cluster;
-    zs_calib *calib; /* NULL: none */
-    const zs_cost_model *cost_model;
-    zs_cost *cost;
+    zs_calib *calib;                 /* NULL: none */
+    const zs_cost_model *cost_model; /* NULL without a model */
+    zs_cost *cost;                   /* NULL without a model */
 } zs_machine;
 
-/* Nothing replaced, no calibration; model and cluster still to be named. */
+/* Nothing replaced, no calibration, no model; the cluster still to be
+ * named. */
 void zs_machine_cfg_init(zs_machine_cfg *c);
 
 /* Loads c into *m: model, cluster, GPU, kernel, memory, shape, calibration,

@@ -360,6 +360,8 @@ int zs_point_plan_batch(const zs_point_cfg *cfg, long index, zs_point_plan *out,
         snprintf(out->method, sizeof out->method, "%s", env->planner->name);
         peak_memory(env, &out->rep, &out->peak_mem, &out->mem_capacity);
         out->nodes = env->mach.cluster.nodes;
+        out->model = env->mach.model;
+        out->cluster = env->mach.cluster;
     }
     zs_point_env_free(env);
     if (rc)

@@ -16,8 +16,10 @@
 #include <stdint.h>
 
 #include "zs_batch.h"
+#include "zs_cluster.h"
 #include "zs_exec.h"
 #include "zs_memory.h"
+#include "zs_model.h"
 #include "zs_planner.h"
 #include "zs_result.h"
 #include "zs_table.h"
@@ -171,6 +173,10 @@ typedef struct zs_point_plan {
     char cost_desc[256];
     double peak_mem, mem_capacity; /* as in zs_point_result */
     int nodes;
+    /* The machine it was planned for, as the machine loader gave it
+     * (experiments/zs_machine.h: calibrated links included). */
+    zs_model model;
+    zs_cluster cluster;
 } zs_point_plan;
 
 /* Plans the index-th global batch (from 0) of cfg's trace with cfg's

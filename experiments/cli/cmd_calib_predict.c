@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_machine.h"
 #include "zs_calib.h"
 #include "zs_num.h"
 
@@ -262,11 +263,21 @@ int zs_cmd_calib_predict(int argc, char **argv)
         return st;
     zs_err e;
     zs_err_clear(&e);
-    zs_cluster cl;
-    zs_calib *cal = NULL;
-    if (zs_cluster_load(a.cluster, (int)a.nodes, &cl, &e) ||
-        (a.calib_path && zs_calib_load(a.calib_path, &cal, &e)))
+    /* The machine loader, as every command loads one: a calibration's
+     * NVLink and NIC figures go into the cluster the topology is built on,
+     * as they do for the cost model `simulate --calib` prices with. */
+    zs_machine_cfg mc;
+    zs_machine_cfg_init(&mc);
+    mc.cluster = a.cluster;
+    mc.nodes = (int)a.nodes;
+    mc.calib = a.calib_path;
+    zs_machine mach;
+    if (zs_machine_load(&mc, &mach, &e))
         return zs_cli_fail(&e);
+    zs_cluster cl = mach.cluster;
+    zs_calib *cal = mach.calib; /* ours now: freed below */
+    mach.calib = NULL;
+    zs_machine_clear(&mach);
     int ppn = a.gpn ? (int)a.gpn : cl.gpus_per_node;
     zs_nccl_topo t;
     int rc = ZS_OK;

@@ -97,18 +97,13 @@ static const char *chakra_prefix(const plan_args *a, const zs_point_plan *pl)
 }
 
 /* The schedule as Chakra traces (the model's shapes giving attention
- * FLOPs), and ASTRA-sim's inputs for the cluster beside them. */
+ * FLOPs), and ASTRA-sim's inputs for the cluster beside them: the
+ * machine the plan was made for. */
 static int write_chakra(const plan_args *a, const zs_point_plan *pl, zs_err *e)
 {
-    zs_model m;
-    zs_cluster c;
     const char *prefix = chakra_prefix(a, pl);
-    int rc = zs_model_load(a->p.model, &m, e);
-    if (!rc)
-        rc = zs_chakra_write(pl->sched, &m, a->chakra, prefix, e);
-    if (!rc)
-        rc = zs_cluster_load(a->p.cluster, pl->nodes, &c, e);
-    return rc ? rc : zs_cli_astra_inputs(&c, pl->sched->nranks, a->chakra, prefix, e);
+    int rc = zs_chakra_write(pl->sched, &pl->model, a->chakra, prefix, e);
+    return rc ? rc : zs_cli_astra_inputs(&pl->cluster, pl->sched->nranks, a->chakra, prefix, e);
 }
 
 static int print_plan(const plan_args *a, const zs_point_plan *pl)
