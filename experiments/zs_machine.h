@@ -3,7 +3,7 @@
  * and memory as asked), the calibration and the cost model built from them
  * (models/zs_cost_model.h: calibrated when a calibration is given, its
  * link figures then in the cluster too). Study points, `run`, `cost`,
- * `plan`, `zeppelin` and `validate runs` load through it, so a name means
+ * `plan`, `zeppelin`, `calib predict` and `validate runs` load through it, so a name means
  * the same machine to all of them. Depends on the models. */
 #ifndef ZS_MACHINE_H
 #define ZS_MACHINE_H
