@@ -122,6 +122,18 @@ static void place_local(bs_state *s, int32_t d, int32_t len, long cap, double w)
     s->work[sl] += w;
 }
 
+typedef struct bs_key {
+    int wave, first, g;
+} bs_key;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const bs_key *x = a, *y = b;
+    if (x->wave != y->wave)
+        return x->wave < y->wave ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
 /* Writes the groups ordered by (wave, first slot), each with its documents
  * in placement order, into the plan. */
 static int emit_plan(const bs_state *s, const int32_t *order, int32_t ndocs, zs_dyncp_plan *p,
@@ -142,25 +154,31 @@ static int emit_plan(const bs_state *s, const int32_t *order, int32_t ndocs, zs_
     p->docs = malloc(sizeof(int32_t) * ((size_t)ndocs + 1));
     int *pos = malloc(sizeof(int) * ((size_t)G + 1)); /* group -> its place in the plan */
     int *fill = calloc((size_t)G + 1, sizeof(int));
+    bs_key *key = malloc(sizeof(bs_key) * ((size_t)G + 1));
     int rc = ZS_OK;
-    if (!p->wave_start || !p->first || !p->size || !p->doc_start || !p->docs || !pos || !fill) {
+    if (!p->wave_start || !p->first || !p->size || !p->doc_start || !p->docs || !pos || !fill ||
+        !key) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
-    /* Groups of a wave by first slot: slots of a wave's groups never
-     * overlap, so a scan over slots per wave orders them. */
+    /* Groups ordered by (wave, first slot): the slots of a wave's groups
+     * never overlap, so the key is unique. */
+    for (int g = 0; g < G; g++)
+        key[g] = (bs_key){s->g_wave[g], s->g_first[g], g};
+    qsort(key, (size_t)G, sizeof *key, key_cmp);
     int at = 0;
-    for (int w = 0; w < nw; w++) {
-        p->wave_start[w] = at;
-        for (int sl = 0; sl < s->nslots; sl++)
-            for (int g = 0; g < G; g++)
-                if (s->g_wave[g] == w && s->g_first[g] == sl) {
-                    pos[g] = at;
-                    p->first[at] = sl;
-                    p->size[at++] = s->g_size[g];
-                }
+    for (int i = 0; i < G; i++) {
+        int g = key[i].g;
+        pos[g] = at;
+        p->first[at] = s->g_first[g];
+        p->size[at++] = s->g_size[g];
     }
-    p->wave_start[nw] = at;
+    /* wave_start[w]: the first group of wave w or later. */
+    for (int w = nw, i = G; w >= 0; w--) {
+        while (i > 0 && key[i - 1].wave >= w)
+            i--;
+        p->wave_start[w] = i;
+    }
     for (int32_t d = 0; d < ndocs; d++)
         p->doc_start[pos[s->g_of[d]] + 1]++;
     for (int g = 0; g < G; g++)
@@ -172,6 +190,7 @@ static int emit_plan(const bs_state *s, const int32_t *order, int32_t ndocs, zs_
 out:
     free(pos);
     free(fill);
+    free(key);
     if (rc)
         zs_dyncp_plan_free(p);
     return rc;
