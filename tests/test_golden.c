@@ -40,6 +40,7 @@ static const struct {
     {"dyn-cp", "max_seqlen=32768"},
     {"dcp", "tp=2,block=8192"},
     {"flexsp", ""},
+    {"bytescale", ""},
     {"distca", "tp=2"},
     {"auto", ""},
 };

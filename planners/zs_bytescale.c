@@ -1,0 +1,259 @@
+/* The `bytescale` planner: ByteScale's Hybrid Data Parallelism (Ge et al.,
+ * arXiv 2502.21231, ByteDance), reconstructed from the paper's description
+ * (docs/methods.md says what is reconstructed and what assumed).
+ *
+ * All DP x CP GPUs form one pool (the paper's dynamic mesh). The scheduler
+ * in zs_bytescale_sched_internal.h shards each document over the fewest
+ * GPUs that hold it (data-aware sharding: a document that fits one GPU runs
+ * there alone, with no CP communication; a longer one runs a ring over
+ * exactly as many consecutive GPUs as its padded shares need, not a power
+ * of two) and balances the estimated work over the GPUs with a different
+ * number of micro-batches per GPU (the balance scheduler). A group of one
+ * GPU runs local attention; a larger one runs TransformerEngine's ring
+ * (zigzag chunks padded to a multiple of 2n, KV moving while each step
+ * computes), as te-cp and dyn-cp do. The linear modules run on the same
+ * tokens. Each GPU runs its own micro-batches one after the other; a ring
+ * ties its GPUs' micro-batches together; gradients are reduced over all
+ * GPUs after the last.
+ *
+ * Not modelled: selective activation offloading to host memory (the
+ * planner holds at most one GPU's HBM capacity per micro-batch, so long
+ * documents need more CP ranks than in the paper, never fewer), and the
+ * paper's pipeline-parallel variant of the scheduler.
+ * Options: tp=N (default 1), max_cp=N (the widest CP group, default all
+ * GPUs / tp), max_seqlen=N (default: one GPU's capacity). */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "zs_bytescale_sched_internal.h"
+#include "zs_cpgroup.h"
+#include "zs_ring.h"
+
+/* The layout's cp: every GPU is in one pool, so it is the widest group a
+ * document may take (and gradients reduce over all GPUs either way). */
+static const zs_opt_spec opt_max_cp = {
+    .key = "max_cp",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = 1L << 20,
+    .def = 1L << 20,
+    .computed = "all GPUs / tp",
+    .help = "the widest CP group a document may span (it must divide GPUs / tp)"};
+/* Its upper bound, one GPU's capacity, depends on the model and cluster:
+ * read_options() checks it. */
+static const zs_opt_spec opt_max_seqlen = {
+    .key = "max_seqlen",
+    .type = ZS_OPT_INT,
+    .min = 1,
+    .max = LONG_MAX,
+    .computed = "one GPU's token capacity (the memory model)",
+    .help = "tokens one GPU holds of a micro-batch (padded shares): the sharding's capacity"};
+
+typedef struct bytescale {
+    zs_cpg c;
+    int cp_stream;
+    int *slots; /* identity: a group's ring is slots + first */
+    zs_dyncp_plan p;
+} bytescale;
+
+static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
+{
+    bytescale *B = arg;
+    const zs_dyncp_plan *p = &B->p;
+    int rc = ZS_OK;
+    int64_t *dep = malloc(sizeof(int64_t) * (size_t)p->nslots);
+    if (!dep)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    /* A GPU without a group in this micro-batch (it ran fewer of them) has
+     * no attention. */
+    for (int sl = 0; sl < p->nslots; sl++)
+        zs_iter_set_exit(it, sl, zs_iter_entry(it, sl));
+    int g0 = micro < p->nwaves ? p->wave_start[micro] : 0;
+    int g1 = micro < p->nwaves ? p->wave_start[micro + 1] : 0;
+    for (int g = g0; g < g1 && rc == ZS_OK; g++) {
+        int n = p->size[g], first = p->first[g], nd = p->doc_start[g + 1] - p->doc_start[g];
+        const int32_t *docs = p->docs + p->doc_start[g];
+        for (int k = 0; k < n; k++)
+            dep[k] = zs_iter_entry(it, first + k);
+        if (n == 1) {
+            rc = zs_cpg_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
+        } else {
+            zs_ring_spec rs = {.g = n,
+                               .slots = B->slots + first,
+                               .ndocs = nd,
+                               .docs = docs,
+                               .chunking = ZS_RING_PAD,
+                               .comm_stream = B->cp_stream,
+                               .label = "ring",
+                               .layout = ZS_CPL_ZIGZAG};
+            rc = zs_ring_emit(it, stage, &rs, backward, dep, e);
+        }
+        for (int k = 0; k < n && rc == ZS_OK; k++)
+            zs_iter_set_exit(it, first + k, dep[k]);
+    }
+    free(dep);
+    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
+}
+
+/* Places every document's tokens (whole on a group of one, zigzag chunks
+ * on a ring) in its micro-batch and sums each GPU's linear tokens per
+ * micro-batch (padding included: padded tokens run through every layer). */
+static int place(bytescale *B, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e)
+{
+    const zs_dyncp_plan *p = &B->p;
+    const zs_cpg *c = &B->c;
+    int rc = ZS_OK;
+    for (int m = 0; m < p->nwaves && !rc; m++)
+        for (int g = p->wave_start[m]; g < p->wave_start[m + 1] && !rc; g++)
+            for (int i = p->doc_start[g]; i < p->doc_start[g + 1] && !rc; i++) {
+                int32_t d = p->docs[i], len = c->len[d];
+                int n = p->size[g];
+                int64_t share = zs_dyncp_share(len, n);
+                *pad += share * n - len;
+                for (int k = 0; k < n && !rc; k++) {
+                    int sl = p->first[g] + k, rank = zs_cpg_rank(c, sl);
+                    int chunks[2] = {k, 2 * n - 1 - k};
+                    for (int h = 0; h < (n > 1 ? 2 : 1); h++) {
+                        int32_t t0 = 0, t1 = len;
+                        if (n > 1)
+                            zs_ring_chunk(len, n, ZS_RING_PAD, chunks[h], &t0, &t1);
+                        if (t1 <= t0)
+                            continue;
+                        zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_ATTN, m);
+                        zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_LINEAR, m);
+                    }
+                    lin[(size_t)m * p->nslots + sl] += share;
+                    rc = zs_schedule_check(s, e);
+                }
+            }
+    return rc;
+}
+
+/* The work weights of the balance scheduler, from the model's forward
+ * FLOPs per layer and TP rank: the projections and the MLP per token, and
+ * causal attention (half the len x len scores, QK^T and PV) per token
+ * pair. The paper balances measured execution time; FLOPs are the
+ * reconstruction's stand-in for it (assumed). */
+static zs_bytescale_work work_of(const zs_model *m)
+{
+    double h = m->hidden, qd = (double)m->heads * m->head_dim;
+    double kvd = (double)m->kv_heads * m->head_dim;
+    double f = m->experts > 0 ? (double)m->top_k * m->expert_ffn : m->ffn;
+    double mats = zs_model_mlp(m) == ZS_MLP_SWIGLU ? 3 : 2;
+    zs_bytescale_work w = {.lin_w = 2 * (h * (2 * qd + 2 * kvd) + mats * h * f), .attn_w = 2 * qd};
+    return w;
+}
+
+/* The footprint zs_cpg_init checks documents against: none here (the
+ * scheduler checks each document against max_cp GPUs). */
+static int64_t no_footprint(int32_t len, int cp)
+{
+    (void)len;
+    (void)cp;
+    return 0;
+}
+
+static void notes(const bytescale *B, long cap, int64_t pad, zs_plan_report *rep)
+{
+    const zs_dyncp_plan *p = &B->p;
+    const zs_cpg *c = &B->c;
+    int local = 0, wide = 0, largest = 1, fewest = p->nwaves, most = 0;
+    for (int g = 0; g < p->ngroups; g++) {
+        if (p->size[g] > 1)
+            wide++;
+        else
+            local++;
+        if (p->size[g] > largest)
+            largest = p->size[g];
+    }
+    for (int sl = 0; sl < p->nslots; sl++) {
+        int last = 0; /* micro-batches up to the GPU's last group */
+        for (int m = 0; m < p->nwaves; m++)
+            for (int g = p->wave_start[m]; g < p->wave_start[m + 1]; g++)
+                if (sl >= p->first[g] && sl < p->first[g] + p->size[g])
+                    last = m + 1;
+        fewest = last < fewest ? last : fewest;
+        most = last > most ? last : most;
+    }
+    zs_plan_report_note(rep,
+                        "bytescale (HDP, reconstructed): tp=%d, one pool of %d GPUs; each document "
+                        "on the fewest GPUs that hold it (%ld tokens each), local attention when "
+                        "one does, a TE ring over up to %d GPUs otherwise",
+                        c->tp, c->nslots, cap, c->cp);
+    zs_plan_report_note(rep,
+                        "%d local micro-batches, %d CP rings (largest %d GPUs); balance scheduler: "
+                        "%d to %d micro-batches per GPU; padding: %lld tokens",
+                        local, wide, largest, fewest, most, (long long)pad);
+    zs_plan_report_note(rep, "selective activation offloading not modelled (HBM capacity only)");
+}
+
+static int read_seqlen(const zs_plan_ctx *ctx, const zs_cpg *c, long *max_seqlen, zs_err *e)
+{
+    int rc = zs_opt_int_def(ctx->opts, &opt_max_seqlen, c->cap, max_seqlen, e);
+    if (!rc && *max_seqlen > c->cap) {
+        char fix[128];
+        snprintf(fix, sizeof fix, "give an integer in [1, %ld]", c->cap);
+        return zs_err_set(e, ZS_EUSAGE, opt_max_seqlen.key, fix,
+                          "max_seqlen=%ld is more than one GPU holds (%ld tokens)", *max_seqlen,
+                          c->cap);
+    }
+    return rc;
+}
+
+static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
+                zs_plan_report *rep, zs_err *e)
+{
+    bytescale B = {0};
+    int rc = zs_cpg_init(ctx, batch, &opt_max_cp, 1L << 20, no_footprint, &B.c, e);
+    if (rc)
+        return rc;
+    zs_cpg *c = &B.c;
+    zs_schedule *s = NULL;
+    int64_t *lin = NULL, pad = 0;
+    long cap;
+    if ((rc = read_seqlen(ctx, c, &cap, e)) ||
+        (rc = zs_bytescale_schedule(c->len, c->ndocs, c->nslots, cap, c->cp, work_of(ctx->model),
+                                    &B.p, e)))
+        goto out;
+    if (B.p.nwaves > INT16_MAX) {
+        rc = zs_err_set(e, ZS_EINPUT, "bytescale", "raise max_seqlen or use a smaller batch",
+                        "%d micro-batches, more than a plan holds (%d)", B.p.nwaves, INT16_MAX);
+        goto out;
+    }
+    size_t nlin = (size_t)(B.p.nwaves > 0 ? B.p.nwaves : 1) * (size_t)c->nslots;
+    lin = calloc(nlin, sizeof(int64_t));
+    B.slots = malloc(sizeof(int) * (size_t)c->nslots);
+    if (!lin || !B.slots) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    for (int sl = 0; sl < c->nslots; sl++)
+        B.slots[sl] = sl;
+    if ((rc = zs_cpg_schedule(c, &s, &B.cp_stream, e)) || (rc = place(&B, s, lin, &pad, e)))
+        goto out;
+    notes(&B, cap, pad, rep);
+    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
+                         B.p.nwaves > 0 ? B.p.nwaves : 1,
+                         lin,
+                         c->mc.recompute,
+                         c->mc.zero_stage,
+                         ctx->seed,
+                         emit,
+                         &B,
+                         NULL};
+    rc = zs_iter_build(s, ctx->cost, &spec, e);
+out:
+    free(lin);
+    free(B.slots);
+    zs_dyncp_plan_free(&B.p);
+    return zs_cpg_finish(&B.c, s, rc, out);
+}
+
+static const zs_opt_spec *const options[] = {&opt_max_seqlen, &opt_max_cp, &zs_opt_tp, NULL};
+
+const zs_planner_ops zs_planner_bytescale = {
+    .name = "bytescale",
+    .summary = "ByteScale HDP: each document on the fewest GPUs that hold it (local when one "
+               "does), work balanced with a different micro-batch count per GPU",
+    .options = options,
+    .plan = plan};
