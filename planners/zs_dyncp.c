@@ -31,7 +31,7 @@
 
 #include "zs_cpgroup.h"
 #include "zs_dyncp_sched_internal.h"
-#include "zs_ring.h"
+#include "zs_groups_internal.h"
 
 static const zs_opt_spec opt_cp =
     ZS__CPB_OPT_CP("16, or all GPUs / tp when fewer",
@@ -63,85 +63,7 @@ static const zs_opt_spec opt_sched = {
     .help = "Megatron's --sequence-packing-scheduler: default_dynamic_cp, or dp_balanced "
             "(static CP of cp GPUs, the baseline)"};
 
-typedef struct dyncp {
-    zs_cpg c;
-    int cp_stream;
-    int *slots; /* identity: a group's ring is slots + first */
-    zs_dyncp_plan p;
-} dyncp;
-
-static int emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
-{
-    dyncp *D = arg;
-    const zs_dyncp_plan *p = &D->p;
-    int rc = ZS_OK;
-    int64_t *dep = malloc(sizeof(int64_t) * (size_t)p->nslots);
-    if (!dep)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    /* A GPU without a group in this micro-batch (sched=static with fewer
-     * packs than DP groups) has no attention. */
-    for (int sl = 0; sl < p->nslots; sl++)
-        zs_iter_set_exit(it, sl, zs_iter_entry(it, sl));
-    int g0 = micro < p->nwaves ? p->wave_start[micro] : 0;
-    int g1 = micro < p->nwaves ? p->wave_start[micro + 1] : 0;
-    for (int g = g0; g < g1 && rc == ZS_OK; g++) {
-        int n = p->size[g], first = p->first[g], nd = p->doc_start[g + 1] - p->doc_start[g];
-        const int32_t *docs = p->docs + p->doc_start[g];
-        for (int k = 0; k < n; k++)
-            dep[k] = zs_iter_entry(it, first + k);
-        if (n == 1) {
-            rc = zs_cpg_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
-        } else {
-            zs_ring_spec rs = {.g = n,
-                               .slots = D->slots + first,
-                               .ndocs = nd,
-                               .docs = docs,
-                               .chunking = ZS_RING_PAD,
-                               .comm_stream = D->cp_stream,
-                               .label = "ring",
-                               .layout = ZS_CPL_ZIGZAG};
-            rc = zs_ring_emit(it, stage, &rs, backward, dep, e);
-        }
-        for (int k = 0; k < n && rc == ZS_OK; k++)
-            zs_iter_set_exit(it, first + k, dep[k]);
-    }
-    free(dep);
-    return rc ? rc : zs_schedule_check(zs_iter_schedule(it), e);
-}
-
-/* Places every document's tokens (whole on a group of one, zigzag chunks
- * on a ring) in its micro-batch and sums each GPU's linear tokens per
- * micro-batch (padding included: padded tokens run through every layer). */
-static int place(dyncp *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e)
-{
-    const zs_dyncp_plan *p = &D->p;
-    const zs_cpg *c = &D->c;
-    int rc = ZS_OK;
-    for (int m = 0; m < p->nwaves && !rc; m++)
-        for (int g = p->wave_start[m]; g < p->wave_start[m + 1] && !rc; g++)
-            for (int i = p->doc_start[g]; i < p->doc_start[g + 1] && !rc; i++) {
-                int32_t d = p->docs[i], len = c->len[d];
-                int n = p->size[g];
-                int64_t share = zs_dyncp_share(len, n);
-                *pad += share * n - len;
-                for (int k = 0; k < n && !rc; k++) {
-                    int sl = p->first[g] + k, rank = zs_cpg_rank(c, sl);
-                    int chunks[2] = {k, 2 * n - 1 - k};
-                    for (int h = 0; h < (n > 1 ? 2 : 1); h++) {
-                        int32_t t0 = 0, t1 = len;
-                        if (n > 1)
-                            zs_ring_chunk(len, n, ZS_RING_PAD, chunks[h], &t0, &t1);
-                        if (t1 <= t0)
-                            continue;
-                        zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_ATTN, m);
-                        zs_schedule_add_piece(s, d, t0, t1, rank, ZS_LAYOUT_LINEAR, m);
-                    }
-                    lin[(size_t)m * p->nslots + sl] += share;
-                    rc = zs_schedule_check(s, e);
-                }
-            }
-    return rc;
-}
+typedef zs_groups dyncp;
 
 /* max_seqlen (at most one GPU's capacity), min_cp (a power of two that
  * fits the GPUs) and sched. */
@@ -252,7 +174,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     for (int sl = 0; sl < c->nslots; sl++)
         D.slots[sl] = sl;
-    if ((rc = zs_cpg_schedule(c, &s, &D.cp_stream, e)) || (rc = place(&D, s, lin, &pad, e)))
+    if ((rc = zs_cpg_schedule(c, &s, &D.cp_stream, e)) ||
+        (rc = zs_groups_place(&D, s, lin, &pad, e)))
         goto out;
     notes(&D, sched, max_seqlen, pad, rep);
     zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
@@ -261,7 +184,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                          c->mc.recompute,
                          c->mc.zero_stage,
                          ctx->seed,
-                         emit,
+                         zs_groups_emit,
                          &D,
                          NULL};
     rc = zs_iter_build(s, ctx->cost, &spec, e);

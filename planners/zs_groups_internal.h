@@ -1,0 +1,31 @@
+/* Lowering a plan of context-parallel groups per micro-batch (the
+ * zs_dyncp_plan of zs_dyncp_sched_internal.h), shared by the methods that
+ * draw a group per document or pack from all GPUs (dyn-cp, bytescale):
+ * each group of one GPU runs its documents' attention locally, each larger
+ * one a TE zigzag ring over its consecutive slots; every GPU holds its
+ * documents' zigzag chunks (padded) in the micro-batch the plan gives, and
+ * a GPU without a group in a micro-batch has no attention in it. Private to
+ * planners/. */
+#ifndef ZS_GROUPS_INTERNAL_H
+#define ZS_GROUPS_INTERNAL_H
+
+#include "zs_cpgroup.h"
+#include "zs_dyncp_sched_internal.h"
+
+typedef struct zs_groups {
+    zs_cpg c;
+    int cp_stream;
+    int *slots; /* identity: a group's ring is slots + first */
+    zs_dyncp_plan p;
+} zs_groups;
+
+/* The attention emitter of the iteration builder (arg: a zs_groups). */
+int zs_groups_emit(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e);
+
+/* Places every document's tokens (whole on a group of one, zigzag chunks
+ * on a ring) in its micro-batch, adds each GPU's linear tokens per
+ * micro-batch into lin[micro * nslots + slot] (padding included: padded
+ * tokens run through every layer) and the padding into *pad. */
+int zs_groups_place(const zs_groups *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e);
+
+#endif
