@@ -70,29 +70,15 @@ static void test_planner_validates(void)
 {
     static const char *const opts[] = {"max_seqlen=8192", "max_seqlen=3000", "",
                                        "max_cp=4,max_seqlen=6000", "tp=2,max_seqlen=6000"};
-    uint64_t x = 778;
-    zs_test_env v;
-    zs_test_env_init(&v, "llama-550m", 2, NULL);
-    for (int trial = 0; trial < 20; trial++) {
-        const char *o = opts[trial % 5];
-        int ndocs = 1 + (int)(zs_test_rng(&x) % 40);
-        zs_batch *b = zs_batch_new(ndocs);
-        for (int i = 0; i < ndocs; i++)
-            zs_batch_push(b, 1 + (int32_t)(zs_test_rng(&x) % 12000), i);
-        zs_err e;
-        zs_opts_init(&v.opts);
-        if (*o)
-            ZS_ASSERT_OK(zs_opts_parse(&v.opts, o, &e), &e);
-        zs_schedule *s = NULL;
-        zs_plan_report rep;
-        int rc = zs_plan_batch(zs_planner_find("bytescale"), &v.ctx, b, 1, &s, &rep, &e);
-        if (rc)
-            fprintf(stderr, "bytescale %s: %s (%s)\n", o, e.what, e.where);
-        ZS_ASSERT_OK(rc, &e);
-        zs_schedule_free(s);
-        zs_batch_free(b);
-    }
-    zs_cost_free(v.cost);
+    zs_test_random_plans r = {.method = "bytescale",
+                              .opts = opts,
+                              .nopts = 5,
+                              .trials = 20,
+                              .maxlen = 12000,
+                              .long_every = 0,
+                              .long_len = 0,
+                              .seed = 778};
+    zs_test_plan_random(&r);
 }
 
 int main(int argc, char **argv)

@@ -78,29 +78,15 @@ static void test_planner_validates(void)
                                        "comp_eps_pct=5,mem_eps_pct=5,inter_factor=1",
                                        "stages=8,inter_factor=16,comp_eps_pct=10",
                                        "tp=4,block=2048"};
-    uint64_t x = 991;
-    zs_test_env v;
-    zs_test_env_init(&v, "llama-550m", 2, NULL);
-    for (int trial = 0; trial < 24; trial++) {
-        const char *o = opts[trial % 6];
-        int ndocs = 1 + (int)(zs_test_rng(&x) % 40);
-        zs_batch *b = zs_batch_new(ndocs);
-        for (int i = 0; i < ndocs; i++)
-            zs_batch_push(b, 1 + (int32_t)(zs_test_rng(&x) % 12000), i);
-        zs_err e;
-        zs_opts_init(&v.opts);
-        if (*o)
-            ZS_ASSERT_OK(zs_opts_parse(&v.opts, o, &e), &e);
-        zs_schedule *s = NULL;
-        zs_plan_report rep;
-        int rc = zs_plan_batch(zs_planner_find("dcp"), &v.ctx, b, 1, &s, &rep, &e);
-        if (rc)
-            fprintf(stderr, "dcp %s: %s (%s)\n", o, e.what, e.where);
-        ZS_ASSERT_OK(rc, &e);
-        zs_schedule_free(s);
-        zs_batch_free(b);
-    }
-    zs_cost_free(v.cost);
+    zs_test_random_plans r = {.method = "dcp",
+                              .opts = opts,
+                              .nopts = 6,
+                              .trials = 24,
+                              .maxlen = 12000,
+                              .long_every = 0,
+                              .long_len = 0,
+                              .seed = 991};
+    zs_test_plan_random(&r);
 }
 
 int main(int argc, char **argv)

@@ -15,3 +15,32 @@ void zs_test_env_init(zs_test_env *v, const char *model, int nodes, const char *
         ZS_ASSERT_OK(zs_opts_parse(&v->opts, opts, &e), &e);
     v->ctx = (zs_plan_ctx){&v->m, &v->c, v->cost, zs_mem_cfg_default(), &v->opts, 1};
 }
+
+void zs_test_plan_random(const zs_test_random_plans *r)
+{
+    uint64_t x = r->seed;
+    zs_test_env v;
+    zs_test_env_init(&v, "llama-550m", 2, NULL);
+    for (int trial = 0; trial < r->trials; trial++) {
+        const char *o = r->opts[trial % r->nopts];
+        int ndocs = 1 + (int)(zs_test_rng(&x) % 40);
+        zs_batch *b = zs_batch_new(ndocs);
+        for (int i = 0; i < ndocs; i++) {
+            int32_t top = r->long_every && i % r->long_every == 0 ? r->long_len : r->maxlen;
+            zs_batch_push(b, 1 + (int32_t)(zs_test_rng(&x) % (uint64_t)top), i);
+        }
+        zs_err e;
+        zs_opts_init(&v.opts);
+        if (*o)
+            ZS_ASSERT_OK(zs_opts_parse(&v.opts, o, &e), &e);
+        zs_schedule *s = NULL;
+        zs_plan_report rep;
+        int rc = zs_plan_batch(zs_planner_find(r->method), &v.ctx, b, 1, &s, &rep, &e);
+        if (rc)
+            fprintf(stderr, "%s %s: %s (%s)\n", r->method, o, e.what, e.where);
+        ZS_ASSERT_OK(rc, &e);
+        zs_schedule_free(s);
+        zs_batch_free(b);
+    }
+    zs_cost_free(v.cost);
+}

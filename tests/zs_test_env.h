@@ -17,4 +17,20 @@ typedef struct zs_test_env {
 /* Loads model and cluster-a with `nodes` nodes; opts may be NULL or "". */
 void zs_test_env_init(zs_test_env *v, const char *model, int nodes, const char *opts);
 
+/* What zs_test_plan_random plans: `trials` batches of 1..40 documents of
+ * 1..maxlen tokens (every long_every-th document, from the first, 1..
+ * long_len instead; long_every 0: none) drawn from `seed`, on llama-550m
+ * over 2 nodes, with the options opts[trial % nopts]. */
+typedef struct zs_test_random_plans {
+    const char *method;
+    const char *const *opts;
+    int nopts, trials;
+    int32_t maxlen, long_every, long_len;
+    uint64_t seed;
+} zs_test_random_plans;
+
+/* Every batch must plan and pass the plan validator (a failure names the
+ * method and options). The property test of a planner. */
+void zs_test_plan_random(const zs_test_random_plans *r);
+
 #endif
