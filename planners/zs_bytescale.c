@@ -131,43 +131,16 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         return rc;
     zs_cpg *c = &B.c;
     zs_schedule *s = NULL;
-    int64_t *lin = NULL, pad = 0;
+    int64_t pad = 0;
     long cap;
     if ((rc = read_seqlen(ctx, c, &cap, e)) ||
         (rc = zs_bytescale_schedule(c->len, c->ndocs, c->nslots, cap, c->cp, work_of(ctx->model),
                                     &B.p, e)))
         goto out;
-    if (B.p.nwaves > INT16_MAX) {
-        rc = zs_err_set(e, ZS_EINPUT, "bytescale", "raise max_seqlen or use a smaller batch",
-                        "%d micro-batches, more than a plan holds (%d)", B.p.nwaves, INT16_MAX);
-        goto out;
-    }
-    size_t nlin = (size_t)(B.p.nwaves > 0 ? B.p.nwaves : 1) * (size_t)c->nslots;
-    lin = calloc(nlin, sizeof(int64_t));
-    B.slots = malloc(sizeof(int) * (size_t)c->nslots);
-    if (!lin || !B.slots) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    for (int sl = 0; sl < c->nslots; sl++)
-        B.slots[sl] = sl;
-    if ((rc = zs_cpg_schedule(c, &s, &B.cp_stream, e)) ||
-        (rc = zs_groups_place(&B, s, lin, &pad, e)))
+    if ((rc = zs_groups_build(&B, ctx, "bytescale", &s, &pad, e)))
         goto out;
     notes(&B, cap, pad, rep);
-    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
-                         B.p.nwaves > 0 ? B.p.nwaves : 1,
-                         lin,
-                         c->mc.recompute,
-                         c->mc.zero_stage,
-                         ctx->seed,
-                         zs_groups_emit,
-                         &B,
-                         NULL};
-    rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
-    free(lin);
-    free(B.slots);
     zs_dyncp_plan_free(&B.p);
     return zs_cpg_finish(&B.c, s, rc, out);
 }

@@ -150,7 +150,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         return rc;
     zs_cpg *c = &D.c;
     zs_schedule *s = NULL;
-    int64_t *lin = NULL, pad = 0;
+    int64_t pad = 0;
     long max_seqlen, min_cp;
     int sched;
     if ((rc = read_options(ctx, c, &max_seqlen, &min_cp, &sched, e)))
@@ -160,37 +160,10 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
              : zs_dyncp_dynamic(c->len, c->ndocs, c->nslots, max_seqlen, (int)min_cp, &D.p, e);
     if (rc)
         goto out;
-    if (D.p.nwaves > INT16_MAX) {
-        rc = zs_err_set(e, ZS_EINPUT, "dyn-cp", "raise max_seqlen or use a smaller batch",
-                        "%d micro-batches, more than a plan holds (%d)", D.p.nwaves, INT16_MAX);
-        goto out;
-    }
-    size_t nlin = (size_t)(D.p.nwaves > 0 ? D.p.nwaves : 1) * (size_t)c->nslots;
-    lin = calloc(nlin, sizeof(int64_t));
-    D.slots = malloc(sizeof(int) * (size_t)c->nslots);
-    if (!lin || !D.slots) {
-        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-        goto out;
-    }
-    for (int sl = 0; sl < c->nslots; sl++)
-        D.slots[sl] = sl;
-    if ((rc = zs_cpg_schedule(c, &s, &D.cp_stream, e)) ||
-        (rc = zs_groups_place(&D, s, lin, &pad, e)))
+    if ((rc = zs_groups_build(&D, ctx, "dyn-cp", &s, &pad, e)))
         goto out;
     notes(&D, sched, max_seqlen, pad, rep);
-    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
-                         D.p.nwaves > 0 ? D.p.nwaves : 1,
-                         lin,
-                         c->mc.recompute,
-                         c->mc.zero_stage,
-                         ctx->seed,
-                         zs_groups_emit,
-                         &D,
-                         NULL};
-    rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
-    free(lin);
-    free(D.slots);
     zs_dyncp_plan_free(&D.p);
     return zs_cpg_finish(&D.c, s, rc, out);
 }

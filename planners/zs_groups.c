@@ -1,6 +1,7 @@
 /* Lowering a plan of CP groups per micro-batch: see zs_groups_internal.h. */
 #include "zs_groups_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "zs_ring.h"
@@ -76,5 +77,42 @@ int zs_groups_place(const zs_groups *D, zs_schedule *s, int64_t *lin, int64_t *p
                     rc = zs_schedule_check(s, e);
                 }
             }
+    return rc;
+}
+
+int zs_groups_build(zs_groups *G, const zs_plan_ctx *ctx, const char *method, zs_schedule **s,
+                    int64_t *pad, zs_err *e)
+{
+    const zs_cpg *c = &G->c;
+    if (G->p.nwaves > INT16_MAX)
+        return zs_err_set(e, ZS_EINPUT, method, "raise max_seqlen or use a smaller batch",
+                          "%d micro-batches, more than a plan holds (%d)", G->p.nwaves, INT16_MAX);
+    size_t nlin = (size_t)(G->p.nwaves > 0 ? G->p.nwaves : 1) * (size_t)c->nslots;
+    int64_t *lin = calloc(nlin, sizeof(int64_t));
+    G->slots = malloc(sizeof(int) * (size_t)c->nslots);
+    int rc = ZS_OK;
+    if (!lin || !G->slots) {
+        rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    for (int sl = 0; sl < c->nslots; sl++)
+        G->slots[sl] = sl;
+    if ((rc = zs_cpg_schedule(c, s, &G->cp_stream, e)) ||
+        (rc = zs_groups_place(G, *s, lin, pad, e)))
+        goto out;
+    zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
+                         G->p.nwaves > 0 ? G->p.nwaves : 1,
+                         lin,
+                         c->mc.recompute,
+                         c->mc.zero_stage,
+                         ctx->seed,
+                         zs_groups_emit,
+                         G,
+                         NULL};
+    rc = zs_iter_build(*s, ctx->cost, &spec, e);
+out:
+    free(lin);
+    free(G->slots);
+    G->slots = NULL;
     return rc;
 }

@@ -28,4 +28,12 @@ int zs_groups_emit(void *arg, zs_iter *it, int stage, int micro, int backward, z
  * tokens run through every layer) and the padding into *pad. */
 int zs_groups_place(const zs_groups *D, zs_schedule *s, int64_t *lin, int64_t *pad, zs_err *e);
 
+/* Lowers G->p (its scheduler's plan) to a new schedule in *s: at most
+ * INT16_MAX micro-batches (else an error naming `method`), every GPU's
+ * pieces and linear tokens per micro-batch, and the iteration around the
+ * groups' attention; *pad receives the padding tokens. On failure *s may
+ * hold a partial schedule, which the caller's zs_cpg_finish frees. */
+int zs_groups_build(zs_groups *G, const zs_plan_ctx *ctx, const char *method, zs_schedule **s,
+                    int64_t *pad, zs_err *e);
+
 #endif
