@@ -215,6 +215,36 @@ int zs_cpg_piece(zs_schedule *s, const zs_cpg *c, int32_t doc, int32_t t0, int32
     return zs_schedule_check(s, e);
 }
 
+int zs_cpg_place_packed(zs_schedule *s, const zs_cpg *c, const int32_t *docs, int n, int shards,
+                        int first, int micro, int64_t *slot_tokens, zs_err *e)
+{
+    int64_t T = 0, pos = 0;
+    for (int i = 0; i < n; i++)
+        T += c->len[docs[i]];
+    int64_t base = T / shards, rem = T % shards, end = base + (rem > 0);
+    int k = 0, rc = ZS_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        int32_t d = docs[i];
+        int64_t d0 = pos, d1 = pos + c->len[d];
+        while (pos < d1 && !rc) {
+            while (pos >= end) { /* next shard */
+                k++;
+                end += base + (k < rem);
+            }
+            int64_t stop = d1 < end ? d1 : end;
+            int rank = zs_cpg_rank(c, first + k);
+            zs_schedule_add_piece(s, d, (int32_t)(pos - d0), (int32_t)(stop - d0), rank,
+                                  ZS_LAYOUT_ATTN, micro);
+            zs_schedule_add_piece(s, d, (int32_t)(pos - d0), (int32_t)(stop - d0), rank,
+                                  ZS_LAYOUT_LINEAR, micro);
+            slot_tokens[first + k] += stop - pos;
+            pos = stop;
+            rc = zs_schedule_check(s, e);
+        }
+    }
+    return rc;
+}
+
 int zs_cpg_local_attn(zs_iter *it, int stage, int slot, const int32_t *docs, int n, int heads,
                       int backward, int64_t *dep, zs_err *e)
 {

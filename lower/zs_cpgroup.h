@@ -83,6 +83,15 @@ int zs_cpg_schedule(const zs_cpg *c, zs_schedule **out, int *cp_stream, zs_err *
 int zs_cpg_piece(zs_schedule *s, const zs_cpg *c, int32_t doc, int32_t t0, int32_t t1, int slot,
                  zs_err *e);
 
+/* Cuts a packed sequence, documents docs[0..n) in this order, into
+ * `shards` contiguous shards (the remainder tokens one each to the first
+ * shards) and places shard k on slot first + k, for attention and the
+ * linear modules alike, in micro-batch `micro`; slot_tokens[slot] adds
+ * each slot's tokens. Ulysses-style sequence parallelism (ulysses, flexsp).
+ * Returns the schedule's check. */
+int zs_cpg_place_packed(zs_schedule *s, const zs_cpg *c, const int32_t *docs, int n, int shards,
+                        int first, int micro, int64_t *slot_tokens, zs_err *e);
+
 /* Appends one attention op over whole documents (local attention, no
  * communication) with `heads` query heads (0: the iteration's) to a slot's
  * rank after *dep and sets *dep to it (unchanged when there is nothing to

@@ -222,35 +222,12 @@ out:
 static int place(flexsp *F, zs_schedule *s, zs_err *e)
 {
     const zs_flexsp_plan *p = &F->p;
-    const zs_cpg *c = &F->c;
     int rc = ZS_OK;
     for (int mb = 0; mb < p->nmicro && !rc; mb++)
-        for (int g = p->micro_start[mb]; g < p->micro_start[mb + 1] && !rc; g++) {
-            int n = p->size[g], k = 0;
-            int64_t T = 0, pos = 0;
-            for (int i = p->doc_start[g]; i < p->doc_start[g + 1]; i++)
-                T += c->len[p->docs[i]];
-            int64_t base = T / n, rem = T % n, end = base + (rem > 0);
-            for (int i = p->doc_start[g]; i < p->doc_start[g + 1] && !rc; i++) {
-                int32_t d = p->docs[i];
-                int64_t d0 = pos, d1 = pos + c->len[d];
-                while (pos < d1 && !rc) {
-                    while (pos >= end) { /* next shard */
-                        k++;
-                        end += base + (k < rem);
-                    }
-                    int64_t stop = d1 < end ? d1 : end;
-                    int sl = p->first[g] + k, rank = zs_cpg_rank(c, sl);
-                    zs_schedule_add_piece(s, d, (int32_t)(pos - d0), (int32_t)(stop - d0), rank,
-                                          ZS_LAYOUT_ATTN, mb);
-                    zs_schedule_add_piece(s, d, (int32_t)(pos - d0), (int32_t)(stop - d0), rank,
-                                          ZS_LAYOUT_LINEAR, mb);
-                    F->shard[(size_t)mb * p->nslots + sl] += stop - pos;
-                    pos = stop;
-                    rc = zs_schedule_check(s, e);
-                }
-            }
-        }
+        for (int g = p->micro_start[mb]; g < p->micro_start[mb + 1] && !rc; g++)
+            rc = zs_cpg_place_packed(s, &F->c, p->docs + p->doc_start[g],
+                                     p->doc_start[g + 1] - p->doc_start[g], p->size[g], p->first[g],
+                                     mb, F->shard + (size_t)mb * p->nslots, e);
     return rc;
 }
 

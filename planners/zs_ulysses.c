@@ -101,26 +101,9 @@ static int place(uly *U, zs_schedule *s, zs_err *e)
 {
     const zs_cpg *c = &U->c;
     int rc = ZS_OK;
-    for (int g = 0; g < c->dp && !rc; g++) {
-        int64_t T = c->gtokens[g], base = T / c->cp, rem = T % c->cp, pos = 0;
-        int k = 0;
-        int64_t end = base + (rem > 0);
-        for (int i = c->gstart[g]; i < c->gstart[g + 1] && !rc; i++) {
-            int d = c->gdocs[i];
-            int64_t d0 = pos, d1 = pos + c->len[d];
-            while (pos < d1 && !rc) {
-                while (pos >= end) { /* next shard */
-                    k++;
-                    end += base + (k < rem);
-                }
-                int64_t stop = d1 < end ? d1 : end;
-                int sl = zs_cpg_slot(c, g, k);
-                rc = zs_cpg_piece(s, c, d, (int32_t)(pos - d0), (int32_t)(stop - d0), sl, e);
-                U->shard[sl] += stop - pos;
-                pos = stop;
-            }
-        }
-    }
+    for (int g = 0; g < c->dp && !rc; g++)
+        rc = zs_cpg_place_packed(s, c, c->gdocs + c->gstart[g], c->gstart[g + 1] - c->gstart[g],
+                                 c->cp, zs_cpg_slot(c, g, 0), 0, U->shard, e);
     return rc;
 }
 
