@@ -2,7 +2,9 @@
  * parallelism. Its two levels:
  *   - pipeline level: variable-length packing into micro-batches balanced
  *     by predicted W_a + W_l, with outlier documents delayed in queues
- *     across iterations. The queues need state across batches, so they
+ *     across iterations. It packs the pieces the baselines' concatenate-
+ *     and-cut loader makes, a global batch of nmicro x window tokens (the
+ *     baselines' tokens, masks and global batch). The queues need state across batches, so they
  *     live in the packer (lower/zs_pack.h, usable as the batcher); a
  *     batch it packed carries micro_of and is lowered as is. An unpacked
  *     batch is packed here by the same variable-length step (no queues,
@@ -145,18 +147,25 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
 
 /* The packer's cost per document needs the options it was read with for
  * as long as the packer lives, so the packer owns them, and the stream
- * that cuts documents longer than the window (as the loader does). */
+ * that cuts documents at the window boundaries of the token stream (as the
+ * baselines' loader does). */
 typedef struct pack_cost {
     zs_p4d o;
     zs_p4d_doc_cost dc;
     zs_doc_stream src;
     int32_t rem; /* tokens of the document being cut still to hand out */
+    int64_t pos; /* tokens of the stream handed out so far */
     int64_t id;
 } pack_cost;
 
-/* A document longer than the context window reaches the packer as pieces
- * of at most a window (the loader's cut; the packer then never sees one
- * longer than its smax). */
+/* The packer gets the pieces the baselines' concatenate-and-cut loader
+ * makes (lower/zs_cutload.h): the token stream is cut every `window`
+ * tokens and a document crossing a cut is split there. So WLB-LLM, Plain-4D
+ * and Fixed-4D train the same tokens under the same attention masks and
+ * differ only in how they arrange them, as a speedup at equal training
+ * math requires (before, WLB-LLM kept such documents whole: 24% more
+ * attention work per token than the baselines on wlb-meta-128k at 128K).
+ * The packer then never sees a piece longer than a window (<= smax). */
 static int cut_next(void *arg, int32_t *len, int64_t *id)
 {
     pack_cost *pc = arg;
@@ -170,9 +179,11 @@ static int cut_next(void *arg, int32_t *len, int64_t *id)
             return 1;
         }
     }
-    *len = pc->rem < pc->o.window ? pc->rem : pc->o.window;
+    int32_t room = pc->o.window - (int32_t)(pc->pos % pc->o.window);
+    *len = pc->rem < room ? pc->rem : room;
     *id = pc->id;
     pc->rem -= *len;
+    pc->pos += *len;
     return 1;
 }
 

@@ -15,6 +15,7 @@
 #include "zs_test_env.h"
 #include "zs_validate.h"
 #include "zs_pack.h"
+#include "zs_trace_src.h"
 
 typedef zs_test_env env;
 
@@ -300,6 +301,77 @@ static void test_errors(void)
     zs_cost_free(v.cost);
 }
 
+/* The tokens of each global batch a method's batcher brings, sorted by
+ * length, into len (up to cap) and *n; returns the batch count. */
+static int batcher_pieces(env *v, const char *method, const char *opts, const int32_t *docs,
+                          int ndocs, int32_t (*len)[64], int *n, int64_t *tokens)
+{
+    zs_err e;
+    zs_trace *t = zs_trace_new("test");
+    for (int i = 0; i < ndocs; i++)
+        zs_trace_push(t, docs[i], NULL);
+    zs_trace_src *src = zs_trace_src_from_trace(t);
+    env_opts(v, opts);
+    zs_batch_shape shape = {0};
+    zs_batcher *bt = NULL;
+    const zs_planner_ops *p = zs_planner_find(method);
+    ZS_ASSERT_OK(p->batcher(&v->ctx, zs_trace_src_stream(src), &shape, &bt, &e), &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bt);
+    int nb = 0;
+    zs_batch *b = NULL;
+    while (zs_batcher_next(bt, &b, &e) == ZS_OK && b && nb < 8) {
+        n[nb] = b->ndocs < 64 ? b->ndocs : 64;
+        tokens[nb] = b->tokens;
+        for (int i = 0; i < n[nb]; i++)
+            len[nb][i] = b->len[i];
+        for (int i = 1; i < n[nb]; i++) /* insertion sort */
+            for (int j = i; j > 0 && len[nb][j] < len[nb][j - 1]; j--) {
+                int32_t x = len[nb][j];
+                len[nb][j] = len[nb][j - 1];
+                len[nb][j - 1] = x;
+            }
+        zs_batch_free(b);
+        nb++;
+    }
+    zs_batcher_free(bt);
+    zs_trace_src_free(src);
+    return nb;
+}
+
+/* WLB-LLM packs the pieces the baselines' concatenate-and-cut loader makes:
+ * without outlier queues its global batches hold exactly Plain-4D's pieces.
+ * Window 100, 8 GPUs as cp=2 x pp=2 x dp=2: 4 windows a batch. The stream
+ * cut every 100 tokens: 30 20 50 | 100 | 100 | 20 40 40 || 20 10 70 | 20 80
+ * | 30 70 (150 -> 50 + 100, 120 -> 100 + 20, 60 -> 40 + 20, 90 -> 70 + 20). */
+static void test_same_pieces_as_plain(void)
+{
+    env v;
+    env_init(&v, "llama-550m", 1, "");
+    static const int32_t docs[] = {30, 20, 150, 120, 40, 60, 10, 90, 80, 30, 70};
+    int32_t lp[8][64], lw[8][64];
+    int np[8], nw[8];
+    int64_t tp[8], tw[8];
+    int bp = batcher_pieces(&v, "plain-4d", "tp=1,cp=2,pp=2,window=100", docs, 11, lp, np, tp);
+    int bw = batcher_pieces(&v, "wlb-llm", "tp=1,cp=2,pp=2,window=100,queues=0,warmup=0", docs, 11,
+                            lw, nw, tw);
+    ZS_ASSERT_INT_EQ(bp, 2);
+    ZS_ASSERT_INT_EQ(bw, bp);
+    for (int k = 0; k < bp && k < bw; k++) {
+        ZS_ASSERT_INT_EQ(tw[k], tp[k]);
+        ZS_ASSERT_INT_EQ(nw[k], np[k]);
+        for (int i = 0; i < np[k] && i < nw[k]; i++)
+            ZS_ASSERT_INT_EQ(lw[k][i], lp[k][i]);
+    }
+    ZS_ASSERT_INT_EQ(tp[0], 400);
+    ZS_ASSERT_INT_EQ(np[0], 8);
+    ZS_ASSERT_INT_EQ(lw[0][7], 100);
+    ZS_ASSERT_INT_EQ(lw[0][6], 100);
+    ZS_ASSERT_INT_EQ(lw[0][5], 50);
+    ZS_ASSERT_INT_EQ(tp[1], 300);
+    ZS_ASSERT_INT_EQ(np[1], 7);
+    zs_cost_free(v.cost);
+}
+
 /* Table 1 defaults: LLaMA-7B at 128K on 64 GPUs is (8, 2, 4, 1). Planned
  * without validation: see pipelined_micro_batches. */
 static void test_table1_defaults(void)
@@ -348,6 +420,7 @@ static void test_pipelined_micro_batches(void)
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"plain_hand_checked", test_plain_hand_checked},
+                                         {"same_pieces_as_plain", test_same_pieces_as_plain},
                                          {"wlb_per_document", test_wlb_per_document},
                                          {"random_batches", test_random_batches},
                                          {"packed_batch", test_packed_batch},

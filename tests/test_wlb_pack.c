@@ -133,35 +133,41 @@ static void test_packer_queues(void)
     ZS_ASSERT_INT_EQ(zs_wlb_packer_stats(p)->waiting_docs, 1);
     zs_batch_free(b);
     /* Batch 1: 80 joins the queue, which releases both outliers into the
-     * batch; they count towards its 200 tokens (150), so two 40s fill it
-     * (230: the global batch is the loader's, not 200 plus the outliers).
-     * 80 -> 0, 70 -> 1, then the 40s by least cost: 1 (3305), 0 (4060):
-     * 120 and 110 tokens. */
+     * batch (150 tokens fit its 200); they count towards it, so a 40 and
+     * 10 tokens of the next 40 fill it: the global batch is exactly the
+     * loader's, the 40 is cut at its end and its other 30 tokens open the
+     * next batch. 80 -> 0, 70 -> 1, then by least cost 40 -> 1 (2485 <
+     * 3240), 10 -> 0 (3240 < 3305): 90 and 110 tokens. */
     ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     ZS_ASSERT_INT_EQ(b->ndocs, 4);
-    ZS_ASSERT_INT_EQ(b->tokens, 230);
+    ZS_ASSERT_INT_EQ(b->tokens, 200);
     int64_t tok[2] = {0, 0};
     for (int i = 0; i < b->ndocs; i++) {
         tok[b->micro_of[i]] += b->len[i];
         if (b->len[i] > 60)
             ZS_ASSERT_INT_EQ(b->micro_of[i], b->len[i] == 80 ? 0 : 1);
     }
-    ZS_ASSERT_INT_EQ(tok[0], 120);
+    ZS_ASSERT_INT_EQ(tok[0], 90);
     ZS_ASSERT_INT_EQ(tok[1], 110);
-    /* 70 of its 230 tokens waited one iteration. */
-    ZS_ASSERT_NEAR(b->wait_iters, 70.0 / 230.0, 1e-12);
+    /* 70 of its 200 tokens waited one iteration. */
+    ZS_ASSERT_NEAR(b->wait_iters, 70.0 / 200.0, 1e-12);
     const zs_wlb_pack_stats *st = zs_wlb_packer_stats(p);
     ZS_ASSERT_INT_EQ(st->delayed_docs, 1);
     ZS_ASSERT_INT_EQ(st->delayed_tokens, 70);
     ZS_ASSERT_NEAR(st->avg_delay_delayed, 1.0, 1e-12);
-    ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 430.0, 1e-12);
+    ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 400.0, 1e-12);
     zs_batch_free(b);
-    /* Batch 2: the last three 40s, none delayed. */
+    /* Batch 2: the cut 40's other 30 tokens and the last three 40s, none
+     * delayed (the source ends short of a full batch). */
     ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    ZS_ASSERT_INT_EQ(b->ndocs, 3);
-    ZS_ASSERT_INT_EQ(b->tokens, 120);
+    ZS_ASSERT_INT_EQ(b->ndocs, 4);
+    ZS_ASSERT_INT_EQ(b->tokens, 150);
+    int n30 = 0;
+    for (int i = 0; i < b->ndocs; i++)
+        n30 += b->len[i] == 30;
+    ZS_ASSERT_INT_EQ(n30, 1);
     ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 550.0, 1e-12);
     zs_batch_free(b);
     ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
@@ -209,10 +215,10 @@ static void test_packer_warmup(void)
     ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     ZS_ASSERT_INT_EQ(b->index, 0);
-    ZS_ASSERT_INT_EQ(b->tokens, 230);
+    ZS_ASSERT_INT_EQ(b->tokens, 200);
     ZS_ASSERT_INT_EQ(st->batches, 1);
     ZS_ASSERT_INT_EQ(st->delayed_tokens, 70);
-    ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 230.0, 1e-12);
+    ZS_ASSERT_NEAR(st->avg_delay_all, 70.0 / 200.0, 1e-12);
     zs_batch_free(b);
     zs_wlb_packer_free(p);
     zs_trace_src_free(src);
