@@ -7,10 +7,9 @@
  *      one: outliers are delayed until they can be spread, never stacked);
  *   2. documents are drawn from the source until the pool holds nmicro x
  *      window tokens, the loader's global batch (the document crossing its
- *      end is cut there); an outlier (longer than threshold[0]) goes to its
- *      queue, which releases into the pool as soon as it holds nmicro and
- *      they fit; released outliers count towards the batch, so the global
- *      batch is the baselines';
+ *      end is cut there, or waits for the next batch); an outlier (longer than threshold[0]) goes
+ * to its queue, which releases into the pool as soon as it holds nmicro and they fit; released
+ * outliers count towards the batch, so the global batch is the baselines';
  *   3. the pool and the released outliers are packed by zs_pack_var (cap
  *      smax); what does not fit is carried to the next iteration.
  * Delays are counted per token in iterations between the batch a document
@@ -434,17 +433,18 @@ static int draw(zs_wlb_packer *p, const zs_doc_stream *src, int32_t *len, int64_
     return src->next(src->arg, len, id);
 }
 
-/* The pool of the next batch, a global batch of exactly nmicro x window
- * tokens, the loader's global batch as Plain-4D gets it (WLB-LLM holds the
- * global batch fixed): carried documents first, then every queue that can
- * give each micro-batch one outlier, then fresh documents until the batch
- * is full. An outlier goes to its queue, which releases at once when its
- * nmicro fit in what is left of the batch, else at the start of the next
- * one; released outliers count towards the batch. The regular document
- * that crosses the batch's end is cut there, as the loader cuts the token
- * stream, and its rest opens the next batch (before, the pool stopped
- * after it: 4.8% more tokens per iteration than the baselines at 7B-128K).
- * At the end of the source, everything left. */
+/* The pool of the next batch, a global batch of nmicro x window tokens as
+ * the loader gives Plain-4D (WLB-LLM holds the global batch fixed):
+ * carried documents first, then every queue that can give each
+ * micro-batch one outlier, then fresh documents until the batch is full.
+ * An outlier goes to its queue, which releases at once when its nmicro fit
+ * in what is left of the batch, else at the start of the next one;
+ * released outliers count towards the batch. The regular document that
+ * crosses the batch's end is cut there (cut_end: exactly nmicro x window
+ * tokens, as a concatenate-and-cut loader gives) or waits whole for the
+ * next batch (before, the pool took it whole: 4.8% more tokens per
+ * iteration than the baselines at 7B-128K). At the end of the source,
+ * everything left. */
 static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err *e)
 {
     const zs_wlb_pack_cfg *c = &p->cfg;
@@ -477,6 +477,10 @@ static int gather(zs_wlb_packer *p, const zs_doc_stream *src, dvec *pool, zs_err
         int q = queue_of(c, len);
         if (q < 0) {
             if (pool_tok + len > budget) {
+                if (!c->cut_end) {
+                    p->rest = (wdoc){len, id, p->iter + 1};
+                    break;
+                }
                 d.len = (int32_t)(budget - pool_tok);
                 p->rest = (wdoc){len - d.len, id, p->iter + 1};
             }

@@ -86,6 +86,11 @@ typedef struct zs_wlb_pack_cfg {
      * threshold[q+1] waits in queue q. All 0: window / 2^(nqueues - q). */
     int32_t threshold[ZS_WLB_MAX_QUEUES];
     zs_pack_cost cost; /* fn NULL: zs_pack_cost_quadratic with coef {1, 0} */
+    /* The regular document that crosses the end of the global batch: 1 cut
+     * there (its rest opens the next batch: exactly nmicro x window tokens
+     * a batch, as a concatenate-and-cut loader gives), 0 kept whole for the
+     * next batch (a batch holds at most nmicro x window tokens). */
+    int cut_end;
 } zs_wlb_pack_cfg;
 
 typedef struct zs_wlb_pack_stats {
@@ -113,7 +118,7 @@ void zs_wlb_packer_free(zs_wlb_packer *p);
 int zs_wlb_packer_warmup(zs_wlb_packer *p, const zs_doc_stream *src, int n, zs_err *e);
 
 /* The next packed global batch (caller frees), drawing from src
- * (borrowed) until the pool holds nmicro x window tokens, or *out = NULL
+ * (borrowed) until the pool holds nmicro x window tokens (see cut_end), or *out = NULL
  * when src is exhausted and nothing waits. A document longer than smax is
  * a ZS_EINPUT error naming it. */
 int zs_wlb_packer_next(zs_wlb_packer *p, const zs_doc_stream *src, zs_batch **out, zs_err *e);

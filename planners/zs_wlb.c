@@ -2,21 +2,24 @@
  * parallelism. Its two levels:
  *   - pipeline level: variable-length packing into micro-batches balanced
  *     by predicted W_a + W_l, with outlier documents delayed in queues
- *     across iterations. It packs the pieces the baselines' concatenate-
- *     and-cut loader makes, a global batch of nmicro x window tokens (the
- *     baselines' tokens, masks and global batch). The queues need state across batches, so they
- *     live in the packer (lower/zs_pack.h, usable as the batcher); a
- *     batch it packed carries micro_of and is lowered as is. An unpacked
- *     batch is packed here by the same variable-length step (no queues,
- *     nothing can wait for a later batch: documents that fit no micro-batch
- *     within smax get extra micro-batches, and the notes say how many);
+ *     across iterations, from a global batch of at most PP x DP windows;
+ *     loader=cut gives it the pieces the baselines' concatenate-and-cut
+ *     loader makes, exactly PP x DP windows (their tokens and masks). The
+ *     queues need state across batches, so they live in the packer
+ *     (lower/zs_pack.h, usable as the batcher); a batch it packed carries
+ *     micro_of and is lowered as is. An unpacked batch is packed here by
+ *     the same variable-length step (no queues, nothing can wait for a
+ *     later batch: documents that fit no micro-batch within smax get extra
+ *     micro-batches, and the notes say how many);
  *   - CP level: per-document sharding without padding, chosen per
  *     micro-batch against per-sequence sharding by predicted kernel latency
  *     (tile padding included), or forced with sharding=doc|seq.
  * Options: tp, cp, pp, window, micro (zs_plan4d.h); smax=N (default
  * min(2 x window, what the CP group's memory holds)); sharding=adaptive|
  * doc|seq; queues=N outlier queues (default 2, the paper's; 0 is the
- * packer without delays, DistCA's "WLB-ideal"); warmup=N batches packed
+ * packer without delays, DistCA's "WLB-ideal"); loader=whole|cut (default
+ * whole, as every other method's batcher; cut to compare with plain-4d and
+ * fixed-4d at equal training math); warmup=N batches packed
  * and dropped before the first one planned (default 32), so a run measures
  * the queues at steady state: from empty queues no outlier trains until a
  * queue holds one document per micro-batch, and a short run would train
@@ -47,6 +50,14 @@ static const zs_opt_spec opt_warmup = {.key = "warmup",
                                        .def = 32,
                                        .help = "batches packed and dropped before the first "
                                                "(queues at steady state)"};
+static const zs_opt_spec opt_loader = {
+    .key = "loader",
+    .type = ZS_OPT_ENUM,
+    .values = "whole|cut",
+    .def = 0,
+    .help = "documents whole as the trace gives them (cut only above the window; a batch holds "
+            "at most PP x DP windows), or the 4D baselines' concatenate-and-cut pieces "
+            "(Plain-4D's tokens and masks; exactly PP x DP windows a batch)"};
 /* The values in the order of modes[] in plan(). */
 static const zs_opt_spec opt_sharding = {.key = "sharding",
                                          .type = ZS_OPT_ENUM,
@@ -63,11 +74,12 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     int rc = zs_p4d_options(ctx, "wlb-llm", &o, e);
     if (rc)
         return rc;
-    int sh;
+    int sh, cut;
     long queues, warmup;
     if ((rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e)) ||
         (rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e)) ||
-        (rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e)))
+        (rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e)) ||
+        (rc = zs_opt_enum(ctx->opts, &opt_loader, &cut, e)))
         return rc;
     static const zs_p4d_shard modes[] = {ZS__SHARD_ADAPTIVE, ZS__SHARD_DOC, ZS__SHARD_SEQ};
     zs_p4d_shard mode = modes[sh];
@@ -83,9 +95,12 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     if (rc || b->micro_of) {
         if (!rc) {
             zs_plan_report_note(rep,
-                                "packer with %ld outlier queue(s) after %ld warm-up batches: %d "
-                                "micro-batches; tokens waited %.2f iterations on average",
-                                queues, warmup, b->nmicro, b->wait_iters);
+                                "packer with %ld outlier queue(s) after %ld warm-up batches, %s: "
+                                "%d micro-batches; tokens waited %.2f iterations on average",
+                                queues, warmup,
+                                cut ? "the 4D baselines' concatenate-and-cut pieces (loader=cut)"
+                                    : "documents whole (loader=whole)",
+                                b->nmicro, b->wait_iters);
             rc = zs_p4d_lower(ctx, b, &o, b->micro_of, b->nmicro, mode, out, rep, e);
         }
         free(seq);
@@ -147,25 +162,27 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
 
 /* The packer's cost per document needs the options it was read with for
  * as long as the packer lives, so the packer owns them, and the stream
- * that cuts documents at the window boundaries of the token stream (as the
- * baselines' loader does). */
+ * that cuts documents (longer than the window, or with loader=cut at the
+ * window boundaries of the token stream, as the baselines' loader does). */
 typedef struct pack_cost {
     zs_p4d o;
     zs_p4d_doc_cost dc;
     zs_doc_stream src;
     int32_t rem; /* tokens of the document being cut still to hand out */
     int64_t pos; /* tokens of the stream handed out so far */
+    int cut;     /* loader=cut: cut at every window boundary of the stream */
     int64_t id;
 } pack_cost;
 
-/* The packer gets the pieces the baselines' concatenate-and-cut loader
- * makes (lower/zs_cutload.h): the token stream is cut every `window`
- * tokens and a document crossing a cut is split there. So WLB-LLM, Plain-4D
- * and Fixed-4D train the same tokens under the same attention masks and
- * differ only in how they arrange them, as a speedup at equal training
- * math requires (before, WLB-LLM kept such documents whole: 24% more
- * attention work per token than the baselines on wlb-meta-128k at 128K).
- * The packer then never sees a piece longer than a window (<= smax). */
+/* A document longer than the context window reaches the packer as pieces
+ * of at most a window (the packer then never sees one longer than its
+ * smax). With loader=cut it gets the pieces the baselines' concatenate-
+ * and-cut loader makes (lower/zs_cutload.h): the token stream is cut every
+ * `window` tokens and a document crossing a cut is split there, so
+ * WLB-LLM, Plain-4D and Fixed-4D train the same tokens under the same
+ * attention masks and differ only in how they arrange them, as a speedup
+ * at equal training math requires (whole documents: 24% more attention
+ * work per token than the baselines' pieces on wlb-meta-128k at 128K). */
 static int cut_next(void *arg, int32_t *len, int64_t *id)
 {
     pack_cost *pc = arg;
@@ -179,7 +196,7 @@ static int cut_next(void *arg, int32_t *len, int64_t *id)
             return 1;
         }
     }
-    int32_t room = pc->o.window - (int32_t)(pc->pos % pc->o.window);
+    int32_t room = pc->cut ? pc->o.window - (int32_t)(pc->pos % pc->o.window) : pc->o.window;
     *len = pc->rem < room ? pc->rem : room;
     *id = pc->id;
     pc->rem -= *len;
@@ -203,6 +220,8 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_warmup, &warmup, e);
+    if (!rc)
+        rc = zs_opt_enum(ctx->opts, &opt_loader, &pc->cut, e);
     if (rc) {
         free(pc);
         return rc;
@@ -213,14 +232,15 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
     wc.nmicro = nmicro;
     wc.window = pc->o.window;
     wc.nqueues = (int)queues;
+    wc.cut_end = pc->cut;
     wc.cost = (zs_pack_cost){zs_p4d_doc_cost_fn, &pc->dc};
     pc->src = docs;
     zs_doc_stream cut = {cut_next, pc};
     return zs_batcher_wlb_new_warm(cut, &wc, (int)warmup, pc, out, e);
 }
 
-static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_smax,   &opt_sharding,
-                                             &opt_queues,    &opt_warmup, NULL};
+static const zs_opt_spec *const options[] = {
+    ZS__4D_OPTIONS, &opt_smax, &opt_sharding, &opt_queues, &opt_warmup, &opt_loader, NULL};
 
 const zs_planner_ops zs_planner_wlb = {
     .name = "wlb-llm",

@@ -338,8 +338,8 @@ static int batcher_pieces(env *v, const char *method, const char *opts, const in
     return nb;
 }
 
-/* WLB-LLM packs the pieces the baselines' concatenate-and-cut loader makes:
- * without outlier queues its global batches hold exactly Plain-4D's pieces.
+/* With loader=cut WLB-LLM packs the pieces the baselines' concatenate-and-
+ * cut loader makes: without outlier queues its global batches hold exactly Plain-4D's pieces.
  * Window 100, 8 GPUs as cp=2 x pp=2 x dp=2: 4 windows a batch. The stream
  * cut every 100 tokens: 30 20 50 | 100 | 100 | 20 40 40 || 20 10 70 | 20 80
  * | 30 70 (150 -> 50 + 100, 120 -> 100 + 20, 60 -> 40 + 20, 90 -> 70 + 20). */
@@ -352,8 +352,8 @@ static void test_same_pieces_as_plain(void)
     int np[8], nw[8];
     int64_t tp[8], tw[8];
     int bp = batcher_pieces(&v, "plain-4d", "tp=1,cp=2,pp=2,window=100", docs, 11, lp, np, tp);
-    int bw = batcher_pieces(&v, "wlb-llm", "tp=1,cp=2,pp=2,window=100,queues=0,warmup=0", docs, 11,
-                            lw, nw, tw);
+    int bw = batcher_pieces(&v, "wlb-llm", "tp=1,cp=2,pp=2,window=100,queues=0,warmup=0,loader=cut",
+                            docs, 11, lw, nw, tw);
     ZS_ASSERT_INT_EQ(bp, 2);
     ZS_ASSERT_INT_EQ(bw, bp);
     for (int k = 0; k < bp && k < bw; k++) {
@@ -369,6 +369,19 @@ static void test_same_pieces_as_plain(void)
     ZS_ASSERT_INT_EQ(lw[0][5], 50);
     ZS_ASSERT_INT_EQ(tp[1], 300);
     ZS_ASSERT_INT_EQ(np[1], 7);
+    /* loader=whole (the default): documents whole but for those longer than
+     * the window (150 -> 100 + 50, 120 -> 100 + 20), a batch at most 400
+     * tokens, the one crossing its end waits: 30 20 100 50 100 20 40 (360)
+     * || 60 10 90 80 30 70 (340). */
+    bw = batcher_pieces(&v, "wlb-llm", "tp=1,cp=2,pp=2,window=100,queues=0,warmup=0", docs, 11, lw,
+                        nw, tw);
+    ZS_ASSERT_INT_EQ(bw, 2);
+    ZS_ASSERT_INT_EQ(tw[0], 360);
+    ZS_ASSERT_INT_EQ(nw[0], 7);
+    ZS_ASSERT_INT_EQ(lw[0][4], 50);
+    ZS_ASSERT_INT_EQ(lw[0][6], 100);
+    ZS_ASSERT_INT_EQ(tw[1], 340);
+    ZS_ASSERT_INT_EQ(nw[1], 6);
     zs_cost_free(v.cost);
 }
 

@@ -115,11 +115,12 @@ static void test_packer_queues(void)
 {
     zs_err e;
     /* nmicro 2, window 100 (the loader's batch: 200 tokens), one queue for
-     * documents above 60 tokens. */
+     * documents above 60 tokens, the document crossing a batch's end cut
+     * there. */
     int32_t len[] = {70, 50, 50, 50, 50, 80, 40, 40, 40, 40, 40};
     zs_trace_src *src = src_of(len, 11);
     zs_doc_stream ds = zs_trace_src_stream(src);
-    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost};
+    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost, 1};
     zs_wlb_packer *p = NULL;
     ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
     zs_batch *b = NULL;
@@ -176,14 +177,49 @@ static void test_packer_queues(void)
     zs_trace_src_free(src);
 }
 
+/* cut_end = 0: the document crossing a batch's end waits whole for the
+ * next batch. Batch 0: 50 x 4 (the 70 queues). Batch 1: the outliers 80
+ * and 70 released (150), a 40 (190); the next 40 would cross 200, so it
+ * opens batch 2: the four 40s (160). */
+static void test_packer_whole(void)
+{
+    zs_err e;
+    int32_t len[] = {70, 50, 50, 50, 50, 80, 40, 40, 40, 40, 40};
+    zs_trace_src *src = src_of(len, 11);
+    zs_doc_stream ds = zs_trace_src_stream(src);
+    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost, 0};
+    zs_wlb_packer *p = NULL;
+    ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
+    int64_t want_tok[] = {200, 190, 160};
+    int want_docs[] = {4, 3, 4};
+    for (int k = 0; k < 3; k++) {
+        zs_batch *b = NULL;
+        ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        ZS_ASSERT_INT_EQ(b->tokens, want_tok[k]);
+        ZS_ASSERT_INT_EQ(b->ndocs, want_docs[k]);
+        for (int i = 0; i < b->ndocs; i++)
+            CU_ASSERT(b->len[i] == 40 || b->len[i] == 50 || b->len[i] == 70 || b->len[i] == 80);
+        zs_batch_free(b);
+    }
+    /* The 40 that waited was drawn for batch 2: nothing counts as delayed
+     * but the 70. */
+    ZS_ASSERT_INT_EQ(zs_wlb_packer_stats(p)->delayed_tokens, 70);
+    zs_batch *b = NULL;
+    ZS_ASSERT_OK(zs_wlb_packer_next(p, &ds, &b, &e), &e);
+    CU_ASSERT_PTR_NULL(b);
+    zs_wlb_packer_free(p);
+    zs_trace_src_free(src);
+}
+
 static void test_packer_errors(void)
 {
     zs_err e;
     zs_wlb_packer *p = NULL;
-    zs_wlb_pack_cfg bad = {2, 100, 200, 2, {80, 60}, unit_cost};
+    zs_wlb_pack_cfg bad = {2, 100, 200, 2, {80, 60}, unit_cost, 0};
     ZS_ASSERT_INT_EQ(zs_wlb_packer_new(&bad, &p, &e), ZS_EINPUT);
     ZS_ASSERT_STR_CONTAINS(e.fix, "ascending");
-    zs_wlb_pack_cfg cfg = {2, 100, 150, 0, {0}, unit_cost};
+    zs_wlb_pack_cfg cfg = {2, 100, 150, 0, {0}, unit_cost, 0};
     ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
     zs_trace_src *src = src_of((int32_t[]){20, 170}, 2);
     zs_doc_stream ds = zs_trace_src_stream(src);
@@ -204,7 +240,7 @@ static void test_packer_warmup(void)
     int32_t len[] = {70, 50, 50, 50, 50, 80, 40, 40, 40, 40, 40};
     zs_trace_src *src = src_of(len, 11);
     zs_doc_stream ds = zs_trace_src_stream(src);
-    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost};
+    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost, 1};
     zs_wlb_packer *p = NULL;
     ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
     ZS_ASSERT_OK(zs_wlb_packer_warmup(p, &ds, 1, &e), &e);
@@ -314,7 +350,7 @@ static void test_as_batcher(void)
     zs_err e;
     int32_t len[] = {70, 50, 50, 50, 50, 80, 40, 40, 40, 40, 40};
     zs_trace_src *src = src_of(len, 11);
-    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost};
+    zs_wlb_pack_cfg cfg = {2, 100, 200, 1, {60}, unit_cost, 0};
     zs_batcher *bt = NULL;
     ZS_ASSERT_OK(zs_batcher_wlb_new(zs_trace_src_stream(src), &cfg, &bt, &e), &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(zs_batcher_wlb_packer(bt));
@@ -381,7 +417,7 @@ static void test_trace_imbalance(void)
     double wlb[4];
     for (int q = 0; q <= 3; q++) {
         zs_trace_src_reset(src);
-        zs_wlb_pack_cfg cfg = {nmicro, window, 0, q, {0}, cost};
+        zs_wlb_pack_cfg cfg = {nmicro, window, 0, q, {0}, cost, 0};
         zs_wlb_packer *p = NULL;
         ZS_ASSERT_OK(zs_wlb_packer_new(&cfg, &p, &e), &e);
         ZS_ASSERT_OK(zs_wlb_packer_warmup(p, &ds, 32, &e), &e);
@@ -416,6 +452,7 @@ int main(int argc, char **argv)
                                          {"var", test_var},
                                          {"fixed_window", test_fixed_window},
                                          {"packer_queues", test_packer_queues},
+                                         {"packer_whole", test_packer_whole},
                                          {"packer_errors", test_packer_errors},
                                          {"packer_warmup", test_packer_warmup},
                                          {"cut_loader", test_cut_loader},
