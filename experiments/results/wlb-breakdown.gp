@@ -19,17 +19,17 @@ set boxwidth 0.9
 set xtics rotate by -40 scale 0 noenhanced
 set yrange [0:*]
 $paper << EOD
--0.0714286	1.02
-0.0714286	1.05
-0.214286	1.28
-0.357143	1.33
+-0.125	1.02
+0	1.05
+0.125	1.28
+0.25	1.33
 EOD
 set terminal pngcairo size 900,560 font "sans,10"
 set output out_png
-plot for [i=2:7] dat using i:xtic(1) title columnheader(i), \
+plot for [i=2:8] dat using i:xtic(1) title columnheader(i), \
      $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 set terminal svg size 900,560 font "sans,10"
 set output out_svg
-plot for [i=2:7] dat using i:xtic(1) title columnheader(i), \
+plot for [i=2:8] dat using i:xtic(1) title columnheader(i), \
      $paper using 1:2 with points pt 9 ps 2 lc rgb "#b03030" title "paper"
 unset output
