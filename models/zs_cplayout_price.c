@@ -3,6 +3,7 @@
 #include "zs_cplayout_price.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct pricer {
     const zs_cost *c;
@@ -10,8 +11,26 @@ typedef struct pricer {
     zs_attn_block *cost; /* docs x ZS_CPL_MAXBLK */
     double *kern;        /* g x g: member k's kernel seconds in step j */
     double *bytes;       /* per holder: KV bytes of its shard */
-    double *t;           /* scratch: 6 x g */
+    double *t;           /* scratch: 8 x g */
 } pricer;
+
+static const char *const impl_names[] = {"fused", "ring-flash-attn", "ring-flash-attn-eager"};
+
+const char *zs_cpl_impl_name(zs_cpl_impl i)
+{
+    return i >= ZS_CPL_IMPL_FUSED && i <= ZS_CPL_IMPL_RFA_EAGER ? impl_names[i] : "?";
+}
+
+int zs_cpl_impl_parse(const char *s, const char *what, zs_cpl_impl *out, zs_err *e)
+{
+    for (int i = 0; i <= ZS_CPL_IMPL_RFA_EAGER; i++)
+        if (strcmp(s, impl_names[i]) == 0) {
+            *out = (zs_cpl_impl)i;
+            return ZS_OK;
+        }
+    return zs_err_set(e, ZS_EUSAGE, what, "use " ZS_CPL_IMPL_VALUES,
+                      "unknown CP layout implementation '%s'", s);
+}
 
 static double kv_bytes(const zs_cpl_pass *p, const zs_model *m, double tokens)
 {
@@ -67,26 +86,217 @@ static double xfer(const pricer *P, int k, double bytes)
     return zs_cost_p2p(P->c, k * st, (k + 1) % g * st, bytes);
 }
 
+/* What a member runs around its kernel in one ring step (seconds, each
+ * memory-bound kernel priced by the elementwise model): pre before the
+ * kernel (gathers), post after it (casts, the correction or the dQ sum,
+ * copies back), kv the dK/dV sums once the incoming dK/dV is there
+ * (backward). */
+typedef struct step_x {
+    double pre, post, kv;
+} step_x;
+
+/* Per token: output (and dQ) elements, K or V elements, log-sum-exp
+ * elements (fp32), and the model's dtype bytes. */
+typedef struct geo {
+    double eq, ekv, el, dt;
+} geo;
+
+static double ew(const pricer *P, double bytes)
+{
+    return zs_cost_elementwise(P->c, bytes);
+}
+
+/* Tokens of member k's i-th owned chunk, over the documents (zigzag: 0 the
+ * early chunk, 1 the late one). */
+static double chunk_tokens(const zs_cpl_pass *p, int k, int i)
+{
+    double t = 0;
+    int n = zs_cpl_nchunks(p->layout, p->g), c = zs_cpl_owned(p->layout, p->g, k, i);
+    for (int d = 0; d < p->docs; d++) {
+        int32_t t0, t1;
+        zs_cpl_chunk(p->lens[d], n, p->pad, c, &t0, &t1);
+        t += t1 - t0;
+    }
+    return t;
+}
+
+/* ring-flash-attention's step kinds: the contiguous ring skips the steps
+ * whose KV is later than its queries; zigzag and stripe compute in every
+ * step, on a slice of their output when the KV comes from a later member
+ * (zigzag: the late half; stripe: all but the first token); the varlen
+ * zigzag cuts packed documents' halves with index gathers, not slices. */
+static int rfa_computes(const zs_cpl_pass *p, int k, int j)
+{
+    return p->layout != ZS_CPL_RING || j <= k;
+}
+static int rfa_sliced(const zs_cpl_pass *p, int k, int j)
+{
+    return p->layout != ZS_CPL_RING && j > k;
+}
+static int rfa_gathers(const zs_cpl_pass *p)
+{
+    return p->layout == ZS_CPL_ZIGZAG && p->docs > 1;
+}
+
+/* Tokens of member k's output a step-j update covers, and tokens of the
+ * step's KV shard its dK/dV sum covers. */
+static double upd_tokens(const zs_cpl_pass *p, int k, int j)
+{
+    if (!rfa_sliced(p, k, j))
+        return held(p, k);
+    return p->layout == ZS_CPL_ZIGZAG ? chunk_tokens(p, k, 1) : held(p, k) - p->docs;
+}
+static double kv_tokens(const zs_cpl_pass *p, int k, int j)
+{
+    int h = ((k - j) % p->g + p->g) % p->g;
+    if (p->layout == ZS_CPL_ZIGZAG && j <= k)
+        return chunk_tokens(p, h, 0);
+    return p->layout == ZS_CPL_STRIPE && j > k ? held(p, h) - p->docs : held(p, h);
+}
+
+/* The forward correction of nu tokens (utils.py _update_out_and_lse). The
+ * TensorExpr fuser makes one kernel of the output's ops (read out fp32, the
+ * step's output, both log-sum-exps; write out) and leaves the log-sum-exp's
+ * three (aten::log_sigmoid is not in its elementwise set); eager, every op
+ * is a kernel: the fp32 cast, block_lse - lse, sigmoid, out - block_out,
+ * the product, out - product, and the same three. */
+static double correct(const pricer *P, const geo *G, double nu)
+{
+    double o = nu * G->eq, l = nu * G->el;
+    double lse = ew(P, 12 * l) + ew(P, 8 * l) + ew(P, 12 * l);
+    if (P->p->impl == ZS_CPL_IMPL_RFA)
+        return ew(P, o * (8 + G->dt) + 8 * l) + lse;
+    return ew(P, o * (4 + G->dt)) + ew(P, 12 * l) + ew(P, 8 * l) + ew(P, 12 * o) +
+           ew(P, 8 * o + 4 * l) + ew(P, 12 * o) + lse;
+}
+
+/* An fp32 sum of m elements of the step's dtype buffer (dq += ..., dk +
+ * next_dk); through an index (gather, add, scatter back) when gathered. */
+static double acc_sum(const pricer *P, const geo *G, double m, int gathered)
+{
+    double a = ew(P, m * (8 + G->dt));
+    return gathered ? ew(P, 8 * m) + a + ew(P, 8 * m) : a;
+}
+
+static step_x rfa_fwd(const pricer *P, const geo *G, int k, int j)
+{
+    const zs_cpl_pass *p = P->p;
+    step_x x = {0, 0, 0};
+    if (!rfa_computes(p, k, j))
+        return x;
+    if (j == 0) { /* out = block_out.to(float32) */
+        x.post = ew(P, held(p, k) * G->eq * (G->dt + 4));
+        return x;
+    }
+    double nu = upd_tokens(p, k, j);
+    x.post = correct(P, G, nu);
+    if (!rfa_sliced(p, k, j)) {
+        if (rfa_gathers(p)) { /* k0 = k[half_index0], v0 likewise */
+            int h = ((k - j) % p->g + p->g) % p->g;
+            x.pre = 2 * ew(P, chunk_tokens(p, h, 0) * G->ekv * 2 * G->dt);
+        }
+        return x;
+    }
+    /* the slice's out and lse: copied back (out[slice_] = ...), or gathered
+     * before and scattered back after (varlen out[half_index1]) */
+    double cp = ew(P, 8 * nu * G->eq) + ew(P, 8 * nu * G->el);
+    x.pre = rfa_gathers(p) ? cp : 0;
+    x.post += cp;
+    return x;
+}
+
+static step_x rfa_bwd(const pricer *P, const geo *G, int k, int j)
+{
+    const zs_cpl_pass *p = P->p;
+    step_x x = {0, 0, 0};
+    double n = held(p, k);
+    if (j == 0) { /* dq, dk, dv = the buffers .to(float32) */
+        x.post = ew(P, n * G->eq * (G->dt + 4)) + 2 * ew(P, n * G->ekv * (G->dt + 4));
+        return x;
+    }
+    if (!rfa_computes(p, k, j))
+        return x; /* dk = next_dk: no op */
+    int s = rfa_sliced(p, k, j), gz = rfa_gathers(p);
+    x.post = acc_sum(P, G, upd_tokens(p, k, j) * G->eq, gz && s);
+    x.kv = 2 * acc_sum(P, G, kv_tokens(p, k, j) * G->ekv, gz && !s);
+    if (gz && !s) {
+        int h = ((k - j) % p->g + p->g) % p->g;
+        x.pre = 2 * ew(P, chunk_tokens(p, h, 0) * G->ekv * 2 * G->dt);
+    }
+    if (p->layout == ZS_CPL_STRIPE && s) /* softmax_lse[:, :, 1:].contiguous() */
+        x.pre += ew(P, 8 * n * G->el);
+    return x;
+}
+
+/* Once per pass, before the first step (head) and after the last (tail,
+ * backward after the last dK/dV has come home). */
+static double rfa_head(const pricer *P, const geo *G, int k)
+{
+    const zs_cpl_pass *p = P->p;
+    if (p->layout != ZS_CPL_ZIGZAG)
+        return 0;
+    double h1 = chunk_tokens(p, k, 1);
+    if (!rfa_gathers(p)) /* backward: softmax_lse.chunk(2)[1].contiguous() */
+        return p->backward ? ew(P, 8 * h1 * G->el) : 0;
+    if (!p->backward) /* q1 = q[half_index1] */
+        return ew(P, h1 * G->eq * 2 * G->dt);
+    /* dout1, q1, out1 gathered; get_half_lse copies each document's half */
+    double t = 3 * ew(P, h1 * G->eq * 2 * G->dt);
+    int n = zs_cpl_nchunks(p->layout, p->g), c = zs_cpl_owned(p->layout, p->g, k, 1);
+    for (int d = 0; d < p->docs; d++) {
+        int32_t t0, t1;
+        zs_cpl_chunk(p->lens[d], n, p->pad, c, &t0, &t1);
+        t += ew(P, 8.0 * (t1 - t0) * G->el);
+    }
+    return t;
+}
+static double rfa_tail(const pricer *P, const geo *G, int k)
+{
+    double n = held(P->p, k), t = ew(P, n * G->eq * (4 + G->dt)); /* out or dq .to(dtype) */
+    return P->p->backward ? t + 2 * ew(P, n * G->ekv * (4 + G->dt)) : t;
+}
+
+/* Member k's work around its step-j kernel under the pass's implementation
+ * (zs_cpl_impl): the generic model keeps one fused pass per step after the
+ * first and three KV-sized passes per dK/dV sum. */
+static step_x step_extra(const pricer *P, const geo *G, int k, int j)
+{
+    const zs_cpl_pass *p = P->p;
+    if (p->impl != ZS_CPL_IMPL_FUSED)
+        return p->backward ? rfa_bwd(P, G, k, j) : rfa_fwd(P, G, k, j);
+    double acc_el = G->eq * ZS_CPL_ACC_BYTES(G->dt);
+    step_x x = {0, 0, 0};
+    x.post = j > 0 ? ew(P, acc_el * held(p, k)) : 0;
+    x.kv = j > 0 && p->backward ? ew(P, 3 * P->bytes[((k - j) % p->g + p->g) % p->g]) : 0;
+    return x;
+}
+
 /* Ring layouts: the event recurrence of the header, members in lockstep
  * only through the KV (and dK/dV) they pass on. */
 static void ring_time(pricer *P, zs_cpl_price *o)
 {
     const zs_cpl_pass *p = P->p;
     const zs_model *m = &P->c->model;
-    int g = p->g;
+    int g = p->g, rfa = p->impl != ZS_CPL_IMPL_FUSED;
+    geo G = {(double)p->heads * m->head_dim, (double)p->kv_heads * m->head_dim, p->heads,
+             m->dtype_bytes};
+    /* ring-flash-attention sends the fp32 dK/dV sums */
+    double dscale = rfa ? 4.0 / m->dtype_bytes : 1.0;
     double *ct = P->t, *mt = ct + g, *kv = mt + g, *kvn = kv + g, *dkv = kvn + g, *dkvn = dkv + g;
-    double *exit = P->kern + (size_t)g * g; /* g more after the kernel table */
-    for (int k = 0; k < g; k++)
-        ct[k] = mt[k] = kv[k] = kvn[k] = dkv[k] = dkvn[k] = exit[k] = 0;
-    double acc_el = (double)p->heads * m->head_dim * ZS_CPL_ACC_BYTES(m->dtype_bytes);
+    double *exit = P->kern + (size_t)g * g;       /* g more after the kernel table */
+    double *tail = P->t + 6 * g, *add = tail + g; /* add: this step's dK/dV sums */
     double most_merge = 0, most_comm = 0;
     for (int k = 0; k < g; k++) { /* what member k does, in sum */
-        double mg = 0, cm = 0;
+        ct[k] = rfa ? rfa_head(P, &G, k) : 0;
+        tail[k] = rfa ? rfa_tail(P, &G, k) : 0;
+        mt[k] = kv[k] = kvn[k] = dkv[k] = dkvn[k] = exit[k] = 0;
+        double mg = ct[k] + tail[k], cm = 0;
         for (int j = 0; j < g; j++) {
             double b = P->bytes[((k - j) % g + g) % g];
-            mg += j > 0 ? zs_cost_elementwise(P->c, acc_el * held(p, k)) : 0;
-            mg += j > 0 && p->backward ? zs_cost_elementwise(P->c, 3 * b) : 0;
-            cm += (j < g - 1 ? xfer(P, k, b) : 0) + (p->backward ? xfer(P, k, b) : 0);
+            step_x x = step_extra(P, &G, k, j);
+            mg += x.pre + x.post;
+            mg += x.kv;
+            cm += (j < g - 1 ? xfer(P, k, b) : 0) + (p->backward ? xfer(P, k, b * dscale) : 0);
         }
         most_merge = mg > most_merge ? mg : most_merge;
         most_comm = cm > most_comm ? cm : most_comm;
@@ -101,18 +311,18 @@ static void ring_time(pricer *P, zs_cpl_price *o)
         }
         for (int k = 0; k < g; k++) {
             double s = ct[k] > kv[k] ? ct[k] : kv[k];
-            double q = held(p, k);
-            ct[k] = s + P->kern[(size_t)k * g + j] +
-                    (j > 0 ? zs_cost_elementwise(P->c, acc_el * q) : 0);
+            step_x x = step_extra(P, &G, k, j);
+            ct[k] = s + x.pre + P->kern[(size_t)k * g + j] + x.post;
+            add[k] = x.kv;
         }
         for (int k = 0; k < g && p->backward && g > 1; k++) {
             double b = P->bytes[((k - j) % g + g) % g], ready = ct[k];
             if (j > 0) { /* add the dK/dV that came in (zs_ring's accumulation) */
-                ready = (ct[k] > dkv[k] ? ct[k] : dkv[k]) + zs_cost_elementwise(P->c, 3 * b);
+                ready = (ct[k] > dkv[k] ? ct[k] : dkv[k]) + add[k];
                 ct[k] = ready;
             }
             double s = ready > mt[k] ? ready : mt[k];
-            mt[k] = s + xfer(P, k, b);
+            mt[k] = s + xfer(P, k, b * dscale);
             if (j == g - 1)
                 exit[(k + 1) % g] = mt[k];
             else
@@ -125,7 +335,7 @@ static void ring_time(pricer *P, zs_cpl_price *o)
     }
     o->time = 0;
     for (int k = 0; k < g; k++) {
-        double e = ct[k] > exit[k] ? ct[k] : exit[k];
+        double e = (ct[k] > exit[k] ? ct[k] : exit[k]) + tail[k];
         o->time = e > o->time ? e : o->time;
     }
 }
@@ -188,7 +398,7 @@ int zs_cpl_price_pass(const zs_cost *c, const zs_cpl_pass *p, zs_cpl_price *out,
     P.cost = malloc(sizeof(zs_attn_block) * (size_t)p->docs * ZS_CPL_MAXBLK);
     P.kern = malloc(sizeof(double) * (g * g + g));
     P.bytes = malloc(sizeof(double) * g);
-    P.t = malloc(sizeof(double) * 6 * g);
+    P.t = malloc(sizeof(double) * 8 * g);
     int rc = ZS_OK;
     if (!P.cost || !P.kern || !P.bytes || !P.t) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");

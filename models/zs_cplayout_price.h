@@ -13,7 +13,8 @@
  *     over an fp32 accumulator (ZS_CPL_ACC_BYTES per element). Backward also
  *     sends the dK/dV of the KV it used on to the next member after adding
  *     the dK/dV that came in (three KV-sized passes, as lower/zs_ring.c), and
- *     the last send returns each dK/dV to its owner;
+ *     the last send returns each dK/dV to its owner (zs_cpl_impl below
+ *     swaps these generic passes for ring-flash-attention's own ops);
  *   llama3: an all-gather of K and V over the group (the largest shard,
  *     NCCL buffers being equal), then one launch per member over its query
  *     chunks against the gathered keys; backward gathers again and
@@ -34,6 +35,36 @@
  * accumulators; docs/cost-model.md). */
 #define ZS_CPL_ACC_BYTES(dtype_bytes) (8.0 + (double)(dtype_bytes))
 
+/* What runs around the attention kernels of a ring layout (llama3 is the
+ * same under all three):
+ *   fused    one fused accumulator pass per step after the first, forward
+ *            and backward, and three KV-sized passes for each dK/dV sum
+ *            (the generic model above; the default);
+ *   rfa      zhuzilin/ring-flash-attention as its code runs (01c8baf5,
+ *            docs/cost-model.md lists every op): the first step's fp32
+ *            casts and the last one's casts back, the output correction
+ *            as PyTorch's TensorExpr fuser compiles its TorchScript (the
+ *            output update one kernel, the log-sum-exp update three, as
+ *            aten::log_sigmoid is not fusible), an update only on the steps
+ *            a member computes, the copy back of a sliced update (stripe's
+ *            out[:, 1:], zigzag's second half), the varlen zigzag's index
+ *            gathers and scatters for packed documents, fp32 dK/dV sums
+ *            and fp32 dK/dV transfers;
+ *   rfa-eager  the same with the correction's ops each its own kernel
+ *            (eager PyTorch, or TorchScript before its profiling runs). */
+typedef enum zs_cpl_impl {
+    ZS_CPL_IMPL_FUSED = 0,
+    ZS_CPL_IMPL_RFA,
+    ZS_CPL_IMPL_RFA_EAGER
+} zs_cpl_impl;
+
+/* The option values, in enum order. */
+#define ZS_CPL_IMPL_VALUES "fused|ring-flash-attn|ring-flash-attn-eager"
+
+const char *zs_cpl_impl_name(zs_cpl_impl i);
+/* Parses an implementation name; a ZS_EUSAGE error naming `what` otherwise. */
+int zs_cpl_impl_parse(const char *s, const char *what, zs_cpl_impl *out, zs_err *e);
+
 typedef struct zs_cpl_pass {
     zs_cp_layout layout;
     const int32_t *lens; /* tokens of each document */
@@ -44,6 +75,7 @@ typedef struct zs_cpl_pass {
     int heads;           /* query heads on one GPU */
     int kv_heads;        /* KV heads on one GPU */
     int backward;
+    zs_cpl_impl impl; /* what runs around the kernels (ring layouts) */
 } zs_cpl_pass;
 
 typedef struct zs_cpl_price {

@@ -117,7 +117,7 @@ static zs_cost *cost_new(const char *cluster)
 
 static zs_cpl_price price(const zs_cost *c, zs_cp_layout l, int32_t len, int g, int backward)
 {
-    zs_cpl_pass p = {l, &len, 1, g, 1, 0, 32, 8, backward};
+    zs_cpl_pass p = {l, &len, 1, g, 1, 0, 32, 8, backward, ZS_CPL_IMPL_FUSED};
     zs_cpl_price o;
     zs_err e;
     ZS_ASSERT_OK(zs_cpl_price_pass(c, &p, &o, &e), &e);
@@ -155,7 +155,7 @@ static void test_price_structure(void)
     zs_cpl_price t = price(c, ZS_CPL_ZIGZAG, 512, 8, 1);
     CU_ASSERT(t.time >= t.compute + t.merge - 1e-12 && t.comm > 0);
     int32_t lens[2] = {4096, 10};
-    zs_cpl_pass bad = {ZS_CPL_RING, lens, 2, 8, 1, 0, 32, 8, 0};
+    zs_cpl_pass bad = {ZS_CPL_RING, lens, 2, 8, 1, 0, 32, 8, 0, ZS_CPL_IMPL_FUSED};
     zs_cpl_price o;
     zs_err e;
     ZS_ASSERT_INT_EQ(zs_cpl_price_pass(c, &bad, &o, &e), ZS_EUSAGE);
@@ -163,10 +163,128 @@ static void test_price_structure(void)
     /* Mixed lengths: a short document beside a long one adds its own
      * small blocks and is priced, not averaged away. */
     lens[1] = 512;
-    zs_cpl_pass mix = {ZS_CPL_ZIGZAG, lens, 2, 8, 1, 0, 32, 8, 0};
+    zs_cpl_pass mix = {ZS_CPL_ZIGZAG, lens, 2, 8, 1, 0, 32, 8, 0, ZS_CPL_IMPL_FUSED};
     ZS_ASSERT_OK(zs_cpl_price_pass(c, &mix, &o, &e), &e);
     zs_cpl_price one = price(c, ZS_CPL_ZIGZAG, 4096, 8, 0);
     CU_ASSERT(o.time > one.time && o.flops > one.flops);
+    zs_cost_free(c);
+}
+
+/* A cost model that prices only the memory-bound kernels, each at its
+ * HBM bytes (attention and transfers free): a pass's time is then the
+ * busiest member's extra bytes. */
+static double zero_attn(const zs_cost *c, const zs_attn_block *b, int n, int h, int bwd)
+{
+    (void)c, (void)b, (void)n, (void)h, (void)bwd;
+    return 0;
+}
+static double zero_gemm(const zs_cost *c, double m, double n, double k)
+{
+    (void)c, (void)m, (void)n, (void)k;
+    return 0;
+}
+static double bytes_only(const zs_cost *c, double bytes)
+{
+    (void)c;
+    return bytes;
+}
+static double zero_p2p(const zs_cost *c, int a, int b, double bytes)
+{
+    (void)c, (void)a, (void)b, (void)bytes;
+    return 0;
+}
+static double zero_coll(const zs_cost *c, zs_coll_kind k, const int *r, int n, double bytes)
+{
+    (void)c, (void)k, (void)r, (void)n, (void)bytes;
+    return 0;
+}
+static const zs_cost_ops count_ops = {"bytes",  zero_attn, zero_gemm, bytes_only,
+                                      zero_p2p, zero_coll, NULL};
+
+static double extra_bytes(const zs_cost *c, zs_cp_layout l, const int32_t *lens, int docs,
+                          int backward, zs_cpl_impl impl)
+{
+    zs_cost bc = *c;
+    bc.ops = &count_ops;
+    zs_cpl_pass p = {l, lens, docs, 2, 1, 0, 32, 8, backward, impl};
+    zs_cpl_price o;
+    zs_err e;
+    ZS_ASSERT_OK(zs_cpl_price_pass(&bc, &p, &o, &e), &e);
+    CU_ASSERT(o.merge == o.time);
+    return o.merge;
+}
+
+/* ring-flash-attention's ops by hand, cp = 2, llama3-8b (32 heads, 8 KV
+ * heads, d = 128: 4096 output, 1024 K elements, 32 lse values a token),
+ * bf16, one document of 1024 tokens (512 a member). Forward, every member:
+ * out = block_out.to(fp32) after step 0 and out.to(bf16) at the end, 512 x
+ * 4096 x 6 = 12582912 bytes each. ring: member 1 corrects 512 tokens in
+ * step 1: the fused output kernel 512 x (4096 x 10 + 32 x 8) = 21102592,
+ * the lse's three 512 x 32 x (12 + 8 + 12) = 524288: 46792704 (member 0
+ * skips step 1). stripe: member 0's step 1 is the slice out[:, 1:] of 511
+ * tokens: 511 x (40960 + 256) + 511 x 1024 + its copy back 511 x (4096 +
+ * 32) x 8 = 38459904, with the casts 63625728. zigzag: the busiest is
+ * member 1 (a full update, as ring's member 1; member 0's slice is the
+ * late chunk of 256 tokens). Eager, ring: the correction's ops each read
+ * and write their own: 512 x 4096 x (6 + 12 + 8 + 12) + 512 x 32 x (12 +
+ * 8 + 4) + the lse's 524288 = 80609280, 105775104 with the casts. Varlen
+ * zigzag (two documents of 512, chunks of 128): member 0 gathers q1 (256 x
+ * 4096 x 4 = 4194304) and, in step 1, out[half_index1] and its lse (256 x
+ * 4128 x 8 = 8454144) before the correction (256 tokens: 10813440) and
+ * scatters them back after: 57081856 with the casts. Backward, ring,
+ * member 1: the fp32 casts of dq, dk, dv (512 x (4096 + 2 x 1024) x 6 =
+ * 18874368) after step 0, dq += 512 x 4096 x 10 and dk, dv sums 2 x 512 x
+ * 1024 x 10 in step 1, the casts back 18874368: 69206016. The generic
+ * model (fused): 512 x 4096 x 10 per member in step 1 = 20971520. */
+static void test_rfa_bytes_hand_checked(void)
+{
+    zs_cost *c = cost_new("cluster-b");
+    int32_t one = 1024, two[2] = {512, 512};
+    const zs_cpl_impl rfa = ZS_CPL_IMPL_RFA;
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 0, rfa), 46792704.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_STRIPE, &one, 1, 0, rfa), 63625728.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_ZIGZAG, &one, 1, 0, rfa), 46792704.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 0, ZS_CPL_IMPL_RFA_EAGER),
+                           105775104.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_ZIGZAG, two, 2, 0, rfa), 57081856.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 1, rfa), 69206016.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 0, ZS_CPL_IMPL_FUSED), 20971520.0,
+                           0.5);
+    /* llama3 runs nothing around its kernel under any implementation. */
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_LLAMA3, &one, 1, 1, rfa), 0.0, 0.5);
+    /* The names parse back; a bad one names the values. */
+    zs_cpl_impl i;
+    zs_err e;
+    for (int k = 0; k <= ZS_CPL_IMPL_RFA_EAGER; k++) {
+        ZS_ASSERT_OK(zs_cpl_impl_parse(zs_cpl_impl_name((zs_cpl_impl)k), "--impl", &i, &e), &e);
+        ZS_ASSERT_INT_EQ(i, k);
+    }
+    ZS_ASSERT_INT_EQ(zs_cpl_impl_parse("te", "--impl", &i, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "ring-flash-attn");
+    zs_cost_free(c);
+}
+
+/* The default implementation prices as before --impl existed (the values
+ * of `cost attention --cluster cluster-b --model llama3-8b --len 65536 --cp
+ * 8 --layout all`, forward and backward, at the commit before it), and
+ * ring-flash-attention only adds work. */
+static void test_fused_unchanged(void)
+{
+    static const double before[2][3] = {{13.9096821998707, 24.8622515395073, 14.0574564594388},
+                                        {37.1955, 66.2919, 37.5153}};
+    static const zs_cp_layout ls[3] = {ZS_CPL_ZIGZAG, ZS_CPL_RING, ZS_CPL_STRIPE};
+    zs_cost *c = cost_new("cluster-b");
+    for (int b = 0; b < 2; b++)
+        for (int l = 0; l < 3; l++) {
+            zs_cpl_price o = price(c, ls[l], 65536, 8, b);
+            CU_ASSERT_DOUBLE_EQUAL(o.time * 1e3, before[b][l], b ? 5e-5 : 1e-9);
+            int32_t len = 65536;
+            zs_cpl_pass p = {ls[l], &len, 1, 8, 1, 0, 32, 8, b, ZS_CPL_IMPL_RFA};
+            zs_cpl_price r;
+            zs_err e;
+            ZS_ASSERT_OK(zs_cpl_price_pass(c, &p, &r, &e), &e);
+            CU_ASSERT(r.time > o.time && r.compute == o.compute && r.ideal == o.ideal);
+        }
     zs_cost_free(c);
 }
 
@@ -176,6 +294,8 @@ int main(int argc, char **argv)
                                          {"exact_coverage", test_exact_coverage},
                                          {"padding", test_padding},
                                          {"price_structure", test_price_structure},
+                                         {"rfa_bytes_hand_checked", test_rfa_bytes_hand_checked},
+                                         {"fused_unchanged", test_fused_unchanged},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"cplayout", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

@@ -55,6 +55,7 @@ typedef struct cost_args {
     double m, n, k, bytes;
     int bwd, sp, layout, pass; /* layout: -1 none, ZS_CPL_N all; pass: 1 fwd, 2 bwd, 3 both */
     int nlens;                 /* --lens: documents of these lengths (with --layout) */
+    zs_cpl_impl impl;          /* --impl: what runs around the ring layouts' kernels */
     int32_t lens[64];
     zs_precision prec;
     zs_step_rc rc;
@@ -155,7 +156,7 @@ static int layout_row(zs_table *t, const cost_args *a, const zs_model *m, const 
     for (int b = 0; b < 2; b++) {
         if (!(a->pass & (1 << b)))
             continue;
-        zs_cpl_pass p = {l, lens, (int)a->docs, (int)a->cp, tp, 0, heads, kvh, b};
+        zs_cpl_pass p = {l, lens, (int)a->docs, (int)a->cp, tp, 0, heads, kvh, b, a->impl};
         zs_cpl_price o;
         int rc = zs_cpl_price_pass(c, &p, &o, e);
         if (rc) {
@@ -231,6 +232,15 @@ static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster 
     num(k, "cp", NULL, "%.0f", (double)a->cp);
     num(k, "tp", NULL, "%.0f", (double)a->tp);
     note(k, "%d heads on each GPU", heads);
+    if (a->impl != ZS_CPL_IMPL_FUSED) { /* the default's table stays as it was */
+        text(k, "impl", "%s", zs_cpl_impl_name(a->impl));
+        note(k, "%s",
+             a->impl == ZS_CPL_IMPL_RFA
+                 ? "ring-flash-attention 01c8baf5's ops around each kernel, its TorchScript "
+                   "correction as the TensorExpr fuser compiles it"
+                 : "ring-flash-attention 01c8baf5's ops around each kernel, its correction "
+                   "unfused (one kernel per op)");
+    }
     text(k, "ideal",
          "exact causal FLOPs / cp at the rate of one GPU on a 1/%ld share of each "
          "document",
@@ -248,11 +258,25 @@ static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster 
     return zs_cli_doc_end(d) ? ZS_EIO : ZS_OK;
 }
 
+/* The options that only `--layout` uses, given without it. */
+static int layout_only(const cost_args *a, zs_err *e)
+{
+    if (a->nlens && a->layout < 0)
+        return zs_err_set(e, ZS_EUSAGE, "--lens", "add --layout L|all, or use --len and --docs",
+                          "--lens prices CP layouts only");
+    if (a->impl != ZS_CPL_IMPL_FUSED && a->layout < 0)
+        return zs_err_set(e, ZS_EUSAGE, "--impl", "add --layout L|all",
+                          "--impl prices CP layouts only");
+    return ZS_OK;
+}
+
 static int cost_attention(const cost_args *a, zs_err *e)
 {
     if (a->len < 1)
         return zs_err_set(e, ZS_EUSAGE, "--len", "give the document length in tokens",
                           "attention needs --len");
+    if (layout_only(a, e))
+        return e->code;
     zs_model m;
     zs_cluster cl;
     zs_cost *c = NULL;
@@ -276,11 +300,6 @@ static int cost_attention(const cost_args *a, zs_err *e)
                           "%ld tokens cannot be cut into %d zigzag chunks", a->len, 2 * cp);
     }
     int heads = m.heads / tp, bwd = a->bwd;
-    if (a->nlens && a->layout < 0) {
-        zs_cost_free(c);
-        return zs_err_set(e, ZS_EUSAGE, "--lens", "add --layout L|all, or use --len and --docs",
-                          "--lens prices CP layouts only");
-    }
     if (a->layout >= 0 || a->pass) {
         rc = cost_layouts(a, &m, &cl, c, heads, e);
         zs_cost_free(c);
@@ -740,6 +759,11 @@ static int set_layout(const char *s, void *base, zs_err *e)
     return rc;
 }
 
+static int set_impl(const char *s, void *base, zs_err *e)
+{
+    return zs_cpl_impl_parse(s, "--impl", &((cost_args *)base)->impl, e);
+}
+
 static int set_pass(const char *s, void *base, zs_err *e)
 {
     cost_args *a = base;
@@ -761,6 +785,7 @@ enum {
     C_LAYOUT,
     C_PASS,
     C_LENS,
+    C_IMPL,
     C_M,
     C_N,
     C_K,
@@ -797,6 +822,10 @@ static const zs_opt_spec own[] = {
     SET("lens", LENS, set_lens, "A,B,...",
         "with --layout: documents of these lengths packed in each launch (instead of --len and "
         "--docs)"),
+    SET("impl", IMPL, set_impl, ZS_CPL_IMPL_VALUES,
+        "with --layout: what runs around the ring layouts' kernels: one fused accumulator pass "
+        "per step (fused, the default), or ring-flash-attention's ops (its correction fused by "
+        "TorchScript, or -eager: unfused), see docs/cost-model.md"),
     ROW(M, "m", ZS_OPT_F64, m, 1, 1000000000, "", "M",
         "one GEMM of M x K by K x N (with --n and --k)"),
     ROW(N, "n", ZS_OPT_F64, n, 1, 1000000000, "", "N", "the GEMM's N"),

@@ -40,6 +40,18 @@ expect_rc lay-lens-short 2 "$ZEPSIM" cost attention --cp 8 --lens 4096,10 --layo
 expect_out lay-lens-short "a document of 10 tokens cannot be cut"
 expect_rc lay-lens-alone 2 "$ZEPSIM" cost attention --lens 4096,512
 expect_out lay-lens-alone "--lens prices CP layouts only"
+# --impl: ring-flash-attention's ops around the kernels; the default
+# (fused) table has no impl row, bad values and --impl alone exit 2.
+expect_rc lay-rfa 0 "$ZEPSIM" "${A[@]}" --layout all --impl ring-flash-attn --format csv
+expect_out lay-rfa "^setup,+impl,ring-flash-attn,"
+expect_rc lay-rfa-eager 0 "$ZEPSIM" "${A[@]}" --layout stripe --impl ring-flash-attn-eager
+expect_out lay-rfa-eager "^impl +ring-flash-attn-eager"
+expect_rc lay-fused 0 "$ZEPSIM" "${A[@]}" --layout all --impl fused
+if grep -q "^impl" "$TMP/out"; then echo "FAIL lay-fused: an impl row in the default table"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
+expect_rc lay-bad-impl 2 "$ZEPSIM" "${A[@]}" --layout all --impl te
+expect_out lay-bad-impl "unknown CP layout implementation 'te'.*--impl: use fused\|ring-flash-attn\|ring-flash-attn-eager"
+expect_rc lay-impl-alone 2 "$ZEPSIM" cost attention --len 4096 --impl ring-flash-attn
+expect_out lay-impl-alone "--impl prices CP layouts only"
 # Without --layout the output is the busiest-rank table it always was.
 expect_rc lay-none 0 "$ZEPSIM" cost attention --len 4096 --cp 4 --format csv
 expect_out lay-none "^busiest_rank,[0-9]"
