@@ -39,7 +39,16 @@ typedef struct zs_plan_report {
      * latency x micro-batches / their total (1 = balanced); 0 for methods
      * without micro-batches. */
     double imbalance_degree;
+    /* The most tokens one GPU holds per layout over the whole iteration,
+     * all of its micro-batches added (the imbalance figures' view). */
     int64_t max_attn_tokens, max_linear_tokens;
+    /* The most tokens per layout one GPU holds alive at once, what its
+     * activations are sized by (the memory model's peak): a micro-batch's
+     * activations are freed once its backward is done, and a GPU runs its
+     * micro-batches in index order, one at a time without pipelining, up to
+     * min(pp, micro-batches) consecutive ones with 1F1B on the first stage
+     * (the pieces' ranks). Equal to the above with one micro-batch. */
+    int64_t max_live_attn_tokens, max_live_linear_tokens;
     double plan_seconds; /* host time spent planning */
     char notes[1024];    /* decisions and approximations, "; "-separated */
 } zs_plan_report;

@@ -59,8 +59,9 @@ static const zs_rcol table[] = {
         "(a ring round: from its start, or its link's previous arrival, to its arrival) in "
         "the last iteration, read from its timeline (null: no --timeline, or none)"),
     RES("peak_mem_gib", "GiB", 1,
-        "peak memory of one GPU: model state as the plan shards it + activations of the GPU "
-        "holding the most tokens (memory model estimate, not measured)"),
+        "peak memory of one GPU: model state as the plan shards it + activations of the most "
+        "tokens a GPU holds at once (its micro-batches alive together; memory model estimate, "
+        "not measured)"),
     RES("attn_imbalance", "max/mean", 1, "attention work of the busiest GPU over the mean"),
     RES("linear_imbalance", "max/mean", 0, "linear-module tokens of the busiest GPU over the mean"),
     RES("imbalance_degree", "", 0,

@@ -91,8 +91,10 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     zs_mem_breakdown mb;
     if (zs_mem_breakdown_compute(&env->mach.model, &env->mach.cluster.gpu, &mc, &mb, NULL))
         return;
-    int64_t tok = rep->max_attn_tokens > rep->max_linear_tokens ? rep->max_attn_tokens
-                                                                : rep->max_linear_tokens;
+    /* The tokens alive at once, not all of a GPU's micro-batches. */
+    int64_t tok = rep->max_live_attn_tokens > rep->max_live_linear_tokens
+                      ? rep->max_live_attn_tokens
+                      : rep->max_live_linear_tokens;
     double peak = mb.static_bytes + mb.act_per_token * (double)tok;
     if (peak > *peak_max)
         *peak_max = peak;

@@ -571,6 +571,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     rep->attn_imbalance = D.po.comp_imb;
     rep->linear_imbalance = D.po.mem_imb;
     rep->max_attn_tokens = rep->max_linear_tokens = most;
+    rep->max_live_attn_tokens = rep->max_live_linear_tokens = most; /* one micro-batch */
     notes(&D, &o, ctx->cluster->nodes, rep);
 out:
     dcp_free(&D);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -161,6 +162,75 @@ static void imbalance(const zs_schedule *s, zs_plan_report *rep)
     }
 }
 
+/* The most tokens per layout alive at once over every window of w
+ * consecutive micro-batches lo..hi of one rank (per: [2 * micro + layout]). */
+static void window_max(const int64_t *per, int lo, int hi, int w, int64_t most[2])
+{
+    for (int l = 0; l < 2; l++) {
+        int64_t sum = 0;
+        for (int m = lo; m <= hi; m++) {
+            sum += per[2 * m + l];
+            if (m - w >= lo)
+                sum -= per[2 * (m - w) + l];
+            if (sum > most[l])
+                most[l] = sum;
+        }
+    }
+}
+
+/* zs_plan_report.max_live_attn_tokens and max_live_linear_tokens from the
+ * plan's pieces, grouped by rank (a counting sort), each rank's tokens
+ * summed per micro-batch. The iteration builder runs a stage's micro-batches
+ * in index order with 1F1B (zs_iteration.c): the first stage, where the
+ * pieces are, holds at most w = min(pp, micro-batches) consecutive ones
+ * (forward done, backward not yet), one at a time with pp = 1. When its
+ * scratch cannot be allocated it keeps the whole-iteration sums (an
+ * overstatement, never an understatement). */
+static void live_tokens(const zs_schedule *s, zs_plan_report *rep)
+{
+    int M = s->micro_batches > 1 ? s->micro_batches : 1;
+    for (int64_t i = 0; i < s->npieces; i++)
+        if (s->pieces[i].micro >= M)
+            M = s->pieces[i].micro + 1;
+    int w = s->dims.pp > 1 ? s->dims.pp : 1;
+    if (w > M)
+        w = M;
+    int64_t *end = calloc((size_t)s->nranks + 1, sizeof(int64_t));
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)(s->npieces > 0 ? s->npieces : 1));
+    int64_t *per = calloc((size_t)M * 2, sizeof(int64_t));
+    int64_t most[2] = {rep->max_attn_tokens, rep->max_linear_tokens};
+    if (end && order && per) {
+        most[0] = most[1] = 0;
+        for (int64_t i = 0; i < s->npieces; i++)
+            end[s->pieces[i].rank + 1]++;
+        for (int r = 0; r < s->nranks; r++)
+            end[r + 1] += end[r];
+        for (int64_t i = 0; i < s->npieces; i++) /* end[r]: rank r's start, then its end */
+            order[end[s->pieces[i].rank]++] = i;
+        for (int r = 0; r < s->nranks; r++) {
+            int lo = M, hi = -1;
+            for (int64_t k = r > 0 ? end[r - 1] : 0; k < end[r]; k++) {
+                const zs_piece *pc = &s->pieces[order[k]];
+                int m = pc->micro > 0 ? pc->micro : 0;
+                per[2 * m + pc->layout] += pc->t1 - pc->t0;
+                lo = m < lo ? m : lo;
+                hi = m > hi ? m : hi;
+            }
+            if (hi < lo)
+                continue;
+            window_max(per, lo, hi, w, most);
+            memset(per + 2 * lo, 0, sizeof(int64_t) * 2 * (size_t)(hi - lo + 1));
+        }
+    }
+    free(end);
+    free(order);
+    free(per);
+    if (most[0] > rep->max_live_attn_tokens)
+        rep->max_live_attn_tokens = most[0];
+    if (most[1] > rep->max_live_linear_tokens)
+        rep->max_live_linear_tokens = most[1];
+}
+
 int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batch *batch,
                   int validate, zs_schedule **out, zs_plan_report *rep, zs_err *e)
 {
@@ -180,6 +250,7 @@ int zs_plan_batch(const zs_planner_ops *p, const zs_plan_ctx *ctx, const zs_batc
         snprintf(s->method, sizeof s->method, "%s", p->name);
         rep->dims = s->dims;
         imbalance(s, rep);
+        live_tokens(s, rep);
     }
 #ifndef NDEBUG
     validate = 1; /* debug builds check every plan (SYSTEM.md: validator always on) */

@@ -9,7 +9,9 @@
  *   - the static (dp_balanced) scheduler: packing in batch order and the
  *     move that makes the packs a multiple of DP;
  *   - the planner: pieces on the groups the scheduler chose, a pass of the
- *     plan validator, and clear errors for bad options and documents. */
+ *     plan validator, and clear errors for bad options and documents;
+ *   - the report's tokens alive at once (what the memory model reads): the
+ *     larger of a GPU's two micro-batches, not their sum. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +152,42 @@ static void test_planner_groups(void)
     zs_cost_free(v.cost);
 }
 
+/* The memory model's tokens alive at once (zs_plan_report max_live_*):
+ * the plan of planner_groups runs two micro-batches one after the other
+ * on every GPU, and a finished one's activations are freed, so a GPU
+ * holds its larger micro-batch, not both. */
+static void test_live_tokens(void)
+{
+    zs_test_env v;
+    zs_test_env_init(&v, "llama-550m", 1, NULL);
+    int32_t len[] = {16000, 3000, 3000, 3000, 3000, 3000, 3000, 3000, 3000};
+    zs_batch *b = zs_batch_from_lengths(len, 9);
+    zs_plan_report rep;
+    zs_schedule *s;
+    zs_err e;
+    ZS_ASSERT_OK(plan(&v, "max_seqlen=4096", b, &s, &rep, &e), &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* Micro-batch 0: the 16000-token ring on GPUs 0-3 (two chunks of
+     * 2000 each), a 3000-token document whole on each of GPUs 4-7;
+     * micro-batch 1: the other four on rings of 2 (1500 a GPU). */
+    for (int r = 0; r < 8; r++) {
+        int64_t t[2] = {0, 0};
+        for (int64_t i = 0; i < s->npieces; i++)
+            if (s->pieces[i].rank == r && s->pieces[i].layout == ZS_LAYOUT_LINEAR)
+                t[s->pieces[i].micro] += s->pieces[i].t1 - s->pieces[i].t0;
+        ZS_ASSERT_INT_EQ(t[0], r < 4 ? 4000 : 3000);
+        ZS_ASSERT_INT_EQ(t[1], 1500);
+    }
+    /* The iteration: 4000 + 1500 on GPUs 0-3; alive at once: 4000. */
+    ZS_ASSERT_INT_EQ(rep.max_attn_tokens, 5500);
+    ZS_ASSERT_INT_EQ(rep.max_linear_tokens, 5500);
+    ZS_ASSERT_INT_EQ(rep.max_live_attn_tokens, 4000);
+    ZS_ASSERT_INT_EQ(rep.max_live_linear_tokens, 4000);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
 static void test_planner_errors(void)
 {
     zs_test_env v;
@@ -175,6 +213,7 @@ int main(int argc, char **argv)
                                          {"dynamic_waves", test_dynamic_waves},
                                          {"static_packs", test_static_packs},
                                          {"planner_groups", test_planner_groups},
+                                         {"live_tokens", test_live_tokens},
                                          {"planner_errors", test_planner_errors},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"dyncp", cases}, {NULL, NULL}};

@@ -1,8 +1,8 @@
 /* The point env and the backend registry: `plan` (zs_point_plan_batch) and
  * `simulate` (zs_point_run) plan the same batch for every registered
  * method, each method gets the batcher its hook asks for, configuration
- * errors name the option at fault, and every backend in the registry runs
- * a schedule. */
+ * errors name the option at fault, every backend in the registry runs
+ * a schedule, and the memory report counts the tokens alive at once. */
 #include <stdlib.h>
 
 #include "zs_backend.h"
@@ -56,6 +56,37 @@ static void test_plan_is_simulate(void)
         zs_point_cfg c;
         small_cfg(zs_planner_at(i), &c);
         expect_same_batch(&c);
+    }
+}
+
+/* peak_mem (peak_mem_gib) is the memory model's state plus the activations
+ * of the tokens one GPU holds alive at once (zs_plan_report max_live_*),
+ * not of all of its micro-batches, for every method. */
+static void test_peak_mem_live(void)
+{
+    for (int i = 0; i < zs_planner_count(); i++) {
+        zs_point_cfg c;
+        small_cfg(zs_planner_at(i), &c);
+        zs_err e;
+        zs_err_clear(&e);
+        zs_point_plan pl;
+        ZS_ASSERT_OK(zs_point_plan_batch(&c, 0, &pl, &e), &e);
+        const zs_plan_report *r = &pl.rep;
+        zs_mem_cfg mc = zs_mem_cfg_default();
+        mc.zero_stage = c.zero_stage;
+        mc.recompute = c.recompute;
+        mc.tp = r->dims.tp;
+        mc.pp = r->dims.pp;
+        mc.dp = zs_cluster_gpus(&pl.cluster) / (mc.tp * mc.pp);
+        zs_mem_breakdown mb;
+        ZS_ASSERT_OK(zs_mem_breakdown_compute(&pl.model, &pl.cluster.gpu, &mc, &mb, &e), &e);
+        int64_t live = r->max_live_attn_tokens > r->max_live_linear_tokens
+                           ? r->max_live_attn_tokens
+                           : r->max_live_linear_tokens;
+        CU_ASSERT(live > 0);
+        CU_ASSERT(live <= r->max_attn_tokens || live <= r->max_linear_tokens);
+        ZS_ASSERT_REL(pl.peak_mem, mb.static_bytes + mb.act_per_token * (double)live, 1e-12);
+        zs_point_plan_clear(&pl);
     }
 }
 
@@ -433,6 +464,7 @@ int main(int argc, char **argv)
     static const zs_test_case cases[] = {{"machine", test_machine},
                                          {"plan_is_simulate", test_plan_is_simulate},
                                          {"plan_is_simulate_wlb", test_plan_is_simulate_wlb},
+                                         {"peak_mem_live", test_peak_mem_live},
                                          {"split_iterations", test_split_iterations},
                                          {"workers", test_workers},
                                          {"fold_lagging_stream", test_fold_lagging_stream},

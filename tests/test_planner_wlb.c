@@ -5,7 +5,8 @@
  * validator passes, attention FLOPs equal the sum over documents, ring
  * bytes match the formula); a batch packed upstream keeps its packing;
  * clear errors for bad options and documents; every schedule runs through
- * the analytic backend. */
+ * the analytic backend; the report's tokens alive at once under 1F1B (pp
+ * consecutive micro-batches on the first stage) and without pipelining. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -430,6 +431,43 @@ static void test_pipelined_micro_batches(void)
     zs_cost_free(v.cost);
 }
 
+/* The memory model's tokens alive at once under 1F1B (zs_plan_report
+ * max_live_*): plain-4d, cp=2 x pp=2 x dp=2, window 100, micro=3,
+ * documents 100, 40, 100 (no two fit one window: a sequence each, DP rank
+ * 0's micro-batches 0-2) and the same for DP rank 1. A slot holds half of
+ * each: 50, 20, 50 tokens on rank 0 (stage 0). The iteration adds them,
+ * 120; stage 0 keeps pp = 2 consecutive micro-batches alive: 50 + 20 =
+ * 70 (not the two largest, 100: 1F1B frees micro-batch 0 before micro-batch
+ * 2's forward). */
+static void test_live_tokens_1f1b(void)
+{
+    env v;
+    env_init(&v, "llama-550m", 1, "tp=1,cp=2,pp=2,window=100,micro=3");
+    zs_batch *b = zs_batch_from_lengths((int32_t[]){100, 40, 100, 100, 40, 100}, 6);
+    zs_plan_report rep;
+    zs_schedule *s = plan(&v, "plain-4d", b, &rep);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ZS_ASSERT_INT_EQ(s->micro_batches, 3);
+    ZS_ASSERT_INT_EQ(zs_test_piece_tokens(s, 0, ZS_LAYOUT_LINEAR), 120);
+    ZS_ASSERT_INT_EQ(rep.max_attn_tokens, 120);
+    ZS_ASSERT_INT_EQ(rep.max_linear_tokens, 120);
+    ZS_ASSERT_INT_EQ(rep.max_live_attn_tokens, 70);
+    ZS_ASSERT_INT_EQ(rep.max_live_linear_tokens, 70);
+    zs_schedule_free(s);
+    /* Without pipelining (pp=1, cp=2 x dp=4) the micro-batches run one at
+     * a time: the largest one, 50. */
+    env_opts(&v, "tp=1,cp=2,pp=1,window=100,micro=3");
+    s = plan(&v, "plain-4d", b, &rep);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ZS_ASSERT_INT_EQ(s->micro_batches, 3);
+    ZS_ASSERT_INT_EQ(rep.max_attn_tokens, 120);
+    ZS_ASSERT_INT_EQ(rep.max_live_attn_tokens, 50);
+    ZS_ASSERT_INT_EQ(rep.max_live_linear_tokens, 50);
+    zs_schedule_free(s);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"plain_hand_checked", test_plain_hand_checked},
@@ -440,6 +478,7 @@ int main(int argc, char **argv)
                                          {"errors", test_errors},
                                          {"table1_defaults", test_table1_defaults},
                                          {"pipelined_micro_batches", test_pipelined_micro_batches},
+                                         {"live_tokens_1f1b", test_live_tokens_1f1b},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"planner_wlb", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
