@@ -20,6 +20,7 @@ struct zs_iter {
     const int64_t *nano_tokens;
     const zs_model *m;
     int tp, cp, pp, dp, nslots, M;
+    int vp;                /* model chunks per stage (interleaved 1F1B; 1: none) */
     int nano, cur;         /* nano-batches; the one being written (-1: the whole micro-batch) */
     int64_t *entry, *exit; /* [nano * nslots + slot] */
     int64_t *entry_moved, *exit_moved; /* per slot, with moved tokens (never with nano-batches) */
@@ -270,10 +271,46 @@ static void moe_loads(zs_iter *it, int stage, const int *ep_of, int nep_groups)
 
 typedef struct body {
     int stage, micro, backward, last_micro;
+    int chunk;         /* model chunk of the stage (interleaved 1F1B; 0 without) */
     int *ep_group;     /* per slot: schedule group id of its expert-parallel group */
     int *dp_group;     /* per slot: schedule group id for gradient sync */
     int64_t *param_ag; /* per slot: ZeRO-3 weight all-gather op of the layer (forward) */
 } body;
+
+/* Layers of one chunk of the stage (all of the stage's without
+ * interleaving) and the first of them. */
+static int chunk_layers(const zs_iter *it, const body *b)
+{
+    return it->vp > 1 ? it->m->layers / (it->pp * it->vp) : stage_layers(it, b->stage);
+}
+static int chunk_first_layer(const zs_iter *it, const body *b)
+{
+    if (it->vp > 1)
+        return (b->chunk * it->pp + b->stage) * chunk_layers(it, b);
+    return zs_iter_stage_first_layer(it, b->stage);
+}
+
+/* Pipeline neighbours of a chunk: is it the model's first (last) virtual
+ * stage, the stage of the one before (after) it, and the message tags of
+ * the boundary before (after) it. Without interleaving one tag per
+ * direction serves every boundary; with it each boundary has its own, so a
+ * stage that both sends to and receives from the last stage (pp = 2) keeps
+ * its channels apart. */
+static int chunk_first(const body *b)
+{
+    return b->stage == 0 && b->chunk == 0;
+}
+static int chunk_last(const zs_iter *it, const body *b)
+{
+    return b->stage == it->pp - 1 && b->chunk == it->vp - 1;
+}
+static int pp_tag(const zs_iter *it, const body *b, int next, int grad)
+{
+    if (it->vp <= 1)
+        return grad ? it->tag_grad : it->tag_act;
+    int boundary = b->chunk * it->pp + b->stage - (next ? 0 : 1);
+    return 3 + 2 * boundary + (grad ? 1 : 0);
+}
 
 static double tokens(const zs_iter *it, int micro, int slot)
 {
@@ -604,9 +641,9 @@ static int layer_backward(zs_iter *it, body *b, chain *ch)
  * timelines can name each op's layer. dir 0: forward, counting up from the
  * stage's first layer; 1: backward, counting down from its last; -1: the
  * layers are over (layer -1). */
-static void layer_markers(zs_iter *it, chain *ch, int dir, int stage)
+static void layer_markers(zs_iter *it, chain *ch, int dir, const body *b)
 {
-    int first = zs_iter_stage_first_layer(it, stage), n = stage_layers(it, stage);
+    int first = chunk_first_layer(it, b), n = chunk_layers(it, b);
     zs_marker_kind kind = dir > 0 ? ZS_MARK_LAYER_DOWN : ZS_MARK_LAYER;
     int value = dir < 0 ? -1 : dir > 0 ? first + n - 1 : first;
     for (int sl = 0; sl < it->nslots; sl++)
@@ -617,7 +654,7 @@ static void layer_markers(zs_iter *it, chain *ch, int dir, int stage)
  * backward or the pipeline receive. */
 static void chunk_prologue(zs_iter *it, body *b, chain *ch)
 {
-    int stage = b->stage, first = stage == 0, last = stage == it->pp - 1;
+    int stage = b->stage, first = chunk_first(b), last = chunk_last(it, b);
     const zs_model *m = it->m;
     double h = m->hidden, by = m->dtype_bytes;
     begin_all(it, stage, 1);
@@ -634,10 +671,11 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
         } else {
             /* Activations (forward) or their gradients (backward) arrive from
              * the neighbouring stage. */
-            int peer = zs_iter_rank(it, b->backward ? stage + 1 : stage - 1, sl);
+            int from = (b->backward ? stage + 1 : stage - 1 + it->pp) % it->pp;
             int64_t op = zs_sched_recv(
-                it->s, c->rank, it->pp_stream, b->backward ? "pp-recv-grad" : "pp-recv-act", peer,
-                b->backward ? it->tag_grad : it->tag_act, Tl * h * by, NULL, 0);
+                it->s, c->rank, it->pp_stream, b->backward ? "pp-recv-grad" : "pp-recv-act",
+                zs_iter_rank(it, from, sl), pp_tag(it, b, b->backward, b->backward), Tl * h * by,
+                NULL, 0);
             if (op >= 0)
                 c->last = op; /* the chunk's first compute op waits for it */
         }
@@ -648,11 +686,11 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
  * the pipeline send. */
 static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
 {
-    int stage = b->stage, first = stage == 0, last = stage == it->pp - 1;
+    int stage = b->stage, first = chunk_first(b), last = chunk_last(it, b);
     const zs_model *m = it->m;
     double h = m->hidden, by = m->dtype_bytes;
     begin_all(it, stage, 1);
-    layer_markers(it, ch, -1, stage);
+    layer_markers(it, ch, -1, b);
     for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
@@ -662,11 +700,12 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
         } else if (b->backward && first) {
             elem(it, c, "embedding-bwd", 2 * Tl * h * by);
         } else {
-            int peer = zs_iter_rank(it, b->backward ? stage - 1 : stage + 1, sl);
+            int to = (b->backward ? stage - 1 + it->pp : stage + 1) % it->pp;
             int64_t deps[1] = {c->last};
-            zs_sched_send(
-                it->s, c->rank, it->pp_stream, b->backward ? "pp-send-grad" : "pp-send-act", peer,
-                b->backward ? it->tag_grad : it->tag_act, Tl * h * by, deps, c->last >= 0);
+            zs_sched_send(it->s, c->rank, it->pp_stream,
+                          b->backward ? "pp-send-grad" : "pp-send-act", zs_iter_rank(it, to, sl),
+                          pp_tag(it, b, !b->backward, b->backward), Tl * h * by, deps,
+                          c->last >= 0);
         }
     }
 }
@@ -675,8 +714,8 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
 static int chunk(zs_iter *it, body *b, chain *ch)
 {
     chunk_prologue(it, b, ch);
-    begin_all(it, b->stage, stage_layers(it, b->stage));
-    layer_markers(it, ch, b->backward, b->stage);
+    begin_all(it, b->stage, chunk_layers(it, b));
+    layer_markers(it, ch, b->backward, b);
     int rc = b->backward ? layer_backward(it, b, ch) : layer_forward(it, b, ch, "");
     if (rc)
         return rc;
@@ -825,6 +864,53 @@ static int replicate_tp(zs_iter *it)
     return zs_schedule_check(s, it->e);
 }
 
+/* The k-th forward (backward) chunk of a stage in Megatron-LM's
+ * interleaved schedule: its micro-batch and model chunk
+ * (get_model_chunk_id, get_microbatch_id_in_model_chunk). */
+static void interleaved_chunk(const zs_iter *it, int k, int backward, body *b)
+{
+    int group = it->pp * it->vp, in_group = k % group;
+    b->chunk = in_group / it->pp;
+    if (backward)
+        b->chunk = it->vp - 1 - b->chunk;
+    b->micro = k / group * it->pp + in_group % it->pp;
+    b->backward = backward;
+    b->last_micro = backward && b->micro == it->M - 1;
+}
+
+/* One stage's chunks in Megatron-LM's interleaved 1F1B order
+ * (forward_backward_pipelining_with_interleaving): warm-up forwards, then
+ * one forward and one backward in turn, then the remaining backwards. */
+static int interleaved_order(zs_iter *it, body *b, chain *ch)
+{
+    int total = it->M * it->vp, warm;
+    if (it->M == it->pp)
+        warm = total; /* Megatron's "all warm-up" case */
+    else {
+        warm = (it->pp - b->stage - 1) * 2 + (it->vp - 1) * it->pp;
+        if (warm > total)
+            warm = total;
+    }
+    int rc = ZS_OK;
+    for (int k = 0; k < warm && !rc; k++) {
+        interleaved_chunk(it, k, 0, b);
+        rc = chunk(it, b, ch);
+    }
+    for (int k = 0; k < total - warm && !rc; k++) {
+        interleaved_chunk(it, k + warm, 0, b);
+        if (!(rc = chunk(it, b, ch))) {
+            interleaved_chunk(it, k, 1, b);
+            rc = chunk(it, b, ch);
+        }
+    }
+    for (int k = total - warm; k < total && !rc; k++) {
+        interleaved_chunk(it, k, 1, b);
+        rc = chunk(it, b, ch);
+    }
+    b->chunk = 0;
+    return rc;
+}
+
 static int build(zs_iter *it)
 {
     zs_schedule *s = it->s;
@@ -851,13 +937,19 @@ static int build(zs_iter *it)
             ch[sl].last = -1;
             b.param_ag[sl] = -1;
         }
+        b.stage = stage;
+        if (it->vp > 1) {
+            rc = interleaved_order(it, &b, ch);
+            if (!rc)
+                rc = optimizer(it, &b, ch, stage);
+            continue;
+        }
         /* 1F1B: warm-up forwards, then one forward and one backward in
          * turn, then the remaining backwards. */
         int M = it->M, warm = it->pp - stage - 1;
         if (warm > M)
             warm = M;
         int f = 0, bk = 0;
-        b.stage = stage;
         while (!rc && (f < M || bk < M)) {
             int do_fwd = f < M && (f < warm || f - bk < warm + 1);
             if (bk >= f)
@@ -889,8 +981,43 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
     return zs_iter_build_nano(s, cost, spec, NULL, e);
 }
 
+static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
+                      const zs_iter_nano_spec *nano, int vp, zs_err *e);
+
 int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
                        const zs_iter_nano_spec *nano, zs_err *e)
+{
+    return build_with(s, cost, spec, nano, 1, e);
+}
+
+int zs_iter_build_interleaved(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, int vp,
+                              zs_err *e)
+{
+    const zs_layout_dims *d = &spec->dims;
+    if (vp < 1 || vp > ZS_ITER_MAX_VP)
+        return zs_err_set(e, ZS_EINPUT, "vp", "use 1 to 64 model chunks per stage",
+                          "vp=%d model chunks per stage", vp);
+    /* Pipeline tags 3 .. 2 pp vp stay below the planners' (zs_iter_tag). */
+    if (vp > 1 && d->pp * vp > 496)
+        return zs_err_set(e, ZS_EINPUT, "vp", "use pp x vp <= 496 virtual stages",
+                          "pp=%d x vp=%d virtual stages", d->pp, vp);
+    if (vp > 1 && d->pp < 2)
+        return zs_err_set(e, ZS_EINPUT, "vp", "interleave with pp >= 2, or use vp=1",
+                          "vp=%d needs pipeline parallelism (pp=%d)", vp, d->pp);
+    if (vp > 1 && cost->model.layers % (d->pp * vp) != 0)
+        return zs_err_set(e, ZS_EINPUT, "vp", "choose pp x vp dividing the layers",
+                          "pp=%d x vp=%d does not divide the model's %d layers", d->pp, vp,
+                          cost->model.layers);
+    if (vp > 1 && spec->micro_batches % d->pp != 0)
+        return zs_err_set(e, ZS_EINPUT, "vp",
+                          "use a multiple of pp micro-batches per DP rank (Megatron-LM's "
+                          "interleaved schedule requires it)",
+                          "%d micro-batches per DP rank with pp=%d", spec->micro_batches, d->pp);
+    return build_with(s, cost, spec, NULL, vp, e);
+}
+
+static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
+                      const zs_iter_nano_spec *nano, int vp, zs_err *e)
 {
     int nn = nano && nano->n > 1 ? nano->n : 1;
     const zs_layout_dims *d = &spec->dims;
@@ -929,6 +1056,7 @@ int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *
     it.nslots = d->dp * d->cp;
     it.M = spec->micro_batches;
     it.nano = nn;
+    it.vp = vp;
     it.nano_tokens = nano ? nano->tokens : NULL;
     it.cur = -1;
     it.e = e;

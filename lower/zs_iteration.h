@@ -14,7 +14,7 @@
  *     imbalance;
  *   - pipeline parallelism: stages of consecutive layers, activation and
  *     gradient send/recv between stages, 1F1B over micro-batches of unequal
- *     cost;
+ *     cost, or interleaved 1F1B over virtual stages;
  *   - data-parallel gradient synchronisation per layer on the comm stream,
  *     overlapping the next layer's backward (all-reduce, or reduce-scatter
  *     with ZeRO >= 2), then the optimizer step (and the ZeRO-3 weight
@@ -79,6 +79,7 @@ typedef struct zs_iter_nano_spec {
 } zs_iter_nano_spec;
 
 #define ZS_ITER_MAX_NANO 4
+#define ZS_ITER_MAX_VP   64 /* model chunks per stage */
 
 /* Builds the whole iteration into s (whose docs and pieces the planner
  * sets). s->dims, layers, heads, micro_batches are filled from spec. */
@@ -86,6 +87,18 @@ int zs_iter_build(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
 /* The same with nano-batches (nano may be NULL: none). */
 int zs_iter_build_nano(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec,
                        const zs_iter_nano_spec *nano, zs_err *e);
+/* The same with the interleaved 1F1B schedule of Megatron-LM (Narayanan
+ * et al. 2021; `forward_backward_pipelining_with_interleaving`): each
+ * stage holds vp model chunks of layers / (pp x vp) layers (chunk v of
+ * stage s is virtual stage v x pp + s), runs its micro-batches' chunks in
+ * Megatron's order (warm-up (pp - s - 1) x 2 + (vp - 1) x pp forwards, or
+ * all of them when there are exactly pp micro-batches; then one forward
+ * and one backward in turn; model chunk of the k-th forward (k mod pp vp)
+ * / pp, of the k-th backward the reverse), and sends activations from the
+ * last stage to the first between chunks. vp = 1 is zs_iter_build. Needs
+ * micro-batches a multiple of pp and layers a multiple of pp x vp. */
+int zs_iter_build_interleaved(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *spec, int vp,
+                              zs_err *e);
 
 /* The rank (TP rank 0) of a slot in a stage, for a layout (also usable
  * before the builder runs, e.g. to place the plan's pieces). */

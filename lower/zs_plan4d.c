@@ -43,6 +43,14 @@ const zs_opt_spec zs_p4d_opt_pp = {.key = "pp",
                                    .max = 256,
                                    .computed = TABLE1 "4",
                                    .help = "pipeline stages"};
+const zs_opt_spec zs_p4d_opt_vp = {.key = "vp",
+                                   .type = ZS_OPT_INT,
+                                   .min = 1,
+                                   .max = 64,
+                                   .def = 1,
+                                   .help = "model chunks per pipeline stage: interleaved 1F1B "
+                                           "(Megatron-LM's virtual pipeline; needs micro a "
+                                           "multiple of pp)"};
 const zs_opt_spec zs_p4d_opt_window = {.key = "window",
                                        .type = ZS_OPT_INT,
                                        .min = 1,
@@ -62,10 +70,12 @@ int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err
 {
     memset(o, 0, sizeof *o);
     o->method = method;
-    long window, micro, tp, cp, pp;
+    long window, micro, tp, cp, pp, vp;
     int rc = zs_opt_int(ctx->opts, &zs_p4d_opt_window, &window, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &zs_p4d_opt_micro, &micro, e);
+    if (!rc)
+        rc = zs_opt_int(ctx->opts, &zs_p4d_opt_vp, &vp, e);
     if (rc)
         return rc;
     int gpus = zs_cluster_gpus(ctx->cluster), gpn = ctx->cluster->gpus_per_node;
@@ -95,6 +105,7 @@ int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err
     o->dims = (zs_layout_dims){(int)tp, (int)cp, (int)pp, gpus / (int)(tp * cp * pp)};
     o->window = (int32_t)window;
     o->micro = (int)micro;
+    o->vp = (int)vp;
     zs_mem_cfg mc = ctx->mem;
     mc.tp = (int)tp;
     mc.pp = (int)pp;
@@ -608,10 +619,15 @@ int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, con
     L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
     zs_iter_spec spec = {*D,   micro, lin, ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed,
                          emit, &L,    NULL};
-    if ((rc = zs_iter_build(S, ctx->cost, &spec, e)))
+    if ((rc = zs_iter_build_interleaved(S, ctx->cost, &spec, o->vp, e)))
         goto done;
     zs_plan_report_note(rep, "4D layout tp=%d cp=%d pp=%d dp=%d, %d micro-batches per DP rank",
                         D->tp, D->cp, D->pp, D->dp, micro);
+    if (o->vp > 1)
+        zs_plan_report_note(rep,
+                            "interleaved 1F1B: %d model chunks per stage of %d layers each "
+                            "(Megatron-LM's virtual pipeline)",
+                            o->vp, ctx->model->layers / (D->pp * o->vp));
     const char *how = shard_mode == ZS__SHARD_SEQ        ? "per-sequence"
                       : shard_mode == ZS__SHARD_DOC      ? "per-document"
                       : shard_mode == ZS__SHARD_ADAPTIVE ? "adaptive per micro-batch"

@@ -26,22 +26,24 @@ typedef enum zs_p4d_shard {
     ZS__SHARD_STATIC = 3    /* one for the whole batch, the faster in total */
 } zs_p4d_shard;
 
-/* Options every 4D method reads: tp, cp, pp, window, micro. */
+/* Options every 4D method reads: tp, cp, pp, vp, window, micro. */
 typedef struct zs_p4d {
     zs_layout_dims dims;
     int32_t window; /* context window (tokens of one packed sequence for the loader) */
     int micro;      /* micro-batches per DP rank; 0: from the packing */
+    int vp;         /* model chunks per stage (interleaved 1F1B; 1: plain 1F1B) */
     const char *method;
     long max_tokens; /* tokens per GPU that fit (all in-flight micro-batches) */
 } zs_p4d;
 
 /* The options every 4D method reads (rows of their tables, zs_opts.h). */
-extern const zs_opt_spec zs_p4d_opt_tp, zs_p4d_opt_cp, zs_p4d_opt_pp, zs_p4d_opt_window,
-    zs_p4d_opt_micro;
+extern const zs_opt_spec zs_p4d_opt_tp, zs_p4d_opt_cp, zs_p4d_opt_pp, zs_p4d_opt_vp,
+    zs_p4d_opt_window, zs_p4d_opt_micro;
 #define ZS__4D_OPTIONS                                                                             \
-    &zs_p4d_opt_tp, &zs_p4d_opt_cp, &zs_p4d_opt_pp, &zs_p4d_opt_window, &zs_p4d_opt_micro
+    &zs_p4d_opt_tp, &zs_p4d_opt_cp, &zs_p4d_opt_pp, &zs_p4d_opt_vp, &zs_p4d_opt_window,            \
+        &zs_p4d_opt_micro
 
-/* Reads tp, cp, pp, window, micro (defaults from WLB-LLM's Table 1 when the
+/* Reads tp, cp, pp, vp, window, micro (defaults from WLB-LLM's Table 1 when the
  * model, window and GPU count match a row, else tp = min(8, GPUs per node),
  * cp = 2, pp = 4) and the memory capacity. */
 int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e);
