@@ -37,6 +37,7 @@ static const zs_cli_use uses[] = {
     {ZS_FP(TL_RANKS), NULL},
     {ZS_FP(TL_LAYERS), NULL},
     {ZS_FP(FOLD), NULL},
+    {ZS_FP(INTERFERENCE), NULL},
     {ZS_F_FORMAT, NULL},
     {ZS_F_QUIET, NULL},
     {ZS_F_RANKS, NULL},
@@ -45,7 +46,8 @@ static const zs_cli_use uses[] = {
 typedef struct run_args {
     const zs_backend *backend;
     const char *cluster, *model, *calib, *timeline, *plan, *chakra;
-    zs_point_cfg tl; /* the timeline limits and fold mode, read by the study-point rows */
+    zs_point_cfg
+        tl; /* the timeline limits, fold mode and interference, read by the study-point rows */
     zs_cli_flags fl; /* the shared flags as given: the names above point into it */
     zs_format fmt;
     int validate, ranks, quiet;
