@@ -240,6 +240,8 @@ void zs_result_ranks(const zs_result *r, zs_table *t)
         zs_table_num(t, 3, "%.3f", x->idle * 1e3);
         zs_table_num(t, 4, "%.3f", x->comm * 1e3);
         zs_table_num(t, 5, "%.3f", x->end * 1e3);
+        if (r->interference)
+            zs_table_num(t, 6, "%.3f", r->interference[i] * 1e3);
     }
 }
 

@@ -109,7 +109,8 @@ void zs_result_summary(const zs_result *r, zs_table *t);
 /* The sentences that do not fit a table: why the slowest rank is slowest,
  * and the backend's notes on what it approximated. */
 void zs_result_print_text(const zs_result *r, FILE *f);
-/* Per-rank rows: rank, compute, exposed, idle, comm, end. */
+/* Per-rank rows: rank, compute, exposed, idle, comm, end, and when the
+ * result has it, interference (a seventh column the caller adds). */
 void zs_result_ranks(const zs_result *r, zs_table *t);
 
 #endif

@@ -159,10 +159,12 @@ static void test_cli(void)
     ZS_ASSERT_INT_EQ(zs_test_run(cmd, out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--backend analytic"));
     snprintf(cmd, sizeof cmd,
-             "%s simulate --nodes 2 --method te-cp --backend analytic --interference on",
+             "%s simulate --nodes 2 --method te-cp --backend analytic --interference on "
+             "--ranks --format csv",
              zs_test_zepsim());
     ZS_ASSERT_INT_EQ(zs_test_run(cmd, out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "interference on"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "interference_ms")); /* the per-rank column */
 }
 
 static const zs_test_case cases[] = {{"p2p_ctas", test_p2p_ctas},

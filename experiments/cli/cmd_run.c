@@ -139,8 +139,9 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     }
     if (a->ranks) {
         zs_table *rt = zs_table_new(NULL);
-        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
-        for (int i = 0; i < 6; i++)
+        const char *cols[] = {"rank",    "compute_ms", "exposed_ms",     "idle_ms",
+                              "comm_ms", "end_ms",     "interference_ms"};
+        for (int i = 0; i < (r->interference ? 7 : 6); i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r, rt);
         zs_output_table(d, "ranks", rt);
