@@ -31,6 +31,7 @@ void zs_result_free(zs_result *r)
     free(r->ranks);
     free(r->nic_bytes);
     free(r->nic_busy);
+    free(r->interference);
     free(r);
 }
 
@@ -131,6 +132,8 @@ int zs_result_check(const zs_result *r, zs_err *e)
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             if (!isfinite(v[k]))
                 return not_finite(e, "rank", i, v[k]);
+        if (r->interference && !isfinite(r->interference[i]))
+            return not_finite(e, "rank", i, r->interference[i]);
     }
     for (int c = 0; c < ZS_LINK_NCLASSES; c++)
         if (!isfinite(r->link_bytes[c]) || !isfinite(r->link_busy[c]))
@@ -237,6 +240,8 @@ void zs_result_ranks(const zs_result *r, zs_table *t)
         zs_table_num(t, 3, "%.3f", x->idle * 1e3);
         zs_table_num(t, 4, "%.3f", x->comm * 1e3);
         zs_table_num(t, 5, "%.3f", x->end * 1e3);
+        if (r->interference)
+            zs_table_num(t, 6, "%.3f", r->interference[i] * 1e3);
     }
 }
 
@@ -249,6 +254,8 @@ int zs_result_pack(const zs_result *r, zs_fork_buf *out, zs_err *e)
         rc = zs_fork_buf_add(out, r->nic_bytes, sizeof(double) * (size_t)r->nnics, e);
     if (rc == ZS_OK)
         rc = zs_fork_buf_add(out, r->nic_busy, sizeof(double) * (size_t)r->nnics, e);
+    if (rc == ZS_OK && r->interference)
+        rc = zs_fork_buf_add(out, r->interference, sizeof(double) * (size_t)r->nranks, e);
     return rc;
 }
 
@@ -266,9 +273,16 @@ zs_result *zs_result_unpack(const zs_fork_buf *b, size_t *pos)
     r->ranks = ranks;
     r->nic_bytes = nb;
     r->nic_busy = nu;
+    r->interference = NULL;
+    if (hdr.interference && !(r->interference = malloc(sizeof(double) * (size_t)(r->nranks + 1)))) {
+        zs_result_free(r);
+        return NULL;
+    }
     if (zs_fork_buf_get(b, pos, r->ranks, sizeof *r->ranks * (size_t)r->nranks) ||
         zs_fork_buf_get(b, pos, r->nic_bytes, sizeof(double) * (size_t)r->nnics) ||
-        zs_fork_buf_get(b, pos, r->nic_busy, sizeof(double) * (size_t)r->nnics)) {
+        zs_fork_buf_get(b, pos, r->nic_busy, sizeof(double) * (size_t)r->nnics) ||
+        (r->interference &&
+         zs_fork_buf_get(b, pos, r->interference, sizeof(double) * (size_t)r->nranks))) {
         zs_result_free(r);
         return NULL;
     }

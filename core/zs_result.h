@@ -39,6 +39,10 @@ typedef struct zs_result {
     int nnics;         /* nodes * nics_per_node; NIC id = node * nics_per_node + k */
     double *nic_bytes; /* bytes sent + received through each NIC */
     double *nic_busy;  /* seconds each NIC carried traffic */
+    /* Per rank: seconds its compute ops took beyond their predicted
+     * durations because NCCL kernels held SMs under them (zs_exec_opts
+     * interference); NULL: not modelled. */
+    double *interference;
     int slowest_rank;
     char slowest_why[256];
     int64_t ops_executed;  /* ops of the iteration, every repeat counted */
@@ -59,7 +63,8 @@ void zs_result_free(zs_result *r);
 
 /* A result as plain bytes, for a child process to send its parent
  * (base/zs_fork.h): the struct (its pointers replaced on the way back),
- * then the per-rank rows and the two per-NIC arrays. */
+ * then the per-rank rows, the two per-NIC arrays and, when modelled, the
+ * per-rank interference. */
 int zs_result_pack(const zs_result *r, zs_fork_buf *out, zs_err *e);
 /* The result packed at *pos of b (advanced past it); NULL when the bytes
  * there do not hold one, or out of memory. */
@@ -104,7 +109,8 @@ void zs_result_summary(const zs_result *r, zs_table *t);
 /* The sentences that do not fit a table: why the slowest rank is slowest,
  * and the backend's notes on what it approximated. */
 void zs_result_print_text(const zs_result *r, FILE *f);
-/* Per-rank rows: rank, compute, exposed, idle, comm, end. */
+/* Per-rank rows: rank, compute, exposed, idle, comm, end, and when the
+ * result has it, interference (a seventh column the caller adds). */
 void zs_result_ranks(const zs_result *r, zs_table *t);
 
 #endif

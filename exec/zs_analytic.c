@@ -15,7 +15,16 @@
  * repeated segment, zs_fold_cross may tell it to skip iterations; the
  * stream then sleeps (a wake event in the heap), its skipped ops' bytes
  * and counts are added, and at the wake every op of the stream in the
- * segment counts the skipped completions. */
+ * segment counts the skipped completions.
+ *
+ * Interference (exec.interference, off by default): while a rank's
+ * collectives and transfers run, their NCCL kernels hold ctas of its SMs,
+ * and each of its compute ops progresses at (SMs - ctas) / SMs of its
+ * predicted rate. A compute op keeps the work it has left: when a
+ * communication op of its rank starts or ends, its end is re-timed (a new
+ * event; the old one, no longer the stream's, is dropped), as zs_linkshare
+ * re-times transfers sharing a NIC. Folding is off then (a replayed
+ * iteration would not see what overlaps it). */
 #include "zs_analytic.h"
 #include "zs_bigmem.h"
 #include "zs_evq_internal.h"
@@ -30,6 +39,7 @@
 
 #include "zs_calib.h"
 #include "zs_linkshare_internal.h"
+#include "zs_nccl.h"
 
 /* An event (zs_evq_internal.h): the op that completes at t; rank < 0: a transfer
  * sharing NICs (item id in the low 32 bits of op, its generation when this
@@ -168,6 +178,24 @@ typedef struct coll_st {
     post *who; /* n slots */
 } coll_st;
 
+/* Interference: a stream's running compute op. */
+typedef struct intf_op {
+    post p;       /* its start (p.op < 0: none running) */
+    double left;  /* seconds of work left at full rate, at `since` */
+    double since; /* when left was last brought up to date */
+    double end;   /* its completion event's time */
+    int64_t seq;  /* its completion event (older ones for it are stale) */
+} intf_op;
+
+/* Interference: a rank's communication in flight and its compute. */
+typedef struct intf_st {
+    int ctas;                      /* CTAs of its collectives and transfers in flight */
+    int coll_ctas[ZS_MAX_STREAMS]; /* of the collective each stream runs */
+    double rate;                   /* compute progress per second (1: full) */
+    double stretched;              /* seconds compute took beyond its durations */
+    intf_op c[ZS_MAX_STREAMS];
+} intf_st;
+
 typedef struct ex {
     const zs_schedule *s;
     const zs_cost *cost;
@@ -197,8 +225,12 @@ typedef struct ex {
     int64_t capaux;
     zs_err *e;
     int failed;
-    void *arena;   /* every rank's xo, xd and first (zs_bigmem) */
-    zs_pool *pool; /* the ranks' accounting logs */
+    intf_st *intf;      /* per rank, with interference (NULL: off) */
+    int sms, cta_cap;   /* the GPU's SMs; the most CTAs NCCL's kernels hold */
+    int p2p_per[2];     /* NCCL's p2p channels per peer: inside a node, across */
+    double p2p_part[2]; /* and the largest part of a channel */
+    void *arena;        /* every rank's xo, xd and first (zs_bigmem) */
+    zs_pool *pool;      /* the ranks' accounting logs */
     size_t narena, nr;
 } ex;
 
@@ -506,6 +538,151 @@ static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
     x->nic_rx[nd] += bytes / bw;
 }
 
+/* ---- interference ------------------------------------------------------------ */
+
+/* The share of its rate a rank's compute keeps under `ctas` CTAs. */
+static double intf_rate(const ex *x, int ctas)
+{
+    int c = ctas < x->cta_cap ? ctas : x->cta_cap;
+    return c > 0 ? (double)(x->sms - c) / x->sms : 1.0;
+}
+
+/* The CTAs of a send or receive of `bytes` between ranks a and b. */
+static int intf_p2p_ctas(const ex *x, int a, int b, double bytes)
+{
+    const zs_cluster *c = &x->cost->cluster;
+    int k = zs_cluster_node_of(c, a) != zs_cluster_node_of(c, b);
+    return zs_nccl_p2p_split(x->p2p_per[k], x->p2p_part[k], bytes);
+}
+
+/* Schedules the completion of the compute op of stream s of `rank` at its
+ * end; the event pushed before for it, if any, is stale from now on. */
+static int intf_push(ex *x, int rank, int s)
+{
+    intf_op *c = &x->intf[rank].c[s];
+    ev v = {c->end, 0, c->p.op, rank, (int8_t)s, 0};
+    if (next_seq(x, &c->p, &v.seq) || push_ev(x, &v))
+        return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    c->seq = v.seq;
+    return ZS_OK;
+}
+
+/* Starts compute op `me` of `dur` seconds at the rank's present rate. */
+static int intf_start(ex *x, const post *me, double dur)
+{
+    intf_st *f = &x->intf[me->rank];
+    intf_op *c = &f->c[me->stream];
+    c->p = *me;
+    c->left = dur;
+    c->since = x->now;
+    c->end = x->now + dur / f->rate;
+    return intf_push(x, me->rank, me->stream);
+}
+
+/* The rank's communication in flight changes by d CTAs: its running
+ * compute ops keep the work they have left and finish at the new rate. */
+static int intf_change(ex *x, int rank, int d)
+{
+    intf_st *f = &x->intf[rank];
+    f->ctas += d;
+    double rate = intf_rate(x, f->ctas);
+    if (rate == f->rate)
+        return ZS_OK;
+    for (int s = 0; s < x->s->nstreams; s++) {
+        intf_op *c = &f->c[s];
+        if (c->p.op < 0)
+            continue;
+        c->left -= (x->now - c->since) * f->rate;
+        c->left = c->left > 0 ? c->left : 0;
+        c->since = x->now;
+        double end = x->now + c->left / rate;
+        if (end == c->end)
+            continue;
+        c->end = end;
+        if (intf_push(x, rank, s))
+            return ZS_ENOMEM;
+    }
+    f->rate = rate;
+    return ZS_OK;
+}
+
+/* A compute completion: 0 when stale (its op was re-timed since), else 1
+ * with the stretch of the op counted. */
+static int intf_done(ex *x, const ev *v, double dur)
+{
+    intf_st *f = &x->intf[v->rank];
+    intf_op *c = &f->c[v->stream];
+    if (c->seq != v->seq)
+        return 0;
+    double over = (x->now - c->p.t0) - dur;
+    f->stretched += over > 0 ? over : 0;
+    c->p.op = -1;
+    c->seq = -1;
+    return 1;
+}
+
+/* The state of every rank, with interference; nothing without. */
+static int intf_open(ex *x, const zs_analytic_opts *o)
+{
+    if (!o || !o->exec.interference || x->dry)
+        return ZS_OK;
+    const zs_cluster *cl = &x->cost->cluster;
+    x->intf = calloc((size_t)(x->s->nranks > 0 ? x->s->nranks : 1), sizeof *x->intf);
+    if (!x->intf)
+        return ZS_ENOMEM;
+    for (int rk = 0; rk < x->s->nranks; rk++) {
+        x->intf[rk].rate = 1;
+        for (int st = 0; st < ZS_MAX_STREAMS; st++)
+            x->intf[rk].c[st] = (intf_op){.p = {.op = -1}, .seq = -1};
+    }
+    x->sms = cl->gpu.sms > 0 ? cl->gpu.sms : 1;
+    /* Several kernels' CTAs add up to NCCL's most channels, and leave the
+     * compute an SM at least. */
+    x->cta_cap = x->sms - 1 < ZS_NCCL_MAXCHANNELS ? x->sms - 1 : ZS_NCCL_MAXCHANNELS;
+    /* Pairs alike on a cluster of identical nodes: GPUs 0 and 1 of a node,
+     * GPU 0 of two nodes. The communicator is taken to be the schedule's
+     * ranks (it names none): one that spans nodes gives every peer, those
+     * of its own node too, the network's channels per peer (NCCL takes the
+     * fewest over the peers) and the network's part size (the p2p chunk of
+     * a communicator across nodes). */
+    zs_nccl_p2p_chans(cl, 0, cl->gpus_per_node > 1 ? 1 : 0, &x->p2p_per[0], &x->p2p_part[0]);
+    zs_nccl_p2p_chans(cl, 0, cl->nodes > 1 ? cl->gpus_per_node : 0, &x->p2p_per[1],
+                      &x->p2p_part[1]);
+    if (x->s->nranks > cl->gpus_per_node && x->p2p_per[1] > 0) {
+        x->p2p_per[0] = x->p2p_per[1];
+        x->p2p_part[0] = x->p2p_part[1];
+    }
+    return ZS_OK;
+}
+
+/* The result's per-rank interference and a note on it. */
+static int intf_close(ex *x)
+{
+    zs_result *res = x->res;
+    int n = x->s->nranks;
+    if (!(res->interference = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1))))
+        return ZS_ENOMEM;
+    double sum = 0, max = 0;
+    int at = 0;
+    for (int rk = 0; rk < n; rk++) {
+        res->interference[rk] = x->intf[rk].stretched;
+        sum += x->intf[rk].stretched;
+        if (x->intf[rk].stretched > max) {
+            max = x->intf[rk].stretched;
+            at = rk;
+        }
+    }
+    double mean = n > 0 ? sum / n : 0;
+    zs_result_note(res,
+                   "interference on: NCCL kernels hold SMs under compute (one CTA per channel: "
+                   "a collective's algorithm's channels, a transfer's p2p channels; %d SMs, at "
+                   "most %d held), compute stretched %.3f ms per rank on average (%.2f%% of the "
+                   "iteration), at most %.3f ms (rank %d); folding off",
+                   x->sms, x->cta_cap, mean * 1e3,
+                   res->iter_time > 0 ? 100 * mean / res->iter_time : 0.0, max * 1e3, at);
+    return ZS_OK;
+}
+
 /* ---- transfers that share NICs ---------------------------------------------- */
 
 static int nic_index(const zs_cluster *c, int rank)
@@ -790,6 +967,11 @@ static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
         count_p2p_bytes(x, src, dst, me.bytes);
     acct(x, rank, stream, 0, 1);
     acct(x, peer.rank, peer.stream, 0, 1);
+    if (x->intf) {
+        int k = intf_p2p_ctas(x, src, dst, me.bytes);
+        if (intf_change(x, rank, k) || intf_change(x, peer.rank, k))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
     const zs_cluster *cl = x->dry ? NULL : &x->cost->cluster;
     if (cl && zs_cluster_node_of(cl, src) != zs_cluster_node_of(cl, dst) && me.bytes > 0) {
         /* Across nodes: shares the NICs with the other transfers in flight. */
@@ -825,6 +1007,7 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
     if (c->arrived < g->n)
         return ZS_OK;
     double t = 0;
+    int ctas = 0;
     zs_nccl_traffic tr = {0, 0};
     if (!x->dry) {
         int *ranks = malloc(sizeof(int) * (size_t)g->n);
@@ -839,6 +1022,9 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
         zs_err pe;
         int prc = zs_nccl_group_plan(&x->cost->cluster, ranks, g->n, (zs_coll_kind)c->kind,
                                      c->bytes, zs_cost_nccl(x->cost), &ch, &tr, &pe);
+        if (x->intf && prc == ZS_OK)
+            ctas = zs_nccl_group_ctas(&x->cost->cluster, ranks, g->n, (zs_coll_kind)c->kind,
+                                      c->bytes, zs_cost_nccl(x->cost));
         free(ranks);
         if (prc)
             return fail_at(x, prc, c->who[0].rank, c->who[0].op, pe.what);
@@ -855,6 +1041,11 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
         if (k + 8 < g->n)
             pf_rank(x, c->who[k + 8].rank, c->who[k + 8].stream);
         acct(x, c->who[k].rank, c->who[k].stream, 0, 1);
+        if (x->intf) {
+            x->intf[c->who[k].rank].coll_ctas[c->who[k].stream] = ctas;
+            if (intf_change(x, c->who[k].rank, ctas))
+                return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        }
     }
     c->arrived = 0;
     int nt = x->dry ? 0 : coll_loads(x, g, c->kind, c->bytes, &tr);
@@ -910,6 +1101,8 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
             return post_coll(x, rank, stream, op, c->cur, c->iter);
         acct(x, rank, stream, 1, 0);
         post me = {rank, (int8_t)stream, c->cur, 0, x->now, c->iter, -1};
+        if (x->intf)
+            return intf_start(x, &me, op->v);
         if (push(x, x->now + (x->dry ? 0 : op->v), &me, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
@@ -1064,6 +1257,15 @@ static int retire(ex *x, const ev *v)
         return wake(x, v);
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
+    if (x->intf) {
+        const xop *o = &r->xo[v->op];
+        if (!v->comm && !intf_done(x, v, o->v))
+            return ZS_OK; /* re-timed since: a later event completes it */
+        if (v->comm && intf_change(x, v->rank,
+                                   -(p2p_kind(o->kind) ? intf_p2p_ctas(x, v->rank, o->a, o->v)
+                                                       : x->intf[v->rank].coll_ctas[v->stream])))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
     acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
     done_inc(r, v->op);
     r->res.ops++;
@@ -1110,6 +1312,7 @@ static void ex_free(ex *x)
     free(x->inmem);
     free(x->acc);
     free(x->touched);
+    free(x->intf);
     zs_linkshare_free(x->sh);
 }
 
@@ -1373,6 +1576,8 @@ static int tl_open(ex *x, const zs_analytic_opts *o, const zs_cluster *cl, zs_er
 /* Folding unless off; a timeline keeps the iterations it shows. */
 static int fold_open(ex *x, const zs_analytic_opts *o, zs_err *e)
 {
+    if (x->intf)
+        return ZS_OK; /* interference: every iteration (see the top) */
     zs_fold_cfg fc;
     zs_exec_fold_cfg(o ? &o->exec : NULL, x->tl, &fc);
     return fc.on ? zs_fold_new(x->s, &fc, &x->fold, e) : ZS_OK;
@@ -1418,6 +1623,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     free(cap);
     int rc = x.res && x.nic_tx && x.nic_rx && x.acc && x.touched && x.sh ? tl_open(&x, o, cl, e)
                                                                          : ZS_ENOMEM;
+    if (rc == ZS_OK)
+        rc = intf_open(&x, o);
     if (rc == ZS_OK)
         rc = fold_open(&x, o, e);
     if (rc == ZS_OK)
@@ -1472,6 +1679,11 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
                           "demand; no other contention (NVLink, PCIe, fabric); NIC busy = the "
                           "busier direction's bytes / line rate; collectives: the algorithm "
                           "NCCL 2.29.2's model runs, its bytes on the links it uses");
+    if (x.intf && intf_close(&x)) {
+        ex_free(&x);
+        zs_result_free(x.res);
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
     if (x.fold && !dry) {
         zs_fold_stats fst;
         zs_fold_get_stats(x.fold, &fst);

@@ -27,10 +27,15 @@ typedef struct zs_exec_opts {
     int tl_layer0, tl_layer1; /* layers it writes, inclusive (-1: all) */
     zs_fold_mode fold;
     double fold_tol; /* folding's period tolerance (0: the default, zs_fold_cfg_init) */
+    /* 1: compute-communication interference (--interference on): while a
+     * GPU's collectives and transfers run, their NCCL kernels hold SMs and
+     * its compute slows (the analytic backend, docs/cost-model.md); 0 (the
+     * default): compute takes its predicted time whatever overlaps it. */
+    int interference;
 } zs_exec_opts;
 
 /* No timeline (automatic ranks, all layers if one is set), exact repeats
- * fold with the default tolerance. */
+ * fold with the default tolerance, no interference. */
 void zs_exec_opts_init(zs_exec_opts *o);
 
 /* The timeline's ranks and layers as a writer's configuration, with

@@ -21,6 +21,18 @@ static int checked(int rc, zs_result **out, zs_err *e)
     return rc;
 }
 
+/* Only the analytic backend models compute-communication interference. */
+static int no_interference(const char *backend, const zs_backend_in *in, zs_err *e)
+{
+    if (!in->exec.interference)
+        return ZS_OK;
+    return zs_err_set(e, ZS_EUSAGE, "--interference on",
+                      "use --backend analytic, or --interference off",
+                      "the %s backend does not model compute-communication interference; only "
+                      "the analytic backend does",
+                      backend);
+}
+
 static void sim_opts(const zs_backend_in *in, zs_sim_opts *so)
 {
     zs_sim_opts_init(so);
@@ -34,6 +46,9 @@ static int run_sim(const zs_schedule *s, const zs_backend_in *in, zs_result **ou
 {
     zs_sim_opts so;
     sim_opts(in, &so);
+    int rc = no_interference("sim", in, e);
+    if (rc)
+        return rc;
     return checked(zs_sim_run_forked(s, in->cluster, &so, out, e), out, e);
 }
 
@@ -41,6 +56,9 @@ static int run_sim_here(const zs_schedule *s, const zs_backend_in *in, zs_result
 {
     zs_sim_opts so;
     sim_opts(in, &so);
+    int rc = no_interference("sim", in, e);
+    if (rc)
+        return rc;
     return checked(zs_sim_run(s, in->cluster, &so, out, e), out, e);
 }
 
@@ -57,6 +75,9 @@ static int run_analytic(const zs_schedule *s, const zs_backend_in *in, zs_result
  * timeline's nodes are the cluster's. */
 static int run_hw(const zs_schedule *s, const zs_backend_in *in, zs_result **out, zs_err *e)
 {
+    int rc = no_interference("hw", in, e);
+    if (rc)
+        return rc;
     zs_hw_run_cfg cfg = zs_hw_run_cfg_default();
     cfg.exec = in->exec;
     if (in->cluster)

@@ -469,6 +469,8 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
              c->fold == 0   ? "off"
              : c->fold == 1 ? "on"
                             : "steady");
+    if (c->interference) /* off (the default) keeps the keys stored before it existed */
+        snprintf(buf + strlen(buf), n - strlen(buf), "; interference=on");
     return ZS_OK;
 }
 

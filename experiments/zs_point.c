@@ -25,6 +25,7 @@ void zs_point_exec(const zs_point_cfg *c, const char *timeline, zs_exec_opts *o)
 {
     zs_exec_opts_init(o);
     o->fold = c->fold;
+    o->interference = c->interference;
     o->timeline = timeline;
     o->tl_ranks = c->tl_ranks;
     o->tl_layer0 = c->tl_layer0;

@@ -42,6 +42,7 @@ typedef struct zs_point_cfg {
     zs_recompute recompute;
     int validate;       /* run the plan validator on every plan */
     zs_fold_mode fold;  /* repeated segments (exec/zs_exec.h): off, on (exact), steady */
+    int interference;   /* 1: compute-communication interference (zs_exec_opts) */
     char timeline[512]; /* timeline of the last iteration (zs_timeline.h; "" none) */
     /* Timeline ranks (exec/zs_timeline.h: "" automatic, the default; "all";
      * "0,5,17-20") and layers, inclusive (-1: all, the default). */
@@ -53,7 +54,8 @@ typedef struct zs_point_cfg {
     double mem_gib_override;
 } zs_point_cfg;
 
-/* How c's schedules execute (borrowing c's strings): its fold mode and a
+/* How c's schedules execute (borrowing c's strings): its fold mode,
+ * interference and a
  * timeline at `timeline` (NULL: none) with c's ranks and layers. What
  * `run` and every study point hand their backend. */
 void zs_point_exec(const zs_point_cfg *c, const char *timeline, zs_exec_opts *o);

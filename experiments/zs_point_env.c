@@ -18,6 +18,12 @@ static int resolve_names(zs_point_env *env, zs_err *e)
         return rc;
     snprintf(c->method, sizeof c->method, "%s", env->planner->name);
     snprintf(c->backend, sizeof c->backend, "%s", env->backend->name);
+    if (c->interference && strcmp(c->backend, "analytic"))
+        return zs_err_set(e, ZS_EUSAGE, "--interference on",
+                          "use --backend analytic, or --interference off",
+                          "the %s backend does not model compute-communication interference; "
+                          "only the analytic backend does",
+                          c->backend);
     if (c->iterations < 1 || c->context < 1 || c->group < 1)
         return zs_err_set(e, ZS_EUSAGE, "--iterations/--context", NULL,
                           "iterations, context and group must be positive");

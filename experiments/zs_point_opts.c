@@ -142,6 +142,12 @@ static const zs_opt_spec table[] = {
             "layer folding: simulate a repeated layer pass until its iterations take the same time "
             "(to 1e-4), replay the rest; steady: also when they only swing around a steady mean "
             "(faster at scale, approximate); off: simulate every layer"),
+    [ZS_P_INTERFERENCE] =
+        ROW("interference", "interference", ZS_OPT_ENUM, interference, 0, 0, "off", "off|on",
+            "off|on", NULL,
+            "compute-communication interference (analytic backend): NCCL kernels hold one SM "
+            "per channel while they run, so compute under a collective or transfer slows "
+            "(docs/cost-model.md); on turns folding off"),
     [ZS_P_TIMELINE] =
         ROW("timeline", "timeline", ZS_OPT_STR, timeline, 0, 0, "", "FILE", NULL, NULL,
             "Chrome trace of the last iteration (FILE.json.gz: gzip; compare: FILE.METHOD.json; "

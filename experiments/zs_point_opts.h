@@ -48,6 +48,7 @@ typedef enum zs_popt_row {
     ZS_P_RECOMPUTE,
     ZS_P_VALIDATE,
     ZS_P_FOLD,
+    ZS_P_INTERFERENCE,
     ZS_P_TIMELINE,
     ZS_P_TL_RANKS,
     ZS_P_TL_LAYERS,

@@ -147,29 +147,10 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
     }
 }
 
-/* The CTAs (SMs) a collective's kernel holds while it runs: one per
- * channel of the graph of the algorithm NCCL picks (src/enqueue.cc: the
- * kernel's grid is the channel count); 0 when there is none. */
+/* The CTAs (SMs) a collective's kernel holds while it runs (zs_nccl.h). */
 static int coll_ctas(const zs_cost *c, const int *ranks, int n, zs_coll_kind k, double bytes)
 {
-    zs_nccl_choice ch;
-    zs_nccl_topo t;
-    zs_err e;
-    if (zs_nccl_group_plan(&c->cluster, ranks, n, k, bytes, zs_cost_nccl(c), &ch, NULL, &e) ||
-        zs_nccl_topo_group(&c->cluster, ranks, n, &t, &e))
-        return 0;
-    switch (ch.algo) {
-    case ZS_NCCL_RING:
-    case ZS_NCCL_PAT:
-        return t.ring.nch;
-    case ZS_NCCL_TREE:
-        return t.tree.nch;
-    case ZS_NCCL_NVLS:
-    case ZS_NCCL_NVLS_TREE:
-        return t.nvls_g.nch;
-    default:
-        return 0;
-    }
+    return zs_nccl_group_ctas(&c->cluster, ranks, n, k, bytes, zs_cost_nccl(c));
 }
 
 /* The compute time lost while a collective of `ctas` CTAs overlaps it for

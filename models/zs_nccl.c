@@ -905,3 +905,87 @@ int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_ki
     *ch = c;
     return ZS_OK;
 }
+
+/* ---- SMs held by NCCL's kernels ----------------------------------------------- */
+
+static int pow2_up(int x)
+{
+    int p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+int zs_nccl_group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm)
+{
+    zs_nccl_choice ch;
+    zs_nccl_topo t;
+    zs_err e;
+    if (n < 2 || zs_nccl_group_plan(cl, ranks, n, k, bytes, prm, &ch, NULL, &e) ||
+        zs_nccl_topo_group(cl, ranks, n, &t, &e))
+        return 0;
+    switch (ch.algo) {
+    case ZS_NCCL_RING:
+    case ZS_NCCL_PAT:
+        return t.ring.nch;
+    case ZS_NCCL_TREE:
+        return t.tree.nch;
+    case ZS_NCCL_NVLS:
+    case ZS_NCCL_NVLS_TREE:
+        return t.nvls_g.nch;
+    case ZS_NCCL_P2P: {
+        int c = pow2_up(t.ring.nch > 0 ? t.ring.nch : 1);
+        return c < ZS_NCCL_MAXCHANNELS ? c : ZS_NCCL_MAXCHANNELS;
+    }
+    default:
+        return 0;
+    }
+}
+
+void zs_nccl_p2p_chans(const zs_cluster *cl, int src, int dst, int *per, double *part)
+{
+    int ranks[2] = {src, dst};
+    zs_nccl_topo t;
+    zs_err e;
+    *per = 0;
+    *part = 0;
+    if (src == dst || zs_nccl_topo_group(cl, ranks, 2, &t, &e))
+        return;
+    int c;
+    if (t.nnodes > 1) {
+        /* paths.cc: at least one channel per local NIC, and one per 14 GB/s
+         * of them; enqueue.cc: parts of at most NCCL_P2P_NET_CHUNKSIZE. */
+        int nics = t.nics > 0 ? t.nics : 1;
+        int bw = (int)(nics * t.net_bw);
+        c = (bw + 13) / 14;
+        c = pow2_up(c > nics ? c : nics);
+        *part = 128.0 * 1024;
+    } else {
+        double link = t.sm >= 100 ? SM100_NVLINK_BW : t.sm >= 90 ? SM90_NVLINK_BW : SM80_NVLINK_BW;
+        int links = (int)(t.nvl_bw / link);
+        c = pow2_up(t.nvlink ? 2 * (links > 1 ? links : 1) : 2);
+        int p2p = pow2_up(t.ring.nch > 0 ? t.ring.nch : 1); /* p2pnChannels */
+        c = c < p2p ? c : p2p;
+        *part = 32.0 * 512 * 1024; /* 32 x NCCL_P2P_NVL_CHUNKSIZE */
+    }
+    *per = c;
+}
+
+int zs_nccl_p2p_split(int per, double part, double bytes)
+{
+    if (per <= 0)
+        return 0;
+    int c = 1;
+    while (c < per && bytes / c > part)
+        c *= 2;
+    return c;
+}
+
+int zs_nccl_p2p_ctas(const zs_cluster *cl, int src, int dst, double bytes)
+{
+    int per;
+    double part;
+    zs_nccl_p2p_chans(cl, src, dst, &per, &part);
+    return zs_nccl_p2p_split(per, part, bytes);
+}

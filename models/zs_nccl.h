@@ -183,6 +183,37 @@ int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_ki
                        const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
                        zs_err *e);
 
+/* ---- SMs held by NCCL's kernels ----------------------------------------------- */
+#define ZS_NCCL_MAXCHANNELS 64 /* the most channels NCCL runs (src/include/device.h) */
+
+/* NCCL launches one CTA per channel of a plan (src/enqueue.cc: the grid is
+ * the channel mask's population) and each CTA holds an SM while the kernel
+ * runs. The CTAs of the collective zs_nccl_group_plan prices: the channel
+ * count of the graph of the algorithm NCCL picks (ring and PAT: the ring
+ * graph, tree, NVLS and NVLS-tree theirs); all-to-all (grouped
+ * point-to-point) stripes its peers over every p2p channel, the ring's
+ * channel count rounded up to a power of two (ncclTopoComputeP2pChannels).
+ * 0 when the plan fails or the group is one rank. */
+int zs_nccl_group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm);
+/* The CTAs of one send (or receive) of `bytes` between global ranks src
+ * and dst: NCCL's channels per peer (src/graph/paths.cc,
+ * ncclTopoGetNchannels: across nodes max(local NICs, NIC GB/s / 14
+ * (NCCL_P2P_PER_CHANNEL_NET_BW)), inside a node 2 x NVLinks (2 over PCIe),
+ * the p2p channels at most, a power of two), of which a transfer uses the
+ * fewest that keep each part at most NCCL's part size (src/enqueue.cc,
+ * addP2pToPlan: the p2p chunk across nodes, 128 KiB; 32 chunks of 512 KiB
+ * inside a node), starting from one channel per operation (as in a
+ * communicator of at least as many ranks as p2p channels; a smaller one
+ * starts from more: this is a floor). */
+int zs_nccl_p2p_ctas(const zs_cluster *cl, int src, int dst, double bytes);
+/* The same in two steps, for a caller pricing many transfers between
+ * pairs alike: the channels per peer and the largest part of src and dst
+ * (0 and 0 when src == dst or the pair is not on the cluster), then the
+ * CTAs of `bytes` from them. */
+void zs_nccl_p2p_chans(const zs_cluster *cl, int src, int dst, int *per, double *part);
+int zs_nccl_p2p_split(int per, double part, double bytes);
+
 /* nccl-tests bus bytes per GPU for a collective of nBytes on n ranks
  * (all-to-all: the bytes each GPU sends, (n-1)/n of its nBytes/n buffer). */
 double zs_nccl_bus_bytes(zs_coll_kind k, int n, double nbytes);

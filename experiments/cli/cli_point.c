@@ -28,6 +28,8 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
                    p->fold == ZS_FOLD_OFF     ? "off"
                    : p->fold == ZS_FOLD_EXACT ? "on"
                                               : "steady");
+    if (p->interference)
+        zs_output_text(d, "# interference on: compute slows under NCCL kernels (folding off)\n");
     if (p->opts[0])
         zs_output_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)

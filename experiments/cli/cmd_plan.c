@@ -55,7 +55,8 @@ static const zs_opt_spec plan_own[] = {
 /* plan runs no backend: it takes the timeline options only to say so
  * (`plan --timeline`: "plan runs no backend"), and leaves them out of its
  * help (an empty note). */
-static const zs_popt_row no_run[] = {ZS_P_TIMELINE, ZS_P_TL_RANKS, ZS_P_TL_LAYERS, ZS_P_COUNT};
+static const zs_popt_row no_run[] = {ZS_P_INTERFERENCE, ZS_P_TIMELINE, ZS_P_TL_RANKS,
+                                     ZS_P_TL_LAYERS, ZS_P_COUNT};
 static const zs_cli_use hidden[] = {
     {ZS_FP(TIMELINE), ""}, {ZS_FP(TL_RANKS), ""}, {ZS_FP(TL_LAYERS), ""}, {0, NULL}};
 

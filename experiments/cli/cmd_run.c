@@ -37,6 +37,7 @@ static const zs_cli_use uses[] = {
     {ZS_FP(TL_RANKS), NULL},
     {ZS_FP(TL_LAYERS), NULL},
     {ZS_FP(FOLD), NULL},
+    {ZS_FP(INTERFERENCE), NULL},
     {ZS_F_FORMAT, NULL},
     {ZS_F_QUIET, NULL},
     {ZS_F_RANKS, NULL},
@@ -45,7 +46,8 @@ static const zs_cli_use uses[] = {
 typedef struct run_args {
     const zs_backend *backend;
     const char *cluster, *model, *calib, *timeline, *plan, *chakra;
-    zs_point_cfg tl; /* the timeline limits and fold mode, read by the study-point rows */
+    zs_point_cfg
+        tl; /* the timeline limits, fold mode and interference, read by the study-point rows */
     zs_cli_flags fl; /* the shared flags as given: the names above point into it */
     zs_format fmt;
     int validate, ranks, quiet;
@@ -137,8 +139,9 @@ static int print_result(const run_args *a, const zs_schedule *s, const zs_model 
     }
     if (a->ranks) {
         zs_table *rt = zs_table_new(NULL);
-        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
-        for (int i = 0; i < 6; i++)
+        const char *cols[] = {"rank",    "compute_ms", "exposed_ms",     "idle_ms",
+                              "comm_ms", "end_ms",     "interference_ms"};
+        for (int i = 0; i < (r->interference ? 7 : 6); i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r, rt);
         zs_output_table(d, "ranks", rt);

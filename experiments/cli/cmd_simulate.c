@@ -101,8 +101,9 @@ static void last_iteration(zs_output *d, const zs_point_result *r, int ranks)
     }
     if (ranks) {
         zs_table *rt = zs_table_new(zs_output_format(d) == ZS_FMT_TABLE ? "per rank (ms):" : NULL);
-        const char *cols[] = {"rank", "compute_ms", "exposed_ms", "idle_ms", "comm_ms", "end_ms"};
-        for (int i = 0; i < 6; i++)
+        const char *cols[] = {"rank",    "compute_ms", "exposed_ms",     "idle_ms",
+                              "comm_ms", "end_ms",     "interference_ms"};
+        for (int i = 0; i < (r->last->interference ? 7 : 6); i++)
             zs_table_col(rt, cols[i], 1);
         zs_result_ranks(r->last, rt);
         zs_output_table(d, "ranks", rt);
