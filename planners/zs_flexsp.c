@@ -350,21 +350,46 @@ static void notes(const flexsp *F, const zs_flexsp_cfg *cfg, zs_plan_report *rep
                         cfg->exact_max);
 }
 
+/* The batch's layout and the solver's plan into F (the per-batch decision,
+ * what plan lowers and decide times alone). */
+static int solve(const zs_plan_ctx *ctx, const zs_batch *batch, flexsp *F, fcost *fc,
+                 zs_flexsp_cfg *cfg, zs_err *e)
+{
+    int rc = layout(ctx, batch, &F->c, e);
+    if (rc)
+        return rc;
+    zs_cpg *c = &F->c;
+    const zs_model *m = ctx->model;
+    int hq = m->heads / c->tp, hkv = m->kv_heads / c->tp > 0 ? m->kv_heads / c->tp : 1;
+    *fc = (fcost){.cost = ctx->cost, .hq = hq, .recompute = c->mc.recompute == ZS_RECOMPUTE_FULL};
+    *cfg = (zs_flexsp_cfg){.cost = seq_cost, .cost_arg = fc};
+    if ((rc = read_options(ctx, c, hq, hkv, cfg, e)) || (rc = rates(ctx, c, cfg->max_sp, fc, e)))
+        return rc;
+    return zs_flexsp_solve(c->len, c->ndocs, cfg, &F->p, e);
+}
+
+static int decide(const zs_plan_ctx *ctx, const zs_batch *batch, int *classes, zs_err *e)
+{
+    (void)classes;
+    flexsp F = {0};
+    fcost fc;
+    zs_flexsp_cfg cfg;
+    int rc = solve(ctx, batch, &F, &fc, &cfg, e);
+    zs_flexsp_plan_free(&F.p);
+    zs_cpg_free(&F.c);
+    return rc;
+}
+
 static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
                 zs_plan_report *rep, zs_err *e)
 {
     flexsp F = {0};
     zs_schedule *s = NULL;
-    int rc = layout(ctx, batch, &F.c, e);
-    if (rc)
-        return rc;
+    fcost fc;
+    zs_flexsp_cfg cfg;
     zs_cpg *c = &F.c;
-    const zs_model *m = ctx->model;
-    int hq = m->heads / c->tp, hkv = m->kv_heads / c->tp > 0 ? m->kv_heads / c->tp : 1;
-    fcost fc = {.cost = ctx->cost, .hq = hq, .recompute = c->mc.recompute == ZS_RECOMPUTE_FULL};
-    zs_flexsp_cfg cfg = {.cost = seq_cost, .cost_arg = &fc};
-    if ((rc = read_options(ctx, c, hq, hkv, &cfg, e)) || (rc = rates(ctx, c, cfg.max_sp, &fc, e)) ||
-        (rc = zs_flexsp_solve(c->len, c->ndocs, &cfg, &F.p, e)))
+    int rc = solve(ctx, batch, &F, &fc, &cfg, e);
+    if (rc)
         goto out;
     if (F.p.nmicro > INT16_MAX) {
         rc = zs_err_set(e, ZS_EINPUT, "flexsp", "use a smaller batch or more GPUs",
@@ -404,4 +429,5 @@ const zs_planner_ops zs_planner_flexsp = {
     .summary = "FlexSP: per micro-batch, the GPUs partitioned into Ulysses SP groups of "
                "power-of-two sizes and sequences assigned to them by a solver (reconstructed)",
     .options = options,
-    .plan = plan};
+    .plan = plan,
+    .decide = decide};

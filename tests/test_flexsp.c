@@ -237,6 +237,15 @@ static void test_planner(void)
     ZS_ASSERT_STR_CONTAINS(e.what, "heads");
     ZS_ASSERT_INT_EQ(plan(&v, "min_sp=4,max_sp=2", b, &s, &rep, &e), ZS_EUSAGE);
     ZS_ASSERT_STR_CONTAINS(e.where, "min_sp");
+    /* The decision alone (`bench plan`): the solver without the lowering,
+     * with the same option checks. */
+    const zs_planner_ops *p = zs_planner_find("flexsp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p->decide);
+    int classes[ZS_PLAN_CLASSES] = {0};
+    zs_opts_init(&v.opts);
+    ZS_ASSERT_OK(p->decide(&v.ctx, b, classes, &e), &e);
+    ZS_ASSERT_OK(zs_opts_parse(&v.opts, "max_sp=3", &e), &e);
+    ZS_ASSERT_INT_EQ(p->decide(&v.ctx, b, classes, &e), ZS_EUSAGE);
     zs_batch_free(b);
     zs_cost_free(v.cost);
 }
