@@ -417,10 +417,13 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         fwd_moe(it, b, c, slot, pfx);
     } else {
         double f = (double)m->ffn / it->tp;
-        label(it, l, sizeof l, pfx, "mlp-gate-up");
-        gemm(it, c, l, T, 2 * f, h, -1);
-        label(it, l, sizeof l, pfx, "swiglu");
-        elem(it, c, l, 3 * T * f * by);
+        int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
+        label(it, l, sizeof l, pfx, gated ? "mlp-gate-up" : "mlp-up");
+        gemm(it, c, l, T, (gated ? 2 : 1) * f, h, -1);
+        /* SwiGLU reads gate and up and writes their product; GELU and
+         * squared ReLU read one and write one */
+        label(it, l, sizeof l, pfx, gated ? "swiglu" : "activation");
+        elem(it, c, l, (gated ? 3 : 2) * T * f * by);
         label(it, l, sizeof l, pfx, "mlp-down");
         gemm(it, c, l, T, h, f, -1);
     }
@@ -493,9 +496,12 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
         gemm_bwd(it, c, "moe-router", T, m->experts, h, -1);
     } else {
         double f = (double)m->ffn / it->tp;
+        int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
         gemm_bwd(it, c, "mlp-down", T, h, f, -1);
-        elem(it, c, "swiglu-bwd", 4 * T * f * by);
-        gemm_bwd(it, c, "mlp-gate-up", T, 2 * f, h, -1);
+        /* GELU and squared ReLU read the input and the gradient and write
+         * one gradient */
+        elem(it, c, gated ? "swiglu-bwd" : "activation-bwd", (gated ? 4 : 3) * T * f * by);
+        gemm_bwd(it, c, gated ? "mlp-gate-up" : "mlp-up", T, (gated ? 2 : 1) * f, h, -1);
     }
     tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm2-bwd", 3 * Tl * h * by);

@@ -4,7 +4,9 @@
  * emitter; the builder lays out the whole iteration:
  *   - per layer, forward and backward (backward GEMMs cost two GEMMs of the
  *     forward's size; attention backward is priced by the cost model), with
- *     RMSNorm/SwiGLU/residual as memory-bound ops, optional full
+ *     the model's MLP (SwiGLU: gate and up GEMMs; GELU or squared ReLU: one
+ *     up GEMM), RMSNorm, the activation and the residual as memory-bound
+ *     ops, optional full
  *     recomputation (the layer's forward runs again before its backward);
  *   - tensor parallelism with sequence parallelism: all-gather before and
  *     reduce-scatter after the attention and MLP blocks over the TP group,
