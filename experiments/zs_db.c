@@ -471,6 +471,8 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
                             : "steady");
     if (c->interference) /* off (the default) keeps the keys stored before it existed */
         snprintf(buf + strlen(buf), n - strlen(buf), "; interference=on");
+    if (c->precision) /* the same for bf16 */
+        snprintf(buf + strlen(buf), n - strlen(buf), "; precision=fp8");
     return ZS_OK;
 }
 

@@ -45,6 +45,8 @@ static int load_machine(zs_point_env *env, zs_err *e)
     mc.mem_gib = c->mem_gib_override;
     mc.calib = c->calib;
     int rc = zs_machine_load(&mc, &env->mach, e);
+    if (!rc && c->precision)
+        rc = zs_cost_set_fp8(env->mach.cost, 1, e);
     if (rc)
         return rc;
     env->gpus = zs_cluster_gpus(&env->mach.cluster);

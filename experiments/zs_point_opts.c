@@ -135,6 +135,12 @@ static const zs_opt_spec table[] = {
         ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL, "ZeRO stage"),
     [ZS_P_RECOMPUTE] = ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full",
                            "none|full", "none|full", NULL, "activation recomputation"),
+    [ZS_P_PRECISION] =
+        ROW("precision", "precision", ZS_OPT_ENUM, precision, 0, 0, "bf16", "bf16|fp8", "bf16|fp8",
+            NULL,
+            "the layers' linear GEMMs: fp8 runs them as TransformerEngine does (delayed scaling) "
+            "on the GPU's FP8 GEMM curve, with their casts, FP8 sequence-parallel gathers and "
+            "amax updates; needs FP8 tensor cores (docs/cost-model.md)"),
     [ZS_P_VALIDATE] = ROW("validate", "validate", ZS_OPT_FLAG, validate, 0, 1, "0", NULL, NULL,
                           NULL, "check every plan with the plan validator"),
     [ZS_P_FOLD] =

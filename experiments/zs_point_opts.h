@@ -46,6 +46,7 @@ typedef enum zs_popt_row {
     ZS_P_ATTN_KERNEL,
     ZS_P_ZERO,
     ZS_P_RECOMPUTE,
+    ZS_P_PRECISION,
     ZS_P_VALIDATE,
     ZS_P_FOLD,
     ZS_P_INTERFERENCE,

@@ -159,11 +159,16 @@ typedef struct chain {
     double t;     /* dry run: predicted seconds so far */
 } chain;
 
-static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n, double k,
-                    int64_t extra_dep)
+/* A GEMM; fp8: in FP8 (a layer's linear GEMM when the cost model prices
+ * them so, zs_cost_set_fp8). */
+static int64_t gemm_prec(zs_iter *it, chain *c, const char *label, double m, double n, double k,
+                         int64_t extra_dep, int fp8)
 {
+    double t = m <= 0 ? 0
+               : fp8  ? zs_cost_gemm_fp8(it->cost, m, n, k)
+                      : zs_cost_gemm(it->cost, m, n, k);
     if (it->dry) {
-        c->t += m > 0 ? zs_cost_gemm(it->cost, m, n, k) : 0;
+        c->t += t;
         return 0;
     }
     int64_t deps[2];
@@ -172,11 +177,16 @@ static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n
         deps[nd++] = c->last;
     if (extra_dep >= 0 && extra_dep != c->last)
         deps[nd++] = extra_dep;
-    double t = m > 0 ? zs_cost_gemm(it->cost, m, n, k) : 0;
     int64_t op = zs_sched_gemm(it->s, c->rank, ZS_STREAM_COMPUTE, label, m, n, k, t, deps, nd);
     if (op >= 0)
         c->last = op;
     return op;
+}
+
+static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n, double k,
+                    int64_t extra_dep)
+{
+    return gemm_prec(it, c, label, m, n, k, extra_dep, 0);
 }
 
 static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
@@ -192,6 +202,40 @@ static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
     if (op >= 0)
         c->last = op;
     return op;
+}
+
+/* ---- FP8 (zs_cost_set_fp8: TransformerEngine, delayed scaling) -------------
+ * The layers' linear GEMMs run in FP8: before each, TransformerEngine casts
+ * its inputs, reading bf16 and writing FP8 twice (row-wise and transposed,
+ * for the backward's GEMMs): forward the activation and the weight,
+ * backward the output gradient; sequence parallelism gathers FP8 values;
+ * every layer updates the amax histories and scales of its 4 GEMMs' 3
+ * tensors. The same inventory as `zepsim cost step --precision fp8`
+ * (models/zs_step.c). MoE experts and the LM head stay in bf16. */
+#define FP8_AMAX_HIST 1024 /* TransformerEngine's default amax history */
+
+static int fp8_on(const zs_iter *it)
+{
+    return it->cost->fp8;
+}
+
+/* pfx: the recomputation's prefix, or "d" for a backward's output
+ * gradient ("cast-dqkv"). */
+static void fp8_cast(zs_iter *it, chain *c, const char *pfx, const char *name, double vals)
+{
+    if (!fp8_on(it) || vals <= 0)
+        return;
+    char l[64];
+    int grad = !strcmp(pfx, "d");
+    if (!it->dry)
+        snprintf(l, sizeof l, "%scast-%s%s", grad ? "" : pfx, grad ? "d" : "", name);
+    elem(it, c, l, vals * (it->m->dtype_bytes + 2));
+}
+
+/* Bytes of one value the TP all-gather before a linear GEMM moves. */
+static double gather_bytes(const zs_iter *it)
+{
+    return fp8_on(it) ? 1 : it->m->dtype_bytes;
 }
 
 /* A collective on the compute stream after the chain's last op; a dry run
@@ -341,22 +385,24 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double T = tokens(it, b->micro, slot), Tl = T / it->tp, h = m->hidden, by = m->dtype_bytes;
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
     char l[64];
+    int f8 = fp8_on(it);
     label(it, l, sizeof l, pfx, "norm1");
     elem(it, c, l, 2 * Tl * h * by);
+    fp8_cast(it, c, pfx, "qkv", Tl * h + h * qkv_n);
     label(it, l, sizeof l, pfx, "tp-ag-attn");
-    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * gather_bytes(it));
     double mv = moved(it, b->micro, slot);
     int64_t ag = b->param_ag ? b->param_ag[slot] : -1;
     if (mv > 0) {
         /* The moved tokens' QKV first: it leaves while the rest is computed. */
         label(it, l, sizeof l, pfx, "qkv-moved");
-        gemm(it, c, l, mv, qkv_n, h, ag);
+        gemm_prec(it, c, l, mv, qkv_n, h, ag, f8);
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
         ag = -1;
     }
     label(it, l, sizeof l, pfx, "qkv");
-    gemm(it, c, l, T - mv, qkv_n, h, ag);
+    gemm_prec(it, c, l, T - mv, qkv_n, h, ag, f8);
     it->entry[cur_ix(it, slot)] = c->last;
     if (mv <= 0)
         it->entry_moved[slot] = c->last;
@@ -399,50 +445,70 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention exit op%s", slot,
                           ex < 0 ? "" : " for its moved tokens");
+    int f8 = fp8_on(it), moe = zs_model_is_moe(m);
+    double f = (double)m->ffn / it->tp, up = (zs_model_mlp(m) == ZS_MLP_SWIGLU ? 2 : 1) * f;
+    fp8_cast(it, c, pfx, "o-proj", T * ad + ad * h);
     label(it, l, sizeof l, pfx, "o-proj");
-    gemm(it, c, l, T - mv, h, ad, ex);
+    gemm_prec(it, c, l, T - mv, h, ad, ex, f8);
     it->dry_mark = c->t;
     if (mv > 0) {
         /* The moved tokens' attention output arrives while the kept part runs. */
         label(it, l, sizeof l, pfx, "o-proj-moved");
-        gemm(it, c, l, mv, h, ad, it->exit_moved[slot]);
+        gemm_prec(it, c, l, mv, h, ad, it->exit_moved[slot], f8);
     }
     label(it, l, sizeof l, pfx, "tp-rs-attn");
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     label(it, l, sizeof l, pfx, "residual-norm2");
     elem(it, c, l, 3 * Tl * h * by);
+    if (!moe)
+        fp8_cast(it, c, pfx, "mlp-up", Tl * h + h * up);
     label(it, l, sizeof l, pfx, "tp-ag-mlp");
-    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * by);
-    if (zs_model_is_moe(m)) {
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * (moe ? by : gather_bytes(it)));
+    if (moe) {
         fwd_moe(it, b, c, slot, pfx);
     } else {
-        double f = (double)m->ffn / it->tp;
         int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
         label(it, l, sizeof l, pfx, gated ? "mlp-gate-up" : "mlp-up");
-        gemm(it, c, l, T, (gated ? 2 : 1) * f, h, -1);
+        gemm_prec(it, c, l, T, up, h, -1, f8);
         /* SwiGLU reads gate and up and writes their product; GELU and
          * squared ReLU read one and write one */
         label(it, l, sizeof l, pfx, gated ? "swiglu" : "activation");
         elem(it, c, l, (gated ? 3 : 2) * T * f * by);
+        fp8_cast(it, c, pfx, "mlp-down", T * f + f * h);
         label(it, l, sizeof l, pfx, "mlp-down");
-        gemm(it, c, l, T, h, f, -1);
+        gemm_prec(it, c, l, T, h, f, -1, f8);
     }
     label(it, l, sizeof l, pfx, "tp-rs-mlp");
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     label(it, l, sizeof l, pfx, "residual");
     elem(it, c, l, 2 * Tl * h * by);
+    if (f8) { /* delayed scaling: the 4 GEMMs' amax histories and scales, read and written */
+        label(it, l, sizeof l, pfx, "amax-scale");
+        elem(it, c, l, 4 * 3 * (FP8_AMAX_HIST + 1) * 4.0 * 2);
+    }
     return ZS_OK;
 }
 
-/* A backward GEMM is the input-gradient and the weight-gradient GEMMs. */
+/* A backward GEMM is the input-gradient and the weight-gradient GEMMs;
+ * lin: a layer's linear GEMM, in FP8 when the cost model says so (its
+ * output gradient cast first). */
+static void gemm_bwd_lin(zs_iter *it, chain *c, const char *name, double m, double n, double k,
+                         int64_t extra_dep, int lin)
+{
+    char l[64];
+    int f8 = lin && fp8_on(it);
+    if (f8)
+        fp8_cast(it, c, "d", name, m * n);
+    label(it, l, sizeof l, name, "-dgrad");
+    gemm_prec(it, c, l, m, k, n, extra_dep, f8);
+    label(it, l, sizeof l, name, "-wgrad");
+    gemm_prec(it, c, l, k, n, m, -1, f8);
+}
+
 static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n, double k,
                      int64_t extra_dep)
 {
-    char l[64];
-    label(it, l, sizeof l, name, "-dgrad");
-    gemm(it, c, l, m, k, n, extra_dep);
-    label(it, l, sizeof l, name, "-wgrad");
-    gemm(it, c, l, k, n, m, -1);
+    gemm_bwd_lin(it, c, name, m, n, k, extra_dep, 0);
 }
 
 /* A backward GEMM next to attention with mv of its m tokens moved: two
@@ -454,25 +520,28 @@ static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, do
 {
     char l[64];
     if (mv <= 0) {
-        gemm_bwd(it, c, name, m, n, k, kept_dep);
+        gemm_bwd_lin(it, c, name, m, n, k, kept_dep, 1);
         return;
     }
+    int f8 = fp8_on(it);
+    if (f8)
+        fp8_cast(it, c, "d", name, m * n);
     if (before) {
         label(it, l, sizeof l, name, "-dgrad-moved");
-        gemm(it, c, l, mv, k, n, -1);
+        gemm_prec(it, c, l, mv, k, n, -1, f8);
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
         label(it, l, sizeof l, name, "-dgrad");
-        gemm(it, c, l, m - mv, k, n, -1);
+        gemm_prec(it, c, l, m - mv, k, n, -1, f8);
     } else {
         label(it, l, sizeof l, name, "-dgrad");
-        gemm(it, c, l, m - mv, k, n, kept_dep);
+        gemm_prec(it, c, l, m - mv, k, n, kept_dep, f8);
         it->dry_mark = c->t;
         label(it, l, sizeof l, name, "-dgrad-moved");
-        gemm(it, c, l, mv, k, n, moved_dep);
+        gemm_prec(it, c, l, mv, k, n, moved_dep, f8);
     }
     label(it, l, sizeof l, name, "-wgrad");
-    gemm(it, c, l, k, n, m, -1);
+    gemm_prec(it, c, l, k, n, m, -1, f8);
 }
 
 /* Backward ops before attention backward (MLP, O projection). */
@@ -497,11 +566,11 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
     } else {
         double f = (double)m->ffn / it->tp;
         int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
-        gemm_bwd(it, c, "mlp-down", T, h, f, -1);
+        gemm_bwd_lin(it, c, "mlp-down", T, h, f, -1, 1);
         /* GELU and squared ReLU read the input and the gradient and write
          * one gradient */
         elem(it, c, gated ? "swiglu-bwd" : "activation-bwd", (gated ? 4 : 3) * T * f * by);
-        gemm_bwd(it, c, gated ? "mlp-gate-up" : "mlp-up", T, (gated ? 2 : 1) * f, h, -1);
+        gemm_bwd_lin(it, c, gated ? "mlp-gate-up" : "mlp-up", T, (gated ? 2 : 1) * f, h, -1, 1);
     }
     tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm2-bwd", 3 * Tl * h * by);

@@ -71,3 +71,26 @@ double zs_cost_attn_zigzag(const zs_cost *c, int32_t len, int g, int rank, int h
     free(all);
     return t;
 }
+
+int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e)
+{
+    const zs_gpu *g = &c->cluster.gpu;
+    if (on && g->cc < 8.9)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "use --precision bf16, or a GPU with FP8 tensor cores (H100, H200, H800)",
+                          "GPU '%s' (compute capability %.1f) has no FP8 tensor cores (FP8 "
+                          "needs 8.9 or later)",
+                          g->name, g->cc);
+    if (on && g->fp8_tflops <= 0)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
+                          "GPU '%s' has no FP8 GEMM rate", g->name);
+    c->fp8 = on != 0;
+    return ZS_OK;
+}
+
+double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k)
+{
+    zs_gemm_curve g8 = zs_gpu_fp8_curve(&c->cluster.gpu);
+    return zs_gemm_curve_time(&g8, m, n, k);
+}

@@ -65,7 +65,18 @@ struct zs_cost {
     zs_cluster cluster;
     char desc[256]; /* printed in every result: which model, which calibration */
     void *impl;     /* owned by the implementation */
+    int fp8;        /* the layers' linear GEMMs in FP8 (zs_cost_set_fp8); 0: bf16 */
 };
+
+/* Prices the transformer layers' linear GEMMs in FP8, as TransformerEngine
+ * runs them with delayed scaling (`zepsim cost step --precision fp8` prices
+ * the same): the iteration builder then times them on the GPU's FP8 GEMM
+ * curve (zs_cost_gemm_fp8) and adds their casts, the FP8 all-gathers of
+ * sequence parallelism and the amax / scale updates. ZS_EINPUT naming the
+ * GPU when it has no FP8 tensor cores or no FP8 GEMM rate. */
+int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e);
+/* One FP8 GEMM of m x k by k x n on the GPU's FP8 curve (zs_gpu_fp8_curve). */
+double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k);
 
 /* The analytical model: FLOPs and bytes with shape-dependent efficiency.
  * Returns NULL when out of memory. Free with zs_cost_free. */

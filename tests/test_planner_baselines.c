@@ -650,6 +650,82 @@ static void test_tp_and_recompute(void)
     zs_cost_free(v.cost);
 }
 
+/* Sum over a rank's ops labelled `lab` (segment repeats counted) of what
+ * `what` picks: 0 count, 1 duration, 2 collective bytes. */
+static double label_sum(const zs_schedule *s, int r, const char *lab, int what)
+{
+    const zs_rank_prog *p = &s->ranks[r];
+    double sum = 0;
+    for (int32_t g = 0; g < p->nsegs; g++)
+        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++) {
+            const zs_op *op = &p->ops[i];
+            if (strcmp(s->labels[op->label], lab) != 0)
+                continue;
+            double x = what == 0 ? 1 : what == 1 ? op->duration : op->u.coll.bytes;
+            sum += x * p->segs[g].repeat;
+        }
+    return sum;
+}
+
+/* FP8 (zs_cost_set_fp8) on one DGX-H100 node, te-cp tp=2 x cp=4, no
+ * recomputation: the layers' linear GEMMs on the FP8 curve (the LM head
+ * stays bf16), one cast before each (forward: activation and weight;
+ * backward: the output gradient), one amax update per layer, the
+ * sequence-parallel gathers in FP8 (half the bf16 bytes), and a shorter
+ * iteration. Without it nothing of the kind. An A800 has no FP8. */
+static void test_fp8(void)
+{
+    env v;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("llama-3b", &v.m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &v.c, &e), &e);
+    v.cost = zs_cost_analytic_new(&v.m, &v.c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v.cost);
+    zs_opts_init(&v.opts);
+    v.ctx = (zs_plan_ctx){&v.m, &v.c, v.cost, zs_mem_cfg_default(), &v.opts, 1};
+    v.ctx.mem.recompute = ZS_RECOMPUTE_NONE;
+    zs_batch *b = random_batch(5, 12, 20000);
+    double t[2], ag[2];
+    for (int f8 = 0; f8 < 2; f8++) {
+        ZS_ASSERT_OK(zs_cost_set_fp8(v.cost, f8, &e), &e);
+        env_opts(&v, "tp=2,cp=4");
+        zs_plan_report rep;
+        zs_schedule *s = plan_ok(&v, "te-cp", b, &rep);
+        double L = v.m.layers;
+        ZS_ASSERT_NEAR(label_sum(s, 0, "amax-scale", 0), f8 ? L : 0, 1e-9);
+        ZS_ASSERT_NEAR(label_sum(s, 0, "cast-qkv", 0), f8 ? L : 0, 1e-9);
+        ZS_ASSERT_NEAR(label_sum(s, 0, "cast-mlp-down", 0), f8 ? L : 0, 1e-9);
+        ZS_ASSERT_NEAR(label_sum(s, 0, "cast-dqkv", 0), f8 ? L : 0, 1e-9);
+        ag[f8] = label_sum(s, 0, "tp-ag-attn", 2);
+        /* every qkv GEMM priced on the curve of its precision */
+        const zs_rank_prog *p = &s->ranks[0];
+        for (int64_t i = 0; i < p->nops; i++) {
+            const zs_op *op = &p->ops[i];
+            const char *l = s->labels[op->label];
+            if (strcmp(l, "qkv") && strcmp(l, "lm-head"))
+                continue;
+            int in8 = f8 && !strcmp(l, "qkv");
+            double m = op->u.compute.m, n = op->u.compute.n, k = op->u.compute.k;
+            double want = in8 ? zs_cost_gemm_fp8(v.cost, m, n, k) : zs_cost_gemm(v.cost, m, n, k);
+            ZS_ASSERT_REL(op->duration, want, 1e-12);
+        }
+        zs_result *r = NULL;
+        ZS_ASSERT_OK(zs_analytic_run(s, v.cost, NULL, &r, &e), &e);
+        t[f8] = r->iter_time;
+        zs_result_free(r);
+        zs_schedule_free(s);
+    }
+    ZS_ASSERT_REL(ag[1], ag[0] / v.m.dtype_bytes, 1e-12);
+    CU_ASSERT(t[1] < t[0]);
+    zs_batch_free(b);
+    zs_cost_free(v.cost);
+    env_init(&v, "llama-3b", 1); /* cluster-a: A800 */
+    ZS_ASSERT_INT_EQ(zs_cost_set_fp8(v.cost, 1, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "no FP8 tensor cores");
+    CU_ASSERT(!v.cost->fp8);
+    zs_cost_free(v.cost);
+}
+
 /* ---- errors --------------------------------------------------------------------- */
 
 static void expect_error(env *v, const char *method, const char *opts, const zs_batch *b,
@@ -701,6 +777,7 @@ int main(int argc, char **argv)
                                          {"hybriddp_properties", test_hybriddp_properties},
                                          {"deterministic", test_deterministic},
                                          {"tp_and_recompute", test_tp_and_recompute},
+                                         {"fp8", test_fp8},
                                          {"errors", test_errors},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {

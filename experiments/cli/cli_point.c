@@ -30,6 +30,9 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
                                               : "steady");
     if (p->interference)
         zs_output_text(d, "# interference on: compute slows under NCCL kernels (folding off)\n");
+    if (p->precision)
+        zs_output_text(d, "# precision fp8: the layers' linear GEMMs in FP8 (TransformerEngine, "
+                          "delayed scaling)\n");
     if (p->opts[0])
         zs_output_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)

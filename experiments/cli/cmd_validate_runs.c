@@ -13,6 +13,7 @@
 #include "zs_machine.h"
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
+#include "zs_point.h"
 #include "zs_runs.h"
 #include "zs_sort.h"
 
@@ -37,7 +38,7 @@ static const char runs_help[] =
 typedef struct runs_args {
     const char *runs, *cluster, *plot;
     zs_format fmt;
-    int interference;
+    int interference, simulate;
     zs_cli_flags fl; /* the shared flags as given: cluster points into it */
 } runs_args;
 
@@ -51,7 +52,12 @@ static const zs_opt_spec runs_own[] = {
      .deftext = "on",
      .arg = "on|off",
      .help = "compute slowed under the overlapped DP collectives by the SMs NCCL's CTAs hold "
-             "(interference_ms)"}};
+             "(interference_ms)"},
+    ZS_OPT_ROW("simulate", ZS_OPT_FLAG, runs_args, simulate, 0, 1, "0", NULL,
+               "also simulate each run's schedule: plain-4d (TP with sequence parallelism, CP "
+               "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer) on "
+               "fixed-length sequences, one iteration on the analytic backend (the schedules "
+               "every comparison runs), beside the step model")};
 static const zs_cli_use runs_uses[] = {
     {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
     {ZS_F_PLOT, "error_pct per run against the +-8% / +-20% goals (default none; needs gnuplot)"},
@@ -91,6 +97,12 @@ typedef struct outcome {
     zs_mstep s;
     double err_pct; /* signed, on the figure named by err_on */
     const char *err_on;
+    int gpn; /* GPUs per node of the cluster */
+    /* --simulate: the schedule's prediction (sim_ok) or why not */
+    int sim_ok;
+    char sim_reason[300];
+    double sim_tokens_s_gpu, sim_tflops_gpu, sim_err_pct, sim_step_s;
+    double sim_busy, sim_exposed, sim_idle; /* shares of the iteration */
 } outcome;
 
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
@@ -124,6 +136,7 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
+    o->gpn = mach.cluster.gpus_per_node;
     zs_machine_clear(&mach);
     if (rc == ZS_EINPUT || rc == ZS_EUSAGE) {
         zs_err_format(&why, o->reason, sizeof o->reason);
@@ -147,6 +160,76 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
         o->err_on = "tokens_s_gpu";
         o->err_pct = 100 * (o->s.tokens_s_gpu - r->tokens_s_gpu) / r->tokens_s_gpu;
     }
+    return ZS_OK;
+}
+
+/* The run as a study point: plain-4d on sequences of exactly seq tokens
+ * (the concatenate-and-cut loader then makes windows of mbs whole
+ * sequences), gbs / (dp x mbs) micro-batches per DP rank, one iteration on
+ * the analytic backend. */
+static int sim_point(const zs_run *r, const char *cluster, const outcome *o, zs_point_cfg *c)
+{
+    int dp = r->gpus / (r->tp * r->cp * r->pp);
+    int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
+    zs_point_cfg_default(c);
+    snprintf(c->model, sizeof c->model, "%s", r->model);
+    snprintf(c->cluster, sizeof c->cluster, "%s", cluster);
+    c->nodes = r->gpus / o->gpn;
+    snprintf(c->trace, sizeof c->trace, "fixed:%d", r->seq);
+    snprintf(c->method, sizeof c->method, "plain-4d");
+    snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d", r->tp, r->cp,
+             r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs));
+    c->context = (int64_t)r->mbs * r->seq;
+    c->group = r->gpus;
+    c->iterations = 1;
+    snprintf(c->backend, sizeof c->backend, "analytic");
+    c->zero_stage = r->zero >= 0 ? r->zero : 1;
+    c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
+    c->precision = r->precision == ZS_PREC_FP8;
+    return rcv == ZS_STEP_RC_SELECTIVE || o->gpn < 1 || r->gpus % o->gpn != 0;
+}
+
+/* Simulates row r's schedule (--simulate) beside its step-model
+ * prediction; ZS_EINPUT / ZS_EUSAGE from planning is a reason. */
+static int simulate(const zs_run *r, const char *cluster, outcome *o, zs_err *e)
+{
+    zs_point_cfg c;
+    if (sim_point(r, cluster, o, &c)) {
+        snprintf(o->sim_reason, sizeof o->sim_reason, "%s",
+                 r->recompute == ZS_STEP_RC_SELECTIVE
+                     ? "selective recomputation is not in the schedules (none or full)"
+                     : "the run's GPUs are not whole nodes of the cluster");
+        return ZS_OK;
+    }
+    zs_point_result pr;
+    zs_err why;
+    zs_err_clear(&why);
+    int rc = zs_point_run(&c, NULL, NULL, &pr, &why);
+    if (rc == ZS_EINPUT || rc == ZS_EUSAGE) {
+        zs_err_format(&why, o->sim_reason, sizeof o->sim_reason);
+        return ZS_OK;
+    }
+    if (rc) {
+        *e = why;
+        return rc;
+    }
+    o->sim_ok = pr.iter_time > 0;
+    if (o->sim_ok) {
+        o->sim_step_s = pr.iter_time;
+        o->sim_tokens_s_gpu = pr.tokens_per_iter / pr.iter_time / r->gpus;
+        /* NeMo's model FLOPs per token, as the step model counts them */
+        o->sim_tflops_gpu = o->s.model_tflops_gpu * o->sim_tokens_s_gpu / o->s.tokens_s_gpu;
+        o->sim_busy = pr.compute_share;
+        o->sim_exposed = pr.exposed_share;
+        o->sim_idle = pr.idle_share;
+        int on_tflops = !strcmp(o->err_on, "model_tflops_gpu");
+        double pred = on_tflops ? o->sim_tflops_gpu : o->sim_tokens_s_gpu;
+        double meas = on_tflops ? r->model_tflops_gpu : r->tokens_s_gpu;
+        o->sim_err_pct = 100 * (pred - meas) / meas;
+    } else {
+        snprintf(o->sim_reason, sizeof o->sim_reason, "the simulation ran no iteration");
+    }
+    zs_point_result_clear(&pr);
     return ZS_OK;
 }
 
@@ -248,6 +331,88 @@ static zs_table *runs_table(const zs_runs *rs, const outcome *o)
     return t;
 }
 
+/* --simulate: each run's schedule beside the step model. */
+static zs_table *sim_table(const zs_runs *rs, const outcome *o)
+{
+    static const char *const sc[] = {"line",
+                                     "model",
+                                     "status",
+                                     "sim_tokens_s_gpu",
+                                     "meas_tokens_s_gpu",
+                                     "sim_tflops_gpu",
+                                     "meas_tflops_gpu",
+                                     "sim_error_pct",
+                                     "step_model_error_pct",
+                                     "sim_step_ms",
+                                     "step_model_ms",
+                                     "busy_pct",
+                                     "exposed_pct",
+                                     "idle_pct",
+                                     "reason"};
+    enum { NSC = sizeof sc / sizeof sc[0] };
+    zs_table *t = zs_table_new("simulated schedules (plain-4d, analytic backend) vs measured");
+    for (int i = 0; i < NSC; i++)
+        zs_table_col(t, sc[i], i == 1 || i == 2 || i == NSC - 1 ? ZS_COL_TEXT : ZS_COL_NUM);
+    for (int i = 0; i < rs->n; i++) {
+        const zs_run *r = &rs->rows[i];
+        const outcome *u = &o[i];
+        zs_table_row(t);
+        int k = 0;
+        zs_table_set(t, k++, "%d", r->line);
+        zs_table_set(t, k++, "%s", r->model);
+        zs_table_set(t, k++, "%s", u->sim_ok ? "simulated" : "not simulated");
+        if (u->sim_ok)
+            zs_table_num(t, k, "%.0f", u->sim_tokens_s_gpu);
+        k++;
+        meas_or_empty(t, k++, r->tokens_s_gpu);
+        if (u->sim_ok)
+            zs_table_num(t, k, "%.0f", u->sim_tflops_gpu);
+        k++;
+        meas_or_empty(t, k++, r->model_tflops_gpu);
+        if (u->sim_ok) {
+            zs_table_num(t, k++, "%+.1f", u->sim_err_pct);
+            zs_table_num(t, k++, "%+.1f", u->err_pct);
+            zs_table_num(t, k++, "%.1f", u->sim_step_s * 1e3);
+            zs_table_num(t, k++, "%.1f", u->s.step_s * 1e3);
+            zs_table_num(t, k++, "%.1f", 100 * u->sim_busy);
+            zs_table_num(t, k++, "%.1f", 100 * u->sim_exposed);
+            zs_table_num(t, k++, "%.1f", 100 * u->sim_idle);
+        } else {
+            k += 7;
+            zs_table_set(t, k, "%s", u->ok ? u->sim_reason : "not predicted by the step model");
+        }
+    }
+    return t;
+}
+
+/* The median and largest of |v| over n values (sorted in place). */
+static void med_max(double *v, int n, double *med, double *mx)
+{
+    zs_sort_doubles(v, (size_t)n);
+    *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    *mx = v[n - 1];
+}
+
+static void sim_summary(zs_output *d, const zs_runs *rs, const outcome *o)
+{
+    double *v = malloc(sizeof *v * (size_t)(rs->n > 0 ? rs->n : 1));
+    int n = 0;
+    for (int i = 0; v && i < rs->n; i++)
+        if (o[i].sim_ok)
+            v[n++] = fabs(o[i].sim_err_pct);
+    zs_output_set_int(d, NULL, "runs_simulated", n);
+    zs_output_text(d, "%d runs simulated", n);
+    if (n > 0) {
+        double med, mx;
+        med_max(v, n, &med, &mx);
+        zs_output_set_num(d, NULL, "sim_median_abs_error_pct", med);
+        zs_output_set_num(d, NULL, "sim_max_abs_error_pct", mx);
+        zs_output_text(d, ": |error| median %.1f%%, max %.1f%% (held-out)", med, mx);
+    }
+    zs_output_text(d, "\n");
+    free(v);
+}
+
 static void summary(zs_output *d, const zs_runs *rs, const outcome *o)
 {
     double *abs_err = malloc(sizeof *abs_err * (size_t)rs->n);
@@ -261,9 +426,8 @@ static void summary(zs_output *d, const zs_runs *rs, const outcome *o)
     zs_output_text(d, "\n%d runs: %d predicted, %d not expressed (reason in the table)\n", rs->n, n,
                    rs->n - n);
     if (n > 0) {
-        zs_sort_doubles(abs_err, (size_t)n);
-        double med = n % 2 ? abs_err[n / 2] : 0.5 * (abs_err[n / 2 - 1] + abs_err[n / 2]);
-        double mx = abs_err[n - 1];
+        double med, mx;
+        med_max(abs_err, n, &med, &mx);
         zs_output_set_num(d, NULL, "median_abs_error_pct", med);
         zs_output_set_num(d, NULL, "max_abs_error_pct", mx);
         zs_output_text(
@@ -327,6 +491,8 @@ int zs_cmd_validate_runs(int argc, char **argv)
         rc = zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; !rc && i < rs.n; i++) {
         rc = predict(&rs.rows[i], a.cluster, a.interference, &o[i], &e);
+        if (!rc && a.simulate && o[i].ok)
+            rc = simulate(&rs.rows[i], a.cluster, &o[i], &e);
         if (rc) {
             char w[600];
             snprintf(w, sizeof w, "%s:%d", rs.path, rs.rows[i].line);
@@ -347,6 +513,11 @@ int zs_cmd_validate_runs(int argc, char **argv)
                            a.cluster, a.runs);
             zs_output_table(d, "runs", runs_table(&rs, o));
             summary(d, &rs, o);
+            if (a.simulate) {
+                zs_output_text(d, "\n");
+                zs_output_table(d, "simulated", sim_table(&rs, o));
+                sim_summary(d, &rs, o);
+            }
         }
         out = zs_cli_doc_end(d);
         if (a.plot)

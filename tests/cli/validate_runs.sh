@@ -67,5 +67,24 @@ PY
   "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["runs"]) == 18 and d["median_abs_error_pct"] >= 0' &&
     PASSES=$((PASSES + 1)) || { echo "FAIL runs-json"; FAILS=$((FAILS + 1)); }
+  # --simulate: every run the step model predicts also as a simulated
+  # schedule (or a reason), in a second table of the same document
+  "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --simulate --format json |
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+runs, sim = d["runs"], d["simulated"]
+assert len(sim) == len(runs) == 18
+for r, s in zip(runs, sim):
+    assert s["line"] == r["line"]
+    if s["status"] == "simulated":
+        assert r["status"] == "predicted" and s["sim_tokens_s_gpu"] > 0 and abs(s["sim_error_pct"]) < 100, s
+    else:
+        assert s["reason"], s
+assert d["runs_simulated"] >= 8 and d["sim_median_abs_error_pct"] >= 0' &&
+    PASSES=$((PASSES + 1)) || { echo "FAIL runs-simulate-json"; FAILS=$((FAILS + 1)); }
 fi
+expect_rc runs-simulate 0 "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --simulate
+expect_out runs-simulate "simulated schedules \(plain-4d, analytic backend\)"
+expect_out runs-simulate "[0-9]+ runs simulated: \|error\| median [0-9.]+%"
 finish
