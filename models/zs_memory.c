@@ -15,10 +15,13 @@ double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc)
     double ad = (double)m->heads * m->head_dim, kvd = (double)m->kv_heads * m->head_dim;
     double f = zs_model_is_moe(m) ? (double)m->top_k * m->expert_ffn : m->ffn;
     /* Saved for backward: two norm inputs, the residual, QKV input, Q/K/V,
-     * attention output and O-proj input, MLP input, gate and up outputs and
-     * the SwiGLU product; log-sum-exp per head is negligible. With tensor +
-     * sequence parallelism every term is sharded by tp. */
-    double per = b * (5 * h + (ad + 2 * kvd) + 2 * ad + 3 * f);
+     * attention output and O-proj input, MLP input, the MLP's inner
+     * activations (SwiGLU: gate and up outputs and their product; GELU and
+     * squared ReLU: the up output and the activation's, one fewer); the
+     * log-sum-exp per head is negligible. With tensor + sequence
+     * parallelism every term is sharded by tp. */
+    double inner = zs_model_is_moe(m) || zs_model_mlp(m) == ZS_MLP_SWIGLU ? 3 : 2;
+    double per = b * (5 * h + (ad + 2 * kvd) + 2 * ad + inner * f);
     return per / tp;
 }
 

@@ -128,6 +128,18 @@ static void test_memory_model(void)
     cfg.zero_stage = 3;
     ZS_ASSERT_OK(zs_mem_breakdown_compute(&m, &g, &cfg, &b2, &e), &e);
     ZS_ASSERT_REL(b2.static_bytes, 18 * p / 128, 1e-12);
+    /* Without recomputation, per token and layer: 5h + QKV + 2 x attention
+     * width + the MLP's inner activations, 2 bytes each. LLaMA-7B (SwiGLU,
+     * h 4096, 32 heads of 128, ffn 11008): 3 x ffn; a GELU model (FFN 4h):
+     * 2 x ffn. */
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&m, 1, ZS_RECOMPUTE_NONE),
+                  2.0 * (5 * 4096 + 3 * 4096 + 2 * 4096 + 3 * 11008), 1e-12);
+    zs_model gelu;
+    ZS_ASSERT_OK(zs_model_load("gpt3-20b", &gelu, &e), &e);
+    double h = gelu.hidden, ad = (double)gelu.heads * gelu.head_dim;
+    double kvd = (double)gelu.kv_heads * gelu.head_dim;
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&gelu, 2, ZS_RECOMPUTE_NONE),
+                  2.0 * (5 * h + ad + 2 * kvd + 2 * ad + 2.0 * gelu.ffn) / 2, 1e-12);
 }
 
 /* Each malformed text must fail with ZS_EINPUT and a location: either
