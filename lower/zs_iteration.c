@@ -206,30 +206,28 @@ static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
 
 /* ---- FP8 (zs_cost_set_fp8: TransformerEngine, delayed scaling) -------------
  * The layers' linear GEMMs run in FP8: before each, TransformerEngine casts
- * its inputs, reading bf16 and writing FP8 twice (row-wise and transposed,
- * for the backward's GEMMs): forward the activation and the weight,
- * backward the output gradient; sequence parallelism gathers FP8 values;
- * every layer updates the amax histories and scales of its 4 GEMMs' 3
- * tensors. The same inventory as `zepsim cost step --precision fp8`
- * (models/zs_step.c). MoE experts and the LM head stay in bf16. */
-#define FP8_AMAX_HIST 1024 /* TransformerEngine's default amax history */
+ * its inputs (forward the activation and the weight, backward the output
+ * gradient); sequence parallelism gathers FP8 values; every layer updates
+ * its amax histories and scales. The same inventory and bytes as `zepsim
+ * cost step --precision fp8` (zs_fp8_cast_bytes, zs_fp8_amax_bytes). MoE
+ * experts and the LM head stay in bf16. */
 
 static int fp8_on(const zs_iter *it)
 {
     return it->cost->fp8;
 }
 
-/* pfx: the recomputation's prefix, or "d" for a backward's output
- * gradient ("cast-dqkv"). */
-static void fp8_cast(zs_iter *it, chain *c, const char *pfx, const char *name, double vals)
+/* The cast of vals values before GEMM `name` ("cast-qkv"; grad: of its
+ * output gradient, "cast-dqkv"); pfx: the recomputation's prefix. */
+static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
+                     double vals)
 {
     if (!fp8_on(it) || vals <= 0)
         return;
     char l[64];
-    int grad = !strcmp(pfx, "d");
     if (!it->dry)
-        snprintf(l, sizeof l, "%scast-%s%s", grad ? "" : pfx, grad ? "d" : "", name);
-    elem(it, c, l, vals * (it->m->dtype_bytes + 2));
+        snprintf(l, sizeof l, "%scast-%s%s", pfx, grad ? "d" : "", name);
+    elem(it, c, l, zs_fp8_cast_bytes(vals, it->m->dtype_bytes));
 }
 
 /* Bytes of one value the TP all-gather before a linear GEMM moves. */
@@ -388,7 +386,7 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     int f8 = fp8_on(it);
     label(it, l, sizeof l, pfx, "norm1");
     elem(it, c, l, 2 * Tl * h * by);
-    fp8_cast(it, c, pfx, "qkv", Tl * h + h * qkv_n);
+    fp8_cast(it, c, pfx, 0, "qkv", Tl * h + h * qkv_n);
     label(it, l, sizeof l, pfx, "tp-ag-attn");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * gather_bytes(it));
     double mv = moved(it, b->micro, slot);
@@ -445,9 +443,9 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention exit op%s", slot,
                           ex < 0 ? "" : " for its moved tokens");
-    int f8 = fp8_on(it), moe = zs_model_is_moe(m);
-    double f = (double)m->ffn / it->tp, up = (zs_model_mlp(m) == ZS_MLP_SWIGLU ? 2 : 1) * f;
-    fp8_cast(it, c, pfx, "o-proj", T * ad + ad * h);
+    int f8 = fp8_on(it), moe = zs_model_is_moe(m), gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
+    double f = (double)m->ffn / it->tp, up = (gated ? 2 : 1) * f;
+    fp8_cast(it, c, pfx, 0, "o-proj", T * ad + ad * h);
     label(it, l, sizeof l, pfx, "o-proj");
     gemm_prec(it, c, l, T - mv, h, ad, ex, f8);
     it->dry_mark = c->t;
@@ -461,20 +459,19 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     label(it, l, sizeof l, pfx, "residual-norm2");
     elem(it, c, l, 3 * Tl * h * by);
     if (!moe)
-        fp8_cast(it, c, pfx, "mlp-up", Tl * h + h * up);
+        fp8_cast(it, c, pfx, 0, "mlp-up", Tl * h + h * up);
     label(it, l, sizeof l, pfx, "tp-ag-mlp");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * (moe ? by : gather_bytes(it)));
     if (moe) {
         fwd_moe(it, b, c, slot, pfx);
     } else {
-        int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
         label(it, l, sizeof l, pfx, gated ? "mlp-gate-up" : "mlp-up");
         gemm_prec(it, c, l, T, up, h, -1, f8);
         /* SwiGLU reads gate and up and writes their product; GELU and
          * squared ReLU read one and write one */
         label(it, l, sizeof l, pfx, gated ? "swiglu" : "activation");
         elem(it, c, l, (gated ? 3 : 2) * T * f * by);
-        fp8_cast(it, c, pfx, "mlp-down", T * f + f * h);
+        fp8_cast(it, c, pfx, 0, "mlp-down", T * f + f * h);
         label(it, l, sizeof l, pfx, "mlp-down");
         gemm_prec(it, c, l, T, h, f, -1, f8);
     }
@@ -482,9 +479,9 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     label(it, l, sizeof l, pfx, "residual");
     elem(it, c, l, 2 * Tl * h * by);
-    if (f8) { /* delayed scaling: the 4 GEMMs' amax histories and scales, read and written */
+    if (f8) {
         label(it, l, sizeof l, pfx, "amax-scale");
-        elem(it, c, l, 4 * 3 * (FP8_AMAX_HIST + 1) * 4.0 * 2);
+        elem(it, c, l, zs_fp8_amax_bytes());
     }
     return ZS_OK;
 }
@@ -498,7 +495,7 @@ static void gemm_bwd_lin(zs_iter *it, chain *c, const char *name, double m, doub
     char l[64];
     int f8 = lin && fp8_on(it);
     if (f8)
-        fp8_cast(it, c, "d", name, m * n);
+        fp8_cast(it, c, "", 1, name, m * n);
     label(it, l, sizeof l, name, "-dgrad");
     gemm_prec(it, c, l, m, k, n, extra_dep, f8);
     label(it, l, sizeof l, name, "-wgrad");
@@ -524,8 +521,7 @@ static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, do
         return;
     }
     int f8 = fp8_on(it);
-    if (f8)
-        fp8_cast(it, c, "d", name, m * n);
+    fp8_cast(it, c, "", 1, name, m * n);
     if (before) {
         label(it, l, sizeof l, name, "-dgrad-moved");
         gemm_prec(it, c, l, mv, k, n, -1, f8);

@@ -74,19 +74,20 @@ double zs_cost_attn_zigzag(const zs_cost *c, int32_t len, int g, int rank, int h
 
 int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e)
 {
-    const zs_gpu *g = &c->cluster.gpu;
-    if (on && g->cc < 8.9)
-        return zs_err_set(e, ZS_EINPUT, "--precision",
-                          "use --precision bf16, or a GPU with FP8 tensor cores (H100, H200, H800)",
-                          "GPU '%s' (compute capability %.1f) has no FP8 tensor cores (FP8 "
-                          "needs 8.9 or later)",
-                          g->name, g->cc);
-    if (on && g->fp8_tflops <= 0)
-        return zs_err_set(e, ZS_EINPUT, "--precision",
-                          "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
-                          "GPU '%s' has no FP8 GEMM rate", g->name);
-    c->fp8 = on != 0;
-    return ZS_OK;
+    int rc = on ? zs_gpu_check_fp8(&c->cluster.gpu, e) : ZS_OK;
+    if (!rc)
+        c->fp8 = on != 0;
+    return rc;
+}
+
+double zs_fp8_cast_bytes(double vals, double dtype_bytes)
+{
+    return vals * (dtype_bytes + 2);
+}
+
+double zs_fp8_amax_bytes(void)
+{
+    return 4 * 3 * (ZS_FP8_AMAX_HIST + 1) * 4.0 * 2;
 }
 
 double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k)

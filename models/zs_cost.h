@@ -77,6 +77,15 @@ struct zs_cost {
 int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e);
 /* One FP8 GEMM of m x k by k x n on the GPU's FP8 curve (zs_gpu_fp8_curve). */
 double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k);
+/* The FP8 ops around those GEMMs, shared by the step model (zs_step.h) and
+ * the iteration builder. A cast of vals values reads them in the model's
+ * dtype and writes FP8 twice (row-wise and transposed, for the backward's
+ * GEMMs). A layer's amax / scale update reads and writes the fp32 amax
+ * histories and scales of its 4 GEMMs' 3 tensors (input, weight, output
+ * gradient). */
+#define ZS_FP8_AMAX_HIST 1024 /* TransformerEngine's default (NeMo fp8_amax_history_len) */
+double zs_fp8_cast_bytes(double vals, double dtype_bytes);
+double zs_fp8_amax_bytes(void);
 
 /* The analytical model: FLOPs and bytes with shape-dependent efficiency.
  * Returns NULL when out of memory. Free with zs_cost_free. */

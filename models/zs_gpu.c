@@ -167,6 +167,21 @@ zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g)
     return c;
 }
 
+int zs_gpu_check_fp8(const zs_gpu *g, zs_err *e)
+{
+    if (g->cc < 8.9)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "use --precision bf16, or a GPU with FP8 tensor cores (H100, H200, H800)",
+                          "GPU '%s' (compute capability %.1f) has no FP8 tensor cores (FP8 "
+                          "needs 8.9 or later)",
+                          g->name, g->cc);
+    if (g->fp8_tflops <= 0)
+        return zs_err_set(e, ZS_EINPUT, "--precision",
+                          "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
+                          "GPU '%s' has no FP8 GEMM rate", g->name);
+    return ZS_OK;
+}
+
 int zs_gpu_load(const char *name_or_file, zs_gpu *out, zs_err *e)
 {
     zs_json_doc *doc = NULL;

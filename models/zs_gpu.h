@@ -54,6 +54,9 @@ int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e);
 /* The FP8 GEMM curve: fp8_tflops, fp8_half_dim and fp8_p, the GEMM curve's
  * launch cost, fp8_source (meaningful only when fp8_tflops > 0). */
 zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g);
+/* ZS_EINPUT (where "--precision") naming g when it cannot run FP8 GEMMs: no
+ * FP8 tensor cores (compute capability below 8.9) or no FP8 GEMM rate. */
+int zs_gpu_check_fp8(const zs_gpu *g, zs_err *e);
 void zs_gpu_print(FILE *f, const zs_gpu *g);
 
 #endif

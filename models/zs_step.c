@@ -8,15 +8,14 @@
 
 /* Arithmetic per element of the memory-bound ops (reported, never used in
  * a time: these ops are priced by their bytes) [assumed]. */
-#define FL_NORM   5.0  /* square, sum, rsqrt share, scale, weight */
-#define FL_ROPE   3.0  /* two multiplies and an add */
-#define FL_ACT    6.0  /* SiLU (exp, add, divide, multiply) times the up projection */
-#define FL_RESID  1.0  /* the add (2 with dropout) */
-#define FL_CAST   2.0  /* scale and convert (amax folded in) */
-#define FL_XENT   5.0  /* max, subtract, exp, sum, divide */
-#define FL_ADAM   12.0 /* two moments, bias corrections, update, weight decay */
-#define FP32      4.0  /* bytes of an fp32 value */
-#define AMAX_HIST 1024 /* TransformerEngine's default amax history (NeMo fp8_amax_history_len) */
+#define FL_NORM  5.0  /* square, sum, rsqrt share, scale, weight */
+#define FL_ROPE  3.0  /* two multiplies and an add */
+#define FL_ACT   6.0  /* SiLU (exp, add, divide, multiply) times the up projection */
+#define FL_RESID 1.0  /* the add (2 with dropout) */
+#define FL_CAST  2.0  /* scale and convert (amax folded in) */
+#define FL_XENT  5.0  /* max, subtract, exp, sum, divide */
+#define FL_ADAM  12.0 /* two moments, bias corrections, update, weight decay */
+#define FP32     4.0  /* bytes of an fp32 value */
 
 static const char *const prec_names[] = {"bf16", "fp8"};
 static const char *const rc_names[] = {"none", "selective", "full"};
@@ -157,7 +156,7 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
-    mem_op(x, n, ZS_OC_FP8, ph, 1, (act + w) * (x->b + 2), (act + w) * FL_CAST);
+    mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(act + w, x->b), (act + w) * FL_CAST);
 }
 
 /* The backward's cast of a GEMM's output gradient (g values), with its
@@ -168,7 +167,7 @@ static void fp8_bwd_cast(ctx *x, const char *name, double g)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-d%s", name);
-    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, g * (x->b + 2), g * FL_CAST);
+    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, zs_fp8_cast_bytes(g, x->b), g * FL_CAST);
 }
 
 /* Sequence parallelism gathers the residual stream before a column-parallel
@@ -251,8 +250,7 @@ static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
     mem_op(x, "residual-mlp", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
     if (x->fp8) /* delayed scaling: the amax histories and scales of the layer's 4 GEMMs'
                    3 tensors (input, weight, output gradient), read and written */
-        mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, 4 * 3 * (AMAX_HIST + 1) * FP32 * 2,
-               4 * 3 * AMAX_HIST);
+        mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, zs_fp8_amax_bytes(), 4 * 3 * ZS_FP8_AMAX_HIST);
 }
 
 /* A linear layer's backward: the output gradient's cast, the gradient of the
@@ -386,16 +384,8 @@ static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
     if (cfg->dp < 1 || cfg->zero_stage < 0 || cfg->zero_stage > 3)
         return zs_err_set(e, ZS_EUSAGE, "--zero", "use --dp >= 1 and --zero 0 to 3",
                           "dp=%d zero=%d", cfg->dp, cfg->zero_stage);
-    if (cfg->precision == ZS_PREC_FP8 && g->cc < 8.9)
-        return zs_err_set(e, ZS_EINPUT, "--precision",
-                          "use --precision bf16, or a GPU with FP8 tensor cores (H100, H200, H800)",
-                          "GPU '%s' (compute capability %.1f) has no FP8 tensor cores (FP8 "
-                          "needs 8.9 or later)",
-                          g->name, g->cc);
-    if (cfg->precision == ZS_PREC_FP8 && g->fp8_tflops <= 0)
-        return zs_err_set(e, ZS_EINPUT, "--precision",
-                          "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
-                          "GPU '%s' has no FP8 GEMM rate", g->name);
+    if (cfg->precision == ZS_PREC_FP8)
+        return zs_gpu_check_fp8(g, e);
     return ZS_OK;
 }
 

@@ -166,8 +166,10 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
 /* The run as a study point: plain-4d on sequences of exactly seq tokens
  * (the concatenate-and-cut loader then makes windows of mbs whole
  * sequences), gbs / (dp x mbs) micro-batches per DP rank, one iteration on
- * the analytic backend. */
-static int sim_point(const zs_run *r, const char *cluster, const outcome *o, zs_point_cfg *c)
+ * the analytic backend. Returns why the schedules cannot express the run,
+ * or NULL. */
+static const char *sim_point(const zs_run *r, const char *cluster, const outcome *o,
+                             zs_point_cfg *c)
 {
     int dp = r->gpus / (r->tp * r->cp * r->pp);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
@@ -186,7 +188,11 @@ static int sim_point(const zs_run *r, const char *cluster, const outcome *o, zs_
     c->zero_stage = r->zero >= 0 ? r->zero : 1;
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = r->precision == ZS_PREC_FP8;
-    return rcv == ZS_STEP_RC_SELECTIVE || o->gpn < 1 || r->gpus % o->gpn != 0;
+    if (rcv == ZS_STEP_RC_SELECTIVE)
+        return "selective recomputation is not in the schedules (none or full)";
+    if (o->gpn < 1 || r->gpus % o->gpn != 0)
+        return "the run's GPUs are not whole nodes of the cluster";
+    return NULL;
 }
 
 /* Simulates row r's schedule (--simulate) beside its step-model
@@ -194,11 +200,9 @@ static int sim_point(const zs_run *r, const char *cluster, const outcome *o, zs_
 static int simulate(const zs_run *r, const char *cluster, outcome *o, zs_err *e)
 {
     zs_point_cfg c;
-    if (sim_point(r, cluster, o, &c)) {
-        snprintf(o->sim_reason, sizeof o->sim_reason, "%s",
-                 r->recompute == ZS_STEP_RC_SELECTIVE
-                     ? "selective recomputation is not in the schedules (none or full)"
-                     : "the run's GPUs are not whole nodes of the cluster");
+    const char *why_not = sim_point(r, cluster, o, &c);
+    if (why_not) {
+        snprintf(o->sim_reason, sizeof o->sim_reason, "%s", why_not);
         return ZS_OK;
     }
     zs_point_result pr;
