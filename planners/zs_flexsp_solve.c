@@ -20,6 +20,67 @@ int zs_flexsp_min_sp(int32_t len, long cap, int min_sp)
     return (int)n;
 }
 
+/* A partition of len[0..n) into k contiguous parts by dynamic programming
+ * over prefix sums P: row k of dp holds, per end i, the best cost of k parts
+ * ending at i, and arg the end of the part before (the first on ties, as
+ * the released DP). Rows are filled one at a time. */
+typedef struct part_dp {
+    size_t w; /* n + 1: a row */
+    int64_t *P, *dp;
+    int *arg;
+} part_dp;
+
+static int part_dp_new(const int32_t *len, int n, int rows, part_dp *t)
+{
+    t->w = (size_t)n + 1;
+    t->P = malloc(sizeof(int64_t) * t->w);
+    t->dp = malloc(sizeof(int64_t) * t->w * ((size_t)rows + 1));
+    t->arg = malloc(sizeof(int) * t->w * ((size_t)rows + 1));
+    if (!t->P || !t->dp || !t->arg) {
+        free(t->P);
+        free(t->dp);
+        free(t->arg);
+        return -1;
+    }
+    t->P[0] = 0;
+    for (int i = 1; i <= n; i++)
+        t->P[i] = t->P[i - 1] + len[i - 1];
+    for (size_t i = 0; i < t->w; i++)
+        t->dp[i] = i == 0 ? 0 : INT64_MAX;
+    return 0;
+}
+
+static void part_dp_free(part_dp *t)
+{
+    free(t->P);
+    free(t->dp);
+    free(t->arg);
+}
+
+/* Fills row k. pad: the cost of a part is the padding of its documents
+ * to its longest (ascending lengths), summed over parts; else a part's
+ * tokens, the largest part counting. */
+static void part_dp_row(part_dp *t, const int32_t *len, int n, int k, int pad)
+{
+    size_t w = t->w;
+    const int64_t *P = t->P;
+    int64_t *cur = t->dp + (size_t)k * w, *prev = cur - w;
+    for (int i = 0; i <= n; i++) {
+        cur[i] = INT64_MAX;
+        for (int j = k - 1; j < i; j++) {
+            if (prev[j] == INT64_MAX)
+                continue;
+            int64_t run = P[i] - P[j];
+            int64_t c = pad ? prev[j] + (int64_t)len[i - 1] * (i - j) - run
+                            : (prev[j] > run ? prev[j] : run);
+            if (c < cur[i]) {
+                cur[i] = c;
+                t->arg[(size_t)k * w + (size_t)i] = j;
+            }
+        }
+    }
+}
+
 /* Bucketing DP over ascending lengths: B buckets (or, with limit >= 0, the
  * first B >= B0 whose padded tokens are at most limit); fills bound and
  * *used; returns the padded tokens, or -1 when out of memory. */
@@ -33,51 +94,25 @@ static int64_t bucket_dp(const int32_t *len, int n, int B0, int64_t limit, int32
     int Bmax = limit >= 0 ? n : (B0 < n ? B0 : n);
     if (B0 > n)
         B0 = n;
-    size_t w = (size_t)n + 1;
-    int64_t *P = malloc(sizeof(int64_t) * w),
-            *dp = malloc(sizeof(int64_t) * w * ((size_t)Bmax + 1));
-    int *arg = malloc(sizeof(int) * w * ((size_t)Bmax + 1));
-    if (!P || !dp || !arg) {
-        free(P);
-        free(dp);
-        free(arg);
+    part_dp t;
+    if (part_dp_new(len, n, Bmax, &t))
         return -1;
-    }
-    P[0] = 0;
-    for (int i = 1; i <= n; i++)
-        P[i] = P[i - 1] + len[i - 1];
-    for (size_t i = 0; i < w; i++)
-        dp[i] = i == 0 ? 0 : INT64_MAX;
     int B = 0;
     for (int b = 1; b <= Bmax; b++) {
-        int64_t *cur = dp + (size_t)b * w, *prev = cur - w;
-        for (int i = 0; i <= n; i++) {
-            cur[i] = INT64_MAX;
-            for (int j = b - 1; j < i; j++) {
-                if (prev[j] == INT64_MAX)
-                    continue;
-                int64_t c = prev[j] + (int64_t)len[i - 1] * (i - j) - (P[i] - P[j]);
-                if (c < cur[i]) { /* the first j on ties, as the released DP */
-                    cur[i] = c;
-                    arg[(size_t)b * w + (size_t)i] = j;
-                }
-            }
-        }
+        part_dp_row(&t, len, n, b, 1);
         B = b;
-        if (b >= B0 && (limit < 0 || P[n] + cur[n] <= limit || b == n))
+        if (b >= B0 && (limit < 0 || t.P[n] + t.dp[(size_t)b * t.w + (size_t)n] <= limit || b == n))
             break;
     }
     int i = n;
     for (int b = B; b > 0; b--) {
-        int j = arg[(size_t)b * w + (size_t)i];
+        int j = t.arg[(size_t)b * t.w + (size_t)i];
         for (int k = j; k < i; k++)
             bound[k] = len[i - 1];
         i = j;
     }
-    int64_t padded = P[n] + dp[(size_t)B * w + (size_t)n];
-    free(P);
-    free(dp);
-    free(arg);
+    int64_t padded = t.P[n] + t.dp[(size_t)B * t.w + (size_t)n];
+    part_dp_free(&t);
     *used = B;
     return padded;
 }
@@ -92,44 +127,18 @@ int zs_flexsp_chunk(const int32_t *len, int n, int m, int *cut)
 {
     if (m < 1 || n < m)
         return -1;
-    size_t w = (size_t)n + 1;
-    int64_t *P = malloc(sizeof(int64_t) * w), *dp = malloc(sizeof(int64_t) * w * ((size_t)m + 1));
-    int *arg = malloc(sizeof(int) * w * ((size_t)m + 1));
-    if (!P || !dp || !arg) {
-        free(P);
-        free(dp);
-        free(arg);
+    part_dp t;
+    if (part_dp_new(len, n, m, &t))
         return -1;
-    }
-    P[0] = 0;
-    for (int i = 1; i <= n; i++)
-        P[i] = P[i - 1] + len[i - 1];
-    for (size_t i = 0; i < w; i++)
-        dp[i] = i == 0 ? 0 : INT64_MAX;
-    for (int k = 1; k <= m; k++) {
-        int64_t *cur = dp + (size_t)k * w, *prev = cur - w;
-        for (int i = 0; i <= n; i++) {
-            cur[i] = INT64_MAX;
-            for (int j = k - 1; j < i; j++) {
-                if (prev[j] == INT64_MAX)
-                    continue;
-                int64_t run = P[i] - P[j], c = prev[j] > run ? prev[j] : run;
-                if (c < cur[i]) {
-                    cur[i] = c;
-                    arg[(size_t)k * w + (size_t)i] = j;
-                }
-            }
-        }
-    }
+    for (int k = 1; k <= m; k++)
+        part_dp_row(&t, len, n, k, 0);
     int i = n;
     cut[m] = n;
     for (int k = m; k > 0; k--) {
-        i = arg[(size_t)k * w + (size_t)i];
+        i = t.arg[(size_t)k * t.w + (size_t)i];
         cut[k - 1] = i;
     }
-    free(P);
-    free(dp);
-    free(arg);
+    part_dp_free(&t);
     return 0;
 }
 
