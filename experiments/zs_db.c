@@ -473,6 +473,8 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
         snprintf(buf + strlen(buf), n - strlen(buf), "; interference=on");
     if (c->precision) /* the same for bf16 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; precision=fp8");
+    if (c->grad == ZS_GRAD_BF16) /* the same for fp32 */
+        snprintf(buf + strlen(buf), n - strlen(buf), "; grad_dtype=bf16");
     return ZS_OK;
 }
 

@@ -41,6 +41,7 @@ typedef struct zs_point_cfg {
     int zero_stage;
     zs_recompute recompute;
     int precision;      /* 0: bf16; 1: the layers' linear GEMMs in FP8 (zs_cost_set_fp8) */
+    zs_grad_dtype grad; /* the gradient buffer's dtype (the memory model) */
     int validate;       /* run the plan validator on every plan */
     zs_fold_mode fold;  /* repeated segments (exec/zs_exec.h): off, on (exact), steady */
     int interference;   /* 1: compute-communication interference (zs_exec_opts) */

@@ -67,6 +67,8 @@ static int plan_context(zs_point_env *env, zs_err *e)
                              zs_mem_cfg_default(), &env->opts,         c->seed};
     env->ctx.mem.zero_stage = c->zero_stage;
     env->ctx.mem.recompute = c->recompute;
+    env->ctx.mem.grad = c->grad;
+    env->ctx.mem.fp8 = c->precision;
     return ZS_OK;
 }
 

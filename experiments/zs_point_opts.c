@@ -141,6 +141,11 @@ static const zs_opt_spec table[] = {
             "the layers' linear GEMMs: fp8 runs them as TransformerEngine does (delayed scaling) "
             "on the GPU's FP8 GEMM curve, with their casts, FP8 sequence-parallel gathers and "
             "amax updates; needs FP8 tensor cores (docs/cost-model.md)"),
+    [ZS_P_GRAD_DTYPE] = ROW(
+        "grad-dtype", "grad_dtype", ZS_OPT_ENUM, grad, 0, 0, "fp32", "fp32|bf16", "fp32|bf16", NULL,
+        "the gradient buffer each GPU keeps (memory): fp32 main gradients (Megatron-LM's "
+        "default with bf16) or a bf16 buffer (Megatron-Core's grad_reduce_in_fp32 off, "
+        "NeMo's grad_sync_dtype: bf16); reductions are bf16 either way"),
     [ZS_P_VALIDATE] = ROW("validate", "validate", ZS_OPT_FLAG, validate, 0, 1, "0", NULL, NULL,
                           NULL, "check every plan with the plan validator"),
     [ZS_P_FOLD] =

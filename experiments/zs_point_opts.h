@@ -47,6 +47,7 @@ typedef enum zs_popt_row {
     ZS_P_ZERO,
     ZS_P_RECOMPUTE,
     ZS_P_PRECISION,
+    ZS_P_GRAD_DTYPE,
     ZS_P_VALIDATE,
     ZS_P_FOLD,
     ZS_P_INTERFERENCE,

@@ -102,12 +102,9 @@ static int check(const zs_cost *c, const zs_mstep_cfg *g, zs_err *e)
     if (zs_cluster_gpus(&c->cluster) < g->gpus)
         return zs_err_set(e, ZS_EINPUT, "megatron step", "give a cluster with enough nodes",
                           "%d GPUs but the cluster has %d", g->gpus, zs_cluster_gpus(&c->cluster));
-    if (g->zero < 0 || g->zero > 1)
-        return zs_err_set(e, ZS_EINPUT, "megatron step",
-                          "use zero 1 (the distributed optimizer) or 0",
-                          "ZeRO stage %d: the Megatron step model has the distributed optimizer "
-                          "(stage 1) and replicated state (0) only",
-                          g->zero);
+    if (g->zero < 0 || g->zero > 3)
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "use a ZeRO stage of 0 to 3",
+                          "ZeRO stage %d", g->zero);
     return ZS_OK;
 }
 
@@ -147,12 +144,6 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
     }
 }
 
-/* The CTAs (SMs) a collective's kernel holds while it runs (zs_nccl.h). */
-static int coll_ctas(const zs_cost *c, const int *ranks, int n, zs_coll_kind k, double bytes)
-{
-    return zs_nccl_group_ctas(&c->cluster, ranks, n, k, bytes, zs_cost_nccl(c));
-}
-
 /* The compute time lost while a collective of `ctas` CTAs overlaps it for
  * `overlap` seconds: the compute keeps (SMs - ctas) / SMs of the GPU. */
 static double slowdown(const zs_cost *c, int ctas, double overlap)
@@ -163,37 +154,99 @@ static double slowdown(const zs_cost *c, int ctas, double overlap)
     return overlap * ctas / (double)(sms - ctas);
 }
 
-/* Exposed DP communication: the gradient reduce-scatter (all-reduce when
- * the state is replicated) and the parameter all-gather over the dp x cp
- * ranks of TP rank 0 on stage 0, each overlapped with one micro-batch's
- * backward / forward (Megatron's overlap_grad_reduce / overlap_param_gather). */
-static int dp_comm(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_err *e)
+/* The DP collectives' group: the dp x cp ranks of TP rank 0 on stage 0. */
+typedef struct dp_group {
+    int n, *ranks;
+} dp_group;
+
+static int dp_group_new(const zs_mstep_cfg *g, int dp, dp_group *d, zs_err *e)
 {
-    int n = o->dp * g->cp;
-    if (n < 2)
-        return ZS_OK;
-    int *ranks = malloc(sizeof *ranks * (size_t)n);
-    if (!ranks)
+    d->n = dp * g->cp;
+    d->ranks = malloc(sizeof *d->ranks * (size_t)d->n);
+    if (!d->ranks)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int d = 0, k = 0; d < o->dp; d++)
+    for (int i = 0, k = 0; i < dp; i++)
         for (int r = 0; r < g->cp; r++)
-            ranks[k++] = rank_of(g, o->dp, 0, r, d, 0);
-    double pbytes = zs_model_params(&c->model) / ((double)g->tp * g->pp) * c->model.dtype_bytes;
+            d->ranks[k++] = rank_of(g, dp, 0, r, i, 0);
+    return ZS_OK;
+}
+
+/* A collective over the group on `bytes` of parameters or gradients (each
+ * rank's shard is bytes / n): its time and the CTAs its kernel holds. */
+static double dp_coll(const zs_cost *c, const dp_group *d, zs_coll_kind k, double bytes, int *ctas)
+{
+    double per = k == ZS_COLL_ALLREDUCE ? bytes : bytes / d->n;
+    *ctas = zs_nccl_group_ctas(&c->cluster, d->ranks, d->n, k, per, zs_cost_nccl(c));
+    return zs_cost_collective(c, k, d->ranks, d->n, per);
+}
+
+/* ZeRO 0-2: the gradient reduce-scatter (all-reduce when the state is
+ * replicated) and the parameter all-gather, each overlapped with one
+ * micro-batch's backward / forward (Megatron's overlap_grad_reduce /
+ * overlap_param_gather). */
+static void dp_comm_whole(const zs_cost *c, const zs_mstep_cfg *g, const dp_group *d, zs_mstep *o)
+{
+    double params = zs_model_params(&c->model) / ((double)g->tp * g->pp);
+    double wbytes = params * c->model.dtype_bytes, gbytes = params * zs_grad_bytes(g->grad);
     int rs_ctas, ag_ctas = 0;
     if (g->zero >= 1) {
-        o->dp_rs_s = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, n, pbytes / n);
-        o->dp_ag_s = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, n, pbytes / n);
-        rs_ctas = coll_ctas(c, ranks, n, ZS_COLL_REDUCESCATTER, pbytes / n);
-        ag_ctas = coll_ctas(c, ranks, n, ZS_COLL_ALLGATHER, pbytes / n);
+        o->dp_rs_s = dp_coll(c, d, ZS_COLL_REDUCESCATTER, gbytes, &rs_ctas);
+        o->dp_ag_s = dp_coll(c, d, ZS_COLL_ALLGATHER, wbytes, &ag_ctas);
     } else {
-        o->dp_rs_s = zs_cost_collective(c, ZS_COLL_ALLREDUCE, ranks, n, pbytes);
-        rs_ctas = coll_ctas(c, ranks, n, ZS_COLL_ALLREDUCE, pbytes);
+        o->dp_rs_s = dp_coll(c, d, ZS_COLL_ALLREDUCE, gbytes, &rs_ctas);
     }
-    free(ranks);
     o->dp_comm_s = fmax(0, o->dp_rs_s - o->mb_bwd) + fmax(0, o->dp_ag_s - o->mb_fwd);
     if (g->interference)
         o->interference_s = slowdown(c, rs_ctas, fmin(o->dp_rs_s, o->mb_bwd)) +
                             slowdown(c, ag_ctas, fmin(o->dp_ag_s, o->mb_fwd));
+}
+
+/* ZeRO-3 (FSDP, as PyTorch FSDP2 runs it in torchtitan): per micro-batch,
+ * the weights outside the layers (embedding, final norm, LM head: the root
+ * module) are gathered first and each layer's just before its forward
+ * (the next layer's gather overlapping this layer's forward), gathered
+ * again for its backward (except the last layer's, kept from the forward),
+ * and its gradients reduce-scattered after its backward; in the backward a
+ * layer's compute overlaps the next layer's gather and the previous one's
+ * reduce-scatter, which share the network. The first layer's and the
+ * root's gathers and the last reduce-scatters are exposed. Gathers move
+ * the weights' dtype, reduce-scatters the gradients'. */
+static void dp_comm_fsdp(const zs_cost *c, const zs_mstep_cfg *g, const dp_group *d, zs_mstep *o)
+{
+    const zs_model *m = &c->model;
+    double L = (double)m->layers / g->pp, F = o->layer_fwd, B = o->layer_bwd;
+    double lp = zs_model_params_per_layer(m) / g->tp;
+    double root = fmax(0, zs_model_params(m) - m->layers * zs_model_params_per_layer(m)) / g->tp;
+    int agc, rsc, c2;
+    double A = dp_coll(c, d, ZS_COLL_ALLGATHER, lp * m->dtype_bytes, &agc);
+    double R = dp_coll(c, d, ZS_COLL_REDUCESCATTER, lp * zs_grad_bytes(g->grad), &rsc);
+    double Ar = dp_coll(c, d, ZS_COLL_ALLGATHER, root * m->dtype_bytes, &c2);
+    double Rr = dp_coll(c, d, ZS_COLL_REDUCESCATTER, root * zs_grad_bytes(g->grad), &c2);
+    double fwd = Ar + A + (L - 1) * fmax(0, A - F);
+    double bwd = (L - 1) * fmax(0, A + R - B) + fmax(0, R - B) + R + Rr;
+    o->dp_comm_s = o->m * (fwd + bwd);
+    o->dp_ag_s = o->m * (Ar + (2 * L - 1) * A);
+    o->dp_rs_s = o->m * (L * R + Rr);
+    if (g->interference)
+        o->interference_s =
+            o->m * (slowdown(c, agc, (L - 1) * fmin(A, F)) +
+                    slowdown(c, agc > rsc ? agc : rsc, (L - 1) * fmin(A + R, B) + fmin(R, B)));
+}
+
+/* Exposed DP communication over the dp x cp ranks. */
+static int dp_comm(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_err *e)
+{
+    dp_group d;
+    if (o->dp * g->cp < 2)
+        return ZS_OK;
+    int rc = dp_group_new(g, o->dp, &d, e);
+    if (rc)
+        return rc;
+    if (g->zero >= 3)
+        dp_comm_fsdp(c, g, &d, o);
+    else
+        dp_comm_whole(c, g, &d, o);
+    free(d.ranks);
     return ZS_OK;
 }
 
@@ -211,7 +264,8 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     sc.precision = g->precision;
     sc.recompute = g->recompute;
     sc.dp = g->zero >= 1 ? o->dp * g->cp : 1;
-    sc.zero_stage = g->zero >= 1 ? 1 : 0;
+    sc.zero_stage = g->zero;
+    sc.grad = g->grad;
     zs_step st;
     if ((rc = zs_step_build(c, &sc, &st, e)))
         return rc;
@@ -227,7 +281,9 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     o->mb_compute = L * (u.layer_fwd + u.layer_bwd + af + ab + arc) + u.head_fwd + u.head_bwd;
     o->mb_tp_comm = L * (u.layer_tp_fwd + u.layer_tp_bwd) + u.head_tp_fwd + u.head_tp_bwd;
     o->mb_cp_comm = L * (cf + cb + crc);
-    o->mb_fwd = L * (u.layer_fwd + af + u.layer_tp_fwd + cf) + u.head_fwd + u.head_tp_fwd;
+    o->layer_fwd = u.layer_fwd + af + u.layer_tp_fwd + cf;
+    o->layer_bwd = u.layer_bwd + ab + arc + u.layer_tp_bwd + cb + crc;
+    o->mb_fwd = L * o->layer_fwd + u.head_fwd + u.head_tp_fwd;
     double mb = o->mb_compute + o->mb_tp_comm + o->mb_cp_comm;
     o->mb_bwd = mb - o->mb_fwd;
     if (g->pp > 1) {

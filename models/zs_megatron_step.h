@@ -29,11 +29,16 @@ typedef struct zs_mstep_cfg {
     int tp, pp, cp, vp;      /* tensor, pipeline, context parallel; virtual stages */
     zs_precision precision;
     zs_step_rc recompute;
-    int zero; /* 1: the distributed optimizer (ZeRO-1 over dp x cp), 0: replicated */
+    /* 0: replicated; 1: the distributed optimizer (ZeRO-1 over dp x cp);
+     * 2: gradients sharded too (the same collectives); 3: FSDP (ZeRO-3):
+     * each layer's weights all-gathered before its forward and again before
+     * its backward, its gradients reduce-scattered after it */
+    int zero;
     /* 1: compute slows while an overlapped NCCL collective holds SMs (one
      * CTA per channel of the algorithm it runs: compute keeps (SMs - CTAs)
      * / SMs of the GPU for as long as they overlap); 0: overlap is free */
     int interference;
+    zs_grad_dtype grad; /* the gradient buffer's dtype */
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {
@@ -41,7 +46,8 @@ typedef struct zs_mstep {
     /* One micro-batch on the slowest stage (its layers over all vp chunks,
      * plus the embedding and LM head it holds), seconds. */
     double mb_compute, mb_tp_comm, mb_cp_comm, mb_pp_comm;
-    double mb_fwd, mb_bwd; /* the micro-batch's forward and backward (every term) */
+    double mb_fwd, mb_bwd;       /* the micro-batch's forward and backward (every term) */
+    double layer_fwd, layer_bwd; /* one layer of one micro-batch (every term) */
     /* The step's breakdown, seconds; step_s is their sum. */
     double compute_s;      /* m x mb_compute */
     double tp_comm_s;      /* exposed TP collectives: m x mb_tp_comm */
@@ -52,7 +58,7 @@ typedef struct zs_mstep {
     double interference_s; /* compute slowed by the overlapped DP collectives' CTAs */
     double optim_s;        /* gradient norm and Adam on this GPU's shard */
     double step_s;
-    double dp_rs_s, dp_ag_s; /* the DP collectives' whole time (before overlap) */
+    double dp_rs_s, dp_ag_s; /* the DP collectives' whole time per step (before overlap) */
     double model_flops;      /* NeMo's model FLOPs of the step (all GPUs) */
     double tokens_s_gpu, model_tflops_gpu;
 } zs_mstep;

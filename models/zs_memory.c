@@ -1,13 +1,37 @@
 /* Memory per GPU: see zs_memory.h. */
 #include "zs_memory.h"
 
+#include <string.h>
+
 zs_mem_cfg zs_mem_cfg_default(void)
 {
-    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0};
+    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0, ZS_GRAD_FP32, 0};
     return c;
 }
 
-double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc)
+double zs_grad_bytes(zs_grad_dtype g)
+{
+    return g == ZS_GRAD_BF16 ? 2.0 : 4.0;
+}
+
+const char *zs_grad_dtype_name(zs_grad_dtype g)
+{
+    return g == ZS_GRAD_BF16 ? "bf16" : "fp32";
+}
+
+int zs_grad_dtype_parse(const char *s, zs_grad_dtype *out, zs_err *e)
+{
+    if (s && !strcmp(s, "fp32"))
+        *out = ZS_GRAD_FP32;
+    else if (s && !strcmp(s, "bf16"))
+        *out = ZS_GRAD_BF16;
+    else
+        return zs_err_set(e, ZS_EUSAGE, "--grad-dtype", "use fp32 or bf16",
+                          "unknown gradient dtype '%s'", s ? s : "");
+    return ZS_OK;
+}
+
+double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc, int fp8)
 {
     double b = m->dtype_bytes, h = m->hidden;
     if (rc == ZS_RECOMPUTE_FULL)
@@ -22,6 +46,14 @@ double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc)
      * parallelism every term is sharded by tp. */
     double inner = zs_model_is_moe(m) || zs_model_mlp(m) == ZS_MLP_SWIGLU ? 3 : 2;
     double per = b * (5 * h + (ad + 2 * kvd) + 2 * ad + inner * f);
+    /* TransformerEngine's Linear, LayerNormLinear and LayerNormMLP save the
+     * FP8 copy of the input their forward GEMM read (one byte a value) for
+     * the weight gradient: the QKV and MLP inputs (the norms' outputs), the
+     * O projection's input and the down projection's (the activation's
+     * output). Q/K/V and the attention output are flash attention's, and
+     * the up projection's output feeds the activation's backward: bf16. */
+    if (fp8)
+        per -= (b - 1) * (2 * h + ad + f);
     return per / tp;
 }
 
@@ -34,7 +66,8 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
                           "bad memory configuration (tp=%d pp=%d dp=%d zero=%d)", cfg->tp, cfg->pp,
                           cfg->dp, cfg->zero_stage);
     double params = zs_model_params(m) / ((double)cfg->tp * cfg->pp);
-    double w = params * m->dtype_bytes, gr = params * 4.0, opt = params * 12.0;
+    double w = params * m->dtype_bytes, gr = params * zs_grad_bytes(cfg->grad);
+    double opt = params * 12.0;
     if (cfg->zero_stage >= 1)
         opt /= cfg->dp;
     if (cfg->zero_stage >= 2)
@@ -47,7 +80,7 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
     b.optimizer = opt;
     b.static_bytes = w + gr + opt;
     int layers = (m->layers + cfg->pp - 1) / cfg->pp;
-    b.act_per_token = layers * zs_mem_act_per_token_layer(m, cfg->tp, cfg->recompute);
+    b.act_per_token = layers * zs_mem_act_per_token_layer(m, cfg->tp, cfg->recompute, cfg->fp8);
     b.capacity = (g->mem_gib - cfg->reserve_gib) * 1073741824.0;
     double free_bytes = b.capacity - b.static_bytes;
     b.max_tokens = free_bytes > 0 ? (long)(free_bytes / b.act_per_token) : 0;

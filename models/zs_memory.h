@@ -1,10 +1,11 @@
 /* Memory per GPU: what a training step keeps on each device, so planners
  * can respect a token capacity instead of producing plans that would not
- * fit. Mixed-precision Adam: bf16 weights, fp32 gradient accumulation,
- * fp32 master weights plus two moments; ZeRO stages shard the optimizer
- * (1), gradients (2) and weights (3) over the data-parallel group.
- * Activations are per token per layer with flash attention (no s^2 term).
- * Depends on zs_model and zs_gpu. */
+ * fit. Mixed-precision Adam: bf16 weights, a gradient buffer in fp32 or
+ * bf16 (zs_grad_dtype), fp32 master weights plus two moments; ZeRO stages
+ * shard the optimizer (1), gradients (2) and weights (3) over the
+ * data-parallel group. Activations are per token per layer with flash
+ * attention (no s^2 term); with FP8 the linear layers' saved inputs are
+ * FP8. Depends on zs_model and zs_gpu. */
 #ifndef ZS_MEMORY_H
 #define ZS_MEMORY_H
 
@@ -16,14 +17,33 @@ typedef enum zs_recompute {
     ZS_RECOMPUTE_FULL = 1  /* keep only each layer's input, recompute the rest */
 } zs_recompute;
 
+/* The dtype of the gradient buffer the backward accumulates into.
+ * fp32: Megatron-LM's main gradients with bf16 training
+ * (--accumulate-allreduce-grads-in-fp32, forced on for bf16), DeepSpeed's
+ * fp32 gradient accumulation; bf16: Megatron-Core's DDP with
+ * grad_reduce_in_fp32 off, as NeMo's published configs run it
+ * (optim.grad_sync_dtype: bf16 with a contiguous gradient buffer). */
+typedef enum zs_grad_dtype { ZS_GRAD_FP32 = 0, ZS_GRAD_BF16 = 1 } zs_grad_dtype;
+
+/* Bytes per gradient value: 4 or 2. */
+double zs_grad_bytes(zs_grad_dtype g);
+const char *zs_grad_dtype_name(zs_grad_dtype g);
+/* "fp32" | "bf16"; ZS_EUSAGE naming the choices otherwise. */
+int zs_grad_dtype_parse(const char *s, zs_grad_dtype *out, zs_err *e);
+
 typedef struct zs_mem_cfg {
     int tp, pp, dp; /* parallel degrees sharing the model's state */
     int zero_stage; /* 0..3 */
     zs_recompute recompute;
     double reserve_gib; /* kept free for workspace, fragmentation, NCCL buffers */
+    zs_grad_dtype grad;
+    /* 1: TransformerEngine FP8: each linear layer keeps its input for the
+     * weight gradient as the FP8 copy its forward GEMM read */
+    int fp8;
 } zs_mem_cfg;
 
-/* tp=pp=dp=1, ZeRO-1, no recomputation, 4 GiB reserve. */
+/* tp=pp=dp=1, ZeRO-1, no recomputation, 4 GiB reserve, fp32 gradients,
+ * bf16 activations. */
 zs_mem_cfg zs_mem_cfg_default(void);
 
 typedef struct zs_mem_breakdown {
@@ -34,8 +54,9 @@ typedef struct zs_mem_breakdown {
     long max_tokens;                  /* tokens per GPU that fit (0 when nothing fits) */
 } zs_mem_breakdown;
 
-/* Bytes of activations one token keeps in one layer (tp-sharded). */
-double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc);
+/* Bytes of activations one token keeps in one layer (tp-sharded); fp8 as
+ * zs_mem_cfg's. */
+double zs_mem_act_per_token_layer(const zs_model *m, int tp, zs_recompute rc, int fp8);
 
 int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cfg *cfg,
                              zs_mem_breakdown *out, zs_err *e);

@@ -65,7 +65,7 @@ int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e)
 
 zs_step_cfg zs_step_cfg_default(void)
 {
-    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1};
+    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32};
     return c;
 }
 
@@ -82,6 +82,7 @@ typedef struct ctx {
     int *ranks;        /* 0..tp-1 */
     int fp8, oom;      /* FP8 GEMMs; an allocation failed */
     double T, Ts, b;   /* tokens, tokens of the residual stream on this rank, bytes per value */
+    double gb;         /* bytes per value of the gradient buffer */
     double h, qkv, ad; /* hidden; QKV columns and attention width on this rank */
     double f, up;      /* MLP inner size on this rank, fc1 columns (2f for SwiGLU) */
     double V;          /* vocabulary on this rank */
@@ -121,8 +122,8 @@ static void mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, 
 }
 
 /* A GEMM of m x k by k x n. in8: its inputs are FP8 (an FP8 GEMM); wgrad:
- * its output accumulates into the fp32 main gradient (Megatron's
- * gradient_accumulation_fusion: read and write 4 bytes per value). */
+ * its output accumulates into the main gradient (Megatron's
+ * gradient_accumulation_fusion: read and write it, fp32 or bf16). */
 static void gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer,
                     double m, double n, double k, int in8, int wgrad)
 {
@@ -131,7 +132,7 @@ static void gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph,
         return;
     op->m = m, op->n = n, op->k = k;
     op->flops = 2 * m * n * k;
-    op->bytes = (m * k + k * n) * (in8 ? 1 : x->b) + m * n * (wgrad ? 2 * FP32 : x->b);
+    op->bytes = (m * k + k * n) * (in8 ? 1 : x->b) + m * n * (wgrad ? 2 * x->gb : x->b);
     op->seconds = in8 ? zs_gemm_curve_time(&x->g8, m, n, k) : zs_cost_gemm(x->c, m, n, k);
 }
 
@@ -338,8 +339,8 @@ static void head_ops(ctx *x)
     }
     mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, 3 * Ts * h * b, 2 * norm_flops(x));
     tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
-    /* scatter-add of the gradient rows into the fp32 main gradient */
-    mem_op(x, "embedding-bwd", ZS_OC_EMBED, ZS_PH_BWD, 0, T * h * (b + 2 * FP32) + pos, T * h);
+    /* scatter-add of the gradient rows into the main gradient */
+    mem_op(x, "embedding-bwd", ZS_OC_EMBED, ZS_PH_BWD, 0, T * h * (b + 2 * x->gb) + pos, T * h);
 }
 
 /* Gradient norm, Adam and the gradient buffer's reset over this GPU's share
@@ -349,13 +350,17 @@ static void optim_ops(ctx *x)
     double p = zs_model_params(x->m) / x->cfg->tp;
     int z = x->cfg->zero_stage, dp = x->cfg->dp;
     double shard = z >= 1 ? p / dp : p, grads = z >= 2 ? p / dp : p;
+    /* a bf16 gradient buffer: the optimizer reads its shard as fp32 main
+     * gradients (Megatron's distributed optimizer copies it in) */
+    if (x->gb < FP32)
+        mem_op(x, "grad-cast", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, shard * (x->gb + FP32), shard);
     /* multi-tensor L2 norm of the fp32 gradients */
     mem_op(x, "grad-norm", ZS_OC_GNORM, ZS_PH_OPTIM, 0, shard * FP32, 2 * shard);
     /* fused Adam on fp32 state: read gradient, master weight, m, v (16),
      * write master, m, v (12); copy the master to the bf16 weight (4 + 2) */
     mem_op(x, "adam", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, shard * (7 * FP32 + FP32 + x->b),
            FL_ADAM * shard);
-    mem_op(x, "grad-zero", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, grads * FP32, 0);
+    mem_op(x, "grad-zero", ZS_OC_OPTIM, ZS_PH_OPTIM, 0, grads * x->gb, 0);
 }
 
 static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
@@ -400,6 +405,7 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     x->launch = g->gemm.launch_us * 1e-6;
     x->g8 = zs_gpu_fp8_curve(g);
     x->fp8 = cfg->precision == ZS_PREC_FP8;
+    x->gb = zs_grad_bytes(cfg->grad);
     x->T = (double)cfg->tokens;
     x->Ts = cfg->sp ? x->T / tp : x->T;
     x->b = m->dtype_bytes;

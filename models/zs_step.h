@@ -21,6 +21,7 @@
 
 #include "zs_cost.h"
 #include "zs_err.h"
+#include "zs_memory.h"
 
 /* Achievable fraction of HBM bandwidth for a streaming (memory-bound)
  * kernel: 2.8 of 3.35 TB/s for coalesced loads on an H100 SXM5, measured
@@ -73,12 +74,14 @@ typedef struct zs_step_cfg {
     int sp;         /* 1: sequence parallelism with TP (Megatron's default), 0: all-reduces */
     zs_precision precision;
     zs_step_rc recompute;
-    int dp;         /* data-parallel degree the optimizer state is sharded over */
-    int zero_stage; /* 0: replicated; 1: optimizer state sharded over dp, 2: + gradients,
-                       3: + weights */
+    int dp;             /* data-parallel degree the optimizer state is sharded over */
+    int zero_stage;     /* 0: replicated; 1: optimizer state sharded over dp, 2: + gradients,
+                           3: + weights */
+    zs_grad_dtype grad; /* the gradient buffer the weight-gradient GEMMs accumulate into */
 } zs_step_cfg;
 
-/* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1. */
+/* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1,
+ * fp32 gradients. */
 zs_step_cfg zs_step_cfg_default(void);
 
 typedef struct zs_step_op {

@@ -132,13 +132,32 @@ static void test_memory_model(void)
      * width + the MLP's inner activations, 2 bytes each. LLaMA-7B (SwiGLU,
      * h 4096, 32 heads of 128, ffn 11008): 3 x ffn; a GELU model (FFN 4h):
      * 2 x ffn. */
-    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&m, 1, ZS_RECOMPUTE_NONE),
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&m, 1, ZS_RECOMPUTE_NONE, 0),
                   2.0 * (5 * 4096 + 3 * 4096 + 2 * 4096 + 3 * 11008), 1e-12);
+    /* FP8 (TransformerEngine): the QKV, MLP, O-proj and down-proj inputs
+     * are kept as their FP8 copies, one byte each: 2h + 4096 + ffn bytes
+     * fewer. */
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&m, 1, ZS_RECOMPUTE_NONE, 1),
+                  2.0 * (5 * 4096 + 3 * 4096 + 2 * 4096 + 3 * 11008) - (3 * 4096 + 11008.0), 1e-12);
+    /* Full recomputation keeps the bf16 layer input either way. */
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&m, 4, ZS_RECOMPUTE_FULL, 1), 2.0 * 4096 / 4, 1e-12);
+    /* A bf16 gradient buffer: 2 bytes a parameter, more tokens fit. */
+    cfg = zs_mem_cfg_default();
+    cfg.dp = 128;
+    cfg.grad = ZS_GRAD_BF16;
+    ZS_ASSERT_OK(zs_mem_breakdown_compute(&m, &g, &cfg, &b2, &e), &e);
+    ZS_ASSERT_REL(b2.grads, 2 * p, 1e-12);
+    ZS_ASSERT_REL(b2.static_bytes, b.static_bytes - 2 * p, 1e-12);
+    CU_ASSERT(b2.max_tokens > b.max_tokens);
+    zs_grad_dtype gd;
+    ZS_ASSERT_OK(zs_grad_dtype_parse("bf16", &gd, &e), &e);
+    CU_ASSERT_EQUAL(gd, ZS_GRAD_BF16);
+    CU_ASSERT_EQUAL(zs_grad_dtype_parse("fp16", &gd, &e), ZS_EUSAGE);
     zs_model gelu;
     ZS_ASSERT_OK(zs_model_load("gpt3-20b", &gelu, &e), &e);
     double h = gelu.hidden, ad = (double)gelu.heads * gelu.head_dim;
     double kvd = (double)gelu.kv_heads * gelu.head_dim;
-    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&gelu, 2, ZS_RECOMPUTE_NONE),
+    ZS_ASSERT_REL(zs_mem_act_per_token_layer(&gelu, 2, ZS_RECOMPUTE_NONE, 0),
                   2.0 * (5 * h + ad + 2 * kvd + 2 * ad + 2.0 * gelu.ffn) / 2, 1e-12);
 }
 

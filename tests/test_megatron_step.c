@@ -5,6 +5,8 @@
  * breakdown adds up to the step; TP, CP and DP terms appear where they
  * should; the CP ring's exposed send recomputed by hand (a slow network);
  * the DP overlap; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
+#include <math.h>
+
 #include "zs_megatron_step.h"
 #include "zs_nccl.h"
 #include "zs_test.h"
@@ -34,7 +36,8 @@ static zs_cost *small_cost(int nodes)
 
 static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
 {
-    zs_mstep_cfg g = {gpus, gbs, 1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0};
+    zs_mstep_cfg g = {gpus, gbs, 1,           2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE,
+                      1,    0,   ZS_GRAD_FP32};
     return g;
 }
 
@@ -197,8 +200,11 @@ static void test_interference(void)
     double want = 0;
     zs_coll_kind k[2] = {ZS_COLL_REDUCESCATTER, ZS_COLL_ALLGATHER};
     double window[2] = {on.mb_bwd, on.mb_fwd}, t[2] = {on.dp_rs_s, on.dp_ag_s};
-    double pbytes = zs_model_params(&c->model) / 8 * c->model.dtype_bytes / 2;
+    /* the reduce-scatter moves fp32 gradients, the all-gather bf16 weights */
+    double per[2] = {zs_model_params(&c->model) / 8 * 4 / 2,
+                     zs_model_params(&c->model) / 8 * c->model.dtype_bytes / 2};
     for (int i = 0; i < 2; i++) {
+        double pbytes = per[i];
         zs_nccl_choice ch;
         zs_nccl_topo tp;
         ZS_ASSERT_OK(
@@ -210,6 +216,56 @@ static void test_interference(void)
         want += (t[i] < window[i] ? t[i] : window[i]) * n / (double)(sms - n);
     }
     ZS_ASSERT_REL(on.interference_s, want, 1e-12);
+    zs_cost_free(c);
+}
+
+/* FSDP (ZeRO-3) on 16 GPUs of 2 nodes behind 10 Gb/s NICs (so the
+ * collectives outlast the compute), 2 micro-batches per rank: per
+ * micro-batch the root's and the first layer's gathers are exposed, each
+ * later layer's gather beyond the previous layer's forward, in the
+ * backward each gather plus reduce-scatter beyond the layer's backward,
+ * the last reduce-scatters whole; recomputed here from the collectives. */
+static void test_fsdp(void)
+{
+    zs_cost *c = small_cost_net(2, 10);
+    zs_mstep s, z1;
+    zs_err e;
+    zs_mstep_cfg g = cfg(16, 32, 1, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &z1, &e), &e);
+    g.zero = 3;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    ZS_ASSERT_INT_EQ(s.m, 2);
+    int ranks[16];
+    for (int i = 0; i < 16; i++)
+        ranks[i] = i;
+    const zs_model *m = &c->model;
+    double lp = zs_model_params_per_layer(m), root = zs_model_params(m) - 8 * lp;
+    CU_ASSERT(root > 0); /* embedding and LM head */
+    double A = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, 16, lp * 2 / 16);
+    double R = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, lp * 4 / 16);
+    double Ar = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, 16, root * 2 / 16);
+    double Rr = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, root * 4 / 16);
+    double F = s.layer_fwd, B = s.layer_bwd;
+    CU_ASSERT(A > F); /* the slow network exposes every gather */
+    double fwd = Ar + A + 7 * (A - F);
+    double bwd = 7 * fmax(0, A + R - B) + fmax(0, R - B) + R + Rr;
+    ZS_ASSERT_REL(s.dp_comm_s, 2 * (fwd + bwd), 1e-12);
+    ZS_ASSERT_REL(s.dp_ag_s, 2 * (Ar + 15 * A), 1e-12);
+    ZS_ASSERT_REL(s.dp_rs_s, 2 * (8 * R + Rr), 1e-12);
+    ZS_ASSERT_REL(s.step_s, sum_parts(&s), 1e-12);
+    /* the same compute; gathering every layer twice per micro-batch costs
+     * more than the distributed optimizer's one gather per step */
+    ZS_ASSERT_REL(s.compute_s, z1.compute_s, 1e-12);
+    CU_ASSERT(s.dp_comm_s > z1.dp_comm_s);
+    /* a bf16 gradient buffer halves the reduce-scatters */
+    g.grad = ZS_GRAD_BF16;
+    zs_mstep b;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &b, &e), &e);
+    ZS_ASSERT_REL(b.dp_rs_s,
+                  2 * (8 * zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, lp * 2 / 16) +
+                       zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, root * 2 / 16)),
+                  1e-12);
+    CU_ASSERT(b.dp_comm_s < s.dp_comm_s);
     zs_cost_free(c);
 }
 
@@ -234,7 +290,7 @@ static void test_bad(void)
     g = cfg(16, 16, 1, 1, 1, 1); /* one node has 8 GPUs */
     ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &s, &e), ZS_EINPUT);
     g = cfg(1, 1, 1, 1, 1, 1);
-    g.zero = 3;
+    g.zero = 4;
     ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &s, &e), ZS_EINPUT);
     zs_cost_free(c);
 }
@@ -244,6 +300,7 @@ static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_in
                                      {"parallel_terms", test_parallel_terms},
                                      {"cp_ring_and_dp_overlap", test_cp_ring_and_dp_overlap},
                                      {"interference", test_interference},
+                                     {"fsdp", test_fsdp},
                                      {"model_flops", test_model_flops},
                                      {"bad", test_bad},
                                      {NULL, NULL}};

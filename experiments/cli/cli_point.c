@@ -33,6 +33,8 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
     if (p->precision)
         zs_output_text(d, "# precision fp8: the layers' linear GEMMs in FP8 (TransformerEngine, "
                           "delayed scaling)\n");
+    if (p->grad == ZS_GRAD_BF16)
+        zs_output_text(d, "# gradients: a bf16 buffer (memory)\n");
     if (p->opts[0])
         zs_output_text(d, "# method options: %s\n", p->opts);
     if (cost_desc && *cost_desc)

@@ -39,6 +39,7 @@ typedef struct runs_args {
     const char *runs, *cluster, *plot;
     zs_format fmt;
     int interference, simulate;
+    zs_grad_dtype grad;
     zs_cli_flags fl; /* the shared flags as given: cluster points into it */
 } runs_args;
 
@@ -53,6 +54,15 @@ static const zs_opt_spec runs_own[] = {
      .arg = "on|off",
      .help = "compute slowed under the overlapped DP collectives by the SMs NCCL's CTAs hold "
              "(interference_ms)"},
+    {.cli = "grad-dtype",
+     .type = ZS_OPT_ENUM,
+     ZS_OPT_FIELD(runs_args, grad),
+     .values = "fp32|bf16",
+     .deftext = "bf16",
+     .arg = "fp32|bf16",
+     .help = "the gradient buffer (not a column of the runs): bf16 as NeMo's published "
+             "configs set it (optim.grad_sync_dtype: bf16), fp32 as Megatron-LM's default "
+             "with bf16 (docs/validation.md)"},
     ZS_OPT_ROW("simulate", ZS_OPT_FLAG, runs_args, simulate, 0, 1, "0", NULL,
                "also simulate each run's schedule: plain-4d (TP with sequence parallelism, CP "
                "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer) on "
@@ -107,14 +117,16 @@ typedef struct outcome {
 
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
  * from the model is a reason, not a failure; other errors are returned. */
-static int predict(const zs_run *r, const char *cluster, int interference, outcome *o, zs_err *e)
+static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
 {
+    const char *cluster = a->cluster;
     memset(o, 0, sizeof *o);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
     int zero = r->zero >= 0 ? r->zero : 1;
-    snprintf(o->defaults, sizeof o->defaults, "recompute: %s%s; zero: %d%s",
+    snprintf(o->defaults, sizeof o->defaults,
+             "recompute: %s%s; zero: %d%s; gradients: %s (--grad-dtype)",
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
-             zero, r->zero >= 0 ? "" : " (default; not published)");
+             zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad));
     if (r->task == ZS_TASK_LORA) {
         snprintf(o->reason, sizeof o->reason,
                  "lora: the step model has no frozen base weights (no weight gradients, "
@@ -131,8 +143,9 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
     if (rc)
         return rc;
     zs_cost *c = mach.cost;
-    zs_mstep_cfg g = {r->gpus, r->gbs, r->mbs,       r->seq,          r->tp, r->pp,
-                      r->cp,   r->vp,  r->precision, (zs_step_rc)rcv, zero,  interference};
+    zs_mstep_cfg g = {r->gpus, r->gbs,          r->mbs, r->seq,       r->tp,
+                      r->pp,   r->cp,           r->vp,  r->precision, (zs_step_rc)rcv,
+                      zero,    a->interference, a->grad};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -168,9 +181,9 @@ static int predict(const zs_run *r, const char *cluster, int interference, outco
  * sequences), gbs / (dp x mbs) micro-batches per DP rank, one iteration on
  * the analytic backend. Returns why the schedules cannot express the run,
  * or NULL. */
-static const char *sim_point(const zs_run *r, const char *cluster, const outcome *o,
-                             zs_point_cfg *c)
+static const char *sim_point(const zs_run *r, const runs_args *a, const outcome *o, zs_point_cfg *c)
 {
+    const char *cluster = a->cluster;
     int dp = r->gpus / (r->tp * r->cp * r->pp);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
     zs_point_cfg_default(c);
@@ -188,6 +201,7 @@ static const char *sim_point(const zs_run *r, const char *cluster, const outcome
     c->zero_stage = r->zero >= 0 ? r->zero : 1;
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = r->precision == ZS_PREC_FP8;
+    c->grad = a->grad;
     if (rcv == ZS_STEP_RC_SELECTIVE)
         return "selective recomputation is not in the schedules (none or full)";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)
@@ -197,10 +211,10 @@ static const char *sim_point(const zs_run *r, const char *cluster, const outcome
 
 /* Simulates row r's schedule (--simulate) beside its step-model
  * prediction; ZS_EINPUT / ZS_EUSAGE from planning is a reason. */
-static int simulate(const zs_run *r, const char *cluster, outcome *o, zs_err *e)
+static int simulate(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
 {
     zs_point_cfg c;
-    const char *why_not = sim_point(r, cluster, o, &c);
+    const char *why_not = sim_point(r, a, o, &c);
     if (why_not) {
         snprintf(o->sim_reason, sizeof o->sim_reason, "%s", why_not);
         return ZS_OK;
@@ -494,9 +508,9 @@ int zs_cmd_validate_runs(int argc, char **argv)
     if (!o)
         rc = zs_err_set(&e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; !rc && i < rs.n; i++) {
-        rc = predict(&rs.rows[i], a.cluster, a.interference, &o[i], &e);
+        rc = predict(&rs.rows[i], &a, &o[i], &e);
         if (!rc && a.simulate && o[i].ok)
-            rc = simulate(&rs.rows[i], a.cluster, &o[i], &e);
+            rc = simulate(&rs.rows[i], &a, &o[i], &e);
         if (rc) {
             char w[600];
             snprintf(w, sizeof w, "%s:%d", rs.path, rs.rows[i].line);
