@@ -31,7 +31,8 @@ static const char runs_help[] =
     "\n"
     "FILE.csv: model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,\n"
     "tokens_s_gpu,model_tflops_gpu; '#' comments; an empty cell is not published\n"
-    "(recompute defaults to none, zero to 1: the distributed optimizer).\n"
+    "(recompute defaults to none, zero to 1: the distributed optimizer; zero 3 is\n"
+    "FSDP). The gradient buffer is not a column: --grad-dtype (default bf16).\n"
     "\n"
     "options:\n";
 
