@@ -134,12 +134,12 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
             if (op->cls == ZS_OC_ATTN)
                 continue; /* priced per CP rank and micro-batch by attn_layer */
             *(comm ? (fwd ? &u->layer_tp_fwd : &u->layer_tp_bwd)
-                   : (fwd ? &u->layer_fwd : &u->layer_bwd)) += op->seconds;
+                   : (fwd ? &u->layer_fwd : &u->layer_bwd)) += op->seconds - op->hidden;
         } else {
             if (pp > 1 && is_embedding(op))
                 continue; /* on the first stage; the last (LM head) is the slower */
             *(comm ? (fwd ? &u->head_tp_fwd : &u->head_tp_bwd)
-                   : (fwd ? &u->head_fwd : &u->head_bwd)) += op->seconds;
+                   : (fwd ? &u->head_fwd : &u->head_bwd)) += op->seconds - op->hidden;
         }
     }
 }
@@ -152,6 +152,29 @@ static double slowdown(const zs_cost *c, int ctas, double overlap)
     if (ctas <= 0 || sms <= ctas || !(overlap > 0))
         return 0;
     return overlap * ctas / (double)(sms - ctas);
+}
+
+/* The compute slowed, per micro-batch of a stage, by the backward's TP
+ * collectives that run under GEMMs (zs_step_op.hidden): their CTAs hold
+ * SMs as the DP collectives' do (dp_comm_whole). -1: out of memory. */
+static double tp_interference(const zs_cost *c, const zs_mstep_cfg *g, const zs_step *st)
+{
+    int *ranks = malloc(sizeof *ranks * (size_t)g->tp);
+    if (!ranks)
+        return -1;
+    for (int i = 0; i < g->tp; i++)
+        ranks[i] = i;
+    double t = 0, L = (double)c->model.layers / g->pp;
+    for (int i = 0; i < st->nops; i++) {
+        const zs_step_op *op = &st->ops[i];
+        if (!(op->hidden > 0))
+            continue;
+        int ctas = zs_nccl_group_ctas(&c->cluster, ranks, g->tp, op->coll, op->coll_bytes,
+                                      zs_cost_nccl(c));
+        t += slowdown(c, ctas, op->hidden) * (op->per_layer ? L : 1);
+    }
+    free(ranks);
+    return t;
 }
 
 /* The DP collectives' group: the dp x cp ranks of TP rank 0 on stage 0. */
@@ -271,7 +294,10 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
         return rc;
     sums u;
     sum_ops(&st, g->pp, &u);
+    double tp_slow = g->interference ? tp_interference(c, g, &st) : 0;
     zs_step_free(&st);
+    if (tp_slow < 0)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     double af, ab, cf, cb;
     attn_layer(c, g, o->dp, &af, &ab, &cf, &cb);
     /* recomputation runs attention's forward again (selective, full), with
@@ -305,6 +331,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     o->optim_s = u.optim / g->pp;
     if ((rc = dp_comm(c, g, o, e)))
         return rc;
+    o->interference_s += o->m * tp_slow;
     o->step_s = o->compute_s + o->tp_comm_s + o->cp_comm_s + o->pp_comm_s + o->pp_bubble_s +
                 o->dp_comm_s + o->interference_s + o->optim_s;
     double tokens = (double)g->gbs * g->seq;

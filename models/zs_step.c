@@ -3,6 +3,7 @@
  * is derived in docs/cost-model.md ("The step inventory"). */
 #include "zs_step.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,8 @@ static void coll_op(ctx *x, const char *name, zs_step_phase ph, int per_layer, z
     if (!op)
         return;
     op->bytes = bytes * times;
+    op->coll = kind;
+    op->coll_bytes = bytes;
     op->seconds = times * zs_cost_collective(x->c, kind, x->ranks, x->cfg->tp, bytes);
 }
 
@@ -254,11 +257,30 @@ static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
         mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, zs_fp8_amax_bytes(), 4 * 3 * ZS_FP8_AMAX_HIST);
 }
 
+/* The last op pushed runs under `under` seconds of a GEMM (issued
+ * asynchronously before it, waited for after it): only what outlasts the
+ * GEMM costs the step. */
+static void hide_under(ctx *x, double under)
+{
+    if (x->oom || x->s->nops == 0)
+        return;
+    zs_step_op *op = &x->s->ops[x->s->nops - 1];
+    if (op->cls == ZS_OC_TPCOMM)
+        op->hidden = fmin(op->seconds, under);
+}
+
 /* A linear layer's backward: the output gradient's cast, the gradient of the
  * input (dgrad: m x n by n x k) and of the weight (wgrad). col: a
  * column-parallel GEMM (its input gradient is reduce-scattered / all-reduced,
  * and SP gathers its input again for the wgrad); row: row-parallel (SP
- * gathers its output gradient). */
+ * gathers its output gradient). A column-parallel layer's two collectives
+ * are asynchronous (TransformerEngine's Linear / LayerNormLinear /
+ * LayerNormMLP and Megatron's own column-parallel layer: the input's
+ * gather is issued before the dgrad GEMM and waited for after it, the
+ * dgrad's reduce-scatter or all-reduce issued before the wgrad GEMM and
+ * waited for after it): they cost only what outlasts their GEMM. The
+ * row-parallel layer's gather of the output gradient comes first and is
+ * waited for. */
 static void linear_bwd(ctx *x, const char *name, double m, double n, double k, int col)
 {
     char a[32], d[32], w[32];
@@ -270,15 +292,20 @@ static void linear_bwd(ctx *x, const char *name, double m, double n, double k, i
     snprintf(d, sizeof d, "%s-dgrad", name);
     snprintf(w, sizeof w, "%s-wgrad", name);
     gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0);
+    double dgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
     gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1);
+    double wgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
     if (col && x->cfg->sp) {
         snprintf(a, sizeof a, "ag-%s-input", name);
         coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * (x->fp8 ? 1 : x->b), 1);
+        hide_under(x, dgrad);
         snprintf(a, sizeof a, "rs-d%s", name);
         coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1);
+        hide_under(x, wgrad);
     } else if (col) {
         snprintf(a, sizeof a, "ar-d%s", name);
         coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1);
+        hide_under(x, wgrad);
     }
 }
 
@@ -329,13 +356,20 @@ static void head_ops(ctx *x)
     coll_op(x, "ar-cross-entropy", ZS_PH_FWD, 0, ZS_COLL_ALLREDUCE, T * FP32, 3);
     /* backward: softmax times the loss gradient (4 + 4), cast back to bf16 (4 + 2) */
     mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, 14 * logits, 2 * logits);
+    /* Megatron's column-parallel output layer overlaps its backward
+     * collectives as linear_bwd's column-parallel layers do */
     gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0);
+    double dgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
     gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1);
+    double wgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
     if (x->cfg->sp) {
         coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1);
+        hide_under(x, dgrad);
         coll_op(x, "rs-dlm-head", ZS_PH_BWD, 0, ZS_COLL_REDUCESCATTER, Ts * h * b, 1);
+        hide_under(x, wgrad);
     } else {
         coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1);
+        hide_under(x, wgrad);
     }
     mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, 3 * Ts * h * b, 2 * norm_flops(x));
     tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
@@ -462,7 +496,7 @@ void zs_step_free(zs_step *s)
 
 double zs_step_op_total(const zs_step *s, const zs_step_op *op)
 {
-    return op->seconds * (op->per_layer ? s->layers : 1);
+    return (op->seconds - op->hidden) * (op->per_layer ? s->layers : 1);
 }
 
 double zs_step_class_time(const zs_step *s, zs_op_class c, int phase)
@@ -493,7 +527,7 @@ int zs_step_layer_time(const zs_cost *c, const zs_step_cfg *cfg, zs_step_layer *
         if (op->cls == ZS_OC_ATTN)
             *(bwd ? &out->attn_bwd : &out->attn_fwd) += op->seconds;
         else if (op->cls == ZS_OC_TPCOMM)
-            *(bwd ? &out->comm_bwd : &out->comm_fwd) += op->seconds;
+            *(bwd ? &out->comm_bwd : &out->comm_fwd) += op->seconds - op->hidden;
         else
             *(bwd ? &out->bwd : &out->fwd) += op->seconds;
     }

@@ -93,6 +93,12 @@ typedef struct zs_step_op {
     double flops;   /* per instance (memory-bound ops: arithmetic, not used in the time) */
     double bytes;   /* HBM bytes per instance (collectives: each rank's buffer) */
     double seconds; /* per instance */
+    /* of them, the seconds that run under a GEMM and cost the step nothing
+     * (the backward's asynchronous TP collectives); the step counts
+     * seconds - hidden */
+    double hidden;
+    zs_coll_kind coll; /* TP collectives: the kind ... */
+    double coll_bytes; /* ... and each rank's buffer, as zs_cost_collective takes it */
 } zs_step_op;
 
 typedef struct zs_step {

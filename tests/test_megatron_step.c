@@ -215,6 +215,26 @@ static void test_interference(void)
         CU_ASSERT(n > 0 && n < sms);
         want += (t[i] < window[i] ? t[i] : window[i]) * n / (double)(sms - n);
     }
+    /* and the backward's TP collectives that run under GEMMs, per
+     * micro-batch: their hidden seconds at the channels of TP ranks 0-7 */
+    zs_step_cfg sc = zs_step_cfg_default();
+    sc.tokens = 2048 / 2; /* seq 2048 over cp 2 */
+    sc.tp = 8;
+    sc.dp = 2;
+    zs_step st;
+    ZS_ASSERT_OK(zs_step_build(c, &sc, &st, &e), &e);
+    int tp[8] = {0, 1, 2, 3, 4, 5, 6, 7}, hidden = 0;
+    for (int i = 0; i < st.nops; i++) {
+        const zs_step_op *op = &st.ops[i];
+        if (!(op->hidden > 0))
+            continue;
+        hidden++;
+        int n = zs_nccl_group_ctas(&c->cluster, tp, 8, op->coll, op->coll_bytes, zs_cost_nccl(c));
+        CU_ASSERT(n > 0 && n < sms);
+        want += on.m * op->hidden * n / (double)(sms - n) * (op->per_layer ? 8 : 1);
+    }
+    CU_ASSERT(hidden >= 4);
+    zs_step_free(&st);
     ZS_ASSERT_REL(on.interference_s, want, 1e-12);
     zs_cost_free(c);
 }

@@ -7,6 +7,9 @@
  * read at test time, skipped when absent), per op class. */
 #include <stdlib.h>
 
+#include <math.h>
+#include <stdio.h>
+
 #include "zs_step.h"
 #include "zs_test.h"
 
@@ -241,6 +244,34 @@ static void test_tensor_parallel(void)
     CU_ASSERT(ag->seconds > 0);
     CU_ASSERT_PTR_NOT_NULL(find(&s, "rs-mlp-fc2", ZS_PH_FWD));
     CU_ASSERT_PTR_NOT_NULL(find(&s, "ag-qkv-input", ZS_PH_BWD));
+    /* a column-parallel layer's backward gather runs under its dgrad GEMM
+     * and its reduce-scatter under its wgrad GEMM; a row-parallel layer's
+     * gather of the output gradient is waited for */
+    const char *col[2] = {"qkv", "mlp-fc1"};
+    for (int i = 0; i < 2; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "ag-%s-input", col[i]);
+        const zs_step_op *in = find(&s, n, ZS_PH_BWD);
+        snprintf(n, sizeof n, "rs-d%s", col[i]);
+        const zs_step_op *rs = find(&s, n, ZS_PH_BWD);
+        snprintf(n, sizeof n, "%s-dgrad", col[i]);
+        const zs_step_op *dg = find(&s, n, ZS_PH_BWD);
+        snprintf(n, sizeof n, "%s-wgrad", col[i]);
+        const zs_step_op *wg = find(&s, n, ZS_PH_BWD);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dg);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(wg);
+        CU_ASSERT(in->hidden > 0 && rs->hidden > 0);
+        ZS_ASSERT_REL(in->hidden, fmin(in->seconds, dg->seconds), 1e-12);
+        ZS_ASSERT_REL(rs->hidden, fmin(rs->seconds, wg->seconds), 1e-12);
+    }
+    ZS_ASSERT_NEAR(find(&s, "ag-dout-proj", ZS_PH_BWD)->hidden, 0, 0);
+    ZS_ASSERT_NEAR(find(&s, "ag-qkv", ZS_PH_FWD)->hidden, 0, 0);
+    double sum = 0;
+    for (int i = 0; i < s.nops; i++)
+        sum += (s.ops[i].seconds - s.ops[i].hidden) * (s.ops[i].per_layer ? s.layers : 1);
+    ZS_ASSERT_REL(s.total_s, sum, 1e-12);
     zs_step_free(&s);
     /* without SP: an all-reduce after each row-parallel GEMM, full-length norms */
     cfg.sp = 0;

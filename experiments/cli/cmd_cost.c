@@ -560,10 +560,10 @@ static int cost_transfer(const cost_args *a, int coll, zs_err *e)
 static zs_table *step_ops_table(const zs_step *st)
 {
     zs_table *t = zs_table_new("ops of one training step (per GPU)");
-    static const char *const cols[] = {"phase",  "op",      "class",   "per",
-                                       "m",      "n",       "k",       "gflop",
-                                       "mbytes", "time_ms", "step_ms", "share_pct"};
-    for (int i = 0; i < 12; i++)
+    static const char *const cols[] = {"phase",   "op",        "class",    "per",    "m",
+                                       "n",       "k",         "gflop",    "mbytes", "time_ms",
+                                       "step_ms", "share_pct", "hidden_ms"};
+    for (int i = 0; i < 13; i++)
         zs_table_col(t, cols[i], i < 4 ? ZS_COL_TEXT : ZS_COL_NUM);
     for (int i = 0; i < st->nops; i++) {
         const zs_step_op *op = &st->ops[i];
@@ -583,6 +583,8 @@ static zs_table *step_ops_table(const zs_step *st)
         zs_table_num(t, 9, "%.4f", op->seconds * 1e3);
         zs_table_num(t, 10, "%.4f", tot * 1e3);
         zs_table_num(t, 11, "%.2f", st->total_s > 0 ? 100 * tot / st->total_s : 0);
+        if (op->hidden > 0) /* blank: nothing of it is hidden */
+            zs_table_num(t, 12, "%.4f", op->hidden * 1e3);
     }
     return t;
 }
