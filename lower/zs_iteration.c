@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zs_step.h"
+
 struct zs_iter {
     zs_schedule *s;
     const zs_cost *cost;
@@ -29,6 +31,7 @@ struct zs_iter {
     int tag_act, tag_grad;
     int pp_stream;    /* pipeline sends and receives: off the compute stream so
                        * a stage can post the next receive while its send waits */
+    int tp_stream;    /* the backward's asynchronous TP collectives (tp > 1) */
     double *moe_load; /* per rank: expert load factor (mean 1) */
     int *tp_group;    /* per slot-rank: the TP group's id (leader ranks only) */
     zs_err *e;
@@ -238,6 +241,16 @@ static double gather_bytes(const zs_iter *it)
 
 /* A collective on the compute stream after the chain's last op; a dry run
  * prices it over dry_n consecutive ranks of a node. */
+static int64_t coll_on(zs_iter *it, chain *c, int stream, const char *label, int group,
+                       zs_coll_kind k, double bytes)
+{
+    int64_t deps[1] = {c->last};
+    int64_t op = zs_sched_coll(it->s, c->rank, stream, label, group, k, bytes, deps, c->last >= 0);
+    if (op >= 0)
+        c->last = op;
+    return op;
+}
+
 static int64_t coll(zs_iter *it, chain *c, const char *label, int group, int dry_n, zs_coll_kind k,
                     double bytes)
 {
@@ -248,16 +261,13 @@ static int64_t coll(zs_iter *it, chain *c, const char *label, int group, int dry
         c->t += zs_cost_collective(it->cost, k, ranks, n, bytes);
         return 0;
     }
-    int64_t deps[1] = {c->last};
-    int64_t op = zs_sched_coll(it->s, c->rank, ZS_STREAM_COMPUTE, label, group, k, bytes, deps,
-                               c->last >= 0);
-    if (op >= 0)
-        c->last = op;
-    return op;
+    return coll_on(it, c, ZS_STREAM_COMPUTE, label, group, k, bytes);
 }
 
-/* A TP collective sits on the compute stream: sequence parallelism puts it
- * on the critical path between the norm and the GEMM. */
+/* A TP collective the compute waits for: sequence parallelism puts it on
+ * the critical path between the norm and the GEMM. It runs on the TP
+ * stream (one NCCL communicator, one stream: the backward's asynchronous
+ * ones are there too), the next compute op after it. */
 static int64_t tp_coll(zs_iter *it, chain *c, const char *label, zs_coll_kind k, double bytes)
 {
     if (it->tp == 1)
@@ -269,7 +279,112 @@ static int64_t tp_coll(zs_iter *it, chain *c, const char *label, zs_coll_kind k,
         c->t += zs_cost_collective(it->cost, k, ranks, n, bytes);
         return 0;
     }
-    return coll(it, c, label, it->tp_group[c->rank], it->tp, k, bytes);
+    return coll_on(it, c, it->tp_stream, label, it->tp_group[c->rank], k, bytes);
+}
+
+/* A column-parallel layer's backward as TransformerEngine's Linear /
+ * LayerNormLinear / LayerNormMLP and Megatron's ColumnParallelLinear run
+ * it with sequence parallelism: the gather of the layer's input (saved
+ * scattered) is issued before the input-gradient GEMM and waited for
+ * before the weight-gradient GEMM; the input gradient's reduce-scatter is
+ * issued after its GEMM and waited for after the weight gradient's. Both
+ * on the TP stream (their own NCCL stream), so they run under the GEMMs.
+ * dgrad / wgrad append the GEMMs (dgrad may append several); in_bytes is
+ * the gathered input's, rs_bytes the reduce-scatter's. In a dry run the
+ * chain takes max(gather, dgrad) + max(reduce-scatter, wgrad). */
+typedef struct col_bwd {
+    const char *name; /* the layer's: "tp-ag-NAME-input", "tp-rs-dNAME" */
+    double in_bytes, rs_bytes;
+    /* an elementwise op on the output gradient before each input-gradient
+     * GEMM (RoPE's backward before QKV's): bytes per token, its label */
+    double pre_bpt;
+    const char *pre;
+} col_bwd;
+
+/* cb's op before an input-gradient GEMM of m tokens (sfx: "-moved"). */
+static void col_bwd_pre(zs_iter *it, chain *c, const col_bwd *cb, double m, int64_t *dep,
+                        const char *sfx)
+{
+    if (!cb || !(cb->pre_bpt > 0) || m <= 0)
+        return;
+    char l[64];
+    label(it, l, sizeof l, cb->pre, sfx);
+    if (*dep >= 0 && !it->dry) {
+        int64_t deps[2] = {c->last, *dep};
+        int nd = 0;
+        int64_t d[2];
+        for (int i = 0; i < 2; i++)
+            if (deps[i] >= 0 && (nd == 0 || d[0] != deps[i]))
+                d[nd++] = deps[i];
+        double t = zs_cost_elementwise(it->cost, m * cb->pre_bpt);
+        int64_t op =
+            zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, l, m * cb->pre_bpt, t, d, nd);
+        if (op >= 0)
+            c->last = op;
+        *dep = -1; /* the op waited for it */
+        return;
+    }
+    elem(it, c, l, m * cb->pre_bpt);
+}
+
+static int64_t tp_async(zs_iter *it, chain *c, const char *label, zs_coll_kind k, double bytes,
+                        int64_t dep)
+{
+    int64_t deps[1] = {dep};
+    return zs_sched_coll(it->s, c->rank, it->tp_stream, label, it->tp_group[c->rank], k, bytes,
+                         deps, dep >= 0);
+}
+
+static double dry_tp(zs_iter *it, zs_coll_kind k, double bytes)
+{
+    chain d = {0, -1, 0};
+    tp_coll(it, &d, "", k, bytes);
+    return d.t;
+}
+
+/* Before the dgrad GEMM(s): returns the gather (-1: none). */
+static int64_t col_bwd_begin(zs_iter *it, chain *c, const col_bwd *cb, double *t0)
+{
+    *t0 = c->t;
+    if (it->tp == 1 || it->dry)
+        return -1;
+    char l[64];
+    snprintf(l, sizeof l, "tp-ag-%s-input", cb->name);
+    return tp_async(it, c, l, ZS_COLL_ALLGATHER, cb->in_bytes, c->last);
+}
+
+/* After the dgrad GEMM(s), before the wgrad GEMM: returns the
+ * reduce-scatter; the wgrad GEMM must also wait for the gather. */
+static int64_t col_bwd_mid(zs_iter *it, chain *c, const col_bwd *cb, double t0, double *t1)
+{
+    if (it->tp == 1)
+        return -1;
+    if (it->dry) {
+        double ag = dry_tp(it, ZS_COLL_ALLGATHER, cb->in_bytes);
+        if (ag > c->t - t0)
+            c->t = t0 + ag;
+        *t1 = c->t;
+        return -1;
+    }
+    char l[64];
+    snprintf(l, sizeof l, "tp-rs-d%s", cb->name);
+    return tp_async(it, c, l, ZS_COLL_REDUCESCATTER, cb->rs_bytes, c->last);
+}
+
+/* After the wgrad GEMM: the chain continues after the reduce-scatter too
+ * (the compute stream keeps the GEMM's order). */
+static void col_bwd_end(zs_iter *it, chain *c, const col_bwd *cb, int64_t rs, double t1)
+{
+    if (it->tp == 1)
+        return;
+    if (it->dry) {
+        double r = dry_tp(it, ZS_COLL_REDUCESCATTER, cb->rs_bytes);
+        if (r > c->t - t1)
+            c->t = t1 + r;
+        return;
+    }
+    if (rs >= 0)
+        c->last = rs;
 }
 
 /* ---- MoE ------------------------------------------------------------------- */
@@ -376,6 +491,16 @@ static double moved(const zs_iter *it, int micro, int slot)
     return (double)it->sp->moved_tokens[(size_t)micro * it->nslots + slot];
 }
 
+/* RoPE rotates the queries and keys after the QKV GEMM (models without
+ * learned positions): it reads and writes them, bytes per token. */
+static double rope_bytes(const zs_iter *it)
+{
+    const zs_model *m = it->m;
+    if (zs_model_learned_pos(m))
+        return 0;
+    return 2.0 * (m->heads + m->kv_heads) * m->head_dim / it->tp * m->dtype_bytes;
+}
+
 /* Forward linear ops before attention; sets entry[slot]. */
 static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
 {
@@ -395,12 +520,20 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         /* The moved tokens' QKV first: it leaves while the rest is computed. */
         label(it, l, sizeof l, pfx, "qkv-moved");
         gemm_prec(it, c, l, mv, qkv_n, h, ag, f8);
+        if (rope_bytes(it) > 0) {
+            label(it, l, sizeof l, pfx, "rope-moved");
+            elem(it, c, l, mv * rope_bytes(it));
+        }
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
         ag = -1;
     }
     label(it, l, sizeof l, pfx, "qkv");
     gemm_prec(it, c, l, T - mv, qkv_n, h, ag, f8);
+    if (rope_bytes(it) > 0) {
+        label(it, l, sizeof l, pfx, "rope");
+        elem(it, c, l, (T - mv) * rope_bytes(it));
+    }
     it->entry[cur_ix(it, slot)] = c->last;
     if (mv <= 0)
         it->entry_moved[slot] = c->last;
@@ -489,17 +622,30 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
 /* A backward GEMM is the input-gradient and the weight-gradient GEMMs;
  * lin: a layer's linear GEMM, in FP8 when the cost model says so (its
  * output gradient cast first). */
-static void gemm_bwd_lin(zs_iter *it, chain *c, const char *name, double m, double n, double k,
-                         int64_t extra_dep, int lin)
+static void gemm_bwd_col(zs_iter *it, chain *c, const char *name, double m, double n, double k,
+                         int64_t extra_dep, int lin, const col_bwd *cb)
 {
     char l[64];
     int f8 = lin && fp8_on(it);
+    col_bwd_pre(it, c, cb, m, &extra_dep, "");
     if (f8)
         fp8_cast(it, c, "", 1, name, m * n);
+    double t0 = 0, t1 = 0;
+    int64_t ag = cb ? col_bwd_begin(it, c, cb, &t0) : -1, rs = -1;
     label(it, l, sizeof l, name, "-dgrad");
     gemm_prec(it, c, l, m, k, n, extra_dep, f8);
+    if (cb)
+        rs = col_bwd_mid(it, c, cb, t0, &t1);
     label(it, l, sizeof l, name, "-wgrad");
-    gemm_prec(it, c, l, k, n, m, -1, f8);
+    gemm_prec(it, c, l, k, n, m, ag, f8);
+    if (cb)
+        col_bwd_end(it, c, cb, rs, t1);
+}
+
+static void gemm_bwd_lin(zs_iter *it, chain *c, const char *name, double m, double n, double k,
+                         int64_t extra_dep, int lin)
+{
+    gemm_bwd_col(it, c, name, m, n, k, extra_dep, lin, NULL);
 }
 
 static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n, double k,
@@ -513,15 +659,20 @@ static void gemm_bwd(zs_iter *it, chain *c, const char *name, double m, double n
  * the moved tokens' entry; after it: the kept part first, then the moved
  * part after its results arrived), then the weight gradient over all. */
 static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, double m, double mv,
-                           double n, double k, int before, int64_t kept_dep, int64_t moved_dep)
+                           double n, double k, int before, int64_t kept_dep, int64_t moved_dep,
+                           const col_bwd *cb)
 {
     char l[64];
     if (mv <= 0) {
-        gemm_bwd_lin(it, c, name, m, n, k, kept_dep, 1);
+        gemm_bwd_col(it, c, name, m, n, k, kept_dep, 1, cb);
         return;
     }
     int f8 = fp8_on(it);
+    if (!before)
+        col_bwd_pre(it, c, cb, m - mv, &kept_dep, "");
     fp8_cast(it, c, "", 1, name, m * n);
+    double t0 = 0, t1 = 0;
+    int64_t ag = cb ? col_bwd_begin(it, c, cb, &t0) : -1, rs = -1;
     if (before) {
         label(it, l, sizeof l, name, "-dgrad-moved");
         gemm_prec(it, c, l, mv, k, n, -1, f8);
@@ -533,11 +684,16 @@ static void gemm_bwd_split(zs_iter *it, chain *c, int slot, const char *name, do
         label(it, l, sizeof l, name, "-dgrad");
         gemm_prec(it, c, l, m - mv, k, n, kept_dep, f8);
         it->dry_mark = c->t;
+        col_bwd_pre(it, c, cb, mv, &moved_dep, "-moved");
         label(it, l, sizeof l, name, "-dgrad-moved");
         gemm_prec(it, c, l, mv, k, n, moved_dep, f8);
     }
+    if (cb)
+        rs = col_bwd_mid(it, c, cb, t0, &t1);
     label(it, l, sizeof l, name, "-wgrad");
-    gemm_prec(it, c, l, k, n, m, -1, f8);
+    gemm_prec(it, c, l, k, n, m, ag, f8);
+    if (cb)
+        col_bwd_end(it, c, cb, rs, t1);
 }
 
 /* Backward ops before attention backward (MLP, O projection). */
@@ -566,13 +722,16 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
         /* GELU and squared ReLU read the input and the gradient and write
          * one gradient */
         elem(it, c, gated ? "swiglu-bwd" : "activation-bwd", (gated ? 4 : 3) * T * f * by);
-        gemm_bwd_lin(it, c, gated ? "mlp-gate-up" : "mlp-up", T, (gated ? 2 : 1) * f, h, -1, 1);
+        col_bwd cb = {"mlp", Tl * h * gather_bytes(it), Tl * h * by, 0, NULL};
+        gemm_bwd_col(it, c, gated ? "mlp-gate-up" : "mlp-up", T, (gated ? 2 : 1) * f, h, -1, 1,
+                     &cb);
     }
-    tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
+    if (zs_model_is_moe(m))
+        tp_coll(it, c, "tp-rs-mlp-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
     elem(it, c, "norm2-bwd", 3 * Tl * h * by);
     tp_coll(it, c, "tp-ag-attn-bwd", ZS_COLL_ALLGATHER, Tl * h * by);
     double mv = moved(it, b->micro, slot);
-    gemm_bwd_split(it, c, slot, "o-proj", T, mv, h, ad, 1, -1, -1);
+    gemm_bwd_split(it, c, slot, "o-proj", T, mv, h, ad, 1, -1, -1, NULL);
     it->entry[cur_ix(it, slot)] = c->last;
     if (mv <= 0)
         it->entry_moved[slot] = c->last;
@@ -591,8 +750,11 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
         return zs_err_set(it->e, ZS_EINVALID, "attention emitter", NULL,
                           "slot %d has no attention backward exit op%s", slot,
                           ex < 0 ? "" : " for its moved tokens");
-    gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot]);
-    tp_coll(it, c, "tp-rs-attn-bwd", ZS_COLL_REDUCESCATTER, Tl * h * by);
+    /* RoPE's backward on the query and key gradients before each part's
+     * QKV input-gradient GEMM */
+    double rope_bpt = rope_bytes(it);
+    col_bwd cb = {"attn", Tl * h * gather_bytes(it), Tl * h * by, rope_bpt, "rope-bwd"};
+    gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot], &cb);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
     /* After the last micro-batch's last nano-batch. */
     if (!b->last_micro || (it->nano > 1 && it->cur < it->nano - 1))
@@ -736,9 +898,16 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
         zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE,
                         b->backward ? ZS_PHASE_BACKWARD : ZS_PHASE_FORWARD);
         if (!b->backward && first) {
+            /* each TP rank looks up its vocabulary shard's rows; sequence
+             * parallelism reduce-scatters the sum */
             elem(it, c, "embedding", 2 * Tl * h * by);
+            tp_coll(it, c, "tp-rs-embedding", ZS_COLL_REDUCESCATTER, Tl * h * by);
         } else if (b->backward && last) {
-            gemm_bwd(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1);
+            double V = (double)m->vocab / it->tp;
+            elem(it, c, "cross-entropy-bwd", ZS_XENT_BWD_BYTES * T * V);
+            col_bwd cb = {"lm-head", Tl * h * by, Tl * h * by, 0, NULL};
+            gemm_bwd_col(it, c, "lm-head", T, V, h, -1, 0, &cb);
+            elem(it, c, "final-norm-bwd", 3 * Tl * h * by);
         } else {
             /* Activations (forward) or their gradients (backward) arrive from
              * the neighbouring stage. */
@@ -766,9 +935,17 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
         if (!b->backward && last) {
-            gemm(it, c, "lm-head", T, (double)m->vocab / it->tp, h, -1);
-            elem(it, c, "loss", 2 * T * (double)m->vocab / it->tp * 4);
+            double V = (double)m->vocab / it->tp;
+            elem(it, c, "final-norm", 2 * Tl * h * by);
+            tp_coll(it, c, "tp-ag-lm-head", ZS_COLL_ALLGATHER, Tl * h * by);
+            gemm(it, c, "lm-head", T, V, h, -1);
+            /* vocab-parallel cross-entropy on fp32 logits: its passes, and
+             * three all-reduces of one fp32 value per token over TP */
+            elem(it, c, "cross-entropy", ZS_XENT_FWD_BYTES * T * V);
+            for (int i = 0; i < 3; i++)
+                tp_coll(it, c, "tp-ar-cross-entropy", ZS_COLL_ALLREDUCE, T * 4.0);
         } else if (b->backward && first) {
+            tp_coll(it, c, "tp-ag-dembedding", ZS_COLL_ALLGATHER, Tl * h * by);
             elem(it, c, "embedding-bwd", 2 * Tl * h * by);
         } else {
             int to = (b->backward ? stage - 1 + it->pp : stage + 1) % it->pp;
@@ -1152,6 +1329,13 @@ static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *s
             rc = zs_err_set(e, ZS_EINVALID, "iteration builder",
                             "use at most 3 streams of your own with pipelining",
                             "no room for the pipeline stream");
+        /* A planner that took every stream keeps the backward's TP
+         * collectives on the compute stream, exposed (docs/methods.md) */
+        it.tp_stream = ZS_STREAM_COMPUTE;
+        if (!rc && d->tp > 1 && s->nstreams < ZS_MAX_STREAMS &&
+            (it.tp_stream = zs_schedule_add_stream(s, "tp")) < 0)
+            rc = zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
+                            "no room for the tensor-parallel stream");
         s->dims = *d;
         s->layers = m->layers;
         s->heads = m->heads;

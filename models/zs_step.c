@@ -349,13 +349,13 @@ static void head_ops(ctx *x)
     mem_op(x, "final-norm", ZS_OC_NORM, ZS_PH_FWD, 0, 2 * Ts * h * b, norm_flops(x));
     tp_gather(x, "ag-lm-head", ZS_PH_FWD, 0, 0);
     gemm_op(x, "lm-head", ZS_OC_HEAD, ZS_PH_FWD, 0, T, V, h, 0, 0);
-    /* vocab_parallel_cross_entropy on logits.float(): the cast (2 read, 4
-     * written), max (4), subtract (4 + 4), exp (4 + 4), sum (4), divide
-     * (4 + 4): 38 bytes per logit; three all-reduces of T fp32 values */
-    mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, 38 * logits, FL_XENT * logits);
+    /* vocab_parallel_cross_entropy on logits.float() (ZS_XENT_FWD_BYTES);
+     * three all-reduces of T fp32 values */
+    mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, ZS_XENT_FWD_BYTES * logits,
+           FL_XENT * logits);
     coll_op(x, "ar-cross-entropy", ZS_PH_FWD, 0, ZS_COLL_ALLREDUCE, T * FP32, 3);
-    /* backward: softmax times the loss gradient (4 + 4), cast back to bf16 (4 + 2) */
-    mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, 14 * logits, 2 * logits);
+    mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, ZS_XENT_BWD_BYTES * logits,
+           2 * logits);
     /* Megatron's column-parallel output layer overlaps its backward
      * collectives as linear_bwd's column-parallel layers do */
     gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0);

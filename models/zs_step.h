@@ -68,6 +68,14 @@ const char *zs_op_class_name(zs_op_class c);
 int zs_precision_parse(const char *s, zs_precision *out, zs_err *e);
 int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e);
 
+/* Megatron's vocab-parallel cross-entropy on fp32 logits, HBM bytes per
+ * logit: forward the cast (2 read, 4 written), max (4), subtract (4 + 4),
+ * exp (4 + 4), sum (4) and divide (4 + 4); backward softmax times the loss
+ * gradient (4 + 4) and the cast back to bf16 (4 + 2)
+ * (megatron/core/tensor_parallel/cross_entropy.py). */
+#define ZS_XENT_FWD_BYTES 38.0
+#define ZS_XENT_BWD_BYTES 14.0
+
 typedef struct zs_step_cfg {
     int64_t tokens; /* tokens of the micro-batch on this GPU (one causal sequence), before TP */
     int tp;         /* tensor-parallel degree: ranks 0..tp-1 of the cost model's cluster */

@@ -188,12 +188,13 @@ static void test_distca_layout(void)
     ZS_ASSERT_NEAR(sent(s, 8, 0, "ca-send-grad"), 2048.0 * 512, 0);
     CU_ASSERT(!has_label(s, "ca-send-do"));
     zs_schedule_free(s);
-    /* Ping-pong: two nano-batches, their own streams. */
+    /* Ping-pong: two nano-batches, their own streams (with the TP stream:
+     * compute, comm, tp, ca-ping, ca-pong). */
     int32_t len2[] = {8192, 4096, 4096};
     zs_batch *b2 = zs_batch_from_lengths(len2, 3);
     s = plan(&v, "distca", "tp=8", b2, &rep);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    ZS_ASSERT_INT_EQ(s->nstreams, 4);
+    ZS_ASSERT_INT_EQ(s->nstreams, 5);
     ZS_ASSERT_STR_CONTAINS(rep.notes, "2 nano-batch(es) (ping-pong)");
     zs_schedule_free(s);
     zs_batch_free(b2);

@@ -65,6 +65,14 @@ static int cmp_unit(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
+/* a below b by more than rounding: a ring is taken over a whole document,
+ * or searched for, only when it is predicted faster, not when the two tie
+ * up to the sums' rounding (equal documents would split at random). */
+static int clearly_below(double a, double b)
+{
+    return isinf(b) ? a < b : a < b - 1e-9 * fabs(b);
+}
+
 /* fmax for the finite costs here: inlined (libm's fmax is a call, and the
  * partitioning takes a maximum per candidate per document). */
 static inline double dmax(double a, double b)
@@ -433,7 +441,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
         double best_v = v_whole;
         /* Split over the n least-loaded nodes that have room for a slot's
          * share on every slot. */
-        for (int n = 2; n <= N && v_whole > target; n = next_size(n, N)) {
+        for (int n = 2; n <= N && clearly_below(target, v_whole); n = next_size(n, N)) {
             int64_t need = 2 * (((int64_t)len + 2LL * n * G - 1) / (2LL * n * G));
             int got = 0, sharing = 1; /* rings crossing the busiest node, this one included */
             double worst = 0, spans = 0;
@@ -453,7 +461,7 @@ static int place_nodes(st *s, const ord *o, int *node_of, nodes *ns, int *pick, 
                 break;
             double m = member(s, len, n * G);
             double v = dmax(dmax(target, worst + m), dmax(span(s, len, n * G, n, sharing), spans));
-            if (v < best_v) {
+            if (clearly_below(v, best_v)) {
                 best_v = v;
                 best_n = n;
                 memcpy(best_set, pick, sizeof(int) * (size_t)n);
@@ -526,7 +534,7 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
         double v_loc = k0 >= 0 ? dmax(target, dmax(p->load[k0] + w, p->span[k0])) : HUGE_VAL;
         int best_g = 1;
         double best_v = v_loc;
-        if (G >= 2 && v_loc > target) {
+        if (G >= 2 && clearly_below(target, v_loc)) {
             for (int k = 0; k < G; k++)
                 u[k] = (unit){p->load[s0 + k], s0 + k};
             sort_units(u, G);
@@ -547,7 +555,7 @@ static int place_gpus(st *s, const int32_t *docs, int32_t ndocs, int nd, unit *u
                     continue;
                 double m = gmember(s, len, g);
                 double v = dmax(dmax(target, worst + m), dmax(gspan(s, len, g, 1, 1), spans));
-                if (v < best_v) {
+                if (clearly_below(v, best_v)) {
                     best_v = v;
                     best_g = g;
                     for (int j = 0; j < g; j++)
