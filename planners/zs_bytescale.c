@@ -138,7 +138,7 @@ static void notes(const bytescale *BS, long cap, int64_t pad, zs_plan_report *re
                         "selective offloading on (%.1f GB/s host link): %d micro-batch groups "
                         "offload, up to %.1f%% of their activations (%.0f MiB per GPU per layer "
                         "each way, %.2f ms), copies hidden under each layer's forward by the "
-                        "ratio's choice; peak_mem_gib counts offloaded activations as resident",
+                        "ratio's choice; peak_mem_gib counts what stays on the GPU",
                         BS->off.host_bps / 1e9, k, 100 * rmax, bmax / 1048576.0,
                         1e3 * zs_bs_offload_copy_s(&BS->off, bmax));
 }
@@ -216,6 +216,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     if ((rc = zs_groups_build(B, ctx, "bytescale", &s, &pad, e)))
         goto out;
+    if (offload)
+        rep->max_resident_tokens = zs_bs_offload_resident(&BS.off, &B->p, c->len);
     notes(&BS, cap, pad, rep);
 out:
     free(need);

@@ -2,6 +2,7 @@
  * zs_bytescale_offload_internal.h. */
 #include "zs_bytescale_offload_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,20 @@ int zs_bs_offload_assign(zs_bs_offload *o, const zs_dyncp_plan *p, const int32_t
         o->bytes[g] = r * o->act_layer * (double)s;
     }
     return ZS_OK;
+}
+
+int64_t zs_bs_offload_resident(const zs_bs_offload *o, const zs_dyncp_plan *p, const int32_t *len)
+{
+    int64_t most = 0;
+    for (int g = 0; g < p->ngroups; g++) {
+        int64_t s = 0;
+        for (int i = p->doc_start[g]; i < p->doc_start[g + 1]; i++)
+            s += zs_dyncp_share(len[p->docs[i]], p->size[g]);
+        if (g < o->ngroups && o->ratio[g] > 0)
+            s = (int64_t)ceil((double)s * resident_layers(o, o->ratio[g]) / o->layers - 1e-6);
+        most = s > most ? s : most;
+    }
+    return most;
 }
 
 int zs_bs_offload_pass(zs_bs_offload *o, int micro, int backward)

@@ -83,6 +83,10 @@ int zs_bs_offload_needed(const zs_bs_offload *o, int32_t len, int max_n, double 
  * layer (a group of one GPU: its documents' tokens). ZS_EINPUT when a
  * group's tokens do not fit even so. */
 int zs_bs_offload_assign(zs_bs_offload *o, const zs_dyncp_plan *p, const int32_t *len, zs_err *e);
+/* After zs_bs_offload_assign: the most tokens' worth of activations any
+ * GPU of p keeps on the device (an offloading group's share s keeps s (L -
+ * (L - 2) r) / L), for the memory peak (zs_plan_report). */
+int64_t zs_bs_offload_resident(const zs_bs_offload *o, const zs_dyncp_plan *p, const int32_t *len);
 /* Seconds a copy of `bytes` takes on the host link. */
 double zs_bs_offload_copy_s(const zs_bs_offload *o, double bytes);
 

@@ -158,6 +158,9 @@ static void test_planner(void)
     for (int d = 0; d < 8; d++)
         ZS_ASSERT_INT_EQ(n[d], 1);
     ZS_ASSERT_STR_CONTAINS(rep.notes, "8 micro-batch groups offload");
+    /* 150000 (32 - 30 r) / 32 = 100000: what max_seqlen allows, no more. */
+    ZS_ASSERT_INT_EQ(rep.max_resident_tokens, 100000);
+    ZS_ASSERT_INT_EQ(rep.max_live_attn_tokens, 150000);
     double bytes = (32 - 32.0 / 1.5) / 30 * 8192 * 150000; /* 436,906,667 */
     double t = bytes / 25.1e9;                             /* 17.41 ms */
     for (int r = 0; r < 8; r++) {
