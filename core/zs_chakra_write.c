@@ -599,6 +599,12 @@ int zs_chakra_available(void)
 int zs_chakra_write(const zs_schedule *s, const zs_model *m, const char *dir, const char *prefix,
                     zs_err *e)
 {
+    /* Chakra's compute nodes take the SMs; a host copy has no node type of
+     * its own there, and writing it as either would change its meaning. */
+    if (zs_schedule_has_host_copies(s))
+        return zs_err_set(e, ZS_EINPUT, "--chakra",
+                          "plan it without offloading (bytescale: offload=off)",
+                          "Chakra traces cannot hold host copies (d2h/h2d ops)");
     if (!prefix[0] || strchr(prefix, '/'))
         return zs_err_set(e, ZS_EUSAGE, "--chakra-prefix", "give a file name prefix without '/'",
                           "bad Chakra trace prefix '%s'", prefix);

@@ -49,6 +49,11 @@ typedef struct zs_plan_report {
      * min(pp, micro-batches) consecutive ones with 1F1B on the first stage
      * (the pieces' ranks). Equal to the above with one micro-batch. */
     int64_t max_live_attn_tokens, max_live_linear_tokens;
+    /* A planner that keeps part of the live activations off the device
+     * (bytescale offload=on: in host memory): the most any GPU keeps on it,
+     * in tokens' worth of activations, which the memory peak is then sized
+     * by (0: the above, every live activation on the device). */
+    int64_t max_resident_tokens;
     double plan_seconds; /* host time spent planning */
     char notes[1024];    /* decisions and approximations, "; "-separated */
 } zs_plan_report;

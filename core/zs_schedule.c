@@ -475,6 +475,29 @@ int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *l
     return i;
 }
 
+int64_t zs_sched_host_copy(zs_schedule *s, int rank, int stream, const char *label, int to_host,
+                           double bytes, double duration, const int64_t *deps, int ndeps)
+{
+    if (!s->error.code && bad_amount(bytes))
+        return fail(s, ZS_EINVALID, rank, next_op(s, rank), label,
+                    "host copy of %g bytes (finite, >= 0)", bytes);
+    int64_t i =
+        compute(s, rank, stream, label, to_host ? ZS_CK_D2H : ZS_CK_H2D, duration, deps, ndeps);
+    if (i >= 0)
+        s->ranks[rank].ops[i].u.compute.bytes = bytes;
+    return i;
+}
+
+int zs_schedule_has_host_copies(const zs_schedule *s)
+{
+    for (int r = 0; r < s->nranks; r++)
+        for (int64_t i = 0; i < s->ranks[r].nops; i++)
+            if (s->ranks[r].ops[i].kind == ZS_OP_COMPUTE &&
+                zs_ck_is_host_copy(s->ranks[r].ops[i].u.compute.ck))
+                return 1;
+    return 0;
+}
+
 static int64_t p2p(zs_schedule *s, zs_op_kind kind, int rank, int stream, const char *label,
                    int peer, int tag, double bytes, const int64_t *deps, int ndeps)
 {
@@ -660,6 +683,9 @@ static int64_t copy_op(zs_schedule *s, int dst, const zs_op *op, const int64_t *
         if (op->u.compute.ck == ZS_CK_GEMM)
             return zs_sched_gemm(s, dst, st, label, op->u.compute.m, op->u.compute.n,
                                  op->u.compute.k, op->duration, deps, nd);
+        if (zs_ck_is_host_copy(op->u.compute.ck))
+            return zs_sched_host_copy(s, dst, st, label, op->u.compute.ck == ZS_CK_D2H,
+                                      op->u.compute.bytes, op->duration, deps, nd);
         return zs_sched_elementwise(s, dst, st, label, op->u.compute.bytes, op->duration, deps, nd);
     case ZS_OP_SEND:
     case ZS_OP_RECV: {
@@ -788,7 +814,7 @@ const char *zs_op_kind_name(int k)
 
 const char *zs_compute_kind_name(int k)
 {
-    static const char *n[] = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
+    static const char *n[] = {"attn_fwd", "attn_bwd", "gemm", "elementwise", "d2h", "h2d"};
     return k >= 0 && k < ZS_CK_NKINDS ? n[k] : "?";
 }
 

@@ -26,7 +26,11 @@
  * iteration of that segment, in an earlier segment its last iteration.
  *
  * Compute ops carry their predicted duration (from the cost model); the
- * hardware backend ignores it and measures. The plan part (documents and
+ * hardware backend ignores it and measures. Host copies (ZS_CK_D2H,
+ * ZS_CK_H2D: activation offloading) are compute ops in the IR, timed by
+ * their duration (the host link's price), but a copy engine moves them,
+ * not the SMs: backends count them as communication, never as compute,
+ * and interference does not slow them (zs_ck_is_host_copy). The plan part (documents and
  * token placement per layout) is what the validator checks coverage
  * against. Depends on zs_cost (attention blocks, collective kinds) only. */
 #ifndef ZS_SCHEDULE_H
@@ -56,6 +60,8 @@ typedef enum zs_compute_kind {
     ZS_CK_ATTN_BWD,     /* attention backward over a block list */
     ZS_CK_GEMM,         /* m x n x k (QKV, O, MLP, experts, LM head) */
     ZS_CK_ELEMWISE,     /* memory bound: norms, SwiGLU, residual, merges */
+    ZS_CK_D2H,          /* `bytes` copied to pinned host memory by a copy engine */
+    ZS_CK_H2D,          /* `bytes` copied back from pinned host memory by a copy engine */
     ZS_CK_NKINDS
 } zs_compute_kind;
 
@@ -272,6 +278,19 @@ int64_t zs_sched_gemm(zs_schedule *s, int rank, int stream, const char *label, d
                       double k, double duration, const int64_t *deps, int ndeps);
 int64_t zs_sched_elementwise(zs_schedule *s, int rank, int stream, const char *label, double bytes,
                              double duration, const int64_t *deps, int ndeps);
+/* A host copy (to_host: device to host, else host to device) of `bytes`
+ * taking `duration` seconds on the host link; put it on a stream of its
+ * own (a copy stream) so that compute is not held behind it. */
+int64_t zs_sched_host_copy(zs_schedule *s, int rank, int stream, const char *label, int to_host,
+                           double bytes, double duration, const int64_t *deps, int ndeps);
+/* 1 when compute kind ck is a host copy (a copy engine's, not the SMs'). */
+static inline int zs_ck_is_host_copy(int ck)
+{
+    return ck == ZS_CK_D2H || ck == ZS_CK_H2D;
+}
+/* 1 when a rank of s has a host copy (backends and writers that cannot
+ * run them refuse such schedules). */
+int zs_schedule_has_host_copies(const zs_schedule *s);
 int64_t zs_sched_send(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,
                       double bytes, const int64_t *deps, int ndeps);
 int64_t zs_sched_recv(zs_schedule *s, int rank, int stream, const char *label, int peer, int tag,

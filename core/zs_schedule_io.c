@@ -378,7 +378,10 @@ static int read_op(rd *r, zs_schedule *s, int rank, int64_t idx, json_t *o)
         } else {
             if ((rc = get_num(r, o, "bytes", ZS_PLAN_MAX_BYTES, &bytes, where)))
                 return rc;
-            got = zs_sched_elementwise(s, rank, (int)stream, lab, bytes, t, deps, ndeps);
+            got = zs_ck_is_host_copy(ck)
+                      ? zs_sched_host_copy(s, rank, (int)stream, lab, ck == ZS_CK_D2H, bytes, t,
+                                           deps, ndeps)
+                      : zs_sched_elementwise(s, rank, (int)stream, lab, bytes, t, deps, ndeps);
         }
         break;
     case ZS_OP_SEND:

@@ -98,7 +98,8 @@ typedef struct xop {
     int32_t skip_at, skip_add; /* folding: skip_add more completions when done reaches
                                 * skip_at (its last simulated iteration was in flight at
                                 * the skip) */
-    int32_t a, b;              /* p2p: peer, channel (x->ch); collective: group, kind */
+    int32_t a, b;              /* p2p: peer, channel (x->ch); collective: group, kind;
+                                * compute: a = 1 for a host copy (zs_ck_is_host_copy) */
     double v;                  /* p2p, collective: bytes; compute: duration */
     xdep d[XOP_DEPS];          /* up to XOP_DEPS dependencies */
     uint8_t waiters;           /* bit s: an op of stream s depends on this one */
@@ -1099,9 +1100,12 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
         c->pos = op->nxt;
         if (op->kind == ZS_OP_COLL)
             return post_coll(x, rank, stream, op, c->cur, c->iter);
-        acct(x, rank, stream, 1, 0);
+        /* A host copy runs on a copy engine: communication, not compute,
+         * and NCCL's SMs do not slow it. */
+        int copy = op->kind == ZS_OP_COMPUTE && op->a;
+        acct(x, rank, stream, !copy, copy);
         post me = {rank, (int8_t)stream, c->cur, 0, x->now, c->iter, -1};
-        if (x->intf)
+        if (x->intf && !copy)
             return intf_start(x, &me, op->v);
         if (push(x, x->now + (x->dry ? 0 : op->v), &me, 0))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -1257,8 +1261,9 @@ static int retire(ex *x, const ev *v)
         return wake(x, v);
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
-    if (x->intf) {
-        const xop *o = &r->xo[v->op];
+    const xop *o = &r->xo[v->op];
+    int copy = o->kind == ZS_OP_COMPUTE && o->a;
+    if (x->intf && !copy) {
         if (!v->comm && !intf_done(x, v, o->v))
             return ZS_OK; /* re-timed since: a later event completes it */
         if (v->comm && intf_change(x, v->rank,
@@ -1266,7 +1271,7 @@ static int retire(ex *x, const ev *v)
                                                        : x->intf[v->rank].coll_ctas[v->stream])))
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     }
-    acct(x, v->rank, v->stream, v->comm ? 0 : -1, v->comm ? -1 : 0);
+    acct(x, v->rank, v->stream, v->comm || copy ? 0 : -1, v->comm || copy ? -1 : 0);
     done_inc(r, v->op);
     r->res.ops++;
     r->res.end = x->now;
@@ -1444,6 +1449,7 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
             o->b = op->u.coll.ck;
             o->v = op->u.coll.bytes;
         } else {
+            o->a = op->kind == ZS_OP_COMPUTE && zs_ck_is_host_copy(op->u.compute.ck);
             o->v = op->duration;
         }
         const int32_t *d = zs_schedule_deps(s, rk, op);

@@ -96,6 +96,8 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     int64_t tok = rep->max_live_attn_tokens > rep->max_live_linear_tokens
                       ? rep->max_live_attn_tokens
                       : rep->max_live_linear_tokens;
+    if (rep->max_resident_tokens > 0)
+        tok = rep->max_resident_tokens; /* offloaded activations are not on the device */
     double peak = mb.static_bytes + mb.act_per_token * (double)tok;
     if (peak > *peak_max)
         *peak_max = peak;

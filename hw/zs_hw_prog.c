@@ -421,6 +421,14 @@ int zs_hw_progs_build(const zs_schedule *s, zs_hw_prog **out, zs_hw_needs *needs
     if (!s || s->nranks < 1)
         return zs_err_set(e, ZS_EINVALID, "schedule", "give a schedule with ranks",
                           "empty schedule");
+    /* Host copies (activation offloading) would need pinned host buffers
+     * and a copy stream per rank: not built yet, so refuse rather than run
+     * them as kernels on the SMs. */
+    if (zs_schedule_has_host_copies(s))
+        return zs_err_set(e, ZS_EINPUT, "schedule",
+                          "plan it without offloading (bytescale: offload=off) or run it on the "
+                          "analytic or SimGrid backend",
+                          "the hw backend does not run host copies (d2h/h2d ops) yet");
     zs_hw_prog *progs = calloc((size_t)s->nranks, sizeof *progs);
     if (!progs)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");

@@ -34,6 +34,9 @@ const zs_field zs_gpu_fields[] = {
       "FP8 GEMM curve: exponent of the size effect (absent: the GEMM curve's)"),
     F("fp8_source", ZS_F_STRING, fp8_source, 0, 0, 0, 0, "",
       "where fp8_tflops, fp8_half_dim and fp8_p come from"),
+    F("host_gbs", ZS_F_DOUBLE, host_gbs, 0, 1e5, 0, 0, "GB/s",
+      "pinned host <-> device copy rate per direction over the host link (0: none)"),
+    F("host_source", ZS_F_STRING, host_source, 0, 0, 0, 0, "", "where host_gbs comes from"),
 };
 #undef F
 const size_t zs_gpu_nfields = sizeof zs_gpu_fields / sizeof zs_gpu_fields[0];
@@ -179,6 +182,15 @@ int zs_gpu_check_fp8(const zs_gpu *g, zs_err *e)
         return zs_err_set(e, ZS_EINPUT, "--precision",
                           "add \"fp8_tflops\" (and \"fp8_source\") to the GPU description",
                           "GPU '%s' has no FP8 GEMM rate", g->name);
+    return ZS_OK;
+}
+
+int zs_gpu_check_host(const zs_gpu *g, const char *where, zs_err *e)
+{
+    if (g->host_gbs <= 0)
+        return zs_err_set(e, ZS_EINPUT, where,
+                          "add \"host_gbs\" (and \"host_source\") to the GPU description",
+                          "GPU '%s' has no host copy rate (host_gbs)", g->name);
     return ZS_OK;
 }
 

@@ -34,6 +34,10 @@ typedef struct zs_gpu {
     double fp8_half_dim;  /* the FP8 curve's size effect (zs_gemm_curve); when the */
     double fp8_p;         /* description has none, the GEMM curve's */
     char fp8_source[ZS_KERNEL_SOURCE]; /* where the FP8 curve comes from */
+    double host_gbs; /* pinned host <-> device copy rate per direction achieved over the
+                      * GPU's host link (PCIe), GB/s (0: no figure): activation
+                      * offloading's price */
+    char host_source[ZS_KERNEL_SOURCE]; /* where host_gbs comes from */
     int nkernels;
     zs_attn_kernel kernels[ZS_KERNEL_MAX];
     zs_gemm_curve gemm;
@@ -57,6 +61,9 @@ zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g);
 /* ZS_EINPUT (where "--precision") naming g when it cannot run FP8 GEMMs: no
  * FP8 tensor cores (compute capability below 8.9) or no FP8 GEMM rate. */
 int zs_gpu_check_fp8(const zs_gpu *g, zs_err *e);
+/* ZS_EINPUT (where `where`) naming g when it has no host copy rate
+ * (host_gbs), which offloading activations to host memory needs. */
+int zs_gpu_check_host(const zs_gpu *g, const char *where, zs_err *e);
 void zs_gpu_print(FILE *f, const zs_gpu *g);
 
 #endif

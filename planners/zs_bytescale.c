@@ -16,15 +16,18 @@
  * ties its GPUs' micro-batches together; gradients are reduced over all
  * GPUs after the last.
  *
- * Not modelled: selective activation offloading to host memory (the
- * planner holds at most one GPU's HBM capacity per micro-batch, so long
- * documents need more CP ranks than in the paper, never fewer), and the
+ * Selective activation offloading (offload=on, zs_bytescale_offload_internal.h):
+ * a document that does not fit its GPUs' HBM may still take them when
+ * part of its activations goes to host memory with copies hidden under
+ * its compute; the copies run on a stream of their own ("offload").
+ * Off by default (the HBM capacity only, as before). Not modelled: the
  * paper's pipeline-parallel variant of the scheduler.
  * Options: tp=N (default 1), max_cp=N (the widest CP group, default all
- * GPUs / tp), max_seqlen=N (default: one GPU's capacity). */
+ * GPUs / tp), max_seqlen=N (default: one GPU's capacity), offload=off|on. */
 #include <limits.h>
 #include <stdlib.h>
 
+#include "zs_bytescale_offload_internal.h"
 #include "zs_bytescale_sched_internal.h"
 #include "zs_cpgroup.h"
 #include "zs_groups_internal.h"
@@ -49,7 +52,18 @@ static const zs_opt_spec opt_max_seqlen = {
     .computed = "one GPU's token capacity (the memory model)",
     .help = "tokens one GPU holds of a micro-batch (padded shares): the sharding's capacity"};
 
-typedef zs_groups bytescale;
+static const zs_opt_spec opt_offload = {
+    .key = "offload",
+    .type = ZS_OPT_ENUM,
+    .values = "off|on",
+    .def = 0,
+    .help = "selective activation offloading to host memory: long documents on fewer GPUs, "
+            "copies hidden under compute (docs/methods.md)"};
+
+typedef struct bytescale {
+    zs_groups g;
+    zs_bs_offload off;
+} bytescale;
 
 /* The work weights of the balance scheduler, from the model's forward
  * FLOPs per layer and TP rank: the projections and the MLP per token, and
@@ -75,8 +89,9 @@ static int64_t no_footprint(int32_t len, int cp)
     return 0;
 }
 
-static void notes(const bytescale *B, long cap, int64_t pad, zs_plan_report *rep)
+static void notes(const bytescale *BS, long cap, int64_t pad, zs_plan_report *rep)
 {
+    const zs_groups *B = &BS->g;
     const zs_dyncp_plan *p = &B->p;
     const zs_cpg *c = &B->c;
     int local = 0, wide = 0, largest = 1, fewest = p->nwaves, most = 0;
@@ -106,7 +121,58 @@ static void notes(const bytescale *B, long cap, int64_t pad, zs_plan_report *rep
                         "%d local micro-batches, %d CP rings (largest %d GPUs); balance scheduler: "
                         "%d to %d micro-batches per GPU; padding: %lld tokens",
                         local, wide, largest, fewest, most, (long long)pad);
-    zs_plan_report_note(rep, "selective activation offloading not modelled (HBM capacity only)");
+    if (!BS->off.ratio) {
+        zs_plan_report_note(rep, "no activation offloading (HBM capacity only; offload=on "
+                                 "offloads what does not fit)");
+        return;
+    }
+    int k = 0;
+    double rmax = 0, bmax = 0;
+    for (int g = 0; g < BS->off.ngroups; g++)
+        if (BS->off.ratio[g] > 0) {
+            k++;
+            rmax = BS->off.ratio[g] > rmax ? BS->off.ratio[g] : rmax;
+            bmax = BS->off.bytes[g] > bmax ? BS->off.bytes[g] : bmax;
+        }
+    zs_plan_report_note(rep,
+                        "selective offloading on (%.1f GB/s host link): %d micro-batch groups "
+                        "offload, up to %.1f%% of their activations (%.0f MiB per GPU per layer "
+                        "each way, %.2f ms), copies hidden under each layer's forward by the "
+                        "ratio's choice; peak_mem_gib counts what stays on the GPU",
+                        BS->off.host_bps / 1e9, k, 100 * rmax, bmax / 1048576.0,
+                        1e3 * zs_bs_offload_copy_s(&BS->off, bmax));
+}
+
+/* The groups' hook: the copies of the groups that offload. */
+static int offload_hook(void *arg, zs_iter *it, int stage, int micro, int backward, int g,
+                        int first, int n, int64_t *dep, zs_err *e)
+{
+    bytescale *BS = arg;
+    if (g < 0) {
+        BS->off.stream = BS->g.hook_stream_id;
+        zs_bs_offload_pass(&BS->off, micro, backward);
+        return ZS_OK;
+    }
+    return zs_bs_offload_emit(&BS->off, it, stage, micro, backward, g, first, n, dep, e);
+}
+
+/* With offloading: the fewest GPUs each document needs (its copies hidden),
+ * in a new array *need. */
+static int offload_need(bytescale *BS, const zs_plan_ctx *ctx, long cap, int **need, zs_err *e)
+{
+    const zs_cpg *c = &BS->g.c;
+    int rc = zs_bs_offload_init(&BS->off, ctx->cost, &c->mc, c->tp, cap, e);
+    if (rc)
+        return rc;
+    *need = malloc(sizeof(int) * (size_t)(c->ndocs > 0 ? c->ndocs : 1));
+    if (!*need)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    int max_n = c->cp < c->nslots ? c->cp : c->nslots;
+    for (int32_t d = 0; d < c->ndocs; d++) {
+        double r;
+        (*need)[d] = zs_bs_offload_needed(&BS->off, c->len[d], max_n, &r);
+    }
+    return ZS_OK;
 }
 
 static int read_seqlen(const zs_plan_ctx *ctx, const zs_cpg *c, long *max_seqlen, zs_err *e)
@@ -125,27 +191,43 @@ static int read_seqlen(const zs_plan_ctx *ctx, const zs_cpg *c, long *max_seqlen
 static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out,
                 zs_plan_report *rep, zs_err *e)
 {
-    bytescale B = {0};
-    int rc = zs_cpg_init(ctx, batch, &opt_max_cp, 1L << 20, no_footprint, &B.c, e);
+    bytescale BS = {0};
+    zs_groups *B = &BS.g;
+    int rc = zs_cpg_init(ctx, batch, &opt_max_cp, 1L << 20, no_footprint, &B->c, e);
     if (rc)
         return rc;
-    zs_cpg *c = &B.c;
+    zs_cpg *c = &B->c;
     zs_schedule *s = NULL;
     int64_t pad = 0;
     long cap;
+    int offload = 0, *need = NULL;
     if ((rc = read_seqlen(ctx, c, &cap, e)) ||
-        (rc = zs_bytescale_schedule(c->len, c->ndocs, c->nslots, cap, c->cp, work_of(ctx->model),
-                                    &B.p, e)))
+        (rc = zs_opt_enum(ctx->opts, &opt_offload, &offload, e)) ||
+        (offload && (rc = offload_need(&BS, ctx, cap, &need, e))) ||
+        (rc = zs_bytescale_schedule_need(c->len, c->ndocs, c->nslots, cap, c->cp,
+                                         work_of(ctx->model), need, &B->p, e)))
         goto out;
-    if ((rc = zs_groups_build(&B, ctx, "bytescale", &s, &pad, e)))
+    if (offload) {
+        if ((rc = zs_bs_offload_assign(&BS.off, &B->p, c->len, e)))
+            goto out;
+        B->hook = offload_hook;
+        B->hook_arg = &BS;
+        B->hook_stream = "offload";
+    }
+    if ((rc = zs_groups_build(B, ctx, "bytescale", &s, &pad, e)))
         goto out;
-    notes(&B, cap, pad, rep);
+    if (offload)
+        rep->max_resident_tokens = zs_bs_offload_resident(&BS.off, &B->p, c->len);
+    notes(&BS, cap, pad, rep);
 out:
-    zs_dyncp_plan_free(&B.p);
-    return zs_cpg_finish(&B.c, s, rc, out);
+    free(need);
+    zs_bs_offload_free(&BS.off);
+    zs_dyncp_plan_free(&B->p);
+    return zs_cpg_finish(&B->c, s, rc, out);
 }
 
-static const zs_opt_spec *const options[] = {&opt_max_seqlen, &opt_max_cp, &zs_opt_tp, NULL};
+static const zs_opt_spec *const options[] = {&opt_max_seqlen, &opt_max_cp, &zs_opt_tp, &opt_offload,
+                                             NULL};
 
 const zs_planner_ops zs_planner_bytescale = {
     .name = "bytescale",

@@ -199,9 +199,21 @@ out:
 int zs_bytescale_schedule(const int32_t *len, int32_t ndocs, int nslots, long cap, int max_cp,
                           zs_bytescale_work w, zs_dyncp_plan *out, zs_err *e)
 {
+    return zs_bytescale_schedule_need(len, ndocs, nslots, cap, max_cp, w, NULL, out, e);
+}
+
+/* The slots document d needs: the caller's, or the fewest that hold it. */
+static int need_of(const int *need, const int32_t *len, int32_t d, long cap, int max_n)
+{
+    return need ? need[d] : zs_bytescale_needed(len[d], cap, max_n);
+}
+
+int zs_bytescale_schedule_need(const int32_t *len, int32_t ndocs, int nslots, long cap, int max_cp,
+                               zs_bytescale_work w, const int *need, zs_dyncp_plan *out, zs_err *e)
+{
     int max_n = max_cp < nslots ? max_cp : nslots;
     for (int32_t d = 0; d < ndocs; d++)
-        if (zs_bytescale_needed(len[d], cap, max_n) == 0) {
+        if (need_of(need, len, d, cap, max_n) == 0) {
             char what[64];
             snprintf(what, sizeof what, "document %d of the batch", d);
             return zs_err_set(e, ZS_EINPUT, what,
@@ -226,7 +238,7 @@ int zs_bytescale_schedule(const int32_t *len, int32_t ndocs, int nslots, long ca
     for (int32_t i = 0; i < ndocs; i++) {
         int32_t d = order[i];
         double l = len[d], wd = w.lin_w * l + w.attn_w * l * l;
-        int n = zs_bytescale_needed(len[d], cap, max_n);
+        int n = need_of(need, len, d, cap, max_n);
         while (n < max_n && mean > 0 && wd / n > mean * (1 + 1e-9))
             n++;
         if (n > 1)

@@ -51,5 +51,11 @@ int zs_bytescale_needed(int32_t len, long cap, int max_n);
  * max_cp slots. ZS_EINPUT naming the document when one needs more. */
 int zs_bytescale_schedule(const int32_t *len, int32_t ndocs, int nslots, long cap, int max_cp,
                           zs_bytescale_work w, zs_dyncp_plan *out, zs_err *e);
+/* The same with the slots each document needs given (need[d] in [1,
+ * max_cp], or 0: an error naming it), for a planner whose capacity is not
+ * one cap for all (ByteScale's offloading); NULL: zs_bytescale_needed. A
+ * document of one slot longer than cap runs alone in its micro-batch. */
+int zs_bytescale_schedule_need(const int32_t *len, int32_t ndocs, int nslots, long cap, int max_cp,
+                               zs_bytescale_work w, const int *need, zs_dyncp_plan *out, zs_err *e);
 
 #endif

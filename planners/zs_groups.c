@@ -19,6 +19,8 @@ int zs_groups_emit(void *arg, zs_iter *it, int stage, int micro, int backward, z
      * attention. */
     for (int sl = 0; sl < p->nslots; sl++)
         zs_iter_set_exit(it, sl, zs_iter_entry(it, sl));
+    if (D->hook)
+        rc = D->hook(D->hook_arg, it, stage, micro, backward, -1, 0, 0, NULL, e);
     int g0 = micro < p->nwaves ? p->wave_start[micro] : 0;
     int g1 = micro < p->nwaves ? p->wave_start[micro + 1] : 0;
     for (int g = g0; g < g1 && rc == ZS_OK; g++) {
@@ -26,6 +28,8 @@ int zs_groups_emit(void *arg, zs_iter *it, int stage, int micro, int backward, z
         const int32_t *docs = p->docs + p->doc_start[g];
         for (int k = 0; k < n; k++)
             dep[k] = zs_iter_entry(it, first + k);
+        if (D->hook && (rc = D->hook(D->hook_arg, it, stage, micro, backward, g, first, n, dep, e)))
+            break;
         if (n == 1) {
             rc = zs_cpg_local_attn(it, stage, first, docs, nd, 0, backward, &dep[0], e);
         } else {
@@ -97,8 +101,16 @@ int zs_groups_build(zs_groups *G, const zs_plan_ctx *ctx, const char *method, zs
     }
     for (int sl = 0; sl < c->nslots; sl++)
         G->slots[sl] = sl;
-    if ((rc = zs_cpg_schedule(c, s, &G->cp_stream, e)) ||
-        (rc = zs_groups_place(G, *s, lin, pad, e)))
+    if ((rc = zs_cpg_schedule(c, s, &G->cp_stream, e)))
+        goto out;
+    if (G->hook_stream) {
+        G->hook_stream_id = zs_schedule_add_stream(*s, G->hook_stream);
+        if (G->hook_stream_id < 0) {
+            rc = zs_err_set(e, ZS_EINVALID, G->hook_stream, NULL, "cannot add the stream");
+            goto out;
+        }
+    }
+    if ((rc = zs_groups_place(G, *s, lin, pad, e)))
         goto out;
     zs_iter_spec spec = {{c->tp, c->cp, 1, c->dp},
                          G->p.nwaves > 0 ? G->p.nwaves : 1,

@@ -12,11 +12,22 @@
 #include "zs_cpgroup.h"
 #include "zs_dyncp_sched_internal.h"
 
+/* A planner's addition to each group's attention (ByteScale's offloading
+ * copies): called at the start of every emitter call with g = -1, then
+ * before each group's attention, first and n its slots and dep[k] slot k's
+ * attention entry, which it may replace (the attention then follows it). */
+typedef int (*zs_groups_hook)(void *arg, zs_iter *it, int stage, int micro, int backward, int g,
+                              int first, int n, int64_t *dep, zs_err *e);
+
 typedef struct zs_groups {
     zs_cpg c;
     int cp_stream;
     int *slots; /* identity: a group's ring is slots + first */
     zs_dyncp_plan p;
+    zs_groups_hook hook; /* NULL: none */
+    void *hook_arg;
+    const char *hook_stream; /* a stream zs_groups_build adds for it (NULL: none) */
+    int hook_stream_id;      /* its index, set by zs_groups_build */
 } zs_groups;
 
 /* The attention emitter of the iteration builder (arg: a zs_groups). */

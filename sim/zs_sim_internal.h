@@ -100,6 +100,7 @@ typedef struct stream_st {
     int p2p_pending; /* sends and receives issued and not complete */
     int running;     /* a compute op or collective holds the stream */
     int computing;   /* the running op is a compute op; rem: its work left */
+    int copying;     /* ... a host copy: a copy engine's, not shared with the SMs */
     double rem;      /* seconds of work at the GPU's full speed */
     double t_start;
     int asleep; /* folded (zs_fold.h): skipping iterations until wake_at */
@@ -130,6 +131,7 @@ typedef struct rank_st {
     double now;                  /* the date of the event being handled */
     double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
     int ncomp;                   /* compute ops running */
+    int ncopy;                   /* host copies running (copy engines, not the SMs) */
     int nasleep;                 /* streams asleep (folding) */
     double *cmax;                /* folding, a group's first member: per collective op, the largest
                                   * buffer of its last instance (all-to-all(v) replays), lazily */

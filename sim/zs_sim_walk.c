@@ -17,7 +17,11 @@
  * Compute ops are not SimGrid activities: a compute op of d seconds ends d
  * seconds after it starts, and compute ops running at once on one GPU (on
  * different streams) share it equally (processor sharing), which is what
- * a private compute link did at the price of two comms per op.
+ * a private compute link did at the price of two comms per op. A host copy
+ * (zs_ck_is_host_copy) is timed the same way but runs on a copy engine: it
+ * takes no share of the SMs and counts as communication. Its PCIe link is
+ * not a SimGrid link: contention with the NIC's traffic through the same
+ * PCIe switch is not modelled.
  *
  * Segments repeat: a stream's cursor is (segment, iteration, op), and a
  * dependency inside the op's segment means the same iteration, one in an
@@ -167,11 +171,11 @@ static void ps_advance(rank_st *R, double now)
 {
     if (now <= R->ps_last)
         return;
-    if (R->ncomp > 0) {
-        double w = (now - R->ps_last) / R->ncomp;
+    if (R->ncomp > 0 || R->ncopy > 0) {
+        double dt = now - R->ps_last, w = R->ncomp > 0 ? dt / R->ncomp : 0;
         for (int s = 0; s < R->x->s->nstreams; s++)
             if (R->st[s].computing)
-                R->st[s].rem -= w;
+                R->st[s].rem -= R->st[s].copying ? dt : w;
     }
     R->ps_last = now;
 }
@@ -184,7 +188,7 @@ static double ps_next(const rank_st *R, int *which)
     for (int s = 0; s < R->x->s->nstreams; s++)
         if (R->st[s].computing) {
             double rem = R->st[s].rem > 0 ? R->st[s].rem : 0;
-            double t = R->ps_last + rem * R->ncomp;
+            double t = R->ps_last + (R->st[s].copying ? rem : rem * R->ncomp);
             if (t < best) {
                 best = t;
                 *which = s;
@@ -222,10 +226,15 @@ static int start_compute(rank_st *R, int s, int64_t i, double now)
     if (op->duration <= 0)
         return finish_now(R, s, i, now);
     ps_advance(R, now);
-    R->ncomp++;
+    int copy = zs_ck_is_host_copy(op->u.compute.ck);
+    if (copy)
+        R->ncopy++;
+    else
+        R->ncomp++;
     t->computing = 1;
+    t->copying = copy;
     t->rem = op->duration;
-    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, 1, 0);
+    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, !copy, copy);
     t->running = 1;
     t->t_start = now;
     return 1;
@@ -236,10 +245,14 @@ static void end_compute(rank_st *R, int s, double now)
 {
     stream_st *t = &R->st[s];
     ps_advance(R, now);
-    t->computing = 0;
-    R->ncomp--;
+    int copy = t->copying;
+    t->computing = t->copying = 0;
+    if (copy)
+        R->ncopy--;
+    else
+        R->ncomp--;
     t->running = 0;
-    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, -1, 0);
+    zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, -!copy, -copy);
     zs_timeline_op(R->x->tl, R->rank, t->cur, t->iter, t->t_start, now, ZS_TL_SEQ_NONE);
     zs__sim_op_done(R, t->cur, now);
     zs__sim_stream_next(R, s, t->cur);
@@ -283,6 +296,7 @@ void zs__sim_catch_up(rank_st *P, double now)
 /* What local_horizon knows of a stream (head_action's busy and cur). */
 typedef struct hstream {
     int busy, computing; /* a compute op or collective holds it; a compute op */
+    int copying;         /* the compute op is a host copy (not shared) */
     double rem;
     int64_t cur;
 } hstream;
@@ -306,13 +320,15 @@ static double local_horizon(const rank_st *R)
     int64_t tent[HORIZON_STEPS];
     unsigned touched = 0; /* streams to try once the ends at `last` are in */
     for (int s = 0; s < ns; s++)
-        h[s] = (hstream){R->st[s].running, R->st[s].computing, R->st[s].rem, R->st[s].cur};
+        h[s] = (hstream){R->st[s].running, R->st[s].computing, R->st[s].copying, R->st[s].rem,
+                         R->st[s].cur};
     for (;;) {
         double tc = INFINITY;
         int cs = -1;
         for (int s = 0; s < ns; s++)
             if (h[s].computing) {
-                double t = last + (h[s].rem > 0 ? h[s].rem : 0) * ncomp;
+                double rem = h[s].rem > 0 ? h[s].rem : 0;
+                double t = last + (h[s].copying ? rem : rem * ncomp);
                 if (t < tc) {
                     tc = t;
                     cs = s;
@@ -327,8 +343,9 @@ static double local_horizon(const rank_st *R)
                     return last;
                 if (k == HEAD_COMPUTE) {
                     h[u].busy = h[u].computing = 1;
+                    h[u].copying = zs_ck_is_host_copy(R->p->ops[h[u].cur].u.compute.ck);
                     h[u].rem = R->p->ops[h[u].cur].duration;
-                    ncomp++;
+                    ncomp += !h[u].copying;
                 }
             }
             touched = 0;
@@ -339,20 +356,18 @@ static double local_horizon(const rank_st *R)
         if (nt == HORIZON_STEPS || tc >= tw)
             return tc;
         if (tc > last) { /* ps_advance */
-            if (ncomp > 0) {
-                double w = (tc - last) / ncomp;
-                for (int s = 0; s < ns; s++)
-                    if (h[s].computing)
-                        h[s].rem -= w;
-            }
+            double dt = tc - last, w = ncomp > 0 ? dt / ncomp : 0;
+            for (int s = 0; s < ns; s++)
+                if (h[s].computing)
+                    h[s].rem -= h[s].copying ? dt : w;
             last = tc;
         }
         int64_t a = h[cs].cur, b = R->next_same[a];
         if (b < 0) /* the stream's next iteration: folding may decide */
             return tc;
-        h[cs].busy = h[cs].computing = 0;
+        ncomp -= !h[cs].copying;
+        h[cs].busy = h[cs].computing = h[cs].copying = 0;
         h[cs].cur = b;
-        ncomp--;
         tent[nt++] = a;
         touched |= 1u << cs | R->waiters[a];
     }
@@ -428,7 +443,7 @@ static void start_ready(rank_st *R)
 
 static int all_done(const rank_st *R)
 {
-    if (R->nw != 0 || R->ncomp != 0 || R->nasleep != 0)
+    if (R->nw != 0 || R->ncomp != 0 || R->ncopy != 0 || R->nasleep != 0)
         return 0;
     for (int s = 0; s < R->x->s->nstreams; s++)
         if (R->st[s].cur >= 0 || R->st[s].p2p_pending > 0)

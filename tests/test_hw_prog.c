@@ -18,6 +18,24 @@ static const int64_t *D1(int64_t a)
     return d[i];
 }
 
+/* A schedule with a host copy (activation offloading) is refused with a
+ * way out, not run as a kernel on the SMs. */
+static void test_host_copy_refused(void)
+{
+    zs_schedule *s = zs_schedule_new(1);
+    zs_err e;
+    snprintf(s->model, sizeof s->model, "llama-7b");
+    int st = zs_schedule_add_stream(s, "offload");
+    CU_ASSERT(zs_sched_gemm(s, 0, 0, "a", 8, 8, 8, 1e-6, NULL, 0) == 0);
+    CU_ASSERT(zs_sched_host_copy(s, 0, st, "offload-d2h", 1, 1e6, 1e-5, D1(0), 1) == 1);
+    zs_hw_prog *p = NULL;
+    zs_hw_needs nd;
+    ZS_ASSERT_INT_EQ(zs_hw_progs_build(s, &p, &nd, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "host copies");
+    ZS_ASSERT_STR_CONTAINS(e.fix, "offload=off");
+    zs_schedule_free(s);
+}
+
 /* Rank 0: segment A (once) op0; segment B (x3) op1 dep op0, op2 dep op1;
  * segment C (once) op3 dep op2 (last iteration of B). */
 static void test_unroll_deps(void)
@@ -336,6 +354,7 @@ int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {
         {"unroll_deps", test_unroll_deps},
+        {"host_copy_refused", test_host_copy_refused},
         {"p2p_groups_and_matching", test_p2p_groups_and_matching},
         {"reordered_messages_refused", test_reordered_messages_refused},
         {"unmatched_and_bad_deps", test_unmatched_and_bad_deps},
