@@ -541,21 +541,38 @@ static int place(const zs_plan_ctx *ctx, const zs_batch *b, const lower *L, zs_s
     return zs_schedule_check(S, e);
 }
 
-/* 1F1B keeps up to min(pp, micro) micro-batches' activations on the first
- * stage: the largest ones must fit together. per: micro scratch entries. */
+/* The model chunks whose activations the first stage holds at once:
+ * 1F1B keeps min(pp, micro) micro-batches of the whole stage; Megatron's
+ * interleaved schedule runs (pp - 1) x 2 + (vp - 1) x pp warm-up forwards
+ * of chunks of 1 / vp of the stage's layers, then one more before its
+ * first backward (forward_backward_pipelining_with_interleaving), at most
+ * micro x vp chunks. */
+int zs_p4d_inflight_chunks(int pp, int vp, int micro)
+{
+    if (vp <= 1)
+        return pp < micro ? pp : micro;
+    long k = 2L * (pp - 1) + (long)(vp - 1) * pp + 1, all = (long)micro * vp;
+    return (int)(k < all ? k : all);
+}
+
+/* The largest micro-batches' activations in flight on the first stage must
+ * fit together (chunks of 1 / vp of a micro-batch's, the largest first).
+ * per: micro scratch entries. */
 static int check_inflight(const lower *L, const int64_t *lin, int64_t *per, const int32_t *docs,
                           const int32_t *ndoc, const int32_t *first, zs_err *e)
 {
     const zs_layout_dims *D = &L->o->dims;
     int g = D->cp, nslots = D->dp * D->cp, micro = L->micro;
-    int inflight = D->pp < micro ? D->pp : micro;
+    int vp = L->o->vp > 1 ? L->o->vp : 1;
+    int chunks = zs_p4d_inflight_chunks(D->pp, vp, micro);
+    int inflight = (chunks + vp - 1) / vp;
     for (int slot = 0; slot < nslots; slot++) {
         for (int m = 0; m < micro; m++)
             per[m] = lin[(size_t)m * nslots + slot];
         qsort(per, (size_t)micro, sizeof(int64_t), cmp_i64_desc);
         int64_t sum = 0;
-        for (int m = 0; m < inflight; m++)
-            sum += per[m];
+        for (int c = 0; c < chunks; c++) /* the c-th chunk is of the (c / vp)-th largest */
+            sum += per[c / vp] / vp;
         if (sum <= L->o->max_tokens)
             continue;
         int32_t worst = (slot / g) * micro;
@@ -566,6 +583,13 @@ static int check_inflight(const lower *L, const int64_t *lin, int64_t *per, cons
         char w[96];
         snprintf(w, sizeof w, "micro-batch %d (document %d first)", worst,
                  ndoc[worst] ? docs[first[worst]] : -1);
+        if (vp > 1)
+            return zs_err_set(e, ZS_EINPUT, w,
+                              "use a smaller window or smax, more CP, recomputation or ZeRO",
+                              "%lld tokens' activations in %d in-flight model chunks (%d "
+                              "micro-batches, interleaved vp=%d) on one GPU exceed the %ld "
+                              "that fit in its memory",
+                              (long long)sum, chunks, inflight, vp, L->o->max_tokens);
         return zs_err_set(e, ZS_EINPUT, w,
                           "use a smaller window or smax, more CP, recomputation or ZeRO",
                           "%lld tokens of %d in-flight micro-batches on one GPU exceed the %ld "

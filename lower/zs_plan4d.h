@@ -77,4 +77,9 @@ int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, con
                  int32_t nseq, zs_p4d_shard shard, zs_schedule **out, zs_plan_report *rep,
                  zs_err *e);
 
+/* Model chunks whose activations the first pipeline stage holds at once
+ * (1F1B: whole micro-batches; interleaved with vp > 1: chunks of 1 / vp of
+ * the stage's layers, Megatron's warm-up plus one). */
+int zs_p4d_inflight_chunks(int pp, int vp, int micro);
+
 #endif

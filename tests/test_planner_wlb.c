@@ -17,6 +17,7 @@
 #include "zs_test_env.h"
 #include "zs_validate.h"
 #include "zs_pack.h"
+#include "zs_plan4d.h"
 #include "zs_trace_src.h"
 
 typedef zs_test_env env;
@@ -444,6 +445,14 @@ static void test_interleaved(void)
     CU_ASSERT(t[1] < t[0]);
     printf("\n  plain-4d pp=2, 4 micro-batches: vp=1 %.3f ms, vp=2 %.3f ms\n", t[0] * 1e3,
            t[1] * 1e3);
+    /* Model chunks in flight on the first stage, by hand: 1F1B holds
+     * min(pp, micro) micro-batches; interleaved, Megatron's warm-up
+     * (pp-1) x 2 + (vp-1) x pp forwards plus one, at most micro x vp. */
+    ZS_ASSERT_INT_EQ(zs_p4d_inflight_chunks(4, 1, 8), 4);
+    ZS_ASSERT_INT_EQ(zs_p4d_inflight_chunks(4, 1, 2), 2);
+    ZS_ASSERT_INT_EQ(zs_p4d_inflight_chunks(4, 2, 8), 11);
+    ZS_ASSERT_INT_EQ(zs_p4d_inflight_chunks(8, 12, 16), 103);
+    ZS_ASSERT_INT_EQ(zs_p4d_inflight_chunks(4, 2, 4), 8);
     /* vp without pipelining, micro-batches not a multiple of pp, layers
      * not a multiple of pp x vp. */
     const char *bad[] = {"tp=1,cp=2,pp=1,vp=2,window=100,micro=4",
