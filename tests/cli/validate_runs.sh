@@ -22,6 +22,14 @@ expect_out runs-bad-prec "use one of bf16, fp8"
 printf 'model,task\n' >"$TMP/hdr.csv"
 expect_rc runs-bad-hdr 2 "$ZEPSIM" validate --runs "$TMP/hdr.csv" --cluster dgx-h100
 expect_out runs-bad-hdr "hdr.csv:1"
+# The gradient buffer: a bad dtype exits 2; FSDP (zero 3) is predicted,
+# with a bf16 buffer its reduce-scatters move half the bytes.
+expect_rc runs-bad-grad 2 "$ZEPSIM" validate --runs x.csv --cluster dgx-h100 --grad-dtype fp16
+expect_out runs-bad-grad "use fp32\|bf16"
+printf '%s\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,full,3,2904,\n' "$HDR" >"$TMP/fsdp.csv"
+expect_rc runs-fsdp 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv
+expect_out runs-fsdp "^2,llama3-8b,pretrain,64,.*,predicted,"
+expect_out runs-fsdp "gradients: fp32 \(--grad-dtype\)"
 # FP8 on an A100 cluster: a reason, not a failure.
 printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,\n' "$HDR" >"$TMP/a100.csv"
 expect_rc runs-a100 0 "$ZEPSIM" validate --runs "$TMP/a100.csv" --cluster dgx-a100
