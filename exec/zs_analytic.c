@@ -330,8 +330,9 @@ static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
     if (op >= 0)
         PF(&r->xo[op]);
     PF(&r->xo[c->pos]);
-    if (q->log)
-        PF(&q->log[q->nlog]);
+    int k;
+    if (q->log && q->nlog > 0)
+        PF(zs_foldacct_log_at(q, q->nlog - 1, &k));
 }
 
 /* Stage 3: the next ops of the streams the completion may let issue, and

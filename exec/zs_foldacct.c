@@ -7,10 +7,11 @@
 
 #include "zs_fold.h"
 
+_Static_assert(sizeof(zs_foldacct_line) == 64, "the log's entries on whole cache lines");
 _Static_assert(ZS_FACCT_NB == ZS_FOLD_BACK_MAX + 2,
                "a replay may go back ZS_FOLD_BACK_MAX periods");
 _Static_assert(sizeof(zs_foldacct_stream) % 64 == 0 && offsetof(zs_foldacct, st) == 64 &&
-                   offsetof(zs_foldacct_stream, caplog) + sizeof(int) <= 64,
+                   offsetof(zs_foldacct_stream, lh) + sizeof(int) <= 64,
                "each stream on whole cache lines, what a change touches in its first");
 
 /* A log that grows past this many changes without a boundary is dropped:
@@ -28,11 +29,12 @@ void zs_foldacct_free(zs_foldacct *a)
 {
     for (int s = 0; s < ZS_MAX_STREAMS; s++) {
         zs_foldacct_stream *q = &a->st[s];
-        zs_pool_release(a->pool, q->log, sizeof *q->log * (size_t)q->caplog);
+        zs_pool_release(a->pool, q->log, sizeof *q->log * (size_t)(q->caplog / ZS_FACCT_PER_LINE));
         zs_pool_release(a->pool, q->pat, sizeof *q->pat * (size_t)q->cappat);
         zs_pool_release(a->pool, q->tl, sizeof *q->tl * (size_t)q->captl);
         q->caplog = q->cappat = q->captl = 0;
-        a->st[s].log = a->st[s].pat = a->st[s].tl = NULL;
+        q->log = NULL;
+        q->pat = q->tl = NULL;
     }
 }
 
@@ -122,6 +124,44 @@ static void bring_to(zs_foldacct *a, zs_rank_result *r, double now)
     integrate(a, r, now);
 }
 
+/* Doubles q's full log ring (or makes one of 16 lines), its changes in
+ * order from lh on; ZS_ENOMEM (and a->failed) when it cannot. */
+static int log_grow(zs_foldacct *a, zs_foldacct_stream *q)
+{
+    int ol = q->caplog / ZS_FACCT_PER_LINE, nl = ol ? ol * 2 : 16;
+    zs_foldacct_line *v =
+        zs_pool_realloc(a->pool, q->log, sizeof *v * (size_t)ol, sizeof *v * (size_t)nl);
+    if (!v) {
+        a->failed = 1;
+        return ZS_ENOMEM;
+    }
+    /* Full: the changes run from lh to the end, then from 0 to lh; the
+     * part from 0 goes after the end, where the doubled ring has it. */
+    int oc = q->caplog;
+    for (int j = 0; j < q->lh; j++) {
+        int d = j + oc;
+        v[d / ZS_FACCT_PER_LINE].t[d % ZS_FACCT_PER_LINE] =
+            v[j / ZS_FACCT_PER_LINE].t[j % ZS_FACCT_PER_LINE];
+        v[d / ZS_FACCT_PER_LINE].state[d % ZS_FACCT_PER_LINE] =
+            v[j / ZS_FACCT_PER_LINE].state[j % ZS_FACCT_PER_LINE];
+    }
+    q->log = v;
+    q->caplog = nl * ZS_FACCT_PER_LINE;
+    return ZS_OK;
+}
+
+/* Writes the last change to the log, where it is kept from now on too
+ * (lpend stays: later changes at its time still merge into it here). */
+static void log_flush(zs_foldacct_stream *q)
+{
+    if (!q->lpend)
+        return;
+    int k;
+    zs_foldacct_line *l = zs_foldacct_log_at(q, q->nlog - 1, &k);
+    l->t[k] = q->lt;
+    l->state[k] = q->lst;
+}
+
 /* Logs q's change to q->state at now (from `prev`). A state that lasted no
  * time changes nothing that is integrated (the split only counts what
  * holds over an interval), so a change at the time of the last one
@@ -132,32 +172,28 @@ static void log_state(zs_foldacct *a, zs_foldacct_stream *q, double now, uint8_t
 {
     if (!q->nb)
         return; /* no boundary seen: nothing to replay from yet */
+    /* lok: the last change, at lt, is still here (lpend) */
     if (q->lok && q->lt == now) {
         if (q->state == q->lprev) {
             q->nlog--;
             q->lok = 0; /* the one before is not known here: no merging into it */
+            q->lpend = 0;
         } else {
-            q->log[q->nlog - 1].state = q->state;
+            q->lst = q->state;
         }
         return;
     }
     if (q->nlog >= LOG_CAP) { /* it left the folding segments: forget */
         q->nlog = q->bi[0] = q->bi[1] = q->nb = 0;
-        q->lok = 0;
+        q->lok = q->lpend = 0;
         return;
     }
-    if (q->nlog == q->caplog) {
-        int nc = q->caplog ? q->caplog * 2 : 64;
-        zs_foldacct_ev *v =
-            zs_pool_realloc(a->pool, q->log, sizeof *v * (size_t)q->caplog, sizeof *v * (size_t)nc);
-        if (!v) {
-            a->failed = 1;
-            return;
-        }
-        q->log = v;
-        q->caplog = nc;
-    }
-    q->log[q->nlog++] = (zs_foldacct_ev){now, q->state};
+    log_flush(q);
+    if (q->nlog == q->caplog && log_grow(a, q))
+        return;
+    q->nlog++;
+    q->lpend = 1;
+    q->lst = q->state;
     q->lok = 1;
     q->lt = now;
     q->lprev = prev;
@@ -215,17 +251,14 @@ void zs_foldacct_boundary(zs_foldacct *a, zs_rank_result *r, int stream, double 
 {
     bring_to(a, r, now);
     zs_foldacct_stream *q = &a->st[stream];
-    if (!q->caplog) { /* logging starts at the first boundary */
-        q->log = zs_pool_realloc(a->pool, NULL, 0, sizeof *q->log * 64);
-        if (!q->log) {
-            a->failed = 1;
-            return;
-        }
-        q->caplog = 64;
-    }
+    if (!q->caplog && log_grow(a, q)) /* logging starts at the first boundary */
+        return;
+    log_flush(q);
+    q->lpend = 0; /* no merging across the boundary (lok below) */
     /* Keep the changes since the oldest boundary kept after this one. */
     int drop = q->bi[1];
-    memmove(q->log, q->log + drop, sizeof *q->log * (size_t)(q->nlog - drop));
+    q->lh += drop;
+    q->lh -= q->lh >= q->caplog ? q->caplog : 0;
     q->nlog -= drop;
     for (int k = 0; k + 1 < ZS_FACCT_NB; k++) {
         q->b[k] = q->b[k + 1];
@@ -250,6 +283,7 @@ void zs_foldacct_sleep(zs_foldacct *a, zs_rank_result *r, int stream, double now
     int i1 = ZS_FACCT_NB - 1 - back, i0 = i1 - 1, have = q->nb >= back + 2;
     double plen = have ? q->b[i1] - q->b[i0] : 0; /* 0: hold its state */
     int n = have ? q->bi[i1] - q->bi[i0] : 0;
+    log_flush(q);
     if (n > q->cappat) {
         zs_foldacct_ev *v =
             zs_pool_realloc(a->pool, q->pat, sizeof *v * (size_t)q->cappat, sizeof *v * (size_t)n);
@@ -261,9 +295,11 @@ void zs_foldacct_sleep(zs_foldacct *a, zs_rank_result *r, int stream, double now
             q->cappat = n;
         }
     }
-    for (int i = 0; i < n; i++)
-        q->pat[i] =
-            (zs_foldacct_ev){q->log[q->bi[i0] + i].t - q->b[i0], q->log[q->bi[i0] + i].state};
+    for (int i = 0; i < n; i++) {
+        int k;
+        const zs_foldacct_line *l = zs_foldacct_log_at(q, q->bi[i0] + i, &k);
+        q->pat[i] = (zs_foldacct_ev){l->t[k] - q->b[i0], l->state[k]};
+    }
     q->npat = n;
     q->pstate0 = have ? q->bstate[i0] : q->state;
     q->plen = plen > 0 ? plen : 0;

@@ -36,6 +36,17 @@ typedef struct zs_foldacct_ev {
     uint8_t state; /* the stream's state from then on: bit 0 computing, bit 1 communicating */
 } zs_foldacct_ev;
 
+/* The log's changes, seven to a cache line: a zs_foldacct_ev takes 16
+ * bytes for 9, and the logs (three periods of every stream's changes) are
+ * a quarter of the analytic backend's memory at thousands of ranks, each
+ * page of it cleared by the kernel when first touched. */
+#define ZS_FACCT_PER_LINE 7
+typedef struct zs_foldacct_line {
+    double t[ZS_FACCT_PER_LINE];
+    uint8_t state[ZS_FACCT_PER_LINE];
+    uint8_t pad;
+} zs_foldacct_line;
+
 /* What a change reads and writes comes first, in one cache line (the
  * analytic backend keeps each stream's record on a cache line of its own:
  * at thousands of ranks every change lands on a rank in no cache). */
@@ -49,14 +60,28 @@ typedef struct zs_foldacct_stream {
      * its time and the state before it, so that a change at the same time
      * (an op ends, the next starts) merges into it without reading the log */
     uint8_t lprev;
-    int nb;     /* boundaries seen (logging starts at the first) */
-    int asleep; /* replaying a period (below) */
-    int tail;   /* the tail is being replayed (below) */
-    int lok;
+    int nb;         /* boundaries seen (logging starts at the first) */
+    uint8_t asleep; /* replaying a period (below) */
+    uint8_t tail;   /* the tail is being replayed (below) */
+    uint8_t lok;
+    /* The last change (the log's entry nlog - 1) is (lt, lst) here and
+     * written to the log only when the next change comes (or a boundary or
+     * a sleep needs it): the log's end is a cache line in no cache (each
+     * write one more miss per event at thousands of ranks), and a fifth of
+     * the changes are cancelled at once (an op ends, the next starts at the
+     * same time) and then never reach it. */
+    uint8_t lpend;
+    uint8_t lst;
     int nlog; /* its state changes since its oldest boundary kept */
     double lt;
-    zs_foldacct_ev *log;
+    /* A ring of caplog changes (ZS_FACCT_PER_LINE per line): change i
+     * since the oldest boundary kept is entry (lh + i) mod caplog.
+     * Dropping the oldest period at a boundary moves lh, not the entries (a
+     * memmove of the three periods kept, each entry copied three times,
+     * from lines long out of the caches). */
+    zs_foldacct_line *log;
     int caplog;
+    int lh;
     /* the rest: boundaries and replays */
     uint8_t pstate0;             /* asleep: the state the period starts in */
     uint8_t gstate0;             /* the ghosts' state at the fall */
@@ -95,6 +120,16 @@ typedef struct zs_foldacct {
 
 void zs_foldacct_init(zs_foldacct *a);
 void zs_foldacct_free(zs_foldacct *a); /* its buffers (not a) */
+
+/* Where change i of q's log (since its oldest boundary kept) is: its line
+ * (*slot: its place there). */
+static inline zs_foldacct_line *zs_foldacct_log_at(const zs_foldacct_stream *q, int i, int *slot)
+{
+    int j = q->lh + i;
+    j -= j >= q->caplog ? q->caplog : 0;
+    *slot = j % ZS_FACCT_PER_LINE;
+    return &q->log[j / ZS_FACCT_PER_LINE];
+}
 
 /* An op of `stream` started (+1) or ended (-1) at now. */
 void zs_foldacct_change(zs_foldacct *a, zs_rank_result *r, int stream, double now, int dcompute,
