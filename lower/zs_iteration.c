@@ -192,19 +192,29 @@ static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n
     return gemm_prec(it, c, label, m, n, k, extra_dep, 0);
 }
 
-static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
+/* An elementwise op after the chain's last op and extra_dep (-1: none). */
+static int64_t elem_dep(zs_iter *it, chain *c, const char *label, double bytes, int64_t extra_dep)
 {
+    double t = bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
     if (it->dry) {
-        c->t += bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
+        c->t += t;
         return 0;
     }
-    int64_t deps[1] = {c->last};
-    double t = bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
-    int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, label, bytes, t, deps,
-                                      c->last >= 0);
+    int64_t deps[2];
+    int nd = 0;
+    if (c->last >= 0)
+        deps[nd++] = c->last;
+    if (extra_dep >= 0 && extra_dep != c->last)
+        deps[nd++] = extra_dep;
+    int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, label, bytes, t, deps, nd);
     if (op >= 0)
         c->last = op;
     return op;
+}
+
+static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
+{
+    return elem_dep(it, c, label, bytes, -1);
 }
 
 /* ---- FP8 (zs_cost_set_fp8: TransformerEngine, delayed scaling) -------------
@@ -239,18 +249,26 @@ static double gather_bytes(const zs_iter *it)
     return fp8_on(it) ? 1 : it->m->dtype_bytes;
 }
 
-/* A collective on the compute stream after the chain's last op; a dry run
- * prices it over dry_n consecutive ranks of a node. */
+/* A collective of c's rank on `stream` after op dep (-1: none). */
+static int64_t coll_after(zs_iter *it, const chain *c, int stream, const char *label, int group,
+                          zs_coll_kind k, double bytes, int64_t dep)
+{
+    int64_t deps[1] = {dep};
+    return zs_sched_coll(it->s, c->rank, stream, label, group, k, bytes, deps, dep >= 0);
+}
+
+/* ... after the chain's last op, which it becomes. */
 static int64_t coll_on(zs_iter *it, chain *c, int stream, const char *label, int group,
                        zs_coll_kind k, double bytes)
 {
-    int64_t deps[1] = {c->last};
-    int64_t op = zs_sched_coll(it->s, c->rank, stream, label, group, k, bytes, deps, c->last >= 0);
+    int64_t op = coll_after(it, c, stream, label, group, k, bytes, c->last);
     if (op >= 0)
         c->last = op;
     return op;
 }
 
+/* A collective on the compute stream after the chain's last op; a dry run
+ * prices it over dry_n consecutive ranks of a node. */
 static int64_t coll(zs_iter *it, chain *c, const char *label, int group, int dry_n, zs_coll_kind k,
                     double bytes)
 {
@@ -309,30 +327,14 @@ static void col_bwd_pre(zs_iter *it, chain *c, const col_bwd *cb, double m, int6
         return;
     char l[64];
     label(it, l, sizeof l, cb->pre, sfx);
-    if (*dep >= 0 && !it->dry) {
-        int64_t deps[2] = {c->last, *dep};
-        int nd = 0;
-        int64_t d[2];
-        for (int i = 0; i < 2; i++)
-            if (deps[i] >= 0 && (nd == 0 || d[0] != deps[i]))
-                d[nd++] = deps[i];
-        double t = zs_cost_elementwise(it->cost, m * cb->pre_bpt);
-        int64_t op =
-            zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, l, m * cb->pre_bpt, t, d, nd);
-        if (op >= 0)
-            c->last = op;
-        *dep = -1; /* the op waited for it */
-        return;
-    }
-    elem(it, c, l, m * cb->pre_bpt);
+    elem_dep(it, c, l, m * cb->pre_bpt, *dep);
+    *dep = -1; /* the op waited for it */
 }
 
 static int64_t tp_async(zs_iter *it, chain *c, const char *label, zs_coll_kind k, double bytes,
                         int64_t dep)
 {
-    int64_t deps[1] = {dep};
-    return zs_sched_coll(it->s, c->rank, it->tp_stream, label, it->tp_group[c->rank], k, bytes,
-                         deps, dep >= 0);
+    return coll_after(it, c, it->tp_stream, label, it->tp_group[c->rank], k, bytes, dep);
 }
 
 static double dry_tp(zs_iter *it, zs_coll_kind k, double bytes)
@@ -509,6 +511,7 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double qkv_n = (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
     char l[64];
     int f8 = fp8_on(it);
+    double rope = rope_bytes(it); /* per token */
     label(it, l, sizeof l, pfx, "norm1");
     elem(it, c, l, 2 * Tl * h * by);
     fp8_cast(it, c, pfx, 0, "qkv", Tl * h + h * qkv_n);
@@ -520,9 +523,9 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
         /* The moved tokens' QKV first: it leaves while the rest is computed. */
         label(it, l, sizeof l, pfx, "qkv-moved");
         gemm_prec(it, c, l, mv, qkv_n, h, ag, f8);
-        if (rope_bytes(it) > 0) {
+        if (rope > 0) {
             label(it, l, sizeof l, pfx, "rope-moved");
-            elem(it, c, l, mv * rope_bytes(it));
+            elem(it, c, l, mv * rope);
         }
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
@@ -530,9 +533,9 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     }
     label(it, l, sizeof l, pfx, "qkv");
     gemm_prec(it, c, l, T - mv, qkv_n, h, ag, f8);
-    if (rope_bytes(it) > 0) {
+    if (rope > 0) {
         label(it, l, sizeof l, pfx, "rope");
-        elem(it, c, l, (T - mv) * rope_bytes(it));
+        elem(it, c, l, (T - mv) * rope);
     }
     it->entry[cur_ix(it, slot)] = c->last;
     if (mv <= 0)
@@ -752,8 +755,7 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
                           ex < 0 ? "" : " for its moved tokens");
     /* RoPE's backward on the query and key gradients before each part's
      * QKV input-gradient GEMM */
-    double rope_bpt = rope_bytes(it);
-    col_bwd cb = {"attn", Tl * h * gather_bytes(it), Tl * h * by, rope_bpt, "rope-bwd"};
+    col_bwd cb = {"attn", Tl * h * gather_bytes(it), Tl * h * by, rope_bytes(it), "rope-bwd"};
     gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot], &cb);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
     /* After the last micro-batch's last nano-batch. */

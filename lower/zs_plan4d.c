@@ -583,18 +583,14 @@ static int check_inflight(const lower *L, const int64_t *lin, int64_t *per, cons
         char w[96];
         snprintf(w, sizeof w, "micro-batch %d (document %d first)", worst,
                  ndoc[worst] ? docs[first[worst]] : -1);
+        char how[64] = "";
         if (vp > 1)
-            return zs_err_set(e, ZS_EINPUT, w,
-                              "use a smaller window or smax, more CP, recomputation or ZeRO",
-                              "%lld tokens' activations in %d in-flight model chunks (%d "
-                              "micro-batches, interleaved vp=%d) on one GPU exceed the %ld "
-                              "that fit in its memory",
-                              (long long)sum, chunks, inflight, vp, L->o->max_tokens);
+            snprintf(how, sizeof how, " (%d model chunks of 1/%d, interleaved)", chunks, vp);
         return zs_err_set(e, ZS_EINPUT, w,
                           "use a smaller window or smax, more CP, recomputation or ZeRO",
-                          "%lld tokens of %d in-flight micro-batches on one GPU exceed the %ld "
+                          "%lld tokens of %d in-flight micro-batches%s on one GPU exceed the %ld "
                           "that fit in its memory",
-                          (long long)sum, inflight, L->o->max_tokens);
+                          (long long)sum, inflight, how, L->o->max_tokens);
     }
     return ZS_OK;
 }

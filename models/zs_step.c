@@ -125,30 +125,33 @@ static void mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, 
 /* A GEMM of m x k by k x n. in8: its inputs are FP8 (an FP8 GEMM); wgrad:
  * its output accumulates into the main gradient (Megatron's
  * gradient_accumulation_fusion: read and write it, fp32 or bf16). */
-static void gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer,
-                    double m, double n, double k, int in8, int wgrad)
+static zs_step_op *gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph,
+                           int per_layer, double m, double n, double k, int in8, int wgrad)
 {
     zs_step_op *op = push(x, name, cls, ph, per_layer);
     if (!op)
-        return;
+        return NULL;
     op->m = m, op->n = n, op->k = k;
     op->flops = 2 * m * n * k;
     op->bytes = (m * k + k * n) * (in8 ? 1 : x->b) + m * n * (wgrad ? 2 * x->gb : x->b);
     op->seconds = in8 ? zs_gemm_curve_time(&x->g8, m, n, k) : zs_cost_gemm(x->c, m, n, k);
+    return op;
 }
 
-static void coll_op(ctx *x, const char *name, zs_step_phase ph, int per_layer, zs_coll_kind kind,
-                    double bytes, int times)
+/* NULL: no op (tp 1, or out of memory). */
+static zs_step_op *coll_op(ctx *x, const char *name, zs_step_phase ph, int per_layer,
+                           zs_coll_kind kind, double bytes, int times)
 {
     if (x->cfg->tp <= 1)
-        return;
+        return NULL;
     zs_step_op *op = push(x, name, ZS_OC_TPCOMM, ph, per_layer);
     if (!op)
-        return;
+        return NULL;
     op->bytes = bytes * times;
     op->coll = kind;
     op->coll_bytes = bytes;
     op->seconds = times * zs_cost_collective(x->c, kind, x->ranks, x->cfg->tp, bytes);
+    return op;
 }
 
 /* FP8 casts of a GEMM's inputs in the forward: the activation (act values)
@@ -257,16 +260,18 @@ static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
         mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, zs_fp8_amax_bytes(), 4 * 3 * ZS_FP8_AMAX_HIST);
 }
 
-/* The last op pushed runs under `under` seconds of a GEMM (issued
+/* Collective op (NULL: none) runs under a GEMM of gemm_s seconds (issued
  * asynchronously before it, waited for after it): only what outlasts the
  * GEMM costs the step. */
-static void hide_under(ctx *x, double under)
+static void hide_under(zs_step_op *op, double gemm_s)
 {
-    if (x->oom || x->s->nops == 0)
-        return;
-    zs_step_op *op = &x->s->ops[x->s->nops - 1];
-    if (op->cls == ZS_OC_TPCOMM)
-        op->hidden = fmin(op->seconds, under);
+    if (op)
+        op->hidden = fmin(op->seconds, gemm_s);
+}
+
+static double secs(const zs_step_op *op)
+{
+    return op ? op->seconds : 0;
 }
 
 /* A linear layer's backward: the output gradient's cast, the gradient of the
@@ -291,21 +296,19 @@ static void linear_bwd(ctx *x, const char *name, double m, double n, double k, i
     fp8_bwd_cast(x, name, m * n);
     snprintf(d, sizeof d, "%s-dgrad", name);
     snprintf(w, sizeof w, "%s-wgrad", name);
-    gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0);
-    double dgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
-    gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1);
-    double wgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
+    double dgrad = secs(gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0));
+    double wgrad = secs(gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1));
     if (col && x->cfg->sp) {
         snprintf(a, sizeof a, "ag-%s-input", name);
-        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * (x->fp8 ? 1 : x->b), 1);
-        hide_under(x, dgrad);
+        hide_under(
+            coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * (x->fp8 ? 1 : x->b), 1),
+            dgrad);
         snprintf(a, sizeof a, "rs-d%s", name);
-        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1);
-        hide_under(x, wgrad);
+        hide_under(coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1),
+                   wgrad);
     } else if (col) {
         snprintf(a, sizeof a, "ar-d%s", name);
-        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1);
-        hide_under(x, wgrad);
+        hide_under(coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1), wgrad);
     }
 }
 
@@ -358,18 +361,15 @@ static void head_ops(ctx *x)
            2 * logits);
     /* Megatron's column-parallel output layer overlaps its backward
      * collectives as linear_bwd's column-parallel layers do */
-    gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0);
-    double dgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
-    gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1);
-    double wgrad = x->oom ? 0 : x->s->ops[x->s->nops - 1].seconds;
+    double dgrad = secs(gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0));
+    double wgrad = secs(gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1));
     if (x->cfg->sp) {
-        coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1);
-        hide_under(x, dgrad);
-        coll_op(x, "rs-dlm-head", ZS_PH_BWD, 0, ZS_COLL_REDUCESCATTER, Ts * h * b, 1);
-        hide_under(x, wgrad);
+        hide_under(coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1),
+                   dgrad);
+        hide_under(coll_op(x, "rs-dlm-head", ZS_PH_BWD, 0, ZS_COLL_REDUCESCATTER, Ts * h * b, 1),
+                   wgrad);
     } else {
-        coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1);
-        hide_under(x, wgrad);
+        hide_under(coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1), wgrad);
     }
     mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, 3 * Ts * h * b, 2 * norm_flops(x));
     tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
