@@ -134,7 +134,7 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
             if (op->cls == ZS_OC_ATTN)
                 continue; /* priced per CP rank and micro-batch by attn_layer */
             *(comm ? (fwd ? &u->layer_tp_fwd : &u->layer_tp_bwd)
-                   : (fwd ? &u->layer_fwd : &u->layer_bwd)) += op->seconds - op->hidden;
+                   : (fwd ? &u->layer_fwd : &u->layer_bwd)) += zs_step_op_layer_s(op);
         } else {
             if (pp > 1 && is_embedding(op))
                 continue; /* on the first stage; the last (LM head) is the slower */
@@ -289,6 +289,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     sc.dp = g->zero >= 1 ? o->dp * g->cp : 1;
     sc.zero_stage = g->zero;
     sc.grad = g->grad;
+    sc.kernels = g->kernels;
     zs_step st;
     if ((rc = zs_step_build(c, &sc, &st, e)))
         return rc;
@@ -300,9 +301,9 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     double af, ab, cf, cb;
     attn_layer(c, g, o->dp, &af, &ab, &cf, &cb);
-    /* recomputation runs attention's forward again (selective, full), with
-     * its ring exchange under CP */
-    double arc = g->recompute != ZS_STEP_RC_NONE ? af : 0, crc = g->recompute ? cf : 0;
+    /* recomputation runs attention's forward again (selective, full; every
+     * second layer's for selective-layer), with its ring exchange under CP */
+    double rs = zs_step_rc_attn_share(g->recompute), arc = rs * af, crc = rs * cf;
     double L = (double)c->model.layers / g->pp;
     o->mb_compute = L * (u.layer_fwd + u.layer_bwd + af + ab + arc) + u.head_fwd + u.head_bwd;
     o->mb_tp_comm = L * (u.layer_tp_fwd + u.layer_tp_bwd) + u.head_tp_fwd + u.head_tp_bwd;

@@ -38,7 +38,8 @@ typedef struct zs_mstep_cfg {
      * CTA per channel of the algorithm it runs: compute keeps (SMs - CTAs)
      * / SMs of the GPU for as long as they overlap); 0: overlap is free */
     int interference;
-    zs_grad_dtype grad; /* the gradient buffer's dtype */
+    zs_grad_dtype grad;      /* the gradient buffer's dtype */
+    zs_step_kernels kernels; /* the memory-bound ops' kernels (zs_step.h) */
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {

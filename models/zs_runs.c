@@ -25,12 +25,14 @@ enum {
     C_ZERO,
     C_TOK,
     C_TFL,
+    C_KERN, /* optional: the schema's 15 columns, or 16 with kernels */
     C_N
 };
 static const char *const cols[C_N] = {
     "model",     "task",      "gpus", "gbs",          "mbs",
     "seq",       "tp",        "pp",   "cp",           "vp",
-    "precision", "recompute", "zero", "tokens_s_gpu", "model_tflops_gpu"};
+    "precision", "recompute", "zero", "tokens_s_gpu", "model_tflops_gpu",
+    "kernels"};
 static const char header_text[] = "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,"
                                   "zero,tokens_s_gpu,model_tflops_gpu";
 static const char *const task_names[] = {"pretrain", "sft", "lora"};
@@ -63,6 +65,7 @@ typedef struct rd {
     const char *path;
     int line;
     zs_err *e;
+    int ncols; /* the header's: C_KERN (the schema) or C_N (with kernels) */
 } rd;
 
 static int cell_err(rd *x, int col, const char *fix, const char *what, const char *val)
@@ -148,7 +151,9 @@ static int model_cell(rd *x, char **tok, zs_run *r)
 static int parse_row(rd *x, char **tok, zs_run *r)
 {
     static const char *const prec[] = {"bf16", "fp8"};
-    static const char *const rcn[] = {"none", "selective", "full"};
+    static const char *const rcn[] = {"none", "selective", "full", "selective-op",
+                                      "selective-layer"};
+    static const char *const kern[] = {"fused", "eager", "eager-fused-norm"};
     static const char *const zeros[] = {"0", "1", "2", "3"};
     int rc, v = 0;
     memset(r, 0, sizeof *r);
@@ -167,7 +172,14 @@ static int parse_row(rd *x, char **tok, zs_run *r)
     if ((rc = name_cell(x, tok, C_PREC, prec, 2, 0, &v)))
         return rc;
     r->precision = (zs_precision)v;
-    if ((rc = name_cell(x, tok, C_RC, rcn, 3, 1, &r->recompute)) ||
+    r->kernels = ZS_KERN_FUSED;
+    if (x->ncols == C_N) {
+        if ((rc = name_cell(x, tok, C_KERN, kern, ZS_KERN_N, 1, &v)))
+            return rc;
+        if (v >= 0)
+            r->kernels = (zs_step_kernels)v;
+    }
+    if ((rc = name_cell(x, tok, C_RC, rcn, ZS_STEP_RC_N, 1, &r->recompute)) ||
         (rc = name_cell(x, tok, C_ZERO, zeros, 4, 1, &r->zero)) ||
         (rc = meas_cell(x, tok, C_TOK, &r->tokens_s_gpu)) ||
         (rc = meas_cell(x, tok, C_TFL, &r->model_tflops_gpu)))
@@ -236,22 +248,24 @@ static int read_rows(rd *x, char *text, zs_runs *out)
         if (!*t || *t == '#')
             continue;
         if (!have_header) {
-            if (strcmp(t, header_text) != 0)
+            size_t hn = sizeof header_text - 1;
+            if (strncmp(t, header_text, hn) != 0 || (t[hn] && strcmp(t + hn, ",kernels") != 0))
                 return zs_err_set(x->e, ZS_EINPUT, x->where,
                                   "the first line that is not a comment must be the header "
                                   "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,"
-                                  "zero,tokens_s_gpu,model_tflops_gpu",
+                                  "zero,tokens_s_gpu,model_tflops_gpu (optionally ,kernels)",
                                   "not the runs header ('%.60s')", t);
+            x->ncols = t[hn] ? C_N : C_KERN;
             have_header = 1;
             continue;
         }
-        int n = split(t, tok, C_N);
-        if (n != C_N)
+        int n = split(t, tok, x->ncols);
+        if (n != x->ncols)
             return zs_err_set(x->e, ZS_EINPUT, x->where,
-                              "every row needs the header's 15 cells (empty where not published)",
-                              n < 0 ? "more than %d cells" : "%d cells, the header has 15",
-                              n < 0 ? C_N : n);
-        for (int i = 0; i < C_N; i++)
+                              "every row needs the header's cells (empty where not published)",
+                              n < 0 ? "more than %d cells" : "%d cells, the header has %d",
+                              n < 0 ? x->ncols : n, x->ncols);
+        for (int i = 0; i < x->ncols; i++)
             tok[i] = trim(tok[i]);
         if (out->n == ZS_RUNS_MAX_ROWS)
             return zs_err_set(x->e, ZS_EINPUT, x->where, "split the file", "more than %d runs",
@@ -290,7 +304,7 @@ int zs_runs_read(const char *path, zs_runs *out, zs_err *e)
         free(text);
         return zs_err_set(e, ZS_EINPUT, path, "give a text CSV file", "binary data (a NUL byte)");
     }
-    rd x = {{0}, path, 0, e};
+    rd x = {{0}, path, 0, e, C_KERN};
     rc = read_rows(&x, text, out);
     free(text);
     if (rc)

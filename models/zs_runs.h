@@ -3,7 +3,10 @@
  *   model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,
  *   tokens_s_gpu,model_tflops_gpu
  * with '#' comment lines and an empty cell where a figure was not
- * published (recompute, zero, either measurement). Every cell is checked
+ * published (recompute, zero, either measurement). An optional 16th
+ * column, kernels (fused | eager | eager-fused-norm: zs_step.h), names
+ * the framework's kernels for runs outside Megatron / NeMo (torchtitan);
+ * empty or absent is fused. Every cell is checked
  * here, at the boundary: a bad cell is ZS_EINPUT naming file:line and the
  * column, with how to fix it. `zepsim validate --runs` predicts the rows
  * with zs_megatron_step. Depends on zs_model (the model names), zs_step
@@ -33,6 +36,7 @@ typedef struct zs_run {
     int recompute;                         /* a zs_step_rc, or -1: not published */
     int zero;                              /* 0..3, or -1: not published */
     double tokens_s_gpu, model_tflops_gpu; /* measured; 0: not published */
+    zs_step_kernels kernels;               /* the optional kernels column; fused when absent */
 } zs_run;
 
 typedef struct zs_runs {

@@ -19,11 +19,13 @@
 #define FP32     4.0  /* bytes of an fp32 value */
 
 static const char *const prec_names[] = {"bf16", "fp8"};
-static const char *const rc_names[] = {"none", "selective", "full"};
+static const char *const rc_names[] = {"none", "selective", "full", "selective-op",
+                                       "selective-layer"};
+static const char *const kern_names[] = {"fused", "eager", "eager-fused-norm"};
 static const char *const phase_names[] = {"fwd", "bwd", "recompute", "optim"};
 static const char *const class_names[] = {
-    "gemm",    "attention", "norm",    "rope",          "activation", "residual", "fp8-cast",
-    "tp-comm", "embedding", "lm-head", "cross-entropy", "grad-norm",  "optimizer"};
+    "gemm",    "attention", "norm",    "rope",          "activation", "residual",  "fp8-cast",
+    "tp-comm", "embedding", "lm-head", "cross-entropy", "grad-norm",  "optimizer", "copy"};
 
 const char *zs_precision_name(zs_precision p)
 {
@@ -31,7 +33,11 @@ const char *zs_precision_name(zs_precision p)
 }
 const char *zs_step_rc_name(zs_step_rc r)
 {
-    return r >= ZS_STEP_RC_NONE && r <= ZS_STEP_RC_FULL ? rc_names[r] : "?";
+    return r >= ZS_STEP_RC_NONE && r < ZS_STEP_RC_N ? rc_names[r] : "?";
+}
+const char *zs_step_kernels_name(zs_step_kernels k)
+{
+    return k >= ZS_KERN_FUSED && k < ZS_KERN_N ? kern_names[k] : "?";
 }
 const char *zs_step_phase_name(zs_step_phase p)
 {
@@ -55,18 +61,30 @@ int zs_precision_parse(const char *s, zs_precision *out, zs_err *e)
 
 int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e)
 {
-    for (int i = 0; i <= ZS_STEP_RC_FULL; i++)
+    for (int i = 0; i < ZS_STEP_RC_N; i++)
         if (s && strcmp(s, rc_names[i]) == 0) {
             *out = (zs_step_rc)i;
             return ZS_OK;
         }
-    return zs_err_set(e, ZS_EUSAGE, "--recompute", "use none, selective or full",
+    return zs_err_set(e, ZS_EUSAGE, "--recompute",
+                      "use none, selective, full, selective-op or selective-layer",
                       "unknown recomputation '%s'", s ? s : "(none)");
+}
+
+int zs_step_kernels_parse(const char *s, zs_step_kernels *out, zs_err *e)
+{
+    for (int i = 0; i < ZS_KERN_N; i++)
+        if (s && strcmp(s, kern_names[i]) == 0) {
+            *out = (zs_step_kernels)i;
+            return ZS_OK;
+        }
+    return zs_err_set(e, ZS_EUSAGE, "--kernels", "use fused, eager or eager-fused-norm",
+                      "unknown kernels '%s'", s ? s : "(none)");
 }
 
 zs_step_cfg zs_step_cfg_default(void)
 {
-    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32};
+    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED};
     return c;
 }
 
@@ -82,6 +100,8 @@ typedef struct ctx {
     zs_gemm_curve g8;  /* the FP8 GEMM curve */
     int *ranks;        /* 0..tp-1 */
     int fp8, oom;      /* FP8 GEMMs; an allocation failed */
+    int eager, enorm;  /* PyTorch eager kernels; its RMSNorm eager too */
+    double share;      /* the layer share of the ops pushed now */
     double T, Ts, b;   /* tokens, tokens of the residual stream on this rank, bytes per value */
     double gb;         /* bytes per value of the gradient buffer */
     double h, qkv, ad; /* hidden; QKV columns and attention width on this rank */
@@ -108,6 +128,7 @@ static zs_step_op *push(ctx *x, const char *name, zs_op_class cls, zs_step_phase
     op->cls = cls;
     op->phase = ph;
     op->per_layer = per_layer;
+    op->layer_share = per_layer ? x->share : 1;
     return op;
 }
 
@@ -199,6 +220,68 @@ static double norm_flops(const ctx *x)
     return (zs_model_layernorm(x->m) ? 1.6 : 1.0) * FL_NORM * x->Ts * x->h;
 }
 
+/* ---- bytes per element of the memory-bound ops ---------------------------------
+ *
+ * Fused: one kernel reads its inputs and writes its outputs once. Eager:
+ * one kernel per PyTorch op of torchtitan's Llama (torchtitan/models/
+ * llama/model.py and models/norms.py, April 2024), and in the backward
+ * one per autograd node (PyTorch's derivatives.yaml); docs/cost-model.md
+ * ("Eager kernels") derives each count. b is the activations' bytes. */
+
+/* RMSNorm, forward: fused reads x and writes y. Eager: x.float() (b + 4),
+ * pow(2) (8), mean (4), x * rsqrt (8), type_as (4 + b), * weight (2b). */
+static double norm_fwd_b(const ctx *x)
+{
+    return x->enorm ? 28 + 4 * x->b : 2 * x->b;
+}
+
+/* RMSNorm, backward: fused reads x and dy and writes dx. Eager: the
+ * weight's product and its gradient's product and sum (6b), type_as's
+ * (4 + b), the rsqrt product's two gradients (24), mean's expand (4),
+ * pow's (20), the two paths' sum (12), float()'s (4 + b). */
+static double norm_bwd_b(const ctx *x)
+{
+    return x->enorm ? 68 + 8 * x->b : 3 * x->b;
+}
+
+/* RoPE per element of q and k, forward and backward alike: fused reads and
+ * writes once; eager upcasts (b + 4), multiplies in complex fp32 (8) and
+ * casts back (4 + b). */
+static double rope_b(const ctx *x)
+{
+    return x->eager ? 16 + 2 * x->b : 2 * x->b;
+}
+
+/* The MLP activation per element of the inner size (gated: SwiGLU).
+ * Fused SwiGLU reads gate and up and writes the product; eager runs SiLU
+ * (2b) and the product (3b) apart. */
+static double act_fwd_b(const ctx *x, int gated)
+{
+    return gated ? (x->eager ? 5 : 3) * x->b : 2 * x->b;
+}
+
+/* Backward: fused reads gate, up and the gradient and writes two
+ * gradients; eager runs the product's two gradients (3b each) and SiLU's
+ * (3b). Ungated: reads the input and the gradient, writes one. */
+static double act_bwd_b(const ctx *x, int gated)
+{
+    return gated ? (x->eager ? 9 : 5) * x->b : 3 * x->b;
+}
+
+/* Cross-entropy per logit. Fused: Megatron's vocab-parallel kernels on fp32
+ * logits. Eager: the logits' .float() (b + 4) and log_softmax (8); backward
+ * nll_loss's zero-filled gradient (4), log_softmax's (12), float()'s (4 +
+ * b). */
+static double xent_fwd_b(const ctx *x)
+{
+    return x->eager ? 12 + x->b : ZS_XENT_FWD_BYTES;
+}
+
+static double xent_bwd_b(const ctx *x)
+{
+    return x->eager ? 20 + x->b : ZS_XENT_BWD_BYTES;
+}
+
 static double resid_bytes(const ctx *x)
 {
     /* read the branch and the residual, write the sum; dropout writes (forward)
@@ -220,18 +303,49 @@ static void attn_core(ctx *x, zs_step_phase ph, int backward)
     op->seconds = s;
 }
 
+/* RoPE on the queries and keys (none with learned positions). */
+static void rope(ctx *x, zs_step_phase ph, const char *name)
+{
+    if (zs_model_learned_pos(x->m))
+        return;
+    double qk = x->T * (x->m->heads + x->m->kv_heads) * x->m->head_dim / x->cfg->tp;
+    mem_op(x, name, ZS_OC_ROPE, ph, 1, rope_b(x) * qk, FL_ROPE * qk);
+}
+
+/* Eager GQA: repeat_kv's expand + reshape copies K and V to every query
+ * head (read the KV heads, write the query heads' width); its backward
+ * sums them back. Fused kernels take the KV heads as they are. */
+static void repeat_kv(ctx *x, zs_step_phase ph, const char *name)
+{
+    const zs_model *m = x->m;
+    if (!x->eager || m->kv_heads >= m->heads)
+        return;
+    double kv = x->T * (m->heads + m->kv_heads) * m->head_dim / x->cfg->tp;
+    mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * kv * x->b, 0);
+}
+
+/* FSDP2 (ZeRO-3) copies each all-gathered layer out of its gather buffer
+ * into the unsharded parameters on the compute stream (FSDPParamGroup.
+ * wait_for_unshard -> foreach_all_gather_copy_out): before the forward and
+ * again before the backward (torchtitan reshards after the forward). */
+static void fsdp_copy_out(ctx *x, zs_step_phase ph, const char *name)
+{
+    if (x->cfg->zero_stage < 3)
+        return;
+    double p = zs_model_params_per_layer(x->m) / x->cfg->tp;
+    mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * p * x->b, 0);
+}
+
 /* The attention half of a layer's forward (ph: forward or recompute). */
 static void layer_fwd_attn(ctx *x, zs_step_phase ph)
 {
-    double T = x->T, h = x->h, b = x->b;
-    mem_op(x, "norm-attn", ZS_OC_NORM, ph, 1, 2 * x->Ts * h * b, norm_flops(x));
+    double T = x->T, h = x->h;
+    mem_op(x, "norm-attn", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
     fp8_fwd_casts(x, "qkv", ph, x->Ts * h, h * x->qkv);
     tp_gather(x, "ag-qkv", ph, 1, x->fp8);
     gemm_op(x, "qkv", ZS_OC_GEMM, ph, 1, T, x->qkv, h, x->fp8, 0);
-    if (!zs_model_learned_pos(x->m)) {
-        double qk = T * (x->m->heads + x->m->kv_heads) * x->m->head_dim / x->cfg->tp;
-        mem_op(x, "rope", ZS_OC_ROPE, ph, 1, 2 * qk * b, FL_ROPE * qk);
-    }
+    rope(x, ph, "rope");
+    repeat_kv(x, ph, "repeat-kv");
     attn_core(x, ph, 0);
     fp8_fwd_casts(x, "out-proj", ph, T * x->ad, x->ad * h);
     gemm_op(x, "out-proj", ZS_OC_GEMM, ph, 1, T, h, x->ad, x->fp8, 0);
@@ -242,15 +356,15 @@ static void layer_fwd_attn(ctx *x, zs_step_phase ph)
 /* The MLP half of a layer's forward. */
 static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
 {
-    double T = x->T, h = x->h, b = x->b, f = x->f;
+    double T = x->T, h = x->h, f = x->f;
     int gated = zs_model_mlp(x->m) == ZS_MLP_SWIGLU;
-    mem_op(x, "norm-mlp", ZS_OC_NORM, ph, 1, 2 * x->Ts * h * b, norm_flops(x));
+    mem_op(x, "norm-mlp", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
     fp8_fwd_casts(x, "mlp-fc1", ph, x->Ts * h, h * x->up);
     tp_gather(x, "ag-mlp-fc1", ph, 1, x->fp8);
     gemm_op(x, "mlp-fc1", ZS_OC_GEMM, ph, 1, T, x->up, h, x->fp8, 0);
     /* SwiGLU reads gate and up and writes their product; GELU and squared
      * ReLU read one and write one */
-    mem_op(x, "activation", ZS_OC_ACT, ph, 1, (gated ? 3 : 2) * T * f * b, FL_ACT * T * f);
+    mem_op(x, "activation", ZS_OC_ACT, ph, 1, act_fwd_b(x, gated) * T * f, FL_ACT * T * f);
     fp8_fwd_casts(x, "mlp-fc2", ph, T * f, f * h);
     gemm_op(x, "mlp-fc2", ZS_OC_GEMM, ph, 1, T, h, f, x->fp8, 0);
     tp_reduce(x, x->cfg->sp ? "rs-mlp-fc2" : "ar-mlp-fc2", ph, 1);
@@ -258,6 +372,29 @@ static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
     if (x->fp8) /* delayed scaling: the amax histories and scales of the layer's 4 GEMMs'
                    3 tensors (input, weight, output gradient), read and written */
         mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, zs_fp8_amax_bytes(), 4 * 3 * ZS_FP8_AMAX_HIST);
+}
+
+/* torchtitan's selective-op recomputation: in the backward the layer's
+ * forward runs again up to the MLP's product, its policy returning the
+ * saved outputs of attention and of the odd-numbered matmuls (wq, wv, w1,
+ * w2) and recomputing the others (wk, wo, w3) and every memory-bound op. */
+static void layer_recompute_op(ctx *x)
+{
+    const zs_model *m = x->m;
+    double T = x->T, h = x->h, f = x->f;
+    zs_step_phase ph = ZS_PH_RECOMPUTE;
+    int gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
+    mem_op(x, "norm-attn", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
+    gemm_op(x, "k-proj", ZS_OC_GEMM, ph, 1, T, (double)m->kv_heads * m->head_dim / x->cfg->tp, h, 0,
+            0);
+    rope(x, ph, "rope");
+    repeat_kv(x, ph, "repeat-kv");
+    gemm_op(x, "out-proj", ZS_OC_GEMM, ph, 1, T, h, x->ad, 0, 0);
+    mem_op(x, "residual-attn", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
+    mem_op(x, "norm-mlp", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
+    if (gated)
+        gemm_op(x, "mlp-up", ZS_OC_GEMM, ph, 1, T, f, h, 0, 0);
+    mem_op(x, "activation", ZS_OC_ACT, ph, 1, act_fwd_b(x, gated) * T * f, FL_ACT * T * f);
 }
 
 /* Collective op (NULL: none) runs under a GEMM of gemm_s seconds (issued
@@ -315,27 +452,27 @@ static void linear_bwd(ctx *x, const char *name, double m, double n, double k, i
 /* A layer's backward, last op first. */
 static void layer_bwd(ctx *x)
 {
-    double T = x->T, h = x->h, b = x->b, f = x->f;
+    double T = x->T, h = x->h, f = x->f;
     int gated = zs_model_mlp(x->m) == ZS_MLP_SWIGLU;
     /* the residual stream's gradient: the branch's added to the skip's */
     mem_op(x, "residual-mlp-bwd", ZS_OC_RESID, ZS_PH_BWD, 1, resid_bytes(x), FL_RESID * x->Ts * h);
     linear_bwd(x, "mlp-fc2", T, h, f, 0);
     /* SwiGLU reads gate, up and the gradient and writes two gradients;
      * GELU and squared ReLU read the input and the gradient, write one */
-    mem_op(x, "activation-bwd", ZS_OC_ACT, ZS_PH_BWD, 1, (gated ? 5 : 3) * T * f * b,
+    mem_op(x, "activation-bwd", ZS_OC_ACT, ZS_PH_BWD, 1, act_bwd_b(x, gated) * T * f,
            2 * FL_ACT * T * f);
     linear_bwd(x, "mlp-fc1", T, x->up, h, 1);
     /* norm backward: read the input and the gradient, write the gradient */
-    mem_op(x, "norm-mlp-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, 3 * x->Ts * h * b, 2 * norm_flops(x));
+    mem_op(x, "norm-mlp-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, norm_bwd_b(x) * x->Ts * h,
+           2 * norm_flops(x));
     mem_op(x, "residual-attn-bwd", ZS_OC_RESID, ZS_PH_BWD, 1, resid_bytes(x), FL_RESID * x->Ts * h);
     linear_bwd(x, "out-proj", T, h, x->ad, 0);
     attn_core(x, ZS_PH_BWD, 1);
-    if (!zs_model_learned_pos(x->m)) {
-        double qk = T * (x->m->heads + x->m->kv_heads) * x->m->head_dim / x->cfg->tp;
-        mem_op(x, "rope-bwd", ZS_OC_ROPE, ZS_PH_BWD, 1, 2 * qk * b, FL_ROPE * qk);
-    }
+    repeat_kv(x, ZS_PH_BWD, "repeat-kv-bwd");
+    rope(x, ZS_PH_BWD, "rope-bwd");
     linear_bwd(x, "qkv", T, x->qkv, h, 1);
-    mem_op(x, "norm-attn-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, 3 * x->Ts * h * b, 2 * norm_flops(x));
+    mem_op(x, "norm-attn-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, norm_bwd_b(x) * x->Ts * h,
+           2 * norm_flops(x));
 }
 
 /* The embedding, the final norm, the LM head and cross-entropy, forward
@@ -349,16 +486,14 @@ static void head_ops(ctx *x)
     /* look up T rows (this rank's vocabulary shard; the others masked) */
     mem_op(x, "embedding", ZS_OC_EMBED, ZS_PH_FWD, 0, 2 * T * h * b + pos + drop, T * h);
     tp_reduce(x, x->cfg->sp ? "rs-embedding" : "ar-embedding", ZS_PH_FWD, 0);
-    mem_op(x, "final-norm", ZS_OC_NORM, ZS_PH_FWD, 0, 2 * Ts * h * b, norm_flops(x));
+    mem_op(x, "final-norm", ZS_OC_NORM, ZS_PH_FWD, 0, norm_fwd_b(x) * Ts * h, norm_flops(x));
     tp_gather(x, "ag-lm-head", ZS_PH_FWD, 0, 0);
     gemm_op(x, "lm-head", ZS_OC_HEAD, ZS_PH_FWD, 0, T, V, h, 0, 0);
     /* vocab_parallel_cross_entropy on logits.float() (ZS_XENT_FWD_BYTES);
      * three all-reduces of T fp32 values */
-    mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, ZS_XENT_FWD_BYTES * logits,
-           FL_XENT * logits);
+    mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, xent_fwd_b(x) * logits, FL_XENT * logits);
     coll_op(x, "ar-cross-entropy", ZS_PH_FWD, 0, ZS_COLL_ALLREDUCE, T * FP32, 3);
-    mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, ZS_XENT_BWD_BYTES * logits,
-           2 * logits);
+    mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, xent_bwd_b(x) * logits, 2 * logits);
     /* Megatron's column-parallel output layer overlaps its backward
      * collectives as linear_bwd's column-parallel layers do */
     double dgrad = secs(gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0));
@@ -371,10 +506,15 @@ static void head_ops(ctx *x)
     } else {
         hide_under(coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1), wgrad);
     }
-    mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, 3 * Ts * h * b, 2 * norm_flops(x));
+    mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, norm_bwd_b(x) * Ts * h,
+           2 * norm_flops(x));
     tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
-    /* scatter-add of the gradient rows into the main gradient */
-    mem_op(x, "embedding-bwd", ZS_OC_EMBED, ZS_PH_BWD, 0, T * h * (b + 2 * x->gb) + pos, T * h);
+    /* scatter-add of the gradient rows into the main gradient; eager
+     * PyTorch's embedding_dense_backward first zero-fills a dense gradient
+     * of the whole table */
+    double dense = x->eager ? V * h * b : 0;
+    mem_op(x, "embedding-bwd", ZS_OC_EMBED, ZS_PH_BWD, 0, T * h * (b + 2 * x->gb) + pos + dense,
+           T * h);
 }
 
 /* Gradient norm, Adam and the gradient buffer's reset over this GPU's share
@@ -423,6 +563,13 @@ static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
     if (cfg->dp < 1 || cfg->zero_stage < 0 || cfg->zero_stage > 3)
         return zs_err_set(e, ZS_EUSAGE, "--zero", "use --dp >= 1 and --zero 0 to 3",
                           "dp=%d zero=%d", cfg->dp, cfg->zero_stage);
+    if (cfg->kernels != ZS_KERN_FUSED &&
+        (zs_model_layernorm(m) || zs_model_learned_pos(m) || cfg->precision == ZS_PREC_FP8))
+        return zs_err_set(e, ZS_EUSAGE, "--kernels", "use --kernels fused for this model",
+                          "eager kernels are torchtitan's Llama (RMSNorm, RoPE) in bf16; '%s'%s",
+                          m->name,
+                          cfg->precision == ZS_PREC_FP8 ? " in fp8 is not modelled"
+                                                        : " has LayerNorm or learned positions");
     if (cfg->precision == ZS_PREC_FP8)
         return zs_gpu_check_fp8(g, e);
     return ZS_OK;
@@ -439,6 +586,9 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     x->launch = g->gemm.launch_us * 1e-6;
     x->g8 = zs_gpu_fp8_curve(g);
     x->fp8 = cfg->precision == ZS_PREC_FP8;
+    x->eager = cfg->kernels != ZS_KERN_FUSED;
+    x->enorm = cfg->kernels == ZS_KERN_EAGER;
+    x->share = 1;
     x->gb = zs_grad_bytes(cfg->grad);
     x->T = (double)cfg->tokens;
     x->Ts = cfg->sp ? x->T / tp : x->T;
@@ -466,13 +616,19 @@ int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; i < cfg->tp; i++)
         x.ranks[i] = i;
+    fsdp_copy_out(&x, ZS_PH_FWD, "fsdp-copy-out");
     layer_fwd_attn(&x, ZS_PH_FWD);
     layer_fwd_mlp(&x, ZS_PH_FWD);
-    if (cfg->recompute == ZS_STEP_RC_FULL) {
+    fsdp_copy_out(&x, ZS_PH_BWD, "fsdp-copy-out-bwd");
+    if (cfg->recompute == ZS_STEP_RC_FULL || cfg->recompute == ZS_STEP_RC_LAYER) {
+        x.share = zs_step_rc_attn_share(cfg->recompute);
         layer_fwd_attn(&x, ZS_PH_RECOMPUTE);
         layer_fwd_mlp(&x, ZS_PH_RECOMPUTE);
+        x.share = 1;
     } else if (cfg->recompute == ZS_STEP_RC_SELECTIVE) {
         attn_core(&x, ZS_PH_RECOMPUTE, 0);
+    } else if (cfg->recompute == ZS_STEP_RC_OP) {
+        layer_recompute_op(&x);
     }
     layer_bwd(&x);
     head_ops(&x);
@@ -496,7 +652,17 @@ void zs_step_free(zs_step *s)
 
 double zs_step_op_total(const zs_step *s, const zs_step_op *op)
 {
-    return (op->seconds - op->hidden) * (op->per_layer ? s->layers : 1);
+    return op->per_layer ? zs_step_op_layer_s(op) * s->layers : op->seconds - op->hidden;
+}
+
+double zs_step_op_layer_s(const zs_step_op *op)
+{
+    return (op->seconds - op->hidden) * op->layer_share;
+}
+
+double zs_step_rc_attn_share(zs_step_rc r)
+{
+    return r == ZS_STEP_RC_LAYER ? 0.5 : r == ZS_STEP_RC_SELECTIVE || r == ZS_STEP_RC_FULL ? 1 : 0;
 }
 
 double zs_step_class_time(const zs_step *s, zs_op_class c, int phase)
@@ -520,7 +686,7 @@ int zs_step_layer_time(const zs_cost *c, const zs_step_cfg *cfg, zs_step_layer *
         if (!op->per_layer)
             continue;
         if (op->phase == ZS_PH_RECOMPUTE) {
-            out->recompute += op->seconds;
+            out->recompute += op->seconds * op->layer_share;
             continue;
         }
         int bwd = op->phase == ZS_PH_BWD;

@@ -31,8 +31,33 @@
 
 typedef enum zs_precision { ZS_PREC_BF16 = 0, ZS_PREC_FP8 } zs_precision;
 /* Activation recomputation: none, Megatron's selective (core attention
- * recomputed in the backward) or full (the layer's whole forward). */
-typedef enum zs_step_rc { ZS_STEP_RC_NONE = 0, ZS_STEP_RC_SELECTIVE, ZS_STEP_RC_FULL } zs_step_rc;
+ * recomputed in the backward), full (the layer's whole forward), and
+ * torchtitan's two selective modes (torchtitan/parallelisms/
+ * parallelize_llama.py, April 2024): selective-op saves the outputs of
+ * the layer's odd-numbered matmuls (wq, wv, w1, w2) and of attention and
+ * recomputes every other forward op; selective-layer recomputes the whole
+ * forward of every second layer (its default selective_ac_option "2"). */
+typedef enum zs_step_rc {
+    ZS_STEP_RC_NONE = 0,
+    ZS_STEP_RC_SELECTIVE,
+    ZS_STEP_RC_FULL,
+    ZS_STEP_RC_OP,
+    ZS_STEP_RC_LAYER,
+    ZS_STEP_RC_N
+} zs_step_rc;
+/* Which kernels run the memory-bound ops: fused as Megatron-Core with
+ * TransformerEngine runs them (one kernel per norm, RoPE, activation),
+ * or PyTorch eager as torchtitan's Llama runs them with torch.compile off
+ * (one kernel per PyTorch op: RMSNorm's upcast, square, mean, scale and
+ * downcast; RoPE in complex fp32; SiLU and the gate's product apart;
+ * GQA's repeat_kv copies), with its RMSNorm eager too or in its fused
+ * Triton kernel (norm_type fused_rmsnorm). */
+typedef enum zs_step_kernels {
+    ZS_KERN_FUSED = 0,
+    ZS_KERN_EAGER,
+    ZS_KERN_EAGER_FUSED_NORM,
+    ZS_KERN_N
+} zs_step_kernels;
 typedef enum zs_step_phase {
     ZS_PH_FWD = 0,
     ZS_PH_BWD,
@@ -56,6 +81,7 @@ typedef enum zs_op_class {
     ZS_OC_XENT, /* cross-entropy over the vocabulary */
     ZS_OC_GNORM,
     ZS_OC_OPTIM,
+    ZS_OC_COPY, /* framework copies: GQA's repeat_kv, FSDP2's all-gather copy-out */
     ZS_OC_N
 } zs_op_class;
 
@@ -63,10 +89,13 @@ const char *zs_precision_name(zs_precision p);
 const char *zs_step_rc_name(zs_step_rc r);
 const char *zs_step_phase_name(zs_step_phase p);
 const char *zs_op_class_name(zs_op_class c);
-/* "bf16" | "fp8"; "none" | "selective" | "full". ZS_EUSAGE naming the
- * choices otherwise. */
+const char *zs_step_kernels_name(zs_step_kernels k);
+/* "bf16" | "fp8"; "none" | "selective" | "full" | "selective-op" |
+ * "selective-layer"; "fused" | "eager" | "eager-fused-norm". ZS_EUSAGE
+ * naming the choices otherwise. */
 int zs_precision_parse(const char *s, zs_precision *out, zs_err *e);
 int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e);
+int zs_step_kernels_parse(const char *s, zs_step_kernels *out, zs_err *e);
 
 /* Megatron's vocab-parallel cross-entropy on fp32 logits, HBM bytes per
  * logit: forward the cast (2 read, 4 written), max (4), subtract (4 + 4),
@@ -86,17 +115,21 @@ typedef struct zs_step_cfg {
     int zero_stage;     /* 0: replicated; 1: optimizer state sharded over dp, 2: + gradients,
                            3: + weights */
     zs_grad_dtype grad; /* the gradient buffer the weight-gradient GEMMs accumulate into */
+    zs_step_kernels kernels;
 } zs_step_cfg;
 
 /* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1,
- * fp32 gradients. */
+ * fp32 gradients, fused kernels. */
 zs_step_cfg zs_step_cfg_default(void);
 
 typedef struct zs_step_op {
     char name[32];
     zs_op_class cls;
     zs_step_phase phase;
-    int per_layer;  /* 1: once per layer (x layers in the step), 0: once per step */
+    int per_layer; /* 1: once per layer (x layers in the step), 0: once per step */
+    /* the share of the layers that run it (1; 0.5 for selective-layer's
+     * recomputation, every second layer) */
+    double layer_share;
     double m, n, k; /* GEMM shape (m x k by k x n); 0 for other ops */
     double flops;   /* per instance (memory-bound ops: arithmetic, not used in the time) */
     double bytes;   /* HBM bytes per instance (collectives: each rank's buffer) */
@@ -123,8 +156,15 @@ typedef struct zs_step {
  * what to change. Free with zs_step_free. */
 int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err *e);
 void zs_step_free(zs_step *s);
-/* Seconds an op takes over the step (x layers for a layer op). */
+/* Seconds an op takes over the step (x layers x its share for a layer op). */
 double zs_step_op_total(const zs_step *s, const zs_step_op *op);
+/* Seconds a layer op costs one layer on average: (seconds - hidden) x its
+ * layer share. */
+double zs_step_op_layer_s(const zs_step_op *op);
+/* The share of the layers whose core attention runs again in the backward
+ * under recomputation r (1: selective, full; 0.5: selective-layer; 0:
+ * none, selective-op, which saves attention's output). */
+double zs_step_rc_attn_share(zs_step_rc r);
 /* Step seconds of one class (phase < 0: every phase). */
 double zs_step_class_time(const zs_step *s, zs_op_class c, int phase);
 

@@ -110,6 +110,45 @@ static void test_bad_files(void)
     ZS_ASSERT_INT_EQ(zs_runs_read(ZS_TEST_TMP "/does-not-exist.csv", &r, &e), ZS_EINPUT);
 }
 
+/* The optional kernels column (torchtitan's runs): its values, empty as
+ * fused, torchtitan's recomputation modes, and its bad cells. */
+static void test_kernels_column(void)
+{
+    const char *p = zs_test_write("tt.csv", "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,"
+                                            "recompute,zero,tokens_s_gpu,model_tflops_gpu,kernels\n"
+                                            "llama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,"
+                                            "selective-op,3,2973,,eager-fused-norm\n"
+                                            "llama3-70b,pretrain,64,64,1,8192,1,1,1,1,bf16,"
+                                            "selective-layer,3,331,,\n");
+    zs_runs r;
+    zs_err e;
+    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.n, 2);
+    ZS_ASSERT_INT_EQ(r.rows[0].recompute, ZS_STEP_RC_OP);
+    ZS_ASSERT_INT_EQ(r.rows[0].kernels, ZS_KERN_EAGER_FUSED_NORM);
+    ZS_ASSERT_INT_EQ(r.rows[1].recompute, ZS_STEP_RC_LAYER);
+    ZS_ASSERT_INT_EQ(r.rows[1].kernels, ZS_KERN_FUSED);
+    zs_runs_free(&r);
+    /* the schema's 15 columns: fused */
+    p = zs_test_write("nok.csv", HDR "llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776\n");
+    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.rows[0].kernels, ZS_KERN_FUSED);
+    zs_runs_free(&r);
+    bad_file("kbad.csv",
+             "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
+             "model_tflops_gpu,kernels\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,,3,2973,,"
+             "compiled\n",
+             "column 16 (kernels): unknown value ('compiled')");
+    bad_file("k15.csv",
+             "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
+             "model_tflops_gpu,kernels\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,,3,2973,\n",
+             "15 cells, the header has 16");
+    bad_file("khdr.csv",
+             "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
+             "model_tflops_gpu,framework\n",
+             "not the runs header");
+}
+
 /* More than ZS_RUNS_MAX_ROWS rows are refused at the first row past it. */
 static void test_row_bound(void)
 {
@@ -135,6 +174,7 @@ static const zs_test_case cases[] = {{"good", test_good},
                                      {"bad_rows", test_bad_rows},
                                      {"bad_files", test_bad_files},
                                      {"row_bound", test_row_bound},
+                                     {"kernels_column", test_kernels_column},
                                      {NULL, NULL}};
 
 int main(int argc, char **argv)

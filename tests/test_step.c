@@ -226,6 +226,110 @@ static void test_recompute(void)
     zs_cost_free(c);
 }
 
+/* PyTorch eager kernels (torchtitan's Llama), counted by hand on the tiny
+ * model (T 2048, h 64, 4 heads + 2 KV heads of 16, ffn 128, vocab 1000,
+ * bf16): each byte count is docs/cost-model.md's ("Eager kernels"). */
+static void test_eager(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 2048;
+    zs_step fused = build(c, cfg);
+    cfg.kernels = ZS_KERN_EAGER;
+    zs_step eager = build(c, cfg);
+    cfg.kernels = ZS_KERN_EAGER_FUSED_NORM;
+    zs_step tnorm = build(c, cfg);
+    double T = 2048, h = 64, qk = T * 6 * 16, Tf = T * 128, logits = T * 1000;
+    /* RMSNorm: fused 2b, eager 28 + 4b forward; 3b and 68 + 8b backward */
+    ZS_ASSERT_NEAR(find(&fused, "norm-attn", ZS_PH_FWD)->bytes, 4 * T * h, 0);
+    ZS_ASSERT_NEAR(find(&eager, "norm-attn", ZS_PH_FWD)->bytes, 36 * T * h, 0);
+    ZS_ASSERT_NEAR(find(&eager, "norm-mlp-bwd", ZS_PH_BWD)->bytes, 84 * T * h, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "norm-attn", ZS_PH_FWD)->bytes, 4 * T * h, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "final-norm-bwd", ZS_PH_BWD)->bytes, 6 * T * h, 0);
+    /* RoPE in complex fp32: 16 + 2b per element of q and k, both passes */
+    ZS_ASSERT_NEAR(find(&fused, "rope", ZS_PH_FWD)->bytes, 4 * qk, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "rope", ZS_PH_FWD)->bytes, 20 * qk, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "rope-bwd", ZS_PH_BWD)->bytes, 20 * qk, 0);
+    /* SwiGLU apart: 5b forward, 9b backward (fused 3b, 5b) */
+    ZS_ASSERT_NEAR(find(&tnorm, "activation", ZS_PH_FWD)->bytes, 10 * Tf, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "activation-bwd", ZS_PH_BWD)->bytes, 18 * Tf, 0);
+    /* GQA's repeat_kv: K and V copied to the 4 query heads (read 2, write
+     * 4 heads of each), summed back in the backward; no copy when fused */
+    ZS_ASSERT_NEAR(find(&tnorm, "repeat-kv", ZS_PH_FWD)->bytes, 2 * T * 6 * 16 * 2.0, 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&tnorm, "repeat-kv-bwd", ZS_PH_BWD));
+    CU_ASSERT_PTR_NULL(find(&fused, "repeat-kv", ZS_PH_FWD));
+    /* cross-entropy on .float() logits: 12 + b forward, 20 + b backward */
+    ZS_ASSERT_NEAR(find(&tnorm, "cross-entropy", ZS_PH_FWD)->bytes, 14 * logits, 0);
+    ZS_ASSERT_NEAR(find(&tnorm, "cross-entropy-bwd", ZS_PH_BWD)->bytes, 22 * logits, 0);
+    /* the GEMMs do not change */
+    ZS_ASSERT_NEAR(zs_step_class_time(&tnorm, ZS_OC_GEMM, -1),
+                   zs_step_class_time(&fused, ZS_OC_GEMM, -1), 0);
+    CU_ASSERT(eager.total_s > tnorm.total_s && tnorm.total_s > fused.total_s);
+    zs_step_free(&fused);
+    zs_step_free(&eager);
+    zs_step_free(&tnorm);
+    zs_cost_free(c);
+    /* eager is torchtitan's Llama: LayerNorm models and FP8 are refused */
+    c = tiny_cost(", \"mlp\": \"gelu\", \"norm\": \"layernorm\"", NULL);
+    zs_step s;
+    zs_err e;
+    ZS_ASSERT_INT_EQ(zs_step_build(c, &cfg, &s, &e), ZS_EUSAGE);
+    ZS_ASSERT_STR_CONTAINS(e.what, "LayerNorm");
+    zs_cost_free(c);
+}
+
+/* torchtitan's selective-op and selective-layer recomputation, and FSDP2's
+ * all-gather copy-out under ZeRO-3. */
+static void test_torchtitan_modes(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 2048;
+    zs_step none = build(c, cfg);
+    cfg.recompute = ZS_STEP_RC_FULL;
+    zs_step full = build(c, cfg);
+    /* selective-layer: full's recomputation on every second layer */
+    cfg.recompute = ZS_STEP_RC_LAYER;
+    zs_step layer = build(c, cfg);
+    ZS_ASSERT_INT_EQ(count_phase(&layer, ZS_PH_RECOMPUTE), count_phase(&full, ZS_PH_RECOMPUTE));
+    ZS_ASSERT_NEAR(find(&layer, "qkv", ZS_PH_RECOMPUTE)->layer_share, 0.5, 0);
+    ZS_ASSERT_REL(layer.total_s - none.total_s, (full.total_s - none.total_s) / 2, 1e-12);
+    /* selective-op: wk, wo and w3 run again, wq, wv, w1, w2 and attention
+     * are saved */
+    cfg.recompute = ZS_STEP_RC_OP;
+    zs_step op = build(c, cfg);
+    const zs_step_op *k = find(&op, "k-proj", ZS_PH_RECOMPUTE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    ZS_ASSERT_NEAR(k->m, 2048, 0);
+    ZS_ASSERT_NEAR(k->n, 32, 0);
+    ZS_ASSERT_NEAR(k->k, 64, 0);
+    ZS_ASSERT_NEAR(find(&op, "mlp-up", ZS_PH_RECOMPUTE)->n, 128, 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&op, "out-proj", ZS_PH_RECOMPUTE));
+    CU_ASSERT_PTR_NOT_NULL(find(&op, "activation", ZS_PH_RECOMPUTE));
+    CU_ASSERT_PTR_NULL(find(&op, "attn-core", ZS_PH_RECOMPUTE));
+    CU_ASSERT_PTR_NULL(find(&op, "qkv", ZS_PH_RECOMPUTE));
+    CU_ASSERT_PTR_NULL(find(&op, "mlp-fc2", ZS_PH_RECOMPUTE));
+    CU_ASSERT(op.total_s > none.total_s && op.total_s < full.total_s);
+    ZS_ASSERT_NEAR(zs_step_rc_attn_share(ZS_STEP_RC_OP), 0, 0);
+    ZS_ASSERT_NEAR(zs_step_rc_attn_share(ZS_STEP_RC_LAYER), 0.5, 0);
+    ZS_ASSERT_NEAR(zs_step_rc_attn_share(ZS_STEP_RC_SELECTIVE), 1, 0);
+    /* ZeRO-3: each layer's gathered weights copied out, forward and backward */
+    cfg.recompute = ZS_STEP_RC_NONE;
+    cfg.zero_stage = 3;
+    cfg.dp = 8;
+    zs_step z3 = build(c, cfg);
+    double p = zs_model_params_per_layer(&c->model);
+    ZS_ASSERT_NEAR(find(&z3, "fsdp-copy-out", ZS_PH_FWD)->bytes, 4 * p, 0);
+    ZS_ASSERT_NEAR(find(&z3, "fsdp-copy-out-bwd", ZS_PH_BWD)->bytes, 4 * p, 0);
+    CU_ASSERT_PTR_NULL(find(&none, "fsdp-copy-out", ZS_PH_FWD));
+    zs_step_free(&none);
+    zs_step_free(&full);
+    zs_step_free(&layer);
+    zs_step_free(&op);
+    zs_step_free(&z3);
+    zs_cost_free(c);
+}
+
 static void test_tensor_parallel(void)
 {
     zs_cost *c = tiny_cost("", NULL);
@@ -453,6 +557,8 @@ static const zs_test_case cases[] = {{"hand_counts", test_hand_counts},
                                      {"relu2_and_gpt", test_relu2_and_gpt},
                                      {"fp8", test_fp8},
                                      {"recompute", test_recompute},
+                                     {"eager", test_eager},
+                                     {"torchtitan_modes", test_torchtitan_modes},
                                      {"tensor_parallel", test_tensor_parallel},
                                      {"bad_input", test_bad_input},
                                      {"megatron_layer_ops", test_megatron_layer_ops},

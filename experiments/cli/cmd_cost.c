@@ -22,7 +22,7 @@ static const char cost_help[] =
     "       zepsim cost collective --cluster C [--nodes N] --op OP --bytes S --gpus n\n"
     "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
     "       zepsim cost step [--gpu G | --cluster C] [--model M] --len N [--tp T]\n"
-    "                        [--precision bf16|fp8] [--recompute none|selective|full]\n"
+    "                        [--precision bf16|fp8] [--recompute R] [--kernels K]\n"
     "\n"
     "Prices one op with the cost model the simulator uses and prints the time, the\n"
     "rate and which curve (and its source) priced it.\n"
@@ -59,6 +59,7 @@ typedef struct cost_args {
     int32_t lens[64];
     zs_precision prec;
     zs_step_rc rc;
+    zs_step_kernels kern;
     zs_format fmt;
     zs_cli_flags fl; /* the shared flags as given: model, calib, kernel point into it */
 } cost_args;
@@ -640,6 +641,7 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     note(t, "sequence parallelism %s", a->sp ? "on" : "off");
     text(t, "precision", "%s", zs_precision_name(a->prec));
     text(t, "recompute", "%s", zs_step_rc_name(a->rc));
+    text(t, "kernels", "%s", zs_step_kernels_name(a->kern));
     text(t, "optimizer", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
     num(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
     num(t, "model_flops", "TFLOP", "%.4f", model_flops / 1e12);
@@ -675,6 +677,7 @@ static int cost_step(const cost_args *a, zs_err *e)
     cfg.sp = a->sp;
     cfg.precision = a->prec;
     cfg.recompute = a->rc;
+    cfg.kernels = a->kern;
     cfg.dp = (int)a->dp;
     cfg.zero_stage = (int)a->zero;
     zs_step st;
@@ -747,6 +750,11 @@ static int set_rc(const char *s, void *base, zs_err *e)
     return zs_step_rc_parse(s, &((cost_args *)base)->rc, e);
 }
 
+static int set_kernels(const char *s, void *base, zs_err *e)
+{
+    return zs_step_kernels_parse(s, &((cost_args *)base)->kern, e);
+}
+
 static int set_layout(const char *s, void *base, zs_err *e)
 {
     cost_args *a = base;
@@ -798,6 +806,7 @@ enum {
     C_DST,
     C_PRECISION,
     C_RECOMPUTE,
+    C_KERNELS,
     C_SP
 };
 
@@ -843,9 +852,13 @@ static const zs_opt_spec own[] = {
         "step: GEMM precision (default bf16; fp8 on H100/H200/H800 only)"),
     /* step's own: selective is the step inventory's alone, which the
      * simulated point (--recompute none|full of simulate) does not model */
-    SET("recompute", RECOMPUTE, set_rc, "none|selective|full",
+    SET("recompute", RECOMPUTE, set_rc, "none|selective|full|selective-op|selective-layer",
         "step: activation recomputation (default none; selective: core attention recomputed in "
-        "the backward)"),
+        "the backward; selective-op and selective-layer: torchtitan's, docs/cost-model.md)"),
+    SET("kernels", KERNELS, set_kernels, "fused|eager|eager-fused-norm",
+        "step: the memory-bound ops' kernels: fused (Megatron-Core with TransformerEngine, the "
+        "default) or PyTorch eager as torchtitan's Llama runs them (its RMSNorm eager, or its "
+        "fused Triton RMSNorm)"),
     /* an ENUM row: the index of "off|on" is the switch */
     [C_SP] = {.cli = "sp",
               .type = ZS_OPT_ENUM,

@@ -33,6 +33,9 @@ static const char runs_help[] =
     "tokens_s_gpu,model_tflops_gpu; '#' comments; an empty cell is not published\n"
     "(recompute defaults to none, zero to 1: the distributed optimizer; zero 3 is\n"
     "FSDP). The gradient buffer is not a column: --grad-dtype (default bf16).\n"
+    "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
+    "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
+    "also be torchtitan's selective-op or selective-layer.\n"
     "\n"
     "options:\n";
 
@@ -125,9 +128,10 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
     int zero = r->zero >= 0 ? r->zero : 1;
     snprintf(o->defaults, sizeof o->defaults,
-             "recompute: %s%s; zero: %d%s; gradients: %s (--grad-dtype)",
+             "recompute: %s%s; zero: %d%s; gradients: %s (--grad-dtype); kernels: %s",
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
-             zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad));
+             zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad),
+             zs_step_kernels_name(r->kernels));
     if (r->task == ZS_TASK_LORA) {
         snprintf(o->reason, sizeof o->reason,
                  "lora: the step model has no frozen base weights (no weight gradients, "
@@ -144,9 +148,9 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     if (rc)
         return rc;
     zs_cost *c = mach.cost;
-    zs_mstep_cfg g = {r->gpus, r->gbs,          r->mbs, r->seq,       r->tp,
-                      r->pp,   r->cp,           r->vp,  r->precision, (zs_step_rc)rcv,
-                      zero,    a->interference, a->grad};
+    zs_mstep_cfg g = {r->gpus, r->gbs,          r->mbs,  r->seq,       r->tp,
+                      r->pp,   r->cp,           r->vp,   r->precision, (zs_step_rc)rcv,
+                      zero,    a->interference, a->grad, r->kernels};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -203,8 +207,10 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = r->precision == ZS_PREC_FP8;
     c->grad = a->grad;
-    if (rcv == ZS_STEP_RC_SELECTIVE)
-        return "selective recomputation is not in the schedules (none or full)";
+    if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
+        return "the schedules recompute none or full, not this row's mode";
+    if (r->kernels != ZS_KERN_FUSED)
+        return "the schedules price fused kernels, not eager ones";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)
         return "the run's GPUs are not whole nodes of the cluster";
     return NULL;
