@@ -408,6 +408,14 @@ static void compute_needs(const zs_schedule *s, zs_hw_needs *nd)
                 nd->gemm_c = m * n > nd->gemm_c ? m * n : nd->gemm_c;
                 break;
             }
+            case ZS_CK_D2H:
+            case ZS_CK_H2D:
+                /* A copy engine moves these between a device buffer and a
+                 * pinned host buffer; the elementwise kernel's operands
+                 * need not grow for them. */
+                if (op->u.compute.bytes > nd->host_copy_bytes)
+                    nd->host_copy_bytes = op->u.compute.bytes;
+                break;
             default:
                 if (op->u.compute.bytes > nd->elem_bytes)
                     nd->elem_bytes = op->u.compute.bytes;
@@ -421,14 +429,6 @@ int zs_hw_progs_build(const zs_schedule *s, zs_hw_prog **out, zs_hw_needs *needs
     if (!s || s->nranks < 1)
         return zs_err_set(e, ZS_EINVALID, "schedule", "give a schedule with ranks",
                           "empty schedule");
-    /* Host copies (activation offloading) would need pinned host buffers
-     * and a copy stream per rank: not built yet, so refuse rather than run
-     * them as kernels on the SMs. */
-    if (zs_schedule_has_host_copies(s))
-        return zs_err_set(e, ZS_EINPUT, "schedule",
-                          "plan it without offloading (bytescale: offload=off) or run it on the "
-                          "analytic or SimGrid backend",
-                          "the hw backend does not run host copies (d2h/h2d ops) yet");
     zs_hw_prog *progs = calloc((size_t)s->nranks, sizeof *progs);
     if (!progs)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
@@ -481,12 +481,14 @@ int zs_hw_account_rank(const zs_schedule *s, const zs_hw_prog *p, const zs_hw_ti
     memset(&rr, 0, sizeof rr);
     int64_t n = 0;
     for (int64_t i = 0; i < p->n; i++) {
-        int kind = zs_schedule_op(s, p->rank, p->items[i].op)->kind;
+        const zs_op *op = zs_schedule_op(s, p->rank, p->items[i].op);
         if (t->end[i] > rr.end)
             rr.end = t->end[i];
-        if (kind == ZS_OP_MARKER)
+        if (op->kind == ZS_OP_MARKER)
             continue;
-        int8_t c = kind == ZS_OP_COMPUTE;
+        /* A host copy is moved by a copy engine, not the SMs: it counts as
+         * communication, as on the other backends (zs_schedule.h). */
+        int8_t c = op->kind == ZS_OP_COMPUTE && !zs_ck_is_host_copy(op->u.compute.ck);
         ev[n++] = (tev){t->start[i], i, 1, c};
         ev[n++] = (tev){t->end[i], i, 0, c};
     }

@@ -45,6 +45,11 @@ typedef struct zs_hw_needs {
     int attn_blocks;                  /* most blocks in one op */
     double gemm_a, gemm_b, gemm_c;    /* elements of the GEMM operands */
     double elem_bytes, p2p_bytes, coll_bytes;
+    /* Bytes of the largest host copy (ZS_CK_D2H / ZS_CK_H2D: activation
+     * offloading); 0 when the schedule has none. Each rank then holds one
+     * device buffer and one pinned host buffer of this size, which every
+     * copy reuses, as other ops reuse the synthetic tensors. */
+    double host_copy_bytes;
     int p2p_lanes;          /* distinct sender streams used by sends (communicators needed) */
     unsigned p2p_lane_mask; /* bit l set: stream l sends (lane l exists) */
 } zs_hw_needs;
@@ -56,7 +61,8 @@ typedef struct zs_hw_needs {
  * cannot execute as written (a pair's messages matched out of order on one
  * lane) are ZS_EUNSUPPORTED; inconsistent schedules (unmatched sends,
  * collectives whose members disagree) are ZS_EINVALID, naming the rank and
- * op. */
+ * op. Host copies (activation offloading) are accepted: their need is
+ * host_copy_bytes, apart from the elementwise ops'. */
 int zs_hw_progs_build(const zs_schedule *s, zs_hw_prog **progs, zs_hw_needs *needs, zs_err *e);
 void zs_hw_progs_free(zs_hw_prog *progs, int nranks);
 
@@ -68,7 +74,8 @@ typedef struct zs_hw_times {
 /* One rank's row from its measured op times: compute, exposed
  * communication and idle (zs_rank_acct) up to `end_all` (the iteration's
  * end over all ranks), its end and op count. Markers count as ops but take
- * no time. Returns ZS_ENOMEM (row untouched) when out of memory. */
+ * no time; host copies (d2h/h2d) count as communication, not compute, as
+ * on the other backends. Returns ZS_ENOMEM (row untouched) when out of memory. */
 int zs_hw_account_rank(const zs_schedule *s, const zs_hw_prog *p, const zs_hw_times *t,
                        double end_all, zs_rank_result *row);
 /* Every rank's row (all times known), then zs_result_finish. */

@@ -3,7 +3,9 @@
  * three documents, GEMMs and elementwise ops, on two streams with a
  * dependency. Checks the result's accounting (compute + exposed + idle =
  * iteration time), the op count, and that the timeline is valid JSON with
- * one event per op. Exits 77 (skip) without a GPU. */
+ * one event per op. Host copies (activation offloading) run as copies to
+ * pinned host memory beside GEMMs and count as communication. Exits 77
+ * (skip) without a GPU. */
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -83,6 +85,41 @@ static void test_single_gpu_local_schedule(void)
     zs_schedule_free(s);
 }
 
+/* Two layers, each a chain of GEMMs on the compute stream and, on the
+ * offload stream, a 64 MiB d2h after the layer's first GEMM and its h2d
+ * back: every op measured, the copies counted as communication at a rate
+ * a PCIe or C2C link can give (wide bounds: the check is that they ran as
+ * copies, not how fast this machine's link is). */
+static void test_host_copies(void)
+{
+    zs_schedule *s = zs_schedule_new(1);
+    snprintf(s->model, sizeof s->model, "llama-7b");
+    int off = zs_schedule_add_stream(s, "offload");
+    const double bytes = 64.0 * 1048576;
+    ZS_ASSERT_OK(zs_schedule_begin_segment(s, 0, 2), NULL);
+    int64_t g = zs_sched_gemm(s, 0, 0, "qkv", 4096, 12288, 4096, 1e-4, NULL, 0);
+    int64_t d = zs_sched_host_copy(s, 0, off, "offload-d2h", 1, bytes, 1e-3, &g, 1);
+    zs_sched_host_copy(s, 0, off, "offload-h2d", 0, bytes, 1e-3, &d, 1);
+    g = zs_sched_gemm(s, 0, 0, "o", 4096, 4096, 4096, 1e-4, &g, 1);
+    zs_sched_gemm(s, 0, 0, "mlp", 4096, 11008, 4096, 1e-4, &g, 1);
+    zs_hw_run_cfg cfg = zs_hw_run_cfg_default();
+    zs_result *r = NULL;
+    zs_err e;
+    ZS_ASSERT_OK(zs_hw_run(s, &cfg, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r->ranks[0].ops, 10);
+    zs_rank_result *x = &r->ranks[0];
+    ZS_ASSERT_REL(x->compute + x->exposed_comm + x->idle, r->iter_time, 1e-6);
+    CU_ASSERT(x->comm > 0);
+    double gbs = 4 * bytes / x->comm / 1e9; /* 4 copies, one after another on their stream */
+    printf("host copies: 4 x 64 MiB, %.3f ms as communication (%.1f GB/s), %.3f ms "
+           "exposed, iteration %.3f ms\n",
+           x->comm * 1e3, gbs, x->exposed_comm * 1e3, r->iter_time * 1e3);
+    CU_ASSERT(gbs > 1 && gbs < 1000);
+    ZS_ASSERT_STR_CONTAINS(r->notes, "pinned host buffer");
+    zs_result_free(r);
+    zs_schedule_free(s);
+}
+
 static void test_local_planner_schedule(void)
 {
     zs_schedule *s = NULL;
@@ -125,6 +162,7 @@ int main(int argc, char **argv)
     static const zs_test_case cases[] = {
         {"single_gpu_local_schedule", test_single_gpu_local_schedule},
         {"local_planner_schedule", test_local_planner_schedule},
+        {"host_copies", test_host_copies},
         {NULL, NULL}};
     static const zs_test_suite suites[] = {{"gpu_run", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

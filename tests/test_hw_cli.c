@@ -25,7 +25,9 @@ static int have_gpu(void)
     return zs_hw_devices(&n, NULL, 0, &e) == ZS_OK;
 }
 
-/* A two-rank plan: attention, a ring exchange, a GEMM, an all-reduce. */
+/* A two-rank plan: attention, a ring exchange, a GEMM, an all-reduce, and
+ * an activation offload (a d2h copy and its h2d back, on their own
+ * stream), which the hw backend runs as copies to pinned host memory. */
 static const char *write_plan(void)
 {
     zs_schedule *s = zs_schedule_new(2);
@@ -34,6 +36,7 @@ static const char *write_plan(void)
     zs_schedule_set_docs(s, len, 1);
     int both[] = {0, 1};
     int g = zs_schedule_group(s, both, 2);
+    int off = zs_schedule_add_stream(s, "offload");
     for (int r = 0; r < 2; r++) {
         zs_attn_block b = {0, 0, 256, 0, 256};
         int64_t a = zs_sched_attn(s, r, 0, "attn", 0, &b, 1, 32, 1e-4, NULL, 0);
@@ -41,6 +44,8 @@ static const char *write_plan(void)
         zs_sched_recv(s, r, 1, "ring-kv", 1 - r, 0, 1 << 20, NULL, 0);
         zs_sched_gemm(s, r, 0, "qkv", 256, 12288, 4096, 1e-4, NULL, 0);
         zs_sched_coll(s, r, 1, "grad", g, ZS_COLL_ALLREDUCE, 1 << 22, NULL, 0);
+        int64_t d = zs_sched_host_copy(s, r, off, "offload-d2h", 1, 1 << 24, 1e-3, &a, 1);
+        zs_sched_host_copy(s, r, off, "offload-h2d", 0, 1 << 24, 1e-3, &d, 1);
     }
     char path[512];
     snprintf(path, sizeof path, "%s/plan2.json", zs_test_tmpdir());
@@ -98,10 +103,13 @@ static void test_check_only(void)
     char args[1024];
     snprintf(args, sizeof args, "hw run --check-only --format csv %s", plan);
     ZS_ASSERT_INT_EQ(zepsim(args), 0);
-    ZS_ASSERT_STR_CONTAINS(out, "unrolled_ops,10,ops");
+    ZS_ASSERT_STR_CONTAINS(out, "unrolled_ops,14,ops");
+    ZS_ASSERT_STR_CONTAINS(out, "streams,3,");
     ZS_ASSERT_STR_CONTAINS(out, "p2p_lanes,1,");
     ZS_ASSERT_STR_CONTAINS(out, "attn_rows_max,256,");
     ZS_ASSERT_STR_CONTAINS(out, "coll_max,4194304,");
+    /* the offloaded activations: one device and one pinned host buffer */
+    ZS_ASSERT_STR_CONTAINS(out, "host_copy_max,16777216,");
 }
 
 int main(int argc, char **argv)

@@ -150,6 +150,7 @@ static int check_only(const zs_schedule *s, zs_format fmt)
     ROW("gemm_max", "%.0f", nd.gemm_c, "output elements");
     ROW("p2p_max", "%.0f", nd.p2p_bytes, "bytes");
     ROW("coll_max", "%.0f", nd.coll_bytes, "bytes");
+    ROW("host_copy_max", "%.0f", nd.host_copy_bytes, "bytes (d2h/h2d, pinned on the host)");
 #undef ROW
     zs_hw_progs_free(progs, s->nranks);
     return zs_cli_print1("hw", fmt, "check", t);

@@ -65,6 +65,8 @@ typedef struct rank_ctx {
     float *lse, *dd, *dq32, *dk32, *dv32;
     void *gx, *gw, *gc, *ex, *er, *ey, *psend, *precv, *csend, *crecv;
     double *red; /* device scratch for barriers and result sharing */
+    /* host copies (d2h/h2d): one device buffer and one pinned host buffer */
+    void *dcopy, *hcopy;
     /* attention ops: per stored op, offsets into the device lists */
     zs_hw_block *dblocks;
     int32_t *dtiles;
@@ -118,12 +120,14 @@ static void free_ctx(rank_ctx *c)
     }
     if (c->ev0)
         cudaEventDestroy(c->ev0);
-    void *bufs[] = {c->q,     c->k,     c->v,   c->o,       c->dout,  c->dq,    c->dk,
-                    c->dv,    c->lse,   c->dd,  c->dq32,    c->dk32,  c->dv32,  c->gx,
-                    c->gw,    c->gc,    c->ex,  c->er,      c->ey,    c->psend, c->precv,
-                    c->csend, c->crecv, c->red, c->dblocks, c->dtiles};
+    void *bufs[] = {c->q,     c->k,     c->v,   c->o,       c->dout,   c->dq,    c->dk,
+                    c->dv,    c->lse,   c->dd,  c->dq32,    c->dk32,   c->dv32,  c->gx,
+                    c->gw,    c->gc,    c->ex,  c->er,      c->ey,     c->psend, c->precv,
+                    c->csend, c->crecv, c->red, c->dblocks, c->dtiles, c->dcopy};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
+    if (c->hcopy)
+        cudaFreeHost(c->hcopy);
     for (int i = 0; i < ZS_MAX_STREAMS; i++)
         if (c->st[i])
             cudaStreamDestroy(c->st[i]);
@@ -189,6 +193,44 @@ static int alloc_tensors(rank_ctx *c, const tensor_sizes *z)
         dalloc(c, &c->csend, nd->coll_bytes, "collective buffer") ||
         dalloc(c, &c->crecv, nd->coll_bytes, "collective buffer"))
         return c->rc;
+    return ZS_OK;
+}
+
+/* The buffers of the host copies (activation offloading), when the
+ * schedule has any: one device buffer and one pinned host buffer of the
+ * largest copy, reused by every d2h (device -> host) and h2d (host ->
+ * device) op, as the other ops reuse the synthetic tensors. The host side
+ * must be pinned (page-locked): the CUDA Runtime API's "API
+ * synchronization behavior" section says a cudaMemcpyAsync between device
+ * memory and pageable host memory may be synchronous with respect to the
+ * host (the driver stages it through pinned memory), while the other
+ * transfers are fully asynchronous. Only from pinned memory does the copy
+ * run as the schedule prices it: a copy engine's DMA beside the kernels
+ * (bytes / host_gbs, taking no SMs), with the host free to issue the
+ * rank's next ops. */
+static int alloc_host_copy(rank_ctx *c)
+{
+    double bytes = c->sh->nd.host_copy_bytes;
+    if (!(bytes > 0))
+        return ZS_OK;
+    if (dalloc(c, &c->dcopy, bytes, "host copy (d2h/h2d) device buffer"))
+        return c->rc;
+    size_t b = (size_t)ceil(bytes);
+    cudaError_t st = cudaHostAlloc(&c->hcopy, b, cudaHostAllocDefault);
+    if (st != cudaSuccess) {
+        c->hcopy = NULL;
+        (void)cudaGetLastError(); /* not a sticky error: clear it, the error below says it */
+        char w[128];
+        snprintf(w, sizeof w, "rank %d (GPU %d), pinned host buffer of the host copies", c->rank,
+                 c->dev);
+        return c->rc = zs_err_set(
+                   &c->err, ZS_ERUNTIME, w,
+                   "free host memory or raise the locked-memory limit (ulimit -l; a container's "
+                   "memlock), run fewer ranks per node, or plan without offloading (bytescale "
+                   "offload=off)",
+                   "cannot pin %.0f bytes (%.2f GiB) of host memory for the d2h/h2d copies: %s",
+                   (double)b, (double)b / 1073741824.0, cudaGetErrorString(st));
+    }
     return ZS_OK;
 }
 
@@ -329,7 +371,7 @@ static int setup_local(rank_ctx *c)
     double en = floor(nd->elem_bytes / 6);
     tensor_sizes z = {H, qn, kn, en};
     /* Every failing phase has set c->rc and c->err. */
-    if (alloc_tensors(c, &z) || fill_tensors(c, &z) || upload_attn_lists(c))
+    if (alloc_tensors(c, &z) || alloc_host_copy(c) || fill_tensors(c, &z) || upload_attn_lists(c))
         return c->rc;
     return create_events(c);
 }
@@ -448,6 +490,19 @@ static int issue_compute(rank_ctx *c, int64_t opi, const zs_op *op, cudaStream_t
             rc = zs__attn_bwd(b, t, (int)c->ntiles[opi], &d, scale, c->q, c->k, c->v, c->o, c->lse,
                               c->dout, &bb, st);
         }
+        break;
+    }
+    case ZS_CK_D2H:
+    case ZS_CK_H2D: {
+        /* Host copies on the op's own stream ("offload"), timed by its
+         * events like any op; pinned host memory makes them asynchronous,
+         * on a copy engine (alloc_host_copy). A copy of under a byte moves
+         * nothing, and no buffer exists when every copy is that small. */
+        int d2h = op->u.compute.ck == ZS_CK_D2H;
+        if (op->u.compute.bytes >= 1)
+            rc = cudaMemcpyAsync(d2h ? c->hcopy : c->dcopy, d2h ? c->dcopy : c->hcopy,
+                                 (size_t)op->u.compute.bytes,
+                                 d2h ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, st);
         break;
     }
     case ZS_CK_GEMM:
@@ -845,6 +900,11 @@ static void fill_result(zs_result *res, const zs_schedule *s, const zs_hw_run_cf
                         "offsets between GPUs are approximate)");
     zs_result_note(res, "send/receive and collective times include waiting for the peer");
     zs_result_note(res, "elementwise ops run as a residual add moving the op's bytes");
+    if (sh->nd.host_copy_bytes > 0)
+        zs_result_note(res,
+                       "host copies (d2h/h2d) run as cudaMemcpyAsync between a device buffer and "
+                       "a pinned host buffer of %.0f bytes per rank, on the op's stream",
+                       sh->nd.host_copy_bytes);
     zs_result_note(res, "link and NIC bytes are not measured by the hw backend");
     if (procs)
         zs_result_note(res, "process mode: rank %d of %d", cfg->rank, cfg->nprocs);

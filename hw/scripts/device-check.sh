@@ -5,7 +5,9 @@
 # (the "local" planner's plan, dumped by tests/test_gpu_run), then the
 # calibration microbenchmarks, a calibration fitted on them, and one plan
 # priced with that calibration run on the GPU and in the simulator, compared
-# op by op (`zepsim timeline compare`); all within 9 minutes.
+# op by op (`zepsim timeline compare`); and a ByteScale plan with activation
+# offloading (offload=on: d2h/h2d host copies to pinned memory) run on the
+# GPU beside the simulator's prediction (issue 31); all within 9 minutes.
 #
 #   OUT=/path/to/out hw/scripts/device-check.sh      (default OUT=./out)
 #
@@ -13,7 +15,9 @@
 # gpu.txt, <step>.log for every step, measurements.json (the calibration
 # measurement file, docs/validation.md schema) and timeline-local.json
 # (Chrome trace of the single-GPU run), calib.json, plan-calibrated.json,
-# timeline-hw.json and timeline-sim.json (the GPU-vs-simulator pair). Exit status: 0 when every step
+# timeline-hw.json and timeline-sim.json (the GPU-vs-simulator pair),
+# plan-offload.json and timeline-offload.json (the offloading plan and its
+# measured timeline). Exit status: 0 when every step
 # passed, 1 otherwise (the summary says which step failed).
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -86,6 +90,35 @@ else
   say "run-local: SKIPPED (no plan dumped by test_gpu_run)"
   FAILED="$FAILED run-local"
 fi
+
+# One GPU of the h200 preset (GPU_PRESET overrides), for the plans below.
+ONE="$OUT/one-gpu-cluster.json"
+cat >"$ONE" <<JSON
+{"name": "device-one-gpu", "gpu": "${GPU_PRESET:-h200}", "nodes": 1, "gpus_per_node": 1,
+ "nics_per_node": 1, "nic_gbps": 400, "pcie_gbs": 52, "nvlink_latency_us": 2.0,
+ "pcie_latency_us": 0.5, "nic_latency_us": 2.0, "fabric_latency_us": 1.0,
+ "nodes_per_leaf": 32, "oversubscription": 1.0}
+JSON
+
+# Issue 31: ByteScale with offload=on. A 12,288-token document where
+# max_seqlen=8192 leaves room for 8192 offloads part of every layer's
+# activations (about 9 MiB each way per layer); the GPU runs those copies as
+# cudaMemcpyAsync to pinned host memory on the plan's "offload" stream. The
+# simulator's prediction of the same plan is printed beside it.
+printf '12288\n' >"$OUT/lengths-offload.txt"
+if step plan-offload 60 "$BUILD/zepsim" plan --method bytescale --model llama-550m --cluster "$ONE" \
+  --nodes 1 --group 1 --context 12288 --trace "$OUT/lengths-offload.txt" --iterations 1 \
+  --opt max_seqlen=8192,offload=on --dump "$OUT/plan-offload.json" &&
+  step check-offload 30 "$BUILD/zepsim" hw run "$OUT/plan-offload.json" --check-only &&
+  step hw-offload 120 "$BUILD/zepsim" hw run "$OUT/plan-offload.json" --iters 3 \
+    --timeline "$OUT/timeline-offload.json" &&
+  step sim-offload 60 "$BUILD/zepsim" run --backend sim --cluster "$ONE" "$OUT/plan-offload.json"; then
+  say "bytescale offload=on on one GPU (host copies to pinned memory):"
+  grep -oE "selective offloading on[^;]*" "$OUT/plan-offload.log" | sed 's/^/  plan: /' | tee -a "$OUT/summary.txt"
+  grep -E "host_copy_max" "$OUT/check-offload.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+  grep -E "iter_ms|compute_max|exposed_max|idle_max|notes" "$OUT/hw-offload.log" | sed 's/^/  hw:  /' | tee -a "$OUT/summary.txt"
+  grep -E "iter_ms|exposed_max" "$OUT/sim-offload.log" | sed 's/^/  sim: /' | tee -a "$OUT/summary.txt"
+fi
 step bench 240 "$BUILD/zepsim" hw bench --model llama-7b --model llama3-8b --max-tokens 16384 --reps 5 \
   --out "$OUT/measurements.json"
 grep -E "attn causal|TFLOP/s; cuBLASLt" "$OUT/bench.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
@@ -99,13 +132,6 @@ if [ -s "$OUT/measurements.json" ]; then
     grep -E "^  (attn|gemm|elementwise)" "$OUT/calib-fit.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
   step validate-holdout 60 "$BUILD/zepsim" validate --plot none --against "$OUT/measurements.json" \
     --holdout 'seq<=4096' && sed -n '/^summary/,$p' "$OUT/validate-holdout.log" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
-  ONE="$OUT/one-gpu-cluster.json"
-  cat >"$ONE" <<JSON
-{"name": "device-one-gpu", "gpu": "${GPU_PRESET:-h200}", "nodes": 1, "gpus_per_node": 1,
- "nics_per_node": 1, "nic_gbps": 400, "pcie_gbs": 52, "nvlink_latency_us": 2.0,
- "pcie_latency_us": 0.5, "nic_latency_us": 2.0, "fabric_latency_us": 1.0,
- "nodes_per_leaf": 32, "oversubscription": 1.0}
-JSON
   printf '8192\n4096\n2048\n1024\n512\n300\n' >"$OUT/lengths.txt"
   if [ -s "$OUT/calib.json" ] &&
     step plan-calibrated 60 "$BUILD/zepsim" plan --method local --model llama-550m --cluster "$ONE" \
