@@ -15,7 +15,11 @@
  * branch and, past the caches, a miss per level on each pop: a tenth of
  * the backend's time at 4096 GPUs), and a push of a far event appends.
  * Every event in the window comes before every event behind it, and every
- * event in the heap before every far one. Times are compared as numbers
+ * event in the heap before every far one. Beside them, an event that
+ * comes after the last one put there waits in a run, in order (a FIFO: no
+ * heap, no far scans), and the back pops the earlier of the run's first
+ * and the heap's: a dry run, whose events all come at time 0, pushes
+ * nothing else. Times are compared as numbers
  * (NaN, which no run produces, waits until only NaN is left). Depends on
  * zs_err only. */
 #ifndef ZS_EVQ_INTERNAL_H
@@ -47,6 +51,9 @@ typedef struct zs_evq {
     zs_ev *far;
     int64_t nfar, capfar;
     double split;
+    /* events in order, each after all those before it: run[rh .. rn) */
+    zs_ev *run;
+    int64_t rh, rn, caprun;
 } zs_evq;
 
 void zs_evq_init(zs_evq *q); /* empty */
@@ -58,7 +65,7 @@ zs_ev zs_evq_pop(zs_evq *q);
 
 static inline int64_t zs_evq_size(const zs_evq *q)
 {
-    return q->wn + q->n + q->nfar;
+    return q->wn + q->n + q->nfar + (q->rn - q->rh);
 }
 
 /* The i-th next event (0: the one zs_evq_pop returns next), for i below

@@ -93,6 +93,27 @@ typedef struct went { /* one outstanding communication of a rank */
     struct went *next_free;
 } went;
 
+/* What the walker's head_action reads of an op, packed for it: the
+ * schedule's zs_op (72 bytes), its dependency list, each dependency's
+ * segment and that segment's repeat count were four cache misses per look
+ * at a stream's head op (head_action runs in start_ready and
+ * local_horizon, 14% of a Zeppelin iteration on 128 GPUs). */
+typedef struct wdep {
+    int32_t op;   /* the op depended on */
+    int32_t need; /* completions it needs; < 0: the waiting op's iteration + 1 (same segment) */
+} wdep;
+
+/* a send or receive; a compute op that takes time; a host copy (zs_ck_is_host_copy) */
+enum { WOP_P2P = 1, WOP_TIMED = 2, WOP_COPY = 4 };
+
+typedef struct wop {
+    int32_t d0; /* its dependencies: wd[d0 .. d0 + ndeps) */
+    int16_t ndeps;
+    uint8_t flags;   /* WOP_* */
+    uint8_t kind;    /* zs_op_kind */
+    double duration; /* a compute op's */
+} wop;
+
 typedef struct stream_st {
     int32_t seg, iter;
     int64_t cur;     /* stored index of the head op; -1 when the stream is done */
@@ -116,8 +137,10 @@ typedef struct rank_st {
     struct sim *x; /* the simulation */
     int rank;
     const zs_rank_prog *p;
-    int32_t *seg_of, *done, *next_same, *first; /* first[seg * ZS_MAX_STREAMS + s] */
-    uint8_t *waiters;                           /* per op: bit s, an op of stream s depends on it */
+    wop *wo;                           /* per op */
+    wdep *wd;                          /* the ops' dependencies (wop.d0) */
+    int32_t *done, *next_same, *first; /* first[seg * ZS_MAX_STREAMS + s] */
+    uint8_t *waiters;                  /* per op: bit s, an op of stream s depends on it */
     double horizon; /* the actor's wait ends here at the latest (see local_horizon) */
     int past;       /* starting ops at a date before SimGrid's clock: compute only */
     chan **chan_of;
@@ -131,6 +154,7 @@ typedef struct rank_st {
     double now;                  /* the date of the event being handled */
     double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
     int ncomp;                   /* compute ops running */
+    unsigned comp;               /* bit s: stream s runs a compute op (st[s].computing) */
     int ncopy;                   /* host copies running (copy engines, not the SMs) */
     int nasleep;                 /* streams asleep (folding) */
     double *cmax;                /* folding, a group's first member: per collective op, the largest
@@ -204,6 +228,29 @@ static inline void zs__sim_count(const sim *x, int src, int dst, int64_t *n, int
     (*n)++;
     if (gpn > 0 && src / gpn != dst / gpn)
         (*across)++;
+}
+
+/* A hint to fetch *p into the caches (see zs_analytic.c's PF: an asm
+ * statement, which GCC keeps under a condition). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define ZS_SIM_PF(p) __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p)))
+#elif defined(__GNUC__)
+#define ZS_SIM_PF(p) __builtin_prefetch((p), 1)
+#else
+#define ZS_SIM_PF(p) ((void)(p))
+#endif
+
+/* The lowest set bit of m (m != 0): the next stream of a stream mask. */
+static inline int zs__sim_low(unsigned m)
+{
+#if defined(__GNUC__)
+    return __builtin_ctz(m);
+#else
+    int s = 0;
+    while (!(m >> s & 1u))
+        s++;
+    return s;
+#endif
 }
 
 /* zs_sim_setup.c */

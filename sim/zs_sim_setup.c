@@ -56,7 +56,7 @@ int zs__sim_load_platform(const zs_cluster *c, zs_err *e)
 }
 
 /* Checks one segment's ops and links each to the next op of its stream. */
-static int rank_segment(sim *x, rank_st *R, int32_t sg)
+static int rank_segment(sim *x, rank_st *R, int32_t sg, int32_t *seg_of)
 {
     const zs_rank_prog *p = R->p;
     const zs_segment *seg = &p->segs[sg];
@@ -83,13 +83,46 @@ static int rank_segment(sim *x, rank_st *R, int32_t sg)
                                   d[k]);
             R->waiters[d[k]] |= (uint8_t)(1u << op->stream);
         }
-        R->seg_of[i] = sg;
+        seg_of[i] = sg;
         R->next_same[i] = -1;
         if (last[op->stream] >= 0)
             R->next_same[last[op->stream]] = (int32_t)i;
         else
             R->first[(int64_t)sg * ZS_MAX_STREAMS + op->stream] = (int32_t)i;
         last[op->stream] = i;
+    }
+    return ZS_OK;
+}
+
+/* The walker's op records (wop, wdep), once every op's segment is known. */
+static int rank_wops(sim *x, rank_st *R, const int32_t *seg_of)
+{
+    const zs_rank_prog *p = R->p;
+    int64_t nd = 0;
+    for (int64_t i = 0; i < p->nops; i++)
+        nd += p->ops[i].ndeps;
+    if (nd > INT32_MAX)
+        return zs_err_set(&x->err, ZS_EINVALID, NULL, "split the schedule over more ranks",
+                          "rank %d has %lld dependencies (at most %d)", R->rank, (long long)nd,
+                          INT32_MAX);
+    R->wo = malloc(sizeof *R->wo * (size_t)(p->nops > 0 ? p->nops : 1));
+    R->wd = malloc(sizeof *R->wd * (size_t)(nd > 0 ? nd : 1));
+    if (!R->wo || !R->wd)
+        return ZS_ENOMEM;
+    int32_t k = 0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        const zs_op *op = &p->ops[i];
+        const int32_t *d = p->deps + op->dep0;
+        int f = op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV ? WOP_P2P : 0;
+        if (op->kind == ZS_OP_COMPUTE) {
+            f |= op->duration > 0 ? WOP_TIMED : 0;
+            f |= zs_ck_is_host_copy(op->u.compute.ck) ? WOP_COPY : 0;
+        }
+        R->wo[i] = (wop){k, op->ndeps, (uint8_t)f, op->kind, op->duration};
+        for (int j = 0; j < op->ndeps; j++, k++) {
+            int32_t sj = seg_of[d[j]];
+            R->wd[k] = (wdep){d[j], sj == seg_of[i] ? -1 : p->segs[sj].repeat};
+        }
     }
     return ZS_OK;
 }
@@ -102,15 +135,13 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
     zs_foldacct_init(&R->acct);
     R->p = p;
     int64_t n = p->nops > 0 ? p->nops : 1;
-    R->seg_of = malloc(sizeof(int32_t) * (size_t)n);
     R->done = calloc((size_t)n, sizeof(int32_t));
     R->next_same = malloc(sizeof(int32_t) * (size_t)n);
     R->waiters = calloc((size_t)n, 1);
     R->chan_of = calloc((size_t)n, sizeof(chan *));
     R->first = malloc(sizeof(int32_t) * (size_t)(p->nsegs > 0 ? p->nsegs : 1) * ZS_MAX_STREAMS);
     R->sgw = zs__sgw_new();
-    if (!R->seg_of || !R->done || !R->next_same || !R->waiters || !R->chan_of || !R->first ||
-        !R->sgw)
+    if (!R->done || !R->next_same || !R->waiters || !R->chan_of || !R->first || !R->sgw)
         return ZS_ENOMEM;
     if (x->fold) {
         R->skip_at = calloc((size_t)n, sizeof(int32_t));
@@ -118,11 +149,17 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
         if (!R->skip_at || !R->skip_add)
             return ZS_ENOMEM;
     }
-    for (int32_t sg = 0; sg < p->nsegs; sg++) {
-        int rc = rank_segment(x, R, sg);
-        if (rc)
-            return rc;
-    }
+    int32_t *seg_of = malloc(sizeof(int32_t) * (size_t)n);
+    if (!seg_of)
+        return ZS_ENOMEM;
+    int rc = ZS_OK;
+    for (int32_t sg = 0; sg < p->nsegs && !rc; sg++)
+        rc = rank_segment(x, R, sg, seg_of);
+    if (!rc)
+        rc = rank_wops(x, R, seg_of);
+    free(seg_of);
+    if (rc)
+        return rc;
     R->host = x->hosts[rank];
     for (int s = 0; s < x->s->nstreams; s++) {
         char name[48];
@@ -135,7 +172,8 @@ static int rank_prepare(sim *x, rank_st *R, int rank)
 
 static void rank_release(rank_st *R)
 {
-    free(R->seg_of);
+    free(R->wo);
+    free(R->wd);
     free(R->done);
     free(R->next_same);
     free(R->waiters);

@@ -44,6 +44,21 @@ void zs__sim_fail(const rank_st *R, int code, const char *fix, const char *fmt, 
     zs_err_set(&x->err, code, where, fix, fmt, what);
 }
 
+/* Stream s's head is now op i: a transfer or collective reads its zs_op
+ * and channel when it starts, each a cache miss (every rank's schedule is
+ * far larger than the caches), so they are fetched now, while the stream's
+ * previous op is handed to SimGrid. */
+static void head_fetch(const rank_st *R, int64_t i)
+{
+    int k = R->wo[i].kind;
+    if (k == ZS_OP_SEND || k == ZS_OP_RECV || k == ZS_OP_COLL) {
+        const char *o = (const char *)&R->p->ops[i];
+        ZS_SIM_PF(o);
+        ZS_SIM_PF(o + sizeof(zs_op) - 1);
+        ZS_SIM_PF(&R->chan_of[i]);
+    }
+}
+
 /* Moves stream s to its first op at or after segment `seg` (iteration 0). */
 void zs__sim_stream_seek(rank_st *R, int s, int32_t seg)
 {
@@ -53,6 +68,7 @@ void zs__sim_stream_seek(rank_st *R, int s, int32_t seg)
             t->seg = seg;
             t->iter = 0;
             t->cur = R->first[(int64_t)seg * ZS_MAX_STREAMS + s];
+            head_fetch(R, t->cur);
             return;
         }
     }
@@ -66,10 +82,12 @@ void zs__sim_stream_next(rank_st *R, int s, int64_t i)
     stream_st *t = &R->st[s];
     if (R->next_same[i] >= 0) {
         t->cur = R->next_same[i];
+        head_fetch(R, t->cur);
         return;
     }
     if (++t->iter < R->p->segs[t->seg].repeat) {
         t->cur = R->first[(int64_t)t->seg * ZS_MAX_STREAMS + s];
+        head_fetch(R, t->cur);
         if (R->x->fold && zs_fold_candidate(R->x->fold, R->rank, t->seg))
             zs__sim_fold_cross(R, s);
         return;
@@ -93,45 +111,27 @@ void zs__sim_op_done(rank_st *R, int64_t i, double now)
     R->end = now;
 }
 
-/* Completions of op j once the ops tent[0..nt) complete too (done_inc's
- * arithmetic, skipped iterations included). */
-static int32_t done_with(const rank_st *R, int32_t j, const int64_t *tent, int nt)
-{
-    int32_t d = R->done[j];
-    for (int k = 0; k < nt; k++)
-        if (tent[k] == j) {
-            d++;
-            if (R->skip_add && R->skip_add[j] && d == R->skip_at[j])
-                d += R->skip_add[j];
-        }
-    return d;
-}
-
-/* What stream s can do with op i at its head, held when `busy` (the
- * ops tent[0..nt) counted completed too: local_horizon's look ahead):
+/* What stream s can do with op i at its head, held when `busy`:
  * wait; or start a transfer, a compute op that takes time (only this GPU
  * sees it), or anything else (a marker, a zero-time op, a collective).
  * Transfers never hold the stream; any other op waits until the stream's
  * transfers have all completed. Completions are counted per stored op. */
 enum { HEAD_WAIT, HEAD_P2P, HEAD_COMPUTE, HEAD_OTHER };
-static int head_action(const rank_st *R, int s, int64_t i, int busy, const int64_t *tent, int nt)
+static int head_action(const rank_st *R, int s, int64_t i, int busy)
 {
     const stream_st *t = &R->st[s];
     if (busy || i < 0 || t->asleep)
         return HEAD_WAIT;
-    const zs_op *op = &R->p->ops[i];
-    const int32_t *d = R->p->deps + op->dep0;
-    for (int k = 0; k < op->ndeps; k++) {
-        int32_t j = d[k], sj = R->seg_of[j];
-        int32_t need = sj == t->seg ? t->iter + 1 : R->p->segs[sj].repeat;
-        if (done_with(R, j, tent, nt) < need)
+    const wop *o = &R->wo[i];
+    const wdep *d = R->wd + o->d0;
+    for (int k = 0; k < o->ndeps; k++)
+        if (R->done[d[k].op] < (d[k].need < 0 ? t->iter + 1 : d[k].need))
             return HEAD_WAIT;
-    }
-    if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV)
+    if (o->flags & WOP_P2P)
         return HEAD_P2P;
     if (t->p2p_pending > 0)
         return HEAD_WAIT;
-    return op->kind == ZS_OP_COMPUTE && op->duration > 0 ? HEAD_COMPUTE : HEAD_OTHER;
+    return o->flags & WOP_TIMED ? HEAD_COMPUTE : HEAD_OTHER;
 }
 
 went *zs__sim_went_new(rank_st *R, int kind, int s)
@@ -173,9 +173,10 @@ static void ps_advance(rank_st *R, double now)
         return;
     if (R->ncomp > 0 || R->ncopy > 0) {
         double dt = now - R->ps_last, w = R->ncomp > 0 ? dt / R->ncomp : 0;
-        for (int s = 0; s < R->x->s->nstreams; s++)
-            if (R->st[s].computing)
-                R->st[s].rem -= R->st[s].copying ? dt : w;
+        for (unsigned m = R->comp; m; m &= m - 1) {
+            int s = zs__sim_low(m);
+            R->st[s].rem -= R->st[s].copying ? dt : w;
+        }
     }
     R->ps_last = now;
 }
@@ -185,15 +186,15 @@ static double ps_next(const rank_st *R, int *which)
 {
     double best = INFINITY;
     *which = -1;
-    for (int s = 0; s < R->x->s->nstreams; s++)
-        if (R->st[s].computing) {
-            double rem = R->st[s].rem > 0 ? R->st[s].rem : 0;
-            double t = R->ps_last + (R->st[s].copying ? rem : rem * R->ncomp);
-            if (t < best) {
-                best = t;
-                *which = s;
-            }
+    for (unsigned m = R->comp; m; m &= m - 1) { /* in stream order, as a loop over all */
+        int s = zs__sim_low(m);
+        double rem = R->st[s].rem > 0 ? R->st[s].rem : 0;
+        double t = R->ps_last + (R->st[s].copying ? rem : rem * R->ncomp);
+        if (t < best) {
+            best = t;
+            *which = s;
         }
+    }
     return best;
 }
 
@@ -221,17 +222,18 @@ static int finish_now(rank_st *R, int s, int64_t i, double now)
 
 static int start_compute(rank_st *R, int s, int64_t i, double now)
 {
-    const zs_op *op = &R->p->ops[i];
+    const wop *op = &R->wo[i];
     stream_st *t = &R->st[s];
     if (op->duration <= 0)
         return finish_now(R, s, i, now);
     ps_advance(R, now);
-    int copy = zs_ck_is_host_copy(op->u.compute.ck);
+    int copy = !!(op->flags & WOP_COPY);
     if (copy)
         R->ncopy++;
     else
         R->ncomp++;
     t->computing = 1;
+    R->comp |= 1u << s;
     t->copying = copy;
     t->rem = op->duration;
     zs_foldacct_change(&R->acct, &R->x->r->ranks[R->rank], s, now, !copy, copy);
@@ -247,6 +249,7 @@ static void end_compute(rank_st *R, int s, double now)
     ps_advance(R, now);
     int copy = t->copying;
     t->computing = t->copying = 0;
+    R->comp &= ~(1u << s);
     if (copy)
         R->ncopy--;
     else
@@ -301,6 +304,14 @@ typedef struct hstream {
     int64_t cur;
 } hstream;
 
+/* Copies stream s's state into h[s]; returns its bit. */
+static unsigned hstream_load(const rank_st *R, hstream *h, int s)
+{
+    const stream_st *t = &R->st[s];
+    h[s] = (hstream){t->running, t->computing, t->copying, t->rem, t->cur};
+    return 1u << s;
+}
+
 #define HORIZON_STEPS 64
 
 /* When the actor must next wake if no communication completes before: the
@@ -311,41 +322,48 @@ typedef struct hstream {
  * the actor next wakes. A wake-up costs a simcall and two context
  * switches, as much as a transfer's completion. Computed with handle_due's
  * and start_ready's own rules and arithmetic (ps_advance, ps_next,
- * try_start), so the dates are the ones it will find. */
-static double local_horizon(const rank_st *R)
+ * try_start), so the dates are the ones it will find. The compute ends it
+ * looks past are counted in R->done as they happen (done_inc's
+ * arithmetic), so head_action reads them where it reads every completion,
+ * and are taken back before it returns: tent[k] was at was[k]. */
+static double horizon_walk(rank_st *R, int64_t *tent, int32_t *was, int *nt)
 {
-    int ns = R->x->s->nstreams, ws, ncomp = R->ncomp, nt = 0;
+    int ws, ncomp = R->ncomp;
     double tw = wake_next(R, &ws), last = R->ps_last;
     hstream h[ZS_MAX_STREAMS];
-    int64_t tent[HORIZON_STEPS];
     unsigned touched = 0; /* streams to try once the ends at `last` are in */
-    for (int s = 0; s < ns; s++)
-        h[s] = (hstream){R->st[s].running, R->st[s].computing, R->st[s].copying, R->st[s].rem,
-                         R->st[s].cur};
+    /* The computing streams as a mask, visited in stream order as the
+     * loops over all streams did: a schedule has up to eight streams, one
+     * or two of which compute at a time. */
+    unsigned comp = R->comp, have = 0; /* have: the streams copied into h */
+    for (unsigned m = comp; m; m &= m - 1)
+        have |= hstream_load(R, h, zs__sim_low(m));
     for (;;) {
         double tc = INFINITY;
         int cs = -1;
-        for (int s = 0; s < ns; s++)
-            if (h[s].computing) {
-                double rem = h[s].rem > 0 ? h[s].rem : 0;
-                double t = last + (h[s].copying ? rem : rem * ncomp);
-                if (t < tc) {
-                    tc = t;
-                    cs = s;
-                }
+        for (unsigned m = comp; m; m &= m - 1) {
+            int s = zs__sim_low(m);
+            double rem = h[s].rem > 0 ? h[s].rem : 0;
+            double t = last + (h[s].copying ? rem : rem * ncomp);
+            if (t < tc) {
+                tc = t;
+                cs = s;
             }
+        }
         if (touched && tc > last) { /* start_ready at `last` */
-            for (int u = 0; u < ns; u++) {
-                if (!(touched >> u & 1u))
-                    continue;
-                int k = head_action(R, u, h[u].cur, h[u].busy, tent, nt);
+            for (unsigned m = touched; m; m &= m - 1) {
+                int u = zs__sim_low(m);
+                if (!(have >> u & 1u))
+                    have |= hstream_load(R, h, u);
+                int k = head_action(R, u, h[u].cur, h[u].busy);
                 if (k == HEAD_P2P || k == HEAD_OTHER)
                     return last;
                 if (k == HEAD_COMPUTE) {
                     h[u].busy = h[u].computing = 1;
-                    h[u].copying = zs_ck_is_host_copy(R->p->ops[h[u].cur].u.compute.ck);
-                    h[u].rem = R->p->ops[h[u].cur].duration;
+                    h[u].copying = !!(R->wo[h[u].cur].flags & WOP_COPY);
+                    h[u].rem = R->wo[h[u].cur].duration;
                     ncomp += !h[u].copying;
+                    comp |= 1u << u;
                 }
             }
             touched = 0;
@@ -353,13 +371,14 @@ static double local_horizon(const rank_st *R)
         }
         if (tc > tw || isinf(tc))
             return tc < tw ? tc : tw;
-        if (nt == HORIZON_STEPS || tc >= tw)
+        if (*nt == HORIZON_STEPS || tc >= tw)
             return tc;
         if (tc > last) { /* ps_advance */
             double dt = tc - last, w = ncomp > 0 ? dt / ncomp : 0;
-            for (int s = 0; s < ns; s++)
-                if (h[s].computing)
-                    h[s].rem -= h[s].copying ? dt : w;
+            for (unsigned m = comp; m; m &= m - 1) {
+                int s = zs__sim_low(m);
+                h[s].rem -= h[s].copying ? dt : w;
+            }
             last = tc;
         }
         int64_t a = h[cs].cur, b = R->next_same[a];
@@ -367,10 +386,30 @@ static double local_horizon(const rank_st *R)
             return tc;
         ncomp -= !h[cs].copying;
         h[cs].busy = h[cs].computing = h[cs].copying = 0;
+        comp &= ~(1u << cs);
         h[cs].cur = b;
-        tent[nt++] = a;
+        /* done_inc, but skip_add stays for the real completion: once done
+         * passed skip_at, a second tentative one cannot meet it again */
+        was[*nt] = R->done[a];
+        tent[(*nt)++] = a;
+        R->done[a]++;
+        if (R->skip_add && R->skip_add[a] && R->done[a] == R->skip_at[a])
+            R->done[a] += R->skip_add[a];
         touched |= 1u << cs | R->waiters[a];
     }
+}
+
+static double local_horizon(rank_st *R)
+{
+    int64_t tent[HORIZON_STEPS];
+    int32_t was[HORIZON_STEPS];
+    int nt = 0;
+    double due = horizon_walk(R, tent, was, &nt);
+    while (nt > 0) { /* latest first: an op ended twice gets its first value back */
+        nt--;
+        R->done[tent[nt]] = was[nt];
+    }
+    return due;
 }
 
 /* ---- starting and retiring ------------------------------------------------------ */
@@ -380,7 +419,7 @@ static int try_start(rank_st *R, int s)
 {
     stream_st *t = &R->st[s];
     int64_t i = t->cur;
-    int a = head_action(R, s, i, t->running, NULL, 0);
+    int a = head_action(R, s, i, t->running);
     if (a == HEAD_WAIT)
         return 0;
     if (R->past && a != HEAD_COMPUTE) { /* local_horizon promised a compute op */
@@ -388,11 +427,10 @@ static int try_start(rank_st *R, int s)
                      "internal error: an op other than compute would start before SimGrid's clock");
         return 0;
     }
-    const zs_op *op = &R->p->ops[i];
     double now = R->now;
     if (a == HEAD_P2P)
         return zs__sim_start_p2p(R, s, i, now);
-    switch (op->kind) {
+    switch (R->wo[i].kind) {
     case ZS_OP_MARKER:
         zs__sim_op_done(R, i, now);
         zs__sim_stream_next(R, s, i);

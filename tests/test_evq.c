@@ -1,7 +1,8 @@
 /* The analytic backend's event queue (zs_evq): events come out in the order
  * (time, sequence) whatever the mix of pushes and pops: equal times, times
  * far apart, pushes before the window's last event (also back in time),
- * zero and negative times; peek shows the events pop returns next. */
+ * zero and negative times, pushes in order with some out of it; peek shows
+ * the events pop returns next. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,9 +124,51 @@ static void test_ties_and_peek(void)
     zs_evq_free(&q);
 }
 
+/* Pushes in order (a dry run's: mostly at the time of the last pop, some
+ * later) wait in the run; now and then one comes before the last pushed
+ * and goes into the heap or the far events beside the run: the order
+ * holds throughout. */
+static void test_in_order_run(void)
+{
+    zs_evq q;
+    zs_evq_init(&q);
+    static ref r;
+    r.n = 0;
+    int64_t seq = 0, maxrun = 0;
+    double now = 0, last = 0;
+    int bad = 0, pushed = 0;
+    while (pushed < 100000 || r.n > 0) {
+        int burst = (int)(next_rand() % 4);
+        for (int i = 0; i < burst && pushed < 100000 && r.n < 4096; i++, pushed++) {
+            uint64_t k = next_rand() % 200;
+            double t = k == 0    ? now + (last - now) * 0.5 /* before the last pushed */
+                       : k < 150 ? last
+                                 : last + (double)(next_rand() % 8);
+            last = t > last ? t : last;
+            zs_ev v = {t, seq++, pushed, 0, 0, 0};
+            CU_ASSERT_EQUAL_FATAL(zs_evq_push(&q, &v), ZS_OK);
+            r.v[r.n++] = v;
+        }
+        maxrun = q.rn - q.rh > maxrun ? q.rn - q.rh : maxrun;
+        ZS_ASSERT_INT_EQ((int)zs_evq_size(&q), r.n);
+        if (r.n == 0)
+            continue;
+        zs_ev got = zs_evq_pop(&q);
+        int m = ref_min(&r);
+        bad += got.seq != r.v[m].seq || got.t != r.v[m].t;
+        now = got.t;
+        r.v[m] = r.v[--r.n];
+    }
+    ZS_ASSERT_INT_EQ(bad, 0);
+    CU_ASSERT(maxrun > 100); /* the run held events */
+    ZS_ASSERT_INT_EQ((int)zs_evq_size(&q), 0);
+    zs_evq_free(&q);
+}
+
 static const zs_test_case cases[] = {{"forward", test_forward},
                                      {"back_in_time", test_back_in_time},
                                      {"ties_and_peek", test_ties_and_peek},
+                                     {"in_order_run", test_in_order_run},
                                      {NULL, NULL}};
 
 int main(int argc, char **argv)
