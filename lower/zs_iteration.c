@@ -166,6 +166,18 @@ typedef struct chain {
     double t;     /* dry run: predicted seconds so far */
 } chain;
 
+/* The dependencies of an op appended to the chain: its last op and
+ * extra_dep (-1: none), each once. Returns their count (at most 2). */
+static int chain_deps(const chain *c, int64_t extra_dep, int64_t deps[2])
+{
+    int nd = 0;
+    if (c->last >= 0)
+        deps[nd++] = c->last;
+    if (extra_dep >= 0 && extra_dep != c->last)
+        deps[nd++] = extra_dep;
+    return nd;
+}
+
 /* A GEMM; fp8: in FP8 (a layer's linear GEMM when the cost model prices
  * them so, zs_cost_set_fp8). */
 static int64_t gemm_prec(zs_iter *it, chain *c, const char *label, double m, double n, double k,
@@ -179,11 +191,7 @@ static int64_t gemm_prec(zs_iter *it, chain *c, const char *label, double m, dou
         return 0;
     }
     int64_t deps[2];
-    int nd = 0;
-    if (c->last >= 0)
-        deps[nd++] = c->last;
-    if (extra_dep >= 0 && extra_dep != c->last)
-        deps[nd++] = extra_dep;
+    int nd = chain_deps(c, extra_dep, deps);
     int64_t op = zs_sched_gemm(it->s, c->rank, ZS_STREAM_COMPUTE, label, m, n, k, t, deps, nd);
     if (op >= 0)
         c->last = op;
@@ -205,11 +213,7 @@ static int64_t elem_dep(zs_iter *it, chain *c, const char *label, double bytes, 
         return 0;
     }
     int64_t deps[2];
-    int nd = 0;
-    if (c->last >= 0)
-        deps[nd++] = c->last;
-    if (extra_dep >= 0 && extra_dep != c->last)
-        deps[nd++] = extra_dep;
+    int nd = chain_deps(c, extra_dep, deps);
     int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, label, bytes, t, deps, nd);
     if (op >= 0)
         c->last = op;
@@ -999,11 +1003,7 @@ static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
                 break;
             }
         int64_t deps[2];
-        int nd = 0;
-        if (c->last >= 0)
-            deps[nd++] = c->last;
-        if (last_comm >= 0)
-            deps[nd++] = last_comm;
+        int nd = chain_deps(c, last_comm, deps);
         /* Adam on fp32 master weights: read and write 16 bytes per parameter. */
         double bytes = shard * 32.0;
         int64_t op = zs_sched_elementwise(it->s, c->rank, ZS_STREAM_COMPUTE, "optimizer", bytes,

@@ -150,11 +150,16 @@ static int model_cell(rd *x, char **tok, zs_run *r)
 
 static int parse_row(rd *x, char **tok, zs_run *r)
 {
-    static const char *const prec[] = {"bf16", "fp8"};
-    static const char *const rcn[] = {"none", "selective", "full", "selective-op",
-                                      "selective-layer"};
-    static const char *const kern[] = {"fused", "eager", "eager-fused-norm"};
     static const char *const zeros[] = {"0", "1", "2", "3"};
+    /* the cells' names are zs_step's own, so a new mode is read as it is
+     * printed */
+    const char *prec[ZS_PREC_FP8 + 1], *rcn[ZS_STEP_RC_N], *kern[ZS_KERN_N];
+    for (int i = 0; i <= ZS_PREC_FP8; i++)
+        prec[i] = zs_precision_name((zs_precision)i);
+    for (int i = 0; i < ZS_STEP_RC_N; i++)
+        rcn[i] = zs_step_rc_name((zs_step_rc)i);
+    for (int i = 0; i < ZS_KERN_N; i++)
+        kern[i] = zs_step_kernels_name((zs_step_kernels)i);
     int rc, v = 0;
     memset(r, 0, sizeof *r);
     r->line = x->line;
@@ -169,7 +174,7 @@ static int parse_row(rd *x, char **tok, zs_run *r)
         (rc = int_cell(x, tok, C_PP, 1024, &r->pp)) ||
         (rc = int_cell(x, tok, C_CP, 1024, &r->cp)) || (rc = int_cell(x, tok, C_VP, 1024, &r->vp)))
         return rc;
-    if ((rc = name_cell(x, tok, C_PREC, prec, 2, 0, &v)))
+    if ((rc = name_cell(x, tok, C_PREC, prec, ZS_PREC_FP8 + 1, 0, &v)))
         return rc;
     r->precision = (zs_precision)v;
     r->kernels = ZS_KERN_FUSED;
