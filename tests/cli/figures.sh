@@ -105,6 +105,13 @@ after=$(cd "$ROOT/experiments/results" && ls -l --time-style=+%s.%N | md5sum)
 if [ "$before" = "$after" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL reproduce: experiments/results changed without --update"; FAILS=$((FAILS + 1)); fi
 expect_rc reproduce-bad 2 "$ROOT/scripts/reproduce-figures" --updat
+# two lanes share the spec's points through the database's claims: every
+# point stored once, the second lane's log beside the database
+expect_rc reproduce-lanes 0 env ZEPSIM="$ZABS" BUILD_DIR="$TMP/bf2" JOBS=2 \
+  "$ROOT/scripts/reproduce-figures" "$TMP/tiny.json"
+expect_rc reproduce-lanes-db 0 "$ZEPSIM" experiment list "$TMP/tiny.json" --db "$TMP/bf2/results.db" --format csv
+if [ "$(grep -c ",ok$" "$TMP/out")" = 4 ] && [ -s "$TMP/bf2/lane-2.log" ] && [ -s "$TMP/bf2/results/tiny.md" ]; then
+  PASSES=$((PASSES + 1)); else echo "FAIL reproduce-lanes: not 4 points stored ok, or no lane-2.log"; FAILS=$((FAILS + 1)); fi
 
 # ---- experiment list from anywhere; specs by name ----
 expect_rc list-anywhere 0 sh -c "cd / && '$ZABS' experiment list"
