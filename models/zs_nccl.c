@@ -9,6 +9,8 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -888,9 +890,75 @@ void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs
     *out = x;
 }
 
-int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
-                       const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
-                       zs_err *e)
+/* ---- memo of group plans -------------------------------------------------------
+ * zs_nccl_group_plan and zs_nccl_group_ctas are pure functions of the
+ * cluster, the ranks, the kind, the bytes and the parameters, and the
+ * backends ask them the same few questions for every instance of a
+ * collective (the analytic backend three times per instance: price, plan,
+ * CTAs), each a topology search and NCCL's model over every algorithm and
+ * protocol: 6-7% of a 256-iteration analytic point. The memo keeps the
+ * answers for one cluster (a copy, compared byte for byte at each call: a
+ * different cluster, or the same one changed, empties it) in a
+ * direct-mapped table whose entries hold their whole question, so a hit is
+ * the same question and returns the same answer. Process-wide (zepsim
+ * runs no threads); failures and groups over MEMO_RANKS ranks are not
+ * kept. */
+#define MEMO_SLOTS 256 /* a power of two */
+#define MEMO_RANKS 64
+
+typedef struct memo_ent {
+    int used, n, k, has_prm, has_ctas, ctas;
+    double bytes;
+    zs_nccl_params prm;
+    int ranks[MEMO_RANKS];
+    zs_nccl_choice ch;
+    zs_nccl_traffic tr;
+} memo_ent;
+
+static struct {
+    int have;
+    zs_cluster cl;
+    memo_ent e[MEMO_SLOTS];
+} memo;
+
+/* a and b are the same cluster to NCCL's model: equal bytes but for the
+ * GPU's attention kernels, which it never reads (half the struct, and the
+ * comparison runs at every call). */
+static int memo_same_cluster(const zs_cluster *a, const zs_cluster *b)
+{
+    size_t k0 = offsetof(zs_cluster, gpu.kernels), k1 = k0 + sizeof a->gpu.kernels;
+    return memcmp(a, b, k0) == 0 &&
+           memcmp((const char *)a + k1, (const char *)b + k1, sizeof *a - k1) == 0;
+}
+
+/* The entry for this question: a hit (*hit = 1) or the slot to fill; NULL
+ * when the question is not memoised. */
+static memo_ent *memo_find(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k,
+                           double bytes, const zs_nccl_params *prm, int *hit)
+{
+    *hit = 0;
+    if (n < 1 || n > MEMO_RANKS)
+        return NULL;
+    if (!memo.have || !memo_same_cluster(&memo.cl, cl)) {
+        memset(memo.e, 0, sizeof memo.e);
+        memcpy(&memo.cl, cl, sizeof *cl);
+        memo.have = 1;
+    }
+    uint64_t h = 0xcbf29ce484222325ull, b;
+    memcpy(&b, &bytes, sizeof b);
+    h = (h ^ b) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)(uint32_t)k) * 0x100000001b3ull;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uint32_t)ranks[i]) * 0x100000001b3ull;
+    memo_ent *m = &memo.e[(h ^ h >> 29) & (MEMO_SLOTS - 1)];
+    *hit = m->used && m->n == n && m->k == (int)k && memcmp(&m->bytes, &bytes, sizeof bytes) == 0 &&
+           m->has_prm == (prm != NULL) && (!prm || memcmp(&m->prm, prm, sizeof *prm) == 0) &&
+           memcmp(m->ranks, ranks, sizeof *ranks * (size_t)n) == 0;
+    return m;
+}
+
+static int group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                      const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr, zs_err *e)
 {
     zs_nccl_topo t;
     zs_nccl_choice c;
@@ -906,6 +974,38 @@ int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_ki
     return ZS_OK;
 }
 
+int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
+                       zs_err *e)
+{
+    int hit;
+    memo_ent *m = memo_find(cl, ranks, n, k, bytes, prm, &hit);
+    if (!m)
+        return group_plan(cl, ranks, n, k, bytes, prm, ch, tr, e);
+    if (!hit) {
+        zs_nccl_choice c;
+        zs_nccl_traffic x;
+        int rc = group_plan(cl, ranks, n, k, bytes, prm, &c, &x, e);
+        if (rc)
+            return rc;
+        memset(m, 0, sizeof *m);
+        m->used = 1;
+        m->n = n;
+        m->k = (int)k;
+        m->bytes = bytes;
+        m->has_prm = prm != NULL;
+        if (prm)
+            m->prm = *prm;
+        memcpy(m->ranks, ranks, sizeof *ranks * (size_t)n);
+        m->ch = c;
+        m->tr = x;
+    }
+    if (tr)
+        *tr = m->tr;
+    *ch = m->ch;
+    return ZS_OK;
+}
+
 /* ---- SMs held by NCCL's kernels ----------------------------------------------- */
 
 static int pow2_up(int x)
@@ -916,8 +1016,8 @@ static int pow2_up(int x)
     return p;
 }
 
-int zs_nccl_group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
-                       const zs_nccl_params *prm)
+static int group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                      const zs_nccl_params *prm)
 {
     zs_nccl_choice ch;
     zs_nccl_topo t;
@@ -941,6 +1041,22 @@ int zs_nccl_group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_ki
     default:
         return 0;
     }
+}
+
+int zs_nccl_group_ctas(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
+                       const zs_nccl_params *prm)
+{
+    int hit;
+    memo_ent *m = memo_find(cl, ranks, n, k, bytes, prm, &hit);
+    if (m && hit && m->has_ctas)
+        return m->ctas;
+    int ctas = group_ctas(cl, ranks, n, k, bytes, prm);
+    /* group_ctas's plan filled the entry unless it failed */
+    if ((m = memo_find(cl, ranks, n, k, bytes, prm, &hit)) && hit) {
+        m->has_ctas = 1;
+        m->ctas = ctas;
+    }
+    return ctas;
 }
 
 void zs_nccl_p2p_chans(const zs_cluster *cl, int src, int dst, int *per, double *part)

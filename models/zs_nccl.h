@@ -178,7 +178,9 @@ void zs_nccl_traffic_of(const zs_nccl_topo *t, zs_coll_kind k, double nbytes, zs
 /* One collective of a plan, as both backends price it: NCCL's choice on
  * the group's topology (the ranks listed, any order), its calibrated time
  * (prm NULL: NCCL's own figures) and its traffic. bytes is each rank's
- * buffer as zs_cost_ops.collective takes it. */
+ * buffer as zs_cost_ops.collective takes it. A pure function of its
+ * inputs, answered from a memo when asked again (zs_nccl.c), as is
+ * zs_nccl_group_ctas. */
 int zs_nccl_group_plan(const zs_cluster *cl, const int *ranks, int n, zs_coll_kind k, double bytes,
                        const zs_nccl_params *prm, zs_nccl_choice *ch, zs_nccl_traffic *tr,
                        zs_err *e);

@@ -8,7 +8,9 @@
  *   zs_sim_links.c  link and NIC accounting along each flow's route;
  *   zs_sim_fold.c   folding: skipping the iterations zs_fold replays;
  *   zs_sim_fork.c   running a simulation in a child process (zs_fork);
- *   zs_sg_wait.cpp  the wait-any with a timeout SimGrid's C API lacks.
+ *   zs_sim_fin.c    completion notices: the comms SimGrid has completed;
+ *   zs_sg_wait.cpp  the wait-any with a timeout SimGrid's C API lacks, the
+ *                   actors' wait sets, the completion callback.
  *
  * One simulation per process: SimGrid 3.32 holds one platform and one
  * engine per process, so a `sim` exists at most once. It is not a global:
@@ -90,7 +92,13 @@ typedef struct went { /* one outstanding communication of a rank */
     int32_t seg, iter, seq;
     double t0;
     uint8_t kind, stream, is_recv;
+    uint8_t fin; /* SimGrid completed the comm (zs__sim_fin_done); not yet retired */
     struct went *next_free;
+    /* completion notices: the comm's key and the next went of its bucket in
+     * sim.fin (until the notice), and the rank whose went it is */
+    const void *key;
+    struct went *fin_next;
+    struct rank_st *owner;
 } went;
 
 /* What the walker's head_action reads of an op, packed for it: the
@@ -145,11 +153,11 @@ typedef struct rank_st {
     int past;       /* starting ops at a date before SimGrid's clock: compute only */
     chan **chan_of;
     stream_st st[ZS_MAX_STREAMS];
-    went **w;
-    sg_comm_t *comms;
+    went **w; /* in the order of the wait set (sgw) */
     int nw, capw;
+    int nfin; /* wents in w that SimGrid completed (went.fin) */
     went *free_w;
-    zs_sgw *sgw;                 /* the actor's wait-any with a timeout */
+    zs_sgw *sgw;                 /* the actor's wait set: w's comms (zs__sgw_add) */
     zs_foldacct acct;            /* compute / exposed / idle, knowing sleeping streams */
     double now;                  /* the date of the event being handled */
     double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
@@ -205,6 +213,10 @@ typedef struct sim {
     /* p2p channels */
     chan **chash;
     size_t nchash;
+    /* outstanding comms by key (zs__sgw_key), to mark a went complete when
+     * SimGrid reports its comm (zs__sim_fin_done); 1 << fin_bits buckets */
+    went **fin;
+    int fin_bits;
     zs_timeline *tl;    /* NULL: no timeline */
     zs_fold *fold;      /* NULL: unrolled */
     char dummy;         /* payload of every message: SimGrid refuses NULL payloads */
@@ -277,6 +289,19 @@ void zs__sim_done_inc(rank_st *R, int64_t i);
 void zs__sim_catch_up(rank_st *P, double now);
 /* A new outstanding communication of stream s (NULL when out of memory). */
 went *zs__sim_went_new(rank_st *R, int kind, int s);
+
+/* zs_sim_fin.c: completion notices (sim.fin, went.fin, rank_st.nfin) */
+int zs__sim_fin_open(sim *x); /* ZS_ENOMEM; notices on until zs__sim_fin_close */
+void zs__sim_fin_close(sim *x);
+/* w (R->w's last) has just posted w->comm: the comm joins the wait set
+ * and w->fin is set when SimGrid completes it. ZS_ENOMEM, or ZS_ERUNTIME
+ * when w is not R->w's last (both recorded with zs__sim_fail). */
+int zs__sim_fin_watch(rank_st *R, went *w);
+/* w's comm was waited on and is leaving R->w. */
+void zs__sim_fin_retire(rank_st *R, went *w);
+/* The first went of R->w whose comm is complete (-1: none): the one a
+ * wait-any over R->w returns at once. */
+ssize_t zs__sim_fin_first(const rank_st *R);
 
 /* zs_sim_chan.c */
 int zs__sim_start_p2p(rank_st *R, int s, int64_t i, double now);

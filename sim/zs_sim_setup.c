@@ -192,13 +192,13 @@ static void rank_release(rank_st *R)
         free(w);
     }
     free(R->w);
-    free(R->comms);
 }
 
 void zs__sim_release(sim *x)
 {
     if (!x)
         return;
+    zs__sim_fin_close(x);
     if (x->ranks)
         for (int r = 0; r < x->s->nranks; r++)
             rank_release(&x->ranks[r]);
@@ -322,6 +322,8 @@ int zs__sim_setup(sim *x, zs_err *e)
             return zs_err_set(e, rc, NULL, NULL, "out of memory setting up rank %d", r);
         }
     }
+    if (zs__sim_fin_open(x))
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory setting up the simulation");
     return ZS_OK;
 }
 

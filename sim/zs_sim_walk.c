@@ -147,14 +147,11 @@ went *zs__sim_went_new(rank_st *R, int kind, int s)
     if (R->nw == R->capw) {
         int cap = R->capw ? R->capw * 2 : 8;
         went **nw = realloc(R->w, sizeof *nw * (size_t)cap);
-        sg_comm_t *nc = nw ? realloc(R->comms, sizeof *nc * (size_t)cap) : NULL;
-        if (nw)
-            R->w = nw;
-        if (!nc) {
+        if (!nw) {
             free(w);
             return NULL;
         }
-        R->comms = nc;
+        R->w = nw;
         R->capw = cap;
     }
     R->w[R->nw++] = w;
@@ -514,15 +511,23 @@ void zs__sim_actor_main(int argc, char **argv)
         if (R->nw == 0 && isinf(due))
             break; /* stuck on a dependency that can never complete: reported after the run */
         /* Phase 3: wait for any outstanding communication, or the next due date. */
-        ssize_t k = -1;
+        ssize_t k = -1, fin = R->nfin > 0 ? zs__sim_fin_first(R) : -1;
+        double to = isinf(due) ? -1 : due - simgrid_get_clock();
+        if (to < 0 && !isinf(due))
+            to = 0;
         if (R->nw == 0) {
             sg_actor_sleep_until(due);
+        } else if (fin >= 0) {
+            /* What the wait over all would return at once, without its O(nw)
+             * (zs_sim_fin.c): the first completed comm, waited on alone. With
+             * the same timeout: SimGrid sets and removes its timer as it did,
+             * which keeps the order of timers at equal dates. */
+            sg_comm_t c = R->w[fin]->comm;
+            k = zs__sgw_wait_any_for(R->sgw, &c, 1, to) == 0 ? fin : -2;
+            if (k >= 0)
+                zs__sgw_drop(R->sgw, (size_t)k);
         } else {
-            for (int j = 0; j < R->nw; j++)
-                R->comms[j] = R->w[j]->comm;
-            double to = isinf(due) ? -1 : due - simgrid_get_clock();
-            k = zs__sgw_wait_any_for(R->sgw, R->comms, (size_t)R->nw,
-                                     to < 0 && !isinf(due) ? 0 : to);
+            k = zs__sgw_wait(R->sgw, to);
         }
         double clock = simgrid_get_clock();
         if (k == -1) { /* the due date: handled at its own time, not the rounded clock */
@@ -538,6 +543,7 @@ void zs__sim_actor_main(int argc, char **argv)
         handle_due(R, clock, 1);
         R->now = clock;
         went *w = R->w[k];
+        zs__sim_fin_retire(R, w);
         /* Keep the order of the others: completions at the same date are
          * then retired in the same order on every run. */
         memmove(R->w + k, R->w + k + 1, sizeof *R->w * (size_t)(R->nw - k - 1));

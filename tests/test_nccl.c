@@ -708,6 +708,53 @@ static void test_traffic(void)
     ZS_ASSERT_NEAR(x.gpu_intra + x.node_net, 0, 0);
 }
 
+/* zs_nccl_group_plan and zs_nccl_group_ctas keep their answers (a memo):
+ * a repeated question gets the first answer, and a changed question (the
+ * cluster changed in place, other parameters, another cluster at the same
+ * address) a fresh one, the same as on a first call. */
+static void test_group_memo(void)
+{
+    zs_cluster c = cluster("cluster-a", 2);
+    int r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = i;
+    double B = 64 << 20;
+    zs_nccl_choice a, b;
+    zs_nccl_traffic ta, tb;
+    zs_err e;
+    ZS_ASSERT_OK(zs_nccl_group_plan(&c, r, 16, ZS_COLL_ALLREDUCE, B, NULL, &a, &ta, &e), &e);
+    int ctas = zs_nccl_group_ctas(&c, r, 16, ZS_COLL_ALLREDUCE, B, NULL);
+    CU_ASSERT(ctas > 0);
+    ZS_ASSERT_OK(zs_nccl_group_plan(&c, r, 16, ZS_COLL_ALLREDUCE, B, NULL, &b, &tb, &e), &e);
+    CU_ASSERT(memcmp(&a, &b, sizeof a) == 0);
+    CU_ASSERT(memcmp(&ta, &tb, sizeof ta) == 0);
+    ZS_ASSERT_INT_EQ(zs_nccl_group_ctas(&c, r, 16, ZS_COLL_ALLREDUCE, B, NULL), ctas);
+    /* The same cluster, its NICs four times slower, in place. */
+    zs_cluster slow = c;
+    slow.nic_gbps /= 4;
+    c.nic_gbps /= 4;
+    ZS_ASSERT_OK(zs_nccl_group_plan(&c, r, 16, ZS_COLL_ALLREDUCE, B, NULL, &b, NULL, &e), &e);
+    CU_ASSERT(b.seconds > a.seconds);
+    zs_nccl_choice fresh;
+    int r2[16];
+    for (int i = 0; i < 16; i++)
+        r2[i] = r[i];
+    ZS_ASSERT_OK(zs_nccl_group_plan(&slow, r2, 16, ZS_COLL_ALLREDUCE, B, NULL, &fresh, NULL, &e),
+                 &e);
+    CU_ASSERT(memcmp(&b, &fresh, sizeof b) == 0);
+    /* Other parameters: half the network efficiency. */
+    zs_nccl_params p;
+    zs_nccl_params_default(&p);
+    p.v[ZS_NP_NET_EFF] *= 0.5;
+    ZS_ASSERT_OK(zs_nccl_group_plan(&c, r, 16, ZS_COLL_ALLREDUCE, B, &p, &b, NULL, &e), &e);
+    CU_ASSERT(b.seconds > fresh.seconds);
+    /* Failures are answered each time: 16 ranks on one GPU's node. */
+    for (int i = 0; i < 16; i++)
+        r2[i] = 0;
+    CU_ASSERT(zs_nccl_group_plan(&c, r2, 16, ZS_COLL_ALLREDUCE, B, NULL, &b, NULL, &e) != ZS_OK);
+    CU_ASSERT(zs_nccl_group_plan(&c, r2, 16, ZS_COLL_ALLREDUCE, B, NULL, &b, NULL, &e) != ZS_OK);
+}
+
 static const zs_test_case cases[] = {{"names_and_masks", test_names_and_masks},
                                      {"topology", test_topology},
                                      {"choice_two_gpus", test_choice_two_gpus},
@@ -719,6 +766,7 @@ static const zs_test_case cases[] = {{"names_and_masks", test_names_and_masks},
                                      {"log_shapes", test_log_shapes},
                                      {"multinode_fit", test_multinode_fit},
                                      {"traffic", test_traffic},
+                                     {"group_memo", test_group_memo},
                                      {NULL, NULL}};
 
 int main(int argc, char **argv)
