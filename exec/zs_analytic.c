@@ -44,10 +44,24 @@
 /* An event (zs_evq_internal.h): the op that completes at t; rank < 0: a transfer
  * sharing NICs (item id in the low 32 bits of op, its generation when this
  * completion was computed in the high ones; its ops in ex.imem). comm: 1 a
- * transfer or collective, 0 compute, EV_WAKE a folded stream wakes. */
+ * transfer or collective, 0 compute, EV_WAKE a folded stream wakes, EV_PAIR
+ * both ends of a transfer inside a node (below). */
 typedef zs_ev ev;
 
 #define EV_WAKE 2
+/* The send and the receive of a transfer that shares no NIC end at the
+ * same time and take consecutive sequence numbers, so no other event can
+ * come between them: one event stands for both (a quarter fewer events
+ * through the queue in te-cp). Its op: the first's op in the low 32 bits,
+ * in the high ones the slot (ex.pairs) that holds the second, which
+ * takes the next sequence number. */
+#define EV_PAIR 3
+
+/* The second op of an EV_PAIR event. */
+typedef struct pair_slot {
+    int32_t rank, op;
+    int8_t stream;
+} pair_slot;
 
 /* What the timeline needs of an event, kept beside the heap (indexed by
  * the event's seq) only when a timeline is written, so the heap's events
@@ -233,6 +247,8 @@ typedef struct ex {
     void *arena;        /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool;      /* the ranks' accounting logs */
     size_t narena, nr;
+    pair_slot *pairs; /* EV_PAIR events' second ops; free slots chained by op */
+    int32_t npairs, cappairs, pfree;
 } ex;
 
 /* ---- events ---------------------------------------------------------------- */
@@ -268,6 +284,44 @@ static int push(ex *x, double t, const post *p, int comm)
 {
     ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
     return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, &v);
+}
+
+/* Schedules the completion at t of a transfer's two ops a and b (EV_PAIR). */
+static int push_pair(ex *x, double t, const post *a, const post *b)
+{
+    int32_t id = x->pfree;
+    if (id >= 0) {
+        x->pfree = x->pairs[id].op;
+    } else {
+        if (x->npairs == x->cappairs) {
+            int32_t nc = x->cappairs ? x->cappairs * 2 : 1024;
+            pair_slot *p = realloc(x->pairs, sizeof *p * (size_t)nc);
+            if (!p)
+                return ZS_ENOMEM;
+            x->pairs = p;
+            x->cappairs = nc;
+        }
+        id = x->npairs++;
+    }
+    x->pairs[id] = (pair_slot){b->rank, (int32_t)b->op, b->stream};
+    int64_t code = (int64_t)((uint64_t)(uint32_t)id << 32 | (uint32_t)a->op);
+    ev v = {t, 0, code, a->rank, a->stream, EV_PAIR};
+    int64_t sb;
+    if (next_seq(x, a, &v.seq) || next_seq(x, b, &sb))
+        return ZS_ENOMEM;
+    return push_ev(x, &v);
+}
+
+/* The slot of an EV_PAIR event. */
+static int32_t pair_id(const ev *v)
+{
+    return (int32_t)((uint64_t)v->op >> 32);
+}
+
+/* The op an event names (its first, for EV_PAIR; -1 for a wake). */
+static int64_t ev_op(const ev *v)
+{
+    return v->comm == EV_WAKE ? -1 : v->comm == EV_PAIR ? (int64_t)(uint32_t)v->op : v->op;
 }
 
 /* ---- looking ahead ---------------------------------------------------------- */
@@ -408,6 +462,20 @@ static void pf_item(const ex *x, const ev *n, int stage)
     }
 }
 
+/* The second op of an EV_PAIR event: its slot, then its rank, ops and
+ * heads, a stage behind the first's. */
+static void pf_pair(const ex *x, const pair_slot *b, int stage)
+{
+    if (stage == 1)
+        PF(b);
+    else if (stage == 2)
+        pf_rank(x, b->rank, b->stream);
+    else if (stage == 3)
+        pf_ops(x, b->rank, b->stream, b->op);
+    else
+        pf_heads(x, b->rank, b->stream, b->op);
+}
+
 static void prefetch_ahead(const ex *x)
 {
     static const int at[4] = {ZS_EVQ_AHEAD - 1, ZS_EVQ_AHEAD / 2, ZS_EVQ_AHEAD / 4, 2};
@@ -419,7 +487,7 @@ static void prefetch_ahead(const ex *x)
             pf_item(x, n, stage);
             continue;
         }
-        int64_t op = n->comm == EV_WAKE ? -1 : n->op;
+        int64_t op = ev_op(n);
         if (stage == 1)
             pf_rank(x, n->rank, n->stream);
         else if (stage == 2)
@@ -428,6 +496,8 @@ static void prefetch_ahead(const ex *x)
             pf_heads(x, n->rank, n->stream, op);
         else
             pf_peers(x, n->rank, n->stream, op);
+        if (n->comm == EV_PAIR) /* the second op, a stage behind */
+            pf_pair(x, &x->pairs[pair_id(n)], stage);
     }
 }
 
@@ -985,7 +1055,7 @@ static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
     }
-    if (push(x, x->now + t, &me, 1) || push(x, x->now + t, &peer, 1))
+    if (push_pair(x, x->now + t, &me, &peer))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     return ZS_OK;
 }
@@ -1316,10 +1386,32 @@ static void ex_free(ex *x)
         free(x->imem[i]);
     free(x->imem);
     free(x->inmem);
+    free(x->pairs);
     free(x->acc);
     free(x->touched);
     free(x->intf);
     zs_linkshare_free(x->sh);
+}
+
+/* Both ops of an EV_PAIR event complete, in their sequence numbers' order:
+ * the second right after the first, unless the first's retirement pushed
+ * an event that comes before it (it cannot, with no negative durations),
+ * which the queue then orders. */
+static int finish_pair(ex *x, const ev *v)
+{
+    int32_t id = pair_id(v);
+    pair_slot b = x->pairs[id];
+    x->pairs[id].op = x->pfree;
+    x->pfree = id;
+    ev a = {v->t, v->seq, (int64_t)(uint32_t)v->op, v->rank, v->stream, 1};
+    ev w = {v->t, v->seq + 1, b.op, b.rank, b.stream, 1};
+    int rc = retire(x, &a);
+    if (rc)
+        return rc;
+    const ev *n = zs_evq_peek(&x->q, 0);
+    if (n && (n->t < w.t || (n->t == w.t && n->seq < w.seq)))
+        return push_ev(x, &w) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
+    return retire(x, &w);
 }
 
 /* An item's completion: its ops complete together. */
@@ -1612,6 +1704,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     ex x;
     memset(&x, 0, sizeof x);
     zs_evq_init(&x.q);
+    x.pfree = -1;
     x.s = s;
     x.cost = cost;
     x.dry = dry;
@@ -1650,7 +1743,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         ev v = zs_evq_pop(&x.q);
         x.now = v.t;
         prefetch_ahead(&x);
-        rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
+        rc = v.rank < 0          ? finish_item(&x, &v)
+             : v.comm == EV_PAIR ? finish_pair(&x, &v)
+                                 : retire(&x, &v);
     }
     if (rc == ZS_OK)
         rc = check_finished(&x);
