@@ -294,7 +294,7 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
 
 static int push_ev(ex *x, const ev *v)
 {
-    return zs_evq_push(&x->q, v);
+    return zs_evq_add(&x->q, v->t, v->seq, v->op, v->rank, v->stream, v->comm);
 }
 
 /* Schedules the completion at t of an op p that started at p->t0. */
