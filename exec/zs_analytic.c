@@ -44,10 +44,24 @@
 /* An event (zs_evq_internal.h): the op that completes at t; rank < 0: a transfer
  * sharing NICs (item id in the low 32 bits of op, its generation when this
  * completion was computed in the high ones; its ops in ex.imem). comm: 1 a
- * transfer or collective, 0 compute, EV_WAKE a folded stream wakes. */
+ * transfer or collective, 0 compute, EV_WAKE a folded stream wakes, EV_PAIR
+ * both ends of a transfer inside a node (below). */
 typedef zs_ev ev;
 
 #define EV_WAKE 2
+/* The send and the receive of a transfer that shares no NIC end at the
+ * same time and take consecutive sequence numbers, so no other event can
+ * come between them: one event stands for both (a quarter fewer events
+ * through the queue in te-cp). Its op: the first's op in the low 32 bits,
+ * in the high ones the slot (ex.pairs) that holds the second, which
+ * takes the next sequence number. */
+#define EV_PAIR 3
+
+/* The second op of an EV_PAIR event. */
+typedef struct pair_slot {
+    int32_t rank, op;
+    int8_t stream;
+} pair_slot;
 
 /* What the timeline needs of an event, kept beside the heap (indexed by
  * the event's seq) only when a timeline is written, so the heap's events
@@ -88,23 +102,38 @@ typedef struct xdep {
 
 #define XOP_DEPS 2 /* dependencies kept in the record (most ops have one or two) */
 
+/* xop.bits: how many dependencies d[] holds, or XOP_MORE: more than
+ * XOP_DEPS or one in another segment, xd[d[0] .. d[0] + d[1]) of its rank
+ * (with what each needs); XOP_LAST: its stream's last op in its segment
+ * (the next is the segment's end, else the next record: ops are numbered
+ * in stream order); XOP_SKIP: a skip waits in the rank's skip table. */
+#define XOP_ND   0x3u
+#define XOP_MORE 0x3u
+#define XOP_LAST 0x4u
+#define XOP_SKIP 0x8u
+
+/* Half a cache line: a stream walks its ops two to a line, and the records
+ * of 32K ranks take half the memory (each page of it cleared by the
+ * kernel when first touched). */
 typedef struct xop {
     uint8_t kind, stream;
-    int16_t ndeps;
-    int32_t nxt;               /* the next op of its stream in its segment (its end: none) */
-    int32_t dep0;              /* more than XOP_DEPS dependencies: xd[dep0 .. dep0 + ndeps)
-                                * of its rank */
-    int32_t done;              /* completed iterations */
-    int32_t skip_at, skip_add; /* folding: skip_add more completions when done reaches
-                                * skip_at (its last simulated iteration was in flight at
-                                * the skip) */
-    int32_t a, b;              /* p2p: peer, channel (x->ch); collective: group, kind;
-                                * compute: a = 1 for a host copy (zs_ck_is_host_copy) */
-    double v;                  /* p2p, collective: bytes; compute: duration */
-    xdep d[XOP_DEPS];          /* up to XOP_DEPS dependencies */
-    uint8_t waiters;           /* bit s: an op of stream s depends on this one */
-    uint8_t pad[7];            /* one record, one cache line */
+    uint8_t waiters;     /* bit s: an op of stream s depends on this one */
+    uint8_t bits;        /* XOP_* */
+    int32_t done;        /* completed iterations */
+    int32_t a, b;        /* p2p: peer, channel (x->ch); collective: group, kind;
+                          * compute: a = 1 for a host copy (zs_ck_is_host_copy) */
+    double v;            /* p2p, collective: bytes; compute: duration */
+    int32_t d[XOP_DEPS]; /* dependencies in its segment (each needs the waiting op's
+                          * iteration + 1 completions); XOP_MORE: see above */
 } xop;
+
+_Static_assert(sizeof(xop) == 32, "an op record on half a cache line");
+
+/* The op after op j of a stream in a segment that ends at `end`. */
+static int32_t xop_next(const xop *o, int32_t j, int32_t end)
+{
+    return o->bits & XOP_LAST ? end : j + 1;
+}
 
 /* What seek needs of a segment. */
 typedef struct xseg {
@@ -130,8 +159,11 @@ typedef struct rank_st {
     int32_t *perm;    /* per op (numbered in stream order): its number in the schedule */
     double *cmax;     /* folding, the group's first member: per collective op, the largest
                        * buffer of its last instance (all-to-all(v) replays), lazily */
+    int32_t *skip;    /* folding, per op with XOP_SKIP: skip[2i + 1] more completions
+                       * when done reaches skip[2i] (its last simulated iteration
+                       * was in flight at the skip), lazily */
     stream_wake wk[ZS_MAX_STREAMS];
-    char pad_[56]; /* whole cache lines */
+    char pad_[48]; /* whole cache lines */
 } rank_st;
 
 _Static_assert(sizeof(stream_st) == 32 && sizeof(rank_st) % 64 == 0 &&
@@ -233,6 +265,8 @@ typedef struct ex {
     void *arena;        /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool;      /* the ranks' accounting logs */
     size_t narena, nr;
+    pair_slot *pairs; /* EV_PAIR events' second ops; free slots chained by op */
+    int32_t npairs, cappairs, pfree;
 } ex;
 
 /* ---- events ---------------------------------------------------------------- */
@@ -260,7 +294,7 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
 
 static int push_ev(ex *x, const ev *v)
 {
-    return zs_evq_push(&x->q, v);
+    return zs_evq_add(&x->q, v->t, v->seq, v->op, v->rank, v->stream, v->comm);
 }
 
 /* Schedules the completion at t of an op p that started at p->t0. */
@@ -268,6 +302,44 @@ static int push(ex *x, double t, const post *p, int comm)
 {
     ev v = {t, 0, p->op, p->rank, p->stream, (int8_t)comm};
     return next_seq(x, p, &v.seq) ? ZS_ENOMEM : push_ev(x, &v);
+}
+
+/* Schedules the completion at t of a transfer's two ops a and b (EV_PAIR). */
+static int push_pair(ex *x, double t, const post *a, const post *b)
+{
+    int32_t id = x->pfree;
+    if (id >= 0) {
+        x->pfree = x->pairs[id].op;
+    } else {
+        if (x->npairs == x->cappairs) {
+            int32_t nc = x->cappairs ? x->cappairs * 2 : 1024;
+            pair_slot *p = realloc(x->pairs, sizeof *p * (size_t)nc);
+            if (!p)
+                return ZS_ENOMEM;
+            x->pairs = p;
+            x->cappairs = nc;
+        }
+        id = x->npairs++;
+    }
+    x->pairs[id] = (pair_slot){b->rank, (int32_t)b->op, b->stream};
+    int64_t code = (int64_t)((uint64_t)(uint32_t)id << 32 | (uint32_t)a->op);
+    ev v = {t, 0, code, a->rank, a->stream, EV_PAIR};
+    int64_t sb;
+    if (next_seq(x, a, &v.seq) || next_seq(x, b, &sb))
+        return ZS_ENOMEM;
+    return push_ev(x, &v);
+}
+
+/* The slot of an EV_PAIR event. */
+static int32_t pair_id(const ev *v)
+{
+    return (int32_t)((uint64_t)v->op >> 32);
+}
+
+/* The op an event names (its first, for EV_PAIR; -1 for a wake). */
+static int64_t ev_op(const ev *v)
+{
+    return v->comm == EV_WAKE ? -1 : v->comm == EV_PAIR ? (int64_t)(uint32_t)v->op : v->op;
 }
 
 /* ---- looking ahead ---------------------------------------------------------- */
@@ -335,6 +407,14 @@ static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
         PF(zs_foldacct_log_at(q, q->nlog - 1, &k));
 }
 
+/* The records of op h's dependencies kept in it. */
+static void pf_deps(const rank_st *r, const xop *h)
+{
+    unsigned nd = h->bits & XOP_ND;
+    for (unsigned k = 0; nd != XOP_MORE && k < nd; k++)
+        PF(&r->xo[h->d[k]]);
+}
+
 /* Stage 3: the next ops of the streams the completion may let issue, and
  * the dependencies and channel of the stream's own next op. */
 static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
@@ -347,11 +427,10 @@ static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
     const xop *h = head_of(r, &r->st[stream]);
     if (!h)
         return;
-    for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
-        PF(&r->xo[h->d[k].op]);
+    pf_deps(r, h);
     if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
         PF(&x->ch[h->b]);
-        PF(&r->xo[h->nxt]);
+        PF(h + 1);
     }
 }
 
@@ -368,8 +447,7 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
         if (!h)
             continue;
         if (s != stream)
-            for (int k = 0; k < h->ndeps && k < XOP_DEPS; k++)
-                PF(&r->xo[h->d[k].op]);
+            pf_deps(r, h);
         if (p2p_kind(h->kind)) { /* the post it meets, or where it waits */
             const chan *k = &x->ch[h->b];
             if (k->np > 0 && k->side != h->kind) {
@@ -408,6 +486,20 @@ static void pf_item(const ex *x, const ev *n, int stage)
     }
 }
 
+/* The second op of an EV_PAIR event: its slot, then its rank, ops and
+ * heads, a stage behind the first's. */
+static void pf_pair(const ex *x, const pair_slot *b, int stage)
+{
+    if (stage == 1)
+        PF(b);
+    else if (stage == 2)
+        pf_rank(x, b->rank, b->stream);
+    else if (stage == 3)
+        pf_ops(x, b->rank, b->stream, b->op);
+    else
+        pf_heads(x, b->rank, b->stream, b->op);
+}
+
 static void prefetch_ahead(const ex *x)
 {
     static const int at[4] = {ZS_EVQ_AHEAD - 1, ZS_EVQ_AHEAD / 2, ZS_EVQ_AHEAD / 4, 2};
@@ -419,7 +511,7 @@ static void prefetch_ahead(const ex *x)
             pf_item(x, n, stage);
             continue;
         }
-        int64_t op = n->comm == EV_WAKE ? -1 : n->op;
+        int64_t op = ev_op(n);
         if (stage == 1)
             pf_rank(x, n->rank, n->stream);
         else if (stage == 2)
@@ -428,6 +520,8 @@ static void prefetch_ahead(const ex *x)
             pf_heads(x, n->rank, n->stream, op);
         else
             pf_peers(x, n->rank, n->stream, op);
+        if (n->comm == EV_PAIR) /* the second op, a stage behind */
+            pf_pair(x, &x->pairs[pair_id(n)], stage);
     }
 }
 
@@ -864,8 +958,15 @@ static void count_coll_bytes(ex *x, const zs_group *g, int kind, double bytes, i
 
 static int deps_ok(const rank_st *r, const xop *o, int32_t iter)
 {
-    const xdep *d = o->ndeps <= XOP_DEPS ? o->d : r->xd + o->dep0;
-    for (int k = 0; k < o->ndeps; k++) {
+    unsigned nd = o->bits & XOP_ND;
+    if (nd != XOP_MORE) {
+        for (unsigned k = 0; k < nd; k++)
+            if (r->xo[o->d[k]].done < iter + 1)
+                return 0;
+        return 1;
+    }
+    const xdep *d = r->xd + o->d[0];
+    for (int32_t k = 0; k < o->d[1]; k++) {
         int32_t need = d[k].need < 0 ? iter + 1 : d[k].need;
         if (r->xo[d[k].op].done < need)
             return 0;
@@ -878,9 +979,9 @@ static void done_inc(rank_st *r, int64_t i)
 {
     xop *o = &r->xo[i];
     o->done++;
-    if (o->skip_add && o->done == o->skip_at) {
-        o->done += o->skip_add;
-        o->skip_add = 0;
+    if (o->bits & XOP_SKIP && o->done == r->skip[2 * i]) {
+        o->done += r->skip[2 * i + 1];
+        o->bits &= (uint8_t)~XOP_SKIP;
     }
 }
 
@@ -985,7 +1086,7 @@ static int post_p2p(ex *x, int rank, int stream, const xop *op, int64_t i)
             return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
         return ZS_OK;
     }
-    if (push(x, x->now + t, &me, 1) || push(x, x->now + t, &peer, 1))
+    if (push_pair(x, x->now + t, &me, &peer))
         return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
     return ZS_OK;
 }
@@ -1081,7 +1182,7 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
             /* Sends and receives are issued without holding the stream. */
             c->p2p_pending++;
             int64_t i = c->pos;
-            c->pos = op->nxt;
+            c->pos = xop_next(op, c->pos, c->end);
             int rc = post_p2p(x, rank, stream, op, i);
             if (rc)
                 return rc;
@@ -1093,12 +1194,12 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
             done_inc(r, c->pos);
             *retry |= op->waiters;
             r->res.ops++;
-            c->pos = op->nxt;
+            c->pos = xop_next(op, c->pos, c->end);
             continue;
         }
         c->busy = 1;
         c->cur = c->pos;
-        c->pos = op->nxt;
+        c->pos = xop_next(op, c->pos, c->end);
         if (op->kind == ZS_OP_COLL)
             return post_coll(x, rank, stream, op, c->cur, c->iter);
         /* A host copy runs on a copy engine: communication, not compute,
@@ -1177,7 +1278,8 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
     const zs_rank_prog *p = &x->s->ranks[rank];
     const rank_st *r = &x->r[rank];
     /* The stream's ops in the segment, in their schedule order. */
-    for (int32_t j = first_of(x, r, g, stream); j < r->sg[g].end; j = r->xo[j].nxt) {
+    int32_t end = r->sg[g].end;
+    for (int32_t j = first_of(x, r, g, stream); j < end; j = xop_next(&r->xo[j], j, end)) {
         const zs_op *op = &p->ops[r->perm[j]];
         if (p2p_kind(op->kind) && x->tl) {
             chan *k = &x->ch[r->xo[j].b];
@@ -1237,15 +1339,22 @@ static int wake(ex *x, const ev *v)
     rank_st *r = &x->r[v->rank];
     stream_st *c = &r->st[v->stream];
     const stream_wake *w = &r->wk[v->stream];
-    for (int64_t i = first_of(x, r, w->seg, v->stream); i < r->sg[w->seg].end; i = r->xo[i].nxt) {
+    int32_t end = r->sg[w->seg].end;
+    if (!r->skip) {
+        size_t n = (size_t)x->s->ranks[v->rank].nops;
+        if (!(r->skip = malloc(sizeof(int32_t) * 2 * (n ? n : 1))))
+            return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    }
+    for (int32_t i = first_of(x, r, w->seg, v->stream); i < end; i = xop_next(&r->xo[i], i, end)) {
         xop *o = &r->xo[i];
-        if (o->done >= w->iter)
+        if (o->done >= w->iter) {
             o->done += w->skip;
-        else if (o->skip_add)
-            o->skip_add += w->skip;
-        else {
-            o->skip_at = w->iter;
-            o->skip_add = w->skip;
+        } else if (o->bits & XOP_SKIP) {
+            r->skip[2 * i + 1] += w->skip;
+        } else {
+            r->skip[2 * i] = w->iter;
+            r->skip[2 * i + 1] = w->skip;
+            o->bits |= XOP_SKIP;
         }
     }
     c->asleep = 0;
@@ -1292,6 +1401,7 @@ static void ex_free(ex *x)
 {
     for (int i = 0; x->r && i < x->s->nranks; i++) {
         free(x->r[i].cmax);
+        free(x->r[i].skip);
         zs_foldacct_free(&x->r[i].acct);
     }
     zs_fold_free(x->fold);
@@ -1316,10 +1426,32 @@ static void ex_free(ex *x)
         free(x->imem[i]);
     free(x->imem);
     free(x->inmem);
+    free(x->pairs);
     free(x->acc);
     free(x->touched);
     free(x->intf);
     zs_linkshare_free(x->sh);
+}
+
+/* Both ops of an EV_PAIR event complete, in their sequence numbers' order:
+ * the second right after the first, unless the first's retirement pushed
+ * an event that comes before it (it cannot, with no negative durations),
+ * which the queue then orders. */
+static int finish_pair(ex *x, const ev *v)
+{
+    int32_t id = pair_id(v);
+    pair_slot b = x->pairs[id];
+    x->pairs[id].op = x->pfree;
+    x->pfree = id;
+    ev a = {v->t, v->seq, (int64_t)(uint32_t)v->op, v->rank, v->stream, 1};
+    ev w = {v->t, v->seq + 1, b.op, b.rank, b.stream, 1};
+    int rc = retire(x, &a);
+    if (rc)
+        return rc;
+    const ev *n = zs_evq_peek(&x->q, 0);
+    if (n && (n->t < w.t || (n->t == w.t && n->seq < w.seq)))
+        return push_ev(x, &w) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
+    return retire(x, &w);
 }
 
 /* An item's completion: its ops complete together. */
@@ -1355,12 +1487,50 @@ static size_t up8(size_t n)
     return (n + 7) / 8 * 8;
 }
 
-/* Rank p's part of the arena: its xo, xd and first tables. */
-static size_t rank_bytes(const zs_schedule *s, const zs_rank_prog *p)
+/* Which segment each op of p is in (-1: none). */
+static void fill_seg_of(const zs_rank_prog *p, int32_t *seg_of)
 {
+    for (int64_t i = 0; i < p->nops; i++)
+        seg_of[i] = -1;
+    for (int32_t g = 0; g < p->nsegs; g++)
+        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
+            seg_of[i] = g;
+}
+
+/* Whether op i of rank rk keeps its dependencies in its record: at most
+ * XOP_DEPS, every one an op of its segment. */
+static int deps_inline(const zs_schedule *s, int rk, int64_t i, const int32_t *seg_of)
+{
+    const zs_rank_prog *p = &s->ranks[rk];
+    const zs_op *op = &p->ops[i];
+    if (op->ndeps > XOP_DEPS || seg_of[i] < 0)
+        return 0;
+    const int32_t *d = zs_schedule_deps(s, rk, op);
+    for (int k = 0; k < op->ndeps; k++)
+        if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] != seg_of[i])
+            return 0;
+    return 1;
+}
+
+/* The dependencies of rank rk's ops that go to its xd table (seg_of:
+ * fill_seg_of's). */
+static size_t xd_count(const zs_schedule *s, int rk, const int32_t *seg_of)
+{
+    const zs_rank_prog *p = &s->ranks[rk];
     size_t nd = 0;
     for (int64_t i = 0; i < p->nops; i++)
-        nd += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
+        if (p->ops[i].ndeps > 0 && !deps_inline(s, rk, i, seg_of))
+            nd += (size_t)p->ops[i].ndeps;
+    return nd;
+}
+
+/* Rank rk's part of the arena: its xo, xd and first tables; seg_of is
+ * scratch for its ops. */
+static size_t rank_bytes(const zs_schedule *s, int rk, int32_t *seg_of)
+{
+    const zs_rank_prog *p = &s->ranks[rk];
+    fill_seg_of(p, seg_of);
+    size_t nd = xd_count(s, rk, seg_of);
     size_t n = sizeof(xop) * (size_t)p->nops + up8(sizeof(xdep) * nd) +
                up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)s->nstreams) +
                sizeof(xseg) * (size_t)p->nsegs + up8(sizeof(int32_t) * (size_t)p->nops);
@@ -1408,24 +1578,17 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
     int ns = s->nstreams;
     r->xo = (xop *)(void *)mem;
     mem += sizeof(xop) * (size_t)p->nops;
-    size_t ndall = 0;
-    for (int64_t i = 0; i < p->nops; i++) {
-        ndall += (size_t)(p->ops[i].ndeps > XOP_DEPS ? p->ops[i].ndeps : 0);
-        seg_of[i] = -1;
-    }
+    fill_seg_of(p, seg_of);
     r->xd = (xdep *)(void *)mem;
-    mem += up8(sizeof(xdep) * ndall);
+    mem += up8(sizeof(xdep) * xd_count(s, rk, seg_of));
     r->first = (int32_t *)(void *)mem;
     mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
     r->sg = (xseg *)(void *)mem;
     mem += sizeof(xseg) * (size_t)p->nsegs;
     r->perm = (int32_t *)(void *)mem;
     r->nsegs = p->nsegs;
-    for (int32_t g = 0; g < p->nsegs; g++) {
+    for (int32_t g = 0; g < p->nsegs; g++)
         r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
-        for (int64_t i = p->segs[g].op0; i < p->segs[g].op0 + p->segs[g].nops; i++)
-            seg_of[i] = g;
-    }
     stream_order(x, r, p, inv);
     int32_t nd = 0;
     for (int64_t i = 0; i < p->nops; i++) { /* schedule order: channels numbered as met */
@@ -1433,9 +1596,6 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
         xop *o = &r->xo[inv[i]];
         o->kind = op->kind;
         o->stream = op->stream;
-        o->ndeps = op->ndeps > 0 ? op->ndeps : 0;
-        o->nxt = inv[i] + 1; /* the chains: below */
-        o->dep0 = nd;
         if (op->kind == ZS_OP_SEND || op->kind == ZS_OP_RECV) {
             int send = op->kind == ZS_OP_SEND;
             pkey *k =
@@ -1454,21 +1614,30 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
             o->v = op->duration;
         }
         const int32_t *d = zs_schedule_deps(s, rk, op);
-        xdep *od = o->ndeps <= XOP_DEPS ? o->d : r->xd + nd;
-        for (int k = 0; k < o->ndeps; k++) {
+        int n = op->ndeps > 0 ? op->ndeps : 0;
+        for (int k = 0; k < n; k++)
             if (d[k] < 0 || d[k] >= p->nops || seg_of[d[k]] < 0)
                 return fail_at_sched(x, ZS_EINVALID, rk, i, "a dependency names no op of its rank");
+        int in = deps_inline(s, rk, i, seg_of);
+        o->bits = (uint8_t)(in ? (unsigned)n : XOP_MORE);
+        if (!in) {
+            o->d[0] = nd;
+            o->d[1] = n;
+        }
+        for (int k = 0; k < n; k++) {
             int32_t ds = seg_of[d[k]];
-            od[k] = (xdep){inv[d[k]], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
+            if (in)
+                o->d[k] = inv[d[k]];
+            else
+                r->xd[nd + k] = (xdep){inv[d[k]], ds == seg_of[i] ? -1 : p->segs[ds].repeat};
             r->xo[inv[d[k]]].waiters |= (uint8_t)(1u << op->stream);
         }
-        if (o->ndeps > XOP_DEPS)
-            nd += o->ndeps;
+        nd += in ? 0 : n;
     }
-    for (int32_t g = 0; g < p->nsegs; g++) /* a stream's last op in a segment: its end */
+    for (int32_t g = 0; g < p->nsegs; g++) /* a stream's last op in a segment */
         for (int32_t j = (int32_t)p->segs[g].op0; j < r->sg[g].end; j++)
             if (j + 1 == r->sg[g].end || r->xo[j + 1].stream != r->xo[j].stream)
-                r->xo[j].nxt = r->sg[g].end;
+                r->xo[j].bits |= XOP_LAST;
     for (int st = 0; st < ns; st++)
         enter_seg(x, r, &r->st[st], st, 0);
     return ZS_OK;
@@ -1497,26 +1666,30 @@ static int setup(ex *x)
                               "rank %d has %lld ops; the analytic backend takes at most %d", rk,
                               (long long)p->nops, INT32_MAX - 1);
         maxops = p->nops > maxops ? p->nops : maxops;
-        total += rank_bytes(s, p);
     }
-    x->narena = total;
-    x->arena = zs_bigmem_alloc(total);
     int32_t *seg_of = malloc(sizeof(int32_t) * (size_t)maxops);
     int32_t *inv = malloc(sizeof(int32_t) * (size_t)maxops);
-    if (!x->arena || !seg_of || !inv) {
+    size_t *at = malloc(sizeof(size_t) * (size_t)(s->nranks > 0 ? s->nranks : 1));
+    for (int rk = 0; seg_of && at && rk < s->nranks; rk++) {
+        at[rk] = total;
+        total += rank_bytes(s, rk, seg_of);
+    }
+    x->narena = total;
+    x->arena = seg_of && at ? zs_bigmem_alloc(total) : NULL;
+    if (!x->arena || !seg_of || !inv || !at) {
+        free(at);
         free(seg_of);
         free(inv);
         return ZS_ENOMEM;
     }
-    char *mem = x->arena;
     int rc = ZS_OK;
     for (int rk = 0; rk < s->nranks && rc == ZS_OK; rk++) {
         zs_foldacct_init(&x->r[rk].acct);
         x->r[rk].acct.nst = s->nstreams;
         x->r[rk].acct.pool = x->pool;
-        rc = rank_tables(x, rk, mem, seg_of, inv);
-        mem += rank_bytes(s, &s->ranks[rk]);
+        rc = rank_tables(x, rk, (char *)x->arena + at[rk], seg_of, inv);
     }
+    free(at);
     free(seg_of);
     free(inv);
     if (rc)
@@ -1612,6 +1785,7 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
     ex x;
     memset(&x, 0, sizeof x);
     zs_evq_init(&x.q);
+    x.pfree = -1;
     x.s = s;
     x.cost = cost;
     x.dry = dry;
@@ -1650,7 +1824,9 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         ev v = zs_evq_pop(&x.q);
         x.now = v.t;
         prefetch_ahead(&x);
-        rc = v.rank < 0 ? finish_item(&x, &v) : retire(&x, &v);
+        rc = v.rank < 0          ? finish_item(&x, &v)
+             : v.comm == EV_PAIR ? finish_pair(&x, &v)
+                                 : retire(&x, &v);
     }
     if (rc == ZS_OK)
         rc = check_finished(&x);

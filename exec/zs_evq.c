@@ -8,6 +8,15 @@
 _Static_assert((ZS_EVQ_WCAP & (ZS_EVQ_WCAP - 1)) == 0 && ZS_EVQ_WCAP > ZS_EVQ_AHEAD,
                "the window is a ring of a power of two with room to spare");
 
+/* What a new event goes through on its way in, inlined into zs_evq_add so
+ * that the event stays in registers until it is stored in place (see
+ * zs_evq_add in zs_evq_internal.h). */
+#if defined(__GNUC__)
+#define PUSH_PATH static inline __attribute__((always_inline))
+#else
+#define PUSH_PATH static inline
+#endif
+
 static int ev_less(const zs_ev *a, const zs_ev *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -63,7 +72,7 @@ static int grow(zs_ev **v, int64_t *cap, int64_t need)
 /* The near events (time below q->split) in a 4-ary heap: four children per
  * node halve the levels a pop walks down against a binary heap, for three
  * compares per level among children that sit side by side. */
-static void heap_up(zs_ev *h, int64_t i, zs_ev v)
+PUSH_PATH void heap_up(zs_ev *h, int64_t i, zs_ev v)
 {
     while (i > 0) {
         int64_t p = (i - 1) / 4;
@@ -98,7 +107,7 @@ static void heap_down(zs_ev *h, int64_t n, int64_t i, zs_ev v)
     h[i] = v;
 }
 
-static int back_push(zs_evq *q, const zs_ev *v)
+PUSH_PATH int back_push(zs_evq *q, const zs_ev *v)
 {
     /* The heap has room for every event behind the window, so that moving
      * the far ones in (refill) cannot fail. */
@@ -170,7 +179,7 @@ static void refill(zs_evq *q)
  * 0 when v must go into the heap or the far events, ZS_ENOMEM (negative)
  * when the run cannot grow. A NaN time stays out (no time is before it,
  * so the events after it would join the run and wait behind it). */
-static int run_push(zs_evq *q, const zs_ev *v)
+PUSH_PATH int run_push(zs_evq *q, const zs_ev *v)
 {
     if (v->t != v->t || (q->rn > q->rh && ev_less(v, &q->run[q->rn - 1])))
         return 0;
@@ -188,7 +197,7 @@ static int run_push(zs_evq *q, const zs_ev *v)
 }
 
 /* Any event behind the window: the run, else the heap or the far events. */
-static int back_add(zs_evq *q, const zs_ev *v)
+PUSH_PATH int back_add(zs_evq *q, const zs_ev *v)
 {
     int r = run_push(q, v);
     if (r != 0)
@@ -222,8 +231,10 @@ static zs_ev *win_at(zs_evq *q, int32_t i)
     return &q->win[(q->wh + i) & (ZS_EVQ_WCAP - 1)];
 }
 
-int zs_evq_push(zs_evq *q, const zs_ev *v)
+int zs_evq_add(zs_evq *q, double t, int64_t seq, int64_t op, int32_t rank, int8_t stream,
+               int8_t comm)
 {
+    const zs_ev ev = {t, seq, op, rank, stream, comm}, *v = &ev;
     if (q->wn > 0 && ev_less(v, win_at(q, q->wn - 1))) {
         /* Before the window's last: in the window, in its place. */
         if (q->wn == ZS_EVQ_WCAP) {
