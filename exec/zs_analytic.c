@@ -28,6 +28,7 @@
 #include "zs_analytic.h"
 #include "zs_bigmem.h"
 #include "zs_evq_internal.h"
+#include "zs_grow.h"
 #include "zs_hash.h"
 
 #include "zs_foldacct.h"
@@ -266,7 +267,8 @@ typedef struct ex {
     zs_pool *pool;      /* the ranks' accounting logs */
     size_t narena, nr;
     pair_slot *pairs; /* EV_PAIR events' second ops; free slots chained by op */
-    int32_t npairs, cappairs, pfree;
+    int32_t npairs, pfree;
+    int64_t cappairs;
 } ex;
 
 /* ---- events ---------------------------------------------------------------- */
@@ -311,14 +313,8 @@ static int push_pair(ex *x, double t, const post *a, const post *b)
     if (id >= 0) {
         x->pfree = x->pairs[id].op;
     } else {
-        if (x->npairs == x->cappairs) {
-            int32_t nc = x->cappairs ? x->cappairs * 2 : 1024;
-            pair_slot *p = realloc(x->pairs, sizeof *p * (size_t)nc);
-            if (!p)
-                return ZS_ENOMEM;
-            x->pairs = p;
-            x->cappairs = nc;
-        }
+        if (zs_grow((void **)&x->pairs, &x->cappairs, (int64_t)x->npairs + 1, sizeof *x->pairs))
+            return ZS_ENOMEM;
         id = x->npairs++;
     }
     x->pairs[id] = (pair_slot){b->rank, (int32_t)b->op, b->stream};
