@@ -296,7 +296,7 @@ static int next_seq(ex *x, const post *p, int64_t *seq)
 
 static int push_ev(ex *x, const ev *v)
 {
-    return zs_evq_add(&x->q, v->t, v->seq, v->op, v->rank, v->stream, v->comm);
+    return zs_evq_push(&x->q, v);
 }
 
 /* Schedules the completion at t of an op p that started at p->t0. */
@@ -1520,8 +1520,8 @@ static size_t xd_count(const zs_schedule *s, int rk, const int32_t *seg_of)
     return nd;
 }
 
-/* Rank rk's part of the arena: its xo, xd and first tables; seg_of is
- * scratch for its ops. */
+/* Rank rk's part of the arena: its xo, first, sg, perm and xd tables, in
+ * that order; seg_of is scratch for its ops. */
 static size_t rank_bytes(const zs_schedule *s, int rk, int32_t *seg_of)
 {
     const zs_rank_prog *p = &s->ranks[rk];
@@ -1574,14 +1574,14 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
     int ns = s->nstreams;
     r->xo = (xop *)(void *)mem;
     mem += sizeof(xop) * (size_t)p->nops;
-    fill_seg_of(p, seg_of);
-    r->xd = (xdep *)(void *)mem;
-    mem += up8(sizeof(xdep) * xd_count(s, rk, seg_of));
     r->first = (int32_t *)(void *)mem;
     mem += up8(sizeof(int32_t) * (size_t)p->nsegs * (size_t)ns);
     r->sg = (xseg *)(void *)mem;
     mem += sizeof(xseg) * (size_t)p->nsegs;
     r->perm = (int32_t *)(void *)mem;
+    mem += up8(sizeof(int32_t) * (size_t)p->nops);
+    r->xd = (xdep *)(void *)mem; /* last: its size (rank_bytes's xd_count) is not needed here */
+    fill_seg_of(p, seg_of);
     r->nsegs = p->nsegs;
     for (int32_t g = 0; g < p->nsegs; g++)
         r->sg[g] = (xseg){(int32_t)(p->segs[g].op0 + p->segs[g].nops), p->segs[g].repeat};
