@@ -105,6 +105,9 @@ after=$(cd "$ROOT/experiments/results" && ls -l --time-style=+%s.%N | md5sum)
 if [ "$before" = "$after" ]; then PASSES=$((PASSES + 1)); else
   echo "FAIL reproduce: experiments/results changed without --update"; FAILS=$((FAILS + 1)); fi
 expect_rc reproduce-bad 2 "$ROOT/scripts/reproduce-figures" --updat
+expect_rc reproduce-bad-jobs 2 env ZEPSIM="$ZABS" BUILD_DIR="$TMP/bf3" JOBS=two \
+  "$ROOT/scripts/reproduce-figures" "$TMP/tiny.json"
+expect_out reproduce-bad-jobs "JOBS must be a positive whole number of lanes, not 'two'"
 # two lanes share the spec's points through the database's claims: every
 # point stored once, the second lane's log beside the database
 expect_rc reproduce-lanes 0 env ZEPSIM="$ZABS" BUILD_DIR="$TMP/bf2" JOBS=2 \
