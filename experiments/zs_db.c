@@ -366,6 +366,25 @@ static int wal_unreadable(zs_db *db, int rc, zs_err *e)
                       "it to read them");
 }
 
+/* Puts the file in WAL mode (once per file: the mode is kept in it). The
+ * switch needs the file to itself, and SQLite answers SQLITE_BUSY at once,
+ * without the busy handler, while another connection holds a write lock
+ * (waiting could deadlock): two runners started together on a new file
+ * (reproduce-figures' lanes) met it, and the second gave up on its first
+ * spec. So it is retried here, every 20 ms, for the busy timeout's 30 s. */
+static int set_wal(zs_db *db, zs_err *e)
+{
+    int src = SQLITE_BUSY;
+    for (int waited = 0; waited <= 30000; waited += 20) {
+        src = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                           NULL);
+        if ((src & 0xff) != SQLITE_BUSY && (src & 0xff) != SQLITE_LOCKED)
+            break;
+        sqlite3_sleep(20);
+    }
+    return src == SQLITE_OK ? ZS_OK : db_error(db->h, src, db->path, "setting the journal mode", e);
+}
+
 static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
 {
     zs_db *db = calloc(1, sizeof *db);
@@ -413,8 +432,7 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     }
     if (!rc && !readonly)
-        rc = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                  "setting the journal mode", e);
+        rc = set_wal(db, e);
     if (rc) {
         zs_db_close(db);
         return rc;
