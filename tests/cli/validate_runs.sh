@@ -30,11 +30,12 @@ printf '%s\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,full,3,2904,\n' "$HDR" 
 expect_rc runs-fsdp 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv
 expect_out runs-fsdp "^2,llama3-8b,pretrain,64,.*,predicted,"
 expect_out runs-fsdp "gradients: fp32 \(--grad-dtype\)"
-# torchtitan's rows: the kernels column and its recomputation modes are
-# predicted, and say so; eager kernels on a LayerNorm model are a reason;
-# a bad kernels cell exits 2 naming column 16; the schedules decline them.
+# torchtitan's rows, on the cluster that ran them (aws-p4de): the kernels
+# column and its recomputation modes are predicted, and say so; eager
+# kernels on a LayerNorm model are a reason; a bad kernels cell exits 2
+# naming column 16; the schedules decline them.
 printf '%s,kernels\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,selective-op,3,2973,,eager-fused-norm\ngpt3-5b,pretrain,64,64,1,2048,1,1,1,1,bf16,,3,2973,,eager\n' "$HDR" >"$TMP/tt.csv"
-expect_rc runs-eager 0 "$ZEPSIM" validate --runs "$TMP/tt.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv --simulate
+expect_rc runs-eager 0 "$ZEPSIM" validate --runs "$TMP/tt.csv" --cluster aws-p4de --grad-dtype fp32 --format csv --simulate
 expect_out runs-eager "^runs,2,llama3-8b,pretrain,64,.*,predicted,"
 expect_out runs-eager "recompute: selective-op; .*kernels: eager-fused-norm"
 expect_out runs-eager "^runs,3,gpt3-5b,.*not expressed.*LayerNorm"
