@@ -259,6 +259,36 @@ static double predict_fig(const zs_gpu *g, int bwd, int causal, int len, int hea
     return flops / t / 1e12;
 }
 
+/* The A100 presets' fa-triton kernel against the "FlashAttention Triton"
+ * bars of the FA2 README's A100 80GB forward + backward benchmark (causal;
+ * 16K tokens per launch, 2048 wide; read off the figure). Fitted to the
+ * head dimension 128 bars (two factors on fa2's structure): within 5%
+ * there. dfix came from the two 16K bars alone, so the head dimension 64
+ * bars below 16K are held out: within 5% from 4K, 18% short of them
+ * below (the kernel is faster on short sequences at d = 64 than the
+ * structure says). */
+static void a100_triton_reproduces_readme(void)
+{
+    static const double hd128[6] = {50, 61, 68, 74, 78, 80}, hd64[6] = {59, 75, 79, 76, 79, 80};
+    zs_err e;
+    zs_gpu a;
+    ZS_ASSERT_OK(zs_gpu_load("a100-80g", &a, &e), &e);
+    ZS_ASSERT_OK(zs_gpu_select_kernel(&a, "fa-triton", &e), &e);
+    for (int d = 0; d < 2; d++) {
+        const double *want = d ? hd64 : hd128;
+        int heads = d ? 32 : 16, dim = d ? 64 : 128;
+        for (int j = 0; j < 6; j++) {
+            double f = predict_fig(&a, 0, 1, fig_len[j], heads, dim);
+            double b = predict_fig(&a, 1, 1, fig_len[j], heads, dim);
+            double fb = 3.5 / (1 / f + 2.5 / b);
+            double err = (fb - want[j]) / want[j];
+            printf("    a100 fa-triton fwd+bwd causal d=%d %5d: %.0f vs %.0f TFLOP/s (%+.1f%%)\n",
+                   dim, fig_len[j], fb, want[j], 100 * err);
+            CU_ASSERT(fabs(err) < (d && fig_len[j] < 4096 ? 0.20 : 0.05));
+        }
+    }
+}
+
 static void test_presets_reproduce_published(void)
 {
     zs_err e;
@@ -294,6 +324,7 @@ static void test_presets_reproduce_published(void)
         worst = fabs(err) > worst ? fabs(err) : worst;
     }
     CU_ASSERT(worst < 0.10);
+    a100_triton_reproduces_readme();
 }
 
 /* The h100-sxm preset's "te" kernel against the shared CSV: >= 1K tokens

@@ -40,7 +40,7 @@ static const char runs_help[] =
     "options:\n";
 
 typedef struct runs_args {
-    const char *runs, *cluster, *plot;
+    const char *runs, *cluster, *plot, *kernel;
     zs_format fmt;
     int interference, simulate;
     zs_grad_dtype grad;
@@ -74,6 +74,8 @@ static const zs_opt_spec runs_own[] = {
                "every comparison runs), beside the step model")};
 static const zs_cli_use runs_uses[] = {
     {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
+    {ZS_FP(ATTN_KERNEL), "the attention kernel the runs used (e.g. fa-triton for MPT's Triton "
+                         "FlashAttention on A100s)"},
     {ZS_F_PLOT, "error_pct per run against the +-8% / +-20% goals (default none; needs gnuplot)"},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
@@ -91,6 +93,7 @@ static int parse_args(int argc, char **argv, runs_args *a)
     if (st >= 0)
         return st;
     a->cluster = zs_cli_given(&a->fl, ZS_P_CLUSTER);
+    a->kernel = zs_cli_given(&a->fl, ZS_P_ATTN_KERNEL);
     a->plot = a->fl.plot && strcmp(a->fl.plot, "none") ? a->fl.plot : NULL;
     a->fmt = a->fl.fmt;
     if (optind < argc)
@@ -143,6 +146,7 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     mc.model = r->model;
     mc.cluster = cluster;
     mc.ranks = r->gpus;
+    mc.kernel = a->kernel;
     zs_machine mach;
     int rc = zs_machine_load(&mc, &mach, e);
     if (rc)
@@ -207,6 +211,7 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = r->precision == ZS_PREC_FP8;
     c->grad = a->grad;
+    snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
         return "the schedules recompute none or full, not this row's mode";
     if (r->kernels != ZS_KERN_FUSED)
@@ -530,12 +535,14 @@ int zs_cmd_validate_runs(int argc, char **argv)
         if (d) {
             zs_output_set_text(d, NULL, "model", "analytic Megatron step model");
             zs_output_set_text(d, NULL, "cluster", a.cluster);
+            zs_output_set_text(d, NULL, "attn_kernel", a.kernel ? a.kernel : "the GPU's own");
             zs_output_text(d,
                            "analytic step model (not a simulated schedule): Megatron 1F1B with "
                            "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "
-                           "step`, uncalibrated analytic cost model, NCCL model on cluster '%s'\n"
+                           "step`, uncalibrated analytic cost model, NCCL model on cluster '%s', "
+                           "attention kernel %s\n"
                            "runs: %s (held-out: nothing is fitted to them)\n\n",
-                           a.cluster, a.runs);
+                           a.cluster, a.kernel ? a.kernel : "the GPU's own", a.runs);
             zs_output_table(d, "runs", runs_table(&rs, o));
             summary(d, &rs, o);
             if (a.simulate) {

@@ -49,6 +49,27 @@ printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,\n' "$HDR" >"$TM
 expect_rc runs-a100 0 "$ZEPSIM" validate --runs "$TMP/a100.csv" --cluster dgx-a100
 expect_out runs-a100 "not expressed"
 expect_out runs-a100 "no FP8 tensor cores"
+# MPT as llm-foundry ran it: --attn-kernel fa-triton (its Triton
+# FlashAttention on A100s) prices a 64K row's attention slower than the
+# GPU's own fa2, and the header names the kernel; a kernel the GPU lacks
+# exits 2 naming the ones it has.
+printf '%s\nmpt-7b,pretrain,8,16,1,65536,1,1,1,1,bf16,full,3,1013,\n' "$HDR" >"$TMP/mpt.csv"
+expect_rc runs-triton 0 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --attn-kernel fa-triton
+expect_out runs-triton "attention kernel fa-triton"
+expect_rc runs-triton-csv 0 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --attn-kernel fa-triton --format csv
+expect_out runs-triton-csv "^2,mpt-7b,pretrain,8,.*,predicted,"
+cp "$TMP/out" "$TMP/triton.csv"
+expect_rc runs-fa2-csv 0 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --format csv
+cp "$TMP/out" "$TMP/fa2.csv"
+if command -v python3 >/dev/null; then
+  python3 - "$TMP/triton.csv" "$TMP/fa2.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL runs-triton-slower"; FAILS=$((FAILS + 1)); }
+import csv, sys
+step = [float(next(r for r in csv.DictReader(open(f)) if r["status"] == "predicted")["step_ms"]) for f in sys.argv[1:]]
+assert step[0] > 1.5 * step[1], step
+PY
+fi
+expect_rc runs-bad-kernel 2 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --attn-kernel fa9
+expect_out runs-bad-kernel "no attention kernel 'fa9' \(it has: fa2, fa-triton\)"
 
 CSV="$SHARED/reference/e2e/nemo-24.07-dgx-h100.csv"
 if [ ! -f "$CSV" ]; then
