@@ -411,8 +411,20 @@ static void pf_deps(const rank_st *r, const xop *h)
         PF(&r->xo[h->d[k]]);
 }
 
+/* Where seek moves stream c at the end of its segment's iteration (the
+ * next iteration's first op or the next segment's): its entry in
+ * r->first, NULL when c is not at such an end. */
+static const int32_t *next_first(const ex *x, const rank_st *r, const stream_st *c, int stream)
+{
+    if (c->finished || c->seg >= r->nsegs || c->pos < c->end)
+        return NULL;
+    int32_t g = c->iter + 1 < c->repeat ? c->seg : c->seg + 1;
+    return g < r->nsegs ? &r->first[(int64_t)g * x->s->nstreams + stream] : NULL;
+}
+
 /* Stage 3: the next ops of the streams the completion may let issue, and
- * the dependencies and channel of the stream's own next op. */
+ * the dependencies and channel of the stream's own next op (at the end of
+ * an iteration: where its next one starts). */
 static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
 {
     const rank_st *r = &x->r[rank];
@@ -421,8 +433,12 @@ static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
         if (m >> s & 1u && s != stream)
             PF(&r->xo[r->st[s].pos]);
     const xop *h = head_of(r, &r->st[stream]);
-    if (!h)
+    if (!h) {
+        const int32_t *f = next_first(x, r, &r->st[stream], stream);
+        if (f)
+            PF(f);
         return;
+    }
     pf_deps(r, h);
     if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
         PF(&x->ch[h->b]);
@@ -440,10 +456,16 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
         if (!(m >> s & 1u))
             continue;
         const xop *h = head_of(r, &r->st[s]);
-        if (!h)
+        if (!h) {
+            const int32_t *f = s == stream ? next_first(x, r, &r->st[s], s) : NULL;
+            if (f && *f < r->sg[r->st[s].seg + (r->st[s].iter + 1 >= r->st[s].repeat)].end)
+                PF(&r->xo[*f]); /* the op the next iteration starts with */
             continue;
+        }
         if (s != stream)
             pf_deps(r, h);
+        if (p2p_kind(h->kind) && !(h->bits & XOP_LAST))
+            pf_deps(r, h + 1);   /* issued right after it: its dependencies too */
         if (p2p_kind(h->kind)) { /* the post it meets, or where it waits */
             const chan *k = &x->ch[h->b];
             if (k->np > 0 && k->side != h->kind) {

@@ -1,6 +1,7 @@
 /* A rank's accounting when streams sleep: see zs_foldacct.h. */
 #include "zs_foldacct.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,22 +90,27 @@ static uint8_t counted(const zs_foldacct_stream *q)
 /* Integrates up to now through the replayed changes, earliest first. */
 static void bring_to(zs_foldacct *a, zs_rank_result *r, double now)
 {
-    while (a->nasleep > 0 || a->ntail > 0) {
+    /* tnext > now: every replayed change comes after now (no replay moved
+     * since the scan that found tnext), so the scan would find none. */
+    while ((a->nasleep > 0 || a->ntail > 0) && !(a->tnext > now)) {
         zs_foldacct_stream *best = NULL;
-        double tb = now;
+        double tb = now, tmin = INFINITY;
         int nst = a->nst > 0 && a->nst < ZS_MAX_STREAMS ? a->nst : ZS_MAX_STREAMS;
         for (int s = 0; s < nst; s++) {
             zs_foldacct_stream *q = &a->st[s];
             if (!stepping(q))
                 continue;
             double t = next_change(q);
+            tmin = t < tmin ? t : tmin;
             if (t <= tb && (!best || t < tb)) {
                 best = q;
                 tb = t;
             }
         }
-        if (!best)
+        if (!best) {
+            a->tnext = tmin; /* all after now */
             break;
+        }
         integrate(a, r, tb);
         if (best->tail) {
             best->tstate = best->tl[best->tidx++].state;
@@ -330,6 +336,7 @@ void zs_foldacct_sleep(zs_foldacct *a, zs_rank_result *r, int stream, double now
     while (len >= MIN_PERIOD && q->pidx < q->npat && q->cyc + q->pat[q->pidx].t * q->scale <= now)
         q->vstate = q->pat[q->pidx++].state;
     set_eff(a, q, q->vstate);
+    a->tnext = -INFINITY; /* a new replay: scan again */
 }
 
 void zs_foldacct_wake(zs_foldacct *a, zs_rank_result *r, int stream, double now)
@@ -345,6 +352,7 @@ void zs_foldacct_wake(zs_foldacct *a, zs_rank_result *r, int stream, double now)
         q->tail0 = now;
         q->tidx = 0;
         a->ntail += q->tail;
+        a->tnext = -INFINITY; /* a new tail: scan again */
     }
     set_eff(a, q, counted(q));
 }

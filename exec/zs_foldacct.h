@@ -114,7 +114,12 @@ typedef struct zs_foldacct {
     int failed;    /* out of memory: the replay degrades to idle, see zs_foldacct_failed */
     int nst;       /* streams in use, 0: ZS_MAX_STREAMS (the replay visits only these) */
     zs_pool *pool; /* where its buffers live (NULL: malloc); set before the first change */
-    char pad_[24]; /* the streams start a cache line after the start */
+    /* No replayed change comes before this (the least next change the
+     * last scan of the replaying streams found): until then a change
+     * integrates without reading every stream's replay, each on cache
+     * lines of its own. -INFINITY (or 0 at init): scan again. */
+    double tnext;
+    char pad_[16]; /* the streams start a cache line after the start */
     zs_foldacct_stream st[ZS_MAX_STREAMS];
 } zs_foldacct;
 
