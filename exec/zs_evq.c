@@ -49,6 +49,9 @@ void zs_evq_free(zs_evq *q)
     free(q->heap);
     free(q->far);
     free(q->run);
+    free(q->srt);
+    free(q->tmp);
+    free(q->cnt);
     zs_evq_init(q);
 }
 
@@ -107,17 +110,41 @@ static void heap_down(zs_ev *h, int64_t n, int64_t i, zs_ev v)
     h[i] = v;
 }
 
+/* Room for `need` events in the batch, its scratch and the heap (refill
+ * moves every far event into one of them, and must not fail). */
+static int grow_batch(zs_evq *q, int64_t need)
+{
+    int64_t nc = q->capb ? q->capb * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    if (grow(&q->heap, &q->cap, nc))
+        return ZS_ENOMEM;
+    zs_ev *s = realloc(q->srt, sizeof(zs_ev) * (size_t)nc);
+    if (!s)
+        return ZS_ENOMEM;
+    q->srt = s;
+    zs_ev *t = realloc(q->tmp, sizeof(zs_ev) * (size_t)nc);
+    if (!t)
+        return ZS_ENOMEM;
+    q->tmp = t;
+    int64_t *c = realloc(q->cnt, sizeof(int64_t) * (size_t)(nc + 1));
+    if (!c)
+        return ZS_ENOMEM;
+    q->cnt = c;
+    q->capb = nc;
+    return ZS_OK;
+}
+
 PUSH_PATH int back_push(zs_evq *q, const zs_ev *v)
 {
-    /* The heap has room for every event behind the window, so that moving
-     * the far ones in (refill) cannot fail. */
-    if (grow(&q->heap, &q->cap, q->n + q->nfar + 1))
-        return ZS_ENOMEM;
     if (v->t < q->split) {
+        if (grow(&q->heap, &q->cap, q->n + 1))
+            return ZS_ENOMEM;
         heap_up(q->heap, q->n++, *v);
         return ZS_OK;
     }
-    if (grow(&q->far, &q->capfar, q->nfar + 1))
+    if ((q->nfar + 1 > q->capb && grow_batch(q, q->nfar + 1)) ||
+        grow(&q->far, &q->capfar, q->nfar + 1))
         return ZS_ENOMEM;
     q->far[q->nfar++] = *v; /* far: unordered */
     return ZS_OK;
@@ -139,9 +166,9 @@ static double pick_split(const zs_evq *q)
     return s[ns / 8];
 }
 
-/* Moves the far events below `split` (all of them with `all`) into the
- * heap's array; returns the least far time seen (NaN aside). */
-static double take_below(zs_evq *q, double split, int all)
+/* Moves the far events below `split` (all of them with `all`) to
+ * to[*n ..); returns the least far time seen (NaN aside). */
+static double take_below(zs_evq *q, double split, int all, zs_ev *to, int64_t *n)
 {
     double tmin = INFINITY;
     int64_t keep = 0;
@@ -149,7 +176,7 @@ static double take_below(zs_evq *q, double split, int all)
         const zs_ev *e = &q->far[k];
         tmin = e->t < tmin ? e->t : tmin;
         if (all || e->t < split)
-            q->heap[q->n++] = *e;
+            to[(*n)++] = *e;
         else
             q->far[keep++] = *e;
     }
@@ -157,20 +184,121 @@ static double take_below(zs_evq *q, double split, int all)
     return tmin;
 }
 
-/* The heap is empty and far events wait: those below a new split become
- * near. When none is below the sampled time (it was the least), the ones
- * at the least time; when no time is finite, all of them. */
+/* Insertion sort of a[0 .. n); 0 when it gave up after `budget` moves
+ * (a is then some order of the same events). */
+static int insertion_sort(zs_ev *a, int64_t n, int64_t budget)
+{
+    for (int64_t i = 1; i < n; i++) {
+        if (!ev_less(&a[i], &a[i - 1]))
+            continue;
+        zs_ev v = a[i];
+        int64_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && ev_less(&v, &a[j - 1]) && --budget > 0);
+        a[j] = v;
+        if (budget <= 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Merge sort of a[0 .. n) with scratch b; returns the array that holds
+ * the result (a or b). */
+static zs_ev *merge_sort(zs_ev *a, zs_ev *b, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = ev_less(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        zs_ev *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Spreads the batch (finite times) over as many buckets as it has events,
+ * by time: a bucket's events all come before the next bucket's (the
+ * bucket of a time never decreases as the time grows), so what is left
+ * out of order is inside buckets, a few events each unless times bunch. */
+static void bucket_pass(zs_evq *q)
+{
+    int64_t n = q->sn;
+    const zs_ev *a = q->srt;
+    double lo = a[0].t, hi = a[0].t;
+    for (int64_t i = 1; i < n; i++) {
+        lo = a[i].t < lo ? a[i].t : lo;
+        hi = a[i].t > hi ? a[i].t : hi;
+    }
+    double scale = (double)(n - 1) / (hi - lo);
+    if (!(hi > lo) || !(scale > 0) || !(scale < INFINITY))
+        return; /* one time, or a range past doubles: the sorts below */
+    int64_t *cnt = q->cnt;
+    memset(cnt, 0, sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = (int64_t)((a[i].t - lo) * scale);
+        cnt[(k < n - 1 ? k : n - 1) + 1]++;
+    }
+    for (int64_t k = 1; k < n; k++)
+        cnt[k] += cnt[k - 1];
+    zs_ev *b = q->tmp;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = (int64_t)((a[i].t - lo) * scale);
+        b[cnt[k < n - 1 ? k : n - 1]++] = a[i];
+    }
+    q->tmp = q->srt;
+    q->srt = b;
+}
+
+/* Sorts the batch srt[0 .. sn): buckets, then an insertion sort that only
+ * moves events inside them (a merge sort when that takes too long). */
+static void sort_batch(zs_evq *q)
+{
+    int64_t n = q->sn;
+    if (n < 2)
+        return;
+    if (n > 16)
+        bucket_pass(q);
+    if (insertion_sort(q->srt, n, 4 * n + 64))
+        return;
+    zs_ev *s = merge_sort(q->srt, q->tmp, n);
+    if (s != q->srt) {
+        q->tmp = q->srt;
+        q->srt = s;
+    }
+}
+
+/* Nothing near waits and far events do: those below a new split become
+ * the batch. When none is below the sampled time (it was the least), the
+ * ones at the least time; when no time is finite, all of them, into the
+ * heap (NaN has no place in a sort by time). */
 static void refill(zs_evq *q)
 {
     double split = pick_split(q);
-    double tmin = take_below(q, split, 0);
-    if (q->n == 0) {
-        split = tmin < INFINITY ? nextafter(tmin, INFINITY) : INFINITY;
-        take_below(q, split, !(tmin < INFINITY));
+    q->sh = q->sn = 0;
+    double tmin = take_below(q, split, 0, q->srt, &q->sn);
+    if (q->sn == 0 && !(tmin < INFINITY)) {
+        take_below(q, INFINITY, 1, q->heap, &q->n);
+        q->split = INFINITY;
+        for (int64_t i = (q->n - 2) / 4; q->n > 1 && i >= 0; i--)
+            heap_down(q->heap, q->n, i, q->heap[i]);
+        return;
+    }
+    if (q->sn == 0) {
+        split = nextafter(tmin, INFINITY);
+        take_below(q, split, 0, q->srt, &q->sn);
     }
     q->split = split;
-    for (int64_t i = (q->n - 2) / 4; q->n > 1 && i >= 0; i--)
-        heap_down(q->heap, q->n, i, q->heap[i]);
+    sort_batch(q);
 }
 
 /* ---- the run in order ---------------------------------------------------------- */
@@ -205,19 +333,20 @@ PUSH_PATH int back_add(zs_evq *q, const zs_ev *v)
     return back_push(q, v);
 }
 
-/* The earliest event behind the window (one waits there). */
+/* The earliest event behind the window (one waits there): the earliest of
+ * the batch's first, the heap's top and the run's first. */
 static zs_ev back_pop(zs_evq *q)
 {
-    if (q->rn > q->rh) { /* the run's first, or the heap's if earlier */
-        if (q->n + q->nfar == 0)
-            return q->run[q->rh++];
-        if (q->n == 0)
-            refill(q);
-        if (ev_less(&q->run[q->rh], &q->heap[0]))
-            return q->run[q->rh++];
-    } else if (q->n == 0) {
+    if (q->n == 0 && q->sh == q->sn && q->nfar > 0)
         refill(q);
-    }
+    const zs_ev *m = q->sh < q->sn ? &q->srt[q->sh] : NULL;
+    int heap = q->n > 0 && (!m || ev_less(&q->heap[0], m));
+    if (heap)
+        m = &q->heap[0];
+    if (q->rn > q->rh && (!m || ev_less(&q->run[q->rh], m)))
+        return q->run[q->rh++];
+    if (!heap)
+        return q->srt[q->sh++];
     zs_ev top = q->heap[0];
     if (--q->n > 0)
         heap_down(q->heap, q->n, 0, q->heap[q->n]);

@@ -8,14 +8,17 @@
  * every event lands on a rank whose state is in no cache). An event pushed
  * before the window's last one is inserted into the window in its place.
  * Behind the window, the events before a split time wait in a 4-ary heap,
- * the later ones unordered in an array; when the heap runs dry, the far
- * events before a new split (about an eighth of them, from a sample) are
- * moved in and heapified. So the heap holds a few thousand events, not
- * tens of thousands (a binary heap of all of them cost an unpredictable
- * branch and, past the caches, a miss per level on each pop: a tenth of
- * the backend's time at 4096 GPUs), and a push of a far event appends.
- * Every event in the window comes before every event behind it, and every
- * event in the heap before every far one. Beside them, an event that
+ * the later ones unordered in an array; when the near events run out, the
+ * far events before a new split (about an eighth of them, from a sample)
+ * are moved into a batch and sorted (a bucket pass by time, then an
+ * insertion sort that only fixes order inside buckets), and leave it from
+ * its front; the events pushed below the split meanwhile (one push in
+ * twenty at 4096 GPUs) wait in the heap, and the earlier of the batch's
+ * first and the heap's top leaves. A heap of the whole batch cost a chain
+ * of dependent compares per level on each pop (an eighth of the backend's
+ * time at 4096 GPUs); a push of a far event appends. Every event in the
+ * window comes before every event behind it, and every event in the
+ * batch or the heap before every far one. Beside them, an event that
  * comes after the last one put there waits in a run, in order (a FIFO: no
  * heap, no far scans), and the back pops the earlier of the run's first
  * and the heap's: a dry run, whose events all come at time 0, pushes
@@ -51,6 +54,12 @@ typedef struct zs_evq {
     zs_ev *far;
     int64_t nfar, capfar;
     double split;
+    /* the near events refill took, sorted: srt[sh .. sn); tmp and cnt
+     * scratch for the sort; srt, tmp and cnt hold capb each (as many as
+     * there are far events, so that refill cannot fail) */
+    zs_ev *srt, *tmp;
+    int64_t *cnt;
+    int64_t sh, sn, capb;
     /* events in order, each after all those before it: run[rh .. rn) */
     zs_ev *run;
     int64_t rh, rn, caprun;
@@ -76,7 +85,7 @@ zs_ev zs_evq_pop(zs_evq *q);
 
 static inline int64_t zs_evq_size(const zs_evq *q)
 {
-    return q->wn + q->n + q->nfar + (q->rn - q->rh);
+    return q->wn + q->n + (q->sn - q->sh) + q->nfar + (q->rn - q->rh);
 }
 
 /* The i-th next event (0: the one zs_evq_pop returns next), for i below

@@ -1,8 +1,8 @@
 /* The analytic backend's event queue (zs_evq): events come out in the order
  * (time, sequence) whatever the mix of pushes and pops: equal times, times
  * far apart, pushes before the window's last event (also back in time),
- * zero and negative times, pushes in order with some out of it; peek shows
- * the events pop returns next. */
+ * zero and negative times, pushes in order with some out of it, times that
+ * bunch in a sorted batch; peek shows the events pop returns next. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +71,8 @@ static void run_mix(int back, int npush)
         ZS_ASSERT_INT_EQ((int)zs_evq_size(&q), r.n);
         if (r.n == 0)
             continue;
-        maxheap = q.n > maxheap ? q.n : maxheap;
+        int64_t near = q.n + (q.sn - q.sh); /* the heap and the sorted batch */
+        maxheap = near > maxheap ? near : maxheap;
         maxfar = q.nfar > maxfar ? q.nfar : maxfar;
         const zs_ev *pk = zs_evq_peek(&q, 0);
         zs_ev got = zs_evq_pop(&q);
@@ -83,7 +84,7 @@ static void run_mix(int back, int npush)
     }
     ZS_ASSERT_INT_EQ(bad, 0);
     ZS_ASSERT_INT_EQ(badpeek, 0);
-    CU_ASSERT(maxheap > 10); /* the mix reached the heap behind the window */
+    CU_ASSERT(maxheap > 10); /* the mix reached the near events behind the window */
     CU_ASSERT(maxfar > 100); /* and the far events */
     ZS_ASSERT_INT_EQ((int)zs_evq_size(&q), 0);
     zs_evq_free(&q);
@@ -165,11 +166,37 @@ static void test_in_order_run(void)
     zs_evq_free(&q);
 }
 
-static const zs_test_case cases[] = {{"forward", test_forward},
-                                     {"back_in_time", test_back_in_time},
-                                     {"ties_and_peek", test_ties_and_peek},
-                                     {"in_order_run", test_in_order_run},
-                                     {NULL, NULL}};
+/* A batch whose times bunch: a few hundred far before the rest, in
+ * decreasing order (one bucket, each out of order: the insertion sort
+ * gives up and a merge sort orders them), equal times among the rest. */
+static void test_bunched_batch(void)
+{
+    zs_evq q;
+    zs_evq_init(&q);
+    static ref r;
+    r.n = 0;
+    for (int i = 0; i < 2000; i++) {
+        double t = i < 300 ? -1e12 - (double)i : (double)(next_rand() % 1000);
+        zs_ev v = {t, i, i, 0, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(zs_evq_push(&q, &v), ZS_OK);
+        r.v[r.n++] = v;
+    }
+    int bad = 0;
+    while (r.n > 0) {
+        zs_ev got = zs_evq_pop(&q);
+        int m = ref_min(&r);
+        bad += got.seq != r.v[m].seq || got.t != r.v[m].t;
+        r.v[m] = r.v[--r.n];
+    }
+    ZS_ASSERT_INT_EQ(bad, 0);
+    ZS_ASSERT_INT_EQ((int)zs_evq_size(&q), 0);
+    zs_evq_free(&q);
+}
+
+static const zs_test_case cases[] = {
+    {"forward", test_forward},           {"bunched_batch", test_bunched_batch},
+    {"back_in_time", test_back_in_time}, {"ties_and_peek", test_ties_and_peek},
+    {"in_order_run", test_in_order_run}, {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
