@@ -485,6 +485,7 @@ static void pf_item(const ex *x, const ev *n, int stage)
     int32_t id = (int32_t)(uint32_t)((uint64_t)n->op & 0xffffffffu);
     if (id >= x->capimem)
         return;
+    zs_linkshare_prefetch(x->sh, id, stage); /* what its removal reads */
     if (stage == 1) {
         PF(&x->imem[id]);
         PF(&x->inmem[id]);

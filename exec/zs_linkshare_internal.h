@@ -41,5 +41,10 @@ double zs_linkshare_finish(const zs_linkshare *s, int32_t id);
 uint32_t zs_linkshare_gen(const zs_linkshare *s, int32_t id);
 /* Current speed (1: as fast as alone). */
 double zs_linkshare_speed(const zs_linkshare *s, int32_t id);
+/* A hint that item id ends soon: fetches into the cache what its end
+ * reads, a link of the chain a stage (1 to 4, in order, events apart):
+ * its record, its loads, their resources, their lists of items. Any id
+ * (a stale one fetches in vain); changes nothing. */
+void zs_linkshare_prefetch(const zs_linkshare *s, int32_t id, int stage);
 
 #endif
