@@ -41,6 +41,7 @@
 #include "zs_calib.h"
 #include "zs_linkshare_internal.h"
 #include "zs_nccl.h"
+#include "zs_prefetch.h"
 
 /* An event (zs_evq_internal.h): the op that completes at t; rank < 0: a transfer
  * sharing NICs (item id in the low 32 bits of op, its generation when this
@@ -351,16 +352,6 @@ static int64_t ev_op(const ev *v)
  * ahead. Hints only: nothing is decided on what is fetched, and the state
  * may change before the event is handled (a stale hint costs a wasted
  * fetch, never a different result). */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-/* An asm statement, not __builtin_prefetch: GCC 12 at -O2 drops a
- * __builtin_prefetch under a condition (its control-dependent dead code
- * elimination sees no effect), which removed every one of them here. */
-#define PF(p) __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p)))
-#elif defined(__GNUC__)
-#define PF(p) __builtin_prefetch((p), 1)
-#else
-#define PF(p) ((void)(p))
-#endif
 
 /* Sends and receives (of a zs_op or an xop). */
 static int p2p_kind(int kind)
@@ -382,10 +373,10 @@ static void pf_rank(const ex *x, int32_t rank, int stream)
 {
     const rank_st *r = &x->r[rank];
     const zs_foldacct_stream *q = &r->acct.st[stream];
-    PF(&r->st[stream]);
-    PF(&r->xo);
-    PF(&r->acct);
-    PF(q);
+    ZS_PF(&r->st[stream]);
+    ZS_PF(&r->xo);
+    ZS_PF(&r->acct);
+    ZS_PF(q);
 }
 
 /* Stage 2: the op that completes, the stream's next op and segment, the
@@ -396,11 +387,11 @@ static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
     const stream_st *c = &r->st[stream];
     const zs_foldacct_stream *q = &r->acct.st[stream];
     if (op >= 0)
-        PF(&r->xo[op]);
-    PF(&r->xo[c->pos]);
+        ZS_PF(&r->xo[op]);
+    ZS_PF(&r->xo[c->pos]);
     int k;
     if (q->log && q->nlog > 0)
-        PF(zs_foldacct_log_at(q, q->nlog - 1, &k));
+        ZS_PF(zs_foldacct_log_at(q, q->nlog - 1, &k));
 }
 
 /* The records of op h's dependencies kept in it. */
@@ -408,7 +399,7 @@ static void pf_deps(const rank_st *r, const xop *h)
 {
     unsigned nd = h->bits & XOP_ND;
     for (unsigned k = 0; nd != XOP_MORE && k < nd; k++)
-        PF(&r->xo[h->d[k]]);
+        ZS_PF(&r->xo[h->d[k]]);
 }
 
 /* Where seek moves stream c at the end of its segment's iteration (the
@@ -431,18 +422,18 @@ static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
     unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
     for (int s = 0; m >> s; s++)
         if (m >> s & 1u && s != stream)
-            PF(&r->xo[r->st[s].pos]);
+            ZS_PF(&r->xo[r->st[s].pos]);
     const xop *h = head_of(r, &r->st[stream]);
     if (!h) {
         const int32_t *f = next_first(x, r, &r->st[stream], stream);
         if (f)
-            PF(f);
+            ZS_PF(f);
         return;
     }
     pf_deps(r, h);
     if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
-        PF(&x->ch[h->b]);
-        PF(h + 1);
+        ZS_PF(&x->ch[h->b]);
+        ZS_PF(h + 1);
     }
 }
 
@@ -459,7 +450,7 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
         if (!h) {
             const int32_t *f = s == stream ? next_first(x, r, &r->st[s], s) : NULL;
             if (f && *f < r->sg[r->st[s].seg + (r->st[s].iter + 1 >= r->st[s].repeat)].end)
-                PF(&r->xo[*f]); /* the op the next iteration starts with */
+                ZS_PF(&r->xo[*f]); /* the op the next iteration starts with */
             continue;
         }
         if (s != stream)
@@ -471,9 +462,9 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
             if (k->np > 0 && k->side != h->kind) {
                 pf_rank(x, k->in[k->qh].rank, k->in[k->qh].stream);
                 if (k->np > 2)
-                    PF(&k->v[k->vhead]);
+                    ZS_PF(&k->v[k->vhead]);
             } else if (k->np > 1 && k->v) {
-                PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
+                ZS_PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
             }
         }
     }
@@ -487,14 +478,14 @@ static void pf_item(const ex *x, const ev *n, int stage)
         return;
     zs_linkshare_prefetch(x->sh, id, stage); /* what its removal reads */
     if (stage == 1) {
-        PF(&x->imem[id]);
-        PF(&x->inmem[id]);
+        ZS_PF(&x->imem[id]);
+        ZS_PF(&x->inmem[id]);
         return;
     }
     const post *w = x->imem[id];
     int nw = x->inmem[id] < 4 ? x->inmem[id] : 4;
     if (stage == 2) {
-        PF(w);
+        ZS_PF(w);
         return;
     }
     for (int i = 0; w && i < nw; i++) {
@@ -510,7 +501,7 @@ static void pf_item(const ex *x, const ev *n, int stage)
 static void pf_pair(const ex *x, const pair_slot *b, int stage)
 {
     if (stage == 1)
-        PF(b);
+        ZS_PF(b);
     else if (stage == 2)
         pf_rank(x, b->rank, b->stream);
     else if (stage == 3)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "zs_grow.h"
+#include "zs_prefetch.h"
 
 typedef struct load {
     int32_t res;
@@ -282,37 +283,27 @@ double zs_linkshare_speed(const zs_linkshare *s, int32_t id)
     return s->it[id].u;
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-/* An asm statement: GCC may drop a __builtin_prefetch under a condition
- * (see PF in zs_analytic.c). */
-#define PF(p) __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p)))
-#elif defined(__GNUC__)
-#define PF(p) __builtin_prefetch((p), 1)
-#else
-#define PF(p) ((void)(p))
-#endif
-
 void zs_linkshare_prefetch(const zs_linkshare *s, int32_t id, int stage)
 {
     if (id < 0 || id >= s->nit)
         return;
     const item *x = &s->it[id];
     if (stage == 1) {
-        PF(x);
+        ZS_PF(x);
         return;
     }
     if (!x->active || !x->ld)
         return;
     if (stage == 2) {
-        PF(x->ld);
+        ZS_PF(x->ld);
         return;
     }
     int32_t n = x->n < 4 ? x->n : 4; /* a transfer's two; a collective's first few */
     for (int32_t i = 0; i < n; i++) {
         const res_st *r = &s->res[x->ld[i].res];
         if (stage == 3)
-            PF(r);
+            ZS_PF(r);
         else if (r->items)
-            PF(r->items);
+            ZS_PF(r->items);
     }
 }
