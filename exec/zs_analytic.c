@@ -402,15 +402,27 @@ static void pf_deps(const rank_st *r, const xop *h)
         ZS_PF(&r->xo[h->d[k]]);
 }
 
-/* Where seek moves stream c at the end of its segment's iteration (the
- * next iteration's first op or the next segment's): its entry in
- * r->first, NULL when c is not at such an end. */
-static const int32_t *next_first(const ex *x, const rank_st *r, const stream_st *c, int stream)
+/* Where `stream`'s first op in segment g of rank r is kept (r->first). */
+static const int32_t *first_at(const ex *x, const rank_st *r, int32_t g, int stream)
+{
+    return &r->first[(int64_t)g * x->s->nstreams + stream];
+}
+
+/* The first op of `stream` in segment g of rank r, or the segment's end. */
+static int32_t first_of(const ex *x, const rank_st *r, int32_t g, int stream)
+{
+    return *first_at(x, r, g, stream);
+}
+
+/* The segment seek moves stream c into at the end of its segment's
+ * iteration (the same one again, or the next); -1 when c is not at such an
+ * end or the program ends there. */
+static int32_t next_seg(const rank_st *r, const stream_st *c)
 {
     if (c->finished || c->seg >= r->nsegs || c->pos < c->end)
-        return NULL;
+        return -1;
     int32_t g = c->iter + 1 < c->repeat ? c->seg : c->seg + 1;
-    return g < r->nsegs ? &r->first[(int64_t)g * x->s->nstreams + stream] : NULL;
+    return g < r->nsegs ? g : -1;
 }
 
 /* Stage 3: the next ops of the streams the completion may let issue, and
@@ -425,9 +437,9 @@ static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
             ZS_PF(&r->xo[r->st[s].pos]);
     const xop *h = head_of(r, &r->st[stream]);
     if (!h) {
-        const int32_t *f = next_first(x, r, &r->st[stream], stream);
-        if (f)
-            ZS_PF(f);
+        int32_t g = next_seg(r, &r->st[stream]);
+        if (g >= 0)
+            ZS_PF(first_at(x, r, g, stream));
         return;
     }
     pf_deps(r, h);
@@ -448,9 +460,10 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
             continue;
         const xop *h = head_of(r, &r->st[s]);
         if (!h) {
-            const int32_t *f = s == stream ? next_first(x, r, &r->st[s], s) : NULL;
-            if (f && *f < r->sg[r->st[s].seg + (r->st[s].iter + 1 >= r->st[s].repeat)].end)
-                ZS_PF(&r->xo[*f]); /* the op the next iteration starts with */
+            int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
+            int32_t f = g >= 0 ? first_of(x, r, g, s) : 0;
+            if (g >= 0 && f < r->sg[g].end)
+                ZS_PF(&r->xo[f]); /* the op the next iteration starts with */
             continue;
         }
         if (s != stream)
@@ -993,12 +1006,6 @@ static void done_inc(rank_st *r, int64_t i)
         o->done += r->skip[2 * i + 1];
         o->bits &= (uint8_t)~XOP_SKIP;
     }
-}
-
-/* The first op of `stream` in segment g of rank r, or the segment's end. */
-static int32_t first_of(const ex *x, const rank_st *r, int32_t g, int stream)
-{
-    return r->first[(int64_t)g * x->s->nstreams + stream];
 }
 
 static int fold_cross(ex *x, int rank, int stream, stream_st *c);

@@ -55,13 +55,20 @@ void zs_evq_free(zs_evq *q)
     zs_evq_init(q);
 }
 
+/* A capacity for `need` events grown from cap: from 64, doubled. */
+static int64_t doubled(int64_t cap, int64_t need)
+{
+    int64_t nc = cap ? cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    return nc;
+}
+
 static int grow(zs_ev **v, int64_t *cap, int64_t need)
 {
     if (need <= *cap)
         return ZS_OK;
-    int64_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need)
-        nc *= 2;
+    int64_t nc = doubled(*cap, need);
     zs_ev *p = realloc(*v, sizeof(zs_ev) * (size_t)nc);
     if (!p)
         return ZS_ENOMEM;
@@ -114,9 +121,7 @@ static void heap_down(zs_ev *h, int64_t n, int64_t i, zs_ev v)
  * moves every far event into one of them, and must not fail). */
 static int grow_batch(zs_evq *q, int64_t need)
 {
-    int64_t nc = q->capb ? q->capb * 2 : 64;
-    while (nc < need)
-        nc *= 2;
+    int64_t nc = doubled(q->capb, need);
     if (grow(&q->heap, &q->cap, nc))
         return ZS_ENOMEM;
     zs_ev *s = realloc(q->srt, sizeof(zs_ev) * (size_t)nc);

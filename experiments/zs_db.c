@@ -366,16 +366,20 @@ static int wal_unreadable(zs_db *db, int rc, zs_err *e)
                       "it to read them");
 }
 
+/* How long a writer waits for another process's lock (SQLite's busy
+ * timeout, and the journal-mode switch's retries below), ms. */
+#define BUSY_MS 30000
+
 /* Puts the file in WAL mode (once per file: the mode is kept in it). The
  * switch needs the file to itself, and SQLite answers SQLITE_BUSY at once,
  * without the busy handler, while another connection holds a write lock
  * (waiting could deadlock): two runners started together on a new file
  * (reproduce-figures' lanes) met it, and the second gave up on its first
- * spec. So it is retried here, every 20 ms, for the busy timeout's 30 s. */
+ * spec. So it is retried here, every 20 ms, for as long as the busy timeout. */
 static int set_wal(zs_db *db, zs_err *e)
 {
     int src = SQLITE_BUSY;
-    for (int waited = 0; waited <= 30000; waited += 20) {
+    for (int waited = 0; waited <= BUSY_MS; waited += 20) {
         src = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                            NULL);
         if ((src & 0xff) != SQLITE_BUSY && (src & 0xff) != SQLITE_LOCKED)
@@ -400,7 +404,7 @@ static int db_open(const char *path, int readonly, zs_db **out, zs_err *e)
         rc = db_error(db->h, src, path, "opening the results database", e);
     /* several processes (runners, `db query`) may use the file at once */
     if (!rc)
-        sqlite3_busy_timeout(db->h, 30000);
+        sqlite3_busy_timeout(db->h, BUSY_MS);
     if (!rc && readonly) {
         rc = check_schema(db, &fresh, e);
         int ec = rc ? sqlite3_errcode(db->h) & 0xff : SQLITE_OK;
