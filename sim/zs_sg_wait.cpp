@@ -5,15 +5,33 @@
 #include <new>
 #include <vector>
 
+#include <simgrid/actor.h>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/simix.hpp>
+
+/* The one member of SimGrid's kernel actor that parking needs: answering
+ * an actor's blocking simcall is what every SimGrid activity does when it
+ * completes, but ActorImpl's header (src/kernel/actor/ActorImpl.hpp) is
+ * not installed. simcall_answer is exported by libsimgrid 3.32 (nm -D),
+ * non-virtual, and called through s4u::Actor::get_impl()'s pointer; the
+ * class is otherwise only forward-declared by the installed headers. */
+namespace simgrid::kernel::actor
+{
+class ActorImpl
+{
+  public:
+    void simcall_answer();
+};
+} // namespace simgrid::kernel::actor
 
 /* Activities, not comms: s4u::Comm::wait_any_for only copies its vector
  * into one of ActivityPtr (a dynamic_cast and an allocation per call, 2-3%
  * of a run) before calling Activity::wait_any_for. */
 struct zs_sgw {
-    std::vector<simgrid::s4u::ActivityPtr> v;   /* zs__sgw_wait_any_for's scratch */
-    std::vector<simgrid::s4u::ActivityPtr> set; /* zs__sgw_add's, borrowed references */
+    std::vector<simgrid::s4u::ActivityPtr> v; /* zs__sgw_wait_any_for's scratch */
 };
 
 zs_sgw *zs__sgw_new(void)
@@ -23,10 +41,6 @@ zs_sgw *zs__sgw_new(void)
 
 void zs__sgw_free(zs_sgw *w)
 {
-    if (!w)
-        return;
-    for (auto &a : w->set)
-        a.detach(); /* the caller's references */
     delete w;
 }
 
@@ -70,36 +84,53 @@ const void *zs__sgw_key(sg_comm_t c)
     return static_cast<simgrid::s4u::Activity *>(c)->get_impl();
 }
 
-int zs__sgw_add(zs_sgw *w, sg_comm_t c)
-{
-    try {
-        w->set.emplace_back(static_cast<simgrid::s4u::Activity *>(c), false);
-    } catch (...) {
-        return -1;
-    }
-    return 0;
-}
+/* Parking numbers: the order in which actors blocked, which is the order
+ * a comm's completion answered their wait-anys (each wait-any registered
+ * its simcall at the back of every comm of its set). */
+static unsigned long long park_seq;
 
-size_t zs__sgw_size(const zs_sgw *w)
+/* One blocking simcall, as the wait-any over the set was, whose timeout is
+ * a kernel timer set at the same point of the simcall's handling, so
+ * timers keep their order at equal dates. */
+int zs__sgp_park(zs_sgp *p, double timeout)
 {
-    return w->set.size();
-}
-
-ssize_t zs__sgw_wait(zs_sgw *w, double timeout)
-{
-    ssize_t k;
+    using simgrid::kernel::actor::ActorImpl;
+    using simgrid::kernel::timer::Timer;
+    ActorImpl *me = sg_actor_self()->get_impl();
     try {
-        k = simgrid::s4u::Activity::wait_any_for(w->set, timeout);
+        simgrid::kernel::actor::simcall_blocking([p, me, timeout] {
+            p->who = me;
+            p->seq = ++park_seq;
+            p->state = 1;
+            p->woke = nullptr;
+            p->timer = nullptr;
+            if (timeout >= 0)
+                p->timer = Timer::set(simgrid::s4u::Engine::get_clock() + timeout, [p] {
+                    p->timer = nullptr; /* the engine frees a timer that fired */
+                    p->state = 3;
+                    auto *a = static_cast<ActorImpl *>(p->who);
+                    p->who = nullptr;
+                    a->simcall_answer();
+                });
+        });
     } catch (...) { /* no exception may cross into C */
-        k = -2;
+        return -2;
     }
-    if (k >= 0) /* moving the rest down releases the completed comm's reference */
-        w->set.erase(w->set.begin() + k);
-    return k;
+    return p->state == 2 ? 1 : 0;
 }
 
-void zs__sgw_drop(zs_sgw *w, size_t k)
+int zs__sgp_wake(zs_sgp *p, void *what)
 {
-    w->set[k].detach();
-    w->set.erase(w->set.begin() + (ptrdiff_t)k);
+    if (p->state != 1)
+        return 0;
+    if (p->timer) { /* as a completed wait-any removed its timeout */
+        static_cast<simgrid::kernel::timer::Timer *>(p->timer)->remove();
+        p->timer = nullptr;
+    }
+    p->state = 2;
+    p->woke = what;
+    auto *a = static_cast<simgrid::kernel::actor::ActorImpl *>(p->who);
+    p->who = nullptr;
+    a->simcall_answer();
+    return 1;
 }

@@ -1,5 +1,6 @@
-/* A wait-any with a timeout over SimGrid communications that keeps them
- * on a timeout, for the SimGrid executor's actors (sim/ internal).
+/* Waiting on SimGrid communications, for the SimGrid executor's actors
+ * (sim/ internal): a wait-any with a timeout, completion notices, and
+ * parking.
  *
  * SimGrid 3.32's sg_comm_wait_any_for drops a reference to every comm it
  * was given when it times out, which frees comms still in flight; its C
@@ -7,9 +8,9 @@
  * compute ops end at known dates (no SimGrid activity), and folded streams
  * sleep until a date, while transfers stay outstanding. This is the one
  * C++ file of zepsim (s4u::Comm::wait_any_for keeps the references right);
- * it also keeps each actor's wait set between waits and reports comms as
- * SimGrid completes them (zs_sim_fin.c), which the C API cannot. Depends
- * on SimGrid 3.32 only. */
+ * it also reports comms as SimGrid completes them (zs_sim_fin.c) and lets
+ * an actor block until such a report (parking), which the C API cannot.
+ * Depends on SimGrid 3.32 only. */
 #ifndef ZS_SG_WAIT_INTERNAL_H
 #define ZS_SG_WAIT_INTERNAL_H
 
@@ -34,28 +35,42 @@ void zs__sgw_free(zs_sgw *w);
  * comm still held by the caller; -2 when SimGrid reported a failure. */
 ssize_t zs__sgw_wait_any_for(zs_sgw *w, sg_comm_t *comms, size_t n, double timeout);
 
-/* The actor's wait set, kept between waits (rebuilding it for every wait
- * cost O(n) twice more): zs__sgw_add appends a posted comm (borrowing the
- * caller's reference; 0, or -1 when out of memory); zs__sgw_wait waits on
- * the whole set as zs__sgw_wait_any_for does and takes the completed comm
- * out (its reference released); zs__sgw_drop(k) takes entry k out, the
- * reference staying the caller's. Entries keep their order. */
-int zs__sgw_add(zs_sgw *w, sg_comm_t c);
-size_t zs__sgw_size(const zs_sgw *w);
-ssize_t zs__sgw_wait(zs_sgw *w, double timeout);
-void zs__sgw_drop(zs_sgw *w, size_t k);
-
 /* Completion notices. SimGrid 3.32 copies a message's payload pointer to
  * its receiver once, in the engine, at the moment the comm completes
  * (before it answers any wait on it). zs__sgw_on_done(fn, ctx) makes that
  * copy also call fn(ctx, key) with the comm's key (zs__sgw_key: the same
  * for the sender's and the receiver's handle of one comm); fn runs in the
- * engine, must not block or call SimGrid, and sees every comm that
+ * engine, must not block or call SimGrid (but zs__sgp_wake, made for it), and sees every comm that
  * completes (every payload is non-NULL). zs__sgw_on_done(NULL, NULL)
  * restores the plain copy. An actor learns this way which of its comms
  * are complete without asking SimGrid. */
 void zs__sgw_on_done(void (*fn)(void *ctx, const void *key), void *ctx);
 const void *zs__sgw_key(sg_comm_t c);
+
+/* Parking: an actor that waits for the first of its outstanding comms to
+ * complete blocks on its own zs_sgp, and the completion notice of the
+ * comm wakes it. A wait-any over all of them did the same in O(n) per
+ * call: SimGrid registers the wait with, and unregisters it from, every
+ * comm of the set (with a list node allocated per comm), which was a
+ * third of a routed 128-GPU run. Nothing else changes: one blocking
+ * simcall per wait as before, its timeout a kernel timer set and removed
+ * at the same points, and the actors a completion wakes answered in the
+ * order the wait-any answered them (zs_sgp.seq). Zero-initialise. */
+typedef struct zs_sgp {
+    void *who;              /* the parked actor (SimGrid's kernel actor), NULL when not parked */
+    void *timer;            /* its timeout (a kernel timer), or NULL */
+    void *woke;             /* what zs__sgp_wake was given */
+    unsigned long long seq; /* parking number: actors woken by one comm go in this order */
+    int state;              /* 0 never parked, 1 parked, 2 woken, 3 timed out */
+} zs_sgp;
+
+/* Blocks the calling actor until zs__sgp_wake(p, ...) or `timeout`
+ * seconds (< 0: no limit). 1: woken (p->woke says by what), 0: timed out,
+ * -2: SimGrid failed. */
+int zs__sgp_park(zs_sgp *p, double timeout);
+/* In the engine (from a completion notice): wakes p's actor if it is
+ * parked, with `what`. 1 if it was parked, else 0. */
+int zs__sgp_wake(zs_sgp *p, void *what);
 
 #ifdef __cplusplus
 }

@@ -447,8 +447,7 @@ int zs__sim_start_coll(rank_st *R, int s, int64_t i, double now)
         w->is_recv = 1;
         w->comm =
             sg_mailbox_get_async(k < nin ? coll_mailbox(x, gi, idx) : R->wake_mb[s], &w->data);
-        if (zs__sim_fin_watch(R, w))
-            return 0;
+        zs__sim_fin_watch(R, w);
     }
     int rc;
     if (last && (rc = coll_all_arrived(R, s, op, g, idx, now))) {
@@ -494,7 +493,7 @@ static int flows_in(rank_st *R, int s, coll_inst *inst)
         inst->wait_rank[inst->nwait] = R->rank;
         inst->wait_stream[inst->nwait++] = (uint8_t)s;
         w->comm = sg_mailbox_get_async(R->wake_mb[s], &w->data);
-        zs__sim_fin_watch(R, w); /* a failure is recorded: the run stops */
+        zs__sim_fin_watch(R, w);
         return 1;
     }
     for (int k = 0; k < inst->nwait; k++)

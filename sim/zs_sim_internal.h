@@ -153,11 +153,12 @@ typedef struct rank_st {
     int past;       /* starting ops at a date before SimGrid's clock: compute only */
     chan **chan_of;
     stream_st st[ZS_MAX_STREAMS];
-    went **w; /* in the order of the wait set (sgw) */
+    went **w; /* outstanding comms, in the order they were posted */
     int nw, capw;
     int nfin; /* wents in w that SimGrid completed (went.fin) */
     went *free_w;
-    zs_sgw *sgw;                 /* the actor's wait set: w's comms (zs__sgw_add) */
+    zs_sgw *sgw;                 /* its waits on one comm (zs__sgw_wait_any_for) */
+    zs_sgp park;                 /* where it blocks until a notice (zs__sgp_park) */
     zs_foldacct acct;            /* compute / exposed / idle, knowing sleeping streams */
     double now;                  /* the date of the event being handled */
     double ps_last;              /* compute ops share the GPU: their work left is as of ps_last */
@@ -293,10 +294,9 @@ went *zs__sim_went_new(rank_st *R, int kind, int s);
 /* zs_sim_fin.c: completion notices (sim.fin, went.fin, rank_st.nfin) */
 int zs__sim_fin_open(sim *x); /* ZS_ENOMEM; notices on until zs__sim_fin_close */
 void zs__sim_fin_close(sim *x);
-/* w (R->w's last) has just posted w->comm: the comm joins the wait set
- * and w->fin is set when SimGrid completes it. ZS_ENOMEM, or ZS_ERUNTIME
- * when w is not R->w's last (both recorded with zs__sim_fail). */
-int zs__sim_fin_watch(rank_st *R, went *w);
+/* w (R->w's last) has just posted w->comm: w->fin is set when SimGrid
+ * completes it, and the actor is woken if it is parked (zs__sgp_park). */
+void zs__sim_fin_watch(rank_st *R, went *w);
 /* w's comm was waited on and is leaving R->w. */
 void zs__sim_fin_retire(rank_st *R, went *w);
 /* The first went of R->w whose comm is complete (-1: none): the one a

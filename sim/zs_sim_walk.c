@@ -486,6 +486,28 @@ static int all_done(const rank_st *R)
     return 1;
 }
 
+/* The index of w in R->w, or -1 (not expected: a notice wakes the actor
+ * only for its own outstanding comms). */
+static ssize_t went_index(const rank_st *R, const went *w)
+{
+    for (int j = 0; j < R->nw; j++)
+        if (R->w[j] == w)
+            return j;
+    return -1;
+}
+
+/* Collects R->w[k]'s completed comm: a wait on it alone (SimGrid drops a
+ * comm from its actor's activities only when the actor waits on it),
+ * with `timeout` as the wait over all would have had. k, or -2 when
+ * SimGrid reports a failure. */
+static ssize_t take_comm(rank_st *R, ssize_t k, double timeout)
+{
+    if (k < 0)
+        return -2;
+    sg_comm_t c = R->w[k]->comm;
+    return zs__sgw_wait_any_for(R->sgw, &c, 1, timeout) == 0 ? k : -2;
+}
+
 void zs__sim_actor_main(int argc, char **argv)
 {
     rank_st *R = sg_actor_self_get_data();
@@ -522,12 +544,14 @@ void zs__sim_actor_main(int argc, char **argv)
              * (zs_sim_fin.c): the first completed comm, waited on alone. With
              * the same timeout: SimGrid sets and removes its timer as it did,
              * which keeps the order of timers at equal dates. */
-            sg_comm_t c = R->w[fin]->comm;
-            k = zs__sgw_wait_any_for(R->sgw, &c, 1, to) == 0 ? fin : -2;
-            if (k >= 0)
-                zs__sgw_drop(R->sgw, (size_t)k);
+            k = take_comm(R, fin, to);
         } else {
-            k = zs__sgw_wait(R->sgw, to);
+            /* Nothing completed yet: parked until a notice wakes the actor
+             * with the comm that completed, or until the due date (the
+             * timer the wait over all set). The comm is then waited on
+             * alone, without a timer: SimGrid answers at once. */
+            int r = zs__sgp_park(&R->park, to);
+            k = r == 1 ? take_comm(R, went_index(R, R->park.woke), -1) : r == 0 ? -1 : -2;
         }
         double clock = simgrid_get_clock();
         if (k == -1) { /* the due date: handled at its own time, not the rounded clock */
