@@ -52,10 +52,12 @@ const void *zs__sgw_key(sg_comm_t c);
  * comm wakes it. A wait-any over all of them did the same in O(n) per
  * call: SimGrid registers the wait with, and unregisters it from, every
  * comm of the set (with a list node allocated per comm), which was a
- * third of a routed 128-GPU run. Nothing else changes: one blocking
- * simcall per wait as before, its timeout a kernel timer set and removed
- * at the same points, and the actors a completion wakes answered in the
- * order the wait-any answered them (zs_sgp.seq). Zero-initialise. */
+ * third of a routed 128-GPU run. What SimGrid simulates does not change:
+ * one blocking simcall per wait as before, its timeout a kernel timer set
+ * and removed at the same points, and the actors a completion wakes
+ * answered in the order the wait-any answered them (zs_sgp.seq); the
+ * woken actor then collects its comm with a wait answered at once.
+ * Zero-initialise. */
 typedef struct zs_sgp {
     void *who;              /* the parked actor (SimGrid's kernel actor), NULL when not parked */
     void *timer;            /* its timeout (a kernel timer), or NULL */

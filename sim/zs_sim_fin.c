@@ -11,9 +11,10 @@
  * on it alone (one simcall as before, answered at once, as before); when
  * none is complete it parks (zs__sgp_park), and the notice of the first
  * comm to complete wakes it, in the order the wait-any would have answered
- * (one blocking simcall as before, its timeout set and removed as before).
- * SimGrid sees the same simcalls in the same order, and the results do not
- * change (scripts/check-identical --backend sim).
+ * (one blocking simcall as before, its timeout set and removed as before,
+ * then the wait on that comm alone, answered at once). The transfers,
+ * their dates and the timers are the same, and so are the results
+ * (scripts/check-identical --backend sim).
  *
  * How: SimGrid copies a message's payload pointer once, when its comm
  * completes, before it answers any wait (zs__sgw_on_done). Every went with
