@@ -26,6 +26,7 @@
  * re-times transfers sharing a NIC. Folding is off then (a replayed
  * iteration would not see what overlaps it). */
 #include "zs_analytic.h"
+#include "zs_acctq.h"
 #include "zs_bigmem.h"
 #include "zs_evq_internal.h"
 #include "zs_grow.h"
@@ -266,6 +267,7 @@ typedef struct ex {
     double p2p_part[2]; /* and the largest part of a channel */
     void *arena;        /* every rank's xo, xd and first (zs_bigmem) */
     zs_pool *pool;      /* the ranks' accounting logs */
+    zs_acctq aq;        /* the accounting calls, applied in batches (not in a dry run) */
     size_t narena, nr;
     pair_slot *pairs; /* EV_PAIR events' second ops; free slots chained by op */
     int32_t npairs, pfree;
@@ -368,30 +370,23 @@ static const xop *head_of(const rank_st *r, const stream_st *c)
     return &r->xo[c->pos];
 }
 
-/* Stage 1: the rank's and stream's state, in place in the rank's record. */
+/* Stage 1: the rank's and stream's state, in place in the rank's record
+ * (its accounting is queued, zs_acctq, and not touched here). */
 static void pf_rank(const ex *x, int32_t rank, int stream)
 {
     const rank_st *r = &x->r[rank];
-    const zs_foldacct_stream *q = &r->acct.st[stream];
     ZS_PF(&r->st[stream]);
     ZS_PF(&r->xo);
-    ZS_PF(&r->acct);
-    ZS_PF(q);
 }
 
-/* Stage 2: the op that completes, the stream's next op and segment, the
- * end of its accounting log. */
+/* Stage 2: the op that completes, the stream's next op and segment. */
 static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
 {
     const rank_st *r = &x->r[rank];
     const stream_st *c = &r->st[stream];
-    const zs_foldacct_stream *q = &r->acct.st[stream];
     if (op >= 0)
         ZS_PF(&r->xo[op]);
     ZS_PF(&r->xo[c->pos]);
-    int k;
-    if (q->log && q->nlog > 0)
-        ZS_PF(zs_foldacct_log_at(q, q->nlog - 1, &k));
 }
 
 /* The records of op h's dependencies kept in it. */
@@ -634,7 +629,7 @@ static post chan_pop(chan *k)
 static void acct(ex *x, int rank, int stream, int dcompute, int dcomm)
 {
     if (!x->dry)
-        zs_foldacct_change(&x->r[rank].acct, &x->r[rank].res, stream, x->now, dcompute, dcomm);
+        zs_acctq_change(&x->aq, rank, stream, x->now, dcompute, dcomm);
 }
 
 static void count_p2p_bytes(ex *x, int src, int dst, double bytes)
@@ -1327,7 +1322,7 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     rank_st *r = &x->r[rank];
     zs_rank_result *rr = &r->res;
     if (!x->dry) /* the split up to now, and the stream's period */
-        zs_foldacct_boundary(&r->acct, rr, stream, x->now);
+        zs_acctq_boundary(&x->aq, rank, stream, x->now);
     zs_fold_step st;
     zs_fold_cross(x->fold, rank, c->seg, stream, c->iter, x->now, &st);
     if (st.skip <= 0)
@@ -1336,7 +1331,7 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
     r->wk[stream] = (stream_wake){c->seg, c->iter, st.skip};
     rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
     if (!x->dry)
-        zs_foldacct_sleep(&r->acct, rr, stream, x->now, st.period, st.back);
+        zs_acctq_sleep(&x->aq, rank, stream, x->now, st.period, st.back);
     int rc = fold_account(x, rank, stream, c->seg, st.skip);
     if (rc)
         return rc;
@@ -1376,7 +1371,7 @@ static int wake(ex *x, const ev *v)
     }
     c->asleep = 0;
     if (!x->dry)
-        zs_foldacct_wake(&r->acct, &r->res, v->stream, x->now);
+        zs_acctq_wake(&x->aq, v->rank, v->stream, x->now);
     if (x->now > r->res.end)
         r->res.end = x->now;     /* the skipped iterations end here */
     return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
@@ -1425,6 +1420,7 @@ static void ex_free(ex *x)
     x->fold = NULL;
     zs_bigmem_free(x->r, x->nr);
     zs_pool_free(x->pool); /* after the ranks' accounting gave its buffers back */
+    zs_acctq_free(&x->aq);
     zs_bigmem_free(x->arena, x->narena);
     zs_evq_free(&x->q);
     free(x->keys);
@@ -1660,6 +1656,10 @@ static int rank_tables(ex *x, int rk, char *mem, int32_t *seg_of, int32_t *inv)
     return ZS_OK;
 }
 
+/* Accounting calls queued per rank before they are applied (zs_acctq):
+ * the more, the more calls share each fetch of a rank's accounting. */
+#define ACCTQ_PER_RANK 32
+
 /* The run's state; ZS_ENOMEM without setting x->e, any other failure with. */
 static int setup(ex *x)
 {
@@ -1669,6 +1669,9 @@ static int setup(ex *x)
     x->pool = zs_pool_new();
     x->colls = calloc((size_t)(s->ngroups > 0 ? s->ngroups : 1), sizeof(coll_st));
     if (!x->r || !x->colls || !x->pool)
+        return ZS_ENOMEM;
+    if (!x->dry && zs_acctq_init(&x->aq, s->nranks, ACCTQ_PER_RANK, &x->r[0].acct, &x->r[0].res,
+                                 sizeof(rank_st)))
         return ZS_ENOMEM;
     for (int32_t g = 0; g < s->ngroups; g++)
         if (!(x->colls[g].who = malloc(sizeof(post) * (size_t)s->groups[g].n)))
@@ -1845,6 +1848,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
              : v.comm == EV_PAIR ? finish_pair(&x, &v)
                                  : retire(&x, &v);
     }
+    if (rc == ZS_OK && !dry)
+        zs_acctq_flush(&x.aq);
     if (rc == ZS_OK)
         rc = check_finished(&x);
     for (int rk = 0; rc == ZS_OK && rk < s->nranks; rk++)
