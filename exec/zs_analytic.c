@@ -370,23 +370,32 @@ static const xop *head_of(const rank_st *r, const stream_st *c)
     return &r->xo[c->pos];
 }
 
-/* Stage 1: the rank's and stream's state, in place in the rank's record
- * (its accounting is queued, zs_acctq, and not touched here). */
+/* Stage 1: the rank's and its streams' state, in place in the rank's
+ * record (its accounting is queued, zs_acctq, and not touched here).
+ * Every stream's cursor, not only the event's: a completion may let the
+ * other streams issue (its op's waiters), and what they read next hangs
+ * on their cursors (two to a cache line). */
 static void pf_rank(const ex *x, int32_t rank, int stream)
 {
     const rank_st *r = &x->r[rank];
     ZS_PF(&r->st[stream]);
     ZS_PF(&r->xo);
+    for (int s = 0; s < x->s->nstreams; s += 2)
+        if (s >> 1 != stream >> 1)
+            ZS_PF(&r->st[s]);
 }
 
-/* Stage 2: the op that completes, the stream's next op and segment. */
+/* Stage 2: the op that completes and each stream's next op. */
 static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op)
 {
     const rank_st *r = &x->r[rank];
-    const stream_st *c = &r->st[stream];
     if (op >= 0)
         ZS_PF(&r->xo[op]);
-    ZS_PF(&r->xo[c->pos]);
+    ZS_PF(&r->xo[r->st[stream].pos]);
+    for (int s = 0; s < x->s->nstreams; s++)
+        if (s != stream && !r->st[s].finished)
+            ZS_PF(&r->xo[r->st[s].pos]);
+    ZS_PF(&r->xo[r->st[stream].pos + 1]); /* a transfer's: the op issued with it */
 }
 
 /* The records of op h's dependencies kept in it. */
@@ -420,32 +429,57 @@ static int32_t next_seg(const rank_st *r, const stream_st *c)
     return g < r->nsegs ? g : -1;
 }
 
-/* Stage 3: the next ops of the streams the completion may let issue, and
- * the dependencies and channel of the stream's own next op (at the end of
- * an iteration: where its next one starts). */
+/* The two cache lines of the channel of transfer h. */
+static void pf_chan(const ex *x, const xop *h)
+{
+    ZS_PF(&x->ch[h->b]);
+    ZS_PF(&x->ch[h->b].in[1]);
+}
+
+/* Stage 3: the dependencies and channels of the next ops of the streams
+ * the completion may let issue (at the end of an iteration of the
+ * event's stream: where its next one starts). */
 static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
 {
     const rank_st *r = &x->r[rank];
     unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
-    for (int s = 0; m >> s; s++)
-        if (m >> s & 1u && s != stream)
-            ZS_PF(&r->xo[r->st[s].pos]);
-    const xop *h = head_of(r, &r->st[stream]);
-    if (!h) {
-        int32_t g = next_seg(r, &r->st[stream]);
-        if (g >= 0)
-            ZS_PF(first_at(x, r, g, stream));
-        return;
-    }
-    pf_deps(r, h);
-    if (p2p_kind(h->kind)) { /* its channel, and the op the stream issues after it */
-        ZS_PF(&x->ch[h->b]);
+    for (int s = 0; m >> s; s++) {
+        if (!(m >> s & 1u))
+            continue;
+        const xop *h = head_of(r, &r->st[s]);
+        if (!h) {
+            int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
+            if (g >= 0)
+                ZS_PF(first_at(x, r, g, s));
+            continue;
+        }
+        pf_deps(r, h);
+        if (!p2p_kind(h->kind))
+            continue;
+        pf_chan(x, h); /* issued at once with the op after it when that is one too */
         ZS_PF(h + 1);
+        if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind)) {
+            pf_deps(r, h + 1);
+            pf_chan(x, h + 1);
+        }
     }
 }
 
-/* Stage 4: the other streams' dependencies, and the ranks a transfer of
- * the stream's next op would match. */
+/* The post transfer h would meet (its rank), or where h would wait. */
+static void pf_match(const ex *x, const xop *h)
+{
+    const chan *k = &x->ch[h->b];
+    if (k->np > 0 && k->side != h->kind) {
+        pf_rank(x, k->in[k->qh].rank, k->in[k->qh].stream);
+        if (k->np > 2)
+            ZS_PF(&k->v[k->vhead]);
+    } else if (k->np > 1 && k->v) {
+        ZS_PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
+    }
+}
+
+/* Stage 4: the ranks the transfers the streams' next ops would match (and
+ * where the next iteration starts). */
 static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
 {
     const rank_st *r = &x->r[rank];
@@ -461,20 +495,11 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
                 ZS_PF(&r->xo[f]); /* the op the next iteration starts with */
             continue;
         }
-        if (s != stream)
-            pf_deps(r, h);
-        if (p2p_kind(h->kind) && !(h->bits & XOP_LAST))
-            pf_deps(r, h + 1);   /* issued right after it: its dependencies too */
-        if (p2p_kind(h->kind)) { /* the post it meets, or where it waits */
-            const chan *k = &x->ch[h->b];
-            if (k->np > 0 && k->side != h->kind) {
-                pf_rank(x, k->in[k->qh].rank, k->in[k->qh].stream);
-                if (k->np > 2)
-                    ZS_PF(&k->v[k->vhead]);
-            } else if (k->np > 1 && k->v) {
-                ZS_PF(&k->v[k->vn < k->vcap ? k->vn : 0]);
-            }
-        }
+        if (!p2p_kind(h->kind))
+            continue;
+        pf_match(x, h);
+        if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind))
+            pf_match(x, h + 1); /* issued right after it */
     }
 }
 
