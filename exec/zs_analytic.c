@@ -436,32 +436,19 @@ static void pf_chan(const ex *x, const xop *h)
     ZS_PF(&x->ch[h->b].in[1]);
 }
 
-/* Stage 3: the dependencies and channels of the next ops of the streams
- * the completion may let issue (at the end of an iteration of the
- * event's stream: where its next one starts). */
-static void pf_heads(const ex *x, int32_t rank, int stream, int64_t op)
+/* Stage 3 for a stream's next op h: its dependencies and, for a
+ * transfer, its channel, and the same for the op after it when that is a
+ * transfer too (issued at once with it). */
+static void pf_head(const ex *x, const rank_st *r, const xop *h)
 {
-    const rank_st *r = &x->r[rank];
-    unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
-    for (int s = 0; m >> s; s++) {
-        if (!(m >> s & 1u))
-            continue;
-        const xop *h = head_of(r, &r->st[s]);
-        if (!h) {
-            int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
-            if (g >= 0)
-                ZS_PF(first_at(x, r, g, s));
-            continue;
-        }
-        pf_deps(r, h);
-        if (!p2p_kind(h->kind))
-            continue;
-        pf_chan(x, h); /* issued at once with the op after it when that is one too */
-        ZS_PF(h + 1);
-        if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind)) {
-            pf_deps(r, h + 1);
-            pf_chan(x, h + 1);
-        }
+    pf_deps(r, h);
+    if (!p2p_kind(h->kind))
+        return;
+    pf_chan(x, h);
+    ZS_PF(h + 1);
+    if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind)) {
+        pf_deps(r, h + 1);
+        pf_chan(x, h + 1);
     }
 }
 
@@ -478,9 +465,21 @@ static void pf_match(const ex *x, const xop *h)
     }
 }
 
-/* Stage 4: the ranks the transfers the streams' next ops would match (and
- * where the next iteration starts). */
-static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
+/* Stage 4 for a stream's next op h: the ranks it and the transfer issued
+ * with it would match. */
+static void pf_peer(const ex *x, const xop *h)
+{
+    if (!p2p_kind(h->kind))
+        return;
+    pf_match(x, h);
+    if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind))
+        pf_match(x, h + 1);
+}
+
+/* Stages 3 and 4, for the next op of each stream the completion may let
+ * issue: stage 3 where the event's stream's next iteration starts (at the
+ * end of one), stage 4 the op it starts with. */
+static void pf_woken(const ex *x, int32_t rank, int stream, int64_t op, int stage)
 {
     const rank_st *r = &x->r[rank];
     unsigned m = 1u << stream | (op >= 0 ? r->xo[op].waiters : 0u);
@@ -488,18 +487,19 @@ static void pf_peers(const ex *x, int32_t rank, int stream, int64_t op)
         if (!(m >> s & 1u))
             continue;
         const xop *h = head_of(r, &r->st[s]);
-        if (!h) {
-            int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
-            int32_t f = g >= 0 ? first_of(x, r, g, s) : 0;
-            if (g >= 0 && f < r->sg[g].end)
-                ZS_PF(&r->xo[f]); /* the op the next iteration starts with */
+        if (h) {
+            if (stage == 3)
+                pf_head(x, r, h);
+            else
+                pf_peer(x, h);
             continue;
         }
-        if (!p2p_kind(h->kind))
-            continue;
-        pf_match(x, h);
-        if (!(h->bits & XOP_LAST) && p2p_kind(h[1].kind))
-            pf_match(x, h + 1); /* issued right after it */
+        int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
+        if (g >= 0 && stage == 3)
+            ZS_PF(first_at(x, r, g, s));
+        int32_t f = g >= 0 && stage == 4 ? first_of(x, r, g, s) : 0;
+        if (g >= 0 && stage == 4 && f < r->sg[g].end)
+            ZS_PF(&r->xo[f]);
     }
 }
 
@@ -540,7 +540,7 @@ static void pf_pair(const ex *x, const pair_slot *b, int stage)
     else if (stage == 3)
         pf_ops(x, b->rank, b->stream, b->op);
     else
-        pf_heads(x, b->rank, b->stream, b->op);
+        pf_woken(x, b->rank, b->stream, b->op, 3);
 }
 
 static void prefetch_ahead(const ex *x)
@@ -559,10 +559,8 @@ static void prefetch_ahead(const ex *x)
             pf_rank(x, n->rank, n->stream);
         else if (stage == 2)
             pf_ops(x, n->rank, n->stream, op);
-        else if (stage == 3)
-            pf_heads(x, n->rank, n->stream, op);
         else
-            pf_peers(x, n->rank, n->stream, op);
+            pf_woken(x, n->rank, n->stream, op, stage);
         if (n->comm == EV_PAIR) /* the second op, a stage behind */
             pf_pair(x, &x->pairs[pair_id(n)], stage);
     }

@@ -15,10 +15,7 @@ static uint64_t rng = 0x2545f4914f6cdd1du;
 
 static uint64_t next_rand(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return zs_test_rng(&rng);
 }
 
 /* A rank as the backend keeps it: accounting and figures in one record. */
