@@ -495,11 +495,15 @@ static void pf_woken(const ex *x, int32_t rank, int stream, int64_t op, int stag
             continue;
         }
         int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
-        if (g >= 0 && stage == 3)
+        if (g < 0)
+            continue;
+        if (stage == 3) {
             ZS_PF(first_at(x, r, g, s));
-        int32_t f = g >= 0 && stage == 4 ? first_of(x, r, g, s) : 0;
-        if (g >= 0 && stage == 4 && f < r->sg[g].end)
-            ZS_PF(&r->xo[f]);
+        } else {
+            int32_t f = first_of(x, r, g, s);
+            if (f < r->sg[g].end)
+                ZS_PF(&r->xo[f]);
+        }
     }
 }
 

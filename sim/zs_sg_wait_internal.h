@@ -40,10 +40,10 @@ ssize_t zs__sgw_wait_any_for(zs_sgw *w, sg_comm_t *comms, size_t n, double timeo
  * (before it answers any wait on it). zs__sgw_on_done(fn, ctx) makes that
  * copy also call fn(ctx, key) with the comm's key (zs__sgw_key: the same
  * for the sender's and the receiver's handle of one comm); fn runs in the
- * engine, must not block or call SimGrid (but zs__sgp_wake, made for it), and sees every comm that
- * completes (every payload is non-NULL). zs__sgw_on_done(NULL, NULL)
- * restores the plain copy. An actor learns this way which of its comms
- * are complete without asking SimGrid. */
+ * engine, must not block or call SimGrid (zs__sgp_wake excepted: it is
+ * made for the engine), and sees every comm that completes (every payload
+ * is non-NULL). zs__sgw_on_done(NULL, NULL) restores the plain copy. An actor learns this way which
+ * of its comms are complete without asking SimGrid. */
 void zs__sgw_on_done(void (*fn)(void *ctx, const void *key), void *ctx);
 const void *zs__sgw_key(sg_comm_t c);
 
