@@ -1,5 +1,6 @@
 /* One output document per command invocation: see zs_output.h. */
 #include "zs_output.h"
+#include "zs_version.h"
 
 #include <errno.h>
 #include <math.h>

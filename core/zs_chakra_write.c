@@ -11,6 +11,7 @@
 
 #include "zs_afile.h"
 #include "zs_hash.h"
+#include "zs_version.h"
 
 #ifdef ZS_HAVE_CHAKRA
 #include "zs_chakra_et.pb-c.h"

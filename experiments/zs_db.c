@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "zs_calib.h"
+#include "zs_version.h"
 
 struct zs_db {
     sqlite3 *h;

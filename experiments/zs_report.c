@@ -2,6 +2,7 @@
 #include "zs_report.h"
 
 #include "zs_afile.h"
+#include "zs_version.h"
 
 #include <errno.h>
 #include <fcntl.h>

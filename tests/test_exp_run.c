@@ -11,6 +11,7 @@
 #include "zs_runner.h"
 #include "zs_spec.h"
 #include "zs_test.h"
+#include "zs_version.h"
 
 static const char tiny[] =
     "{\n"

@@ -7,6 +7,7 @@
 #include "zs_intr.h"
 #include "zs_hw_info.h"
 #include "zs_sim_info.h"
+#include "zs_version.h"
 
 typedef struct {
     const char *name;
