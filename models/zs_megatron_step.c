@@ -209,8 +209,11 @@ static double dp_coll(const zs_cost *c, const dp_group *d, zs_coll_kind k, doubl
  * overlap_param_gather). */
 static void dp_comm_whole(const zs_cost *c, const zs_mstep_cfg *g, const dp_group *d, zs_mstep *o)
 {
-    double params = zs_model_params(&c->model) / ((double)g->tp * g->pp);
-    double wbytes = params * c->model.dtype_bytes, gbytes = params * zs_grad_bytes(g->grad);
+    const zs_model *m = &c->model;
+    double trained =
+        g->lora ? m->layers * zs_step_lora_params_per_layer(m, g->lora) : zs_model_params(m);
+    double params = trained / ((double)g->tp * g->pp);
+    double wbytes = params * m->dtype_bytes, gbytes = params * zs_grad_bytes(g->grad);
     int rs_ctas, ag_ctas = 0;
     if (g->zero >= 1) {
         o->dp_rs_s = dp_coll(c, d, ZS_COLL_REDUCESCATTER, gbytes, &rs_ctas);
@@ -240,11 +243,15 @@ static void dp_comm_fsdp(const zs_cost *c, const zs_mstep_cfg *g, const dp_group
     double L = (double)m->layers / g->pp, F = o->layer_fwd, B = o->layer_bwd;
     double lp = zs_model_params_per_layer(m) / g->tp;
     double root = fmax(0, zs_model_params(m) - m->layers * zs_model_params_per_layer(m)) / g->tp;
-    int agc, rsc, c2;
+    /* LoRA: every weight gathered, the adapters' gradients reduced */
+    double lg = g->lora ? zs_step_lora_params_per_layer(m, g->lora) / g->tp : lp;
+    double rootg = g->lora ? 0 : root;
+    int agc, rsc = 0, c2;
     double A = dp_coll(c, d, ZS_COLL_ALLGATHER, lp * m->dtype_bytes, &agc);
-    double R = dp_coll(c, d, ZS_COLL_REDUCESCATTER, lp * zs_grad_bytes(g->grad), &rsc);
+    double R = dp_coll(c, d, ZS_COLL_REDUCESCATTER, lg * zs_grad_bytes(g->grad), &rsc);
     double Ar = dp_coll(c, d, ZS_COLL_ALLGATHER, root * m->dtype_bytes, &c2);
-    double Rr = dp_coll(c, d, ZS_COLL_REDUCESCATTER, root * zs_grad_bytes(g->grad), &c2);
+    double Rr =
+        rootg > 0 ? dp_coll(c, d, ZS_COLL_REDUCESCATTER, rootg * zs_grad_bytes(g->grad), &c2) : 0;
     double fwd = Ar + A + (L - 1) * fmax(0, A - F);
     double bwd = (L - 1) * fmax(0, A + R - B) + fmax(0, R - B) + R + Rr;
     o->dp_comm_s = o->m * (fwd + bwd);
@@ -290,6 +297,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     sc.zero_stage = g->zero;
     sc.grad = g->grad;
     sc.kernels = g->kernels;
+    sc.lora = g->lora;
     zs_step st;
     if ((rc = zs_step_build(c, &sc, &st, e)))
         return rc;
@@ -336,7 +344,8 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     o->step_s = o->compute_s + o->tp_comm_s + o->cp_comm_s + o->pp_comm_s + o->pp_bubble_s +
                 o->dp_comm_s + o->interference_s + o->optim_s;
     double tokens = (double)g->gbs * g->seq;
-    o->model_flops = tokens * zs_megatron_model_flops_per_token(&c->model, g->seq);
+    o->model_flops =
+        tokens * zs_megatron_model_flops_per_token(&c->model, g->seq) * (g->lora ? 2.0 / 3.0 : 1.0);
     if (!(o->step_s > 0) || !isfinite(o->step_s))
         return zs_err_set(e, ZS_ERUNTIME, "megatron step", NULL, "step time not positive");
     o->tokens_s_gpu = tokens / o->step_s / g->gpus;

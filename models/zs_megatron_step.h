@@ -40,6 +40,10 @@ typedef struct zs_mstep_cfg {
     int interference;
     zs_grad_dtype grad;      /* the gradient buffer's dtype */
     zs_step_kernels kernels; /* the memory-bound ops' kernels (zs_step.h) */
+    /* LoRA's adapter rank (0: every weight trained): the base weights
+     * frozen (zs_step_cfg.lora); the DP collectives and the optimizer
+     * carry the adapters only, FSDP still gathers every weight */
+    int lora;
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {
@@ -60,7 +64,9 @@ typedef struct zs_mstep {
     double optim_s;        /* gradient norm and Adam on this GPU's shard */
     double step_s;
     double dp_rs_s, dp_ag_s; /* the DP collectives' whole time per step (before overlap) */
-    double model_flops;      /* NeMo's model FLOPs of the step (all GPUs) */
+    double model_flops;      /* NeMo's model FLOPs of the step (all GPUs); with LoRA two
+                                thirds of them (forward and input gradients, no weight
+                                gradients) */
     double tokens_s_gpu, model_tflops_gpu;
 } zs_mstep;
 

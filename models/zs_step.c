@@ -82,9 +82,16 @@ int zs_step_kernels_parse(const char *s, zs_step_kernels *out, zs_err *e)
                       "unknown kernels '%s'", s ? s : "(none)");
 }
 
+double zs_step_lora_params_per_layer(const zs_model *m, int rank)
+{
+    return rank > 0
+               ? (double)rank * (m->hidden + (double)(m->heads + 2 * m->kv_heads) * m->head_dim)
+               : 0;
+}
+
 zs_step_cfg zs_step_cfg_default(void)
 {
-    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED};
+    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED, 0};
     return c;
 }
 
@@ -101,6 +108,8 @@ typedef struct ctx {
     int *ranks;        /* 0..tp-1 */
     int fp8, oom;      /* FP8 GEMMs; an allocation failed */
     int eager, enorm;  /* PyTorch eager kernels; its RMSNorm eager too */
+    int frozen;        /* LoRA: base weights frozen (no weight gradients) */
+    double r;          /* LoRA adapters' rank */
     double share;      /* the layer share of the ops pushed now */
     double T, Ts, b;   /* tokens, tokens of the residual stream on this rank, bytes per value */
     double gb;         /* bytes per value of the gradient buffer */
@@ -175,27 +184,47 @@ static zs_step_op *coll_op(ctx *x, const char *name, zs_step_phase ph, int per_l
     return op;
 }
 
+/* Collective op (NULL: none) runs under a GEMM of gemm_s seconds (issued
+ * asynchronously before it, waited for after it): only what outlasts the
+ * GEMM costs the step. */
+static void hide_under(zs_step_op *op, double gemm_s)
+{
+    if (op)
+        op->hidden = fmin(op->seconds, gemm_s);
+}
+
+static double secs(const zs_step_op *op)
+{
+    return op ? op->seconds : 0;
+}
+
 /* FP8 casts of a GEMM's inputs in the forward: the activation (act values)
  * and the weight (w values), each read in bf16 and written in FP8 twice
- * (row-wise and transposed, for the backward's GEMMs). */
+ * (row-wise and transposed, for the backward's GEMMs). With frozen
+ * weights only the dgrad runs, which needs the weight's transpose but not
+ * the activation's (that one feeds the wgrad): the activation is written
+ * once. */
 static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act, double w)
 {
     if (!x->fp8)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
-    mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(act + w, x->b), (act + w) * FL_CAST);
+    double bytes = x->frozen ? zs_fp8_cast_bytes(w, x->b) + act * (x->b + 1)
+                             : zs_fp8_cast_bytes(act + w, x->b);
+    mem_op(x, n, ZS_OC_FP8, ph, 1, bytes, (act + w) * FL_CAST);
 }
 
 /* The backward's cast of a GEMM's output gradient (g values), with its
- * transpose. */
+ * transpose (for the wgrad: none with frozen weights). */
 static void fp8_bwd_cast(ctx *x, const char *name, double g)
 {
     if (!x->fp8)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-d%s", name);
-    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, zs_fp8_cast_bytes(g, x->b), g * FL_CAST);
+    double bytes = x->frozen ? g * (x->b + 1) : zs_fp8_cast_bytes(g, x->b);
+    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, bytes, g * FL_CAST);
 }
 
 /* Sequence parallelism gathers the residual stream before a column-parallel
@@ -336,6 +365,47 @@ static void fsdp_copy_out(ctx *x, zs_step_phase ph, const char *name)
     mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * p * x->b, 0);
 }
 
+/* LoRA's adapter on the QKV projection, as NeMo's ParallelLinearAdapter
+ * runs it (nemo/collections/nlp/modules/common/megatron/adapters/
+ * parallel_adapters.py): the norm's output, gathered first under sequence
+ * parallelism; linear_in (hidden to rank, column-parallel, its output
+ * gathered) and linear_out (rank to this rank's QKV columns, its input
+ * replicated) in bf16; the output scaled by alpha / rank and added to the
+ * projection's. Neither linear runs sequence-parallel itself, so the
+ * backward all-reduces their input gradients over TP. */
+static void lora_fwd(ctx *x, zs_step_phase ph)
+{
+    if (!x->frozen)
+        return;
+    double T = x->T, r = x->r, tp = x->cfg->tp, out = T * x->qkv;
+    tp_gather(x, "ag-lora-input", ph, 1, 0);
+    gemm_op(x, "lora-in", ZS_OC_GEMM, ph, 1, T, r / tp, x->h, 0, 0);
+    coll_op(x, "ag-lora-in", ph, 1, ZS_COLL_ALLGATHER, T * r / tp * x->b, 1);
+    gemm_op(x, "lora-out", ZS_OC_GEMM, ph, 1, T, x->qkv, r, 0, 0);
+    mem_op(x, "lora-scale", ZS_OC_RESID, ph, 1, 2 * out * x->b, out);
+    mem_op(x, "lora-add", ZS_OC_RESID, ph, 1, 3 * out * x->b, out);
+}
+
+/* The adapter's backward, last op first; its input gradient is added to
+ * the one of the QKV projection. */
+static void lora_bwd(ctx *x)
+{
+    if (!x->frozen)
+        return;
+    double T = x->T, h = x->h, r = x->r, tp = x->cfg->tp, out = T * x->qkv;
+    zs_step_phase ph = ZS_PH_BWD;
+    mem_op(x, "lora-scale-bwd", ZS_OC_RESID, ph, 1, 2 * out * x->b, out);
+    gemm_op(x, "lora-out-dgrad", ZS_OC_GEMM, ph, 1, T, r, x->qkv, 0, 0);
+    gemm_op(x, "lora-out-wgrad", ZS_OC_GEMM, ph, 1, x->qkv, r, T, 0, 1);
+    coll_op(x, "ar-dlora-out", ph, 1, ZS_COLL_ALLREDUCE, T * r * x->b, 1);
+    gemm_op(x, "lora-in-dgrad", ZS_OC_GEMM, ph, 1, T, h, r / tp, 0, 0);
+    double wgrad = secs(gemm_op(x, "lora-in-wgrad", ZS_OC_GEMM, ph, 1, r / tp, h, T, 0, 1));
+    hide_under(coll_op(x, "ar-dlora-in", ph, 1, ZS_COLL_ALLREDUCE, T * h * x->b, 1), wgrad);
+    if (x->cfg->sp)
+        coll_op(x, "rs-dlora-input", ph, 1, ZS_COLL_REDUCESCATTER, x->Ts * h * x->b, 1);
+    mem_op(x, "lora-grad-add", ZS_OC_RESID, ph, 1, 3 * x->Ts * h * x->b, x->Ts * h);
+}
+
 /* The attention half of a layer's forward (ph: forward or recompute). */
 static void layer_fwd_attn(ctx *x, zs_step_phase ph)
 {
@@ -344,6 +414,7 @@ static void layer_fwd_attn(ctx *x, zs_step_phase ph)
     fp8_fwd_casts(x, "qkv", ph, x->Ts * h, h * x->qkv);
     tp_gather(x, "ag-qkv", ph, 1, x->fp8);
     gemm_op(x, "qkv", ZS_OC_GEMM, ph, 1, T, x->qkv, h, x->fp8, 0);
+    lora_fwd(x, ph);
     rope(x, ph, "rope");
     repeat_kv(x, ph, "repeat-kv");
     attn_core(x, ph, 0);
@@ -397,20 +468,6 @@ static void layer_recompute_op(ctx *x)
     mem_op(x, "activation", ZS_OC_ACT, ph, 1, act_fwd_b(x, gated) * T * f, FL_ACT * T * f);
 }
 
-/* Collective op (NULL: none) runs under a GEMM of gemm_s seconds (issued
- * asynchronously before it, waited for after it): only what outlasts the
- * GEMM costs the step. */
-static void hide_under(zs_step_op *op, double gemm_s)
-{
-    if (op)
-        op->hidden = fmin(op->seconds, gemm_s);
-}
-
-static double secs(const zs_step_op *op)
-{
-    return op ? op->seconds : 0;
-}
-
 /* A linear layer's backward: the output gradient's cast, the gradient of the
  * input (dgrad: m x n by n x k) and of the weight (wgrad). col: a
  * column-parallel GEMM (its input gradient is reduce-scattered / all-reduced,
@@ -434,6 +491,12 @@ static void linear_bwd(ctx *x, const char *name, double m, double n, double k, i
     snprintf(d, sizeof d, "%s-dgrad", name);
     snprintf(w, sizeof w, "%s-wgrad", name);
     double dgrad = secs(gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0));
+    if (x->frozen) { /* no wgrad: nothing to gather its input for, nothing to hide under */
+        snprintf(a, sizeof a, "%s-d%s", x->cfg->sp ? "rs" : "ar", name);
+        if (col)
+            tp_reduce(x, a, ZS_PH_BWD, 1);
+        return;
+    }
     double wgrad = secs(gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1));
     if (col && x->cfg->sp) {
         snprintf(a, sizeof a, "ag-%s-input", name);
@@ -470,6 +533,7 @@ static void layer_bwd(ctx *x)
     attn_core(x, ZS_PH_BWD, 1);
     repeat_kv(x, ZS_PH_BWD, "repeat-kv-bwd");
     rope(x, ZS_PH_BWD, "rope-bwd");
+    lora_bwd(x);
     linear_bwd(x, "qkv", T, x->qkv, h, 1);
     mem_op(x, "norm-attn-bwd", ZS_OC_NORM, ZS_PH_BWD, 1, norm_bwd_b(x) * x->Ts * h,
            2 * norm_flops(x));
@@ -497,6 +561,12 @@ static void head_ops(ctx *x)
     /* Megatron's column-parallel output layer overlaps its backward
      * collectives as linear_bwd's column-parallel layers do */
     double dgrad = secs(gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0));
+    if (x->frozen) { /* no wgrad, and no gradient for the embedding */
+        tp_reduce(x, x->cfg->sp ? "rs-dlm-head" : "ar-dlm-head", ZS_PH_BWD, 0);
+        mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, norm_bwd_b(x) * Ts * h,
+               2 * norm_flops(x));
+        return;
+    }
     double wgrad = secs(gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1));
     if (x->cfg->sp) {
         hide_under(coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1),
@@ -518,10 +588,13 @@ static void head_ops(ctx *x)
 }
 
 /* Gradient norm, Adam and the gradient buffer's reset over this GPU's share
- * of the parameters (params / tp, / dp for the sharded state). */
+ * of the trained parameters (params / tp, / dp for the sharded state). */
 static void optim_ops(ctx *x)
 {
-    double p = zs_model_params(x->m) / x->cfg->tp;
+    const zs_model *m = x->m;
+    double p = (x->frozen ? m->layers * zs_step_lora_params_per_layer(m, x->cfg->lora)
+                          : zs_model_params(m)) /
+               x->cfg->tp;
     int z = x->cfg->zero_stage, dp = x->cfg->dp;
     double shard = z >= 1 ? p / dp : p, grads = z >= 2 ? p / dp : p;
     /* a bf16 gradient buffer: the optimizer reads its shard as fp32 main
@@ -560,6 +633,10 @@ static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
         return zs_err_set(e, ZS_EUSAGE, "--len", "give a length divisible by --tp (or --sp off)",
                           "sequence parallelism splits %lld tokens over tp=%d",
                           (long long)cfg->tokens, tp);
+    if (cfg->lora < 0 || cfg->lora > m->hidden || (cfg->lora && cfg->lora % tp))
+        return zs_err_set(e, ZS_EUSAGE, "--lora",
+                          "give a rank from 1 to the hidden size that --tp divides (0: no LoRA)",
+                          "LoRA rank %d with hidden %d and tp=%d", cfg->lora, m->hidden, tp);
     if (cfg->dp < 1 || cfg->zero_stage < 0 || cfg->zero_stage > 3)
         return zs_err_set(e, ZS_EUSAGE, "--zero", "use --dp >= 1 and --zero 0 to 3",
                           "dp=%d zero=%d", cfg->dp, cfg->zero_stage);
@@ -588,6 +665,8 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     x->fp8 = cfg->precision == ZS_PREC_FP8;
     x->eager = cfg->kernels != ZS_KERN_FUSED;
     x->enorm = cfg->kernels == ZS_KERN_EAGER;
+    x->frozen = cfg->lora > 0;
+    x->r = cfg->lora;
     x->share = 1;
     x->gb = zs_grad_bytes(cfg->grad);
     x->T = (double)cfg->tokens;

@@ -116,10 +116,27 @@ typedef struct zs_step_cfg {
                            3: + weights */
     zs_grad_dtype grad; /* the gradient buffer the weight-gradient GEMMs accumulate into */
     zs_step_kernels kernels;
+    /* LoRA fine-tuning, the adapters' rank (0: every weight trained). The
+     * base weights are frozen: no weight-gradient GEMMs, gradients,
+     * optimizer state or gradient reduction for them (the embedding and
+     * the LM head included), and the backward skips what only the weight
+     * gradients need (sequence parallelism's gathers of the GEMM inputs,
+     * FP8's transposes). Rank-lora adapters sit on the QKV projection of
+     * every layer, NeMo's default target (zs_step_lora_params). */
+    int lora;
 } zs_step_cfg;
 
+/* NeMo 1.x's LoRA defaults (examples/nlp/language_modeling/tuning/conf/
+ * megatron_gpt_finetuning_config.yaml, peft.lora_tuning: target_modules
+ * ['attention_qkv'], adapter_dim 32, adapter_dropout 0) [S]. */
+#define ZS_LORA_NEMO_RANK 32
+
+/* Parameters a LoRA layer trains: the QKV adapter's two matrices, hidden x
+ * rank in and rank x the QKV columns out. */
+double zs_step_lora_params_per_layer(const zs_model *m, int rank);
+
 /* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1,
- * fp32 gradients, fused kernels. */
+ * fp32 gradients, fused kernels, every weight trained. */
 zs_step_cfg zs_step_cfg_default(void);
 
 typedef struct zs_step_op {

@@ -4,7 +4,8 @@
  * once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
  * breakdown adds up to the step; TP, CP and DP terms appear where they
  * should; the CP ring's exposed send recomputed by hand (a slow network);
- * the DP overlap; NeMo's model-FLOPs formula against its GPT-3 form; bad configs. */
+ * the DP overlap; LoRA's adapter-only DP traffic; NeMo's model-FLOPs formula
+ * against its GPT-3 form; bad configs. */
 #include <math.h>
 
 #include "zs_megatron_step.h"
@@ -37,8 +38,8 @@ static zs_cost *small_cost(int nodes)
 static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
 {
     zs_mstep_cfg g = {
-        gpus,         gbs,          1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0,
-        ZS_GRAD_FP32, ZS_KERN_FUSED};
+        gpus,         gbs,           1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0,
+        ZS_GRAD_FP32, ZS_KERN_FUSED, 0};
     return g;
 }
 
@@ -294,6 +295,43 @@ static void test_fsdp(void)
     zs_cost_free(c);
 }
 
+/* LoRA: the distributed optimizer's collectives carry the adapters (8
+ * layers x 32 x (256 + 512 QKV columns)), FSDP still gathers every weight
+ * but reduce-scatters the adapters' gradients only, and the model FLOPs are
+ * two thirds of NeMo's. */
+static void test_lora(void)
+{
+    zs_cost *c = small_cost_net(2, 10);
+    zs_mstep s, full;
+    zs_err e;
+    zs_mstep_cfg g = cfg(16, 32, 1, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &full, &e), &e);
+    g.lora = 32;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    int ranks[16];
+    for (int i = 0; i < 16; i++)
+        ranks[i] = i;
+    double ad = 8 * 32.0 * (256 + 512);
+    ZS_ASSERT_NEAR(8 * zs_step_lora_params_per_layer(&c->model, 32), ad, 0);
+    ZS_ASSERT_REL(s.dp_rs_s, zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, ad * 4 / 16),
+                  1e-12);
+    ZS_ASSERT_REL(s.dp_ag_s, zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, 16, ad * 2 / 16),
+                  1e-12);
+    ZS_ASSERT_REL(s.model_flops, full.model_flops * 2 / 3, 1e-12);
+    CU_ASSERT(s.optim_s < full.optim_s);
+    ZS_ASSERT_REL(s.step_s, sum_parts(&s) + s.interference_s, 1e-12);
+    g.zero = 3;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    double lp = zs_model_params_per_layer(&c->model);
+    double root = zs_model_params(&c->model) - 8 * lp;
+    double A = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, 16, lp * 2 / 16);
+    double Ar = zs_cost_collective(c, ZS_COLL_ALLGATHER, ranks, 16, root * 2 / 16);
+    double R = zs_cost_collective(c, ZS_COLL_REDUCESCATTER, ranks, 16, ad / 8 * 4 / 16);
+    ZS_ASSERT_REL(s.dp_ag_s, 2 * (Ar + 15 * A), 1e-12);
+    ZS_ASSERT_REL(s.dp_rs_s, 2 * 8 * R, 1e-12);
+    zs_cost_free(c);
+}
+
 /* NeMo's gpt3 formula: (24 gbs s h^2 + 4 gbs s^2 h) (3 layers) + 6 gbs s h V. */
 static void test_model_flops(void)
 {
@@ -327,6 +365,7 @@ static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_in
                                      {"interference", test_interference},
                                      {"fsdp", test_fsdp},
                                      {"model_flops", test_model_flops},
+                                     {"lora", test_lora},
                                      {"bad", test_bad},
                                      {NULL, NULL}};
 

@@ -2,9 +2,9 @@
  * model checked by hand, SwiGLU against squared ReLU, FP8 (casts, the FP8
  * GEMM rate, the refusal on a GPU without FP8), selective and full
  * recomputation, tensor and sequence parallelism, the planner API, bad
- * input, and a comparison with Megatron-LM's measured per-op forward times
- * on H100 (../shared/reference/h100-kernels/megatron-layer-ops-32k.tsv,
- * read at test time, skipped when absent), per op class. */
+ * input, LoRA's frozen base weights, and a comparison with Megatron-LM's measured per-op forward
+ * times on H100 (../shared/reference/h100-kernels/megatron-layer-ops-32k.tsv, read at test time,
+ * skipped when absent), per op class. */
 #include <stdlib.h>
 
 #include <math.h>
@@ -467,6 +467,64 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* LoRA (rank 8 on the tiny model, h 64, QKV columns (4 + 2 x 2) x 16 =
+ * 128): no base weight gradients, the adapters' GEMMs and their gradients,
+ * the optimizer over the adapters alone; with TP and SP the adapter's own
+ * collectives, and the base layers' dgrad collectives exposed. */
+static void test_lora(void)
+{
+    zs_cost *c = tiny_cost("", NULL);
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 64;
+    zs_step full = build(c, cfg);
+    cfg.lora = 8;
+    zs_step s = build(c, cfg);
+    const char *base[] = {"qkv-wgrad", "out-proj-wgrad", "mlp-fc1-wgrad", "mlp-fc2-wgrad",
+                          "lm-head-wgrad"};
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_PTR_NOT_NULL(find(&full, base[i], ZS_PH_BWD));
+        CU_ASSERT_PTR_NULL(find(&s, base[i], ZS_PH_BWD));
+    }
+    CU_ASSERT_PTR_NULL(find(&s, "embedding-bwd", ZS_PH_BWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "qkv-dgrad", ZS_PH_BWD));
+    const zs_step_op *in = find(&s, "lora-in", ZS_PH_FWD), *out = find(&s, "lora-out", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ZS_ASSERT_NEAR(in->flops, 2.0 * 64 * 8 * 64, 0);
+    ZS_ASSERT_NEAR(out->flops, 2.0 * 64 * 128 * 8, 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "lora-in-wgrad", ZS_PH_BWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "lora-out-wgrad", ZS_PH_BWD));
+    /* 2 layers x 8 x (64 + 128) trained parameters: Adam reads and writes
+     * 7 fp32 values, the fp32 gradient and the bf16 weight per parameter */
+    ZS_ASSERT_NEAR(zs_step_lora_params_per_layer(&c->model, 8), 8.0 * (64 + 128), 0);
+    ZS_ASSERT_NEAR(find(&s, "adam", ZS_PH_OPTIM)->bytes, 2 * 8.0 * 192 * (7 * 4 + 4 + 2), 1e-6);
+    CU_ASSERT(zs_step_class_time(&s, ZS_OC_OPTIM, -1) < zs_step_class_time(&full, ZS_OC_OPTIM, -1));
+    zs_step_free(&s);
+    zs_step_free(&full);
+    /* TP 2 with SP: the adapter gathers its input, all-reduces its input
+     * gradients and reduce-scatters them; nothing gathers the base GEMMs'
+     * inputs again, and their dgrad's reduce-scatter hides under nothing */
+    cfg.tp = 2;
+    s = build(c, cfg);
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ag-lora-input", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ar-dlora-in", ZS_PH_BWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "rs-dlora-input", ZS_PH_BWD));
+    CU_ASSERT_PTR_NULL(find(&s, "ag-qkv-input", ZS_PH_BWD));
+    const zs_step_op *rs = find(&s, "rs-dqkv", ZS_PH_BWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+    ZS_ASSERT_NEAR(rs->hidden, 0, 0);
+    ZS_ASSERT_NEAR(find(&s, "lora-in", ZS_PH_FWD)->n, 4, 0);
+    zs_step_free(&s);
+    /* a rank TP does not divide, or above the hidden size */
+    zs_step_cfg bad = cfg;
+    bad.lora = 3;
+    expect_err(c, bad, ZS_EUSAGE, "LoRA rank 3");
+    bad.lora = 65;
+    bad.tp = 1;
+    expect_err(c, bad, ZS_EUSAGE, "LoRA rank 65");
+    zs_cost_free(c);
+}
+
 /* Predicted forward ms of each class for one row (tokens per rank, tp). */
 static void tsv_predict(zs_cost *c, long tokens, int tp, double pred[TSV_N])
 {
@@ -561,6 +619,7 @@ static const zs_test_case cases[] = {{"hand_counts", test_hand_counts},
                                      {"torchtitan_modes", test_torchtitan_modes},
                                      {"tensor_parallel", test_tensor_parallel},
                                      {"bad_input", test_bad_input},
+                                     {"lora", test_lora},
                                      {"megatron_layer_ops", test_megatron_layer_ops},
                                      {NULL, NULL}};
 

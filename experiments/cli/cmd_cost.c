@@ -23,6 +23,7 @@ static const char cost_help[] =
     "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
     "       zepsim cost step [--gpu G | --cluster C] [--model M] --len N [--tp T]\n"
     "                        [--precision bf16|fp8] [--recompute R] [--kernels K]\n"
+    "                        [--lora R]\n"
     "\n"
     "Prices one op with the cost model the simulator uses and prints the time, the\n"
     "rate and which curve (and its source) priced it.\n"
@@ -51,7 +52,7 @@ static const char cost_help[] =
 
 typedef struct cost_args {
     const char *gpu, *cluster, *model, *kernel, *calib, *op;
-    long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero;
+    long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero, lora;
     double m, n, k, bytes;
     int bwd, sp, layout, pass; /* layout: -1 none, ZS_CPL_N all; pass: 1 fwd, 2 bwd, 3 both */
     int nlens;                 /* --lens: documents of these lengths (with --layout) */
@@ -643,6 +644,9 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     text(t, "recompute", "%s", zs_step_rc_name(a->rc));
     text(t, "kernels", "%s", zs_step_kernels_name(a->kern));
     text(t, "optimizer", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
+    if (a->lora)
+        note(t, "LoRA: rank-%ld adapters on QKV trained (%.0f parameters), base weights frozen",
+             a->lora, m->layers * zs_step_lora_params_per_layer(m, (int)a->lora));
     num(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
     num(t, "model_flops", "TFLOP", "%.4f", model_flops / 1e12);
     note(t, "GEMMs and attention, forward and backward, no recomputation");
@@ -680,6 +684,7 @@ static int cost_step(const cost_args *a, zs_err *e)
     cfg.kernels = a->kern;
     cfg.dp = (int)a->dp;
     cfg.zero_stage = (int)a->zero;
+    cfg.lora = (int)a->lora;
     zs_step st;
     if ((rc = zs_step_build(c, &cfg, &st, e))) {
         zs_cost_free(c);
@@ -807,7 +812,8 @@ enum {
     C_PRECISION,
     C_RECOMPUTE,
     C_KERNELS,
-    C_SP
+    C_SP,
+    C_LORA
 };
 
 #define ROW(row, name, type, m, lo, hi, def, arg, help)                                            \
@@ -867,6 +873,10 @@ static const zs_opt_spec own[] = {
               .deftext = "on",
               .arg = "on|off",
               .help = "step: sequence parallelism with --tp"},
+    ROW(LORA, "lora", ZS_OPT_INT, lora, 0, 1 << 20, "0", "R",
+        "step: LoRA fine-tuning with rank-R adapters on the QKV projection (NeMo's default "
+        "target; 32 is its default rank): base weights frozen, no weight gradients for them "
+        "(0: every weight trained)"),
 };
 #undef ROW
 #undef SET

@@ -135,12 +135,6 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
              zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad),
              zs_step_kernels_name(r->kernels));
-    if (r->task == ZS_TASK_LORA) {
-        snprintf(o->reason, sizeof o->reason,
-                 "lora: the step model has no frozen base weights (no weight gradients, "
-                 "adapter-only optimizer)");
-        return ZS_OK;
-    }
     zs_machine_cfg mc;
     zs_machine_cfg_init(&mc);
     mc.model = r->model;
@@ -152,9 +146,11 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     if (rc)
         return rc;
     zs_cost *c = mach.cost;
-    zs_mstep_cfg g = {r->gpus, r->gbs,          r->mbs,  r->seq,       r->tp,
-                      r->pp,   r->cp,           r->vp,   r->precision, (zs_step_rc)rcv,
-                      zero,    a->interference, a->grad, r->kernels};
+    zs_mstep_cfg g = {r->gpus,         r->gbs,     r->mbs,
+                      r->seq,          r->tp,      r->pp,
+                      r->cp,           r->vp,      r->precision,
+                      (zs_step_rc)rcv, zero,       a->interference,
+                      a->grad,         r->kernels, r->task == ZS_TASK_LORA ? ZS_LORA_NEMO_RANK : 0};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -175,7 +171,12 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                  "lengths are not published); error on tokens/s: NeMo's SFT model FLOPs count "
                  "the packed documents' attention",
                  r->seq);
-    if (r->model_tflops_gpu > 0 && r->task != ZS_TASK_SFT) {
+    if (r->task == ZS_TASK_LORA)
+        snprintf(o->notes, sizeof o->notes,
+                 "lora: base weights frozen, rank-%d adapters on QKV (NeMo's defaults); priced as "
+                 "one causal %d-token sequence per sample, as sft; error on tokens/s",
+                 ZS_LORA_NEMO_RANK, r->seq);
+    if (r->model_tflops_gpu > 0 && r->task == ZS_TASK_PRETRAIN) {
         o->err_on = "model_tflops_gpu";
         o->err_pct = 100 * (o->s.model_tflops_gpu - r->model_tflops_gpu) / r->model_tflops_gpu;
     } else {
@@ -214,6 +215,8 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
         return "the schedules recompute none or full, not this row's mode";
+    if (r->task == ZS_TASK_LORA)
+        return "the schedules train every weight (LoRA's frozen base is in the step model only)";
     if (r->kernels != ZS_KERN_FUSED)
         return "the schedules price fused kernels, not eager ones";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)

@@ -11,6 +11,11 @@ expect_rc step-bad-rc 2 "$ZEPSIM" cost step --len 4096 --recompute half
 expect_rc step-bad-sp 2 "$ZEPSIM" cost step --len 4096 --sp maybe
 expect_rc step-bad-tp 2 "$ZEPSIM" cost step --len 4096 --tp 3
 expect_rc step-bad-zero 2 "$ZEPSIM" cost step --len 4096 --zero 4
+expect_rc step-bad-lora 2 "$ZEPSIM" cost step --len 4096 --tp 2 --lora 33
+expect_out step-bad-lora "LoRA rank 33"
+expect_rc step-lora 0 "$ZEPSIM" cost step --model llama2-7b --len 4096 --lora 32
+expect_out step-lora "lora-in-wgrad"
+expect_out step-lora "rank-32 adapters on QKV trained"
 # FP8 needs compute capability 8.9: the A100 is refused with a reason.
 expect_rc step-a100-fp8 2 "$ZEPSIM" cost step --gpu a100-80g --len 4096 --precision fp8
 expect_out step-a100-fp8 "no FP8 tensor cores"
