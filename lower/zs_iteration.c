@@ -251,6 +251,22 @@ static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const cha
     elem(it, c, l, zs_fp8_cast_bytes(vals, it->m->dtype_bytes));
 }
 
+/* The FP8 cast of a linear GEMM's weight (w values, "cast-w-qkv"), in the
+ * iteration's first micro-batch only: TransformerEngine keeps the FP8
+ * weight and its transpose for the later micro-batches and for
+ * recomputation when Megatron-Core passes is_first_microbatch (the same
+ * as the step inventory, zs_step_op.per_step). */
+static void fp8_cast_weight(zs_iter *it, chain *c, int micro, const char *pfx, const char *name,
+                            double w)
+{
+    if (!fp8_on(it) || w <= 0 || micro != 0 || pfx[0] || it->cur > 0)
+        return;
+    char l[64];
+    if (!it->dry)
+        snprintf(l, sizeof l, "cast-w-%s", name);
+    elem(it, c, l, zs_fp8_cast_bytes(w, it->m->dtype_bytes));
+}
+
 /* Bytes of one value the TP all-gather before a linear GEMM moves. */
 static double gather_bytes(const zs_iter *it)
 {
@@ -522,7 +538,8 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     double rope = rope_bytes(it); /* per token */
     label(it, l, sizeof l, pfx, "norm1");
     elem(it, c, l, 2 * Tl * h * by);
-    fp8_cast(it, c, pfx, 0, "qkv", Tl * h + h * qkv_n);
+    fp8_cast(it, c, pfx, 0, "qkv", Tl * h);
+    fp8_cast_weight(it, c, b->micro, pfx, "qkv", h * qkv_n);
     label(it, l, sizeof l, pfx, "tp-ag-attn");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * gather_bytes(it));
     double mv = moved(it, b->micro, slot);
@@ -589,7 +606,8 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
                           ex < 0 ? "" : " for its moved tokens");
     int f8 = fp8_on(it), moe = zs_model_is_moe(m), gated = zs_model_mlp(m) == ZS_MLP_SWIGLU;
     double f = (double)m->ffn / it->tp, up = (gated ? 2 : 1) * f;
-    fp8_cast(it, c, pfx, 0, "o-proj", T * ad + ad * h);
+    fp8_cast(it, c, pfx, 0, "o-proj", T * ad);
+    fp8_cast_weight(it, c, b->micro, pfx, "o-proj", ad * h);
     label(it, l, sizeof l, pfx, "o-proj");
     gemm_prec(it, c, l, T - mv, h, ad, ex, f8);
     it->dry_mark = c->t;
@@ -602,8 +620,10 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     label(it, l, sizeof l, pfx, "residual-norm2");
     elem(it, c, l, 3 * Tl * h * by);
-    if (!moe)
-        fp8_cast(it, c, pfx, 0, "mlp-up", Tl * h + h * up);
+    if (!moe) {
+        fp8_cast(it, c, pfx, 0, "mlp-up", Tl * h);
+        fp8_cast_weight(it, c, b->micro, pfx, "mlp-up", h * up);
+    }
     label(it, l, sizeof l, pfx, "tp-ag-mlp");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * (moe ? by : gather_bytes(it)));
     if (moe) {
@@ -615,7 +635,8 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
          * squared ReLU read one and write one */
         label(it, l, sizeof l, pfx, gated ? "swiglu" : "activation");
         elem(it, c, l, (gated ? 3 : 2) * T * f * by);
-        fp8_cast(it, c, pfx, 0, "mlp-down", T * f + f * h);
+        fp8_cast(it, c, pfx, 0, "mlp-down", T * f);
+        fp8_cast_weight(it, c, b->micro, pfx, "mlp-down", f * h);
         label(it, l, sizeof l, pfx, "mlp-down");
         gemm_prec(it, c, l, T, h, f, -1, f8);
     }

@@ -114,6 +114,7 @@ typedef struct sums {
     double layer_tp_fwd, layer_tp_bwd;
     double head_fwd, head_bwd; /* embedding / LM head / cross-entropy: the last stage's */
     double head_tp_fwd, head_tp_bwd;
+    double layer_once; /* per layer, once per step: the FP8 weight casts */
     double optim;
 } sums;
 
@@ -130,6 +131,8 @@ static void sum_ops(const zs_step *s, int pp, sums *u)
         int fwd = op->phase == ZS_PH_FWD, comm = op->cls == ZS_OC_TPCOMM;
         if (op->phase == ZS_PH_OPTIM) {
             u->optim += op->seconds;
+        } else if (op->per_step) {
+            u->layer_once += zs_step_op_layer_s(op);
         } else if (op->per_layer) {
             if (op->cls == ZS_OC_ATTN)
                 continue; /* priced per CP rank and micro-batch by attn_layer */
@@ -333,7 +336,8 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
          * the interleaved schedule's are overlapped (overlap_p2p_comm) */
         o->pp_comm_s = 2.0 * (g->pp - 1) * p2p + (g->vp == 1 ? o->m * o->mb_pp_comm : 0);
     }
-    o->compute_s = o->m * o->mb_compute;
+    /* the FP8 weight casts run in the first micro-batch only (zs_step_op.per_step) */
+    o->compute_s = o->m * o->mb_compute + L * u.layer_once;
     o->tp_comm_s = o->m * o->mb_tp_comm;
     o->cp_comm_s = o->m * o->mb_cp_comm;
     o->pp_bubble_s = zs_megatron_bubble(g->pp, g->vp, mb);

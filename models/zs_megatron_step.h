@@ -54,7 +54,7 @@ typedef struct zs_mstep {
     double mb_fwd, mb_bwd;       /* the micro-batch's forward and backward (every term) */
     double layer_fwd, layer_bwd; /* one layer of one micro-batch (every term) */
     /* The step's breakdown, seconds; step_s is their sum. */
-    double compute_s;      /* m x mb_compute */
+    double compute_s;      /* m x mb_compute, plus the FP8 weight casts (once per step) */
     double tp_comm_s;      /* exposed TP collectives: m x mb_tp_comm */
     double cp_comm_s;      /* exposed CP ring exchange: m x mb_cp_comm */
     double pp_comm_s;      /* exposed stage-to-stage sends */

@@ -203,16 +203,26 @@ static double secs(const zs_step_op *op)
  * (row-wise and transposed, for the backward's GEMMs). With frozen
  * weights only the dgrad runs, which needs the weight's transpose but not
  * the activation's (that one feeds the wgrad): the activation is written
- * once. */
+ * once. The weight is cast in the step's first micro-batch only and kept
+ * for the others and for recomputation: TransformerEngine's Linear caches
+ * its FP8 weight and transpose when told is_first_microbatch, which
+ * Megatron-Core's TE wrappers pass (megatron/core/extensions/
+ * transformer_engine.py, TELinear.forward, unless
+ * disable_parameter_transpose_cache) [S]. */
 static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act, double w)
 {
     if (!x->fp8)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
-    double bytes = x->frozen ? zs_fp8_cast_bytes(w, x->b) + act * (x->b + 1)
-                             : zs_fp8_cast_bytes(act + w, x->b);
-    mem_op(x, n, ZS_OC_FP8, ph, 1, bytes, (act + w) * FL_CAST);
+    double bytes = x->frozen ? act * (x->b + 1) : zs_fp8_cast_bytes(act, x->b);
+    mem_op(x, n, ZS_OC_FP8, ph, 1, bytes, act * FL_CAST);
+    if (ph == ZS_PH_RECOMPUTE)
+        return;
+    snprintf(n, sizeof n, "cast-w-%s", name);
+    mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(w, x->b), w * FL_CAST);
+    if (!x->oom)
+        x->s->ops[x->s->nops - 1].per_step = 1;
 }
 
 /* The backward's cast of a GEMM's output gradient (g values), with its
@@ -762,7 +772,7 @@ int zs_step_layer_time(const zs_cost *c, const zs_step_cfg *cfg, zs_step_layer *
         return rc;
     for (int i = 0; i < s.nops; i++) {
         const zs_step_op *op = &s.ops[i];
-        if (!op->per_layer)
+        if (!op->per_layer || op->per_step) /* FP8 weight casts: once per step, not here */
             continue;
         if (op->phase == ZS_PH_RECOMPUTE) {
             out->recompute += op->seconds * op->layer_share;

@@ -155,6 +155,10 @@ typedef struct zs_step_op {
      * (the backward's asynchronous TP collectives); the step counts
      * seconds - hidden */
     double hidden;
+    /* 1: once per training step, not per micro-batch: a layer's FP8 weight
+     * cast, which TransformerEngine caches for the step's later micro-batches
+     * and for recomputation (Megatron-Core passes is_first_microbatch) */
+    int per_step;
     zs_coll_kind coll; /* TP collectives: the kind ... */
     double coll_bytes; /* ... and each rank's buffer, as zs_cost_collective takes it */
 } zs_step_op;

@@ -1,7 +1,7 @@
 /* The Megatron step model (models/zs_megatron_step.h) on small configs
  * checked by hand: one GPU (pp = tp = cp = dp = 1) is the inventory's step
  * with its layer and head ops run once per micro-batch and the optimizer
- * once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
+ * and FP8 weight casts once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
  * breakdown adds up to the step; TP, CP and DP terms appear where they
  * should; the CP ring's exposed send recomputed by hand (a slow network);
  * the DP overlap; LoRA's adapter-only DP traffic; NeMo's model-FLOPs formula
@@ -73,6 +73,17 @@ static void test_one_gpu_is_inventory(void)
     /* tokens/s/GPU and model TFLOP/s/GPU follow from the step */
     ZS_ASSERT_REL(s.tokens_s_gpu, 4 * 2048 / s.step_s, 1e-12);
     ZS_ASSERT_REL(s.model_tflops_gpu, s.model_flops / s.step_s / 1e12, 1e-12);
+    zs_step_free(&st);
+    /* FP8: the weight casts run in the first micro-batch only */
+    g.precision = sc.precision = ZS_PREC_FP8;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    ZS_ASSERT_OK(zs_step_build(c, &sc, &st, &e), &e);
+    double once = 0;
+    for (int i = 0; i < st.nops; i++)
+        if (st.ops[i].per_step)
+            once += zs_step_op_total(&st, &st.ops[i]);
+    CU_ASSERT(once > 0);
+    ZS_ASSERT_REL(s.step_s, 4 * (st.total_s - optim - once) + once + optim, 1e-12);
     zs_step_free(&st);
     zs_cost_free(c);
 }

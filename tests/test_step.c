@@ -153,9 +153,14 @@ static void test_fp8(void)
     CU_ASSERT_PTR_NULL(find(&b, "cast-qkv", ZS_PH_FWD));
     const zs_step_op *cast = find(&f, "cast-qkv", ZS_PH_FWD);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cast);
-    /* the activation (4096 x 64) and the weight (64 x 128): read bf16, write
-     * FP8 row-wise and transposed */
-    ZS_ASSERT_NEAR(cast->bytes, (4096.0 * 64 + 64 * 128) * 4, 0);
+    /* the activation (4096 x 64) and, once per step (TransformerEngine's
+     * FP8 weight cache), the weight (64 x 128): read bf16, write FP8
+     * row-wise and transposed */
+    ZS_ASSERT_NEAR(cast->bytes, 4096.0 * 64 * 4, 0);
+    const zs_step_op *wcast = find(&f, "cast-w-qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(wcast);
+    ZS_ASSERT_NEAR(wcast->bytes, 64.0 * 128 * 4, 0);
+    CU_ASSERT(wcast->per_step && !cast->per_step);
     CU_ASSERT_PTR_NOT_NULL(find(&f, "cast-dqkv", ZS_PH_BWD));
     CU_ASSERT_PTR_NOT_NULL(find(&f, "amax-scale", ZS_PH_FWD));
     CU_ASSERT(zs_step_class_time(&f, ZS_OC_FP8, -1) > 0);
