@@ -286,6 +286,22 @@ static void test_fsdp(void)
     ZS_ASSERT_REL(s.dp_ag_s, 2 * (Ar + 15 * A), 1e-12);
     ZS_ASSERT_REL(s.dp_rs_s, 2 * (8 * R + Rr), 1e-12);
     ZS_ASSERT_REL(s.step_s, sum_parts(&s), 1e-12);
+    /* interference: the gather's CTAs under the forward, the gather's and
+     * the reduce-scatter's together under the backward (FSDP2's two
+     * streams), the last reduce-scatter's alone */
+    g.interference = 1;
+    zs_mstep on;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &on, &e), &e);
+    const zs_nccl_params *prm = zs_cost_nccl(c);
+    int agc = zs_nccl_group_ctas(&c->cluster, ranks, 16, ZS_COLL_ALLGATHER, lp * 2 / 16, prm);
+    int rsc = zs_nccl_group_ctas(&c->cluster, ranks, 16, ZS_COLL_REDUCESCATTER, lp * 4 / 16, prm);
+    double sms = c->cluster.gpu.sms;
+    CU_ASSERT(agc > 0 && rsc > 0);
+    double slow = 7 * fmin(A, F) * agc / (sms - agc) +
+                  7 * fmin(A + R, B) * (agc + rsc) / (sms - agc - rsc) +
+                  fmin(R, B) * rsc / (sms - rsc);
+    ZS_ASSERT_REL(on.interference_s, 2 * slow, 1e-12);
+    g.interference = 0;
     /* the same compute plus FSDP2's copy-out of each gathered layer (bf16
      * weights read and written, forward and backward: 2 micro-batches x 8
      * layers x 2); gathering every layer twice per micro-batch costs more
