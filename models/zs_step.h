@@ -122,14 +122,11 @@ typedef struct zs_step_cfg {
      * the LM head included), and the backward skips what only the weight
      * gradients need (sequence parallelism's gathers of the GEMM inputs,
      * FP8's transposes). Rank-lora adapters sit on the QKV projection of
-     * every layer, NeMo's default target (zs_step_lora_params). */
+     * every layer: NeMo 1.x's default target (examples/nlp/language_modeling/
+     * tuning/conf/megatron_gpt_finetuning_config.yaml, peft.lora_tuning:
+     * target_modules ['attention_qkv'], adapter_dim 32, dropout 0) [S]. */
     int lora;
 } zs_step_cfg;
-
-/* NeMo 1.x's LoRA defaults (examples/nlp/language_modeling/tuning/conf/
- * megatron_gpt_finetuning_config.yaml, peft.lora_tuning: target_modules
- * ['attention_qkv'], adapter_dim 32, adapter_dropout 0) [S]. */
-#define ZS_LORA_NEMO_RANK 32
 
 /* Parameters a LoRA layer trains: the QKV adapter's two matrices, hidden x
  * rank in and rank x the QKV columns out. */

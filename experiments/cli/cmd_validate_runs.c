@@ -43,6 +43,7 @@ typedef struct runs_args {
     const char *runs, *cluster, *plot, *kernel;
     zs_format fmt;
     int interference, simulate;
+    long lora_rank; /* the adapters' rank for lora rows */
     zs_grad_dtype grad;
     zs_cli_flags fl; /* the shared flags as given: cluster points into it */
 } runs_args;
@@ -67,6 +68,10 @@ static const zs_opt_spec runs_own[] = {
      .help = "the gradient buffer (not a column of the runs): bf16 as NeMo's published "
              "configs set it (optim.grad_sync_dtype: bf16), fp32 as Megatron-LM's default "
              "with bf16 (docs/validation.md)"},
+    /* 32: NeMo 1.x's peft.lora_tuning.adapter_dim (zs_step_cfg.lora) */
+    ZS_OPT_ROW("lora-rank", ZS_OPT_INT, runs_args, lora_rank, 1, 65536, "32", "R",
+               "lora rows: the adapters' rank (not a column of the runs; 32, NeMo's "
+               "adapter_dim, by default), on the QKV projection"),
     ZS_OPT_ROW("simulate", ZS_OPT_FLAG, runs_args, simulate, 0, 1, "0", NULL,
                "also simulate each run's schedule: plain-4d (TP with sequence parallelism, CP "
                "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer) on "
@@ -150,7 +155,7 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                       r->seq,          r->tp,      r->pp,
                       r->cp,           r->vp,      r->precision,
                       (zs_step_rc)rcv, zero,       a->interference,
-                      a->grad,         r->kernels, r->task == ZS_TASK_LORA ? ZS_LORA_NEMO_RANK : 0};
+                      a->grad,         r->kernels, r->task == ZS_TASK_LORA ? (int)a->lora_rank : 0};
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
@@ -173,9 +178,10 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                  r->seq);
     if (r->task == ZS_TASK_LORA)
         snprintf(o->notes, sizeof o->notes,
-                 "lora: base weights frozen, rank-%d adapters on QKV (NeMo's defaults); priced as "
-                 "one causal %d-token sequence per sample, as sft; error on tokens/s",
-                 ZS_LORA_NEMO_RANK, r->seq);
+                 "lora: base weights frozen, rank-%ld adapters on QKV (--lora-rank; NeMo's "
+                 "default 32); priced as one causal %d-token sequence per sample, as sft; error "
+                 "on tokens/s",
+                 a->lora_rank, r->seq);
     if (r->model_tflops_gpu > 0 && r->task == ZS_TASK_PRETRAIN) {
         o->err_on = "model_tflops_gpu";
         o->err_pct = 100 * (o->s.model_tflops_gpu - r->model_tflops_gpu) / r->model_tflops_gpu;
