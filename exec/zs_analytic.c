@@ -267,7 +267,8 @@ typedef struct ex {
     double p2p_part[2]; /* and the largest part of a channel */
     void *arena;        /* every rank's xo, xd and first (zs_bigmem) */
     xop **xos;          /* per rank: its xo, beside the ranks' state (for pf_op) */
-    int pf;             /* fetch ahead (pf_*): the state outgrows the caches */
+    int pf;             /* the state outgrows the caches: fetch ahead (pf_*) and queue the
+                           accounting (acct*); else neither */
     zs_pool *pool;      /* the ranks' accounting logs */
     zs_acctq aq;        /* the accounting calls, applied in batches (not in a dry run) */
     size_t narena, nr;

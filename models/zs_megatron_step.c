@@ -213,9 +213,7 @@ static double dp_coll(const zs_cost *c, const dp_group *d, zs_coll_kind k, doubl
 static void dp_comm_whole(const zs_cost *c, const zs_mstep_cfg *g, const dp_group *d, zs_mstep *o)
 {
     const zs_model *m = &c->model;
-    double trained =
-        g->lora ? m->layers * zs_step_lora_params_per_layer(m, g->lora) : zs_model_params(m);
-    double params = trained / ((double)g->tp * g->pp);
+    double params = zs_step_trained_params(m, g->lora) / ((double)g->tp * g->pp);
     double wbytes = params * m->dtype_bytes, gbytes = params * zs_grad_bytes(g->grad);
     int rs_ctas, ag_ctas = 0;
     if (g->zero >= 1) {

@@ -89,6 +89,11 @@ double zs_step_lora_params_per_layer(const zs_model *m, int rank)
                : 0;
 }
 
+double zs_step_trained_params(const zs_model *m, int rank)
+{
+    return rank > 0 ? m->layers * zs_step_lora_params_per_layer(m, rank) : zs_model_params(m);
+}
+
 zs_step_cfg zs_step_cfg_default(void)
 {
     zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED, 0};
@@ -141,15 +146,16 @@ static zs_step_op *push(ctx *x, const char *name, zs_op_class cls, zs_step_phase
     return op;
 }
 
-static void mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph, int per_layer,
-                   double bytes, double flops)
+static zs_step_op *mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_phase ph,
+                          int per_layer, double bytes, double flops)
 {
     zs_step_op *op = push(x, name, cls, ph, per_layer);
     if (!op)
-        return;
+        return NULL;
     op->bytes = bytes;
     op->flops = flops;
     op->seconds = bytes > 0 ? x->launch + bytes / x->bw : 0;
+    return op;
 }
 
 /* A GEMM of m x k by k x n. in8: its inputs are FP8 (an FP8 GEMM); wgrad:
@@ -220,9 +226,9 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
     if (ph == ZS_PH_RECOMPUTE)
         return;
     snprintf(n, sizeof n, "cast-w-%s", name);
-    mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(w, x->b), w * FL_CAST);
-    if (!x->oom)
-        x->s->ops[x->s->nops - 1].per_step = 1;
+    zs_step_op *op = mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(w, x->b), w * FL_CAST);
+    if (op)
+        op->per_step = 1;
 }
 
 /* The backward's cast of a GEMM's output gradient (g values), with its
@@ -489,37 +495,48 @@ static void layer_recompute_op(ctx *x)
  * dgrad's reduce-scatter or all-reduce issued before the wgrad GEMM and
  * waited for after it): they cost only what outlasts their GEMM. The
  * row-parallel layer's gather of the output gradient comes first and is
- * waited for. */
-static void linear_bwd(ctx *x, const char *name, double m, double n, double k, int col)
+ * waited for. cls, per_layer: the GEMMs' op class, once per layer or per
+ * step (the LM head); in8: FP8 GEMMs, their output gradient cast first. */
+static void linear_bwd_of(ctx *x, const char *name, zs_op_class cls, int per_layer, int in8,
+                          double m, double n, double k, int col)
 {
     char a[32], d[32], w[32];
     if (!col && x->cfg->sp) {
         snprintf(a, sizeof a, "ag-d%s", name);
-        coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * x->b, 1);
+        coll_op(x, a, ZS_PH_BWD, per_layer, ZS_COLL_ALLGATHER, x->Ts * x->h * x->b, 1);
     }
-    fp8_bwd_cast(x, name, m * n);
+    if (in8)
+        fp8_bwd_cast(x, name, m * n);
     snprintf(d, sizeof d, "%s-dgrad", name);
     snprintf(w, sizeof w, "%s-wgrad", name);
-    double dgrad = secs(gemm_op(x, d, ZS_OC_GEMM, ZS_PH_BWD, 1, m, k, n, x->fp8, 0));
+    double dgrad = secs(gemm_op(x, d, cls, ZS_PH_BWD, per_layer, m, k, n, in8, 0));
     if (x->frozen) { /* no wgrad: nothing to gather its input for, nothing to hide under */
         snprintf(a, sizeof a, "%s-d%s", x->cfg->sp ? "rs" : "ar", name);
         if (col)
-            tp_reduce(x, a, ZS_PH_BWD, 1);
+            tp_reduce(x, a, ZS_PH_BWD, per_layer);
         return;
     }
-    double wgrad = secs(gemm_op(x, w, ZS_OC_GEMM, ZS_PH_BWD, 1, n, k, m, x->fp8, 1));
+    double wgrad = secs(gemm_op(x, w, cls, ZS_PH_BWD, per_layer, n, k, m, in8, 1));
     if (col && x->cfg->sp) {
         snprintf(a, sizeof a, "ag-%s-input", name);
-        hide_under(
-            coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLGATHER, x->Ts * x->h * (x->fp8 ? 1 : x->b), 1),
-            dgrad);
+        hide_under(coll_op(x, a, ZS_PH_BWD, per_layer, ZS_COLL_ALLGATHER,
+                           x->Ts * x->h * (in8 ? 1 : x->b), 1),
+                   dgrad);
         snprintf(a, sizeof a, "rs-d%s", name);
-        hide_under(coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1),
-                   wgrad);
+        hide_under(
+            coll_op(x, a, ZS_PH_BWD, per_layer, ZS_COLL_REDUCESCATTER, x->Ts * x->h * x->b, 1),
+            wgrad);
     } else if (col) {
         snprintf(a, sizeof a, "ar-d%s", name);
-        hide_under(coll_op(x, a, ZS_PH_BWD, 1, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1), wgrad);
+        hide_under(coll_op(x, a, ZS_PH_BWD, per_layer, ZS_COLL_ALLREDUCE, x->T * x->h * x->b, 1),
+                   wgrad);
     }
+}
+
+/* A layer's linear GEMM: once per layer, in FP8 with --precision fp8. */
+static void linear_bwd(ctx *x, const char *name, double m, double n, double k, int col)
+{
+    linear_bwd_of(x, name, ZS_OC_GEMM, 1, x->fp8, m, n, k, col);
 }
 
 /* A layer's backward, last op first. */
@@ -568,26 +585,13 @@ static void head_ops(ctx *x)
     mem_op(x, "cross-entropy", ZS_OC_XENT, ZS_PH_FWD, 0, xent_fwd_b(x) * logits, FL_XENT * logits);
     coll_op(x, "ar-cross-entropy", ZS_PH_FWD, 0, ZS_COLL_ALLREDUCE, T * FP32, 3);
     mem_op(x, "cross-entropy-bwd", ZS_OC_XENT, ZS_PH_BWD, 0, xent_bwd_b(x) * logits, 2 * logits);
-    /* Megatron's column-parallel output layer overlaps its backward
-     * collectives as linear_bwd's column-parallel layers do */
-    double dgrad = secs(gemm_op(x, "lm-head-dgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, T, h, V, 0, 0));
-    if (x->frozen) { /* no wgrad, and no gradient for the embedding */
-        tp_reduce(x, x->cfg->sp ? "rs-dlm-head" : "ar-dlm-head", ZS_PH_BWD, 0);
-        mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, norm_bwd_b(x) * Ts * h,
-               2 * norm_flops(x));
-        return;
-    }
-    double wgrad = secs(gemm_op(x, "lm-head-wgrad", ZS_OC_HEAD, ZS_PH_BWD, 0, V, h, T, 0, 1));
-    if (x->cfg->sp) {
-        hide_under(coll_op(x, "ag-lm-head-input", ZS_PH_BWD, 0, ZS_COLL_ALLGATHER, Ts * h * b, 1),
-                   dgrad);
-        hide_under(coll_op(x, "rs-dlm-head", ZS_PH_BWD, 0, ZS_COLL_REDUCESCATTER, Ts * h * b, 1),
-                   wgrad);
-    } else {
-        hide_under(coll_op(x, "ar-dlm-head", ZS_PH_BWD, 0, ZS_COLL_ALLREDUCE, T * h * b, 1), wgrad);
-    }
+    /* Megatron's output layer is column-parallel, its backward collectives
+     * overlapped as TransformerEngine's layers' are; in bf16 */
+    linear_bwd_of(x, "lm-head", ZS_OC_HEAD, 0, 0, T, V, h, 1);
     mem_op(x, "final-norm-bwd", ZS_OC_NORM, ZS_PH_BWD, 0, norm_bwd_b(x) * Ts * h,
            2 * norm_flops(x));
+    if (x->frozen) /* no gradient for the embedding */
+        return;
     tp_gather(x, "ag-dembedding", ZS_PH_BWD, 0, 0);
     /* scatter-add of the gradient rows into the main gradient; eager
      * PyTorch's embedding_dense_backward first zero-fills a dense gradient
@@ -602,9 +606,7 @@ static void head_ops(ctx *x)
 static void optim_ops(ctx *x)
 {
     const zs_model *m = x->m;
-    double p = (x->frozen ? m->layers * zs_step_lora_params_per_layer(m, x->cfg->lora)
-                          : zs_model_params(m)) /
-               x->cfg->tp;
+    double p = zs_step_trained_params(m, x->cfg->lora) / x->cfg->tp;
     int z = x->cfg->zero_stage, dp = x->cfg->dp;
     double shard = z >= 1 ? p / dp : p, grads = z >= 2 ? p / dp : p;
     /* a bf16 gradient buffer: the optimizer reads its shard as fp32 main

@@ -131,6 +131,9 @@ typedef struct zs_step_cfg {
 /* Parameters a LoRA layer trains: the QKV adapter's two matrices, hidden x
  * rank in and rank x the QKV columns out. */
 double zs_step_lora_params_per_layer(const zs_model *m, int rank);
+/* Parameters that take gradients: every one of the model's, or with LoRA
+ * (rank > 0) the adapters of every layer. */
+double zs_step_trained_params(const zs_model *m, int rank);
 
 /* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1,
  * fp32 gradients, fused kernels, every weight trained. */

@@ -646,7 +646,7 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     text(t, "optimizer", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
     if (a->lora)
         note(t, "LoRA: rank-%ld adapters on QKV trained (%.0f parameters), base weights frozen",
-             a->lora, m->layers * zs_step_lora_params_per_layer(m, (int)a->lora));
+             a->lora, zs_step_trained_params(m, (int)a->lora));
     num(t, "step_time", "ms", "%.4f", st->total_s * 1e3);
     num(t, "model_flops", "TFLOP", "%.4f", model_flops / 1e12);
     note(t, "GEMMs and attention, forward and backward, no recomputation");
