@@ -259,12 +259,11 @@ static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const cha
 static void fp8_cast_weight(zs_iter *it, chain *c, int micro, const char *pfx, const char *name,
                             double w)
 {
-    if (!fp8_on(it) || w <= 0 || micro != 0 || pfx[0] || it->cur > 0)
+    if (micro != 0 || pfx[0] || it->cur > 0)
         return;
-    char l[64];
-    if (!it->dry)
-        snprintf(l, sizeof l, "cast-w-%s", name);
-    elem(it, c, l, zs_fp8_cast_bytes(w, it->m->dtype_bytes));
+    char wn[48];
+    snprintf(wn, sizeof wn, "w-%s", name);
+    fp8_cast(it, c, "", 0, wn, w);
 }
 
 /* Bytes of one value the TP all-gather before a linear GEMM moves. */
