@@ -119,7 +119,10 @@ typedef struct outcome {
     zs_mstep s;
     double err_pct; /* signed, on the figure named by err_on */
     const char *err_on;
-    int gpn; /* GPUs per node of the cluster */
+    int gpn;       /* GPUs per node of the cluster */
+    char attn[32]; /* the attention kernel that priced it */
+    int te_cudnn;  /* 1: TransformerEngine would run cuDNN's attention on this GPU
+                    * (compute capability 9 and up), which attn is not */
     /* --simulate: the schedule's prediction (sim_ok) or why not */
     int sim_ok;
     char sim_reason[300];
@@ -160,6 +163,10 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
     o->gpn = mach.cluster.gpus_per_node;
+    const zs_attn_kernel *k = zs_cost_attn_kernel(c);
+    snprintf(o->attn, sizeof o->attn, "%s", k ? k->name : "");
+    o->te_cudnn =
+        r->kernels == ZS_KERN_FUSED && mach.cluster.gpu.cc >= 9.0 && strcmp(o->attn, "cudnn") != 0;
     zs_machine_clear(&mach);
     if (rc == ZS_EINPUT || rc == ZS_EUSAGE) {
         zs_err_format(&why, o->reason, sizeof o->reason);
@@ -513,6 +520,16 @@ static void plot(const char *path, const zs_runs *rs, const outcome *o)
     zs_cli_gnuplot(path, 900, 600, plot_data, plot_script, &x);
 }
 
+/* The first run predicted (all share the cluster, so its GPU and kernel),
+ * or NULL. */
+static const outcome *first_predicted(const zs_runs *rs, const outcome *o)
+{
+    for (int i = 0; i < rs->n; i++)
+        if (o[i].ok)
+            return &o[i];
+    return NULL;
+}
+
 int zs_cmd_validate_runs(int argc, char **argv)
 {
     runs_args a = {0};
@@ -544,14 +561,27 @@ int zs_cmd_validate_runs(int argc, char **argv)
         if (d) {
             zs_output_set_text(d, NULL, "model", "analytic Megatron step model");
             zs_output_set_text(d, NULL, "cluster", a.cluster);
-            zs_output_set_text(d, NULL, "attn_kernel", a.kernel ? a.kernel : "the GPU's own");
+            const outcome *o0 = first_predicted(&rs, o);
+            const char *kern = o0 ? o0->attn : (a.kernel ? a.kernel : "the GPU's own");
+            zs_output_set_text(d, NULL, "attn_kernel", kern);
             zs_output_text(d,
                            "analytic step model (not a simulated schedule): Megatron 1F1B with "
                            "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "
                            "step`, uncalibrated analytic cost model, NCCL model on cluster '%s', "
-                           "attention kernel %s\n"
-                           "runs: %s (held-out: nothing is fitted to them)\n\n",
-                           a.cluster, a.kernel ? a.kernel : "the GPU's own", a.runs);
+                           "attention kernel %s%s\n",
+                           a.cluster, kern, a.kernel ? " (--attn-kernel)" : " (the GPU's own)");
+            if (o0 && o0->te_cudnn) {
+                char note[400];
+                snprintf(note, sizeof note,
+                         "TransformerEngine (1.2 and later) runs cuDNN's fused attention on GPUs "
+                         "of compute capability 9 and up; this prices the %s curve instead "
+                         "(`--attn-kernel cudnn` for the published cuDNN rates; "
+                         "docs/validation.md, 'Which attention kernel')",
+                         kern);
+                zs_output_set_text(d, NULL, "approximated", note);
+                zs_output_text(d, "approximated: %s\n", note);
+            }
+            zs_output_text(d, "runs: %s (held-out: nothing is fitted to them)\n\n", a.runs);
             zs_output_table(d, "runs", runs_table(&rs, o));
             summary(d, &rs, o);
             if (a.simulate) {
