@@ -204,10 +204,11 @@ static int64_t gemm(zs_iter *it, chain *c, const char *label, double m, double n
     return gemm_prec(it, c, label, m, n, k, extra_dep, 0);
 }
 
-/* An elementwise op after the chain's last op and extra_dep (-1: none). */
-static int64_t elem_dep(zs_iter *it, chain *c, const char *label, double bytes, int64_t extra_dep)
+/* A memory-bound op taking t after the chain's last op and extra_dep (-1:
+ * none). */
+static int64_t elem_t(zs_iter *it, chain *c, const char *label, double bytes, double t,
+                      int64_t extra_dep)
 {
-    double t = bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0;
     if (it->dry) {
         c->t += t;
         return 0;
@@ -218,6 +219,14 @@ static int64_t elem_dep(zs_iter *it, chain *c, const char *label, double bytes, 
     if (op >= 0)
         c->last = op;
     return op;
+}
+
+/* An elementwise op (the cost model's elementwise curve) after the chain's
+ * last op and extra_dep (-1: none). */
+static int64_t elem_dep(zs_iter *it, chain *c, const char *label, double bytes, int64_t extra_dep)
+{
+    return elem_t(it, c, label, bytes, bytes > 0 ? zs_cost_elementwise(it->cost, bytes) : 0,
+                  extra_dep);
 }
 
 static int64_t elem(zs_iter *it, chain *c, const char *label, double bytes)
@@ -248,7 +257,8 @@ static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const cha
     char l[64];
     if (!it->dry)
         snprintf(l, sizeof l, "%scast-%s%s", pfx, grad ? "d" : "", name);
-    elem(it, c, l, zs_fp8_cast_bytes(vals, it->m->dtype_bytes));
+    double bytes = zs_fp8_cast_bytes(vals, it->m->dtype_bytes);
+    elem_t(it, c, l, bytes, zs_fp8_cast_time(&it->cost->cluster.gpu, bytes), -1);
 }
 
 /* The FP8 cast of a linear GEMM's weight (w values, "cast-w-qkv"), in the

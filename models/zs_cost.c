@@ -85,6 +85,13 @@ double zs_fp8_cast_bytes(double vals, double dtype_bytes)
     return vals * (dtype_bytes + 2);
 }
 
+double zs_fp8_cast_time(const zs_gpu *g, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return g->gemm.launch_us * 1e-6 + bytes / (ZS_FP8_CT_EFF * g->hbm_gbs * 1e9);
+}
+
 double zs_fp8_amax_bytes(void)
 {
     return 4 * 3 * (ZS_FP8_AMAX_HIST + 1) * 4.0 * 2;

@@ -86,6 +86,19 @@ double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k);
 #define ZS_FP8_AMAX_HIST 1024 /* TransformerEngine's default (NeMo fp8_amax_history_len) */
 double zs_fp8_cast_bytes(double vals, double dtype_bytes);
 double zs_fp8_amax_bytes(void);
+/* TransformerEngine's cast-transpose kernel moves its bytes at this
+ * fraction of HBM bandwidth, not a streaming kernel's: on an H100 SXM it
+ * cast-transposed 4096 x 4096 fp16 values to FP8 in 51.53 us (NVIDIA/
+ * TransformerEngine PR 101, March 2023, 8-byte vectors) [S]; the 67.1 MB
+ * it moves, less the 6.268 us small-kernel floor (the GEMM curve's
+ * launch), run at 1.48 TB/s, 0.4426 of the 3.35 TB/s peak. A transpose
+ * writes across rows, which costs what a streaming copy does not. TE 1.7's
+ * run-time compiled version kept the large-matrix kernel (PR 258: "nothing
+ * too drastic"); the same fraction on every FP8 GPU [assumed]. */
+#define ZS_FP8_CT_EFF 0.4426
+/* The time of a cast-transpose that moves bytes on GPU g (its HBM
+ * bandwidth, the GEMM curve's launch). */
+double zs_fp8_cast_time(const zs_gpu *g, double bytes);
 
 /* The analytical model: FLOPs and bytes with shape-dependent efficiency.
  * Returns NULL when out of memory. Free with zs_cost_free. */

@@ -158,6 +158,17 @@ static zs_step_op *mem_op(ctx *x, const char *name, zs_op_class cls, zs_step_pha
     return op;
 }
 
+/* TransformerEngine's FP8 cast-transpose of vals values: the bytes of
+ * zs_fp8_cast_bytes at its own rate (ZS_FP8_CT_EFF). */
+static zs_step_op *ct_op(ctx *x, const char *name, zs_step_phase ph, double vals)
+{
+    zs_step_op *op =
+        mem_op(x, name, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(vals, x->b), vals * FL_CAST);
+    if (op)
+        op->seconds = zs_fp8_cast_time(&x->c->cluster.gpu, op->bytes);
+    return op;
+}
+
 /* A GEMM of m x k by k x n. in8: its inputs are FP8 (an FP8 GEMM); wgrad:
  * its output accumulates into the main gradient (Megatron's
  * gradient_accumulation_fusion: read and write it, fp32 or bf16). */
@@ -206,11 +217,12 @@ static double secs(const zs_step_op *op)
 
 /* FP8 casts of a GEMM's inputs in the forward: the activation (act values)
  * and the weight (w values), each read in bf16 and written in FP8 twice
- * (row-wise and transposed, for the backward's GEMMs). With frozen
- * weights only the dgrad runs, which needs the weight's transpose but not
- * the activation's (that one feeds the wgrad): the activation is written
- * once. The weight is cast in the step's first micro-batch only and kept
- * for the others and for recomputation: TransformerEngine's Linear caches
+ * (row-wise and transposed, for the backward's GEMMs: TE's cast-transpose,
+ * ct_op). With frozen weights only the dgrad runs, which needs the
+ * weight's transpose but not the activation's (that one feeds the wgrad):
+ * the activation is written once, by a plain cast at the streaming rate.
+ * The weight is cast in the step's first micro-batch only and kept for the
+ * others and for recomputation: TransformerEngine's Linear caches
  * its FP8 weight and transpose when told is_first_microbatch, which
  * Megatron-Core's TE wrappers pass (megatron/core/extensions/
  * transformer_engine.py, TELinear.forward, unless
@@ -221,12 +233,14 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
-    double bytes = x->frozen ? act * (x->b + 1) : zs_fp8_cast_bytes(act, x->b);
-    mem_op(x, n, ZS_OC_FP8, ph, 1, bytes, act * FL_CAST);
+    if (x->frozen)
+        mem_op(x, n, ZS_OC_FP8, ph, 1, act * (x->b + 1), act * FL_CAST);
+    else
+        ct_op(x, n, ph, act);
     if (ph == ZS_PH_RECOMPUTE)
         return;
     snprintf(n, sizeof n, "cast-w-%s", name);
-    zs_step_op *op = mem_op(x, n, ZS_OC_FP8, ph, 1, zs_fp8_cast_bytes(w, x->b), w * FL_CAST);
+    zs_step_op *op = ct_op(x, n, ph, w);
     if (op)
         op->per_step = 1;
 }
@@ -239,8 +253,10 @@ static void fp8_bwd_cast(ctx *x, const char *name, double g)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-d%s", name);
-    double bytes = x->frozen ? g * (x->b + 1) : zs_fp8_cast_bytes(g, x->b);
-    mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, bytes, g * FL_CAST);
+    if (x->frozen)
+        mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, g * (x->b + 1), g * FL_CAST);
+    else
+        ct_op(x, n, ZS_PH_BWD, g);
 }
 
 /* Sequence parallelism gathers the residual stream before a column-parallel

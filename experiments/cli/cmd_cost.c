@@ -659,6 +659,10 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
         num(t, "fp8_gemm", "TFLOP/s", "%.1f", cl->gpu.fp8_tflops);
         note(t, "FP8 GEMM curve: half_dim %g, p %g, launch %g us (%s)", cl->gpu.fp8_half_dim,
              cl->gpu.fp8_p, cl->gpu.gemm.launch_us, cl->gpu.fp8_source);
+        text(t, "fp8_cast", "bytes / (%.0f GB/s HBM x %.4f) + %.3f us per cast-transpose",
+             cl->gpu.hbm_gbs, ZS_FP8_CT_EFF, cl->gpu.gemm.launch_us);
+        note(t, "TransformerEngine's cast-transpose: 51.53 us for 4096 x 4096 fp16 -> FP8 on "
+                "an H100 SXM (NVIDIA/TransformerEngine PR 101); see docs/cost-model.md");
     }
     text(t, "cost_model", "%s", c->desc);
     return t;
