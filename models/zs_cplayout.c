@@ -146,3 +146,19 @@ void zs_cpl_gather_blocks(int32_t doc, int32_t len, int g, int pad, int k, zs_at
             cost[(*ncost)++] = (zs_attn_block){doc, t0, t1, 0, t1};
     }
 }
+
+int zs_cpl_pack_blocks(const int32_t *lens, int docs, int g, int k, zs_attn_block *out)
+{
+    int64_t L = 0;
+    for (int d = 0; d < docs; d++)
+        L += lens[d];
+    int64_t a = L * k / g, b = L * (k + 1) / g, s = 0;
+    int n = 0;
+    for (int d = 0; d < docs; s += lens[d], d++) {
+        int64_t q0 = a > s ? a : s, q1 = b < s + lens[d] ? b : s + lens[d];
+        if (q1 > q0)
+            out[n++] =
+                (zs_attn_block){d, (int32_t)(q0 - s), (int32_t)(q1 - s), 0, (int32_t)(q1 - s)};
+    }
+    return n;
+}

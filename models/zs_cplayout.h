@@ -78,4 +78,12 @@ void zs_cpl_step_blocks(zs_cp_layout l, int32_t doc, int32_t len, int g, int pad
 void zs_cpl_gather_blocks(int32_t doc, int32_t len, int g, int pad, int k, zs_attn_block *real,
                           int *nreal, zs_attn_block *cost, int *ncost);
 
+/* ring-flash-attention's llama3_flash_attn_varlen_func (zhuzilin/
+ * ring-flash-attention 01c8baf5, llama3_flash_attn_prepare_cu_seqlens):
+ * the packed documents as one sequence of L = sum(lens) tokens, member k
+ * holding the contiguous [k L / g, (k + 1) L / g), each document's part
+ * against that document's keys from its start. Writes member k's blocks
+ * (at most docs) to out and returns how many. */
+int zs_cpl_pack_blocks(const int32_t *lens, int docs, int g, int k, zs_attn_block *out);
+
 #endif

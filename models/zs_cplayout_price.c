@@ -340,9 +340,108 @@ static void ring_time(pricer *P, zs_cpl_price *o)
     }
 }
 
+/* ring-flash-attention's llama3 (llama3_flash_attn_varlen_func at
+ * 01c8baf5): contiguous placement over the pack (zs_cpl_pack_blocks); K and
+ * V all-gathered HEADS_K_STRIDE KV heads at a time, each group's gathers
+ * (one for K, one for V, async on NCCL's stream) issued before the previous
+ * group's kernel so they overlap it, after a .contiguous() copy of the
+ * local shard's heads; one varlen kernel per group. The backward gathers
+ * again, zeroes the group's gathered dK/dV buffer, and reduce-scatters
+ * dK and dV synchronously after each group's kernel (queued behind the
+ * next group's gathers on the same stream), then copies them into dK and
+ * dV; the forward concatenates the groups' outputs. Every member runs the
+ * same steps and the collectives start when the last member issues them. */
+#define RFA_HEADS_K_STRIDE 4 /* the value its benchmark passes */
+
+static int rfa_llama3(const zs_cpl_pass *p)
+{
+    return p->layout == ZS_CPL_LLAMA3 && p->impl != ZS_CPL_IMPL_FUSED;
+}
+
+/* A collective over the group's members of bytes per member; ranks: the
+ * members (group_ranks). */
+static double coll(const pricer *P, const int *ranks, zs_coll_kind kind, double bytes)
+{
+    return P->p->g > 1 ? zs_cost_collective(P->c, kind, ranks, P->p->g, bytes) : 0;
+}
+
+/* The members' ranks (malloc'd; NULL when out of memory, error set). */
+static int *group_ranks(const zs_cpl_pass *p, zs_err *e)
+{
+    int *ranks = malloc(sizeof(int) * (size_t)p->g);
+    if (!ranks) {
+        zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+        return NULL;
+    }
+    for (int k = 0; k < p->g; k++)
+        ranks[k] = k * p->stride;
+    return ranks;
+}
+
+static int rfa_llama3_price(pricer *P, zs_cpl_price *o, zs_err *e)
+{
+    const zs_cpl_pass *p = P->p;
+    int *ranks = group_ranks(p, e);
+    if (!ranks)
+        return e->code;
+    const zs_model *m = &P->c->model;
+    int g = p->g, ng = p->kv_heads % RFA_HEADS_K_STRIDE ? 1 : p->kv_heads / RFA_HEADS_K_STRIDE;
+    double L = 0, sum = 0;
+    for (int d = 0; d < p->docs; d++)
+        L += p->lens[d];
+    double *c = P->t; /* one group's kernel seconds per member */
+    o->compute = -1;
+    for (int k = 0; k < g; k++) {
+        int n = zs_cpl_pack_blocks(p->lens, p->docs, g, k, P->cost);
+        c[k] = n > 0 ? zs_cost_attn(P->c, P->cost, n, p->heads / ng, p->backward) : 0;
+        sum += ng * c[k];
+        if (ng * c[k] > o->compute) {
+            o->compute = ng * c[k];
+            o->busiest = k;
+        }
+    }
+    o->compute_mean = sum / g;
+    o->kv_bytes = kv_bytes(p, m, L / g);
+    double half = o->kv_bytes / ng / 2, hd = (double)m->head_dim * m->dtype_bytes;
+    double ag = 2 * coll(P, ranks, ZS_COLL_ALLGATHER, half);
+    double rs = p->backward ? 2 * coll(P, ranks, ZS_COLL_REDUCESCATTER, half) : 0;
+    free(ranks);
+    double cont = ew(P, 2 * 2 * half); /* k[:, heads].contiguous(), v likewise */
+    double zero = ew(P, 2 * L * (p->kv_heads / ng) * hd), back = ng > 1 ? ew(P, 4 * half) : 0;
+    double cat = ng > 1 && !p->backward ? ew(P, 2 * (L / g) * p->heads * hd) : 0;
+    /* lockstep over the members: tc[k] each one's compute stream */
+    double *tc = P->t + g, done = cont + ag, worst = 0;
+    for (int k = 0; k < g; k++)
+        tc[k] = cont;
+    for (int i = 0; i < ng; i++) {
+        double next = 0, issue = 0;
+        for (int k = 0; k < g; k++) {
+            tc[k] += p->backward ? zero : 0;
+            tc[k] = (tc[k] > done ? tc[k] : done) + (i < ng - 1 ? cont : 0);
+            issue = tc[k] > issue ? tc[k] : issue;
+            tc[k] += c[k];
+        }
+        next = i < ng - 1 ? issue + ag : issue;
+        double rs_start = next;
+        for (int k = 0; k < g && p->backward; k++)
+            rs_start = tc[k] > rs_start ? tc[k] : rs_start;
+        for (int k = 0; k < g && p->backward; k++)
+            tc[k] = rs_start + rs + back;
+        done = next;
+    }
+    for (int k = 0; k < g; k++)
+        worst = tc[k] + cat > worst ? tc[k] + cat : worst;
+    o->comm = ng * (ag + rs);
+    o->merge = ng * (cont + (p->backward ? zero : 0) + back) + cat;
+    o->time = worst;
+    return ZS_OK;
+}
+
 static int price(pricer *P, zs_cpl_price *o, zs_err *e)
 {
     const zs_cpl_pass *p = P->p;
+    if (rfa_llama3(p))
+        return rfa_llama3_price(P, o, e);
     int g = p->g, ring = zs_cpl_is_ring(p->layout);
     double sum = 0;
     o->compute = -1;
@@ -366,15 +465,11 @@ static int price(pricer *P, zs_cpl_price *o, zs_err *e)
         ring_time(P, o);
         return ZS_OK;
     }
-    int *ranks = malloc(sizeof(int) * (size_t)g);
+    int *ranks = group_ranks(p, e);
     if (!ranks)
-        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    for (int k = 0; k < g; k++)
-        ranks[k] = k * p->stride;
-    double ag = g > 1 ? zs_cost_collective(P->c, ZS_COLL_ALLGATHER, ranks, g, o->kv_bytes) : 0;
-    double rs = g > 1 && p->backward
-                    ? zs_cost_collective(P->c, ZS_COLL_REDUCESCATTER, ranks, g, o->kv_bytes)
-                    : 0;
+        return e->code;
+    double ag = coll(P, ranks, ZS_COLL_ALLGATHER, o->kv_bytes);
+    double rs = p->backward ? coll(P, ranks, ZS_COLL_REDUCESCATTER, o->kv_bytes) : 0;
     free(ranks);
     o->comm = ag + rs;
     o->time = ag + o->compute + rs;

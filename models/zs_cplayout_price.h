@@ -18,7 +18,8 @@
  *   llama3: an all-gather of K and V over the group (the largest shard,
  *     NCCL buffers being equal), then one launch per member over its query
  *     chunks against the gathered keys; backward gathers again and
- *     reduce-scatters dK and dV; nothing overlaps.
+ *     reduce-scatters dK and dV; nothing overlaps (the generic model; see
+ *     zs_cpl_impl for ring-flash-attention's llama3).
  * The ideal is the pass's exact causal FLOPs over g GPUs at the rate one GPU
  * reaches on a 1/g share (a document of len/g tokens for each one), the
  * baseline the published layout comparisons use (docs/cost-model.md).
@@ -51,7 +52,12 @@
  *            gathers and scatters for packed documents, fp32 dK/dV sums
  *            and fp32 dK/dV transfers;
  *   rfa-eager  the same with the correction's ops each its own kernel
- *            (eager PyTorch, or TorchScript before its profiling runs). */
+ *            (eager PyTorch, or TorchScript before its profiling runs).
+ * Under both rfa implementations llama3 is ring-flash-attention's own
+ * llama3_flash_attn_varlen_func, not Llama 3's zigzag: contiguous placement
+ * over the pack (zs_cpl_pack_blocks), K and V gathered a few KV heads at a
+ * time under the previous group's kernel, dK and dV reduce-scattered per
+ * group (zs_cplayout_price.c says what runs). */
 typedef enum zs_cpl_impl {
     ZS_CPL_IMPL_FUSED = 0,
     ZS_CPL_IMPL_RFA,

@@ -1,7 +1,8 @@
 /* CP token layouts (models/zs_cplayout.h) and their pricing
  * (zs_cplayout_price.h): hand-checked block counts on cp = 2, exact causal
  * coverage on random lengths, and the pricing's structure (the contiguous
- * ring's imbalance, llama3's collectives, the ideal). */
+ * ring's imbalance, llama3's collectives, the ideal), and ring-flash-attention's
+ * contiguous llama3. */
 #include <stdlib.h>
 
 #include "zs_cost.h"
@@ -250,8 +251,14 @@ static void test_rfa_bytes_hand_checked(void)
     CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 1, rfa), 69206016.0, 0.5);
     CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_RING, &one, 1, 0, ZS_CPL_IMPL_FUSED), 20971520.0,
                            0.5);
-    /* llama3 runs nothing around its kernel under any implementation. */
-    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_LLAMA3, &one, 1, 1, rfa), 0.0, 0.5);
+    /* llama3 runs nothing around its kernel in the generic model. Under
+     * ring-flash-attention (two head groups of 4 KV heads; 512 tokens a
+     * member), backward, per group: the .contiguous() copy of the local
+     * K and V heads (2 x 2 x 512 x 4 x 256 = 2097152), the gathered dK/dV
+     * buffer zeroed (2 x 1024 x 4 x 256 = 2097152) and dK, dV copied into
+     * place (2097152): 12582912 for the two. */
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_LLAMA3, &one, 1, 1, ZS_CPL_IMPL_FUSED), 0.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(extra_bytes(c, ZS_CPL_LLAMA3, &one, 1, 1, rfa), 12582912.0, 0.5);
     /* The names parse back; a bad one names the values. */
     zs_cpl_impl i;
     zs_err e;
@@ -288,6 +295,42 @@ static void test_fused_unchanged(void)
     zs_cost_free(c);
 }
 
+/* ring-flash-attention's llama3: the pack's contiguous placement by hand
+ * (documents of 6 and 10 tokens over 4 members: member 1 holds the end of
+ * the first and the start of the second), and the pricing's structure: a
+ * long document's last member computes ~(2g-1)/g of the mean; with one
+ * head group (4 KV heads) nothing overlaps, so the forward is the copy,
+ * the gathers and the busiest kernel end to end; with two the second
+ * group's gathers hide under the first group's kernel. */
+static void test_rfa_llama3(void)
+{
+    int32_t lens[2] = {6, 10};
+    zs_attn_block b[2];
+    ZS_ASSERT_INT_EQ(zs_cpl_pack_blocks(lens, 2, 4, 0, b), 1);
+    CU_ASSERT(b[0].doc == 0 && b[0].q0 == 0 && b[0].q1 == 4 && b[0].k0 == 0 && b[0].k1 == 4);
+    ZS_ASSERT_INT_EQ(zs_cpl_pack_blocks(lens, 2, 4, 1, b), 2);
+    CU_ASSERT(b[0].doc == 0 && b[0].q0 == 4 && b[0].q1 == 6 && b[0].k1 == 6);
+    CU_ASSERT(b[1].doc == 1 && b[1].q0 == 0 && b[1].q1 == 2 && b[1].k1 == 2);
+    ZS_ASSERT_INT_EQ(zs_cpl_pack_blocks(lens, 2, 4, 3, b), 1);
+    CU_ASSERT(b[0].doc == 1 && b[0].q0 == 6 && b[0].q1 == 10 && b[0].k0 == 0 && b[0].k1 == 10);
+    zs_cost *c = cost_new("cluster-b");
+    int32_t len = 65536;
+    zs_cpl_price o[2];
+    zs_err e;
+    for (int i = 0; i < 2; i++) {
+        zs_cpl_pass p = {ZS_CPL_LLAMA3, &len, 1, 8, 1, 0, 32, 4 * (i + 1), 0, ZS_CPL_IMPL_RFA};
+        ZS_ASSERT_OK(zs_cpl_price_pass(c, &p, &o[i], &e), &e);
+        ZS_ASSERT_INT_EQ(o[i].busiest, 7);
+        CU_ASSERT(o[i].compute / o[i].compute_mean > 1.7 &&
+                  o[i].compute / o[i].compute_mean < 15.0 / 8 + 1e-9);
+        CU_ASSERT(o[i].comm > 0 && o[i].merge > 0);
+    }
+    ZS_ASSERT_REL(o[0].time, o[0].merge + o[0].comm + o[0].compute, 1e-12);
+    CU_ASSERT(o[1].time < o[1].merge + o[1].comm + o[1].compute);
+    CU_ASSERT(o[1].time > o[1].compute);
+    zs_cost_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"cp2_hand_checked", test_cp2_hand_checked},
@@ -296,6 +339,7 @@ int main(int argc, char **argv)
                                          {"price_structure", test_price_structure},
                                          {"rfa_bytes_hand_checked", test_rfa_bytes_hand_checked},
                                          {"fused_unchanged", test_fused_unchanged},
+                                         {"rfa_llama3", test_rfa_llama3},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"cplayout", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);

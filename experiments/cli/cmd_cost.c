@@ -239,9 +239,12 @@ static int cost_layouts(const cost_args *a, const zs_model *m, const zs_cluster 
         note(k, "%s",
              a->impl == ZS_CPL_IMPL_RFA
                  ? "ring-flash-attention 01c8baf5's ops around each kernel, its TorchScript "
-                   "correction as the TensorExpr fuser compiles it"
+                   "correction as the TensorExpr fuser compiles it; llama3 as its "
+                   "llama3_flash_attn_varlen_func runs: contiguous over the pack, K and V "
+                   "gathered 4 KV heads at a time"
                  : "ring-flash-attention 01c8baf5's ops around each kernel, its correction "
-                   "unfused (one kernel per op)");
+                   "unfused (one kernel per op); llama3 as its llama3_flash_attn_varlen_func "
+                   "runs: contiguous over the pack, K and V gathered 4 KV heads at a time");
     }
     text(k, "ideal",
          "exact causal FLOPs / cp at the rate of one GPU on a 1/%ld share of each "

@@ -46,6 +46,16 @@ expect_rc lay-rfa 0 "$ZEPSIM" "${A[@]}" --layout all --impl ring-flash-attn --fo
 expect_out lay-rfa "^setup,+impl,ring-flash-attn,"
 expect_rc lay-rfa-eager 0 "$ZEPSIM" "${A[@]}" --layout stripe --impl ring-flash-attn-eager
 expect_out lay-rfa-eager "^impl +ring-flash-attn-eager"
+# Under ring-flash-attention llama3 is its contiguous varlen function: the
+# last rank holds the latest keys, so it balances like the contiguous ring
+# (about half the generic llama3's efficiency, which places zigzag).
+eff_of() { awk -F, '$1 == "layouts" && $2 == "llama3" {print $11}' "$TMP/out"; }
+expect_rc lay-l3-rfa 0 "$ZEPSIM" "${A[@]}" --layout llama3 --impl ring-flash-attn --format csv
+L3R=$(eff_of)
+expect_rc lay-l3-fused 0 "$ZEPSIM" "${A[@]}" --layout llama3 --format csv
+L3F=$(eff_of)
+awk -v r="$L3R" -v f="$L3F" 'BEGIN { exit !(r > 40 && r < 65 && f > 80) }' &&
+  PASSES=$((PASSES + 1)) || { echo "FAIL lay-l3: rfa llama3 $L3R%, generic $L3F%"; FAILS=$((FAILS + 1)); }
 expect_rc lay-fused 0 "$ZEPSIM" "${A[@]}" --layout all --impl fused
 if grep -q "^impl" "$TMP/out"; then echo "FAIL lay-fused: an impl row in the default table"; FAILS=$((FAILS + 1)); else PASSES=$((PASSES + 1)); fi
 expect_rc lay-bad-impl 2 "$ZEPSIM" "${A[@]}" --layout all --impl te
