@@ -145,16 +145,21 @@ typedef struct xseg {
 
 /* A rank's state, what an event reads and writes first and together (at
  * thousands of ranks every event lands on a rank none of whose state is
- * cached, and what it costs is the cache lines and pages it touches): its
- * figures, its op records' address, the streams' cursors, then the
+ * cached, and what it costs is the cache lines and pages it touches): the
+ * figures the loop keeps (end, ops), its op records' address and the
+ * streams' cursors, the first stream's in the first line (so a rank of up
+ * to three streams, as te-cp's, is two lines, not three), then the
  * accounting (whose header and each stream's part start cache lines,
- * zs_foldacct.h), then what only segment changes and folding read. */
+ * zs_foldacct.h), then what only segment changes and folding read, and the
+ * accounting's figures (written only by zs_foldacct, through zs_acctq). */
 typedef struct rank_st {
-    zs_rank_result res; /* its figures during the run (copied to the result at its end) */
-    xop *xo;            /* per op (in the run's arena) */
+    double end;  /* zs_rank_result.end during the run */
+    int64_t ops; /* zs_rank_result.ops */
+    xop *xo;     /* per op (in the run's arena) */
     int32_t nsegs;
     int32_t pad;
     stream_st st[ZS_MAX_STREAMS];
+    char pad0_[32];   /* the accounting starts a cache line */
     zs_foldacct acct; /* zs_rank_acct that knows sleeping (folded) streams */
     xdep *xd;         /* the dependencies of ops with more than XOP_DEPS */
     int32_t *first;   /* per segment and stream: its first op there (the segment's end: none) */
@@ -166,12 +171,15 @@ typedef struct rank_st {
                        * when done reaches skip[2i] (its last simulated iteration
                        * was in flight at the skip), lazily */
     stream_wake wk[ZS_MAX_STREAMS];
-    char pad_[48]; /* whole cache lines */
+    zs_rank_result res; /* the accounting's figures (its end and ops: those above) */
 } rank_st;
 
 _Static_assert(sizeof(stream_st) == 32 && sizeof(rank_st) % 64 == 0 &&
-                   offsetof(rank_st, acct) % 64 == 0,
-               "a rank's state on whole cache lines, the accounting's on its own");
+                   offsetof(rank_st, st[1]) == 64 && offsetof(rank_st, acct) % 64 == 0 &&
+                   offsetof(rank_st, res) / 64 ==
+                       (offsetof(rank_st, res) + sizeof(zs_rank_result) - 1) / 64,
+               "a rank's state on whole cache lines, the first stream's cursor in the first, "
+               "the accounting's on its own, its figures in one");
 
 typedef struct post {
     int32_t rank;
@@ -377,15 +385,14 @@ static const xop *head_of(const rank_st *r, const stream_st *c)
  * record (its accounting is queued, zs_acctq, and not touched here).
  * Every stream's cursor, not only the event's: a completion may let the
  * other streams issue (its op's waiters), and what they read next hangs
- * on their cursors (two to a cache line). */
-static void pf_rank(const ex *x, int32_t rank, int stream)
+ * on their cursors (the first in the rank's first line, then two to a
+ * line). */
+static void pf_rank(const ex *x, int32_t rank)
 {
     const rank_st *r = &x->r[rank];
-    ZS_PF(&r->st[stream]);
-    ZS_PF(&r->xo);
-    for (int s = 0; s < x->s->nstreams; s += 2)
-        if (s >> 1 != stream >> 1)
-            ZS_PF(&r->st[s]);
+    ZS_PF(r);
+    for (int s = 1; s < x->s->nstreams; s += 2)
+        ZS_PF(&r->st[s]);
 }
 
 /* Stage 1 for an event that names op `op` (>= 0): its record, found
@@ -394,27 +401,6 @@ static void pf_rank(const ex *x, int32_t rank, int stream)
 static void pf_op(const ex *x, int32_t rank, int64_t op)
 {
     ZS_PF(&x->xos[rank][op]);
-}
-
-/* Stage 2: the op that completes and the next op of each stream it may
- * let issue: its own and, when the op's record was fetched in stage 1
- * (`known`), only those of its waiters (te-cp at 4096 GPUs: 0.4 of the 2
- * other streams per completion; each other head a cache line fetched for
- * nothing, where the loop waits on its misses), else every stream's. */
-static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op, int known)
-{
-    const rank_st *r = &x->r[rank];
-    unsigned m = ~0u;
-    if (op >= 0) {
-        ZS_PF(&r->xo[op]);
-        if (known)
-            m = r->xo[op].waiters;
-    }
-    ZS_PF(&r->xo[r->st[stream].pos]);
-    for (int s = 0; s < x->s->nstreams; s++)
-        if (s != stream && (m >> s & 1u) && !r->st[s].finished)
-            ZS_PF(&r->xo[r->st[s].pos]);
-    ZS_PF(&r->xo[r->st[stream].pos + 1]); /* a transfer's: the op issued with it */
 }
 
 /* The records of op h's dependencies kept in it. */
@@ -448,6 +434,32 @@ static int32_t next_seg(const rank_st *r, const stream_st *c)
     return g < r->nsegs ? g : -1;
 }
 
+/* Stage 2: the op that completes and the next op of each stream it may
+ * let issue: its own and, when the op's record was fetched in stage 1
+ * (`known`), only those of its waiters (te-cp at 4096 GPUs: 0.4 of the 2
+ * other streams per completion; each other head a cache line fetched for
+ * nothing, where the loop waits on its misses), else every stream's. */
+static void pf_ops(const ex *x, int32_t rank, int stream, int64_t op, int known)
+{
+    const rank_st *r = &x->r[rank];
+    unsigned m = ~0u;
+    if (op >= 0) {
+        ZS_PF(&r->xo[op]);
+        if (known)
+            m = r->xo[op].waiters;
+    }
+    ZS_PF(&r->xo[r->st[stream].pos]);
+    for (int s = 0; s < x->s->nstreams; s++)
+        if (s != stream && (m >> s & 1u) && !r->st[s].finished)
+            ZS_PF(&r->xo[r->st[s].pos]);
+    ZS_PF(&r->xo[r->st[stream].pos + 1]); /* a transfer's: the op issued with it */
+    int32_t g = next_seg(r, &r->st[stream]);
+    if (g >= 0) { /* at an iteration's end: where the next starts (pf_woken) */
+        ZS_PF(first_at(x, r, g, stream));
+        ZS_PF(&r->sg[g]);
+    }
+}
+
 /* The two cache lines of the channel of transfer h. */
 static void pf_chan(const ex *x, const xop *h)
 {
@@ -471,12 +483,14 @@ static void pf_head(const ex *x, const rank_st *r, const xop *h)
     }
 }
 
-/* The post transfer h would meet (its rank), or where h would wait. */
+/* Where the post transfer h would meet refills from, or where h would
+ * wait. Not the peer's rank: a match reads only the channel (the peer's
+ * accounting is queued, zs_acctq), and each of the peer's lines fetched
+ * for nothing took a miss slot the loop waits for. */
 static void pf_match(const ex *x, const xop *h)
 {
     const chan *k = &x->ch[h->b];
     if (k->np > 0 && k->side != h->kind) {
-        pf_rank(x, k->in[k->qh].rank, k->in[k->qh].stream);
         if (k->np > 2)
             ZS_PF(&k->v[k->vhead]);
     } else if (k->np > 1 && k->v) {
@@ -496,8 +510,9 @@ static void pf_peer(const ex *x, const xop *h)
 }
 
 /* Stages 3 and 4, for the next op of each stream the completion may let
- * issue: stage 3 where the event's stream's next iteration starts (at the
- * end of one), stage 4 the op it starts with. */
+ * issue; where the event's stream is at the end of an iteration, the op
+ * the next starts with (stage 3) and its dependencies and channels (stage
+ * 4), the table entry that names it fetched in stage 2. */
 static void pf_woken(const ex *x, int32_t rank, int stream, int64_t op, int stage)
 {
     const rank_st *r = &x->r[rank];
@@ -516,17 +531,36 @@ static void pf_woken(const ex *x, int32_t rank, int stream, int64_t op, int stag
         int32_t g = s == stream ? next_seg(r, &r->st[s]) : -1;
         if (g < 0)
             continue;
-        if (stage == 3) {
-            ZS_PF(first_at(x, r, g, s));
-        } else {
-            int32_t f = first_of(x, r, g, s);
-            if (f < r->sg[g].end)
-                ZS_PF(&r->xo[f]);
-        }
+        int32_t f = first_of(x, r, g, s); /* fetched in stage 2 (pf_ops) */
+        if (f >= r->sg[g].end)
+            continue;
+        if (stage == 3)
+            ZS_PF(&r->xo[f]);
+        else
+            pf_head(x, r, &r->xo[f]); /* its dependencies: try_start reads them */
     }
 }
 
-/* The ops a NIC-sharing item completes (rank < 0). */
+/* Stages 2-4 for an op that an event completes but does not name in its
+ * rank and op fields (the second of an EV_PAIR, an item's members): its
+ * rank and record, then its stream's and waiters' next ops, then what
+ * those read, a stage behind an event's own op. */
+static void pf_member(const ex *x, int32_t rank, int stream, int64_t op, int stage)
+{
+    if (stage == 2) {
+        pf_rank(x, rank);
+        pf_op(x, rank, op);
+    } else if (stage == 3) {
+        pf_ops(x, rank, stream, op, 1);
+    } else if (stage == 4) {
+        pf_woken(x, rank, stream, op, 3);
+    }
+}
+
+/* The ops a NIC-sharing item completes (rank < 0): stage 1 its posts
+ * (imem, a small table), then each op as pf_member; nothing for a stale
+ * completion (its speed changed since: finish_item drops it), whose
+ * generation stage 1 fetched. */
 static void pf_item(const ex *x, const ev *n, int stage)
 {
     int32_t id = (int32_t)(uint32_t)((uint64_t)n->op & 0xffffffffu);
@@ -534,38 +568,25 @@ static void pf_item(const ex *x, const ev *n, int stage)
         return;
     zs_linkshare_prefetch(x->sh, id, stage); /* what its removal reads */
     if (stage == 1) {
-        ZS_PF(&x->imem[id]);
-        ZS_PF(&x->inmem[id]);
+        if (x->imem[id])
+            ZS_PF(x->imem[id]);
         return;
     }
+    if (zs_linkshare_gen(x->sh, id) != (uint32_t)((uint64_t)n->op >> 32))
+        return;
     const post *w = x->imem[id];
     int nw = x->inmem[id] < 4 ? x->inmem[id] : 4;
-    if (stage == 2) {
-        ZS_PF(w);
-        return;
-    }
-    for (int i = 0; w && i < nw; i++) {
-        if (stage == 3)
-            pf_rank(x, w[i].rank, w[i].stream);
-        else
-            pf_ops(x, w[i].rank, w[i].stream, w[i].op, 0);
-    }
+    for (int i = 0; w && i < nw; i++)
+        pf_member(x, w[i].rank, w[i].stream, w[i].op, stage);
 }
 
-/* The second op of an EV_PAIR event: its slot, then its rank, ops and
- * heads, a stage behind the first's. */
+/* The second op of an EV_PAIR event: its slot, then as pf_member. */
 static void pf_pair(const ex *x, const pair_slot *b, int stage)
 {
-    if (stage == 1) {
+    if (stage == 1)
         ZS_PF(b);
-    } else if (stage == 2) {
-        pf_rank(x, b->rank, b->stream);
-        pf_op(x, b->rank, b->op);
-    } else if (stage == 3) {
-        pf_ops(x, b->rank, b->stream, b->op, 1);
-    } else {
-        pf_woken(x, b->rank, b->stream, b->op, 3);
-    }
+    else
+        pf_member(x, b->rank, b->stream, b->op, stage);
 }
 
 static void prefetch_ahead(const ex *x)
@@ -581,7 +602,7 @@ static void prefetch_ahead(const ex *x)
         }
         int64_t op = ev_op(n);
         if (stage == 1) {
-            pf_rank(x, n->rank, n->stream);
+            pf_rank(x, n->rank);
             if (op >= 0)
                 pf_op(x, n->rank, op);
         } else if (stage == 2) {
@@ -1249,7 +1270,7 @@ static int post_coll(ex *x, int rank, int stream, const xop *op, int64_t i, int3
     }
     for (int k = 0; k < g->n; k++) { /* every member's rank: fetched 8 ahead */
         if (x->pf && k + 8 < g->n)
-            pf_rank(x, c->who[k + 8].rank, c->who[k + 8].stream);
+            pf_rank(x, c->who[k + 8].rank);
         acct(x, c->who[k].rank, c->who[k].stream, 0, 1);
         if (x->intf) {
             x->intf[c->who[k].rank].coll_ctas[c->who[k].stream] = ctas;
@@ -1283,6 +1304,11 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
         if (rc || c->finished || c->asleep)
             return rc;
         const xop *op = &r->xo[c->pos];
+        /* Anything but a transfer waits for the stream's transfers: asked
+         * first, so its dependencies are not read for nothing (a cache
+         * miss each at thousands of ranks; either way it waits). */
+        if (!p2p_kind(op->kind) && c->p2p_pending > 0)
+            return ZS_OK;
         if (!deps_ok(r, op, c->iter))
             return ZS_OK;
         if (p2p_kind(op->kind)) {
@@ -1295,12 +1321,10 @@ static int try_start(ex *x, int rank, int stream, unsigned *retry)
                 return rc;
             continue;
         }
-        if (c->p2p_pending > 0)
-            return ZS_OK; /* everything else waits for the stream's transfers */
         if (op->kind == ZS_OP_MARKER) {
             done_inc(r, c->pos);
             *retry |= op->waiters;
-            r->res.ops++;
+            r->ops++;
             c->pos = xop_next(op, c->pos, c->end);
             continue;
         }
@@ -1415,7 +1439,6 @@ static int fold_account(ex *x, int rank, int stream, int32_t g, int32_t n)
 static int fold_cross(ex *x, int rank, int stream, stream_st *c)
 {
     rank_st *r = &x->r[rank];
-    zs_rank_result *rr = &r->res;
     acct_boundary(x, rank, stream); /* the split up to now, and the stream's period */
     zs_fold_step st;
     zs_fold_cross(x->fold, rank, c->seg, stream, c->iter, x->now, &st);
@@ -1423,7 +1446,7 @@ static int fold_cross(ex *x, int rank, int stream, stream_st *c)
         return ZS_OK;
     c->asleep = 1;
     r->wk[stream] = (stream_wake){c->seg, c->iter, st.skip};
-    rr->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
+    r->ops += st.skip * zs_fold_ops_per_iter(x->fold, rank, c->seg, stream);
     acct_sleep(x, rank, stream, st.period, st.back);
     int rc = fold_account(x, rank, stream, c->seg, st.skip);
     if (rc)
@@ -1464,8 +1487,8 @@ static int wake(ex *x, const ev *v)
     }
     c->asleep = 0;
     acct_wake(x, v->rank, v->stream);
-    if (x->now > r->res.end)
-        r->res.end = x->now;     /* the skipped iterations end here */
+    if (x->now > r->end)
+        r->end = x->now;         /* the skipped iterations end here */
     return try_rank(x, v->rank); /* the skip changed ops of the stream: every stream */
 }
 
@@ -1487,8 +1510,8 @@ static int retire(ex *x, const ev *v)
     }
     acct(x, v->rank, v->stream, v->comm || copy ? 0 : -1, v->comm || copy ? -1 : 0);
     done_inc(r, v->op);
-    r->res.ops++;
-    r->res.end = x->now;
+    r->ops++;
+    r->end = x->now;
     if (p2p_kind(r->xo[v->op].kind))
         c->p2p_pending--;
     else
@@ -1576,7 +1599,7 @@ static int finish_item(ex *x, const ev *v)
     int rc = reschedule(x) ? zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory") : ZS_OK;
     for (int i = 0; i < n && rc == ZS_OK; i++) {
         if (x->pf && i + 8 < n) /* a collective's members, as the window does for events */
-            pf_rank(x, w[i + 8].rank, w[i + 8].stream);
+            pf_rank(x, w[i + 8].rank);
         if (x->pf && i + 4 < n)
             pf_ops(x, w[i + 4].rank, w[i + 4].stream, w[i + 4].op, 0);
         ev m = {x->now, 0, w[i].op, w[i].rank, w[i].stream, 1};
@@ -1989,6 +2012,8 @@ int zs_analytic_run(const zs_schedule *s, const zs_cost *cost, const zs_analytic
         if (!dry)
             zs_foldacct_close(&x.r[rk].acct, &x.r[rk].res, x.now);
         x.res->ranks[rk] = x.r[rk].res;
+        x.res->ranks[rk].end = x.r[rk].end;
+        x.res->ranks[rk].ops = x.r[rk].ops;
     }
     for (int k = 0; k < nnics; k++) /* busy: the busier direction */
         x.res->nic_busy[k] = x.nic_tx[k] > x.nic_rx[k] ? x.nic_tx[k] : x.nic_rx[k];
