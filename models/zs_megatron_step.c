@@ -13,16 +13,58 @@ double zs_megatron_bubble(int pp, int vp, double mb)
     return pp > 1 && vp >= 1 ? (double)(pp - 1) / vp * mb : 0;
 }
 
-double zs_megatron_model_flops_per_token(const zs_model *m, int seq)
+/* attn_len: the tokens each token attends over in NeMo's formula (seq for
+ * one sequence, full attention: no causal halving) */
+static double flops_per_token(const zs_model *m, double attn_len)
 {
     return 3.0 * m->layers * zs_model_linear_flops_per_token(m) +
-           12.0 * m->layers * m->hidden * (double)seq + 6.0 * m->hidden * (double)m->vocab;
+           12.0 * m->layers * m->hidden * attn_len + 6.0 * m->hidden * (double)m->vocab;
+}
+
+double zs_megatron_model_flops_per_token(const zs_model *m, int seq)
+{
+    return flops_per_token(m, seq);
+}
+
+double zs_megatron_packed_flops_per_token(const zs_model *m, int seq, const int32_t *docs,
+                                          int ndocs)
+{
+    double s1 = 0, s2 = 0;
+    for (int i = 0; docs && i < ndocs; i++)
+        s1 += docs[i], s2 += (double)docs[i] * docs[i];
+    return flops_per_token(m, s1 > 0 ? s2 / s1 : seq);
 }
 
 /* Megatron's rank order (tp fastest, then cp, dp, pp). */
 static int rank_of(const zs_mstep_cfg *g, int dp, int t, int c, int d, int p)
 {
     return t + g->tp * (c + g->cp * (d + dp * p));
+}
+
+/* One layer's attention on one packed sequence without CP, averaged over
+ * the packs of g->docs: each pack one varlen launch of its documents, each
+ * causal on its own (blocks of at most 256 documents per launch). */
+static double packed_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, int backward)
+{
+    zs_attn_block blk[256];
+    double t = 0;
+    int i = 0;
+    for (int p = 0; p < g->npacks; p++) {
+        int64_t used = 0;
+        int n = 0;
+        while (i < g->ndocs && used < g->seq) {
+            int32_t len = g->docs[i++];
+            blk[n] = (zs_attn_block){n, 0, len, 0, len};
+            n++;
+            used += len;
+            if (n == (int)(sizeof blk / sizeof blk[0])) {
+                t += zs_cost_attn(c, blk, n, heads, backward);
+                n = 0;
+            }
+        }
+        t += n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
+    }
+    return g->npacks > 0 ? t / g->npacks : 0;
 }
 
 /* One layer's attention on one micro-batch at CP rank r: the kernel time of
@@ -40,6 +82,10 @@ static void attn_rank(const zs_cost *c, const zs_mstep_cfg *g, int dp, int r, in
     int src = rank_of(g, dp, 0, r, 0, 0), dst = rank_of(g, dp, 0, (r + 1) % g->cp, 0, 0);
     double comm = g->cp > 1 ? zs_cost_p2p(c, src, dst, bytes) : 0;
     *kernel = *exposed = 0;
+    if (g->docs) {
+        *kernel = g->mbs * packed_attn(c, g, heads, backward);
+        return;
+    }
     zs_attn_block blk[4 * 64];
     for (int j = 0; j < g->cp; j++) {
         double t = 0; /* ring step j's attention: launches of at most 64 sequences */
@@ -99,6 +145,11 @@ static int check(const zs_cost *c, const zs_mstep_cfg *g, zs_err *e)
     if (g->seq % (2 * g->cp))
         return zs_err_set(e, ZS_EINPUT, "megatron step", "give seq divisible by 2 cp",
                           "seq %d does not split into 2 x cp %d chunks", g->seq, g->cp);
+    if (g->docs && (g->cp != 1 || g->npacks < 1 || g->ndocs < g->npacks))
+        return zs_err_set(e, ZS_EINPUT, "megatron step",
+                          "price packed documents without CP (cp 1), at least one per pack",
+                          "packed documents with cp %d (%d documents in %d packs)", g->cp, g->ndocs,
+                          g->npacks);
     if (zs_cluster_gpus(&c->cluster) < g->gpus)
         return zs_err_set(e, ZS_EINPUT, "megatron step", "give a cluster with enough nodes",
                           "%d GPUs but the cluster has %d", g->gpus, zs_cluster_gpus(&c->cluster));
@@ -351,8 +402,9 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     o->step_s = o->compute_s + o->tp_comm_s + o->cp_comm_s + o->pp_comm_s + o->pp_bubble_s +
                 o->dp_comm_s + o->interference_s + o->optim_s;
     double tokens = (double)g->gbs * g->seq;
-    o->model_flops =
-        tokens * zs_megatron_model_flops_per_token(&c->model, g->seq) * (g->lora ? 2.0 / 3.0 : 1.0);
+    o->model_flops = tokens *
+                     zs_megatron_packed_flops_per_token(&c->model, g->seq, g->docs, g->ndocs) *
+                     (g->lora ? 2.0 / 3.0 : 1.0);
     if (!(o->step_s > 0) || !isfinite(o->step_s))
         return zs_err_set(e, ZS_ERUNTIME, "megatron step", NULL, "step time not positive");
     o->tokens_s_gpu = tokens / o->step_s / g->gpus;

@@ -44,6 +44,14 @@ typedef struct zs_mstep_cfg {
      * frozen (zs_step_cfg.lora); the DP collectives and the optimizer
      * carry the adapters only, FSDP still gathers every weight */
     int lora;
+    /* Packed sequences (fine-tuning on short samples): NULL prices each
+     * sequence as one causal document; else the document lengths of npacks
+     * packed sequences, pack after pack, each pack's summing to seq.
+     * Attention is causal inside each document only (one varlen launch per
+     * pack, TransformerEngine's THD format), averaged over the packs, and
+     * the model FLOPs' attention term counts the documents. Needs cp 1. */
+    const int32_t *docs;
+    int ndocs, npacks;
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {
@@ -78,6 +86,10 @@ double zs_megatron_bubble(int pp, int vp, double mb);
  * gpt3 / llama2 / llama3 / nemotron): 3 x layers x the linear layers'
  * forward FLOPs + 12 layers hidden seq + 6 hidden vocab. */
 double zs_megatron_model_flops_per_token(const zs_model *m, int seq);
+/* The same over packed documents: the attention term with sum(len^2) /
+ * sum(len) in place of seq (docs NULL or ndocs 0: seq). */
+double zs_megatron_packed_flops_per_token(const zs_model *m, int seq, const int32_t *docs,
+                                          int ndocs);
 
 /* Predicts one step of cfg on the cost model's model and cluster (which
  * must have cfg->gpus GPUs). ZS_EINPUT with the reason for a configuration

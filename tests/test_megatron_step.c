@@ -4,7 +4,8 @@
  * and FP8 weight casts once; the 1F1B bubble for pp = 4, m = 8 at vp = 1 and vp = 2; the
  * breakdown adds up to the step; TP, CP and DP terms appear where they
  * should; the CP ring's exposed send recomputed by hand (a slow network);
- * the DP overlap; LoRA's adapter-only DP traffic; NeMo's model-FLOPs formula
+ * the DP overlap; LoRA's adapter-only DP traffic; packed samples' attention
+ * per document; NeMo's model-FLOPs formula
  * against its GPT-3 form; bad configs. */
 #include <math.h>
 
@@ -39,7 +40,7 @@ static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
 {
     zs_mstep_cfg g = {
         gpus,         gbs,           1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0,
-        ZS_GRAD_FP32, ZS_KERN_FUSED, 0};
+        ZS_GRAD_FP32, ZS_KERN_FUSED, 0, NULL, 0,  0};
     return g;
 }
 
@@ -359,6 +360,54 @@ static void test_lora(void)
     zs_cost_free(c);
 }
 
+/* Packed samples: one document per pack is the unpacked step exactly; short
+ * documents make the step faster by their attention only, which is one
+ * varlen launch per pack averaged over the packs (checked against the
+ * kernel model), and NeMo's attention term counts sum(len^2) / sum(len)
+ * tokens; CP with packed documents is refused. */
+static void test_packed(void)
+{
+    zs_cost *c = small_cost(1);
+    zs_mstep one, p1, pk;
+    zs_err e;
+    zs_mstep_cfg g = cfg(1, 4, 1, 1, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &one, &e), &e);
+    static const int32_t whole[] = {2048, 2048};
+    g.docs = whole, g.ndocs = 2, g.npacks = 2;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &p1, &e), &e);
+    ZS_ASSERT_REL(p1.step_s, one.step_s, 1e-12);
+    ZS_ASSERT_REL(p1.model_flops, one.model_flops, 1e-12);
+    /* two packs: 8 x 256, and 1024 + 512 + 512 */
+    static const int32_t docs[] = {256, 256, 256, 256, 256, 256, 256, 256, 1024, 512, 512};
+    g.docs = docs, g.ndocs = 11, g.npacks = 2;
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &pk, &e), &e);
+    zs_attn_block a[8], b[3];
+    for (int i = 0; i < 8; i++)
+        a[i] = (zs_attn_block){i, 0, 256, 0, 256};
+    b[0] = (zs_attn_block){0, 0, 1024, 0, 1024};
+    b[1] = (zs_attn_block){1, 0, 512, 0, 512};
+    b[2] = (zs_attn_block){2, 0, 512, 0, 512};
+    zs_attn_block w = {0, 0, 2048, 0, 2048};
+    int heads = c->model.heads;
+    double packed = 0, whole_s = 0;
+    for (int bwd = 0; bwd < 2; bwd++) {
+        packed += (zs_cost_attn(c, a, 8, heads, bwd) + zs_cost_attn(c, b, 3, heads, bwd)) / 2;
+        whole_s += zs_cost_attn(c, &w, 1, heads, bwd);
+    }
+    CU_ASSERT(packed < whole_s);
+    /* 4 micro-batches x 8 layers of attention saved, nothing else moves */
+    ZS_ASSERT_REL(one.step_s - pk.step_s, 4 * 8 * (whole_s - packed), 1e-9);
+    double s2 = 8 * 256.0 * 256 + 1024.0 * 1024 + 2 * 512.0 * 512;
+    double L = 8, h = 256;
+    ZS_ASSERT_REL(one.model_flops - pk.model_flops, 4 * 2048 * 12 * L * h * (2048 - s2 / 4096),
+                  1e-9);
+    g = cfg(2, 4, 1, 1, 2, 1);
+    g.docs = docs, g.ndocs = 11, g.npacks = 2;
+    ZS_ASSERT_INT_EQ(zs_megatron_step(c, &g, &pk, &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.fix, "without CP");
+    zs_cost_free(c);
+}
+
 /* NeMo's gpt3 formula: (24 gbs s h^2 + 4 gbs s^2 h) (3 layers) + 6 gbs s h V. */
 static void test_model_flops(void)
 {
@@ -393,6 +442,7 @@ static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_in
                                      {"fsdp", test_fsdp},
                                      {"model_flops", test_model_flops},
                                      {"lora", test_lora},
+                                     {"packed", test_packed},
                                      {"bad", test_bad},
                                      {NULL, NULL}};
 

@@ -198,6 +198,18 @@ static void test_preset_github(void)
     ZS_ASSERT_NEAR(100 * st.tail[1].token_share, 9.8, 2.5);
 }
 
+/* SQuAD v1.1 samples: the published mean, median, p90 and p99 (the model
+ * goes through the median and p90; mean and p99 follow within 1% and 4%). */
+static void test_preset_squad(void)
+{
+    zs_trace_stats st = stats_of("squad", 1, 200000, NULL, 0);
+    ZS_ASSERT_REL(st.mean, 206, 0.05);
+    ZS_ASSERT_REL(st.median, 193, 0.05);
+    ZS_ASSERT_REL(st.p90, 294, 0.05);
+    ZS_ASSERT_REL(st.p99, 429, 0.10);
+    CU_ASSERT(st.max <= 1037);
+}
+
 /* Presets without published numbers: the qualitative statements. */
 static void test_preset_shapes(void)
 {
@@ -276,6 +288,7 @@ int main(int argc, char **argv)
                                          {"preset_wlb_meta_128k", test_preset_wlb_meta_128k},
                                          {"preset_prolong64k", test_preset_prolong64k},
                                          {"preset_github", test_preset_github},
+                                         {"preset_squad", test_preset_squad},
                                          {"preset_shapes", test_preset_shapes},
                                          {"window", test_window},
                                          {NULL, NULL}};

@@ -3,7 +3,7 @@
  *
  * A spec is one of
  *   a preset name      arxiv, github, prolong64k, fineweb, openwebmath,
- *                      stackexchange, wlb-meta-128k (see docs/traces.md)
+ *                      stackexchange, wlb-meta-128k, squad (see docs/traces.md)
  *   fixed:N            every document has N tokens
  *   uniform:A-B        uniform integers in [A, B]
  *   lognormal:MU,SIGMA[,MAX]  exp(N(MU, SIGMA^2)) rounded, truncated to [1, MAX]

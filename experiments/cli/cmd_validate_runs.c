@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zs_lengen.h"
 #include "zs_machine.h"
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
@@ -35,12 +36,14 @@ static const char runs_help[] =
     "FSDP). The gradient buffer is not a column: --grad-dtype (default bf16).\n"
     "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
     "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
-    "also be torchtitan's selective-op or selective-layer.\n"
+    "also be torchtitan's selective-op or selective-layer. sft and lora rows pack\n"
+    "short documents into each sample (--packed-docs).\n"
     "\n"
     "options:\n";
 
 typedef struct runs_args {
     const char *runs, *cluster, *plot, *kernel;
+    const char *packed; /* sft / lora rows: the packed documents' lengths, or "none" */
     zs_format fmt;
     int interference, simulate;
     long lora_rank; /* the adapters' rank for lora rows */
@@ -72,6 +75,10 @@ static const zs_opt_spec runs_own[] = {
     ZS_OPT_ROW("lora-rank", ZS_OPT_INT, runs_args, lora_rank, 1, 65536, "32", "R",
                "lora rows: the adapters' rank (not a column of the runs; 32, NeMo's "
                "adapter_dim, by default), on the QKV projection"),
+    ZS_OPT_ROW("packed-docs", ZS_OPT_TEXT, runs_args, packed, 0, 0, "squad", "SPEC|none",
+               "sft and lora rows: each sample packs documents of this length model (a trace "
+               "spec: `squad`, SQuAD v1.1's samples, NeMo's fine-tuning set, by default), cut at "
+               "the sample's end, attention per document; none: one causal sequence per sample"),
     ZS_OPT_ROW("simulate", ZS_OPT_FLAG, runs_args, simulate, 0, 1, "0", NULL,
                "also simulate each run's schedule: plain-4d (TP with sequence parallelism, CP "
                "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer) on "
@@ -107,6 +114,14 @@ static int parse_args(int argc, char **argv, runs_args *a)
         return zs_cli_usage_error("validate", "--runs needs a file");
     if (!a->cluster)
         return zs_cli_usage_error("validate", "--runs needs --cluster (the runs' hardware)");
+    if (!a->packed)
+        a->packed = "squad";
+    if (strcmp(a->packed, "none") && !zs_lengen_is_spec(a->packed))
+        return zs_cli_usage_error("validate",
+                                  "--packed-docs '%s' is not a length model: give a trace spec "
+                                  "(squad, lognormal:MU,SIGMA, fixed:N; `zepsim trace presets`) "
+                                  "or none",
+                                  a->packed);
     return -1;
 }
 
@@ -129,6 +144,44 @@ typedef struct outcome {
     double sim_tokens_s_gpu, sim_tflops_gpu, sim_err_pct, sim_step_s;
     double sim_busy, sim_exposed, sim_idle; /* shares of the iteration */
 } outcome;
+
+/* Packs of one sft / lora row: PACKS samples of seq tokens each, filled
+ * with documents of the length model spec (seed 1) concatenated and cut at
+ * each sample's end (the rest starts the next sample, as a document of its
+ * own), as Plain-4D's loader cuts and as --simulate's schedules run them. */
+enum { PACKS = 64 };
+
+static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, zs_err *e)
+{
+    zs_lengen *gen;
+    int rc = zs_lengen_new(spec, 1, &gen, e);
+    if (rc)
+        return rc;
+    int cap = 64, k = 0;
+    int32_t *d = malloc((size_t)cap * sizeof *d), carry = 0;
+    for (int p = 0; d && p < PACKS; p++) {
+        for (int used = 0; d && used < seq;) {
+            int32_t len = carry ? carry : zs_lengen_next(gen);
+            int32_t take = len < seq - used ? len : seq - used;
+            carry = len - take;
+            if (k == cap) {
+                int32_t *grown = realloc(d, (size_t)(cap *= 2) * sizeof *d);
+                if (!grown)
+                    free(d);
+                d = grown;
+                if (!d)
+                    break;
+            }
+            d[k++] = take;
+            used += take;
+        }
+    }
+    zs_lengen_free(gen);
+    if (!d)
+        return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    *docs = d, *n = k;
+    return ZS_OK;
+}
 
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
  * from the model is a reason, not a failure; other errors are returned. */
@@ -154,14 +207,36 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     if (rc)
         return rc;
     zs_cost *c = mach.cost;
-    zs_mstep_cfg g = {r->gpus,         r->gbs,     r->mbs,
-                      r->seq,          r->tp,      r->pp,
-                      r->cp,           r->vp,      r->precision,
-                      (zs_step_rc)rcv, zero,       a->interference,
-                      a->grad,         r->kernels, r->task == ZS_TASK_LORA ? (int)a->lora_rank : 0};
+    zs_mstep_cfg g = {r->gpus,
+                      r->gbs,
+                      r->mbs,
+                      r->seq,
+                      r->tp,
+                      r->pp,
+                      r->cp,
+                      r->vp,
+                      r->precision,
+                      (zs_step_rc)rcv,
+                      zero,
+                      a->interference,
+                      a->grad,
+                      r->kernels,
+                      r->task == ZS_TASK_LORA ? (int)a->lora_rank : 0,
+                      NULL,
+                      0,
+                      0};
+    int packed = r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
+    int32_t *docs = NULL;
+    if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, e))) {
+        zs_machine_clear(&mach);
+        return rc;
+    }
+    g.docs = docs, g.npacks = packed ? PACKS : 0;
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
+    double per_pack = packed ? (double)g.ndocs / PACKS : 1;
+    free(docs);
     o->gpn = mach.cluster.gpus_per_node;
     const zs_attn_kernel *k = zs_cost_attn_kernel(c);
     snprintf(o->attn, sizeof o->attn, "%s", k ? k->name : "");
@@ -177,18 +252,24 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
         return rc;
     }
     o->ok = 1;
+    char how[160];
+    if (packed)
+        snprintf(how, sizeof how,
+                 "each %d-token sample packs '%s' documents (%.1f per sample, cut at its end; "
+                 "--packed-docs), attention per document",
+                 r->seq, a->packed, per_pack);
+    else
+        snprintf(how, sizeof how, "each sample priced as one causal %d-token sequence", r->seq);
     if (r->task == ZS_TASK_SFT)
         snprintf(o->notes, sizeof o->notes,
-                 "sft: priced as one causal %d-token sequence per sample (the packed documents' "
-                 "lengths are not published); error on tokens/s: NeMo's SFT model FLOPs count "
-                 "the packed documents' attention",
-                 r->seq);
+                 "sft: %s; error on tokens/s (NeMo's published SFT model FLOPs leave out most "
+                 "of the attention term)",
+                 how);
     if (r->task == ZS_TASK_LORA)
         snprintf(o->notes, sizeof o->notes,
                  "lora: base weights frozen, rank-%ld adapters on QKV (--lora-rank; NeMo's "
-                 "default 32); priced as one causal %d-token sequence per sample, as sft; error "
-                 "on tokens/s",
-                 a->lora_rank, r->seq);
+                 "default 32); %s; error on tokens/s",
+                 a->lora_rank, how);
     if (r->model_tflops_gpu > 0 && r->task == ZS_TASK_PRETRAIN) {
         o->err_on = "model_tflops_gpu";
         o->err_pct = 100 * (o->s.model_tflops_gpu - r->model_tflops_gpu) / r->model_tflops_gpu;
@@ -213,7 +294,10 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->model, sizeof c->model, "%s", r->model);
     snprintf(c->cluster, sizeof c->cluster, "%s", cluster);
     c->nodes = r->gpus / o->gpn;
-    snprintf(c->trace, sizeof c->trace, "fixed:%d", r->seq);
+    if (r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0)
+        snprintf(c->trace, sizeof c->trace, "%s", a->packed);
+    else
+        snprintf(c->trace, sizeof c->trace, "fixed:%d", r->seq);
     snprintf(c->method, sizeof c->method, "plain-4d");
     snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d", r->tp, r->cp,
              r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs));
@@ -564,6 +648,7 @@ int zs_cmd_validate_runs(int argc, char **argv)
             const outcome *o0 = first_predicted(&rs, o);
             const char *kern = o0 ? o0->attn : (a.kernel ? a.kernel : "the GPU's own");
             zs_output_set_text(d, NULL, "attn_kernel", kern);
+            zs_output_set_text(d, NULL, "packed_docs", a.packed);
             zs_output_text(d,
                            "analytic step model (not a simulated schedule): Megatron 1F1B with "
                            "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "

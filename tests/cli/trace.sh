@@ -65,7 +65,7 @@ for ext in lengths csv json; do
 done
 
 # ---- the same seed gives byte-identical output; another seed does not ----
-for p in wlb-meta-128k prolong64k github arxiv fineweb openwebmath stackexchange \
+for p in wlb-meta-128k prolong64k github arxiv fineweb openwebmath stackexchange squad \
   uniform:1-100 fixed:5 lognormal:8,1 mix:github=0.3,arxiv=0.7; do
   "$ZEPSIM" trace gen "$p" --n 3000 --seed 5 >"$TMP/a" 2>&1
   "$ZEPSIM" trace gen "$p" --n 3000 --seed 5 >"$TMP/b" 2>&1

@@ -30,6 +30,24 @@ printf '%s\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,full,3,2904,\n' "$HDR" 
 expect_rc runs-fsdp 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv
 expect_out runs-fsdp "^2,llama3-8b,pretrain,64,.*,predicted,"
 expect_out runs-fsdp "gradients: fp32 \(--grad-dtype\)"
+# Fine-tuning rows pack SQuAD-length documents into each sample by default
+# (attention per document: faster than one causal sequence), say so, and
+# --packed-docs none prices one sequence; a bad length model exits 2.
+printf '%s\nllama2-7b,sft,8,32,1,4096,1,1,1,1,fp8,,,17120,682\n' "$HDR" >"$TMP/sft.csv"
+expect_rc runs-packed 0 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --format csv
+expect_out runs-packed "packs 'squad' documents \([0-9.]+ per sample"
+packed_tok=$(awk -F, 'NR == 2 {print $14}' "$TMP/out")
+expect_rc runs-unpacked 0 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --format csv --packed-docs none
+expect_out runs-unpacked "one causal 4096-token sequence"
+unpacked_tok=$(awk -F, 'NR == 2 {print $14}' "$TMP/out")
+if awk -v a="$packed_tok" -v b="$unpacked_tok" 'BEGIN {exit !(a > b && b > 0)}'; then
+  PASSES=$((PASSES + 1))
+else
+  echo "FAIL runs-packed-faster: packed $packed_tok, one sequence $unpacked_tok tokens/s/GPU"
+  FAILS=$((FAILS + 1))
+fi
+expect_rc runs-packed-bad 2 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --packed-docs squid
+expect_out runs-packed-bad "not a length model"
 # torchtitan's rows, on the cluster that ran them (aws-p4de): the kernels
 # column and its recomputation modes are predicted, and say so; eager
 # kernels on a LayerNorm model are a reason; a bad kernels cell exits 2
@@ -124,7 +142,7 @@ assert len(lora) == 3 and all(r["status"] == "predicted" for r in lora.values())
 assert float(lora["llama2-7b"]["pred_tokens_s_gpu"]) > float(sft["llama2-7b"]["pred_tokens_s_gpu"])
 PY
   "$ZEPSIM" validate --runs "$CSV" --cluster dgx-h100 --format json |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["runs"]) == 18 and d["median_abs_error_pct"] >= 0' &&
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["runs"]) == 18 and d["median_abs_error_pct"] >= 0 and d["packed_docs"] == "squad"' &&
     PASSES=$((PASSES + 1)) || { echo "FAIL runs-json"; FAILS=$((FAILS + 1)); }
   # --simulate: every run the step model predicts also as a simulated
   # schedule (or a reason), in a second table of the same document
