@@ -291,7 +291,7 @@ void zs_lengen_free(zs_lengen *g)
 
 static const char spec_help[] =
     "use a preset (arxiv, github, prolong64k, fineweb, openwebmath, stackexchange, "
-    "wlb-meta-128k), fixed:N, uniform:A-B, lognormal:MU,SIGMA[,MAX] or mix:SPEC=W,SPEC=W";
+    "wlb-meta-128k, squad), fixed:N, uniform:A-B, lognormal:MU,SIGMA[,MAX] or mix:SPEC=W,SPEC=W";
 
 static int bad_spec(zs_err *e, const char *spec, const char *fmt, const char *detail)
 {

@@ -122,6 +122,14 @@ static int parse_args(int argc, char **argv, runs_args *a)
                                   "(squad, lognormal:MU,SIGMA, fixed:N; `zepsim trace presets`) "
                                   "or none",
                                   a->packed);
+    zs_lengen *gen = NULL;
+    zs_err e;
+    if (strcmp(a->packed, "none") && zs_lengen_new(a->packed, 1, &gen, &e)) {
+        char msg[400];
+        zs_err_format(&e, msg, sizeof msg);
+        return zs_cli_usage_error("validate", "--packed-docs: %s", msg);
+    }
+    zs_lengen_free(gen);
     return -1;
 }
 
@@ -148,10 +156,12 @@ typedef struct outcome {
 /* Packs of one sft / lora row: PACKS samples of seq tokens each, filled
  * with documents of the length model spec (seed 1) concatenated and cut at
  * each sample's end (the rest starts the next sample, as a document of its
- * own), as Plain-4D's loader cuts and as --simulate's schedules run them. */
-enum { PACKS = 64 };
+ * own), as Plain-4D's loader cuts and as --simulate's schedules run them.
+ * Fewer samples once MAX_DOCS documents are drawn (tiny documents in long
+ * samples), at least one. */
+enum { PACKS = 64, MAX_DOCS = 1 << 20 };
 
-static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, zs_err *e)
+static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, int *packs, zs_err *e)
 {
     zs_lengen *gen;
     int rc = zs_lengen_new(spec, 1, &gen, e);
@@ -159,7 +169,8 @@ static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, zs_err *
         return rc;
     int cap = 64, k = 0;
     int32_t *d = malloc((size_t)cap * sizeof *d), carry = 0;
-    for (int p = 0; d && p < PACKS; p++) {
+    int p = 0;
+    for (; d && p < PACKS && k < MAX_DOCS; p++) {
         for (int used = 0; d && used < seq;) {
             int32_t len = carry ? carry : zs_lengen_next(gen);
             int32_t take = len < seq - used ? len : seq - used;
@@ -179,7 +190,7 @@ static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, zs_err *
     zs_lengen_free(gen);
     if (!d)
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
-    *docs = d, *n = k;
+    *docs = d, *n = k, *packs = p;
     return ZS_OK;
 }
 
@@ -227,15 +238,15 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                       0};
     int packed = r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
     int32_t *docs = NULL;
-    if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, e))) {
+    if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, &g.npacks, e))) {
         zs_machine_clear(&mach);
         return rc;
     }
-    g.docs = docs, g.npacks = packed ? PACKS : 0;
+    g.docs = docs;
     zs_err why;
     zs_err_clear(&why);
     rc = zs_megatron_step(c, &g, &o->s, &why);
-    double per_pack = packed ? (double)g.ndocs / PACKS : 1;
+    double per_pack = packed ? (double)g.ndocs / g.npacks : 1;
     free(docs);
     o->gpn = mach.cluster.gpus_per_node;
     const zs_attn_kernel *k = zs_cost_attn_kernel(c);

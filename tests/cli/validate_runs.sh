@@ -48,6 +48,8 @@ else
 fi
 expect_rc runs-packed-bad 2 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --packed-docs squid
 expect_out runs-packed-bad "not a length model"
+expect_rc runs-packed-bad-n 2 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --packed-docs fixed:0
+expect_out runs-packed-bad-n "^zepsim: --packed-docs: fixed:N needs a whole N >= 1"
 # torchtitan's rows, on the cluster that ran them (aws-p4de): the kernels
 # column and its recomputation modes are predicted, and say so; eager
 # kernels on a LayerNorm model are a reason; a bad kernels cell exits 2
