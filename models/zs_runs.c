@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "zs_fdio.h"
 #include "zs_model.h"
@@ -111,7 +112,7 @@ static int name_cell(rd *x, char **tok, int col, const char *const *names, int n
         return ZS_OK;
     }
     for (int i = 0; i < n; i++)
-        if (strcmp(tok[col], names[i]) == 0) {
+        if (strcasecmp(tok[col], names[i]) == 0) {
             *out = i;
             return ZS_OK;
         }
@@ -134,10 +135,13 @@ static int model_cell(rd *x, char **tok, zs_run *r)
                         "not a model preset name", s);
     zs_model m;
     zs_err tmp;
-    if (zs_model_load(s, &m, &tmp) != ZS_OK)
-        return cell_err(x, C_MODEL, "name a model preset (`zepsim list models`)", "unknown model",
-                        s);
     memcpy(r->model, s, n + 1);
+    /* a well-formed name without a preset is a row the predictor cannot
+     * express (its reason), not a broken file */
+    if (zs_model_load(s, &m, &tmp) != ZS_OK) {
+        r->no_model = 1;
+        return ZS_OK;
+    }
     if (m.layers % (r->pp * r->vp)) {
         char what[160];
         snprintf(what, sizeof what, "%s's %d layers do not split over pp %d x vp %d stages",

@@ -8,9 +8,11 @@
  * the framework's kernels for runs outside Megatron / NeMo (torchtitan);
  * empty or absent is fused. Every cell is checked
  * here, at the boundary: a bad cell is ZS_EINPUT naming file:line and the
- * column, with how to fix it. `zepsim validate --runs` predicts the rows
- * with zs_megatron_step. Depends on zs_model (the model names), zs_step
- * (precision and recomputation names) and zs_fdio (bounded reads). */
+ * column, with how to fix it. Names (task, precision, recompute, kernels,
+ * the model) compare case-insensitively; a model name without a preset
+ * is read (no_model) for the predictor to give the row a reason. `zepsim validate --runs` predicts
+ * the rows with zs_megatron_step. Depends on zs_model (the model names), zs_step (precision and
+ * recomputation names) and zs_fdio (bounded reads). */
 #ifndef ZS_RUNS_H
 #define ZS_RUNS_H
 
@@ -37,6 +39,7 @@ typedef struct zs_run {
     int zero;                              /* 0..3, or -1: not published */
     double tokens_s_gpu, model_tflops_gpu; /* measured; 0: not published */
     zs_step_kernels kernels;               /* the optional kernels column; fused when absent */
+    int no_model; /* 1: the model cell names no preset (the row cannot be predicted) */
 } zs_run;
 
 typedef struct zs_runs {
@@ -52,10 +55,10 @@ int zs_run_microbatches(const zs_run *r);
 
 /* Reads the runs file at path whole (bounded by zs_input_limit() and
  * ZS_RUNS_MAX_ROWS). ZS_EINPUT with file:line, the column and the fix for
- * a wrong header, a non-numeric or out-of-range cell, an unknown model,
- * task, precision or recomputation, gpus not divisible by tp pp cp, gbs not
- * divisible by mbs dp, layers not divisible by pp vp, a row with neither
- * measurement, or a file without rows. Free with zs_runs_free. */
+ * a wrong header, a non-numeric or out-of-range cell, a model cell that is
+ * a path or empty, an unknown task, precision or recomputation, gpus not divisible by tp pp cp, gbs
+ * not divisible by mbs dp, layers not divisible by pp vp, a row with neither measurement, or a file
+ * without rows. Free with zs_runs_free. */
 int zs_runs_read(const char *path, zs_runs *out, zs_err *e);
 void zs_runs_free(zs_runs *r);
 

@@ -1,9 +1,10 @@
 /* The published-runs reader (models/zs_runs.h): a good file with comments,
  * blanks and empty (unpublished) cells; every bad-cell class refused with
  * file:line and the column (wrong header, non-numeric, gpus not divisible
- * by tp pp cp, gbs not divisible by mbs dp, unknown model, task or
- * precision, layers not split by pp vp, no measurement, wrong cell count,
- * no rows, a NUL byte); the row bound. */
+ * by tp pp cp, gbs not divisible by mbs dp, a model path, unknown task
+ * or precision, layers not split by pp vp, no measurement, wrong cell count,
+ * no rows, a NUL byte); the row bound; names in any case, and a model
+ * without a preset read for the predictor to give a reason. */
 #include <stdlib.h>
 
 #include "zs_runs.h"
@@ -73,7 +74,6 @@ static void test_bad_rows(void)
             "do not divide into tp 1 x pp 8");
     bad_row("llama2-7b,pretrain,8,100,1,4096,1,1,1,1,fp8,,,16847,776",
             "global batch 100 does not divide into mbs 1 x dp 8");
-    bad_row("llama9-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776", "unknown model");
     bad_row("../x,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776", "not a model preset name");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp16,,,16847,776", "column 11 (precision)");
     bad_row("llama2-7b,finetune,8,128,1,4096,1,1,1,1,fp8,,,16847,776", "column 2 (task)");
@@ -86,6 +86,30 @@ static void test_bad_rows(void)
     bad_row("llama2-7b,pretrain,8,128,1,4096,0,1,1,1,fp8,,,16847,776", "column 7 (tp)");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847", "14 cells");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776,1", "more than 15 cells");
+}
+
+/* Names compare case-insensitively (NeMo's tables print SFT, LoRA, FP8); a
+ * well-formed model name without a preset is a row, not a bad file. */
+static void test_names(void)
+{
+    const char *p =
+        zs_test_write("names.csv", HDR "LLAMA2-7B,SFT,8,32,1,4096,1,1,1,1,FP8,Full,,"
+                                       "17120,\n"
+                                       "llama9-7b,LoRA,8,32,1,4096,1,1,1,1,bf16,,,1,\n");
+    zs_runs r;
+    zs_err e;
+    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.n, 2);
+    if (r.n == 2) {
+        ZS_ASSERT_INT_EQ(r.rows[0].task, ZS_TASK_SFT);
+        ZS_ASSERT_INT_EQ(r.rows[0].precision, ZS_PREC_FP8);
+        ZS_ASSERT_INT_EQ(r.rows[0].recompute, ZS_STEP_RC_FULL);
+        ZS_ASSERT_INT_EQ(r.rows[0].no_model, 0);
+        ZS_ASSERT_INT_EQ(r.rows[1].task, ZS_TASK_LORA);
+        ZS_ASSERT_INT_EQ(r.rows[1].no_model, 1);
+        ZS_ASSERT_STR_EQ(r.rows[1].model, "llama9-7b");
+    }
+    zs_runs_free(&r);
 }
 
 static void bad_file(const char *name, const char *text, const char *want)
@@ -172,6 +196,7 @@ static void test_row_bound(void)
 
 static const zs_test_case cases[] = {{"good", test_good},
                                      {"bad_rows", test_bad_rows},
+                                     {"names", test_names},
                                      {"bad_files", test_bad_files},
                                      {"row_bound", test_row_bound},
                                      {"kernels_column", test_kernels_column},

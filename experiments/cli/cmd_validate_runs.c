@@ -15,6 +15,8 @@
 #include "validate_runs.h"
 #include "zs_megatron_step.h"
 #include "zs_point.h"
+#include "zs_presets.h"
+#include "zs_suggest.h"
 #include "zs_runs.h"
 #include "zs_sort.h"
 
@@ -207,6 +209,19 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
              zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad),
              zs_step_kernels_name(r->kernels));
+    if (r->no_model) {
+        char names[64][64], mean[80];
+        zs_suggest sg;
+        zs_suggest_init(&sg, r->model);
+        for (size_t i = 0; i < 64 && zs_preset_name("model", i, names[i], sizeof names[i]); i++)
+            zs_suggest_add(&sg, names[i]);
+        zs_suggest_phrase(&sg, mean, sizeof mean);
+        snprintf(o->reason, sizeof o->reason,
+                 "no model preset '%s': %sadd one as models/presets/model-NAME.json with its "
+                 "source (`zepsim list models`)",
+                 r->model, mean);
+        return ZS_OK;
+    }
     zs_machine_cfg mc;
     zs_machine_cfg_init(&mc);
     mc.model = r->model;

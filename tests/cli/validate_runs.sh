@@ -30,6 +30,12 @@ printf '%s\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,full,3,2904,\n' "$HDR" 
 expect_rc runs-fsdp 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv
 expect_out runs-fsdp "^2,llama3-8b,pretrain,64,.*,predicted,"
 expect_out runs-fsdp "gradients: fp32 \(--grad-dtype\)"
+# A model without a preset is a row with a reason (the rest are predicted),
+# with the nearest preset's name; names are read in any case.
+printf '%s\nLLAMA3-8B,Pretrain,8,128,1,8192,1,1,2,1,FP8,,,12036,697\nllama3-8b-x,pretrain,8,128,1,8192,1,1,2,1,fp8,,,12036,697\n' "$HDR" >"$TMP/nomodel.csv"
+expect_rc runs-no-model 0 "$ZEPSIM" validate --runs "$TMP/nomodel.csv" --cluster dgx-h100
+expect_out runs-no-model "2 runs: 1 predicted, 1 not expressed"
+expect_out runs-no-model "no model preset 'llama3-8b-x': did you mean 'llama3-8b'\?"
 # Fine-tuning rows pack SQuAD-length documents into each sample by default
 # (attention per document: faster than one causal sequence), say so, and
 # --packed-docs none prices one sequence; a bad length model exits 2.
