@@ -118,6 +118,9 @@ static int parse_args(int argc, char **argv, runs_args *a)
         return zs_cli_usage_error("validate", "--runs needs --cluster (the runs' hardware)");
     if (!a->packed)
         a->packed = "squad";
+    if (strlen(a->packed) > 255)
+        return zs_cli_usage_error("validate", "--packed-docs: a length model of at most 255 "
+                                              "characters");
     if (strcmp(a->packed, "none") && !zs_lengen_is_spec(a->packed))
         return zs_cli_usage_error("validate",
                                   "--packed-docs '%s' is not a length model: give a trace spec "
