@@ -64,6 +64,11 @@ expect_out cost-coll-ring "protocol +Simple"
 expect_out cost-coll-ring "NCCL 2.29.2 model: ring/Simple"
 expect_rc cost-coll-nvls 0 "$ZEPSIM" cost collective --cluster dgx-h100 --nodes 1 --op all-reduce --bytes 1G --gpus 8
 expect_out cost-coll-nvls "algorithm +nvls"
+# DGX H200 (the same node with H200s): NVLS too, and the H200's 141 GB
+expect_rc cost-coll-h200 0 "$ZEPSIM" cost collective --cluster dgx-h200 --nodes 1 --op all-reduce --bytes 1G --gpus 8
+expect_out cost-coll-h200 "algorithm +nvls"
+expect_rc show-dgx-h200 0 "$ZEPSIM" show cluster dgx-h200
+expect_out show-dgx-h200 "h200"
 expect_rc cost-coll-tree 0 "$ZEPSIM" cost collective --cluster cluster-a --nodes 2 --op all-reduce --bytes 64K --gpus 16
 expect_out cost-coll-tree "algorithm +tree"
 expect_out cost-coll-tree "protocol +LL"
