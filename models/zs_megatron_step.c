@@ -8,6 +8,11 @@
 
 #include "zs_nccl.h"
 
+double zs_megatron_stage_layers(int layers, int pp)
+{
+    return pp > 0 ? (double)((layers + pp - 1) / pp) : 0;
+}
+
 double zs_megatron_bubble(int pp, int vp, double mb)
 {
     return pp > 1 && vp >= 1 ? (double)(pp - 1) / vp * mb : 0;
@@ -136,8 +141,9 @@ static int check(const zs_cost *c, const zs_mstep_cfg *g, zs_err *e)
                           "give gpus divisible by tp pp cp and gbs by mbs dp",
                           "%d GPUs, gbs %d do not divide into tp %d pp %d cp %d mbs %d", g->gpus,
                           g->gbs, g->tp, g->pp, g->cp, g->mbs);
-    if (m->layers % (g->pp * g->vp))
-        return zs_err_set(e, ZS_EINPUT, "megatron step", "give pp x vp dividing the layers",
+    if (m->layers < g->pp * g->vp)
+        return zs_err_set(e, ZS_EINPUT, "megatron step",
+                          "give pp x vp of at most the layers (a layer per chunk)",
                           "%d layers over pp %d x vp %d", m->layers, g->pp, g->vp);
     if (g->vp > 1 && g->pp < 2)
         return zs_err_set(e, ZS_EINPUT, "megatron step", "use vp 1 without pipeline parallelism",
@@ -218,7 +224,7 @@ static double tp_interference(const zs_cost *c, const zs_mstep_cfg *g, const zs_
         return -1;
     for (int i = 0; i < g->tp; i++)
         ranks[i] = i;
-    double t = 0, L = (double)c->model.layers / g->pp;
+    double t = 0, L = zs_megatron_stage_layers(c->model.layers, g->pp);
     for (int i = 0; i < st->nops; i++) {
         const zs_step_op *op = &st->ops[i];
         if (!(op->hidden > 0))
@@ -292,7 +298,7 @@ static void dp_comm_whole(const zs_cost *c, const zs_mstep_cfg *g, const dp_grou
 static void dp_comm_fsdp(const zs_cost *c, const zs_mstep_cfg *g, const dp_group *d, zs_mstep *o)
 {
     const zs_model *m = &c->model;
-    double L = (double)m->layers / g->pp, F = o->layer_fwd, B = o->layer_bwd;
+    double L = zs_megatron_stage_layers(m->layers, g->pp), F = o->layer_fwd, B = o->layer_bwd;
     double lp = zs_model_params_per_layer(m) / g->tp;
     double root = fmax(0, zs_model_params(m) - m->layers * zs_model_params_per_layer(m)) / g->tp;
     /* LoRA: every weight gathered, the adapters' gradients reduced */
@@ -369,7 +375,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     /* recomputation runs attention's forward again (selective, full; every
      * second layer's for selective-layer), with its ring exchange under CP */
     double rs = zs_step_rc_attn_share(g->recompute), arc = rs * af, crc = rs * cf;
-    double L = (double)c->model.layers / g->pp;
+    double L = zs_megatron_stage_layers(c->model.layers, g->pp);
     o->mb_compute = L * (u.layer_fwd + u.layer_bwd + af + ab + arc) + u.head_fwd + u.head_bwd;
     o->mb_tp_comm = L * (u.layer_tp_fwd + u.layer_tp_bwd) + u.head_tp_fwd + u.head_tp_bwd;
     o->mb_cp_comm = L * (cf + cb + crc);

@@ -78,6 +78,13 @@ typedef struct zs_mstep {
     double tokens_s_gpu, model_tflops_gpu;
 } zs_mstep;
 
+/* The layers of the slowest pipeline stage: ceil(layers / pp). A split
+ * that pp (x vp) does not divide, as NeMo's larger recipes run it (126
+ * layers over 8 stages), puts the extra layers on some stages; the slowest
+ * sets the pace. The optimizer and the DP collectives stay priced at the
+ * average stage's share of the weights. */
+double zs_megatron_stage_layers(int layers, int pp);
+
 /* The 1F1B bubble: (pp-1)/vp micro-batches of mb seconds each. */
 double zs_megatron_bubble(int pp, int vp, double mb);
 

@@ -419,6 +419,26 @@ static void test_model_flops(void)
     ZS_ASSERT_REL(s * zs_megatron_model_flops_per_token(&m, 2048), nemo, 1e-12);
 }
 
+/* An uneven pipeline split (8 layers over 3 stages) prices the slowest
+ * stage's ceil(8 / 3) = 3 layers; its bubble is 2 of its micro-batches. */
+static void test_uneven_stages(void)
+{
+    ZS_ASSERT_NEAR(zs_megatron_stage_layers(126, 8), 16, 0);
+    ZS_ASSERT_NEAR(zs_megatron_stage_layers(32, 4), 8, 0);
+    ZS_ASSERT_NEAR(zs_megatron_stage_layers(8, 3), 3, 0);
+    zs_cost *c = small_cost(1);
+    zs_mstep s, s4;
+    zs_err e;
+    zs_mstep_cfg g = cfg(3, 6, 1, 3, 1, 1);
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s, &e), &e);
+    g = cfg(4, 8, 1, 4, 1, 1); /* 2 layers a stage */
+    ZS_ASSERT_OK(zs_megatron_step(c, &g, &s4, &e), &e);
+    /* a micro-batch of the slowest stage: one layer more than at pp 4 */
+    ZS_ASSERT_REL(s.mb_compute - s4.mb_compute, s4.layer_fwd + s4.layer_bwd, 1e-9);
+    ZS_ASSERT_REL(s.pp_bubble_s, zs_megatron_bubble(3, 1, s.mb_compute + s.mb_tp_comm), 1e-9);
+    zs_cost_free(c);
+}
+
 static void test_bad(void)
 {
     zs_cost *c = small_cost(1);
@@ -443,6 +463,7 @@ static const zs_test_case cases[] = {{"one_gpu_is_inventory", test_one_gpu_is_in
                                      {"model_flops", test_model_flops},
                                      {"lora", test_lora},
                                      {"packed", test_packed},
+                                     {"uneven_stages", test_uneven_stages},
                                      {"bad", test_bad},
                                      {NULL, NULL}};
 

@@ -2,7 +2,7 @@
  * blanks and empty (unpublished) cells; every bad-cell class refused with
  * file:line and the column (wrong header, non-numeric, gpus not divisible
  * by tp pp cp, gbs not divisible by mbs dp, a model path, unknown task
- * or precision, layers not split by pp vp, no measurement, wrong cell count,
+ * or precision, fewer layers than pp x vp chunks, no measurement, wrong cell count,
  * no rows, a NUL byte); the row bound; names in any case, and a model
  * without a preset read for the predictor to give a reason. */
 #include <stdlib.h>
@@ -80,8 +80,8 @@ static void test_bad_rows(void)
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,some,,16847,776", "column 12 (recompute)");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,4,16847,776", "column 13 (zero)");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,,", "neither measurement");
-    bad_row("llama2-7b,pretrain,8,128,1,4096,1,4,1,3,fp8,,,16847,776",
-            "32 layers do not split over pp 4 x vp 3");
+    bad_row("llama2-7b,pretrain,8,128,1,4096,1,4,1,9,fp8,,,16847,776",
+            "32 layers are fewer than pp 4 x vp 9 chunks");
     bad_row("llama2-7b,pretrain,8,128,1,4095,1,1,1,1,fp8,,,16847,776", "column 6 (seq)");
     bad_row("llama2-7b,pretrain,8,128,1,4096,0,1,1,1,fp8,,,16847,776", "column 7 (tp)");
     bad_row("llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847", "14 cells");

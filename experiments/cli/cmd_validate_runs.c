@@ -267,6 +267,7 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     double per_pack = packed ? (double)g.ndocs / g.npacks : 1;
     free(docs);
     o->gpn = mach.cluster.gpus_per_node;
+    int layers = c->model.layers;
     const zs_attn_kernel *k = zs_cost_attn_kernel(c);
     snprintf(o->attn, sizeof o->attn, "%s", k ? k->name : "");
     o->te_cudnn =
@@ -299,6 +300,13 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                  "lora: base weights frozen, rank-%ld adapters on QKV (--lora-rank; NeMo's "
                  "default 32); %s; error on tokens/s",
                  a->lora_rank, how);
+    if (layers % (r->pp * r->vp)) {
+        size_t k = strlen(o->notes);
+        snprintf(o->notes + k, sizeof o->notes - k,
+                 "%suneven pipeline split: %d layers over pp %d x vp %d, the slowest stage's %.0f "
+                 "priced",
+                 k ? "; " : "", layers, r->pp, r->vp, zs_megatron_stage_layers(layers, r->pp));
+    }
     if (r->model_tflops_gpu > 0 && r->task == ZS_TASK_PRETRAIN) {
         o->err_on = "model_tflops_gpu";
         o->err_pct = 100 * (o->s.model_tflops_gpu - r->model_tflops_gpu) / r->model_tflops_gpu;

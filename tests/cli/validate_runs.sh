@@ -36,6 +36,14 @@ printf '%s\nLLAMA3-8B,Pretrain,8,128,1,8192,1,1,2,1,FP8,,,12036,697\nllama3-8b-x
 expect_rc runs-no-model 0 "$ZEPSIM" validate --runs "$TMP/nomodel.csv" --cluster dgx-h100
 expect_out runs-no-model "2 runs: 1 predicted, 1 not expressed"
 expect_out runs-no-model "no model preset 'llama3-8b-x': did you mean 'llama3-8b'\?"
+# An uneven pipeline split (126 layers over pp 8 x vp 8) is predicted at the
+# slowest stage's 16 layers and says so; fewer layers than chunks exits 2.
+printf '%s\nllama3.1-405b,pretrain,1024,512,1,8192,8,8,2,8,fp8,,,,763\n' "$HDR" >"$TMP/uneven.csv"
+expect_rc runs-uneven 0 "$ZEPSIM" validate --runs "$TMP/uneven.csv" --cluster dgx-h100 --format csv
+expect_out runs-uneven "^2,llama3.1-405b,pretrain,1024,.*,predicted,.*uneven pipeline split: 126 layers over pp 8 x vp 8, the slowest stage's 16 priced"
+printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,8,1,8,fp8,,,16847,776\n' "$HDR" >"$TMP/chunks.csv"
+expect_rc runs-chunks 2 "$ZEPSIM" validate --runs "$TMP/chunks.csv" --cluster dgx-h100
+expect_out runs-chunks "chunks.csv:2: .*fewer than pp 8 x vp 8 chunks|fewer than pp 8 x vp 8 chunks.*chunks.csv:2"
 # Fine-tuning rows pack SQuAD-length documents into each sample by default
 # (attention per document: faster than one causal sequence), say so, and
 # --packed-docs none prices one sequence; a bad length model exits 2.
