@@ -87,6 +87,22 @@ else
 fi
 
 # Every format parses: JSON through python when it is there.
+# The B200 presets (docs/cost-model.md): GEMM and attention price with the
+# b200 curves and give finite rates below the 2250 TFLOP/s peak; a DGX B200
+# cluster simulates.
+expect_rc cost-b200-gemm 0 "$ZEPSIM" cost gemm --gpu b200 --m 8192 --n 8192 --k 8192 --format csv
+expect_out cost-b200-gemm ",gemm_source,.*sm_100 \(B200\)"
+for op in "gemm --m 8192 --n 8192 --k 8192" "attention --len 8192" "attention --len 8192 --bwd"; do
+  # shellcheck disable=SC2086
+  "$ZEPSIM" cost $op --gpu b200 --format csv >"$TMP/b200.csv" 2>&1
+  r=$(awk -F, '$1 == "rate" {split($2, a, " "); print a[1]} $1 == "gemm" {print $8}' "$TMP/b200.csv")
+  awk -v r="$r" 'BEGIN { exit !(r + 0 > 0 && r + 0 < 2250) }' && PASSES=$((PASSES + 1)) ||
+    { echo "FAIL cost-b200 $op: rate '$r' not finite and below the peak"; FAILS=$((FAILS + 1)); }
+done
+expect_rc cost-b200-attn 0 "$ZEPSIM" cost attention --gpu b200 --len 8192 --format csv
+expect_out cost-b200-attn "^kernel,cudnn,,forward curve$"
+expect_rc sim-dgx-b200 0 "$ZEPSIM" simulate --cluster dgx-b200 --nodes 2 --backend analytic --iterations 1
+expect_out sim-dgx-b200 "slowest rank"
 if command -v python3 >/dev/null; then
   "$ZEPSIM" cost attention --len 4096 --cp 4 --format json | python3 -c 'import json,sys; json.load(sys.stdin)' &&
     PASSES=$((PASSES + 1)) || { echo "FAIL cost-json"; FAILS=$((FAILS + 1)); }
