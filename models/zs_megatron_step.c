@@ -46,10 +46,13 @@ static int rank_of(const zs_mstep_cfg *g, int dp, int t, int c, int d, int p)
     return t + g->tp * (c + g->cp * (d + dp * p));
 }
 
-/* One layer's attention on one packed sequence without CP, averaged over
- * the packs of g->docs: each pack one varlen launch of its documents, each
- * causal on its own (blocks of at most 256 documents per launch). */
-static double packed_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, int backward)
+/* One layer's attention on one packed sequence at CP rank r, ring step j,
+ * averaged over the packs of g->docs: each pack one varlen launch of its
+ * documents, each causal on its own and, under CP, cut into 2 cp zigzag
+ * chunks of its own as TransformerEngine's THD format shards a packed
+ * sequence (blocks of at most 256 per launch). */
+static double packed_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, int backward, int r,
+                          int j)
 {
     zs_attn_block blk[256];
     double t = 0;
@@ -58,11 +61,14 @@ static double packed_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, in
         int64_t used = 0;
         int n = 0;
         while (i < g->ndocs && used < g->seq) {
-            int32_t len = g->docs[i++];
-            blk[n] = (zs_attn_block){n, 0, len, 0, len};
-            n++;
+            int32_t len = g->docs[i];
+            if (g->cp > 1)
+                n += zs_zigzag_step_blocks(i, len, g->cp, r, j, blk + n);
+            else
+                blk[n++] = (zs_attn_block){i, 0, len, 0, len};
+            i++;
             used += len;
-            if (n == (int)(sizeof blk / sizeof blk[0])) {
+            if (n > (int)(sizeof blk / sizeof blk[0]) - 4) {
                 t += zs_cost_attn(c, blk, n, heads, backward);
                 n = 0;
             }
@@ -87,14 +93,12 @@ static void attn_rank(const zs_cost *c, const zs_mstep_cfg *g, int dp, int r, in
     int src = rank_of(g, dp, 0, r, 0, 0), dst = rank_of(g, dp, 0, (r + 1) % g->cp, 0, 0);
     double comm = g->cp > 1 ? zs_cost_p2p(c, src, dst, bytes) : 0;
     *kernel = *exposed = 0;
-    if (g->docs) {
-        *kernel = g->mbs * packed_attn(c, g, heads, backward);
-        return;
-    }
     zs_attn_block blk[4 * 64];
     for (int j = 0; j < g->cp; j++) {
         double t = 0; /* ring step j's attention: launches of at most 64 sequences */
-        for (int d = 0; d < g->mbs; d += 64) {
+        if (g->docs)
+            t = g->mbs * packed_attn(c, g, heads, backward, r, j);
+        for (int d = 0; !g->docs && d < g->mbs; d += 64) {
             int n = 0;
             for (int k = d; k < g->mbs && k < d + 64; k++) {
                 if (g->cp > 1)
@@ -151,11 +155,9 @@ static int check(const zs_cost *c, const zs_mstep_cfg *g, zs_err *e)
     if (g->seq % (2 * g->cp))
         return zs_err_set(e, ZS_EINPUT, "megatron step", "give seq divisible by 2 cp",
                           "seq %d does not split into 2 x cp %d chunks", g->seq, g->cp);
-    if (g->docs && (g->cp != 1 || g->npacks < 1 || g->ndocs < g->npacks))
-        return zs_err_set(e, ZS_EINPUT, "megatron step",
-                          "price packed documents without CP (cp 1), at least one per pack",
-                          "packed documents with cp %d (%d documents in %d packs)", g->cp, g->ndocs,
-                          g->npacks);
+    if (g->docs && (g->npacks < 1 || g->ndocs < g->npacks))
+        return zs_err_set(e, ZS_EINPUT, "megatron step", "give at least one document per pack",
+                          "%d packed documents in %d packs", g->ndocs, g->npacks);
     if (zs_cluster_gpus(&c->cluster) < g->gpus)
         return zs_err_set(e, ZS_EINPUT, "megatron step", "give a cluster with enough nodes",
                           "%d GPUs but the cluster has %d", g->gpus, zs_cluster_gpus(&c->cluster));

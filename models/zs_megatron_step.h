@@ -49,7 +49,8 @@ typedef struct zs_mstep_cfg {
      * packed sequences, pack after pack, each pack's summing to seq.
      * Attention is causal inside each document only (one varlen launch per
      * pack, TransformerEngine's THD format), averaged over the packs, and
-     * the model FLOPs' attention term counts the documents. Needs cp 1. */
+     * the model FLOPs' attention term counts the documents. Under CP each
+     * document is cut into 2 cp zigzag chunks of its own (THD). */
     const int32_t *docs;
     int ndocs, npacks;
 } zs_mstep_cfg;

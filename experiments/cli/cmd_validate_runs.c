@@ -331,13 +331,17 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->model, sizeof c->model, "%s", r->model);
     snprintf(c->cluster, sizeof c->cluster, "%s", cluster);
     c->nodes = r->gpus / o->gpn;
-    if (r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0)
+    int packed = r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
+    if (packed)
         snprintf(c->trace, sizeof c->trace, "%s", a->packed);
     else
         snprintf(c->trace, sizeof c->trace, "fixed:%d", r->seq);
     snprintf(c->method, sizeof c->method, "plain-4d");
-    snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d", r->tp, r->cp,
-             r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs));
+    /* packed samples under CP: each document sharded on its own, as
+     * TransformerEngine's THD format does (Plain-4D's per-document CP) */
+    snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d%s", r->tp, r->cp,
+             r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs),
+             packed && r->cp > 1 ? ",sharding=doc" : "");
     c->context = (int64_t)r->mbs * r->seq;
     c->group = r->gpus;
     c->iterations = 1;

@@ -60,6 +60,12 @@ else
   echo "FAIL runs-packed-faster: packed $packed_tok, one sequence $unpacked_tok tokens/s/GPU"
   FAILS=$((FAILS + 1))
 fi
+# Packed samples under CP: each document zigzag-cut on its own, in the step
+# model and (per-document sharding) in the simulated schedule.
+printf '%s\nllama3-8b,sft,16,32,1,16384,1,1,2,1,fp8,,,1000,\n' "$HDR" >"$TMP/sftcp.csv"
+expect_rc runs-packed-cp 0 "$ZEPSIM" validate --runs "$TMP/sftcp.csv" --cluster dgx-h100 --simulate --format csv
+expect_out runs-packed-cp "^runs,2,llama3-8b,sft,16,.*,predicted,"
+expect_out runs-packed-cp "^simulated,2,llama3-8b,.*,simulated,"
 expect_rc runs-packed-bad 2 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --packed-docs squid
 expect_out runs-packed-bad "not a length model"
 expect_rc runs-packed-bad-n 2 "$ZEPSIM" validate --runs "$TMP/sft.csv" --cluster dgx-h100 --packed-docs fixed:0
