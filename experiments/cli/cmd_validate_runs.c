@@ -39,7 +39,9 @@ static const char runs_help[] =
     "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
     "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
     "also be torchtitan's selective-op or selective-layer. sft and lora rows pack\n"
-    "short documents into each sample (--packed-docs).\n"
+    "short documents into each sample (--packed-docs). Names are read in any case.\n"
+    "A row that cannot be priced (a model without a preset, FP8 on a GPU without\n"
+    "it, ...) is listed with its reason; a malformed cell exits 2 with file:line.\n"
     "\n"
     "options:\n";
 
