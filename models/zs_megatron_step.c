@@ -78,6 +78,27 @@ static double packed_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, in
     return g->npacks > 0 ? t / g->npacks : 0;
 }
 
+/* One layer's attention on the mbs sequences of a micro-batch at CP rank
+ * r, ring step j: launches of at most 64 sequences, each its zigzag
+ * chunks' blocks for that step under CP. */
+static double seq_attn(const zs_cost *c, const zs_mstep_cfg *g, int heads, int backward, int r,
+                       int j)
+{
+    zs_attn_block blk[4 * 64];
+    double t = 0;
+    for (int d = 0; d < g->mbs; d += 64) {
+        int n = 0;
+        for (int k = d; k < g->mbs && k < d + 64; k++) {
+            if (g->cp > 1)
+                n += zs_zigzag_step_blocks(k, g->seq, g->cp, r, j, blk + n);
+            else
+                blk[n++] = (zs_attn_block){k, 0, g->seq, 0, g->seq};
+        }
+        t += n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
+    }
+    return t;
+}
+
 /* One layer's attention on one micro-batch at CP rank r: the kernel time of
  * every ring step (mbs sequences per launch) and the exposed part of the
  * KV exchange with the next CP rank (fwd: K and V; bwd: K, V, dK, dV),
@@ -93,21 +114,9 @@ static void attn_rank(const zs_cost *c, const zs_mstep_cfg *g, int dp, int r, in
     int src = rank_of(g, dp, 0, r, 0, 0), dst = rank_of(g, dp, 0, (r + 1) % g->cp, 0, 0);
     double comm = g->cp > 1 ? zs_cost_p2p(c, src, dst, bytes) : 0;
     *kernel = *exposed = 0;
-    zs_attn_block blk[4 * 64];
     for (int j = 0; j < g->cp; j++) {
-        double t = 0; /* ring step j's attention: launches of at most 64 sequences */
-        if (g->docs)
-            t = g->mbs * packed_attn(c, g, heads, backward, r, j);
-        for (int d = 0; !g->docs && d < g->mbs; d += 64) {
-            int n = 0;
-            for (int k = d; k < g->mbs && k < d + 64; k++) {
-                if (g->cp > 1)
-                    n += zs_zigzag_step_blocks(k, g->seq, g->cp, r, j, blk + n);
-                else
-                    blk[n++] = (zs_attn_block){k, 0, g->seq, 0, g->seq};
-            }
-            t += n ? zs_cost_attn(c, blk, n, heads, backward) : 0;
-        }
+        double t = g->docs ? g->mbs * packed_attn(c, g, heads, backward, r, j)
+                           : seq_attn(c, g, heads, backward, r, j);
         *kernel += t;
         /* the next step's KV travels while this step computes */
         if (j < g->cp - 1)

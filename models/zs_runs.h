@@ -10,9 +10,10 @@
  * here, at the boundary: a bad cell is ZS_EINPUT naming file:line and the
  * column, with how to fix it. Names (task, precision, recompute, kernels,
  * the model) compare case-insensitively; a model name without a preset
- * is read (no_model) for the predictor to give the row a reason. `zepsim validate --runs` predicts
- * the rows with zs_megatron_step. Depends on zs_model (the model names), zs_step (precision and
- * recomputation names) and zs_fdio (bounded reads). */
+ * is read (no_model) for the predictor to give the row a reason. `zepsim
+ * validate --runs` predicts the rows with zs_megatron_step. Depends on
+ * zs_model (the model names), zs_step (precision and recomputation names)
+ * and zs_fdio (bounded reads). */
 #ifndef ZS_RUNS_H
 #define ZS_RUNS_H
 
@@ -56,9 +57,10 @@ int zs_run_microbatches(const zs_run *r);
 /* Reads the runs file at path whole (bounded by zs_input_limit() and
  * ZS_RUNS_MAX_ROWS). ZS_EINPUT with file:line, the column and the fix for
  * a wrong header, a non-numeric or out-of-range cell, a model cell that is
- * a path or empty, an unknown task, precision or recomputation, gpus not divisible by tp pp cp, gbs
- * not divisible by mbs dp, layers not divisible by pp vp, a row with neither measurement, or a file
- * without rows. Free with zs_runs_free. */
+ * a path or empty, an unknown task, precision or recomputation, gpus not
+ * divisible by tp pp cp, gbs not divisible by mbs dp, fewer layers than pp
+ * x vp chunks, a row with neither measurement, or a file without rows.
+ * Free with zs_runs_free. */
 int zs_runs_read(const char *path, zs_runs *out, zs_err *e);
 void zs_runs_free(zs_runs *r);
 

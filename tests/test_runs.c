@@ -14,17 +14,23 @@
     "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"               \
     "model_tflops_gpu\n"
 
+/* Writes text as file name and reads it, which must succeed with two rows. */
+static void read_two(const char *name, const char *text, zs_runs *r)
+{
+    const char *p = zs_test_write(name, text);
+    zs_err e;
+    ZS_ASSERT_OK(zs_runs_read(p, r, &e), &e);
+    ZS_ASSERT_INT_EQ(r->n, 2);
+}
+
 static void test_good(void)
 {
-    const char *p = zs_test_write("good.csv", "# a comment\n\n" HDR "# another\n"
-                                              "llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,"
-                                              "776\n"
-                                              "llama3-70b,sft,64,128,1,8192,4,4,2,5,bf16,selective,"
-                                              "0,,738\r\n");
     zs_runs r;
-    zs_err e;
-    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
-    ZS_ASSERT_INT_EQ(r.n, 2);
+    read_two("good.csv",
+             "# a comment\n\n" HDR "# another\n"
+             "llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776\n"
+             "llama3-70b,sft,64,128,1,8192,4,4,2,5,bf16,selective,0,,738\r\n",
+             &r);
     const zs_run *a = &r.rows[0], *b = &r.rows[1];
     ZS_ASSERT_INT_EQ(a->line, 5);
     ZS_ASSERT_STR_EQ(a->model, "llama2-7b");
@@ -92,14 +98,11 @@ static void test_bad_rows(void)
  * well-formed model name without a preset is a row, not a bad file. */
 static void test_names(void)
 {
-    const char *p =
-        zs_test_write("names.csv", HDR "LLAMA2-7B,SFT,8,32,1,4096,1,1,1,1,FP8,Full,,"
-                                       "17120,\n"
-                                       "llama9-7b,LoRA,8,32,1,4096,1,1,1,1,bf16,,,1,\n");
     zs_runs r;
-    zs_err e;
-    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
-    ZS_ASSERT_INT_EQ(r.n, 2);
+    read_two("names.csv",
+             HDR "LLAMA2-7B,SFT,8,32,1,4096,1,1,1,1,FP8,Full,,17120,\n"
+                 "llama9-7b,LoRA,8,32,1,4096,1,1,1,1,bf16,,,1,\n",
+             &r);
     if (r.n == 2) {
         ZS_ASSERT_INT_EQ(r.rows[0].task, ZS_TASK_SFT);
         ZS_ASSERT_INT_EQ(r.rows[0].precision, ZS_PREC_FP8);

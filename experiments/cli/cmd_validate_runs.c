@@ -160,6 +160,13 @@ typedef struct outcome {
     double sim_busy, sim_exposed, sim_idle; /* shares of the iteration */
 } outcome;
 
+/* Whether row r's samples pack documents (sft and lora rows, unless
+ * --packed-docs none). */
+static int packs_docs(const zs_run *r, const runs_args *a)
+{
+    return r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
+}
+
 /* Packs of one sft / lora row: PACKS samples of seq tokens each, filled
  * with documents of the length model spec (seed 1) concatenated and cut at
  * each sample's end (the rest starts the next sample, as a document of its
@@ -256,7 +263,7 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                       NULL,
                       0,
                       0};
-    int packed = r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
+    int packed = packs_docs(r, a);
     int32_t *docs = NULL;
     if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, &g.npacks, e))) {
         zs_machine_clear(&mach);
@@ -333,7 +340,7 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->model, sizeof c->model, "%s", r->model);
     snprintf(c->cluster, sizeof c->cluster, "%s", cluster);
     c->nodes = r->gpus / o->gpn;
-    int packed = r->task != ZS_TASK_PRETRAIN && strcmp(a->packed, "none") != 0;
+    int packed = packs_docs(r, a);
     if (packed)
         snprintf(c->trace, sizeof c->trace, "%s", a->packed);
     else
