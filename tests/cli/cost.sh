@@ -100,7 +100,7 @@ for op in "gemm --m 8192 --n 8192 --k 8192" "attention --len 8192" "attention --
     { echo "FAIL cost-b200 $op: rate '$r' not finite and below the peak"; FAILS=$((FAILS + 1)); }
 done
 expect_rc cost-b200-attn 0 "$ZEPSIM" cost attention --gpu b200 --len 8192 --format csv
-expect_out cost-b200-attn "^kernel,fa2,,forward curve$"
+expect_out cost-b200-attn "^kernel,cudnn,,forward curve$"
 expect_rc sim-dgx-b200 0 "$ZEPSIM" simulate --cluster dgx-b200 --nodes 2 --backend analytic --iterations 1
 expect_out sim-dgx-b200 "slowest rank"
 if command -v python3 >/dev/null; then
