@@ -706,15 +706,17 @@ int zs_cmd_validate_runs(int argc, char **argv)
                            "attention kernel %s%s\n",
                            a.cluster, kern, a.kernel ? " (--attn-kernel)" : " (the GPU's own)");
             if (o0 && o0->te_cudnn) {
-                char note[400];
+                char note[512];
                 snprintf(note, sizeof note,
-                         "TransformerEngine (1.2 and later) runs cuDNN's fused attention on GPUs "
-                         "of compute capability 9 and up; this prices the %s curve instead "
-                         "(`--attn-kernel cudnn` for the published cuDNN rates; "
-                         "docs/validation.md, 'Which attention kernel')",
+                         "the %s curve. TransformerEngine runs FlashAttention where "
+                         "NVTE_FUSED_ATTN=0, as NeMo-Framework-Launcher 24.01-24.07 set for every "
+                         "run (conf/config.yaml), and cuDNN's fused attention otherwise on GPUs "
+                         "of compute capability 9 and up (NeMo 24.09 on, NeMo 2.0's performance "
+                         "scripts): `--attn-kernel cudnn` for runs launched so "
+                         "(docs/validation.md, 'Which attention kernel')",
                          kern);
-                zs_output_set_text(d, NULL, "approximated", note);
-                zs_output_text(d, "approximated: %s\n", note);
+                zs_output_set_text(d, NULL, "attention", note);
+                zs_output_text(d, "attention: %s\n", note);
             }
             zs_output_text(d, "runs: %s (held-out: nothing is fitted to them)\n\n", a.runs);
             zs_output_table(d, "runs", runs_table(&rs, o));
