@@ -54,6 +54,9 @@ typedef struct zs_plan_report {
      * in tokens' worth of activations, which the memory peak is then sized
      * by (0: the above, every live activation on the device). */
     int64_t max_resident_tokens;
+    /* LoRA's adapter rank the plan trains with (0: every weight), which
+     * sizes the memory peak's gradients and optimizer state */
+    int lora;
     double plan_seconds; /* host time spent planning */
     char notes[1024];    /* decisions and approximations, "; "-separated */
 } zs_plan_report;

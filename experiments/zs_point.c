@@ -89,6 +89,7 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     mc.tp = rep->dims.tp > 0 ? rep->dims.tp : 1;
     mc.pp = rep->dims.pp > 0 ? rep->dims.pp : 1;
     mc.dp = env->gpus / (mc.tp * mc.pp) > 0 ? env->gpus / (mc.tp * mc.pp) : 1;
+    mc.lora = rep->lora;
     zs_mem_breakdown mb;
     if (zs_mem_breakdown_compute(&env->mach.model, &env->mach.cluster.gpu, &mc, &mb, NULL))
         return;
@@ -104,11 +105,15 @@ static void peak_memory(const zs_point_env *env, const zs_plan_report *rep, doub
     *capacity = mb.capacity;
 }
 
-/* Stamps an iteration's result with what the backend cannot know. */
-static void stamp(const zs_point_env *env, const zs_batch *b, zs_result *r)
+/* Stamps an iteration's result with what the backend cannot know. With
+ * LoRA (frozen base weights) the backward computes input gradients only:
+ * two thirds of the FLOPs, as NeMo counts a LoRA step's model FLOPs (the
+ * step model's, zs_mstep.model_flops). */
+static void stamp(const zs_point_env *env, const zs_batch *b, const zs_plan_report *rep,
+                  zs_result *r)
 {
     r->tokens = (double)b->tokens;
-    r->model_flops = batch_flops(&env->mach.model, b);
+    r->model_flops = batch_flops(&env->mach.model, b) * (rep->lora ? 2.0 / 3.0 : 1.0);
     r->peak_flops = env->mach.cluster.gpu.peak_tflops * 1e12 * env->gpus;
 }
 
@@ -244,7 +249,7 @@ static int plan_run(zs_point_env *env, const zs_batch *b, int it, zs_point_iter 
     zs_schedule_free(s);
     if (rc)
         return rc;
-    stamp(env, b, r);
+    stamp(env, b, &rep, r);
     record(env, b, &rep, r, q);
     /* a measured timeline is one file per process, not this path */
     if (r->timeline_bytes > 0 && env->backend->xnode_from_timeline)

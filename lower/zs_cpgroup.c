@@ -172,7 +172,8 @@ int zs_cpg_build(const zs_cpg *c, const zs_plan_ctx *ctx, zs_schedule *s, const 
                          ctx->seed,
                          emit,
                          arg,
-                         NULL};
+                         NULL,
+                         0};
     return zs_iter_build(s, ctx->cost, &spec, e);
 }
 

@@ -247,18 +247,40 @@ static int fp8_on(const zs_iter *it)
     return it->cost->fp8;
 }
 
+/* Whether the base weights are frozen (LoRA): no weight gradients. */
+static int frozen(const zs_iter *it)
+{
+    return it->sp->lora > 0;
+}
+
 /* The cast of vals values before GEMM `name` ("cast-qkv"; grad: of its
- * output gradient, "cast-dqkv"); pfx: the recomputation's prefix. */
-static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
-                     double vals)
+ * output gradient, "cast-dqkv"); pfx: the recomputation's prefix. ct:
+ * TransformerEngine's cast-transpose, which also writes the transpose a
+ * weight-gradient GEMM reads; without it (frozen weights, whose backward
+ * runs the input-gradient GEMM only) a plain cast, read bf16 and write
+ * FP8 once, at the streaming rate (as the step model's). */
+static void fp8_cast_ct(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
+                        double vals, int ct)
 {
     if (!fp8_on(it) || vals <= 0)
         return;
     char l[64];
     if (!it->dry)
         snprintf(l, sizeof l, "%scast-%s%s", pfx, grad ? "d" : "", name);
+    if (!ct) {
+        elem(it, c, l, vals * (it->m->dtype_bytes + 1));
+        return;
+    }
     double bytes = zs_fp8_cast_bytes(vals, it->m->dtype_bytes);
     elem_t(it, c, l, bytes, zs_fp8_cast_time(&it->cost->cluster.gpu, bytes), -1);
+}
+
+/* An activation's or an output gradient's cast: transposed too unless the
+ * weights are frozen. */
+static void fp8_cast(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
+                     double vals)
+{
+    fp8_cast_ct(it, c, pfx, grad, name, vals, !frozen(it));
 }
 
 /* The FP8 cast of a linear GEMM's weight (w values, "cast-w-qkv"), in the
@@ -273,7 +295,8 @@ static void fp8_cast_weight(zs_iter *it, chain *c, int micro, const char *pfx, c
         return;
     char wn[48];
     snprintf(wn, sizeof wn, "w-%s", name);
-    fp8_cast(it, c, "", 0, wn, w);
+    /* frozen or not, the dgrad reads the weight's transpose */
+    fp8_cast_ct(it, c, "", 0, wn, w, 1);
 }
 
 /* Bytes of one value the TP all-gather before a linear GEMM moves. */
@@ -536,6 +559,42 @@ static double rope_bytes(const zs_iter *it)
     return 2.0 * (m->heads + m->kv_heads) * m->head_dim / it->tp * m->dtype_bytes;
 }
 
+/* QKV output columns on one GPU. */
+static double qkv_cols(const zs_iter *it)
+{
+    const zs_model *m = it->m;
+    return (double)(m->heads + 2 * m->kv_heads) * m->head_dim / it->tp;
+}
+
+/* LoRA's adapter on the QKV projection of T tokens, forward, as the step
+ * model runs it (zs_step.c, lora_fwd): NeMo's ParallelLinearAdapter
+ * (nemo/collections/nlp/modules/common/megatron/adapters/
+ * parallel_adapters.py) gathers the norm's output itself under sequence
+ * parallelism (in bf16: the QKV GEMM's FP8 gather is of no use to it),
+ * runs linear_in (hidden to rank, column-parallel, its output gathered)
+ * and linear_out (rank to this GPU's QKV columns) in bf16, scales the
+ * result by alpha / rank and adds it to the projection's. */
+static void lora_fwd(zs_iter *it, chain *c, double T, const char *pfx)
+{
+    if (!frozen(it))
+        return;
+    double r = it->sp->lora, tp = it->tp, h = it->m->hidden, by = it->m->dtype_bytes;
+    double qkv_n = qkv_cols(it), out = T * qkv_n;
+    char l[64];
+    label(it, l, sizeof l, pfx, "tp-ag-lora-input");
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, T / tp * h * by);
+    label(it, l, sizeof l, pfx, "lora-in");
+    gemm(it, c, l, T, r / tp, h, -1);
+    label(it, l, sizeof l, pfx, "tp-ag-lora-in");
+    tp_coll(it, c, l, ZS_COLL_ALLGATHER, T * r / tp * by);
+    label(it, l, sizeof l, pfx, "lora-out");
+    gemm(it, c, l, T, qkv_n, r, -1);
+    label(it, l, sizeof l, pfx, "lora-scale");
+    elem(it, c, l, 2 * out * by);
+    label(it, l, sizeof l, pfx, "lora-add");
+    elem(it, c, l, 3 * out * by);
+}
+
 /* Forward linear ops before attention; sets entry[slot]. */
 static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
 {
@@ -567,6 +626,7 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     }
     label(it, l, sizeof l, pfx, "qkv");
     gemm_prec(it, c, l, T - mv, qkv_n, h, ag, f8);
+    lora_fwd(it, c, T, pfx); /* never with moved tokens (build_with) */
     if (rope > 0) {
         label(it, l, sizeof l, pfx, "rope");
         elem(it, c, l, (T - mv) * rope);
@@ -660,12 +720,37 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     return ZS_OK;
 }
 
+/* A frozen weight's backward (LoRA): the input-gradient GEMM only. With
+ * no weight gradient a column-parallel layer has no input to gather
+ * again and nothing to hide its input gradient's reduce-scatter under:
+ * the reduce-scatter follows the GEMM on the critical path (the step
+ * model's linear_bwd_of). */
+static void gemm_bwd_frozen(zs_iter *it, chain *c, const char *name, double m, double n, double k,
+                            int64_t extra_dep, int lin, const col_bwd *cb)
+{
+    char l[64];
+    int f8 = lin && fp8_on(it);
+    col_bwd_pre(it, c, cb, m, &extra_dep, "");
+    if (f8)
+        fp8_cast(it, c, "", 1, name, m * n);
+    label(it, l, sizeof l, name, "-dgrad");
+    gemm_prec(it, c, l, m, k, n, extra_dep, f8);
+    if (cb) {
+        label(it, l, sizeof l, "tp-rs-d", cb->name);
+        tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, cb->rs_bytes);
+    }
+}
+
 /* A backward GEMM is the input-gradient and the weight-gradient GEMMs;
  * lin: a layer's linear GEMM, in FP8 when the cost model says so (its
  * output gradient cast first). */
 static void gemm_bwd_col(zs_iter *it, chain *c, const char *name, double m, double n, double k,
                          int64_t extra_dep, int lin, const col_bwd *cb)
 {
+    if (frozen(it)) {
+        gemm_bwd_frozen(it, c, name, m, n, k, extra_dep, lin, cb);
+        return;
+    }
     char l[64];
     int f8 = lin && fp8_on(it);
     col_bwd_pre(it, c, cb, m, &extra_dep, "");
@@ -780,6 +865,48 @@ static void bwd_pre(zs_iter *it, body *b, chain *c, int slot)
     it->exit_moved[slot] = -1;
 }
 
+/* LoRA's adapter backward on T tokens, last op first, as the step model
+ * runs it (zs_step.c, lora_bwd): neither linear runs sequence-parallel
+ * itself, so the input gradients are all-reduced over TP, linear_in's
+ * under its weight-gradient GEMM (issued after its input-gradient GEMM,
+ * waited for after the weight gradient's), then reduce-scattered back to
+ * the sequence shards and added to the QKV projection's. */
+static void lora_bwd(zs_iter *it, chain *c, double T, int64_t *dep)
+{
+    double r = it->sp->lora, tp = it->tp, h = it->m->hidden, by = it->m->dtype_bytes;
+    double qkv_n = qkv_cols(it), out = T * qkv_n;
+    elem_dep(it, c, "lora-scale-bwd", 2 * out * by, *dep);
+    *dep = -1; /* the op waited for it */
+    gemm(it, c, "lora-out-dgrad", T, r, qkv_n, -1);
+    gemm(it, c, "lora-out-wgrad", qkv_n, r, T, -1);
+    tp_coll(it, c, "tp-ar-dlora-out", ZS_COLL_ALLREDUCE, T * r * by);
+    gemm(it, c, "lora-in-dgrad", T, h, r / tp, -1);
+    double t0 = c->t;
+    int64_t ar = -1;
+    if (it->tp > 1 && !it->dry)
+        ar = tp_async(it, c, "tp-ar-dlora-in", ZS_COLL_ALLREDUCE, T * h * by, c->last);
+    gemm(it, c, "lora-in-wgrad", r / tp, h, T, -1);
+    if (it->tp > 1 && it->dry) {
+        double a = dry_tp(it, ZS_COLL_ALLREDUCE, T * h * by);
+        if (a > c->t - t0)
+            c->t = t0 + a;
+    } else if (ar >= 0) {
+        c->last = ar; /* the compute stream keeps the GEMM's order */
+    }
+    tp_coll(it, c, "tp-rs-dlora-input", ZS_COLL_REDUCESCATTER, T / tp * h * by);
+    elem(it, c, "lora-grad-add", 3 * T / tp * h * by);
+}
+
+/* Parameters of one layer whose gradients the DP group synchronises, on
+ * one GPU: the layer's, or with LoRA its adapters'. */
+static double synced_params_per_layer(const zs_iter *it)
+{
+    const zs_model *m = it->m;
+    if (frozen(it))
+        return zs_step_lora_params_per_layer(m, it->sp->lora) / it->tp;
+    return zs_model_params_per_layer(m) / it->tp;
+}
+
 static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
 {
     const zs_model *m = it->m;
@@ -794,6 +921,13 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     /* RoPE's backward on the query and key gradients before each part's
      * QKV input-gradient GEMM */
     col_bwd cb = {"attn", Tl * h * gather_bytes(it), Tl * h * by, rope_bytes(it), "rope-bwd"};
+    if (frozen(it)) {
+        /* the adapter's output gradient is the projection's, after RoPE's
+         * backward (never with moved tokens) */
+        col_bwd_pre(it, c, &cb, T, &ex, "");
+        cb.pre_bpt = 0;
+        lora_bwd(it, c, T, &ex);
+    }
     gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot], &cb);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
     /* After the last micro-batch's last nano-batch. */
@@ -801,7 +935,7 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
         return ZS_OK;
     /* Gradients of this layer are final after the last micro-batch: sync
      * them on the comm stream while the next layer's backward runs. */
-    double grads = zs_model_params_per_layer(m) / it->tp * by;
+    double grads = synced_params_per_layer(it) * by;
     int64_t deps[1] = {c->last};
     int n = it->s->groups[b->dp_group[slot]].n;
     if (it->sp->zero_stage >= 2)
@@ -985,6 +1119,8 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
             for (int i = 0; i < 3; i++)
                 tp_coll(it, c, "tp-ar-cross-entropy", ZS_COLL_ALLREDUCE, T * 4.0);
         } else if (b->backward && first) {
+            if (frozen(it)) /* LoRA: no gradient for the embedding */
+                continue;
             tp_coll(it, c, "tp-ag-dembedding", ZS_COLL_ALLGATHER, Tl * h * by);
             elem(it, c, "embedding-bwd", 2 * Tl * h * by);
         } else {
@@ -1016,7 +1152,9 @@ static int chunk(zs_iter *it, body *b, chain *ch)
 static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
 {
     const zs_model *m = it->m;
-    double params = zs_model_params(m) / ((double)it->tp * it->pp);
+    /* LoRA: Adam and the ZeRO gather over the adapters alone */
+    double trained = frozen(it) ? zs_step_trained_params(m, it->sp->lora) : zs_model_params(m);
+    double params = trained / ((double)it->tp * it->pp);
     begin_all(it, stage, 1);
     for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
@@ -1327,6 +1465,13 @@ static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *s
     if (nn > 1 && spec->moved_tokens)
         return zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
                           "moved tokens and nano-batches cannot be combined");
+    if (spec->lora < 0 || spec->lora > m->hidden || spec->lora % d->tp)
+        return zs_err_set(e, ZS_EINPUT, "lora",
+                          "give a LoRA rank from 1 to the hidden size that tp divides (0: no LoRA)",
+                          "LoRA rank %d with hidden %d and tp=%d", spec->lora, m->hidden, d->tp);
+    if (spec->lora > 0 && spec->moved_tokens)
+        return zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
+                          "LoRA and moved tokens cannot be combined");
     zs_iter it;
     memset(&it, 0, sizeof it);
     it.s = s;

@@ -21,7 +21,9 @@
  *     overlapping the next layer's backward (all-reduce, or reduce-scatter
  *     with ZeRO >= 2), then the optimizer step (and the ZeRO-3 weight
  *     all-gather is folded into the step's cost as an approximation);
- *   - the embedding and LM head on the first and last stage.
+ *   - the embedding and LM head on the first and last stage;
+ *   - LoRA fine-tuning (zs_iter_spec.lora): frozen base weights, rank-r
+ *     adapters on the QKV projection.
  * Planners think in slots: slot = dp * cp_degree + cp, one per TP group of
  * a stage. The builder writes TP rank 0 of every group and copies the
  * programs to the other TP ranks at the end. Depends on the schedule IR, the
@@ -65,6 +67,18 @@ typedef struct zs_iter_spec {
      * the output projection's and QKV's input gradients (weight gradients
      * stay one GEMM over all tokens). */
     const int64_t *moved_tokens;
+    /* LoRA fine-tuning: the rank of the adapters on every layer's QKV
+     * projection (0: every weight trained), as the step model runs it
+     * (zs_step_cfg.lora: NeMo's ParallelLinearAdapter). The base weights
+     * are frozen: their GEMMs keep the input-gradient half of their
+     * backward only (no weight gradient, no embedding gradient; with FP8
+     * plain casts where a weight gradient needed a transpose), the
+     * adapter's ops run after the QKV GEMM and before its input gradient,
+     * and the gradient synchronisation, the optimizer and the ZeRO
+     * parameter gather cover the adapters alone
+     * (zs_step_lora_params_per_layer). The rank must be a multiple of tp;
+     * moved tokens are refused. */
+    int lora;
 } zs_iter_spec;
 
 /* Nano-batches (DistCA's ping-pong). With n > 1 the layer body runs the

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "zs_iteration.h"
+#include "zs_step.h"
 
 /* WLB-LLM's Table 1: (model, context, GPUs) -> (TP, CP, PP, DP). */
 static const struct {
@@ -65,8 +66,32 @@ const zs_opt_spec zs_p4d_opt_micro = {.key = "micro",
                                       .help = "micro-batches per DP rank (0: as many as "
                                               "loader-order packing needs)"};
 #undef TABLE1
+const zs_opt_spec zs_p4d_opt_lora = {
+    .key = "lora",
+    .type = ZS_OPT_INT,
+    .min = 0,
+    .max = 65536,
+    .def = 0,
+    .help = "LoRA fine-tuning: rank of the adapters on every layer's QKV projection (NeMo's "
+            "ParallelLinearAdapter; a multiple of tp), base weights frozen: no weight gradients "
+            "for them, gradient sync, optimizer and memory over the adapters (0: every weight "
+            "trained)"};
 
-int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e)
+/* Tokens per GPU that fit o's layout (all in-flight micro-batches). */
+static int p4d_capacity(const zs_plan_ctx *ctx, zs_p4d *o, zs_err *e)
+{
+    zs_mem_cfg mc = ctx->mem;
+    mc.tp = o->dims.tp;
+    mc.pp = o->dims.pp;
+    mc.dp = o->dims.dp * o->dims.cp; /* optimizer state is sharded over DP x CP */
+    mc.lora = o->lora;
+    return zs_mem_token_capacity(ctx->model, &ctx->cluster->gpu, &mc,
+                                 "use more pipeline stages, ZeRO sharding or recomputation",
+                                 &o->max_tokens, e);
+}
+
+/* The layout options (all but the capacity). */
+static int p4d_layout(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e)
 {
     memset(o, 0, sizeof *o);
     o->method = method;
@@ -106,22 +131,39 @@ int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err
     o->window = (int32_t)window;
     o->micro = (int)micro;
     o->vp = (int)vp;
-    zs_mem_cfg mc = ctx->mem;
-    mc.tp = (int)tp;
-    mc.pp = (int)pp;
-    mc.dp = o->dims.dp * (int)cp; /* optimizer state is sharded over DP x CP */
-    long cap;
-    if ((rc = zs_mem_token_capacity(ctx->model, &ctx->cluster->gpu, &mc,
-                                    "use more pipeline stages, ZeRO sharding or recomputation",
-                                    &cap, e)))
-        return rc;
-    o->max_tokens = cap;
     return ZS_OK;
 }
 
-int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, int *nmicro, zs_err *e)
+int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e)
 {
-    int rc = zs_p4d_options(ctx, method, o, e);
+    int rc = p4d_layout(ctx, method, o, e);
+    return rc ? rc : p4d_capacity(ctx, o, e);
+}
+
+/* The option lora, before the capacity: frozen weights are what let a
+ * model fit that full training would not (no gradients, no Adam state). */
+int zs_p4d_options_lora(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e)
+{
+    long r;
+    int rc = p4d_layout(ctx, method, o, e);
+    if (!rc)
+        rc = zs_opt_int(ctx->opts, &zs_p4d_opt_lora, &r, e);
+    if (rc)
+        return rc;
+    int tp = o->dims.tp, h = ctx->model->hidden;
+    /* linear_in is column-parallel: each TP rank holds rank / tp of it */
+    if (r % tp || r > h)
+        return zs_err_set(e, ZS_EUSAGE, "lora",
+                          "give a rank from 1 to the hidden size that tp divides (0: no LoRA)",
+                          "LoRA rank %ld with tp=%d and hidden %d", r, tp, h);
+    o->lora = (int)r;
+    return p4d_capacity(ctx, o, e);
+}
+
+int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, int lora, zs_p4d *o, int *nmicro,
+                  zs_err *e)
+{
+    int rc = lora ? zs_p4d_options_lora(ctx, method, o, e) : zs_p4d_options(ctx, method, o, e);
     if (rc)
         return rc;
     int n = o->dims.pp * o->dims.dp * (o->micro > 0 ? o->micro / o->dims.pp : 1);
@@ -133,7 +175,7 @@ int zs_p4d_shape(const zs_plan_ctx *ctx, const char *method, zs_batch_shape *sha
 {
     zs_p4d o;
     int nmicro;
-    int rc = zs_p4d_loader(ctx, method, &o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, method, 0, &o, &nmicro, e);
     if (rc)
         return rc;
     shape->budget = (int64_t)nmicro * o.window;
@@ -637,12 +679,19 @@ int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, con
     if ((rc = zs_schedule_check(S, e)))
         goto done;
     L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
-    zs_iter_spec spec = {*D,   micro, lin, ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed,
-                         emit, &L,    NULL};
+    zs_iter_spec spec = {
+        *D, micro, lin,    ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed, emit,
+        &L, NULL,  o->lora};
     if ((rc = zs_iter_build_interleaved(S, ctx->cost, &spec, o->vp, e)))
         goto done;
     zs_plan_report_note(rep, "4D layout tp=%d cp=%d pp=%d dp=%d, %d micro-batches per DP rank",
                         D->tp, D->cp, D->pp, D->dp, micro);
+    rep->lora = o->lora;
+    if (o->lora)
+        zs_plan_report_note(rep,
+                            "LoRA: rank-%d adapters on QKV trained (%.0f parameters), base "
+                            "weights frozen (no weight gradients)",
+                            o->lora, zs_step_trained_params(ctx->model, o->lora));
     if (o->vp > 1)
         zs_plan_report_note(rep,
                             "interleaved 1F1B: %d model chunks per stage of %d layers each "

@@ -34,6 +34,7 @@ typedef struct zs_p4d {
     int vp;         /* model chunks per stage (interleaved 1F1B; 1: plain 1F1B) */
     const char *method;
     long max_tokens; /* tokens per GPU that fit (all in-flight micro-batches) */
+    int lora;        /* LoRA's adapter rank (zs_iter_spec.lora; 0: every weight trained) */
 } zs_p4d;
 
 /* The options every 4D method reads (rows of their tables, zs_opts.h). */
@@ -48,11 +49,20 @@ extern const zs_opt_spec zs_p4d_opt_tp, zs_p4d_opt_cp, zs_p4d_opt_pp, zs_p4d_opt
  * cp = 2, pp = 4) and the memory capacity. */
 int zs_p4d_options(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e);
 
+/* The same and the option `lora` (plain-4d's: the other 4D methods train
+ * every weight): a rank tp does not divide, or above the hidden size, is
+ * a usage error (ZS_EUSAGE); a rank sets o->lora, and the capacity is
+ * then that of frozen base weights. */
+extern const zs_opt_spec zs_p4d_opt_lora;
+int zs_p4d_options_lora(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, zs_err *e);
+
 /* The loader of the 4D methods (their batcher hook, zs_planner.h): a
  * global batch is nmicro context windows, nmicro = PP x DP micro-batches
  * (micro x DP when micro is given), as WLB-LLM's loader brings them.
- * Reads the options into *o. */
-int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, zs_p4d *o, int *nmicro, zs_err *e);
+ * Reads the options into *o (lora: the method's take `lora`,
+ * zs_p4d_options_lora). */
+int zs_p4d_loader(const zs_plan_ctx *ctx, const char *method, int lora, zs_p4d *o, int *nmicro,
+                  zs_err *e);
 /* The hook of the methods that pack inside the planner (plain-4d,
  * fixed-4d): the greedy batcher reshaped to nmicro windows, documents
  * longer than a window split. */

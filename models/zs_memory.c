@@ -3,9 +3,11 @@
 
 #include <string.h>
 
+#include "zs_step.h"
+
 zs_mem_cfg zs_mem_cfg_default(void)
 {
-    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0, ZS_GRAD_FP32, 0};
+    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0, ZS_GRAD_FP32, 0, 0};
     return c;
 }
 
@@ -65,9 +67,13 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
                           "use tp, pp, dp >= 1 and a ZeRO stage of 0 to 3",
                           "bad memory configuration (tp=%d pp=%d dp=%d zero=%d)", cfg->tp, cfg->pp,
                           cfg->dp, cfg->zero_stage);
-    double params = zs_model_params(m) / ((double)cfg->tp * cfg->pp);
-    double w = params * m->dtype_bytes, gr = params * zs_grad_bytes(cfg->grad);
-    double opt = params * 12.0;
+    double shards = (double)cfg->tp * cfg->pp;
+    double params = zs_model_params(m) / shards;
+    /* LoRA: every weight stored, only the adapters' take gradients and
+     * Adam's state (fp32 master, two moments) */
+    double trained = cfg->lora > 0 ? zs_step_trained_params(m, cfg->lora) / shards : params;
+    double w = params * m->dtype_bytes, gr = trained * zs_grad_bytes(cfg->grad);
+    double opt = trained * 12.0;
     if (cfg->zero_stage >= 1)
         opt /= cfg->dp;
     if (cfg->zero_stage >= 2)
@@ -80,7 +86,16 @@ int zs_mem_breakdown_compute(const zs_model *m, const zs_gpu *g, const zs_mem_cf
     b.optimizer = opt;
     b.static_bytes = w + gr + opt;
     int layers = (m->layers + cfg->pp - 1) / cfg->pp;
-    b.act_per_token = layers * zs_mem_act_per_token_layer(m, cfg->tp, cfg->recompute, cfg->fp8);
+    double act = zs_mem_act_per_token_layer(m, cfg->tp, cfg->recompute, cfg->fp8);
+    /* LoRA's adapter keeps its GEMMs' inputs for their weight gradients:
+     * lora-out's, lora-in's output gathered over TP (rank values a token),
+     * and under TP lora-in's, the norm's output gathered by the adapter
+     * itself (hidden values a token on every TP rank; with tp 1 it is the
+     * tensor the QKV GEMM keeps). The frozen layers' inputs are counted as
+     * full training keeps them (an upper bound). */
+    if (cfg->lora > 0 && cfg->recompute != ZS_RECOMPUTE_FULL)
+        act += ((double)cfg->lora + (cfg->tp > 1 ? m->hidden : 0)) * m->dtype_bytes;
+    b.act_per_token = layers * act;
     b.capacity = (g->mem_gib - cfg->reserve_gib) * 1073741824.0;
     double free_bytes = b.capacity - b.static_bytes;
     b.max_tokens = free_bytes > 0 ? (long)(free_bytes / b.act_per_token) : 0;

@@ -40,10 +40,16 @@ typedef struct zs_mem_cfg {
     /* 1: TransformerEngine FP8: each linear layer keeps its input for the
      * weight gradient as the FP8 copy its forward GEMM read */
     int fp8;
+    /* LoRA's adapter rank (0: every weight trained). The base weights stay
+     * on the GPU (bf16, sharded as the ZeRO stage says) but are frozen:
+     * gradients and optimizer state only for the adapters
+     * (zs_step_trained_params), whose forward keeps its rank-wide
+     * intermediate (lora-in's gathered output) per token and layer. */
+    int lora;
 } zs_mem_cfg;
 
 /* tp=pp=dp=1, ZeRO-1, no recomputation, 4 GiB reserve, fp32 gradients,
- * bf16 activations. */
+ * bf16 activations, no LoRA. */
 zs_mem_cfg zs_mem_cfg_default(void);
 
 typedef struct zs_mem_breakdown {

@@ -1159,7 +1159,8 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
                              ctx->seed,
                              emit,
                              A,
-                             A->nflows > 0 ? A->moved : NULL};
+                             A->nflows > 0 ? A->moved : NULL,
+                             0};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {

@@ -95,7 +95,7 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nmicro;
     long rw;
-    int rc = zs_p4d_loader(ctx, "fixed-4d", &pc->o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "fixed-4d", 0, &pc->o, &nmicro, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_repack_window, &rw, e);
     if (rc) {

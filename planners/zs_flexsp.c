@@ -413,7 +413,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                          ctx->seed,
                          emit,
                          &F,
-                         NULL};
+                         NULL,
+                         0};
     rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
     free(F.shard);

@@ -120,7 +120,8 @@ int zs_groups_build(zs_groups *G, const zs_plan_ctx *ctx, const char *method, zs
                          ctx->seed,
                          zs_groups_emit,
                          G,
-                         NULL};
+                         NULL,
+                         0};
     rc = zs_iter_build(*s, ctx->cost, &spec, e);
 out:
     free(lin);

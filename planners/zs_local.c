@@ -155,7 +155,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     for (int sl = 0; sl < nslots; sl++)
         lin[sl] = tok[sl];
     zs_iter_spec spec = {
-        {(int)tp, 1, 1, nslots}, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, emit, &L, NULL};
+        {(int)tp, 1, 1, nslots}, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, emit, &L, NULL, 0};
     rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
     free(L.len);

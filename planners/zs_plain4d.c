@@ -10,7 +10,9 @@
  * documents of the batch it is given.
  * Options: tp, cp, pp, window, micro (see zs_plan4d.h); sharding=seq|doc|
  * adaptive (default seq: Plain-4D; doc and adaptive measure WLB-LLM's CP
- * techniques alone on plain packing, its breakdown). */
+ * techniques alone on plain packing, its breakdown); lora=R: LoRA
+ * fine-tuning with frozen base weights (zs_iter_spec.lora), which
+ * `validate --runs --simulate` prices NeMo's lora rows with. */
 #include <stdlib.h>
 
 #include "zs_cutload.h"
@@ -30,7 +32,7 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
 {
     zs_p4d o;
     int sh;
-    int rc = zs_p4d_options(ctx, "plain-4d", &o, e);
+    int rc = zs_p4d_options_lora(ctx, "plain-4d", &o, e);
     if (!rc)
         rc = zs_opt_enum(ctx->opts, &opt_sharding, &sh, e);
     if (rc)
@@ -61,14 +63,14 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
     (void)shape;
     zs_p4d o;
     int nmicro;
-    int rc = zs_p4d_loader(ctx, "plain-4d", &o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "plain-4d", 1, &o, &nmicro, e);
     if (rc)
         return rc;
     zs_cutload_cfg cc = {nmicro, o.window, 0, {NULL, NULL}};
     return zs_batcher_cut_new(docs, &cc, NULL, out, e);
 }
 
-static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_sharding, NULL};
+static const zs_opt_spec *const options[] = {ZS__4D_OPTIONS, &opt_sharding, &zs_p4d_opt_lora, NULL};
 
 const zs_planner_ops zs_planner_plain4d = {
     .name = "plain-4d",

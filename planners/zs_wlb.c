@@ -215,7 +215,7 @@ static int batcher(const zs_plan_ctx *ctx, zs_doc_stream docs, zs_batch_shape *s
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     int nmicro;
     long queues, warmup;
-    int rc = zs_p4d_loader(ctx, "wlb-llm", &pc->o, &nmicro, e);
+    int rc = zs_p4d_loader(ctx, "wlb-llm", 0, &pc->o, &nmicro, e);
     if (!rc)
         rc = zs_opt_int(ctx->opts, &opt_queues, &queues, e);
     if (!rc)

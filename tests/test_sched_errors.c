@@ -271,7 +271,7 @@ static int build_bad(zs_cost *cost, int mode, zs_err *e)
     int64_t lin[2] = {32, 32};
     bad b = {mode, {0, 1}, {0}};
     zs_schedule_set_docs(s, len, 1);
-    zs_iter_spec spec = {{1, 2, 1, 1}, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad, &b, NULL};
+    zs_iter_spec spec = {{1, 2, 1, 1}, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad, &b, NULL, 0};
     int rc = zs_iter_build(s, cost, &spec, e);
     zs_schedule_free(s);
     return rc;
@@ -333,7 +333,7 @@ static void test_tp_copies(void)
     int64_t lin[2] = {64, 64};
     zs_schedule_set_docs(s, len, 1);
     /* tp=2, pp=2, dp=2: pipeline sends and DP groups move with the TP rank. */
-    zs_iter_spec spec = {{2, 1, 2, 2}, 2, lin, ZS_RECOMPUTE_FULL, 1, 1, emit_local, NULL, NULL};
+    zs_iter_spec spec = {{2, 1, 2, 2}, 2, lin, ZS_RECOMPUTE_FULL, 1, 1, emit_local, NULL, NULL, 0};
     int64_t lin2[4] = {64, 64, 32, 32};
     spec.linear_tokens = lin2;
     zs_err e;

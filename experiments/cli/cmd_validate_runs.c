@@ -347,10 +347,15 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
         snprintf(c->trace, sizeof c->trace, "fixed:%d", r->seq);
     snprintf(c->method, sizeof c->method, "plain-4d");
     /* packed samples under CP: each document sharded on its own, as
-     * TransformerEngine's THD format does (Plain-4D's per-document CP) */
-    snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d%s", r->tp, r->cp,
-             r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs),
-             packed && r->cp > 1 ? ",sharding=doc" : "");
+     * TransformerEngine's THD format does (Plain-4D's per-document CP);
+     * lora rows freeze the base weights with --lora-rank's adapters, as
+     * the step model prices them */
+    char lora[32] = "";
+    if (r->task == ZS_TASK_LORA)
+        snprintf(lora, sizeof lora, ",lora=%ld", a->lora_rank);
+    snprintf(c->opts, sizeof c->opts, "tp=%d,cp=%d,pp=%d,vp=%d,window=%d,micro=%d%s%s", r->tp,
+             r->cp, r->pp, r->vp, r->mbs * r->seq, r->gbs / (dp * r->mbs),
+             packed && r->cp > 1 ? ",sharding=doc" : "", lora);
     c->context = (int64_t)r->mbs * r->seq;
     c->group = r->gpus;
     c->iterations = 1;
@@ -362,8 +367,6 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
         return "the schedules recompute none or full, not this row's mode";
-    if (r->task == ZS_TASK_LORA)
-        return "the schedules train every weight (LoRA's frozen base is in the step model only)";
     if (r->kernels != ZS_KERN_FUSED)
         return "the schedules price fused kernels, not eager ones";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)

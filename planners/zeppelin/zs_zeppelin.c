@@ -144,7 +144,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                          ctx->seed,
                          zs_zep_engine_emit,
                          &en,
-                         d.remap ? en.moved : NULL};
+                         d.remap ? en.moved : NULL,
+                         0};
     if ((rc = zs_iter_build(s, ctx->cost, &spec, e)))
         goto out;
     const zs_zep_part *part = d.part;
