@@ -122,6 +122,29 @@ fi
 expect_rc runs-bad-kernel 2 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --attn-kernel fa9
 expect_out runs-bad-kernel "no attention kernel 'fa9' \(it has: fa2, fa-triton\)"
 
+# --lora-rank reaches the simulated schedule as it reaches the step model:
+# a lora row's simulated step follows the step model's at two ranks (the
+# step changes with the rank: the adapter's GEMMs are priced by shape).
+printf '%s\nllama2-7b,lora,8,32,1,4096,1,1,1,1,fp8,,,25206,673\n' "$HDR" >"$TMP/lora.csv"
+for r in 8 256; do
+  expect_rc "runs-lora-$r" 0 "$ZEPSIM" validate --runs "$TMP/lora.csv" --cluster dgx-h100 --simulate --format csv --lora-rank "$r"
+  expect_out "runs-lora-$r" "^simulated,2,llama2-7b,.*,simulated,"
+  cp "$TMP/out" "$TMP/lora-$r.csv"
+done
+if command -v python3 >/dev/null; then
+  python3 - "$TMP/lora-8.csv" "$TMP/lora-256.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL runs-lora-rank"; FAILS=$((FAILS + 1)); }
+import csv, sys
+steps = []
+for f in sys.argv[1:]:
+    lines = [l for l in open(f) if l.startswith(("table,", "simulated,"))]
+    s = next(r for r in csv.DictReader(lines) if r["table"] == "simulated")
+    sim, step = float(s["sim_step_ms"]), float(s["step_model_ms"])
+    assert abs(sim - step) < 0.05 * step, (f, sim, step)
+    steps.append(sim)
+assert abs(steps[0] - steps[1]) > 0.05 * steps[1], steps
+PY
+fi
+
 CSV="$SHARED/reference/e2e/nemo-24.07-dgx-h100.csv"
 if [ ! -f "$CSV" ]; then
   echo "skip (shared run table): $CSV is absent"
@@ -181,6 +204,9 @@ for r, s in zip(runs, sim):
         assert r["status"] == "predicted" and s["sim_tokens_s_gpu"] > 0 and abs(s["sim_error_pct"]) < 100, s
     else:
         assert s["reason"], s
+# LoRA rows: simulated with frozen base weights (plain-4d lora=R)
+lora = [s for r, s in zip(runs, sim) if r["task"] == "lora"]
+assert len(lora) == 3 and all(s["status"] == "simulated" for s in lora), lora
 assert d["runs_simulated"] >= 8 and d["sim_median_abs_error_pct"] >= 0' &&
     PASSES=$((PASSES + 1)) || { echo "FAIL runs-simulate-json"; FAILS=$((FAILS + 1)); }
 fi
