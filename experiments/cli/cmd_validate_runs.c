@@ -78,16 +78,17 @@ static const zs_opt_spec runs_own[] = {
     /* 32: NeMo 1.x's peft.lora_tuning.adapter_dim (zs_step_cfg.lora) */
     ZS_OPT_ROW("lora-rank", ZS_OPT_INT, runs_args, lora_rank, 1, 65536, "32", "R",
                "lora rows: the adapters' rank (not a column of the runs; 32, NeMo's "
-               "adapter_dim, by default), on the QKV projection"),
+               "adapter_dim, by default), on the QKV projection, in the step model and the "
+               "simulated schedule (plain-4d's lora=R)"),
     ZS_OPT_ROW("packed-docs", ZS_OPT_TEXT, runs_args, packed, 0, 0, "squad", "SPEC|none",
                "sft and lora rows: each sample packs documents of this length model (a trace "
                "spec: `squad`, SQuAD v1.1's samples, NeMo's fine-tuning set, by default), cut at "
                "the sample's end, attention per document; none: one causal sequence per sample"),
     ZS_OPT_ROW("simulate", ZS_OPT_FLAG, runs_args, simulate, 0, 1, "0", NULL,
                "also simulate each run's schedule: plain-4d (TP with sequence parallelism, CP "
-               "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer) on "
-               "fixed-length sequences, one iteration on the analytic backend (the schedules "
-               "every comparison runs), beside the step model")};
+               "ring, PP 1F1B or interleaved with vp, DP with the distributed optimizer; lora "
+               "rows with frozen base weights) on fixed-length sequences, one iteration on the "
+               "analytic backend (the schedules every comparison runs), beside the step model")};
 static const zs_cli_use runs_uses[] = {
     {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
     {ZS_FP(ATTN_KERNEL), "the attention kernel the runs used (e.g. fa-triton for MPT's Triton "
