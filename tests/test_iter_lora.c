@@ -6,9 +6,11 @@
  * weight gradients, the adapter's four backward GEMMs appear, the DP
  * gradient all-reduce carries the adapters' bytes (rank 8 x (1024 +
  * 3 x 1024) = 32768 parameters a layer, / tp 2, x 2 bytes = 32768 bytes)
- * and the optimizer their shard; the memory model keeps every weight
- * but gradients and Adam's state for the adapters only; plain-4d reads
- * lora=R and refuses a rank tp does not divide. */
+ * and the optimizer their shard; with FP8 the frozen layers' casts drop
+ * their transposes, the weights' keep them; the memory model keeps every
+ * weight but gradients and Adam's state for the adapters only; plain-4d
+ * reads lora=R (1F1B and interleaved, with full recomputation) and
+ * refuses a rank tp does not divide. */
 #include <string.h>
 
 #include "zs_iteration.h"
@@ -17,14 +19,19 @@
 #include "zs_test.h"
 #include "zs_test_env.h"
 
-static zs_cost *cost_new(void)
+static zs_cost *cost_on(const char *cluster)
 {
     zs_model m;
     zs_cluster c;
     zs_err e;
     ZS_ASSERT_OK(zs_model_load("llama-550m", &m, &e), &e);
-    ZS_ASSERT_OK(zs_cluster_load("cluster-a", 1, &c, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load(cluster, 1, &c, &e), &e);
     return zs_cost_analytic_new(&m, &c);
+}
+
+static zs_cost *cost_new(void)
+{
+    return cost_on("cluster-a");
 }
 
 /* Local attention per slot (the builder writes the rest). */
@@ -165,6 +172,33 @@ static void test_dp_bytes(void)
     zs_cost_free(cost);
 }
 
+/* FP8 (H100): with frozen weights the activations and output gradients
+ * are cast without a transpose (read bf16, write FP8 once: 3 bytes a
+ * value), the weights still with it, as in the step model. */
+static void test_fp8_casts(void)
+{
+    zs_cost *cost = cost_on("dgx-h100");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    zs_err e;
+    ZS_ASSERT_OK(zs_cost_set_fp8(cost, 1, &e), &e);
+    zs_schedule *base = NULL, *lora = NULL;
+    ZS_ASSERT_OK(build(cost, 0, 0, &base, &e), &e);
+    ZS_ASSERT_OK(build(cost, 8, 0, &lora, &e), &e);
+    double g = 256 * 1536.0, w = 1024 * 1536.0; /* QKV's output gradient, its weight */
+    const zs_op *op = NULL;
+    ZS_ASSERT_INT_EQ(count(base, "cast-dqkv", &op), 1);
+    ZS_ASSERT_NEAR(op->u.compute.bytes, zs_fp8_cast_bytes(g, 2), 0);
+    ZS_ASSERT_INT_EQ(count(lora, "cast-dqkv", &op), 1);
+    ZS_ASSERT_NEAR(op->u.compute.bytes, 3 * g, 0);
+    ZS_ASSERT_INT_EQ(count(lora, "cast-w-qkv", &op), 1);
+    ZS_ASSERT_NEAR(op->u.compute.bytes, zs_fp8_cast_bytes(w, 2), 0);
+    /* the adapter stays in bf16 */
+    ZS_ASSERT_INT_EQ(count(lora, "cast-lora-in", NULL), 0);
+    zs_schedule_free(base);
+    zs_schedule_free(lora);
+    zs_cost_free(cost);
+}
+
 /* A rank tp does not divide, a negative one or one above the hidden size
  * is bad input; LoRA with moved tokens is refused. */
 static void test_bad_rank(void)
@@ -228,6 +262,14 @@ static void test_plain4d(void)
     CU_ASSERT(count(s, "qkv-wgrad", NULL) == 0);
     zs_schedule_free(s);
     zs_cost_free(v.cost);
+    /* interleaved 1F1B with full recomputation: the recomputed forward
+     * runs the adapter too */
+    zs_test_env_init(&v, "llama-550m", 1, "tp=2,cp=2,pp=2,vp=2,window=4096,micro=2,lora=8");
+    v.ctx.mem.recompute = ZS_RECOMPUTE_FULL;
+    ZS_ASSERT_OK(zs_plan_batch(p, &v.ctx, b, 1, &s, &rep, &e), &e);
+    CU_ASSERT(count(s, "recompute-lora-in", NULL) > 0);
+    zs_schedule_free(s);
+    zs_cost_free(v.cost);
     zs_test_env_init(&v, "llama-550m", 1, "tp=2,cp=2,pp=2,window=4096,micro=2,lora=5");
     ZS_ASSERT_INT_EQ(zs_plan_batch(p, &v.ctx, b, 1, &s, &rep, &e), ZS_EUSAGE);
     ZS_ASSERT_STR_CONTAINS(e.what, "LoRA rank 5 with tp=2");
@@ -238,9 +280,13 @@ static void test_plain4d(void)
 
 int main(int argc, char **argv)
 {
-    static const zs_test_case cases[] = {{"ops", test_ops},           {"dp_bytes", test_dp_bytes},
-                                         {"bad_rank", test_bad_rank}, {"memory", test_memory},
-                                         {"plain4d", test_plain4d},   {NULL, NULL}};
+    static const zs_test_case cases[] = {{"ops", test_ops},
+                                         {"dp_bytes", test_dp_bytes},
+                                         {"fp8_casts", test_fp8_casts},
+                                         {"bad_rank", test_bad_rank},
+                                         {"memory", test_memory},
+                                         {"plain4d", test_plain4d},
+                                         {NULL, NULL}};
     static const zs_test_suite suites[] = {{"iter_lora", cases}, {NULL, NULL}};
     return zs_test_main(argc, argv, suites);
 }
