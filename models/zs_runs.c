@@ -158,8 +158,8 @@ static int parse_row(rd *x, char **tok, zs_run *r)
     static const char *const zeros[] = {"0", "1", "2", "3"};
     /* the cells' names are zs_step's own, so a new mode is read as it is
      * printed */
-    const char *prec[ZS_PREC_FP8 + 1], *rcn[ZS_STEP_RC_N], *kern[ZS_KERN_N];
-    for (int i = 0; i <= ZS_PREC_FP8; i++)
+    const char *prec[ZS_PREC_FP8_CS + 1], *rcn[ZS_STEP_RC_N], *kern[ZS_KERN_N];
+    for (int i = 0; i <= ZS_PREC_FP8_CS; i++)
         prec[i] = zs_precision_name((zs_precision)i);
     for (int i = 0; i < ZS_STEP_RC_N; i++)
         rcn[i] = zs_step_rc_name((zs_step_rc)i);
@@ -179,7 +179,7 @@ static int parse_row(rd *x, char **tok, zs_run *r)
         (rc = int_cell(x, tok, C_PP, 1024, &r->pp)) ||
         (rc = int_cell(x, tok, C_CP, 1024, &r->cp)) || (rc = int_cell(x, tok, C_VP, 1024, &r->vp)))
         return rc;
-    if ((rc = name_cell(x, tok, C_PREC, prec, ZS_PREC_FP8 + 1, 0, &v)))
+    if ((rc = name_cell(x, tok, C_PREC, prec, ZS_PREC_FP8_CS + 1, 0, &v)))
         return rc;
     r->precision = (zs_precision)v;
     r->kernels = ZS_KERN_FUSED;

@@ -18,7 +18,7 @@
 #define FL_ADAM  12.0 /* two moments, bias corrections, update, weight decay */
 #define FP32     4.0  /* bytes of an fp32 value */
 
-static const char *const prec_names[] = {"bf16", "fp8"};
+static const char *const prec_names[] = {"bf16", "fp8", "fp8-cs"};
 static const char *const rc_names[] = {"none", "selective", "full", "selective-op",
                                        "selective-layer"};
 static const char *const kern_names[] = {"fused", "eager", "eager-fused-norm"};
@@ -29,7 +29,11 @@ static const char *const class_names[] = {
 
 const char *zs_precision_name(zs_precision p)
 {
-    return p >= ZS_PREC_BF16 && p <= ZS_PREC_FP8 ? prec_names[p] : "?";
+    return p >= ZS_PREC_BF16 && p <= ZS_PREC_FP8_CS ? prec_names[p] : "?";
+}
+int zs_precision_fp8(zs_precision p)
+{
+    return p == ZS_PREC_FP8 || p == ZS_PREC_FP8_CS;
 }
 const char *zs_step_rc_name(zs_step_rc r)
 {
@@ -50,13 +54,14 @@ const char *zs_op_class_name(zs_op_class c)
 
 int zs_precision_parse(const char *s, zs_precision *out, zs_err *e)
 {
-    for (int i = 0; i <= ZS_PREC_FP8; i++)
+    for (int i = 0; i <= ZS_PREC_FP8_CS; i++)
         if (s && strcmp(s, prec_names[i]) == 0) {
             *out = (zs_precision)i;
             return ZS_OK;
         }
-    return zs_err_set(e, ZS_EUSAGE, "--precision", "use bf16 or fp8", "unknown precision '%s'",
-                      s ? s : "(none)");
+    return zs_err_set(e, ZS_EUSAGE, "--precision",
+                      "use bf16, fp8 (delayed scaling) or fp8-cs (current scaling)",
+                      "unknown precision '%s'", s ? s : "(none)");
 }
 
 int zs_step_rc_parse(const char *s, zs_step_rc *out, zs_err *e)
@@ -112,6 +117,7 @@ typedef struct ctx {
     zs_gemm_curve g8;  /* the FP8 GEMM curve */
     int *ranks;        /* 0..tp-1 */
     int fp8, oom;      /* FP8 GEMMs; an allocation failed */
+    int cs;            /* FP8 current scaling: an amax pass before each cast */
     int eager, enorm;  /* PyTorch eager kernels; its RMSNorm eager too */
     int frozen;        /* LoRA: base weights frozen (no weight gradients) */
     double r;          /* LoRA adapters' rank */
@@ -215,6 +221,40 @@ static double secs(const zs_step_op *op)
     return op ? op->seconds : 0;
 }
 
+/* FP8 current scaling (TransformerEngine's Float8CurrentScaling quantizer,
+ * transformer_engine/pytorch/csrc/extensions/cast.cpp at v2.2): before a
+ * cast, nvte_compute_amax reads the whole bf16 tensor (the scale must be
+ * known before the first value is converted, so the amax cannot ride in
+ * the cast kernel as delayed scaling's does), nvte_compute_scale_from_amax
+ * turns it into the scale (one small kernel), and where the FP8 tensor is
+ * then gathered over TP (sequence parallelism: a column-parallel layer's
+ * input, a row-parallel layer's output gradient; with_amax_reduction in
+ * module/linear.py, layernorm_linear.py, layernorm_mlp.py) the amax is
+ * all-reduced over the TP group first so every rank uses one scale.
+ * name: the cast's; vals: its values; per_step: a weight's (cast once per
+ * step, with its cast). */
+static void cs_scale(ctx *x, const char *name, zs_step_phase ph, double vals, int gathered,
+                     int per_step)
+{
+    if (!x->cs)
+        return;
+    char n[40];
+    snprintf(n, sizeof n, "amax-%s", name + 5); /* past "cast-" */
+    zs_step_op *op = mem_op(x, n, ZS_OC_FP8, ph, 1, vals * x->b, vals);
+    if (op)
+        op->per_step = per_step;
+    if (gathered && x->cfg->sp) {
+        snprintf(n, sizeof n, "ar-amax-%s", name + 5);
+        op = coll_op(x, n, ph, 1, ZS_COLL_ALLREDUCE, FP32, 1);
+        if (op)
+            op->per_step = per_step;
+    }
+    snprintf(n, sizeof n, "scale-%s", name + 5);
+    op = mem_op(x, n, ZS_OC_FP8, ph, 1, 2 * FP32, 1);
+    if (op)
+        op->per_step = per_step;
+}
+
 /* FP8 casts of a GEMM's inputs in the forward: the activation (act values)
  * and the weight (w values), each read in bf16 and written in FP8 twice
  * (row-wise and transposed, for the backward's GEMMs: TE's cast-transpose,
@@ -227,12 +267,14 @@ static double secs(const zs_step_op *op)
  * Megatron-Core's TE wrappers pass (megatron/core/extensions/
  * transformer_engine.py, TELinear.forward, unless
  * disable_parameter_transpose_cache) [S]. */
-static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act, double w)
+static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act, double w, int col)
 {
     if (!x->fp8)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
+    /* a column-parallel input is cast on its sequence shard, then gathered */
+    cs_scale(x, n, ph, act, col, 0);
     if (x->frozen)
         mem_op(x, n, ZS_OC_FP8, ph, 1, act * (x->b + 1), act * FL_CAST);
     else
@@ -240,6 +282,7 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
     if (ph == ZS_PH_RECOMPUTE)
         return;
     snprintf(n, sizeof n, "cast-w-%s", name);
+    cs_scale(x, n, ph, w, 0, 1);
     zs_step_op *op = ct_op(x, n, ph, w);
     if (op)
         op->per_step = 1;
@@ -247,12 +290,13 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
 
 /* The backward's cast of a GEMM's output gradient (g values), with its
  * transpose (for the wgrad: none with frozen weights). */
-static void fp8_bwd_cast(ctx *x, const char *name, double g)
+static void fp8_bwd_cast(ctx *x, const char *name, double g, int row)
 {
     if (!x->fp8)
         return;
     char n[32];
     snprintf(n, sizeof n, "cast-d%s", name);
+    cs_scale(x, n, ZS_PH_BWD, g, row, 0);
     if (x->frozen)
         mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, g * (x->b + 1), g * FL_CAST);
     else
@@ -443,14 +487,14 @@ static void layer_fwd_attn(ctx *x, zs_step_phase ph)
 {
     double T = x->T, h = x->h;
     mem_op(x, "norm-attn", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
-    fp8_fwd_casts(x, "qkv", ph, x->Ts * h, h * x->qkv);
+    fp8_fwd_casts(x, "qkv", ph, x->Ts * h, h * x->qkv, 1);
     tp_gather(x, "ag-qkv", ph, 1, x->fp8);
     gemm_op(x, "qkv", ZS_OC_GEMM, ph, 1, T, x->qkv, h, x->fp8, 0);
     lora_fwd(x, ph);
     rope(x, ph, "rope");
     repeat_kv(x, ph, "repeat-kv");
     attn_core(x, ph, 0);
-    fp8_fwd_casts(x, "out-proj", ph, T * x->ad, x->ad * h);
+    fp8_fwd_casts(x, "out-proj", ph, T * x->ad, x->ad * h, 0);
     gemm_op(x, "out-proj", ZS_OC_GEMM, ph, 1, T, h, x->ad, x->fp8, 0);
     tp_reduce(x, x->cfg->sp ? "rs-out-proj" : "ar-out-proj", ph, 1);
     mem_op(x, "residual-attn", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
@@ -462,18 +506,19 @@ static void layer_fwd_mlp(ctx *x, zs_step_phase ph)
     double T = x->T, h = x->h, f = x->f;
     int gated = zs_model_mlp(x->m) == ZS_MLP_SWIGLU;
     mem_op(x, "norm-mlp", ZS_OC_NORM, ph, 1, norm_fwd_b(x) * x->Ts * h, norm_flops(x));
-    fp8_fwd_casts(x, "mlp-fc1", ph, x->Ts * h, h * x->up);
+    fp8_fwd_casts(x, "mlp-fc1", ph, x->Ts * h, h * x->up, 1);
     tp_gather(x, "ag-mlp-fc1", ph, 1, x->fp8);
     gemm_op(x, "mlp-fc1", ZS_OC_GEMM, ph, 1, T, x->up, h, x->fp8, 0);
     /* SwiGLU reads gate and up and writes their product; GELU and squared
      * ReLU read one and write one */
     mem_op(x, "activation", ZS_OC_ACT, ph, 1, act_fwd_b(x, gated) * T * f, FL_ACT * T * f);
-    fp8_fwd_casts(x, "mlp-fc2", ph, T * f, f * h);
+    fp8_fwd_casts(x, "mlp-fc2", ph, T * f, f * h, 0);
     gemm_op(x, "mlp-fc2", ZS_OC_GEMM, ph, 1, T, h, f, x->fp8, 0);
     tp_reduce(x, x->cfg->sp ? "rs-mlp-fc2" : "ar-mlp-fc2", ph, 1);
     mem_op(x, "residual-mlp", ZS_OC_RESID, ph, 1, resid_bytes(x), FL_RESID * x->Ts * h);
-    if (x->fp8) /* delayed scaling: the amax histories and scales of the layer's 4 GEMMs'
-                   3 tensors (input, weight, output gradient), read and written */
+    if (x->fp8 && !x->cs) /* delayed scaling: the amax histories and scales of the layer's
+                             4 GEMMs' 3 tensors (input, weight, output gradient), read and
+                             written */
         mem_op(x, "amax-scale", ZS_OC_FP8, ph, 1, zs_fp8_amax_bytes(), 4 * 3 * ZS_FP8_AMAX_HIST);
 }
 
@@ -522,7 +567,7 @@ static void linear_bwd_of(ctx *x, const char *name, zs_op_class cls, int per_lay
         coll_op(x, a, ZS_PH_BWD, per_layer, ZS_COLL_ALLGATHER, x->Ts * x->h * x->b, 1);
     }
     if (in8)
-        fp8_bwd_cast(x, name, m * n);
+        fp8_bwd_cast(x, name, m * n, !col);
     snprintf(d, sizeof d, "%s-dgrad", name);
     snprintf(w, sizeof w, "%s-wgrad", name);
     double dgrad = secs(gemm_op(x, d, cls, ZS_PH_BWD, per_layer, m, k, n, in8, 0));
@@ -669,13 +714,13 @@ static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
         return zs_err_set(e, ZS_EUSAGE, "--zero", "use --dp >= 1 and --zero 0 to 3",
                           "dp=%d zero=%d", cfg->dp, cfg->zero_stage);
     if (cfg->kernels != ZS_KERN_FUSED &&
-        (zs_model_layernorm(m) || zs_model_learned_pos(m) || cfg->precision == ZS_PREC_FP8))
+        (zs_model_layernorm(m) || zs_model_learned_pos(m) || zs_precision_fp8(cfg->precision)))
         return zs_err_set(e, ZS_EUSAGE, "--kernels", "use --kernels fused for this model",
                           "eager kernels are torchtitan's Llama (RMSNorm, RoPE) in bf16; '%s'%s",
                           m->name,
-                          cfg->precision == ZS_PREC_FP8 ? " in fp8 is not modelled"
-                                                        : " has LayerNorm or learned positions");
-    if (cfg->precision == ZS_PREC_FP8)
+                          zs_precision_fp8(cfg->precision) ? " in fp8 is not modelled"
+                                                           : " has LayerNorm or learned positions");
+    if (zs_precision_fp8(cfg->precision))
         return zs_gpu_check_fp8(g, e);
     return ZS_OK;
 }
@@ -690,7 +735,8 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     x->bw = ZS_STEP_HBM_EFF * g->hbm_gbs * 1e9;
     x->launch = g->gemm.launch_us * 1e-6;
     x->g8 = zs_gpu_fp8_curve(g);
-    x->fp8 = cfg->precision == ZS_PREC_FP8;
+    x->fp8 = zs_precision_fp8(cfg->precision);
+    x->cs = cfg->precision == ZS_PREC_FP8_CS;
     x->eager = cfg->kernels != ZS_KERN_FUSED;
     x->enorm = cfg->kernels == ZS_KERN_EAGER;
     x->frozen = cfg->lora > 0;

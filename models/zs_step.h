@@ -29,7 +29,14 @@
  * applied to every GPU [assumed]. */
 #define ZS_STEP_HBM_EFF 0.84
 
-typedef enum zs_precision { ZS_PREC_BF16 = 0, ZS_PREC_FP8 } zs_precision;
+/* bf16; FP8 with TransformerEngine's delayed scaling (NeMo's default
+ * fp8_recipe "delayed": each tensor's scale from an amax history the
+ * cast kernels update); FP8 with current scaling (Float8CurrentScaling,
+ * NeMo's "tensorwise", Megatron-Bridge's FP8-CS recipes: each tensor's
+ * scale from its own amax, computed before its cast). */
+typedef enum zs_precision { ZS_PREC_BF16 = 0, ZS_PREC_FP8, ZS_PREC_FP8_CS } zs_precision;
+/* Whether p runs the linear GEMMs in FP8 (either scaling). */
+int zs_precision_fp8(zs_precision p);
 /* Activation recomputation: none, Megatron's selective (core attention
  * recomputed in the backward), full (the layer's whole forward), and
  * torchtitan's two selective modes (torchtitan/parallelisms/

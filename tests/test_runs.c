@@ -101,9 +101,10 @@ static void test_names(void)
     zs_runs r;
     read_two("names.csv",
              HDR "LLAMA2-7B,SFT,8,32,1,4096,1,1,1,1,FP8,Full,,17120,\n"
-                 "llama9-7b,LoRA,8,32,1,4096,1,1,1,1,bf16,,,1,\n",
+                 "llama9-7b,LoRA,8,32,1,4096,1,1,1,1,FP8-CS,,,1,\n",
              &r);
     if (r.n == 2) {
+        ZS_ASSERT_INT_EQ(r.rows[1].precision, ZS_PREC_FP8_CS);
         ZS_ASSERT_INT_EQ(r.rows[0].task, ZS_TASK_SFT);
         ZS_ASSERT_INT_EQ(r.rows[0].precision, ZS_PREC_FP8);
         ZS_ASSERT_INT_EQ(r.rows[0].recompute, ZS_STEP_RC_FULL);

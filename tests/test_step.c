@@ -200,6 +200,53 @@ static void test_fp8(void)
     zs_cost_free(c);
 }
 
+/* FP8 current scaling (TransformerEngine's Float8CurrentScalingQuantizer):
+ * before each cast an amax kernel reads the bf16 tensor and a scale kernel
+ * runs; under TP with sequence parallelism the amax of a column-parallel
+ * input and of a row-parallel output gradient is all-reduced over TP; no
+ * amax history. The casts themselves are delayed scaling's. */
+static void test_fp8_current_scaling(void)
+{
+    zs_cost *c = tiny_cost("", "h100-sxm");
+    zs_step_cfg cfg = zs_step_cfg_default();
+    cfg.tokens = 4096;
+    cfg.tp = 2;
+    cfg.precision = ZS_PREC_FP8;
+    zs_step d = build(c, cfg);
+    cfg.precision = ZS_PREC_FP8_CS;
+    zs_step s = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&d, "amax-qkv", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&d, "amax-scale", ZS_PH_FWD));
+    CU_ASSERT_PTR_NULL(find(&s, "amax-scale", ZS_PH_FWD));
+    const zs_step_op *a = find(&s, "amax-qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    ZS_ASSERT_NEAR(a->bytes, 2048.0 * 64 * 2, 0); /* the sequence shard, read once */
+    CU_ASSERT(!a->per_step && a->seconds > 0);
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "scale-qkv", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ar-amax-qkv", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ar-amax-mlp-fc1", ZS_PH_FWD));
+    CU_ASSERT_PTR_NULL(find(&s, "ar-amax-out-proj", ZS_PH_FWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "ar-amax-dout-proj", ZS_PH_BWD));
+    CU_ASSERT_PTR_NOT_NULL(find(&s, "amax-dqkv", ZS_PH_BWD));
+    CU_ASSERT_PTR_NULL(find(&s, "ar-amax-dqkv", ZS_PH_BWD));
+    const zs_step_op *w = find(&s, "amax-w-qkv", ZS_PH_FWD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT(w->per_step);
+    ZS_ASSERT_NEAR(find(&s, "cast-qkv", ZS_PH_FWD)->seconds,
+                   find(&d, "cast-qkv", ZS_PH_FWD)->seconds, 0);
+    CU_ASSERT(s.total_s > d.total_s);
+    zs_step_free(&d);
+    zs_step_free(&s);
+    zs_cost_free(c);
+    zs_precision p;
+    zs_err e;
+    ZS_ASSERT_OK(zs_precision_parse("fp8-cs", &p, &e), &e);
+    ZS_ASSERT_INT_EQ(p, ZS_PREC_FP8_CS);
+    CU_ASSERT(zs_precision_fp8(p) && zs_precision_fp8(ZS_PREC_FP8) &&
+              !zs_precision_fp8(ZS_PREC_BF16));
+    CU_ASSERT_STRING_EQUAL(zs_precision_name(p), "fp8-cs");
+}
+
 static void test_recompute(void)
 {
     zs_cost *c = tiny_cost("", NULL);
@@ -628,6 +675,7 @@ static void test_megatron_layer_ops(void)
 static const zs_test_case cases[] = {{"hand_counts", test_hand_counts},
                                      {"relu2_and_gpt", test_relu2_and_gpt},
                                      {"fp8", test_fp8},
+                                     {"fp8_current_scaling", test_fp8_current_scaling},
                                      {"recompute", test_recompute},
                                      {"eager", test_eager},
                                      {"torchtitan_modes", test_torchtitan_modes},

@@ -22,7 +22,7 @@ static const char cost_help[] =
     "       zepsim cost collective --cluster C [--nodes N] --op OP --bytes S --gpus n\n"
     "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
     "       zepsim cost step [--gpu G | --cluster C] [--model M] --len N [--tp T]\n"
-    "                        [--precision bf16|fp8] [--recompute R] [--kernels K]\n"
+    "                        [--precision bf16|fp8|fp8-cs] [--recompute R] [--kernels K]\n"
     "                        [--lora R]\n"
     "\n"
     "Prices one op with the cost model the simulator uses and prints the time, the\n"
@@ -658,7 +658,7 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     text(t, "memory_bound", "bytes / (%.0f GB/s HBM x %.2f) + %.3f us per kernel", cl->gpu.hbm_gbs,
          ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
     text(t, "gemm_source", "%s", cl->gpu.gemm.source);
-    if (a->prec == ZS_PREC_FP8) {
+    if (zs_precision_fp8(a->prec)) {
         num(t, "fp8_gemm", "TFLOP/s", "%.1f", cl->gpu.fp8_tflops);
         note(t, "FP8 GEMM curve: half_dim %g, p %g, launch %g us (%s)", cl->gpu.fp8_half_dim,
              cl->gpu.fp8_p, cl->gpu.gemm.launch_us, cl->gpu.fp8_source);
@@ -861,8 +861,9 @@ static const zs_opt_spec own[] = {
     ROW(GPUS, "gpus", ZS_OPT_INT, gpus, 1, 1 << 24, "", "n", "collective: over ranks 0..n-1"),
     ROW(SRC, "src", ZS_OPT_INT, src, 0, 1 << 24, "", "A", "p2p: the sending rank"),
     ROW(DST, "dst", ZS_OPT_INT, dst, 0, 1 << 24, "", "B", "p2p: the receiving rank"),
-    SET("precision", PRECISION, set_prec, "bf16|fp8",
-        "step: GEMM precision (default bf16; fp8 on H100/H200/H800 only)"),
+    SET("precision", PRECISION, set_prec, "bf16|fp8|fp8-cs",
+        "step: GEMM precision (default bf16; fp8: TransformerEngine's delayed scaling, fp8-cs: "
+        "its current scaling, an amax pass before each cast; FP8 on H100/H200/H800/B200 only)"),
     /* step's own: selective is the step inventory's alone, which the
      * simulated point (--recompute none|full of simulate) does not model */
     SET("recompute", RECOMPUTE, set_rc, "none|selective|full|selective-op|selective-layer",

@@ -35,7 +35,9 @@ static const char runs_help[] =
     "FILE.csv: model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,\n"
     "tokens_s_gpu,model_tflops_gpu; '#' comments; an empty cell is not published\n"
     "(recompute defaults to none, zero to 1: the distributed optimizer; zero 3 is\n"
-    "FSDP). The gradient buffer is not a column: --grad-dtype (default bf16).\n"
+    "FSDP). precision is bf16, fp8 (TransformerEngine's delayed scaling) or fp8-cs\n"
+    "(current scaling, Megatron-Bridge's FP8-CS). The gradient buffer is not a\n"
+    "column: --grad-dtype (default bf16).\n"
     "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
     "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
     "also be torchtitan's selective-op or selective-layer. sft and lora rows pack\n"
@@ -370,6 +372,8 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
         return "the schedules recompute none or full, not this row's mode";
     if (r->kernels != ZS_KERN_FUSED)
         return "the schedules price fused kernels, not eager ones";
+    if (r->precision == ZS_PREC_FP8_CS)
+        return "the schedules price FP8 with delayed scaling, not current scaling (fp8-cs)";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)
         return "the run's GPUs are not whole nodes of the cluster";
     return NULL;

@@ -6,7 +6,7 @@ expect_rc step-help 0 "$ZEPSIM" cost --help && expect_out step-help "zepsim cost
 expect_rc step-no-len 2 "$ZEPSIM" cost step --model llama3-8b
 expect_out step-no-len "step needs --len"
 expect_rc step-bad-prec 2 "$ZEPSIM" cost step --len 4096 --precision fp16
-expect_out step-bad-prec "use bf16 or fp8"
+expect_out step-bad-prec "use bf16, fp8"
 expect_rc step-bad-rc 2 "$ZEPSIM" cost step --len 4096 --recompute half
 expect_rc step-bad-sp 2 "$ZEPSIM" cost step --len 4096 --sp maybe
 expect_rc step-bad-tp 2 "$ZEPSIM" cost step --len 4096 --tp 3
