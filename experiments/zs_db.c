@@ -495,7 +495,8 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
     if (c->interference) /* off (the default) keeps the keys stored before it existed */
         snprintf(buf + strlen(buf), n - strlen(buf), "; interference=on");
     if (c->precision) /* the same for bf16 */
-        snprintf(buf + strlen(buf), n - strlen(buf), "; precision=fp8");
+        snprintf(buf + strlen(buf), n - strlen(buf), "; precision=%s",
+                 c->precision == 2 ? "fp8-cs" : "fp8");
     if (c->grad == ZS_GRAD_BF16) /* the same for fp32 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; grad_dtype=bf16");
     return ZS_OK;

@@ -46,7 +46,7 @@ static int load_machine(zs_point_env *env, zs_err *e)
     mc.calib = c->calib;
     int rc = zs_machine_load(&mc, &env->mach, e);
     if (!rc && c->precision)
-        rc = zs_cost_set_fp8(env->mach.cost, 1, e);
+        rc = zs_cost_set_fp8(env->mach.cost, c->precision, e); /* 2: current scaling */
     if (rc)
         return rc;
     env->gpus = zs_cluster_gpus(&env->mach.cluster);
@@ -68,7 +68,7 @@ static int plan_context(zs_point_env *env, zs_err *e)
     env->ctx.mem.zero_stage = c->zero_stage;
     env->ctx.mem.recompute = c->recompute;
     env->ctx.mem.grad = c->grad;
-    env->ctx.mem.fp8 = c->precision;
+    env->ctx.mem.fp8 = c->precision != 0;
     return ZS_OK;
 }
 

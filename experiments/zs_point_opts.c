@@ -136,11 +136,12 @@ static const zs_opt_spec table[] = {
     [ZS_P_RECOMPUTE] = ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full",
                            "none|full", "none|full", NULL, "activation recomputation"),
     [ZS_P_PRECISION] =
-        ROW("precision", "precision", ZS_OPT_ENUM, precision, 0, 0, "bf16", "bf16|fp8", "bf16|fp8",
-            NULL,
-            "the layers' linear GEMMs: fp8 runs them as TransformerEngine does (delayed scaling) "
-            "on the GPU's FP8 GEMM curve, with their casts, FP8 sequence-parallel gathers and "
-            "amax updates; needs FP8 tensor cores (docs/cost-model.md)"),
+        ROW("precision", "precision", ZS_OPT_ENUM, precision, 0, 0, "bf16", "bf16|fp8|fp8-cs",
+            "bf16|fp8|fp8-cs", NULL,
+            "the layers' linear GEMMs: fp8 runs them as TransformerEngine does with delayed "
+            "scaling, on the GPU's FP8 GEMM curve, with their casts, FP8 sequence-parallel gathers "
+            "and amax updates; fp8-cs with current scaling (an amax pass, a scale kernel and a TP "
+            "amax all-reduce before each cast); needs FP8 tensor cores (docs/cost-model.md)"),
     [ZS_P_GRAD_DTYPE] = ROW(
         "grad-dtype", "grad_dtype", ZS_OPT_ENUM, grad, 0, 0, "fp32", "fp32|bf16", "fp32|bf16", NULL,
         "the gradient buffer each GPU keeps (memory): fp32 main gradients (Megatron-LM's "

@@ -259,11 +259,47 @@ static int frozen(const zs_iter *it)
  * weight-gradient GEMM reads; without it (frozen weights, whose backward
  * runs the input-gradient GEMM only) a plain cast, read bf16 and write
  * FP8 once, at the streaming rate (as the step model's). */
+/* Whether a cast's FP8 tensor is then gathered over TP (sequence
+ * parallelism): a column-parallel layer's input, a row-parallel layer's
+ * output gradient. */
+static int fp8_gathered(int grad, const char *name)
+{
+    int col = !strcmp(name, "qkv") || !strcmp(name, "mlp-up");
+    int row = !strcmp(name, "o-proj") || !strcmp(name, "mlp-down");
+    return grad ? row : col;
+}
+
+static int64_t tp_coll(zs_iter *it, chain *c, const char *label, zs_coll_kind k, double bytes);
+
+/* FP8 current scaling (zs_cost_set_fp8 on = 2): before the cast, the amax
+ * pass over its bf16 input, the TP all-reduce of that amax where the FP8
+ * tensor is gathered, the scale kernel; as the step model prices them
+ * (zs_step.c, cs_scale). */
+static void fp8_cs_scale(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
+                         double vals)
+{
+    if (!it->cost->fp8_cs)
+        return;
+    char l[64] = "";
+    if (!it->dry)
+        snprintf(l, sizeof l, "%samax-%s%s", pfx, grad ? "d" : "", name);
+    elem(it, c, l, vals * it->m->dtype_bytes);
+    if (fp8_gathered(grad, name)) {
+        if (!it->dry)
+            snprintf(l, sizeof l, "%stp-ar-amax-%s%s", pfx, grad ? "d" : "", name);
+        tp_coll(it, c, l, ZS_COLL_ALLREDUCE, 4);
+    }
+    if (!it->dry)
+        snprintf(l, sizeof l, "%sscale-%s%s", pfx, grad ? "d" : "", name);
+    elem(it, c, l, 8);
+}
+
 static void fp8_cast_ct(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
                         double vals, int ct)
 {
     if (!fp8_on(it) || vals <= 0)
         return;
+    fp8_cs_scale(it, c, pfx, grad, name, vals);
     char l[64];
     if (!it->dry)
         snprintf(l, sizeof l, "%scast-%s%s", pfx, grad ? "d" : "", name);
@@ -713,7 +749,7 @@ static int fwd_post(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     tp_coll(it, c, l, ZS_COLL_REDUCESCATTER, Tl * h * by);
     label(it, l, sizeof l, pfx, "residual");
     elem(it, c, l, 2 * Tl * h * by);
-    if (f8) {
+    if (f8 && !it->cost->fp8_cs) { /* delayed scaling's amax histories */
         label(it, l, sizeof l, pfx, "amax-scale");
         elem(it, c, l, zs_fp8_amax_bytes());
     }

@@ -75,8 +75,10 @@ double zs_cost_attn_zigzag(const zs_cost *c, int32_t len, int g, int rank, int h
 int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e)
 {
     int rc = on ? zs_gpu_check_fp8(&c->cluster.gpu, e) : ZS_OK;
-    if (!rc)
+    if (!rc) {
         c->fp8 = on != 0;
+        c->fp8_cs = on == 2;
+    }
     return rc;
 }
 

@@ -66,14 +66,18 @@ struct zs_cost {
     char desc[256]; /* printed in every result: which model, which calibration */
     void *impl;     /* owned by the implementation */
     int fp8;        /* the layers' linear GEMMs in FP8 (zs_cost_set_fp8); 0: bf16 */
+    int fp8_cs;     /* ... with current scaling (an amax pass before each cast) */
 };
 
 /* Prices the transformer layers' linear GEMMs in FP8, as TransformerEngine
- * runs them with delayed scaling (`zepsim cost step --precision fp8` prices
- * the same): the iteration builder then times them on the GPU's FP8 GEMM
- * curve (zs_cost_gemm_fp8) and adds their casts, the FP8 all-gathers of
- * sequence parallelism and the amax / scale updates. ZS_EINPUT naming the
- * GPU when it has no FP8 tensor cores or no FP8 GEMM rate. */
+ * runs them (`zepsim cost step --precision fp8|fp8-cs` prices the same):
+ * the iteration builder then times them on the GPU's FP8 GEMM curve
+ * (zs_cost_gemm_fp8) and adds their casts, the FP8 all-gathers of
+ * sequence parallelism and, on = 1 (delayed scaling), the amax / scale
+ * updates or, on = 2 (current scaling), an amax pass, a scale kernel and
+ * for gathered tensors a TP amax all-reduce before each cast. 0: bf16.
+ * ZS_EINPUT naming the GPU when it has no FP8 tensor cores or no FP8 GEMM
+ * rate. */
 int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e);
 /* One FP8 GEMM of m x k by k x n on the GPU's FP8 curve (zs_gpu_fp8_curve). */
 double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k);

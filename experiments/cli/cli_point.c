@@ -31,8 +31,10 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
     if (p->interference)
         zs_output_text(d, "# interference on: compute slows under NCCL kernels (folding off)\n");
     if (p->precision)
-        zs_output_text(d, "# precision fp8: the layers' linear GEMMs in FP8 (TransformerEngine, "
-                          "delayed scaling)\n");
+        zs_output_text(d,
+                       "# precision %s: the layers' linear GEMMs in FP8 (TransformerEngine, %s)\n",
+                       p->precision == 2 ? "fp8-cs" : "fp8",
+                       p->precision == 2 ? "current scaling" : "delayed scaling");
     if (p->grad == ZS_GRAD_BF16)
         zs_output_text(d, "# gradients: a bf16 buffer (memory)\n");
     if (p->opts[0])

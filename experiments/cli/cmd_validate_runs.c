@@ -365,15 +365,13 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->backend, sizeof c->backend, "analytic");
     c->zero_stage = r->zero >= 0 ? r->zero : 1;
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
-    c->precision = r->precision == ZS_PREC_FP8;
+    c->precision = r->precision == ZS_PREC_FP8_CS ? 2 : r->precision == ZS_PREC_FP8;
     c->grad = a->grad;
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
         return "the schedules recompute none or full, not this row's mode";
     if (r->kernels != ZS_KERN_FUSED)
         return "the schedules price fused kernels, not eager ones";
-    if (r->precision == ZS_PREC_FP8_CS)
-        return "the schedules price FP8 with delayed scaling, not current scaling (fp8-cs)";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)
         return "the run's GPUs are not whole nodes of the cluster";
     return NULL;
