@@ -34,22 +34,6 @@ static zs_cost *cost_new(void)
     return cost_on("cluster-a");
 }
 
-/* Local attention per slot (the builder writes the rest). */
-static int emit_local(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
-{
-    zs_schedule *s = zs_iter_schedule(it);
-    (void)arg;
-    (void)micro;
-    for (int sl = 0; sl < zs_iter_nslots(it); sl++) {
-        zs_attn_block blk = {0, 0, s->doc_len[0], 0, s->doc_len[0]};
-        int64_t dep[1] = {zs_iter_entry(it, sl)};
-        zs_iter_set_exit(it, sl,
-                         zs_sched_attn(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE, "attn",
-                                       backward, &blk, 1, zs_iter_heads(it), 1e-6, dep, 1));
-    }
-    return zs_schedule_check(s, e);
-}
-
 /* tp 2 x dp 2, one micro-batch of 256 linear tokens a slot, no
  * recomputation, ZeRO-1; moved: a moved token per slot (refused with
  * LoRA). */
@@ -59,8 +43,9 @@ static int build(zs_cost *cost, int lora, int moved, zs_schedule **out, zs_err *
     int32_t len[1] = {256};
     int64_t lin[2] = {256, 256}, mv[2] = {1, 1};
     zs_schedule_set_docs(s, len, 1);
-    zs_iter_spec spec = {{2, 1, 1, 2},      1,   lin, ZS_RECOMPUTE_NONE, 1, 1, emit_local, NULL,
-                         moved ? mv : NULL, lora};
+    zs_iter_spec spec = {
+        {2, 1, 1, 2},      1,   lin, ZS_RECOMPUTE_NONE, 1, 1, zs_test_emit_local, NULL,
+        moved ? mv : NULL, lora};
     int rc = zs_iter_build(s, cost, &spec, e);
     if (rc || !out)
         zs_schedule_free(s);

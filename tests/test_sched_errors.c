@@ -8,6 +8,7 @@
 
 #include "zs_iteration.h"
 #include "zs_ring.h"
+#include "zs_test_env.h"
 #include "zs_test.h"
 #include "zs_route.h"
 #include "zs_schedule_internal.h"
@@ -309,20 +310,6 @@ static void test_emitters_report_what_failed(void)
 
 /* Tensor parallelism copies each TP group leader's program through the
  * builder: the copy matches the leader op for op, peers shifted. */
-static int emit_local(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
-{
-    zs_schedule *s = zs_iter_schedule(it);
-    (void)arg;
-    (void)micro;
-    for (int sl = 0; sl < zs_iter_nslots(it); sl++) {
-        zs_attn_block blk = {0, 0, s->doc_len[0], 0, s->doc_len[0]};
-        int64_t dep[1] = {zs_iter_entry(it, sl)};
-        zs_iter_set_exit(it, sl,
-                         zs_sched_attn(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE, "attn",
-                                       backward, &blk, 1, zs_iter_heads(it), 1e-6, dep, 1));
-    }
-    return zs_schedule_check(s, e);
-}
 
 static void test_tp_copies(void)
 {
@@ -333,7 +320,8 @@ static void test_tp_copies(void)
     int64_t lin[2] = {64, 64};
     zs_schedule_set_docs(s, len, 1);
     /* tp=2, pp=2, dp=2: pipeline sends and DP groups move with the TP rank. */
-    zs_iter_spec spec = {{2, 1, 2, 2}, 2, lin, ZS_RECOMPUTE_FULL, 1, 1, emit_local, NULL, NULL, 0};
+    zs_iter_spec spec = {{2, 1, 2, 2}, 2,    lin, ZS_RECOMPUTE_FULL, 1, 1, zs_test_emit_local,
+                         NULL,         NULL, 0};
     int64_t lin2[4] = {64, 64, 32, 32};
     spec.linear_tokens = lin2;
     zs_err e;

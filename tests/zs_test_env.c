@@ -44,3 +44,18 @@ void zs_test_plan_random(const zs_test_random_plans *r)
     }
     zs_cost_free(v.cost);
 }
+
+int zs_test_emit_local(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e)
+{
+    zs_schedule *s = zs_iter_schedule(it);
+    (void)arg;
+    (void)micro;
+    for (int sl = 0; sl < zs_iter_nslots(it); sl++) {
+        zs_attn_block blk = {0, 0, s->doc_len[0], 0, s->doc_len[0]};
+        int64_t dep[1] = {zs_iter_entry(it, sl)};
+        zs_iter_set_exit(it, sl,
+                         zs_sched_attn(s, zs_iter_rank(it, stage, sl), ZS_STREAM_COMPUTE, "attn",
+                                       backward, &blk, 1, zs_iter_heads(it), 1e-6, dep, 1));
+    }
+    return zs_schedule_check(s, e);
+}

@@ -4,6 +4,7 @@
 #ifndef ZS_TEST_ENV_H
 #define ZS_TEST_ENV_H
 
+#include "zs_iteration.h"
 #include "zs_planner.h"
 
 typedef struct zs_test_env {
@@ -32,5 +33,10 @@ typedef struct zs_test_random_plans {
 /* Every batch must plan and pass the plan validator (a failure names the
  * method and options). The property test of a planner. */
 void zs_test_plan_random(const zs_test_random_plans *r);
+
+/* An attention emitter for zs_iter_spec (tests of the iteration builder):
+ * each slot's attention is one local causal block over the schedule's
+ * first document, after the slot's entry. */
+int zs_test_emit_local(void *arg, zs_iter *it, int stage, int micro, int backward, zs_err *e);
 
 #endif
