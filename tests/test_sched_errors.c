@@ -310,7 +310,6 @@ static void test_emitters_report_what_failed(void)
 
 /* Tensor parallelism copies each TP group leader's program through the
  * builder: the copy matches the leader op for op, peers shifted. */
-
 static void test_tp_copies(void)
 {
     zs_cost *cost = cost_new(1);
