@@ -67,7 +67,7 @@ static const zs_opt_spec runs_own[] = {
      .deftext = "on",
      .arg = "on|off",
      .help = "compute slowed under the overlapped DP collectives by the SMs NCCL's CTAs hold "
-             "(interference_ms)"},
+             "(interference_ms), in the step model and, with --simulate, the schedules"},
     {.cli = "grad-dtype",
      .type = ZS_OPT_ENUM,
      ZS_OPT_FIELD(runs_args, grad),
@@ -367,6 +367,7 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = r->precision == ZS_PREC_FP8_CS ? 2 : r->precision == ZS_PREC_FP8;
     c->grad = a->grad;
+    c->interference = a->interference; /* the step model's mechanism, in the schedule too */
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)
         return "the schedules recompute none or full, not this row's mode";
