@@ -179,12 +179,15 @@ static int chain_deps(const chain *c, int64_t extra_dep, int64_t deps[2])
 }
 
 /* A GEMM; fp8: in FP8 (a layer's linear GEMM when the cost model prices
- * them so, zs_cost_set_fp8). */
+ * them so, zs_cost_set_fp8). The builder does not tell a weight gradient
+ * (accumulated in fp32) from the other GEMMs here, so both precisions take
+ * their defaults' bytes: the output in the model's dtype, the fewest a
+ * GEMM of the shape moves, so that the HBM bound never overprices. */
 static int64_t gemm_prec(zs_iter *it, chain *c, const char *label, double m, double n, double k,
                          int64_t extra_dep, int fp8)
 {
     double t = m <= 0 ? 0
-               : fp8  ? zs_cost_gemm_fp8(it->cost, m, n, k)
+               : fp8  ? zs_cost_gemm_fp8(it->cost, m, n, k, 0)
                       : zs_cost_gemm(it->cost, m, n, k);
     if (it->dry) {
         c->t += t;

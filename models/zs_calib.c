@@ -36,6 +36,15 @@ static double min3(double a, double b, double c)
     return m < c ? m : c;
 }
 
+/* The smallest size variable of n fitted points. */
+static double min_x(const zs__fit_pt *pt, size_t n)
+{
+    double lo = pt[0].x;
+    for (size_t i = 1; i < n; i++)
+        lo = pt[i].x < lo ? pt[i].x : lo;
+    return lo;
+}
+
 /* nccl-tests "size" -> the per-rank bytes zs_cost_ops.collective takes
  * (all-to-all's size is the whole exchange, n per-rank buffers). */
 static double coll_rank_bytes(zs_coll_kind k, int n, double size)
@@ -296,6 +305,8 @@ int zs_calib_fit_gpu(const zs_meas_set *s, const zs_fit_opts *o, const zs_gpu *g
             ok = zs__fit_attn(c, sl, sel, n, zs_gpu_attn_kernel(&gpu), gpu.sms, gpu.peak_tflops);
         else if (n > 0)
             ok = zs__fit_curve(sel, n, mask, fixed, &c->curve[sl]);
+        if (ok && sl == ZS_CAL_GEMM) /* the data's thinnest GEMM: the size term's floor */
+            c->curve[sl].x_floor = min_x(sel, n);
         if (ok) {
             any = 1;
             for (size_t i = 0; i < n && rc == ZS_OK; i++)
@@ -553,6 +564,8 @@ int zs_calib_save(const zs_calib *c, const char *path, zs_err *e)
             json_object_set_new(o, "rmax", json_real(cv->rmax));
             json_object_set_new(o, "half", json_real(cv->half));
             json_object_set_new(o, "p", json_real(cv->p));
+            if (s == ZS_CAL_GEMM)
+                json_object_set_new(o, "x_floor", json_real(cv->x_floor));
         }
         json_object_set_new(o, "points", json_integer(cv->npoints));
         json_object_set_new(o, "rms_rel", json_real(cv->rms_rel));
@@ -641,6 +654,26 @@ static int load_attn(const zs_json_doc *doc, json_t *o, const char *key, zs_cali
              json_is_string(kn) ? json_string_value(kn) : "fitted");
     snprintf(c->attn.source, sizeof c->attn.source, "calibration %s", doc->source);
     *(s == ZS_CAL_ATTN_FWD ? &c->attn.fwd : &c->attn.bwd) = dir;
+    return ZS_OK;
+}
+
+/* The GEMM curve's x_floor. A file written before it had one takes the
+ * smallest x of its own residuals (the points it was fitted on), or,
+ * without them, ZS_GEMM_DIM_FLOOR (the presets' floor). */
+static int gemm_floor(const zs_json_doc *doc, json_t *o, const char *key, zs_curve *cv, zs_err *e)
+{
+    if (json_object_get(o, "x_floor"))
+        return num(doc, o, key, "x_floor", 1, &cv->x_floor, e);
+    double lo = INFINITY;
+    json_t *r, *res = json_object_get(o, "residuals");
+    size_t i;
+    json_array_foreach(res, i, r)
+    {
+        json_t *x = json_object_get(r, "x");
+        if (json_is_number(x) && json_number_value(x) > 0 && json_number_value(x) < lo)
+            lo = json_number_value(x);
+    }
+    cv->x_floor = isfinite(lo) ? lo : ZS_GEMM_DIM_FLOOR;
     return ZS_OK;
 }
 
@@ -756,6 +789,8 @@ int zs_calib_load(const char *path, zs_calib **out, zs_err *e)
                             "curve '%s' has rmax 0", key);
             break;
         }
+        if (s == ZS_CAL_GEMM && (rc = gemm_floor(doc, o, key, cv, e)))
+            break;
         cv->fitted = 1;
     }
     json_t *coll = json_object_get(doc->root, "collectives");
@@ -818,9 +853,12 @@ void zs_calib_print(FILE *f, const zs_calib *c)
         }
         fprintf(f,
                 "  %-14s t0 %9.3f us  rmax %10.4g /s  half %10.4g  p %5.3f  (%d points, rms "
-                "%.2f%%, max %.2f%%)\n",
+                "%.2f%%, max %.2f%%)",
                 slot_names[s], cv->t0 * 1e6, cv->rmax, cv->half, cv->p, cv->npoints,
                 100 * cv->rms_rel, 100 * cv->max_rel);
+        if (s == ZS_CAL_GEMM)
+            fprintf(f, "  size term held below %.4g", cv->x_floor);
+        fputc('\n', f);
     }
     zs__calib_nccl_print(f, c);
 }

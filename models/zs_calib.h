@@ -40,6 +40,9 @@ typedef struct zs_curve {
     int fitted; /* 1: from measurements; 0: an assumption */
     int npoints;
     double rms_rel, max_rel; /* fit residuals (relative), when fitted */
+    double x_floor; /* the smallest x of the fit's data: below it the size term keeps its value
+                       there (0: extrapolated). Set for the GEMM slot (its x is a GEMM's smallest
+                       dimension, the curve's dim_floor) */
 } zs_curve;
 
 double zs_curve_time(const zs_curve *c, double steps, double work, double x);

@@ -154,7 +154,7 @@ int zs__fit_params(size_t n, const double *t, int npar, const int *free_mask, co
 static double curve_model(const double *par, size_t i, void *arg)
 {
     const zs__fit_pt *p = (const zs__fit_pt *)arg + i;
-    zs_curve c = {par[0], par[1], par[2], par[3], 1, 0, 0, 0};
+    zs_curve c = {par[0], par[1], par[2], par[3], 1, 0, 0, 0, 0};
     return zs_curve_time(&c, p->steps, p->work, p->x);
 }
 
@@ -202,7 +202,7 @@ int zs__fit_curve(const zs__fit_pt *pt, size_t n, const int free_mask[4], const 
     free(t);
     if (!ok)
         return 0;
-    *out = (zs_curve){par[0], par[1], par[2], par[3], 1, (int)n, rms, mx};
+    *out = (zs_curve){par[0], par[1], par[2], par[3], 1, (int)n, rms, mx, 0};
     return 1;
 }
 

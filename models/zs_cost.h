@@ -44,8 +44,11 @@ typedef struct zs_cost_ops {
      * head-parallel methods). One kernel launch handles all blocks. */
     double (*attn)(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward);
     /* One GEMM of m x k by k x n (forward; backward costs 2 GEMMs of the
-     * same size and is priced by the caller as two calls). */
-    double (*gemm)(const zs_cost *c, double m, double n, double k);
+     * same size and is priced by the caller as two calls) that moves
+     * `bytes` through HBM (zs_gemm_bytes; <= 0: inputs and output in the
+     * model's dtype). Priced by zs_gemm_time: the cost's GEMM curve, never
+     * faster than moving those bytes. */
+    double (*gemm)(const zs_cost *c, double m, double n, double k, double bytes);
     /* A memory-bound op moving `bytes` through HBM (norms, SwiGLU, residual). */
     double (*elementwise)(const zs_cost *c, double bytes);
     /* Uncontended time of a point-to-point transfer on the default path. */
@@ -79,8 +82,14 @@ struct zs_cost {
  * ZS_EINPUT naming the GPU when it has no FP8 tensor cores or no FP8 GEMM
  * rate. */
 int zs_cost_set_fp8(zs_cost *c, int on, zs_err *e);
-/* One FP8 GEMM of m x k by k x n on the GPU's FP8 curve (zs_gpu_fp8_curve). */
-double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k);
+/* One FP8 GEMM of m x k by k x n on the GPU's FP8 curve (zs_gpu_fp8_curve)
+ * through zs_gemm_time, moving `bytes` through HBM (<= 0: FP8 inputs, one
+ * byte a value, and the output in the model's dtype, TransformerEngine's
+ * bf16 output). */
+double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k, double bytes);
+/* The HBM rate a GEMM's bytes move at on c's GPU: ZS_HBM_EFF of its
+ * bandwidth (zs_gemm_time's bound). */
+double zs_cost_gemm_hbm_Bps(const zs_cost *c);
 /* The FP8 ops around those GEMMs, shared by the step model (zs_step.h) and
  * the iteration builder. A cast of vals values reads them in the model's
  * dtype and writes FP8 twice (row-wise and transposed, for the backward's
@@ -131,9 +140,18 @@ static inline double zs_cost_attn(const zs_cost *c, const zs_attn_block *b, int 
 {
     return c->ops->attn(c, b, n, heads, backward);
 }
+/* A GEMM whose inputs and output are in the model's dtype: what a caller
+ * that does not know more passes. It is the fewest bytes a bf16 GEMM
+ * moves (a weight gradient accumulated in fp32 moves more), so the HBM
+ * bound it gets is never above the GEMM's own. */
 static inline double zs_cost_gemm(const zs_cost *c, double m, double n, double k)
 {
-    return c->ops->gemm(c, m, n, k);
+    return c->ops->gemm(c, m, n, k, 0);
+}
+/* A GEMM that moves `bytes` through HBM (zs_gemm_bytes). */
+static inline double zs_cost_gemm_io(const zs_cost *c, double m, double n, double k, double bytes)
+{
+    return c->ops->gemm(c, m, n, k, bytes);
 }
 static inline double zs_cost_elementwise(const zs_cost *c, double bytes)
 {

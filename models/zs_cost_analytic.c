@@ -25,6 +25,7 @@
 
 typedef struct cost_impl {
     zs_curve curve[ZS_CAL_NSLOTS];
+    zs_gemm_curve gemm;  /* the GEMM slot's curve as zs_gemm_time takes it */
     zs_attn_kernel kern; /* attention: forward and backward curves */
     int kern_sms;        /* SMs the kernel's CTAs spread over */
     zs_nccl_params nccl; /* collectives */
@@ -33,6 +34,7 @@ typedef struct cost_impl {
 double zs_curve_time(const zs_curve *c, double steps, double work, double x)
 {
     double slow = 1.0;
+    x = x > c->x_floor ? x : c->x_floor;
     if (c->half > 0 && x > 0)
         slow += pow(c->half / x, c->p);
     return steps * c->t0 + (c->rmax > 0 ? work / c->rmax * slow : 0.0);
@@ -44,10 +46,10 @@ void zs__cost_analytic_curves(const zs_cluster *cl, zs_curve out[ZS_CAL_NSLOTS])
     const zs_gemm_curve *g = &cl->gpu.gemm;
     /* The GEMM curve of the GPU description in zs_curve form (x = the
      * smallest dimension). Attention slots stay empty: priced by kernels. */
-    out[ZS_CAL_GEMM] =
-        (zs_curve){g->launch_us * 1e-6, g->tflops * 1e12, g->half_dim, g->p, 0, 0, 0, 0};
+    out[ZS_CAL_GEMM] = (zs_curve){
+        g->launch_us * 1e-6, g->tflops * 1e12, g->half_dim, g->p, 0, 0, 0, 0, g->dim_floor};
     out[ZS_CAL_ELEMENTWISE] =
-        (zs_curve){ELEM_LAUNCH_S, ELEM_EFF * cl->gpu.hbm_gbs * 1e9, 0, 1.0, 0, 0, 0, 0};
+        (zs_curve){ELEM_LAUNCH_S, ELEM_EFF * cl->gpu.hbm_gbs * 1e9, 0, 1.0, 0, 0, 0, 0, 0};
     /* Link slots stay unfitted: priced from the cluster. Collectives are
      * NCCL's model, never a curve. */
 }
@@ -83,13 +85,15 @@ static double attn(const zs_cost *c, const zs_attn_block *b, int n, int heads, i
     return zs_cost_attn_work(c, b, n, heads, backward, NULL);
 }
 
-static double gemm(const zs_cost *c, double m, double n, double k)
+static double gemm(const zs_cost *c, double m, double n, double k, double bytes)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
-    double x = m < n ? m : n;
-    x = x < k ? x : k;
-    return zs_curve_time(&impl(c)->curve[ZS_CAL_GEMM], 1, 2.0 * m * n * k, x);
+    if (bytes <= 0) {
+        double db = c->model.dtype_bytes > 0 ? c->model.dtype_bytes : 2;
+        bytes = zs_gemm_bytes(m, n, k, db, db);
+    }
+    return zs_gemm_time(&impl(c)->gemm, m, n, k, bytes, zs_cost_gemm_hbm_Bps(c));
 }
 
 static double elementwise(const zs_cost *c, double bytes)
@@ -192,6 +196,24 @@ static const zs_cost_ops analytic_ops = {"analytic", attn,       gemm,     eleme
 static const zs_cost_ops calibrated_ops = {"calibrated", attn,       gemm,     elementwise,
                                            p2p,          collective, cost_free};
 
+/* The GEMM curve the cost prices with: the GPU's own when the slot holds
+ * it (the analytic model: the very figures, so that its prices do not
+ * move by a rounding), a calibration's fit in the GPU curve's units
+ * otherwise (x_floor: the smallest dimension it was fitted on). */
+static zs_gemm_curve gemm_of_slot(const zs_cluster *cl, const zs_curve *cv)
+{
+    if (!cv->fitted)
+        return cl->gpu.gemm;
+    zs_gemm_curve g = cl->gpu.gemm;
+    g.tflops = cv->rmax / 1e12;
+    g.half_dim = cv->half;
+    g.p = cv->p;
+    g.launch_us = cv->t0 * 1e6;
+    g.dim_floor = cv->x_floor;
+    snprintf(g.source, sizeof g.source, "calibration fit");
+    return g;
+}
+
 zs_cost *zs__cost_curves_new(int calibrated, const zs_model *m, const zs_cluster *cl,
                              const zs_curve curves[ZS_CAL_NSLOTS], const zs_attn_kernel *kern,
                              int kern_sms, const zs_nccl_params *nccl, const char *desc)
@@ -204,6 +226,7 @@ zs_cost *zs__cost_curves_new(int calibrated, const zs_model *m, const zs_cluster
         return NULL;
     }
     memcpy(im->curve, curves, sizeof im->curve);
+    im->gemm = gemm_of_slot(cl, &curves[ZS_CAL_GEMM]);
     im->kern = *kern;
     im->kern_sms = kern_sms;
     if (nccl)

@@ -32,8 +32,11 @@ const zs_field zs_gpu_fields[] = {
       "FP8 GEMM curve: smallest dimension at half rate (absent: the GEMM curve's)"),
     F("fp8_p", ZS_F_DOUBLE, fp8_p, 0, 10, 0, -1, "",
       "FP8 GEMM curve: exponent of the size effect (absent: the GEMM curve's)"),
+    F("fp8_dim_floor", ZS_F_DOUBLE, fp8_dim_floor, 0, 1e6, 0, -1, "",
+      "FP8 GEMM curve: smallest dimension of its fit; thinner GEMMs keep the size effect there "
+      "(absent: the GEMM curve's dim_floor)"),
     F("fp8_source", ZS_F_STRING, fp8_source, 0, 0, 0, 0, "",
-      "where fp8_tflops, fp8_half_dim and fp8_p come from"),
+      "where fp8_tflops, fp8_half_dim, fp8_p and fp8_dim_floor come from"),
     F("host_gbs", ZS_F_DOUBLE, host_gbs, 0, 1e5, 0, 0, "GB/s",
       "pinned host <-> device copy rate per direction over the host link (0: none)"),
     F("host_source", ZS_F_STRING, host_source, 0, 0, 0, 0, "", "where host_gbs comes from"),
@@ -155,6 +158,7 @@ int zs_gpu_from_json(const zs_json_doc *doc, const json_t *obj, const char *pare
         /* an FP8 curve without its own shape takes the GEMM curve's */
         g.fp8_half_dim = g.fp8_half_dim < 0 ? g.gemm.half_dim : g.fp8_half_dim;
         g.fp8_p = g.fp8_p < 0 ? g.gemm.p : g.fp8_p;
+        g.fp8_dim_floor = g.fp8_dim_floor < 0 ? g.gemm.dim_floor : g.fp8_dim_floor;
         *out = g;
     }
     return rc;
@@ -166,6 +170,7 @@ zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g)
     c.tflops = g->fp8_tflops;
     c.half_dim = g->fp8_half_dim;
     c.p = g->fp8_p;
+    c.dim_floor = g->fp8_dim_floor;
     snprintf(c.source, sizeof c.source, "%s", g->fp8_source);
     return c;
 }
@@ -209,9 +214,14 @@ void zs_gpu_print(FILE *f, const zs_gpu *g)
     zs_config_print(f, zs_gpu_fields, zs_gpu_nfields, g, 2);
     for (int i = 0; i < g->nkernels; i++)
         zs_attn_kernel_print(f, &g->kernels[i], 2);
-    fprintf(f, "  gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us\n    source: %s\n",
-            g->gemm.tflops, g->gemm.half_dim, g->gemm.p, g->gemm.launch_us, g->gemm.source);
+    fprintf(f,
+            "  gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us, size term held below "
+            "%.0f\n    source: %s\n",
+            g->gemm.tflops, g->gemm.half_dim, g->gemm.p, g->gemm.launch_us, g->gemm.dim_floor,
+            g->gemm.source);
     if (g->fp8_tflops > 0)
-        fprintf(f, "  fp8 gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us\n",
-                g->fp8_tflops, g->fp8_half_dim, g->fp8_p, g->gemm.launch_us);
+        fprintf(f,
+                "  fp8 gemm: %.1f TFLOP/s, half_dim %.0f, p %.2f, launch %.1f us, size term held "
+                "below %.0f\n",
+                g->fp8_tflops, g->fp8_half_dim, g->fp8_p, g->gemm.launch_us, g->fp8_dim_floor);
 }

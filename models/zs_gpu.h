@@ -33,6 +33,7 @@ typedef struct zs_gpu {
                            * (0: no FP8 figure; FP8 needs compute capability >= 8.9) */
     double fp8_half_dim;  /* the FP8 curve's size effect (zs_gemm_curve); when the */
     double fp8_p;         /* description has none, the GEMM curve's */
+    double fp8_dim_floor; /* the FP8 curve's dim_floor (absent: the GEMM curve's) */
     char fp8_source[ZS_KERNEL_SOURCE]; /* where the FP8 curve comes from */
     double host_gbs; /* pinned host <-> device copy rate per direction achieved over the
                       * GPU's host link (PCIe), GB/s (0: no figure): activation
@@ -55,8 +56,8 @@ const zs_attn_kernel *zs_gpu_attn_kernel(const zs_gpu *g);
 /* Selects the attention kernel by name; ZS_EINPUT naming the choices when
  * the GPU has none of that name (g untouched). */
 int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e);
-/* The FP8 GEMM curve: fp8_tflops, fp8_half_dim and fp8_p, the GEMM curve's
- * launch cost, fp8_source (meaningful only when fp8_tflops > 0). */
+/* The FP8 GEMM curve: fp8_tflops, fp8_half_dim, fp8_p and fp8_dim_floor, the
+ * GEMM curve's launch cost, fp8_source (meaningful only when fp8_tflops > 0). */
 zs_gemm_curve zs_gpu_fp8_curve(const zs_gpu *g);
 /* ZS_EINPUT (where "--precision") naming g when it cannot run FP8 GEMMs: no
  * FP8 tensor cores (compute capability below 8.9) or no FP8 GEMM rate. */

@@ -228,16 +228,30 @@ double zs_attn_kernel_time(const zs_attn_kernel *k, int backward, const zs_attn_
     return z.seconds;
 }
 
-double zs_gemm_curve_time(const zs_gemm_curve *g, double m, double n, double k)
+double zs_gemm_bytes(double m, double n, double k, double in_b, double out_b)
+{
+    return (m * k + k * n) * in_b + m * n * out_b;
+}
+
+double zs_gemm_time(const zs_gemm_curve *g, double m, double n, double k, double bytes,
+                    double hbm_Bps)
 {
     if (m <= 0 || n <= 0 || k <= 0 || g->tflops <= 0)
         return 0;
     double x = m < n ? m : n;
     x = x < k ? x : k;
+    /* The curve's data ends at dim_floor: a thinner GEMM keeps the size
+     * effect measured there instead of a power law extrapolated past it. */
+    x = x > g->dim_floor ? x : g->dim_floor;
     double slow = 1.0;
     if (g->half_dim > 0)
         slow += pow(g->half_dim / x, g->p);
-    return g->launch_us * 1e-6 + 2.0 * m * n * k / (g->tflops * 1e12) * slow;
+    double launch = g->launch_us * 1e-6;
+    double t = launch + 2.0 * m * n * k / (g->tflops * 1e12) * slow;
+    /* However thin, a GEMM reads its inputs and writes its output: cuBLAS
+     * runs skinny shapes near memory speed, not faster [assumed]. */
+    double tmem = bytes > 0 && hbm_Bps > 0 ? launch + bytes / hbm_Bps : 0;
+    return t > tmem ? t : tmem;
 }
 
 /* ---- JSON ------------------------------------------------------------------------- */
@@ -285,6 +299,9 @@ static const zs_field gemm_fields[] = {
     G_F("half_dim", ZS_F_DOUBLE, half_dim, 0, 1e6, 0, 0, "", "smallest dimension at half rate"),
     G_F("p", ZS_F_DOUBLE, p, 0, 10, 0, 1, "", "exponent of the size effect"),
     G_F("launch_us", ZS_F_DOUBLE, launch_us, 0, 1e5, 0, 0, "us", "fixed cost per GEMM"),
+    G_F("dim_floor", ZS_F_DOUBLE, dim_floor, 0, 1e6, 0, ZS_GEMM_DIM_FLOOR, "",
+        "smallest dimension the size effect was fitted on; thinner GEMMs keep its value there "
+        "(0: extrapolate)"),
     G_F("source", ZS_F_STRING, source, 0, 0, 1, 0, "", "where the figures come from"),
 };
 #undef G_F

@@ -60,14 +60,30 @@ typedef struct zs_attn_kernel {
 } zs_attn_kernel;
 
 /* The GEMM efficiency curve: time = launch + 2mnk / rate * (1 + (half_dim / x)^p),
- * x = min(m, n, k). */
+ * x = max(min(m, n, k), dim_floor). dim_floor is the smallest dimension the
+ * curve was fitted on: below it the size term keeps its value there, since
+ * the power law, extrapolated, grows faster than the work shrinks and would
+ * price a GEMM 8 wide slower than the same GEMM 256 wide. */
 typedef struct zs_gemm_curve {
     double tflops;
     double half_dim;
     double p;
     double launch_us;
+    double dim_floor; /* 0: no floor (the size term extrapolated) */
     char source[ZS_KERNEL_SOURCE];
 } zs_gemm_curve;
+
+/* The floor a GEMM curve without "dim_floor" takes: 256, the smallest
+ * dimension of XLA's measured GEMM tables (sm_90, sm_100), which every
+ * preset's curve was fitted to or taken from (docs/cost-model.md, "GEMM"). */
+#define ZS_GEMM_DIM_FLOOR 256.0
+
+/* Achievable fraction of HBM bandwidth for a streaming (memory-bound)
+ * kernel: 2.8 of 3.35 TB/s for coalesced loads on an H100 SXM5, measured
+ * with Nsight Compute (mikamirai.com/blog/gpu-memory-bandwidth, 2026) [S];
+ * applied to every GPU [assumed]. The step model's memory-bound ops and
+ * the HBM bound of every GEMM (zs_gemm_time) move their bytes at it. */
+#define ZS_HBM_EFF 0.84
 
 /* What one attention launch amounts to (for `zepsim cost` and tests). */
 typedef struct zs_attn_work {
@@ -109,7 +125,17 @@ int64_t zs_attn_block_pairs(const zs_attn_block *b);
 /* Pairs the kernel computes (whole tiles) for the blocks, per head. */
 int64_t zs_attn_kernel_tile_pairs(const zs_attn_kernel *k, const zs_attn_block *b, int n);
 
-double zs_gemm_curve_time(const zs_gemm_curve *g, double m, double n, double k);
+/* HBM bytes of a GEMM of m x k by k x n: both inputs read once (in_b bytes
+ * a value) and the output written once (out_b bytes a value; a weight
+ * gradient accumulated into an fp32 buffer reads and writes it: pass 8). */
+double zs_gemm_bytes(double m, double n, double k, double in_b, double out_b);
+/* Seconds of one GEMM, the one function that prices every GEMM: the curve
+ * (its size term held at dim_floor below it), and never less than the
+ * launch plus its bytes at hbm_Bps (a GEMM cannot beat moving its operands
+ * through HBM once; bytes or hbm_Bps <= 0: no such bound, the curve
+ * alone). 0 when a dimension is not positive or the rate is 0. */
+double zs_gemm_time(const zs_gemm_curve *g, double m, double n, double k, double bytes,
+                    double hbm_Bps);
 
 /* ---- JSON --------------------------------------------------------------------- */
 /* Parses one kernel object ({"name", "source", "tile_q", "tile_k",

@@ -114,7 +114,6 @@ typedef struct ctx {
     zs_step *s;
     double bw;         /* achievable HBM bytes/s */
     double launch;     /* seconds per memory-bound kernel */
-    zs_gemm_curve g8;  /* the FP8 GEMM curve */
     int *ranks;        /* 0..tp-1 */
     int fp8, oom;      /* FP8 GEMMs; an allocation failed */
     int cs;            /* FP8 current scaling: an amax pass before each cast */
@@ -187,7 +186,9 @@ static zs_step_op *gemm_op(ctx *x, const char *name, zs_op_class cls, zs_step_ph
     op->m = m, op->n = n, op->k = k;
     op->flops = 2 * m * n * k;
     op->bytes = (m * k + k * n) * (in8 ? 1 : x->b) + m * n * (wgrad ? 2 * x->gb : x->b);
-    op->seconds = in8 ? zs_gemm_curve_time(&x->g8, m, n, k) : zs_cost_gemm(x->c, m, n, k);
+    /* Both on the one GEMM price (zs_gemm_time), bounded by these bytes. */
+    op->seconds = in8 ? zs_cost_gemm_fp8(x->c, m, n, k, op->bytes)
+                      : zs_cost_gemm_io(x->c, m, n, k, op->bytes);
     return op;
 }
 
@@ -732,9 +733,8 @@ static void ctx_init(ctx *x, const zs_cost *c, const zs_step_cfg *cfg, zs_step *
     double tp = cfg->tp;
     memset(x, 0, sizeof *x);
     x->c = c, x->m = m, x->cfg = cfg, x->s = out;
-    x->bw = ZS_STEP_HBM_EFF * g->hbm_gbs * 1e9;
+    x->bw = ZS_HBM_EFF * g->hbm_gbs * 1e9;
     x->launch = g->gemm.launch_us * 1e-6;
-    x->g8 = zs_gpu_fp8_curve(g);
     x->fp8 = zs_precision_fp8(cfg->precision);
     x->cs = cfg->precision == ZS_PREC_FP8_CS;
     x->eager = cfg->kernels != ZS_KERN_FUSED;

@@ -6,7 +6,7 @@
  * Adam step, each with its FLOPs, HBM bytes and predicted seconds. GEMMs
  * and attention are priced by the cost model (zs_cost.h; FP8 GEMMs on the
  * same GEMM curve at the GPU's FP8 rate), memory-bound ops by bytes /
- * (HBM bandwidth x ZS_STEP_HBM_EFF), collectives by the cost model's NCCL
+ * (HBM bandwidth x ZS_HBM_EFF), collectives by the cost model's NCCL
  * model over ranks 0..tp-1 of its cluster. Tensor parallelism divides the
  * ops as Megatron-LM does (heads, MLP columns and the vocabulary over tp;
  * with sequence parallelism the residual stream over tp too).
@@ -23,11 +23,8 @@
 #include "zs_err.h"
 #include "zs_memory.h"
 
-/* Achievable fraction of HBM bandwidth for a streaming (memory-bound)
- * kernel: 2.8 of 3.35 TB/s for coalesced loads on an H100 SXM5, measured
- * with Nsight Compute (mikamirai.com/blog/gpu-memory-bandwidth, 2026) [S];
- * applied to every GPU [assumed]. */
-#define ZS_STEP_HBM_EFF 0.84
+/* The achievable fraction of HBM bandwidth memory-bound ops run at is
+ * ZS_HBM_EFF (zs_kernel.h, with its source): GEMMs are bounded by it too. */
 
 /* bf16; FP8 with TransformerEngine's delayed scaling (NeMo's default
  * fp8_recipe "delayed": each tensor's scale from an amax history the

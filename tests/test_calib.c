@@ -2,6 +2,7 @@
  * broken files with file:line), fits recovering known curves from
  * synthetic data, the calibration file round trip, the link accessor and
  * the calibrated cost model, and the real reference data when present. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "zs_calib.h"
@@ -723,6 +724,65 @@ static void test_provenance(void)
     zs_meas_set_clear(&s);
 }
 
+/* The GEMM curve's floor in a calibration (docs/cost-model.md, "Below the
+ * data"): a fit keeps the smallest dimension of its data, the file keeps
+ * it, and a file written before it had one takes the smallest x of its
+ * residuals, or 256 without them. */
+static void test_gemm_floor(void)
+{
+    zs_meas_set s;
+    zs_meas_set_init(&s);
+    zs_err e;
+    for (double k = 64; k <= 8192; k *= 2) { /* 2mnk / 700 TFLOP/s x (1 + (200/k)^1.5) */
+        zs_meas m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.op, sizeof m.op, "gemm");
+        m.m = m.n = 4096;
+        m.k = k;
+        m.seconds = 5e-6 + 2 * m.m * m.n * k / 700e12 * (1 + pow(200 / k, 1.5));
+        snprintf(m.source, sizeof m.source, "synthetic");
+        ZS_ASSERT_OK(zs_meas_add(&s, &m, &e), &e);
+    }
+    zs_fit_opts fo = {NULL, NULL, NULL, NULL};
+    zs_calib *c = NULL;
+    ZS_ASSERT_OK(zs_calib_fit(&s, &fo, &c, &e), &e);
+    zs_meas_set_clear(&s);
+    const zs_curve *g = zs_calib_curve(c, ZS_CAL_GEMM);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    ZS_ASSERT_NEAR(g->x_floor, 64, 0);
+    const char *saved = zs_test_write("floor.calib.json", "");
+    ZS_ASSERT_OK(zs_calib_save(c, saved, &e), &e);
+    zs_calib_free(c);
+    ZS_ASSERT_OK(zs_calib_load(saved, &c, &e), &e);
+    ZS_ASSERT_NEAR(zs_calib_curve(c, ZS_CAL_GEMM)->x_floor, 64, 0);
+    /* the calibrated model prices a GEMM thinner than the data on the
+     * curve held at 64, bounded by its bytes: never slower than 64 wide */
+    zs_model lm;
+    zs_cluster cl;
+    ZS_ASSERT_OK(zs_model_load("llama-7b", &lm, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-h100", 1, &cl, &e), &e);
+    zs_cost *cost = zs_cost_calibrated_new(&lm, &cl, c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    CU_ASSERT(zs_cost_gemm(cost, 4096, 4096, 8) < zs_cost_gemm(cost, 4096, 4096, 64));
+    zs_cost_free(cost);
+    zs_calib_free(c);
+    const char *old = zs_test_write(
+        "old.calib.json",
+        "{\"format\": \"zepsim-calibration\", \"version\": 4,\n"
+        " \"curves\": {\"gemm\": {\"t0\": 5e-6, \"rmax\": 7e14, \"half\": 200,"
+        " \"p\": 1.5, \"points\": 2, \"residuals\": [{\"x\": 512}, {\"x\": 128}]}}}\n");
+    ZS_ASSERT_OK(zs_calib_load(old, &c, &e), &e);
+    ZS_ASSERT_NEAR(zs_calib_curve(c, ZS_CAL_GEMM)->x_floor, 128, 0);
+    zs_calib_free(c);
+    old = zs_test_write("bare.calib.json",
+                        "{\"format\": \"zepsim-calibration\", \"version\": 4,\n"
+                        " \"curves\": {\"gemm\": {\"t0\": 5e-6, \"rmax\": 7e14, \"half\": 200,"
+                        " \"p\": 1.5}}}\n");
+    ZS_ASSERT_OK(zs_calib_load(old, &c, &e), &e);
+    ZS_ASSERT_NEAR(zs_calib_curve(c, ZS_CAL_GEMM)->x_floor, ZS_GEMM_DIM_FLOOR, 0);
+    zs_calib_free(c);
+}
+
 static const zs_test_case cases[] = {{"import_wide_tables", test_import_wide_tables},
                                      {"provenance", test_provenance},
                                      {"import_out_of_range", test_import_out_of_range},
@@ -731,6 +791,7 @@ static const zs_test_case cases[] = {{"import_wide_tables", test_import_wide_tab
                                      {"import_csv_tsv_json", test_import_csv_tsv_json},
                                      {"fit_recovers_nccl_params", test_fit_recovers_nccl_params},
                                      {"calib_file_errors", test_calib_file_errors},
+                                     {"gemm_floor", test_gemm_floor},
                                      {"reference_holdout", test_reference_holdout},
                                      {"profile_cp_holdout", test_profile_cp_holdout},
                                      {NULL, NULL}};

@@ -179,9 +179,9 @@ static double zero_attn(const zs_cost *c, const zs_attn_block *b, int n, int h, 
     (void)c, (void)b, (void)n, (void)h, (void)bwd;
     return 0;
 }
-static double zero_gemm(const zs_cost *c, double m, double n, double k)
+static double zero_gemm(const zs_cost *c, double m, double n, double k, double bytes)
 {
-    (void)c, (void)m, (void)n, (void)k;
+    (void)c, (void)m, (void)n, (void)k, (void)bytes;
     return 0;
 }
 static double bytes_only(const zs_cost *c, double bytes)

@@ -308,7 +308,7 @@ static void test_fsdp(void)
      * layers x 2); gathering every layer twice per micro-batch costs more
      * than the distributed optimizer's one gather per step */
     const zs_gpu *gpu = &c->cluster.gpu;
-    double copy = gpu->gemm.launch_us * 1e-6 + 4 * lp / (ZS_STEP_HBM_EFF * gpu->hbm_gbs * 1e9);
+    double copy = gpu->gemm.launch_us * 1e-6 + 4 * lp / (ZS_HBM_EFF * gpu->hbm_gbs * 1e9);
     ZS_ASSERT_REL(s.compute_s, z1.compute_s + 2 * 8 * 2 * copy, 1e-9);
     CU_ASSERT(s.dp_comm_s > z1.dp_comm_s);
     /* a bf16 gradient buffer halves the reduce-scatters */

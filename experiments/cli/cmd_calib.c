@@ -112,6 +112,9 @@ static void curve_rows(warnings *d, zs_table *t, zs_table *rd, const zs_curve *c
     else
         fit_row(t, nm, "half", "%.3f", cv->half / 1e6, "MB", "size at which the rate halves");
     fit_row(t, nm, "p", "%.3f", cv->p, "", "power of that size effect");
+    if (gemm)
+        fit_row(t, nm, "x_floor", "%.0f", cv->x_floor, "elements",
+                "smallest dimension fitted: thinner GEMMs keep the size effect there");
     zs_table_row(rd);
     zs_table_set(rd, 0, "%s", nm);
     if (gemm)

@@ -455,9 +455,12 @@ static int cost_gemm(const cost_args *a, zs_err *e)
     zs_table *k = kv_table("priced by");
     text(k, "gpu", "%s", cl.gpu.name);
     text(k, "gemm_curve",
-         "%.1f TFLOP/s x 1 / (1 + (%.1f / min(m,n,k))^%.3f), %.2f us per GEMM (%s)",
-         cl.gpu.gemm.tflops, cl.gpu.gemm.half_dim, cl.gpu.gemm.p, cl.gpu.gemm.launch_us,
-         a->calib ? "unless the calibration fits gemm" : "GPU preset");
+         "%.1f TFLOP/s x 1 / (1 + (%.1f / max(min(m,n,k), %.0f))^%.3f), %.2f us per GEMM (%s)",
+         cl.gpu.gemm.tflops, cl.gpu.gemm.half_dim, cl.gpu.gemm.dim_floor, cl.gpu.gemm.p,
+         cl.gpu.gemm.launch_us, a->calib ? "unless the calibration fits gemm" : "GPU preset");
+    text(k, "gemm_hbm_bound",
+         "never faster than the launch + (mk + kn + mn) x %d bytes at %.0f GB/s HBM x %.2f",
+         m.dtype_bytes > 0 ? m.dtype_bytes : 2, cl.gpu.hbm_gbs, ZS_HBM_EFF);
     text(k, "gemm_source", "%s", cl.gpu.gemm.source);
     text(k, "cost_model", "%s", c->desc);
     if (d)
@@ -656,12 +659,19 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     num(t, "model_tflops", "TFLOP/s", "%.1f",
         st->total_s > 0 ? model_flops / st->total_s / 1e12 : 0);
     text(t, "memory_bound", "bytes / (%.0f GB/s HBM x %.2f) + %.3f us per kernel", cl->gpu.hbm_gbs,
-         ZS_STEP_HBM_EFF, cl->gpu.gemm.launch_us);
+         ZS_HBM_EFF, cl->gpu.gemm.launch_us);
+    note(t,
+         "a GEMM: its curve (size term held below %.0f), never faster than its bytes at that "
+         "rate plus its launch",
+         cl->gpu.gemm.dim_floor);
     text(t, "gemm_source", "%s", cl->gpu.gemm.source);
     if (zs_precision_fp8(a->prec)) {
         num(t, "fp8_gemm", "TFLOP/s", "%.1f", cl->gpu.fp8_tflops);
-        note(t, "FP8 GEMM curve: half_dim %g, p %g, launch %g us (%s)", cl->gpu.fp8_half_dim,
-             cl->gpu.fp8_p, cl->gpu.gemm.launch_us, cl->gpu.fp8_source);
+        note(t,
+             "FP8 GEMM curve: half_dim %g, p %g, launch %g us, size term held below %g; inputs "
+             "1 byte a value (%s)",
+             cl->gpu.fp8_half_dim, cl->gpu.fp8_p, cl->gpu.gemm.launch_us, cl->gpu.fp8_dim_floor,
+             cl->gpu.fp8_source);
         text(t, "fp8_cast", "bytes / (%.0f GB/s HBM x %.4f) + %.3f us per cast-transpose",
              cl->gpu.hbm_gbs, ZS_FP8_CT_EFF, cl->gpu.gemm.launch_us);
         note(t, "TransformerEngine's cast-transpose: 51.53 us for 4096 x 4096 fp16 -> FP8 on "

@@ -106,12 +106,13 @@ expect_rc plain-full 0 "$ZEPSIM" simulate --method plain-4d --opt tp=4,cp=2,pp=2
 expect_out plain-full '"tokens_per_iter": 65536,'
 # LoRA (--opt lora=R): the same windows with frozen base weights, the
 # planner says so; one GPU's memory drops (no gradients or Adam state for
-# the base: 10.4 to 2.6 GiB here), the iteration takes about 9% longer at
-# tp 4, as the step model prices it too (`cost step --tp 4 --lora 32`:
-# the adapter's thin GEMMs and TP collectives, and the frozen layers'
-# reduce-scatters no longer hidden under a weight gradient, outweigh the
-# weight gradients saved); a rank tp does not divide or a negative one is
-# a usage error.
+# the base: 10.4 to 2.6 GiB here), the iteration takes about as long as
+# full training at tp 4 (1% less: the weight gradients saved about pay
+# for the adapter's TP collectives and the frozen layers' reduce-scatters
+# no longer hidden under a weight gradient; 9% more while the adapter's
+# 8-wide GEMMs were priced by the GEMM curve extrapolated below its data,
+# docs/cost-model.md "Below the data"); a rank tp does not divide or a
+# negative one is a usage error.
 expect_rc plain-lora 0 "$ZEPSIM" simulate --method plain-4d --opt tp=4,cp=2,pp=2,window=32768,lora=32 \
   --backend analytic --nodes 2 --iterations 2 --format json
 expect_out plain-lora '"tokens_per_iter": 65536,'
@@ -124,7 +125,7 @@ if command -v python3 >/dev/null; then
   python3 - "$TMP/full.csv" "$TMP/lora.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL plain-lora-vs-full"; FAILS=$((FAILS + 1)); }
 import csv, sys
 full, lora = (next(csv.DictReader(l for l in open(f) if not l.startswith("#"))) for f in sys.argv[1:])
-assert 1.0 < float(lora["iter_ms"]) / float(full["iter_ms"]) < 1.2, (lora["iter_ms"], full["iter_ms"])
+assert 0.9 < float(lora["iter_ms"]) / float(full["iter_ms"]) < 1.1, (lora["iter_ms"], full["iter_ms"])
 assert float(lora["peak_mem_gib"]) < float(full["peak_mem_gib"]), (lora["peak_mem_gib"], full["peak_mem_gib"])
 PY
 fi

@@ -135,14 +135,18 @@ expect_out runs-bad-kernel "no attention kernel 'fa9' \(it has: fa2, fa-triton\)
 # --lora-rank reaches the simulated schedule as it reaches the step model:
 # a lora row's simulated step follows the step model's at two ranks (the
 # step changes with the rank: the adapter's GEMMs are priced by shape).
+# Ranks 8 and 1024: the adapters at rank 1024 add ~9% of FLOPs; 8 and 256
+# differ by 1% now that a rank-8 GEMM is priced at its bytes rather than
+# by the GEMM curve extrapolated below its data (that made rank 8 30%
+# slower than 256, docs/cost-model.md "Below the data").
 printf '%s\nllama2-7b,lora,8,32,1,4096,1,1,1,1,fp8,,,25206,673\n' "$HDR" >"$TMP/lora.csv"
-for r in 8 256; do
+for r in 8 1024; do
   expect_rc "runs-lora-$r" 0 "$ZEPSIM" validate --runs "$TMP/lora.csv" --cluster dgx-h100 --simulate --format csv --lora-rank "$r"
   expect_out "runs-lora-$r" "^simulated,2,llama2-7b,.*,simulated,"
   cp "$TMP/out" "$TMP/lora-$r.csv"
 done
 if command -v python3 >/dev/null; then
-  python3 - "$TMP/lora-8.csv" "$TMP/lora-256.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL runs-lora-rank"; FAILS=$((FAILS + 1)); }
+  python3 - "$TMP/lora-8.csv" "$TMP/lora-1024.csv" <<'PY' && PASSES=$((PASSES + 1)) || { echo "FAIL runs-lora-rank"; FAILS=$((FAILS + 1)); }
 import csv, sys
 steps = []
 for f in sys.argv[1:]:
@@ -151,7 +155,7 @@ for f in sys.argv[1:]:
     sim, step = float(s["sim_step_ms"]), float(s["step_model_ms"])
     assert abs(sim - step) < 0.05 * step, (f, sim, step)
     steps.append(sim)
-assert abs(steps[0] - steps[1]) > 0.05 * steps[1], steps
+assert steps[1] > 1.05 * steps[0], steps
 PY
 fi
 
