@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "zs_calib.h"
+#include "zs_step.h"
 #include "zs_version.h"
 
 struct zs_db {
@@ -496,7 +497,7 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
         snprintf(buf + strlen(buf), n - strlen(buf), "; interference=on");
     if (c->precision) /* the same for bf16 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; precision=%s",
-                 c->precision == 2 ? "fp8-cs" : "fp8");
+                 zs_precision_name((zs_precision)c->precision));
     if (c->grad == ZS_GRAD_BF16) /* the same for fp32 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; grad_dtype=bf16");
     return ZS_OK;

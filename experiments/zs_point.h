@@ -40,8 +40,8 @@ typedef struct zs_point_cfg {
     char attn_kernel[32]; /* "" : the GPU's own attention kernel */
     int zero_stage;
     zs_recompute recompute;
-    int precision;      /* 0: bf16; the layers' linear GEMMs in FP8 (zs_cost_set_fp8): 1 delayed
-                           scaling, 2 current scaling */
+    int precision;      /* a zs_precision (0 bf16, 1 fp8: delayed scaling, 2 fp8-cs: current
+                           scaling) for the layers' linear GEMMs (zs_cost_set_fp8) */
     zs_grad_dtype grad; /* the gradient buffer's dtype (the memory model) */
     int validate;       /* run the plan validator on every plan */
     zs_fold_mode fold;  /* repeated segments (exec/zs_exec.h): off, on (exact), steady */

@@ -256,12 +256,6 @@ static int frozen(const zs_iter *it)
     return it->sp->lora > 0;
 }
 
-/* The cast of vals values before GEMM `name` ("cast-qkv"; grad: of its
- * output gradient, "cast-dqkv"); pfx: the recomputation's prefix. ct:
- * TransformerEngine's cast-transpose, which also writes the transpose a
- * weight-gradient GEMM reads; without it (frozen weights, whose backward
- * runs the input-gradient GEMM only) a plain cast, read bf16 and write
- * FP8 once, at the streaming rate (as the step model's). */
 /* Whether a cast's FP8 tensor is then gathered over TP (sequence
  * parallelism): a column-parallel layer's input, a row-parallel layer's
  * output gradient. */
@@ -297,6 +291,12 @@ static void fp8_cs_scale(zs_iter *it, chain *c, const char *pfx, int grad, const
     elem(it, c, l, 8);
 }
 
+/* The cast of vals values before GEMM `name` ("cast-qkv"; grad: of its
+ * output gradient, "cast-dqkv"); pfx: the recomputation's prefix. ct:
+ * TransformerEngine's cast-transpose, which also writes the transpose a
+ * weight-gradient GEMM reads; without it (frozen weights, whose backward
+ * runs the input-gradient GEMM only) a plain cast, read bf16 and write
+ * FP8 once, at the streaming rate (as the step model's). */
 static void fp8_cast_ct(zs_iter *it, chain *c, const char *pfx, int grad, const char *name,
                         double vals, int ct)
 {
@@ -1504,7 +1504,7 @@ static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *s
     if (nn > 1 && spec->moved_tokens)
         return zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
                           "moved tokens and nano-batches cannot be combined");
-    if (spec->lora < 0 || spec->lora > m->hidden || spec->lora % d->tp)
+    if (!zs_step_lora_rank_ok(m, spec->lora, d->tp))
         return zs_err_set(e, ZS_EINPUT, "lora",
                           "give a LoRA rank from 1 to the hidden size that tp divides (0: no LoRA)",
                           "LoRA rank %d with hidden %d and tp=%d", spec->lora, m->hidden, d->tp);

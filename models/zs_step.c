@@ -87,6 +87,11 @@ int zs_step_kernels_parse(const char *s, zs_step_kernels *out, zs_err *e)
                       "unknown kernels '%s'", s ? s : "(none)");
 }
 
+int zs_step_lora_rank_ok(const zs_model *m, int rank, int tp)
+{
+    return rank >= 0 && rank <= m->hidden && tp > 0 && rank % tp == 0;
+}
+
 double zs_step_lora_params_per_layer(const zs_model *m, int rank)
 {
     return rank > 0
@@ -232,25 +237,26 @@ static double secs(const zs_step_op *op)
  * input, a row-parallel layer's output gradient; with_amax_reduction in
  * module/linear.py, layernorm_linear.py, layernorm_mlp.py) the amax is
  * all-reduced over the TP group first so every rank uses one scale.
- * name: the cast's; vals: its values; per_step: a weight's (cast once per
- * step, with its cast). */
-static void cs_scale(ctx *x, const char *name, zs_step_phase ph, double vals, int gathered,
+ * tensor: what is cast ("qkv", "w-qkv", "dqkv": the ops are "amax-qkv"...,
+ * beside its "cast-qkv"); vals: its values; per_step: a weight's (cast once
+ * per step, with its cast). */
+static void cs_scale(ctx *x, const char *tensor, zs_step_phase ph, double vals, int gathered,
                      int per_step)
 {
     if (!x->cs)
         return;
     char n[40];
-    snprintf(n, sizeof n, "amax-%s", name + 5); /* past "cast-" */
+    snprintf(n, sizeof n, "amax-%s", tensor);
     zs_step_op *op = mem_op(x, n, ZS_OC_FP8, ph, 1, vals * x->b, vals);
     if (op)
         op->per_step = per_step;
     if (gathered && x->cfg->sp) {
-        snprintf(n, sizeof n, "ar-amax-%s", name + 5);
+        snprintf(n, sizeof n, "ar-amax-%s", tensor);
         op = coll_op(x, n, ph, 1, ZS_COLL_ALLREDUCE, FP32, 1);
         if (op)
             op->per_step = per_step;
     }
-    snprintf(n, sizeof n, "scale-%s", name + 5);
+    snprintf(n, sizeof n, "scale-%s", tensor);
     op = mem_op(x, n, ZS_OC_FP8, ph, 1, 2 * FP32, 1);
     if (op)
         op->per_step = per_step;
@@ -275,15 +281,16 @@ static void fp8_fwd_casts(ctx *x, const char *name, zs_step_phase ph, double act
     char n[32];
     snprintf(n, sizeof n, "cast-%s", name);
     /* a column-parallel input is cast on its sequence shard, then gathered */
-    cs_scale(x, n, ph, act, col, 0);
+    cs_scale(x, name, ph, act, col, 0);
     if (x->frozen)
         mem_op(x, n, ZS_OC_FP8, ph, 1, act * (x->b + 1), act * FL_CAST);
     else
         ct_op(x, n, ph, act);
     if (ph == ZS_PH_RECOMPUTE)
         return;
-    snprintf(n, sizeof n, "cast-w-%s", name);
+    snprintf(n, sizeof n, "w-%s", name);
     cs_scale(x, n, ph, w, 0, 1);
+    snprintf(n, sizeof n, "cast-w-%s", name);
     zs_step_op *op = ct_op(x, n, ph, w);
     if (op)
         op->per_step = 1;
@@ -296,8 +303,9 @@ static void fp8_bwd_cast(ctx *x, const char *name, double g, int row)
     if (!x->fp8)
         return;
     char n[32];
-    snprintf(n, sizeof n, "cast-d%s", name);
+    snprintf(n, sizeof n, "d%s", name);
     cs_scale(x, n, ZS_PH_BWD, g, row, 0);
+    snprintf(n, sizeof n, "cast-d%s", name);
     if (x->frozen)
         mem_op(x, n, ZS_OC_FP8, ZS_PH_BWD, 1, g * (x->b + 1), g * FL_CAST);
     else
@@ -707,7 +715,7 @@ static int check_cfg(const zs_cost *c, const zs_step_cfg *cfg, zs_err *e)
         return zs_err_set(e, ZS_EUSAGE, "--len", "give a length divisible by --tp (or --sp off)",
                           "sequence parallelism splits %lld tokens over tp=%d",
                           (long long)cfg->tokens, tp);
-    if (cfg->lora < 0 || cfg->lora > m->hidden || (cfg->lora && cfg->lora % tp))
+    if (!zs_step_lora_rank_ok(m, cfg->lora, tp))
         return zs_err_set(e, ZS_EUSAGE, "--lora",
                           "give a rank from 1 to the hidden size that --tp divides (0: no LoRA)",
                           "LoRA rank %d with hidden %d and tp=%d", cfg->lora, m->hidden, tp);

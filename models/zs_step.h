@@ -32,6 +32,10 @@
  * NeMo's "tensorwise", Megatron-Bridge's FP8-CS recipes: each tensor's
  * scale from its own amax, computed before its cast). */
 typedef enum zs_precision { ZS_PREC_BF16 = 0, ZS_PREC_FP8, ZS_PREC_FP8_CS } zs_precision;
+/* zs_cost_set_fp8's `on` and the study option `precision` (bf16|fp8|fp8-cs)
+ * take these values as they are. */
+_Static_assert(ZS_PREC_BF16 == 0 && ZS_PREC_FP8 == 1 && ZS_PREC_FP8_CS == 2,
+               "zs_precision's values are zs_cost_set_fp8's and the precision option's");
 /* Whether p runs the linear GEMMs in FP8 (either scaling). */
 int zs_precision_fp8(zs_precision p);
 /* Activation recomputation: none, Megatron's selective (core attention
@@ -132,6 +136,10 @@ typedef struct zs_step_cfg {
     int lora;
 } zs_step_cfg;
 
+/* Whether rank is a LoRA rank the model can take under tp: 0 (no LoRA) or
+ * 1 to the hidden size, a multiple of tp (the adapter's linear_in is
+ * column-parallel). */
+int zs_step_lora_rank_ok(const zs_model *m, int rank, int tp);
 /* Parameters a LoRA layer trains: the QKV adapter's two matrices, hidden x
  * rank in and rank x the QKV columns out. */
 double zs_step_lora_params_per_layer(const zs_model *m, int rank);

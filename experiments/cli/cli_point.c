@@ -9,6 +9,7 @@
 #include "zs_model.h"
 
 #include "zs_point_opts.h"
+#include "zs_step.h"
 
 FILE *zs_cli_progress_file(int quiet)
 {
@@ -33,8 +34,8 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
     if (p->precision)
         zs_output_text(d,
                        "# precision %s: the layers' linear GEMMs in FP8 (TransformerEngine, %s)\n",
-                       p->precision == 2 ? "fp8-cs" : "fp8",
-                       p->precision == 2 ? "current scaling" : "delayed scaling");
+                       zs_precision_name((zs_precision)p->precision),
+                       p->precision == ZS_PREC_FP8_CS ? "current scaling" : "delayed scaling");
     if (p->grad == ZS_GRAD_BF16)
         zs_output_text(d, "# gradients: a bf16 buffer (memory)\n");
     if (p->opts[0])

@@ -365,7 +365,7 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     snprintf(c->backend, sizeof c->backend, "analytic");
     c->zero_stage = r->zero >= 0 ? r->zero : 1;
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
-    c->precision = r->precision == ZS_PREC_FP8_CS ? 2 : r->precision == ZS_PREC_FP8;
+    c->precision = (int)r->precision; /* zs_point_cfg.precision is a zs_precision */
     c->grad = a->grad;
     c->interference = a->interference; /* the step model's mechanism, in the schedule too */
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
