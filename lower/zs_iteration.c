@@ -32,6 +32,7 @@ struct zs_iter {
     int pp_stream;    /* pipeline sends and receives: off the compute stream so
                        * a stage can post the next receive while its send waits */
     int tp_stream;    /* the backward's asynchronous TP collectives (tp > 1) */
+    int zero3;        /* ZeRO-3 over a DP group of two or more */
     double *moe_load; /* per rank: expert load factor (mean 1) */
     int *tp_group;    /* per slot-rank: the TP group's id (leader ranks only) */
     zs_err *e;
@@ -528,7 +529,8 @@ typedef struct body {
     int chunk;         /* model chunk of the stage (interleaved 1F1B; 0 without) */
     int *ep_group;     /* per slot: schedule group id of its expert-parallel group */
     int *dp_group;     /* per slot: schedule group id for gradient sync */
-    int64_t *param_ag; /* per slot: ZeRO-3 weight all-gather op of the layer (forward) */
+    int64_t *param_ag; /* per slot: the ZeRO-3 weight all-gather not yet waited for (-1: none) */
+    double ag_params;  /* the weights it gathers, per TP rank */
 } body;
 
 /* Layers of one chunk of the stage (all of the stage's without
@@ -650,21 +652,19 @@ static void fwd_pre(zs_iter *it, body *b, chain *c, int slot, const char *pfx)
     label(it, l, sizeof l, pfx, "tp-ag-attn");
     tp_coll(it, c, l, ZS_COLL_ALLGATHER, Tl * h * gather_bytes(it));
     double mv = moved(it, b->micro, slot);
-    int64_t ag = b->param_ag ? b->param_ag[slot] : -1;
     if (mv > 0) {
         /* The moved tokens' QKV first: it leaves while the rest is computed. */
         label(it, l, sizeof l, pfx, "qkv-moved");
-        gemm_prec(it, c, l, mv, qkv_n, h, ag, f8);
+        gemm_prec(it, c, l, mv, qkv_n, h, -1, f8);
         if (rope > 0) {
             label(it, l, sizeof l, pfx, "rope-moved");
             elem(it, c, l, mv * rope);
         }
         it->entry_moved[slot] = c->last;
         it->dry_mark = c->t;
-        ag = -1;
     }
     label(it, l, sizeof l, pfx, "qkv");
-    gemm_prec(it, c, l, T - mv, qkv_n, h, ag, f8);
+    gemm_prec(it, c, l, T - mv, qkv_n, h, -1, f8);
     lora_fwd(it, c, T, pfx); /* never with moved tokens (build_with) */
     if (rope > 0) {
         label(it, l, sizeof l, pfx, "rope");
@@ -938,6 +938,76 @@ static void lora_bwd(zs_iter *it, chain *c, double T, int64_t *dep)
 
 /* Parameters of one layer whose gradients the DP group synchronises, on
  * one GPU: the layer's, or with LoRA its adapters'. */
+/* ---- ZeRO-3 ------------------------------------------------------------------
+ * As PyTorch FSDP2 runs it (torchtitan) and the step model prices it
+ * (zs_megatron_step.c, dp_comm_fsdp): the weights stay sharded over the DP
+ * group and are all-gathered in every micro-batch: the root module's (the
+ * embedding, final norm and LM head of the chunk) at the micro-batch's
+ * start, each layer's before its forward and again before its backward,
+ * except the chunk's last layer, kept from its forward. The next layer's
+ * gather is issued as a layer starts (FSDP2's prefetch, one layer ahead)
+ * and the next layer waits for it, then copies the weights out of the
+ * gather buffer on the compute stream (FSDPParamGroup.wait_for_unshard ->
+ * foreach_all_gather_copy_out, the step model's fsdp-copy-out). Gradients
+ * are reduce-scattered after each layer's backward in every micro-batch,
+ * the root's after the chunk's backward; the optimizer updates the shards
+ * and no gather follows it. Gathers and reduce-scatters share the comm
+ * stream in the order they are issued: FSDP2 (and Megatron-FSDP) run both
+ * through one process group, one NCCL communicator, which runs one
+ * collective at a time whatever CUDA stream posts it (pytorch/pytorch
+ * #177015, #186335). */
+static int zero3_on(const zs_iter *it)
+{
+    return !it->dry && it->zero3;
+}
+
+/* Per slot: gathers `params` (per TP rank) over the DP group once the
+ * chain's last op is done (b->param_ag: the gather to wait for). The
+ * gather depends on a join that takes no time: inside a repeated layer
+ * segment the chain's last op before it is the previous segment's, and the
+ * join, after the previous layer on the compute stream, holds the gather
+ * until that layer is done. */
+static void zero3_gather(zs_iter *it, body *b, chain *ch, const char *label, double params)
+{
+    if (it->dry || params <= 0)
+        return;
+    b->ag_params = params;
+    for (int sl = 0; sl < it->nslots; sl++) {
+        int n = it->s->groups[b->dp_group[sl]].n;
+        elem_t(it, &ch[sl], "zero3-prefetch", 0, 0, -1);
+        int64_t deps[1] = {ch[sl].last};
+        b->param_ag[sl] = zs_sched_coll(it->s, ch[sl].rank, ZS_STREAM_COMM, label, b->dp_group[sl],
+                                        ZS_COLL_ALLGATHER, params * it->m->dtype_bytes / n, deps,
+                                        ch[sl].last >= 0);
+    }
+}
+
+/* Per slot: the compute stream waits for the pending gather and copies
+ * its weights out. */
+static void zero3_wait(zs_iter *it, body *b, chain *ch)
+{
+    for (int sl = 0; sl < it->nslots && !it->dry; sl++)
+        if (b->param_ag[sl] >= 0) {
+            elem_dep(it, &ch[sl], "fsdp-copy-out", 2 * b->ag_params * it->m->dtype_bytes,
+                     b->param_ag[sl]);
+            b->param_ag[sl] = -1;
+        }
+}
+
+/* Weights of the root module a chunk holds, per TP rank: the embedding on
+ * the first, the final norm and the LM head (or, tied and on another
+ * stage, its copy of the embedding) on the last. */
+static double zero3_root_params(const zs_iter *it, const body *b)
+{
+    const zs_model *m = it->m;
+    double emb = (double)m->vocab * m->hidden, p = 0;
+    if (chunk_first(b))
+        p += emb;
+    if (chunk_last(it, b))
+        p += m->hidden + (m->tied_embeddings && chunk_first(b) ? 0 : emb);
+    return p / it->tp;
+}
+
 static double synced_params_per_layer(const zs_iter *it)
 {
     const zs_model *m = it->m;
@@ -969,8 +1039,9 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     }
     gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot], &cb);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
-    /* After the last micro-batch's last nano-batch. */
-    if (!b->last_micro || (it->nano > 1 && it->cur < it->nano - 1))
+    /* After the last micro-batch's last nano-batch (ZeRO-3: every
+     * micro-batch's). */
+    if ((!b->last_micro && !zero3_on(it)) || (it->nano > 1 && it->cur < it->nano - 1))
         return ZS_OK;
     /* Gradients of this layer are final after the last micro-batch: sync
      * them on the comm stream while the next layer's backward runs. */
@@ -1010,15 +1081,6 @@ static int attention(zs_iter *it, body *b, int backward)
 static int layer_forward(zs_iter *it, body *b, chain *ch, const char *pfx)
 {
     int rc = ZS_OK;
-    if (it->sp->zero_stage >= 3 && !pfx[0]) {
-        /* ZeRO-3: prefetch the layer's weights on the comm stream. */
-        double w = zs_model_params_per_layer(it->m) / it->tp * it->m->dtype_bytes;
-        for (int sl = 0; sl < it->nslots; sl++) {
-            int n = it->s->groups[b->dp_group[sl]].n;
-            b->param_ag[sl] = zs_sched_coll(it->s, ch[sl].rank, ZS_STREAM_COMM, "zero3-param-ag",
-                                            b->dp_group[sl], ZS_COLL_ALLGATHER, w / n, NULL, 0);
-        }
-    }
     int nn = it->nano > 1 ? it->nano : 1;
     if (!pfx[0])
         reset_layer_first(it);
@@ -1086,12 +1148,13 @@ static int layer_backward(zs_iter *it, body *b, chain *ch)
 /* Layer markers at the start of the stage's repeated layer segment, so
  * timelines can name each op's layer. dir 0: forward, counting up from the
  * stage's first layer; 1: backward, counting down from its last; -1: the
- * layers are over (layer -1). */
-static void layer_markers(zs_iter *it, chain *ch, int dir, const body *b)
+ * layers are over (layer -1). skip: layers of the chunk before the
+ * segment's first. */
+static void layer_markers(zs_iter *it, chain *ch, int dir, const body *b, int skip)
 {
     int first = chunk_first_layer(it, b), n = chunk_layers(it, b);
     zs_marker_kind kind = dir > 0 ? ZS_MARK_LAYER_DOWN : ZS_MARK_LAYER;
-    int value = dir < 0 ? -1 : dir > 0 ? first + n - 1 : first;
+    int value = dir < 0 ? -1 : dir > 0 ? first + n - 1 - skip : first + skip;
     for (int sl = 0; sl < it->nslots; sl++)
         zs_sched_marker(it->s, ch[sl].rank, kind, value);
 }
@@ -1105,11 +1168,20 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
     double h = m->hidden, by = m->dtype_bytes;
     begin_all(it, stage, 1);
     for (int sl = 0; sl < it->nslots; sl++) {
+        zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_MICROBATCH, b->micro);
+        zs_sched_marker(it->s, ch[sl].rank, ZS_MARK_PHASE,
+                        b->backward ? ZS_PHASE_BACKWARD : ZS_PHASE_FORWARD);
+    }
+    if (zero3_on(it) && !b->backward) {
+        /* the root's weights before anything runs, the first layer's
+         * while the embedding runs or the activations arrive */
+        zero3_gather(it, b, ch, "zero3-ag-root", zero3_root_params(it, b));
+        zero3_wait(it, b, ch);
+        zero3_gather(it, b, ch, "zero3-ag", zs_model_params_per_layer(m) / it->tp);
+    }
+    for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
-        zs_sched_marker(it->s, c->rank, ZS_MARK_MICROBATCH, b->micro);
-        zs_sched_marker(it->s, c->rank, ZS_MARK_PHASE,
-                        b->backward ? ZS_PHASE_BACKWARD : ZS_PHASE_FORWARD);
         if (!b->backward && first) {
             /* each TP rank looks up its vocabulary shard's rows; sequence
              * parallelism reduce-scatters the sum */
@@ -1133,6 +1205,7 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
                 c->last = op; /* the chunk's first compute op waits for it */
         }
     }
+    zero3_wait(it, b, ch);
 }
 
 /* A chunk's last segment: the LM head and loss, the embedding's backward or
@@ -1143,7 +1216,7 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
     const zs_model *m = it->m;
     double h = m->hidden, by = m->dtype_bytes;
     begin_all(it, stage, 1);
-    layer_markers(it, ch, -1, b);
+    layer_markers(it, ch, -1, b, 0);
     for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
         double T = tokens(it, b->micro, sl), Tl = T / it->tp;
@@ -1170,6 +1243,14 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
                           pp_tag(it, b, !b->backward, b->backward), Tl * h * by, deps,
                           c->last >= 0);
         }
+        double root = zero3_root_params(it, b);
+        if (zero3_on(it) && b->backward && root > 0 && !frozen(it)) {
+            int64_t deps[1] = {c->last};
+            int n = it->s->groups[b->dp_group[sl]].n;
+            zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-reduce-scatter-root",
+                          b->dp_group[sl], ZS_COLL_REDUCESCATTER, root * by / n, deps,
+                          c->last >= 0);
+        }
     }
 }
 
@@ -1177,9 +1258,19 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
 static int chunk(zs_iter *it, body *b, chain *ch)
 {
     chunk_prologue(it, b, ch);
-    begin_all(it, b->stage, chunk_layers(it, b));
-    layer_markers(it, ch, b->backward, b);
-    int rc = b->backward ? layer_backward(it, b, ch) : layer_forward(it, b, ch, "");
+    /* ZeRO-3: every layer but the last gathers the next one's weights, so
+     * the last is a segment of its own. */
+    int n = chunk_layers(it, b), split = zero3_on(it) && n > 1, rc = ZS_OK;
+    double w = zs_model_params_per_layer(it->m) / it->tp;
+    for (int part = 0; part <= split && !rc; part++) {
+        begin_all(it, b->stage, split && !part ? n - 1 : split ? 1 : n);
+        layer_markers(it, ch, b->backward, b, part ? n - 1 : 0);
+        if (split && !part)
+            zero3_gather(it, b, ch, b->backward ? "zero3-ag-bwd" : "zero3-ag", w);
+        rc = b->backward ? layer_backward(it, b, ch) : layer_forward(it, b, ch, "");
+        if (split && !part)
+            zero3_wait(it, b, ch);
+    }
     if (rc)
         return rc;
     chunk_epilogue(it, b, ch);
@@ -1217,7 +1308,7 @@ static int optimizer(zs_iter *it, body *b, chain *ch, int stage)
                                           zs_cost_elementwise(it->cost, bytes), deps, nd);
         if (op >= 0)
             c->last = op;
-        if (it->sp->zero_stage >= 1 && n > 1) {
+        if (it->sp->zero_stage >= 1 && it->sp->zero_stage < 3 && n > 1) {
             /* On the comm stream, like every other collective of the DP
              * group (one communicator, one stream). */
             int64_t d1[1] = {c->last};
@@ -1556,6 +1647,7 @@ static int build_with(zs_schedule *s, const zs_cost *cost, const zs_iter_spec *s
             (it.tp_stream = zs_schedule_add_stream(s, "tp")) < 0)
             rc = zs_err_set(e, ZS_EINVALID, "iteration builder", NULL,
                             "no room for the tensor-parallel stream");
+        it.zero3 = spec->zero_stage >= 3 && it.nslots > 1;
         s->dims = *d;
         s->layers = m->layers;
         s->heads = m->heads;

@@ -19,8 +19,10 @@
  *     cost, or interleaved 1F1B over virtual stages;
  *   - data-parallel gradient synchronisation per layer on the comm stream,
  *     overlapping the next layer's backward (all-reduce, or reduce-scatter
- *     with ZeRO >= 2), then the optimizer step (and the ZeRO-3 weight
- *     all-gather is folded into the step's cost as an approximation);
+ *     with ZeRO >= 2), then the optimizer step and, with ZeRO 1-2, the
+ *     weight all-gather; ZeRO-3 as FSDP2 runs it: each layer's weights
+ *     gathered one layer ahead before its forward and its backward and
+ *     copied out, its gradients reduce-scattered in every micro-batch;
  *   - the embedding and LM head on the first and last stage;
  *   - LoRA fine-tuning (zs_iter_spec.lora): frozen base weights, rank-r
  *     adapters on the QKV projection.

@@ -327,14 +327,16 @@ static void dp_comm_fsdp(const zs_cost *c, const zs_mstep_cfg *g, const dp_group
     o->dp_ag_s = o->m * (Ar + (2 * L - 1) * A);
     o->dp_rs_s = o->m * (L * R + Rr);
     /* In a layer's backward the next layer's gather and the previous one's
-     * reduce-scatter run at once, on FSDP2's two communication streams
-     * (FSDPCommContext's all_gather_stream and reduce_scatter_stream): both
-     * kernels hold their CTAs while they share the network; the last
-     * reduce-scatter runs alone. */
+     * reduce-scatter run one after the other: FSDP2 posts them on two CUDA
+     * streams but through one process group, one NCCL communicator, which
+     * runs one collective at a time (pytorch/pytorch #177015, #186335), so
+     * one kernel holds its CTAs at a time; the last reduce-scatter runs
+     * alone. */
     if (g->interference)
-        o->interference_s = o->m * (slowdown(c, agc, (L - 1) * fmin(A, F)) +
-                                    slowdown(c, agc + rsc, (L - 1) * fmin(A + R, B)) +
-                                    slowdown(c, rsc, fmin(R, B)));
+        o->interference_s =
+            o->m *
+            (slowdown(c, agc, (L - 1) * fmin(A, F)) + slowdown(c, agc, (L - 1) * fmin(A, B)) +
+             slowdown(c, rsc, (L - 1) * fmin(R, fmax(0, B - A))) + slowdown(c, rsc, fmin(R, B)));
 }
 
 /* Exposed DP communication over the dp x cp ranks. */
