@@ -994,18 +994,25 @@ static void zero3_wait(zs_iter *it, body *b, chain *ch)
         }
 }
 
-/* Weights of the root module a chunk holds, per TP rank: the embedding on
- * the first, the final norm and the LM head (or, tied and on another
- * stage, its copy of the embedding) on the last. */
-static double zero3_root_params(const zs_iter *it, const body *b)
+/* Weights outside the layers a chunk holds, per TP rank: the embedding on
+ * the first (emb_params), the final norm and the LM head (or, tied and on
+ * another stage, its copy of the embedding) on the last (head_params);
+ * together FSDP's root module (root_params). */
+static double emb_params(const zs_iter *it, const body *b)
+{
+    return chunk_first(b) ? (double)it->m->vocab * it->m->hidden / it->tp : 0;
+}
+static double head_params(const zs_iter *it, const body *b)
 {
     const zs_model *m = it->m;
-    double emb = (double)m->vocab * m->hidden, p = 0;
-    if (chunk_first(b))
-        p += emb;
-    if (chunk_last(it, b))
-        p += m->hidden + (m->tied_embeddings && chunk_first(b) ? 0 : emb);
-    return p / it->tp;
+    if (!chunk_last(it, b))
+        return 0;
+    double emb = m->tied_embeddings && chunk_first(b) ? 0 : (double)m->vocab * m->hidden;
+    return (m->hidden + emb) / it->tp;
+}
+static double root_params(const zs_iter *it, const body *b)
+{
+    return emb_params(it, b) + head_params(it, b);
 }
 
 static double synced_params_per_layer(const zs_iter *it)
@@ -1014,6 +1021,33 @@ static double synced_params_per_layer(const zs_iter *it)
     if (frozen(it))
         return zs_step_lora_params_per_layer(m, it->sp->lora) / it->tp;
     return zs_model_params_per_layer(m) / it->tp;
+}
+
+/* Whether the gradients of this backward are synchronised: in the last
+ * micro-batch (ZeRO-3: in every one). */
+static int grad_sync_now(const zs_iter *it, const body *b)
+{
+    return b->last_micro || zero3_on(it);
+}
+
+/* Synchronises `params` gradients (per TP rank) of a slot over its DP group
+ * on the comm stream once the chain's last op is done: an all-reduce, or
+ * from ZeRO-1 on a reduce-scatter (Megatron's distributed optimizer
+ * reduce-scatters the gradients and all-gathers the updated parameters;
+ * DeepSpeed's ZeRO-1 and 2 reduce-scatter by default, `reduce_scatter:
+ * true`), as the step model prices them (zs_megatron_step.c). */
+static void grad_sync(zs_iter *it, body *b, chain *c, int slot, int root, double params)
+{
+    if (it->dry || params <= 0)
+        return;
+    static const char *const names[2][2] = {{"grad-all-reduce", "grad-all-reduce-root"},
+                                            {"grad-reduce-scatter", "grad-reduce-scatter-root"}};
+    int rs = it->sp->zero_stage >= 1, n = it->s->groups[b->dp_group[slot]].n;
+    double bytes = params * it->m->dtype_bytes;
+    int64_t deps[1] = {c->last};
+    zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, names[rs][root], b->dp_group[slot],
+                  rs ? ZS_COLL_REDUCESCATTER : ZS_COLL_ALLREDUCE, rs ? bytes / n : bytes, deps,
+                  c->last >= 0);
 }
 
 static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
@@ -1039,21 +1073,10 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     }
     gemm_bwd_split(it, c, slot, "qkv", T, mv, qkv_n, h, 0, ex, it->exit_moved[slot], &cb);
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
-    /* After the last micro-batch's last nano-batch (ZeRO-3: every
-     * micro-batch's). */
-    if ((!b->last_micro && !zero3_on(it)) || (it->nano > 1 && it->cur < it->nano - 1))
-        return ZS_OK;
-    /* Gradients of this layer are final after the last micro-batch: sync
-     * them on the comm stream while the next layer's backward runs. */
-    double grads = synced_params_per_layer(it) * by;
-    int64_t deps[1] = {c->last};
-    int n = it->s->groups[b->dp_group[slot]].n;
-    if (it->sp->zero_stage >= 2)
-        zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-reduce-scatter", b->dp_group[slot],
-                      ZS_COLL_REDUCESCATTER, grads / n, deps, 1);
-    else
-        zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-all-reduce", b->dp_group[slot],
-                      ZS_COLL_ALLREDUCE, grads, deps, 1);
+    /* After the last nano-batch the layer's gradients are final: sync them
+     * while the next layer's backward runs. */
+    if (grad_sync_now(it, b) && !(it->nano > 1 && it->cur < it->nano - 1))
+        grad_sync(it, b, c, slot, 0, synced_params_per_layer(it));
     return ZS_OK;
 }
 
@@ -1175,7 +1198,7 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
     if (zero3_on(it) && !b->backward) {
         /* the root's weights before anything runs, the first layer's
          * while the embedding runs or the activations arrive */
-        zero3_gather(it, b, ch, "zero3-ag-root", zero3_root_params(it, b));
+        zero3_gather(it, b, ch, "zero3-ag-root", root_params(it, b));
         zero3_wait(it, b, ch);
         zero3_gather(it, b, ch, "zero3-ag", zs_model_params_per_layer(m) / it->tp);
     }
@@ -1193,6 +1216,10 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
             col_bwd cb = {"lm-head", Tl * h * by, Tl * h * by, 0, NULL};
             gemm_bwd_col(it, c, "lm-head", T, V, h, -1, 0, &cb);
             elem(it, c, "final-norm-bwd", 3 * Tl * h * by);
+            /* the LM head's gradients are final: their bucket goes now
+             * (ZeRO-3: with the root's, in the epilogue) */
+            if (!zero3_on(it) && grad_sync_now(it, b) && !frozen(it))
+                grad_sync(it, b, c, sl, 1, head_params(it, b));
         } else {
             /* Activations (forward) or their gradients (backward) arrive from
              * the neighbouring stage. */
@@ -1243,14 +1270,10 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
                           pp_tag(it, b, !b->backward, b->backward), Tl * h * by, deps,
                           c->last >= 0);
         }
-        double root = zero3_root_params(it, b);
-        if (zero3_on(it) && b->backward && root > 0 && !frozen(it)) {
-            int64_t deps[1] = {c->last};
-            int n = it->s->groups[b->dp_group[sl]].n;
-            zs_sched_coll(it->s, c->rank, ZS_STREAM_COMM, "grad-reduce-scatter-root",
-                          b->dp_group[sl], ZS_COLL_REDUCESCATTER, root * by / n, deps,
-                          c->last >= 0);
-        }
+        /* The embedding's gradients (ZeRO-3: the whole root's, after the
+         * chunk's backward, FSDP's root post-backward) */
+        if (b->backward && grad_sync_now(it, b) && !frozen(it))
+            grad_sync(it, b, c, sl, 1, zero3_on(it) ? root_params(it, b) : emb_params(it, b));
     }
 }
 

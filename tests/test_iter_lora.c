@@ -4,8 +4,9 @@
  * (24 x 1024, 8 heads of 128, SwiGLU) at tp 2, dp 2, one micro-batch:
  * per layer the base GEMMs keep their input gradients but lose their
  * weight gradients, the adapter's four backward GEMMs appear, the DP
- * gradient all-reduce carries the adapters' bytes (rank 8 x (1024 +
- * 3 x 1024) = 32768 parameters a layer, / tp 2, x 2 bytes = 32768 bytes)
+ * gradient reduce-scatter carries the adapters' bytes (rank 8 x (1024 +
+ * 3 x 1024) = 32768 parameters a layer, / tp 2, x 2 bytes = 32768 bytes,
+ * half of them a rank's)
  * and the optimizer their shard; with FP8 the frozen layers' casts drop
  * their transposes, the weights' keep them; the memory model keeps every
  * weight but gradients and Adam's state for the adapters only; plain-4d
@@ -141,11 +142,14 @@ static void test_dp_bytes(void)
     ZS_ASSERT_OK(build(cost, 0, 0, &base, &e), &e);
     ZS_ASSERT_OK(build(cost, 8, 0, &lora, &e), &e);
     const zs_op *ar = NULL, *opt = NULL, *ag = NULL;
-    ZS_ASSERT_INT_EQ(count(base, "grad-all-reduce", &ar), 1);
-    ZS_ASSERT_NEAR(ar->u.coll.bytes, zs_model_params_per_layer(m) / 2 * m->dtype_bytes, 0);
-    ZS_ASSERT_INT_EQ(count(lora, "grad-all-reduce", &ar), 1);
+    /* ZeRO-1 reduce-scatters: each rank's half of the layer's gradients */
+    ZS_ASSERT_INT_EQ(count(base, "grad-reduce-scatter", &ar), 1);
+    ZS_ASSERT_NEAR(ar->u.coll.bytes, zs_model_params_per_layer(m) / 2 * m->dtype_bytes / 2, 0);
+    ZS_ASSERT_INT_EQ(count(base, "grad-reduce-scatter-root", NULL), 2); /* embedding, LM head */
+    ZS_ASSERT_INT_EQ(count(lora, "grad-reduce-scatter", &ar), 1);
     ZS_ASSERT_NEAR(zs_step_lora_params_per_layer(m, 8), 32768, 0);
-    ZS_ASSERT_NEAR(ar->u.coll.bytes, 32768, 0);
+    ZS_ASSERT_NEAR(ar->u.coll.bytes, 32768 / 2, 0);
+    ZS_ASSERT_INT_EQ(count(lora, "grad-reduce-scatter-root", NULL), 0);
     /* Adam (32 bytes a parameter) on the DP shard: 24 layers x 32768 / tp
      * 2 / dp 2; the ZeRO-1 gather returns that shard in bf16 */
     ZS_ASSERT_INT_EQ(count(lora, "optimizer", &opt), 1);

@@ -7,7 +7,8 @@
  * reduce-scattered (24) and the root's once; no gather after the
  * optimizer; every ZeRO collective on the comm stream (one communicator
  * runs them in turn); each layer's gather of the next one held by a join
- * after the previous layer; ZeRO-1 has none of it. */
+ * after the previous layer. ZeRO-1 reduce-scatters each layer's, the LM
+ * head's and the embedding's gradients once, ZeRO-0 all-reduces them. */
 #include <string.h>
 
 #include "zs_analytic.h"
@@ -82,15 +83,25 @@ static void test_collectives(void)
     ZS_ASSERT_INT_EQ(count(s, "zero-param-all-gather", -1, NULL), 0);
     ZS_ASSERT_INT_EQ(count(s, "optimizer", -1, &op), 1);
     ZS_ASSERT_NEAR(op->u.compute.bytes, zs_model_params(m) / 2 * 32.0, 1e-3);
-    /* ZeRO-1: one all-reduce per layer after the last micro-batch, the
-     * gather after the optimizer */
-    zs_schedule *z1 = build(cost, 1);
+    /* ZeRO-1: one reduce-scatter per layer, the LM head's and the
+     * embedding's, after the last micro-batch, the gather after the
+     * optimizer; ZeRO-0 all-reduces instead and gathers nothing */
+    zs_schedule *z1 = build(cost, 1), *z0 = build(cost, 0);
     ZS_ASSERT_INT_EQ(count(z1, "zero3-ag", -1, NULL), 0);
     ZS_ASSERT_INT_EQ(count(z1, "fsdp-copy-out", -1, NULL), 0);
-    ZS_ASSERT_INT_EQ(count(z1, "grad-all-reduce", -1, NULL), LAYERS);
+    ZS_ASSERT_INT_EQ(count(z1, "grad-reduce-scatter", ZS_STREAM_COMM, NULL), LAYERS);
+    ZS_ASSERT_INT_EQ(count(z1, "grad-reduce-scatter-root", ZS_STREAM_COMM, NULL),
+                     m->tied_embeddings ? 1 : 2);
+    ZS_ASSERT_INT_EQ(count(z1, "grad-all-reduce", -1, NULL), 0);
     ZS_ASSERT_INT_EQ(count(z1, "zero-param-all-gather", -1, NULL), 1);
+    ZS_ASSERT_INT_EQ(count(z0, "grad-all-reduce", ZS_STREAM_COMM, &op), LAYERS);
+    ZS_ASSERT_NEAR(op->u.coll.bytes, lp * m->dtype_bytes, 0);
+    ZS_ASSERT_INT_EQ(count(z0, "grad-all-reduce-root", ZS_STREAM_COMM, NULL),
+                     m->tied_embeddings ? 1 : 2);
+    ZS_ASSERT_INT_EQ(count(z0, "zero-param-all-gather", -1, NULL), 0);
     zs_schedule_free(s);
     zs_schedule_free(z1);
+    zs_schedule_free(z0);
     zs_cost_free(cost);
 }
 

@@ -33,7 +33,7 @@ expect_out bench-sim-analytic "^scaling: zeppelin, fold on: cpu_s ~ GPUs\^[-0-9.
 # transfers in flight: replayed in the past, it must start nothing (the
 # SimGrid actor's guard once fired there, USP on ProLong-64K at 16 nodes).
 expect_rc sim-usp-prolong 0 "$ZEPSIM" simulate --method usp --trace prolong64k --nodes 16 --iterations 1
-expect_out sim-usp-prolong "^tokens_per_s +278913 "
+expect_out sim-usp-prolong "^tokens_per_s +281982 "
 expect_rc bench-floor-help 0 "$ZEPSIM" bench floor --help && expect_out bench-floor-help "SimGrid's floor"
 expect_rc bench-floor-odd 2 "$ZEPSIM" bench floor --gpus 15
 expect_out bench-floor-odd "even count"
