@@ -132,7 +132,10 @@ static const zs_opt_spec table[] = {
             "attention kernel of the cluster's GPU (`zepsim show gpu G` lists them; default the "
             "GPU's own)"),
     [ZS_P_ZERO] =
-        ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL, "ZeRO stage"),
+        ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL,
+            "ZeRO stage: 0 all-reduces the gradients; 1 reduce-scatters them and all-gathers "
+            "the parameters after the optimizer (Megatron's distributed optimizer); 2 the "
+            "same; 3 FSDP: every layer's weights gathered per micro-batch"),
     [ZS_P_RECOMPUTE] = ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full",
                            "none|full", "none|full", NULL, "activation recomputation"),
     [ZS_P_PRECISION] =
