@@ -936,8 +936,6 @@ static void lora_bwd(zs_iter *it, chain *c, double T, int64_t *dep)
     elem(it, c, "lora-grad-add", 3 * T / tp * h * by);
 }
 
-/* Parameters of one layer whose gradients the DP group synchronises, on
- * one GPU: the layer's, or with LoRA its adapters'. */
 /* ---- ZeRO-3 ------------------------------------------------------------------
  * As PyTorch FSDP2 runs it (torchtitan) and the step model prices it
  * (zs_megatron_step.c, dp_comm_fsdp): the weights stay sharded over the DP
@@ -1015,6 +1013,8 @@ static double root_params(const zs_iter *it, const body *b)
     return emb_params(it, b) + head_params(it, b);
 }
 
+/* Parameters of one layer whose gradients the DP group synchronises, on
+ * one GPU: the layer's, or with LoRA its adapters'. */
 static double synced_params_per_layer(const zs_iter *it)
 {
     const zs_model *m = it->m;
