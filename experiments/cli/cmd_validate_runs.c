@@ -219,10 +219,13 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     memset(o, 0, sizeof *o);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
     int zero = r->zero >= 0 ? r->zero : 1;
+    /* FSDP is priced as PyTorch's FSDP2 runs it, with its copy-out on the
+     * compute stream; FSDP1 and Megatron-FSDP gather in place */
     snprintf(o->defaults, sizeof o->defaults,
-             "recompute: %s%s; zero: %d%s; gradients: %s (--grad-dtype); kernels: %s",
+             "recompute: %s%s; zero: %d%s%s; gradients: %s (--grad-dtype); kernels: %s",
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
-             zero, r->zero >= 0 ? "" : " (default; not published)", zs_grad_dtype_name(a->grad),
+             zero, r->zero >= 0 ? "" : " (default; not published)",
+             zero >= 3 ? " (FSDP2's copy-out priced)" : "", zs_grad_dtype_name(a->grad),
              zs_step_kernels_name(r->kernels));
     if (r->no_model) {
         char names[64][64], mean[80];
