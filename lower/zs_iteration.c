@@ -967,7 +967,7 @@ static int zero3_on(const zs_iter *it)
  * until that layer is done. */
 static void zero3_gather(zs_iter *it, body *b, chain *ch, const char *label, double params)
 {
-    if (it->dry || params <= 0)
+    if (params <= 0)
         return;
     b->ag_params = params;
     for (int sl = 0; sl < it->nslots; sl++) {
@@ -984,7 +984,7 @@ static void zero3_gather(zs_iter *it, body *b, chain *ch, const char *label, dou
  * its weights out. */
 static void zero3_wait(zs_iter *it, body *b, chain *ch)
 {
-    for (int sl = 0; sl < it->nslots && !it->dry; sl++)
+    for (int sl = 0; sl < it->nslots; sl++)
         if (b->param_ag[sl] >= 0) {
             elem_dep(it, &ch[sl], "fsdp-copy-out", 2 * b->ag_params * it->m->dtype_bytes,
                      b->param_ag[sl]);
@@ -1013,14 +1013,19 @@ static double root_params(const zs_iter *it, const body *b)
     return emb_params(it, b) + head_params(it, b);
 }
 
+/* Weights of one layer on one GPU: what ZeRO-3 gathers, LoRA or not. */
+static double layer_params(const zs_iter *it)
+{
+    return zs_model_params_per_layer(it->m) / it->tp;
+}
+
 /* Parameters of one layer whose gradients the DP group synchronises, on
  * one GPU: the layer's, or with LoRA its adapters'. */
 static double synced_params_per_layer(const zs_iter *it)
 {
-    const zs_model *m = it->m;
     if (frozen(it))
-        return zs_step_lora_params_per_layer(m, it->sp->lora) / it->tp;
-    return zs_model_params_per_layer(m) / it->tp;
+        return zs_step_lora_params_per_layer(it->m, it->sp->lora) / it->tp;
+    return layer_params(it);
 }
 
 /* Whether the gradients of this backward are synchronised: in the last
@@ -1200,7 +1205,7 @@ static void chunk_prologue(zs_iter *it, body *b, chain *ch)
          * while the embedding runs or the activations arrive */
         zero3_gather(it, b, ch, "zero3-ag-root", root_params(it, b));
         zero3_wait(it, b, ch);
-        zero3_gather(it, b, ch, "zero3-ag", zs_model_params_per_layer(m) / it->tp);
+        zero3_gather(it, b, ch, "zero3-ag", layer_params(it));
     }
     for (int sl = 0; sl < it->nslots; sl++) {
         chain *c = &ch[sl];
@@ -1284,12 +1289,11 @@ static int chunk(zs_iter *it, body *b, chain *ch)
     /* ZeRO-3: every layer but the last gathers the next one's weights, so
      * the last is a segment of its own. */
     int n = chunk_layers(it, b), split = zero3_on(it) && n > 1, rc = ZS_OK;
-    double w = zs_model_params_per_layer(it->m) / it->tp;
     for (int part = 0; part <= split && !rc; part++) {
         begin_all(it, b->stage, split && !part ? n - 1 : split ? 1 : n);
         layer_markers(it, ch, b->backward, b, part ? n - 1 : 0);
         if (split && !part)
-            zero3_gather(it, b, ch, b->backward ? "zero3-ag-bwd" : "zero3-ag", w);
+            zero3_gather(it, b, ch, b->backward ? "zero3-ag-bwd" : "zero3-ag", layer_params(it));
         rc = b->backward ? layer_backward(it, b, ch) : layer_forward(it, b, ch, "");
         if (split && !part)
             zero3_wait(it, b, ch);

@@ -104,10 +104,15 @@ double zs_cost_gemm_hbm_Bps(const zs_cost *c)
     return ZS_HBM_EFF * c->cluster.gpu.hbm_gbs * 1e9;
 }
 
+double zs_cost_dtype_bytes(const zs_cost *c)
+{
+    return c->model.dtype_bytes > 0 ? c->model.dtype_bytes : 2;
+}
+
 double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k, double bytes)
 {
     zs_gemm_curve g8 = zs_gpu_fp8_curve(&c->cluster.gpu);
     if (bytes <= 0)
-        bytes = zs_gemm_bytes(m, n, k, 1, c->model.dtype_bytes > 0 ? c->model.dtype_bytes : 2);
+        bytes = zs_gemm_bytes(m, n, k, 1, zs_cost_dtype_bytes(c));
     return zs_gemm_time(&g8, m, n, k, bytes, zs_cost_gemm_hbm_Bps(c));
 }

@@ -90,6 +90,9 @@ double zs_cost_gemm_fp8(const zs_cost *c, double m, double n, double k, double b
 /* The HBM rate a GEMM's bytes move at on c's GPU: ZS_HBM_EFF of its
  * bandwidth (zs_gemm_time's bound). */
 double zs_cost_gemm_hbm_Bps(const zs_cost *c);
+/* The model's element size in bytes (2, bf16, for a cost built without a
+ * model): a GEMM's default bytes. */
+double zs_cost_dtype_bytes(const zs_cost *c);
 /* The FP8 ops around those GEMMs, shared by the step model (zs_step.h) and
  * the iteration builder. A cast of vals values reads them in the model's
  * dtype and writes FP8 twice (row-wise and transposed, for the backward's

@@ -89,10 +89,8 @@ static double gemm(const zs_cost *c, double m, double n, double k, double bytes)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
-    if (bytes <= 0) {
-        double db = c->model.dtype_bytes > 0 ? c->model.dtype_bytes : 2;
-        bytes = zs_gemm_bytes(m, n, k, db, db);
-    }
+    if (bytes <= 0)
+        bytes = zs_gemm_bytes(m, n, k, zs_cost_dtype_bytes(c), zs_cost_dtype_bytes(c));
     return zs_gemm_time(&impl(c)->gemm, m, n, k, bytes, zs_cost_gemm_hbm_Bps(c));
 }
 

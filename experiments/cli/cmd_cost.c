@@ -460,7 +460,7 @@ static int cost_gemm(const cost_args *a, zs_err *e)
          cl.gpu.gemm.launch_us, a->calib ? "unless the calibration fits gemm" : "GPU preset");
     text(k, "gemm_hbm_bound",
          "never faster than the launch + (mk + kn + mn) x %d bytes at %.0f GB/s HBM x %.2f",
-         m.dtype_bytes > 0 ? m.dtype_bytes : 2, cl.gpu.hbm_gbs, ZS_HBM_EFF);
+         (int)zs_cost_dtype_bytes(c), cl.gpu.hbm_gbs, ZS_HBM_EFF);
     text(k, "gemm_source", "%s", cl.gpu.gemm.source);
     text(k, "cost_model", "%s", c->desc);
     if (d)
