@@ -498,6 +498,8 @@ int zs_db_key(const zs_point_cfg *c, char *buf, size_t n, zs_err *e)
     if (c->precision) /* the same for bf16 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; precision=%s",
                  zs_precision_name((zs_precision)c->precision));
+    if (c->fsdp != ZS_FSDP2) /* the same for fsdp2 */
+        snprintf(buf + strlen(buf), n - strlen(buf), "; fsdp=%s", zs_fsdp_name(c->fsdp));
     if (c->grad == ZS_GRAD_BF16) /* the same for fp32 */
         snprintf(buf + strlen(buf), n - strlen(buf), "; grad_dtype=bf16");
     return ZS_OK;

@@ -53,6 +53,9 @@ void zs_point_cfg_format(const zs_point_cfg *c, char *buf, size_t n)
     size_t o = strlen(buf);
     if (c->attn_kernel[0] && o < n) /* only when chosen: older records stay equal */
         snprintf(buf + o, n - o, "; attn_kernel=%s", c->attn_kernel);
+    o = strlen(buf);
+    if (c->fsdp != ZS_FSDP2 && o < n) /* likewise */
+        snprintf(buf + o, n - o, "; fsdp=%s", zs_fsdp_name(c->fsdp));
 }
 
 void zs_point_result_clear(zs_point_result *r)

@@ -39,6 +39,7 @@ typedef struct zs_point_cfg {
     char calib[512];      /* "" : analytical cost model */
     char attn_kernel[32]; /* "" : the GPU's own attention kernel */
     int zero_stage;
+    zs_fsdp fsdp; /* ZeRO-3's implementation (zs_memory.h) */
     zs_recompute recompute;
     int precision;      /* a zs_precision (0 bf16, 1 fp8: delayed scaling, 2 fp8-cs: current
                            scaling) for the layers' linear GEMMs (zs_cost_set_fp8) */

@@ -66,6 +66,7 @@ static int plan_context(zs_point_env *env, zs_err *e)
     env->ctx = (zs_plan_ctx){&env->mach.model,     &env->mach.cluster, env->mach.cost,
                              zs_mem_cfg_default(), &env->opts,         c->seed};
     env->ctx.mem.zero_stage = c->zero_stage;
+    env->ctx.mem.fsdp = c->fsdp;
     env->ctx.mem.recompute = c->recompute;
     env->ctx.mem.grad = c->grad;
     env->ctx.mem.fp8 = c->precision != 0;

@@ -136,6 +136,13 @@ static const zs_opt_spec table[] = {
             "ZeRO stage: 0 all-reduces the gradients; 1 reduce-scatters them and all-gathers "
             "the parameters after the optimizer (Megatron's distributed optimizer); 2 the "
             "same; 3 FSDP: every layer's weights gathered per micro-batch"),
+    [ZS_P_FSDP] =
+        ROW("fsdp", "fsdp", ZS_OPT_ENUM, fsdp, 0, 0, "fsdp2", ZS_FSDP_VALUES, ZS_FSDP_VALUES, NULL,
+            "ZeRO-3's implementation, for its copies on the compute stream: fsdp2 "
+            "(PyTorch FSDP2, torchtitan) copies each gathered layer out before its "
+            "forward and backward; fsdp1 (PyTorch FSDP1, Composer) gathers in place "
+            "and concatenates each layer's gradients before the reduce-scatter; "
+            "megatron-fsdp copies nothing"),
     [ZS_P_RECOMPUTE] = ROW("recompute", "recompute", ZS_OPT_ENUM, recompute, 0, 0, "full",
                            "none|full", "none|full", NULL, "activation recomputation"),
     [ZS_P_PRECISION] =

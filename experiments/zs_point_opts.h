@@ -45,6 +45,7 @@ typedef enum zs_popt_row {
     ZS_P_CALIB,
     ZS_P_ATTN_KERNEL,
     ZS_P_ZERO,
+    ZS_P_FSDP,
     ZS_P_RECOMPUTE,
     ZS_P_PRECISION,
     ZS_P_GRAD_DTYPE,

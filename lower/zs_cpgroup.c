@@ -173,7 +173,8 @@ int zs_cpg_build(const zs_cpg *c, const zs_plan_ctx *ctx, zs_schedule *s, const 
                          emit,
                          arg,
                          NULL,
-                         0};
+                         0,
+                         c->mc.fsdp};
     return zs_iter_build(s, ctx->cost, &spec, e);
 }
 

@@ -980,16 +980,27 @@ static void zero3_gather(zs_iter *it, body *b, chain *ch, const char *label, dou
     }
 }
 
-/* Per slot: the compute stream waits for the pending gather and copies
- * its weights out. */
+/* Per slot: the compute stream waits for the pending gather and, under
+ * FSDP2, copies its weights out (FSDP1 and Megatron-FSDP gather in place:
+ * a wait that takes no time). */
 static void zero3_wait(zs_iter *it, body *b, chain *ch)
 {
+    int copy = it->sp->fsdp == ZS_FSDP2;
     for (int sl = 0; sl < it->nslots; sl++)
         if (b->param_ag[sl] >= 0) {
-            elem_dep(it, &ch[sl], "fsdp-copy-out", 2 * b->ag_params * it->m->dtype_bytes,
-                     b->param_ag[sl]);
+            elem_dep(it, &ch[sl], copy ? "fsdp-copy-out" : "fsdp-wait",
+                     copy ? 2 * b->ag_params * it->m->dtype_bytes : 0, b->param_ag[sl]);
             b->param_ag[sl] = -1;
         }
+}
+
+/* FSDP1: before a reduce-scatter of `params` gradients, autograd's
+ * concatenation of the parameter views' gradients into the flat gradient,
+ * on the compute stream. */
+static void fsdp1_grad_cat(zs_iter *it, chain *c, double params)
+{
+    if (zero3_on(it) && it->sp->fsdp == ZS_FSDP1 && params > 0)
+        elem(it, c, "fsdp1-grad-cat", 2 * params * it->m->dtype_bytes);
 }
 
 /* Weights outside the layers a chunk holds, per TP rank: the embedding on
@@ -1080,8 +1091,10 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     elem(it, c, "norm1-bwd", 3 * Tl * h * by);
     /* After the last nano-batch the layer's gradients are final: sync them
      * while the next layer's backward runs. */
-    if (grad_sync_now(it, b) && !(it->nano > 1 && it->cur < it->nano - 1))
+    if (grad_sync_now(it, b) && !(it->nano > 1 && it->cur < it->nano - 1)) {
+        fsdp1_grad_cat(it, c, synced_params_per_layer(it));
         grad_sync(it, b, c, slot, 0, synced_params_per_layer(it));
+    }
     return ZS_OK;
 }
 
@@ -1277,8 +1290,10 @@ static void chunk_epilogue(zs_iter *it, body *b, chain *ch)
         }
         /* The embedding's gradients (ZeRO-3: the whole root's, after the
          * chunk's backward, FSDP's root post-backward) */
-        if (b->backward && grad_sync_now(it, b) && !frozen(it))
+        if (b->backward && grad_sync_now(it, b) && !frozen(it)) {
+            fsdp1_grad_cat(it, c, root_params(it, b));
             grad_sync(it, b, c, sl, 1, zero3_on(it) ? root_params(it, b) : emb_params(it, b));
+        }
     }
 }
 

@@ -22,7 +22,8 @@
  *     with ZeRO >= 2), then the optimizer step and, with ZeRO 1-2, the
  *     weight all-gather; ZeRO-3 as FSDP2 runs it: each layer's weights
  *     gathered one layer ahead before its forward and its backward and
- *     copied out, its gradients reduce-scattered in every micro-batch;
+ *     copied out, its gradients reduce-scattered in every micro-batch
+ *     (FSDP1 and Megatron-FSDP: zs_iter_spec.fsdp);
  *   - the embedding and LM head on the first and last stage;
  *   - LoRA fine-tuning (zs_iter_spec.lora): frozen base weights, rank-r
  *     adapters on the QKV projection.
@@ -81,6 +82,12 @@ typedef struct zs_iter_spec {
      * (zs_step_lora_params_per_layer). The rank must be a multiple of tp;
      * moved tokens are refused. */
     int lora;
+    /* ZeRO-3's implementation (zs_memory.h), as the step model prices it:
+     * FSDP2 copies each gathered layer out on the compute stream before
+     * the layer runs; FSDP1 runs it in place and concatenates its
+     * gradients into the flat gradient before the reduce-scatter;
+     * Megatron-FSDP copies nothing. */
+    zs_fsdp fsdp;
 } zs_iter_spec;
 
 /* Nano-batches (DistCA's ping-pong). With n > 1 the layer body runs the

@@ -680,8 +680,8 @@ int zs_p4d_lower(const zs_plan_ctx *ctx, const zs_batch *b, const zs_p4d *o, con
         goto done;
     L.kv_bytes_per_token = 2.0 * ctx->model->head_dim * ctx->model->dtype_bytes;
     zs_iter_spec spec = {
-        *D, micro, lin,    ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed, emit,
-        &L, NULL,  o->lora};
+        *D, micro, lin,     ctx->mem.recompute, ctx->mem.zero_stage, ctx->seed, emit,
+        &L, NULL,  o->lora, ctx->mem.fsdp};
     if ((rc = zs_iter_build_interleaved(S, ctx->cost, &spec, o->vp, e)))
         goto done;
     zs_plan_report_note(rep, "4D layout tp=%d cp=%d pp=%d dp=%d, %d micro-batches per DP rank",

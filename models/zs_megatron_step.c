@@ -374,6 +374,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     sc.grad = g->grad;
     sc.kernels = g->kernels;
     sc.lora = g->lora;
+    sc.fsdp = g->fsdp;
     zs_step st;
     if ((rc = zs_step_build(c, &sc, &st, e)))
         return rc;

@@ -53,6 +53,7 @@ typedef struct zs_mstep_cfg {
      * document is cut into 2 cp zigzag chunks of its own (THD). */
     const int32_t *docs;
     int ndocs, npacks;
+    zs_fsdp fsdp; /* zero 3: which implementation's copies (zs_memory.h) */
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {

@@ -7,7 +7,7 @@
 
 zs_mem_cfg zs_mem_cfg_default(void)
 {
-    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0, ZS_GRAD_FP32, 0, 0};
+    zs_mem_cfg c = {1, 1, 1, 1, ZS_RECOMPUTE_NONE, 4.0, ZS_GRAD_FP32, 0, 0, ZS_FSDP2};
     return c;
 }
 
@@ -19,6 +19,11 @@ double zs_grad_bytes(zs_grad_dtype g)
 const char *zs_grad_dtype_name(zs_grad_dtype g)
 {
     return g == ZS_GRAD_BF16 ? "bf16" : "fp32";
+}
+
+const char *zs_fsdp_name(zs_fsdp f)
+{
+    return f == ZS_FSDP1 ? "fsdp1" : f == ZS_FSDP_MEGATRON ? "megatron-fsdp" : "fsdp2";
 }
 
 int zs_grad_dtype_parse(const char *s, zs_grad_dtype *out, zs_err *e)

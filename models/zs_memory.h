@@ -31,6 +31,26 @@ const char *zs_grad_dtype_name(zs_grad_dtype g);
 /* "fp32" | "bf16"; ZS_EUSAGE naming the choices otherwise. */
 int zs_grad_dtype_parse(const char *s, zs_grad_dtype *out, zs_err *e);
 
+/* Which implementation runs ZeRO-3, for the copies it makes on the
+ * compute stream (the step model and the iteration builder price them):
+ * - PyTorch FSDP2 (torchtitan) all-gathers each layer into a buffer and
+ *   copies it out into the unsharded parameters before the layer's forward
+ *   and again before its backward (FSDPParamGroup.wait_for_unshard ->
+ *   foreach_all_gather_copy_out);
+ * - PyTorch FSDP1 (Composer, llm-foundry) gathers into its FlatParameter
+ *   in place, but forward and backward see the original parameters as
+ *   views of it ("False should be used during forward/backward
+ *   computation", FlatParamHandle._use_unsharded_views), so autograd
+ *   concatenates the views' gradients into the flat gradient after the
+ *   layer's backward (torch.split's backward is a cat);
+ * - Megatron-FSDP gathers into its parameter buffer and accumulates the
+ *   gradients into its gradient buffer ("zero copy communication",
+ *   megatron/core/distributed/fsdp/src/README.md): no copy. */
+typedef enum zs_fsdp { ZS_FSDP2 = 0, ZS_FSDP1 = 1, ZS_FSDP_MEGATRON = 2 } zs_fsdp;
+/* "fsdp2" | "fsdp1" | "megatron-fsdp" (the options' value list, in order) */
+#define ZS_FSDP_VALUES "fsdp2|fsdp1|megatron-fsdp"
+const char *zs_fsdp_name(zs_fsdp f);
+
 typedef struct zs_mem_cfg {
     int tp, pp, dp; /* parallel degrees sharing the model's state */
     int zero_stage; /* 0..3 */
@@ -46,6 +66,9 @@ typedef struct zs_mem_cfg {
      * (zs_step_trained_params), whose forward keeps its rank-wide
      * intermediate (lora-in's gathered output) per token and layer. */
     int lora;
+    /* ZeRO-3's implementation: not in the memory model; the iteration
+     * builder's copies (zs_iter_spec.fsdp) */
+    zs_fsdp fsdp;
 } zs_mem_cfg;
 
 /* tp=pp=dp=1, ZeRO-1, no recomputation, 4 GiB reserve, fp32 gradients,

@@ -106,7 +106,8 @@ double zs_step_trained_params(const zs_model *m, int rank)
 
 zs_step_cfg zs_step_cfg_default(void)
 {
-    zs_step_cfg c = {0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED, 0};
+    zs_step_cfg c = {
+        0, 1, 1, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 1, ZS_GRAD_FP32, ZS_KERN_FUSED, 0, ZS_FSDP2};
     return c;
 }
 
@@ -438,15 +439,20 @@ static void repeat_kv(ctx *x, zs_step_phase ph, const char *name)
     mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * kv * x->b, 0);
 }
 
-/* FSDP2 (ZeRO-3) copies each all-gathered layer out of its gather buffer
- * into the unsharded parameters on the compute stream (FSDPParamGroup.
- * wait_for_unshard -> foreach_all_gather_copy_out): before the forward and
- * again before the backward (torchtitan reshards after the forward). */
-static void fsdp_copy_out(ctx *x, zs_step_phase ph, const char *name)
+/* ZeRO-3's copies of a layer's weights or gradients on the compute stream
+ * (zs_fsdp), each reading and writing the layer's parameters once: FSDP2
+ * copies the all-gathered layer out of its gather buffer before the
+ * forward and again before the backward (torchtitan reshards after the
+ * forward); FSDP1 concatenates the views' gradients into the flat
+ * gradient after the backward; Megatron-FSDP copies nothing. */
+static void fsdp_copy(ctx *x, zs_step_phase ph, zs_fsdp impl, const char *name)
 {
-    if (x->cfg->zero_stage < 3)
+    if (x->cfg->zero_stage < 3 || x->cfg->fsdp != impl)
         return;
-    double p = zs_model_params_per_layer(x->m) / x->cfg->tp;
+    /* FSDP1's gradients: the trained ones (LoRA: the adapters') */
+    double p = (impl == ZS_FSDP1 && x->frozen ? zs_step_lora_params_per_layer(x->m, x->cfg->lora)
+                                              : zs_model_params_per_layer(x->m)) /
+               x->cfg->tp;
     mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * p * x->b, 0);
 }
 
@@ -777,10 +783,10 @@ int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err
         return zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     for (int i = 0; i < cfg->tp; i++)
         x.ranks[i] = i;
-    fsdp_copy_out(&x, ZS_PH_FWD, "fsdp-copy-out");
+    fsdp_copy(&x, ZS_PH_FWD, ZS_FSDP2, "fsdp-copy-out");
     layer_fwd_attn(&x, ZS_PH_FWD);
     layer_fwd_mlp(&x, ZS_PH_FWD);
-    fsdp_copy_out(&x, ZS_PH_BWD, "fsdp-copy-out-bwd");
+    fsdp_copy(&x, ZS_PH_BWD, ZS_FSDP2, "fsdp-copy-out-bwd");
     if (cfg->recompute == ZS_STEP_RC_FULL || cfg->recompute == ZS_STEP_RC_LAYER) {
         x.share = zs_step_rc_attn_share(cfg->recompute);
         layer_fwd_attn(&x, ZS_PH_RECOMPUTE);
@@ -792,6 +798,7 @@ int zs_step_build(const zs_cost *c, const zs_step_cfg *cfg, zs_step *out, zs_err
         layer_recompute_op(&x);
     }
     layer_bwd(&x);
+    fsdp_copy(&x, ZS_PH_BWD, ZS_FSDP1, "fsdp1-grad-cat");
     head_ops(&x);
     optim_ops(&x);
     free(x.ranks);

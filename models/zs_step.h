@@ -89,7 +89,7 @@ typedef enum zs_op_class {
     ZS_OC_XENT, /* cross-entropy over the vocabulary */
     ZS_OC_GNORM,
     ZS_OC_OPTIM,
-    ZS_OC_COPY, /* framework copies: GQA's repeat_kv, FSDP2's all-gather copy-out */
+    ZS_OC_COPY, /* framework copies: GQA's repeat_kv, FSDP's (zs_fsdp) */
     ZS_OC_N
 } zs_op_class;
 
@@ -134,6 +134,10 @@ typedef struct zs_step_cfg {
      * tuning/conf/megatron_gpt_finetuning_config.yaml, peft.lora_tuning:
      * target_modules ['attention_qkv'], adapter_dim 32, dropout 0) [S]. */
     int lora;
+    /* ZeRO-3's implementation (zs_memory.h): FSDP2's copy-out before each
+     * layer's forward and backward, FSDP1's gradient concatenation after
+     * its backward, or Megatron-FSDP's none */
+    zs_fsdp fsdp;
 } zs_step_cfg;
 
 /* Whether rank is a LoRA rank the model can take under tp: 0 (no LoRA) or

@@ -1160,7 +1160,8 @@ static int lower(ap *A, const zs_batch *b, zs_schedule **out, zs_err *e)
                              emit,
                              A,
                              A->nflows > 0 ? A->moved : NULL,
-                             0};
+                             0,
+                             mc.fsdp};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     if (rc) {

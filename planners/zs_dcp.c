@@ -561,8 +561,17 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     D.stream = zs_schedule_add_stream(s, "dcp");
     if ((rc = zs_schedule_check(s, e)) || (rc = place(&D, s, lin, mb.max_tokens, e)))
         goto out;
-    zs_iter_spec spec = {{D.tp, 1, 1, D.S}, 1,    lin, mc.recompute, mc.zero_stage,
-                         ctx->seed,         emit, &D,  NULL,         0};
+    zs_iter_spec spec = {{D.tp, 1, 1, D.S},
+                         1,
+                         lin,
+                         mc.recompute,
+                         mc.zero_stage,
+                         ctx->seed,
+                         emit,
+                         &D,
+                         NULL,
+                         0,
+                         mc.fsdp};
     if ((rc = zs_iter_build(s, ctx->cost, &spec, e)))
         goto out;
     int64_t most = 0;

@@ -552,7 +552,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *b, zs_schedule **out, zs
     if (rc || (rc = place(&D, s, e)))
         goto out;
     zs_iter_spec spec = {{D.tp, 1, 1, S}, 1,    lin, mc.recompute, mc.zero_stage,
-                         ctx->seed,       emit, &D,  NULL,         0};
+                         ctx->seed,       emit, &D,  NULL,         0,
+                         mc.fsdp};
     zs_iter_nano_spec ns = {D.nano, D.tokens};
     if ((rc = zs_iter_build_nano(s, ctx->cost, &spec, &ns, e)))
         goto out;

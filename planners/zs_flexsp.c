@@ -414,7 +414,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                          emit,
                          &F,
                          NULL,
-                         0};
+                         0,
+                         c->mc.fsdp};
     rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
     free(F.shard);

@@ -121,7 +121,8 @@ int zs_groups_build(zs_groups *G, const zs_plan_ctx *ctx, const char *method, zs
                          zs_groups_emit,
                          G,
                          NULL,
-                         0};
+                         0,
+                         c->mc.fsdp};
     rc = zs_iter_build(*s, ctx->cost, &spec, e);
 out:
     free(lin);

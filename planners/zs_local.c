@@ -96,9 +96,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     int32_t *order = NULL; /* documents, longest first */
     double *load = calloc((size_t)nslots, sizeof(double));
     int64_t *tok = calloc((size_t)nslots, sizeof(int64_t));
-    int64_t *lin = calloc((size_t)nslots, sizeof(int64_t));
     zs_schedule *s = zs_schedule_new(nranks);
-    if (!L.len || !L.slot_of || !load || !tok || !lin || !s) {
+    if (!L.len || !L.slot_of || !load || !tok || !s) {
         rc = zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
         goto out;
     }
@@ -152,10 +151,15 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
     }
     if ((rc = zs_schedule_check(s, e)))
         goto out;
-    for (int sl = 0; sl < nslots; sl++)
-        lin[sl] = tok[sl];
-    zs_iter_spec spec = {
-        {(int)tp, 1, 1, nslots}, 1, lin, mc.recompute, mc.zero_stage, ctx->seed, emit, &L, NULL, 0};
+    zs_iter_spec spec = {.dims = {(int)tp, 1, 1, nslots},
+                         .micro_batches = 1,
+                         .linear_tokens = tok,
+                         .recompute = mc.recompute,
+                         .zero_stage = mc.zero_stage,
+                         .seed = ctx->seed,
+                         .emit_attn = emit,
+                         .arg = &L,
+                         .fsdp = mc.fsdp};
     rc = zs_iter_build(s, ctx->cost, &spec, e);
 out:
     free(L.len);
@@ -163,7 +167,6 @@ out:
     free(order);
     free(load);
     free(tok);
-    free(lin);
     if (rc) {
         zs_schedule_free(s);
         return rc;

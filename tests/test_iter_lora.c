@@ -45,8 +45,8 @@ static int build(zs_cost *cost, int lora, int moved, zs_schedule **out, zs_err *
     int64_t lin[2] = {256, 256}, mv[2] = {1, 1};
     zs_schedule_set_docs(s, len, 1);
     zs_iter_spec spec = {
-        {2, 1, 1, 2},      1,   lin, ZS_RECOMPUTE_NONE, 1, 1, zs_test_emit_local, NULL,
-        moved ? mv : NULL, lora};
+        {2, 1, 1, 2},      1,    lin,     ZS_RECOMPUTE_NONE, 1, 1, zs_test_emit_local, NULL,
+        moved ? mv : NULL, lora, ZS_FSDP2};
     int rc = zs_iter_build(s, cost, &spec, e);
     if (rc || !out)
         zs_schedule_free(s);

@@ -8,7 +8,8 @@
  * optimizer; every ZeRO collective on the comm stream (one communicator
  * runs them in turn); each layer's gather of the next one held by a join
  * after the previous layer. ZeRO-1 reduce-scatters each layer's, the LM
- * head's and the embedding's gradients once, ZeRO-0 all-reduces them. */
+ * head's and the embedding's gradients once, ZeRO-0 all-reduces them.
+ * FSDP1 and Megatron-FSDP (zs_iter_spec.fsdp) copy differently. */
 #include <string.h>
 
 #include "zs_analytic.h"
@@ -29,18 +30,24 @@ static zs_cost *cost_new(void)
 }
 
 /* tp 1 x dp 2, two micro-batches of 256 linear tokens a slot. */
-static zs_schedule *build(zs_cost *cost, int zero)
+static zs_schedule *build_as(zs_cost *cost, int zero, zs_fsdp fsdp)
 {
     zs_schedule *s = zs_schedule_new(2);
     int32_t len[1] = {256};
     int64_t lin[4] = {256, 256, 256, 256};
     zs_schedule_set_docs(s, len, 1);
-    zs_iter_spec spec = {{1, 1, 1, 2}, MICRO, lin, ZS_RECOMPUTE_NONE, zero, 1, zs_test_emit_local,
-                         NULL,         NULL,  0};
+    zs_iter_spec spec = {
+        {1, 1, 1, 2}, MICRO, lin, ZS_RECOMPUTE_NONE, zero, 1, zs_test_emit_local, NULL,
+        NULL,         0,     fsdp};
     zs_err e;
     int rc = zs_iter_build(s, cost, &spec, &e);
     ZS_ASSERT_OK(rc, &e);
     return s;
+}
+
+static zs_schedule *build(zs_cost *cost, int zero)
+{
+    return build_as(cost, zero, ZS_FSDP2);
 }
 
 /* Rank 0's ops named `label` once the segments are repeated, the first
@@ -148,6 +155,53 @@ static void test_prefetch_one_ahead(void)
     zs_cost_free(cost);
 }
 
+/* FSDP1 gathers in place (each wait takes no time) and concatenates a
+ * layer's gradients before its reduce-scatter, which waits for it (24
+ * layers and the root, per micro-batch, 2 bytes read and written per
+ * parameter); Megatron-FSDP copies nothing. */
+static void test_implementations(void)
+{
+    zs_cost *cost = cost_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    const zs_model *m = &cost->model;
+    double lp = zs_model_params_per_layer(m);
+    int waits = MICRO * (1 + LAYERS + LAYERS - 1);
+    zs_schedule *f1 = build_as(cost, 3, ZS_FSDP1), *mg = build_as(cost, 3, ZS_FSDP_MEGATRON);
+    const zs_op *op = NULL;
+    ZS_ASSERT_INT_EQ(count(f1, "fsdp-copy-out", -1, NULL), 0);
+    ZS_ASSERT_INT_EQ(count(f1, "fsdp-wait", ZS_STREAM_COMPUTE, &op), waits);
+    CU_ASSERT_EQUAL(op->duration, 0);
+    ZS_ASSERT_INT_EQ(count(f1, "fsdp1-grad-cat", ZS_STREAM_COMPUTE, &op), MICRO * (LAYERS + 1));
+    ZS_ASSERT_NEAR(op->u.compute.bytes, 2 * lp * m->dtype_bytes, 0);
+    CU_ASSERT(op->duration > 0);
+    ZS_ASSERT_INT_EQ(count(f1, "grad-reduce-scatter", ZS_STREAM_COMM, NULL), MICRO * LAYERS);
+    /* each layer's reduce-scatter waits for the concatenation before it */
+    const zs_rank_prog *p = &f1->ranks[0];
+    int64_t cat = -1;
+    int checked = 0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        const char *l = f1->labels[p->ops[i].label];
+        if (!strcmp(l, "fsdp1-grad-cat"))
+            cat = i;
+        else if (!strcmp(l, "grad-reduce-scatter")) {
+            CU_ASSERT(cat >= 0 && p->ops[i].ndeps >= 1 && p->deps[p->ops[i].dep0] == cat);
+            checked++;
+        }
+    }
+    CU_ASSERT(checked > 0);
+    ZS_ASSERT_INT_EQ(count(mg, "fsdp-copy-out", -1, NULL), 0);
+    ZS_ASSERT_INT_EQ(count(mg, "fsdp1-grad-cat", -1, NULL), 0);
+    ZS_ASSERT_INT_EQ(count(mg, "fsdp-wait", ZS_STREAM_COMPUTE, NULL), waits);
+    /* below ZeRO-3 the implementation changes nothing */
+    zs_schedule *z1 = build_as(cost, 1, ZS_FSDP1);
+    ZS_ASSERT_INT_EQ(count(z1, "fsdp1-grad-cat", -1, NULL), 0);
+    ZS_ASSERT_INT_EQ(count(z1, "fsdp-wait", -1, NULL), 0);
+    zs_schedule_free(f1);
+    zs_schedule_free(mg);
+    zs_schedule_free(z1);
+    zs_cost_free(cost);
+}
+
 /* The analytic executor runs it; ZeRO-3 moves more bytes than ZeRO-1 and
  * copies each gathered layer out, so its step is not shorter. */
 static void test_runs(void)
@@ -172,6 +226,7 @@ int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"collectives", test_collectives},
                                          {"prefetch_one_ahead", test_prefetch_one_ahead},
+                                         {"implementations", test_implementations},
                                          {"runs", test_runs},
                                          {NULL, NULL}};
     static const zs_test_suite suites[] = {{"zero3", cases}, {NULL, NULL}};

@@ -38,9 +38,25 @@ static zs_cost *small_cost(int nodes)
 
 static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
 {
-    zs_mstep_cfg g = {
-        gpus,         gbs,           1, 2048, tp, pp, cp, vp, ZS_PREC_BF16, ZS_STEP_RC_NONE, 1, 0,
-        ZS_GRAD_FP32, ZS_KERN_FUSED, 0, NULL, 0,  0};
+    zs_mstep_cfg g = {gpus,
+                      gbs,
+                      1,
+                      2048,
+                      tp,
+                      pp,
+                      cp,
+                      vp,
+                      ZS_PREC_BF16,
+                      ZS_STEP_RC_NONE,
+                      1,
+                      0,
+                      ZS_GRAD_FP32,
+                      ZS_KERN_FUSED,
+                      0,
+                      NULL,
+                      0,
+                      0,
+                      ZS_FSDP2};
     return g;
 }
 

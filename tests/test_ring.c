@@ -71,7 +71,7 @@ static zs_schedule *ring_schedule(zs_cost *cost, int g, zs_ring_chunking ch, con
         zs_schedule_add_piece(s, p.doc, p.t0, p.t1, p.rank, ZS_LAYOUT_LINEAR, 0);
         lin[p.rank] += p.t1 - p.t0;
     }
-    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit, &t, NULL, 0};
+    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit, &t, NULL, 0, ZS_FSDP2};
     ZS_ASSERT_OK(zs_iter_build(s, cost, &spec, &e), &e);
     return s;
 }

@@ -272,7 +272,8 @@ static int build_bad(zs_cost *cost, int mode, zs_err *e)
     int64_t lin[2] = {32, 32};
     bad b = {mode, {0, 1}, {0}};
     zs_schedule_set_docs(s, len, 1);
-    zs_iter_spec spec = {{1, 2, 1, 1}, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad, &b, NULL, 0};
+    zs_iter_spec spec = {{1, 2, 1, 1}, 1,    lin, ZS_RECOMPUTE_NONE, 1, 1, emit_bad,
+                         &b,           NULL, 0,   ZS_FSDP2};
     int rc = zs_iter_build(s, cost, &spec, e);
     zs_schedule_free(s);
     return rc;
@@ -320,7 +321,7 @@ static void test_tp_copies(void)
     zs_schedule_set_docs(s, len, 1);
     /* tp=2, pp=2, dp=2: pipeline sends and DP groups move with the TP rank. */
     zs_iter_spec spec = {{2, 1, 2, 2}, 2,    lin, ZS_RECOMPUTE_FULL, 1, 1, zs_test_emit_local,
-                         NULL,         NULL, 0};
+                         NULL,         NULL, 0,   ZS_FSDP2};
     int64_t lin2[4] = {64, 64, 32, 32};
     spec.linear_tokens = lin2;
     zs_err e;

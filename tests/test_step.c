@@ -340,8 +340,8 @@ static void test_eager(void)
     zs_cost_free(c);
 }
 
-/* torchtitan's selective-op and selective-layer recomputation, and FSDP2's
- * all-gather copy-out under ZeRO-3. */
+/* torchtitan's selective-op and selective-layer recomputation, and FSDP's
+ * copies under ZeRO-3 (FSDP2's copy-out, FSDP1's gradient concatenation). */
 static void test_torchtitan_modes(void)
 {
     zs_cost *c = tiny_cost("", NULL);
@@ -384,6 +384,21 @@ static void test_torchtitan_modes(void)
     ZS_ASSERT_NEAR(find(&z3, "fsdp-copy-out", ZS_PH_FWD)->bytes, 4 * p, 0);
     ZS_ASSERT_NEAR(find(&z3, "fsdp-copy-out-bwd", ZS_PH_BWD)->bytes, 4 * p, 0);
     CU_ASSERT_PTR_NULL(find(&none, "fsdp-copy-out", ZS_PH_FWD));
+    CU_ASSERT_PTR_NULL(find(&z3, "fsdp1-grad-cat", ZS_PH_BWD));
+    /* FSDP1: no copy-out, the gradients concatenated once in the backward;
+     * Megatron-FSDP: no copy */
+    cfg.fsdp = ZS_FSDP1;
+    zs_step f1 = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&f1, "fsdp-copy-out", ZS_PH_FWD));
+    CU_ASSERT_PTR_NULL(find(&f1, "fsdp-copy-out-bwd", ZS_PH_BWD));
+    ZS_ASSERT_NEAR(find(&f1, "fsdp1-grad-cat", ZS_PH_BWD)->bytes, 4 * p, 0);
+    cfg.fsdp = ZS_FSDP_MEGATRON;
+    zs_step mg = build(c, cfg);
+    CU_ASSERT_PTR_NULL(find(&mg, "fsdp-copy-out", ZS_PH_FWD));
+    CU_ASSERT_PTR_NULL(find(&mg, "fsdp1-grad-cat", ZS_PH_BWD));
+    CU_ASSERT(z3.total_s > f1.total_s && f1.total_s > mg.total_s);
+    zs_step_free(&f1);
+    zs_step_free(&mg);
     zs_step_free(&none);
     zs_step_free(&full);
     zs_step_free(&layer);

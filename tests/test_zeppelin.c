@@ -366,7 +366,8 @@ static zs_schedule *engine_build(const zs_cost *c, const zs_zep_part *p, const i
     int64_t lin[16] = {0};
     for (int i = 0; i < nranks && i < 16; i++)
         lin[i] = p->tokens[i];
-    zs_iter_spec spec = {dims, 1, lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit, &en, NULL, 0};
+    zs_iter_spec spec = {dims, 1,    lin, ZS_RECOMPUTE_NONE, 1, 1, zs_zep_engine_emit,
+                         &en,  NULL, 0,   ZS_FSDP2};
     ZS_ASSERT_OK(zs_iter_build(s, c, &spec, &e), &e);
     zs_validate_opts vo = {0, 0};
     ZS_ASSERT_OK(zs_validate(s, &vo, &e), &e);

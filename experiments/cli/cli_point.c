@@ -36,6 +36,9 @@ void zs_cli_point_print_cfg(zs_output *d, const zs_point_cfg *p, int nodes, cons
                        "# precision %s: the layers' linear GEMMs in FP8 (TransformerEngine, %s)\n",
                        zs_precision_name((zs_precision)p->precision),
                        p->precision == ZS_PREC_FP8_CS ? "current scaling" : "delayed scaling");
+    if (p->fsdp != ZS_FSDP2)
+        zs_output_text(d, "# ZeRO-3 as %s%s\n", zs_fsdp_name(p->fsdp),
+                       p->zero_stage < 3 ? " (no effect below ZeRO-3)" : "");
     if (p->grad == ZS_GRAD_BF16)
         zs_output_text(d, "# gradients: a bf16 buffer (memory)\n");
     if (p->opts[0])

@@ -23,7 +23,7 @@ static const char cost_help[] =
     "       zepsim cost p2p --cluster C [--nodes N] --src A --dst B --bytes S\n"
     "       zepsim cost step [--gpu G | --cluster C] [--model M] --len N [--tp T]\n"
     "                        [--precision bf16|fp8|fp8-cs] [--recompute R] [--kernels K]\n"
-    "                        [--lora R]\n"
+    "                        [--lora R] [--zero S] [--fsdp F]\n"
     "\n"
     "Prices one op with the cost model the simulator uses and prints the time, the\n"
     "rate and which curve (and its source) priced it.\n"
@@ -53,6 +53,7 @@ static const char cost_help[] =
 typedef struct cost_args {
     const char *gpu, *cluster, *model, *kernel, *calib, *op;
     long nodes, len, docs, cp, tp, heads, kv_heads, head_dim, gpus, src, dst, dp, zero, lora;
+    zs_fsdp fsdp;
     double m, n, k, bytes;
     int bwd, sp, layout, pass; /* layout: -1 none, ZS_CPL_N all; pass: 1 fwd, 2 bwd, 3 both */
     int nlens;                 /* --lens: documents of these lengths (with --layout) */
@@ -650,6 +651,8 @@ static zs_table *step_info_table(const cost_args *a, const zs_step *st, const zs
     text(t, "recompute", "%s", zs_step_rc_name(a->rc));
     text(t, "kernels", "%s", zs_step_kernels_name(a->kern));
     text(t, "optimizer", "Adam, ZeRO-%ld over dp=%ld", a->zero, a->dp);
+    if (a->zero >= 3)
+        note(t, "ZeRO-3 as %s", zs_fsdp_name(a->fsdp));
     if (a->lora)
         note(t, "LoRA: rank-%ld adapters on QKV trained (%.0f parameters), base weights frozen",
              a->lora, zs_step_trained_params(m, (int)a->lora));
@@ -701,6 +704,7 @@ static int cost_step(const cost_args *a, zs_err *e)
     cfg.kernels = a->kern;
     cfg.dp = (int)a->dp;
     cfg.zero_stage = (int)a->zero;
+    cfg.fsdp = a->fsdp;
     cfg.lora = (int)a->lora;
     zs_step st;
     if ((rc = zs_step_build(c, &cfg, &st, e))) {
@@ -908,6 +912,7 @@ static const zs_cli_use uses[] = {
     {ZS_F_TP, "heads / N, GEMM columns / N (default 1)"},
     {ZS_F_DP, "step: the optimizer state is sharded over it (default 1)"},
     {ZS_FP(ZERO), "step: the stage of that sharding (default 1)"},
+    {ZS_FP(FSDP), "step, with --zero 3: whose copies are priced (default fsdp2)"},
     {ZS_FP(CALIB), NULL},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
@@ -931,6 +936,7 @@ static int parse_args(int argc, char **argv, cost_args *a)
     a->tp = f->tp;
     a->dp = f->dp;
     a->zero = f->p.zero_stage;
+    a->fsdp = f->p.fsdp;
     a->fmt = f->fmt;
     /* p2p checks that both ranks were given */
     if (!zs_cli_was_given(f, ZS_CLI_OWN + C_SRC))

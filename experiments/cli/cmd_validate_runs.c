@@ -37,7 +37,7 @@ static const char runs_help[] =
     "(recompute defaults to none, zero to 1: the distributed optimizer; zero 3 is\n"
     "FSDP). precision is bf16, fp8 (TransformerEngine's delayed scaling) or fp8-cs\n"
     "(current scaling, Megatron-Bridge's FP8-CS). The gradient buffer is not a\n"
-    "column: --grad-dtype (default bf16).\n"
+    "column: --grad-dtype (default bf16), nor is FSDP's implementation: --fsdp.\n"
     "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
     "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
     "also be torchtitan's selective-op or selective-layer. sft and lora rows pack\n"
@@ -54,6 +54,7 @@ typedef struct runs_args {
     int interference, simulate;
     long lora_rank; /* the adapters' rank for lora rows */
     zs_grad_dtype grad;
+    zs_fsdp fsdp;
     zs_cli_flags fl; /* the shared flags as given: cluster points into it */
 } runs_args;
 
@@ -77,6 +78,15 @@ static const zs_opt_spec runs_own[] = {
      .help = "the gradient buffer (not a column of the runs): bf16 as NeMo's published "
              "configs set it (optim.grad_sync_dtype: bf16), fp32 as Megatron-LM's default "
              "with bf16 (docs/validation.md)"},
+    {.cli = "fsdp",
+     .type = ZS_OPT_ENUM,
+     ZS_OPT_FIELD(runs_args, fsdp),
+     .values = ZS_FSDP_VALUES,
+     .deftext = "fsdp2",
+     .arg = ZS_FSDP_VALUES,
+     .help = "zero 3 rows: the FSDP the runs used (not a column), for its copies on the compute "
+             "stream: fsdp2 (torchtitan) copies each gathered layer out, fsdp1 (Composer, "
+             "llm-foundry) concatenates each layer's gradients, megatron-fsdp copies nothing"},
     /* 32: NeMo 1.x's peft.lora_tuning.adapter_dim (zs_step_cfg.lora) */
     ZS_OPT_ROW("lora-rank", ZS_OPT_INT, runs_args, lora_rank, 1, 65536, "32", "R",
                "lora rows: the adapters' rank (not a column of the runs; 32, NeMo's "
@@ -147,7 +157,7 @@ static int parse_args(int argc, char **argv, runs_args *a)
 typedef struct outcome {
     int ok;
     char reason[300];   /* why it was not predicted */
-    char defaults[200]; /* the defaults used for unpublished cells */
+    char defaults[256]; /* the defaults used for unpublished cells */
     char notes[300];    /* how the row was read, where not as published */
     zs_mstep s;
     double err_pct; /* signed, on the figure named by err_on */
@@ -219,13 +229,15 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     memset(o, 0, sizeof *o);
     int rcv = r->recompute >= 0 ? r->recompute : ZS_STEP_RC_NONE;
     int zero = r->zero >= 0 ? r->zero : 1;
-    /* FSDP is priced as PyTorch's FSDP2 runs it, with its copy-out on the
-     * compute stream; FSDP1 and Megatron-FSDP gather in place */
+    /* FSDP's copies on the compute stream follow --fsdp */
+    static const char *const fsdp_note[] = {" (fsdp2: copy-out priced by --fsdp)",
+                                            " (fsdp1: gradient concatenation priced by --fsdp)",
+                                            " (megatron-fsdp: no copies by --fsdp)"};
     snprintf(o->defaults, sizeof o->defaults,
              "recompute: %s%s; zero: %d%s%s; gradients: %s (--grad-dtype); kernels: %s",
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
              zero, r->zero >= 0 ? "" : " (default; not published)",
-             zero >= 3 ? " (FSDP2's copy-out priced)" : "", zs_grad_dtype_name(a->grad),
+             zero >= 3 ? fsdp_note[a->fsdp] : "", zs_grad_dtype_name(a->grad),
              zs_step_kernels_name(r->kernels));
     if (r->no_model) {
         char names[64][64], mean[80];
@@ -268,7 +280,8 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                       r->task == ZS_TASK_LORA ? (int)a->lora_rank : 0,
                       NULL,
                       0,
-                      0};
+                      0,
+                      a->fsdp};
     int packed = packs_docs(r, a);
     int32_t *docs = NULL;
     if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, &g.npacks, e))) {
@@ -370,6 +383,7 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
     c->recompute = rcv == ZS_STEP_RC_FULL ? ZS_RECOMPUTE_FULL : ZS_RECOMPUTE_NONE;
     c->precision = (int)r->precision; /* zs_point_cfg.precision is a zs_precision */
     c->grad = a->grad;
+    c->fsdp = a->fsdp;
     c->interference = a->interference; /* the step model's mechanism, in the schedule too */
     snprintf(c->attn_kernel, sizeof c->attn_kernel, "%s", a->kernel ? a->kernel : "");
     if (rcv != ZS_STEP_RC_NONE && rcv != ZS_STEP_RC_FULL)

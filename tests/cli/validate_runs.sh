@@ -30,6 +30,21 @@ printf '%s\nllama3-8b,pretrain,64,64,1,8192,1,1,1,1,bf16,full,3,2904,\n' "$HDR" 
 expect_rc runs-fsdp 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --grad-dtype fp32 --format csv
 expect_out runs-fsdp "^2,llama3-8b,pretrain,64,.*,predicted,"
 expect_out runs-fsdp "gradients: fp32 \(--grad-dtype\)"
+expect_out runs-fsdp "fsdp2: copy-out priced"
+# FSDP's implementation (--fsdp): a bad one exits 2 naming the choices;
+# FSDP2 copies the weights out twice, FSDP1 concatenates the gradients
+# once, Megatron-FSDP copies nothing, so their steps come in that order.
+expect_rc runs-bad-fsdp 2 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --fsdp fsdp3
+expect_out runs-bad-fsdp "fsdp2|fsdp1|megatron-fsdp"
+for f in fsdp2 fsdp1 megatron-fsdp; do
+  expect_rc "runs-fsdp-$f" 0 "$ZEPSIM" validate --runs "$TMP/fsdp.csv" --cluster dgx-a100 --fsdp "$f" --format csv
+  expect_out "runs-fsdp-$f" "zero: 3 \($f: "
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == 2 { print $c["step_ms"] }' "$TMP/out" >"$TMP/step-$f"
+done
+awk -v a="$(cat "$TMP/step-fsdp2")" -v b="$(cat "$TMP/step-fsdp1")" -v m="$(cat "$TMP/step-megatron-fsdp")" \
+  'BEGIN { exit !(a + 0 > b + 0 && b + 0 > m + 0 && m + 0 > 0) }' &&
+  PASSES=$((PASSES + 1)) ||
+  { echo "FAIL runs-fsdp-order: steps not fsdp2 > fsdp1 > megatron-fsdp"; FAILS=$((FAILS + 1)); }
 # A model without a preset is a row with a reason (the rest are predicted),
 # with the nearest preset's name; names are read in any case.
 printf '%s\nLLAMA3-8B,Pretrain,8,128,1,8192,1,1,2,1,FP8,,,12036,697\nllama3-8b-x,pretrain,8,128,1,8192,1,1,2,1,fp8,,,12036,697\n' "$HDR" >"$TMP/nomodel.csv"
@@ -115,6 +130,12 @@ awk -F, '$1 == "table" { for (i = 1; i <= NF; i++) c[$i] = i }
   $1 == "simulated" && $2 == 2 { a = $c["sim_step_ms"]; b = $c["step_model_ms"] }
   END { exit !(a > 0 && b > 0 && a / b > 0.97 && a / b < 1.03) }' "$TMP/out" && PASSES=$((PASSES + 1)) ||
   { echo "FAIL runs-fsdp-sim: simulated and step-model steps differ by more than 3%"; FAILS=$((FAILS + 1)); }
+# ... and as FSDP1 (its gradient concatenation in both)
+expect_rc runs-fsdp1-sim 0 "$ZEPSIM" validate --runs "$TMP/z3.csv" --cluster dgx-h100 --simulate --fsdp fsdp1 --format csv
+awk -F, '$1 == "table" { for (i = 1; i <= NF; i++) c[$i] = i }
+  $1 == "simulated" && $2 == 2 { a = $c["sim_step_ms"]; b = $c["step_model_ms"] }
+  END { exit !(a > 0 && b > 0 && a / b > 0.97 && a / b < 1.03) }' "$TMP/out" && PASSES=$((PASSES + 1)) ||
+  { echo "FAIL runs-fsdp1-sim: simulated and step-model steps differ by more than 3%"; FAILS=$((FAILS + 1)); }
 # FP8 on an A100 cluster: a reason, not a failure.
 printf '%s\nllama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,\n' "$HDR" >"$TMP/a100.csv"
 expect_rc runs-a100 0 "$ZEPSIM" validate --runs "$TMP/a100.csv" --cluster dgx-a100

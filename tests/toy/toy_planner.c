@@ -65,7 +65,8 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
                              emit,
                              &T,
                              NULL,
-                             0};
+                             0,
+                             ctx->mem.fsdp};
         rc = zs_iter_build(s, ctx->cost, &spec, e);
     }
     free(lin);
