@@ -134,16 +134,17 @@ static int plan(const zs_plan_ctx *ctx, const zs_batch *batch, zs_schedule **out
         goto out;
     for (int sl = 0; sl < S; sl++)
         lin[sl] = d.remap ? d.remap->target[sl] : d.part->tokens[sl];
-    zs_iter_spec spec = {.dims = dims,
-                         .micro_batches = 1,
-                         .linear_tokens = lin,
-                         .recompute = mc.recompute,
-                         .zero_stage = mc.zero_stage,
-                         .seed = ctx->seed,
-                         .emit_attn = zs_zep_engine_emit,
-                         .arg = &en,
-                         .moved_tokens = d.remap ? en.moved : NULL,
-                         .fsdp = mc.fsdp};
+    zs_iter_spec spec = {dims,
+                         1,
+                         lin,
+                         mc.recompute,
+                         mc.zero_stage,
+                         ctx->seed,
+                         zs_zep_engine_emit,
+                         &en,
+                         d.remap ? en.moved : NULL,
+                         0,
+                         mc.fsdp};
     if ((rc = zs_iter_build(s, ctx->cost, &spec, e)))
         goto out;
     const zs_zep_part *part = d.part;
