@@ -37,7 +37,8 @@ static const char validate_tail[] = "\n"
 
 static const zs_cli_use validate_uses[] = {
     {ZS_FP(CALIB), "the one to validate (default: fit one from the --against data, which only "
-                   "measures the fit itself)"},
+                   "measures the fit itself); `analytic`: the analytic cost model, nothing "
+                   "fitted (a file of that name: ./analytic)"},
     {ZS_FP(MODEL), "the shape of layer-op TSV rows and attention profiles"},
     {ZS_FP(CLUSTER), "the hardware the measurements ran on (collectives) and whose analytic "
                      "figures fill unfitted slots (default cluster-c)"},
@@ -95,6 +96,13 @@ typedef struct validate_args {
     zs_meas_set nccl; /* only its nccl-tests reading options */
     zs_cli_flags fl;  /* the shared flags as given: the names above point into it */
 } validate_args;
+
+/* --calib analytic: an empty calibration, so every cost is the analytic
+ * model's (what the data does not cover stays analytic). */
+static int is_analytic(const validate_args *a)
+{
+    return a->calib_path && !strcmp(a->calib_path, "analytic");
+}
 
 static int add_file(validate_args *a, const char *path)
 {
@@ -165,6 +173,9 @@ static int parse_args(int argc, char **argv, validate_args *a)
             return st;
     if (!a->nfiles)
         return zs_cli_usage_error("validate", "expected measurement files (--against FILE)");
+    if (is_analytic(a) && a->h.nterms)
+        return zs_cli_usage_error("validate", "--calib analytic fits nothing, so there is nothing "
+                                              "to hold out: drop --holdout, or --calib");
     return -1;
 }
 
@@ -220,7 +231,10 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
                           "give the model (and --gpu) the profiles were measured for",
                           "%d attention points have no shape (per-document profiles)",
                           zs_meas_set_unshaped(&v->s));
-    if (rc == ZS_OK && a->calib_path)
+    if (rc == ZS_OK && a->calib_path && is_analytic(a))
+        rc = (v->base = zs_calib_new()) ? ZS_OK
+                                        : zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
+    else if (rc == ZS_OK && a->calib_path)
         rc = zs_calib_load(a->calib_path, &v->base, e);
     if (rc == ZS_OK && (a->h.nterms || !v->base)) {
         zs_fit_opts fo = {a->model_name ? &v->lm : NULL, a->h.nterms ? zs_holdout_held : NULL,
@@ -233,9 +247,11 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
         v->base = NULL;
     }
     /* Through the cost-model table, as every command builds its cost; a
-     * calibration is always there by now, so it is the calibrated row. */
+     * calibration is always there by now, so it is the calibrated row
+     * (--calib analytic: the analytic row, its empty calibration fitting
+     * nothing). */
     if (rc == ZS_OK)
-        rc = zs_cost_build(&v->cm, &v->cl, v->cal, &v->cost, e);
+        rc = zs_cost_build(&v->cm, &v->cl, is_analytic(a) ? NULL : v->cal, &v->cost, e);
     return rc;
 }
 
@@ -256,15 +272,21 @@ static void print_header(zs_output *d, const validate_args *a, const validation 
             "fitted%s%s%s (calib show lists them)\n",
             v->cl.name, nf, other ? " on cluster '" : "", other ? fc : "", other ? "'" : "");
     }
-    const char *mode = a->h.nterms ? "holdout" : a->calib_path ? "given" : "in-sample";
+    const char *mode = a->h.nterms      ? "holdout"
+                       : is_analytic(a) ? "analytic"
+                       : a->calib_path  ? "given"
+                                        : "in-sample";
     zs_output_set_text(d, NULL, "mode", mode);
     zs_output_text(d, "%s\n",
-                   a->h.nterms ? "hold-out validation: errors below are on points NOT used in "
-                                 "the fit (set=held-out); set=fit points are in-sample"
-                               : (a->calib_path ? "validation of the given calibration"
-                                                : "in-sample: the calibration was fitted on these "
-                                                  "same points (use --holdout for prediction "
-                                                  "error)"));
+                   a->h.nterms
+                       ? "hold-out validation: errors below are on points NOT used in "
+                         "the fit (set=held-out); set=fit points are in-sample"
+                       : (is_analytic(a)  ? "validation of the analytic cost model "
+                                            "(nothing fitted)"
+                          : a->calib_path ? "validation of the given calibration"
+                                          : "in-sample: the calibration was fitted on these "
+                                            "same points (use --holdout for prediction "
+                                            "error)"));
     if (np < v->s.n)
         zs_output_note(d, "%zu points could not be priced (layer ops need --model)", v->s.n - np);
     zs_output_text(d, "\n");

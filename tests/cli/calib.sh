@@ -84,6 +84,23 @@ expect_rc validate-profile-packed 0 "$ZEPSIM" validate --against "$TMP/profile-p
 expect_out validate-profile-packed "4096 tokens x8, 32/32 heads, d=128, cp=2 tp=1 "
 expect_rc validate-bad-kernel 2 "$ZEPSIM" validate --against "$TMP/profile.csv" --model llama-7b --gpu a800-80g --attn-kernel te
 
+# The analytic cost model, nothing fitted (--calib analytic), against
+# measured kernels in the tree: cuDNN's RMSNorm on an H200 (tests/data,
+# docs/validation.md); its first point, llama3-8b's forward (268 MB), is
+# priced within 5% by the memory-bound rate.
+DATA="$(dirname "$0")/../data"
+expect_rc validate-analytic 0 "$ZEPSIM" validate --calib analytic --against "$DATA/cudnn-norms-h200.json" --gpu h200 --points --plot none --format json
+expect_out validate-analytic '"mode": "analytic"'
+expect_out validate-analytic '"cost_model": "analytic '
+awk -F'"error_pct": ' 'NF > 1 && !n++ { split($2, f, ","); e = f[1] < 0 ? -f[1] : f[1]; exit !(e < 5) }' "$TMP/out" && PASSES=$((PASSES + 1)) ||
+  { echo "FAIL validate-analytic: llama3-8b's RMSNorm forward not within 5%"; FAILS=$((FAILS + 1)); }
+expect_rc validate-analytic-holdout 2 "$ZEPSIM" validate --calib analytic --against "$DATA/cudnn-norms-h200.json" --holdout gpus=2
+expect_out validate-analytic-holdout "nothing to hold out"
+# cuDNN 9.19's attention measured on an H200: the h200 preset's fa3 curve
+# (fitted to the FA3 paper's H100 figures) prices its forward within 10%.
+expect_rc validate-sdpa 0 "$ZEPSIM" validate --calib analytic --against "$DATA/cudnn-h200-sdpa-bf16.json" --gpu h200 --attn-kernel fa3 --plot none --format json
+expect_out validate-sdpa '"class": "attn_fwd >= 1K tokens", "set": "all", "points": 10, "median_pct": [0-9.]+, "max_pct": [0-9.]+, "target_pct": 10, "target_met": "yes"'
+
 if [ ! -d "$REF/h200-nccl-tests" ] || [ ! -f "$REF/h100-kernels/attention-latency-vs-seqlen.csv" ]; then
   echo "skipping the reference-data part: $REF not present"
   finish
