@@ -1034,9 +1034,7 @@ static double layer_params(const zs_iter *it)
  * one GPU: the layer's, or with LoRA its adapters'. */
 static double synced_params_per_layer(const zs_iter *it)
 {
-    if (frozen(it))
-        return zs_step_lora_params_per_layer(it->m, it->sp->lora) / it->tp;
-    return layer_params(it);
+    return zs_step_trained_params_per_layer(it->m, it->sp->lora) / it->tp;
 }
 
 /* Whether the gradients of this backward are synchronised: in the last

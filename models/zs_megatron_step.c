@@ -313,7 +313,7 @@ static void dp_comm_fsdp(const zs_cost *c, const zs_mstep_cfg *g, const dp_group
     double lp = zs_model_params_per_layer(m) / g->tp;
     double root = fmax(0, zs_model_params(m) - m->layers * zs_model_params_per_layer(m)) / g->tp;
     /* LoRA: every weight gathered, the adapters' gradients reduced */
-    double lg = g->lora ? zs_step_lora_params_per_layer(m, g->lora) / g->tp : lp;
+    double lg = zs_step_trained_params_per_layer(m, g->lora) / g->tp;
     double rootg = g->lora ? 0 : root;
     int agc, rsc = 0, c2;
     double A = dp_coll(c, d, ZS_COLL_ALLGATHER, lp * m->dtype_bytes, &agc);

@@ -104,6 +104,11 @@ double zs_step_trained_params(const zs_model *m, int rank)
     return rank > 0 ? m->layers * zs_step_lora_params_per_layer(m, rank) : zs_model_params(m);
 }
 
+double zs_step_trained_params_per_layer(const zs_model *m, int rank)
+{
+    return rank > 0 ? zs_step_lora_params_per_layer(m, rank) : zs_model_params_per_layer(m);
+}
+
 zs_step_cfg zs_step_cfg_default(void)
 {
     zs_step_cfg c = {
@@ -450,8 +455,8 @@ static void fsdp_copy(ctx *x, zs_step_phase ph, zs_fsdp impl, const char *name)
     if (x->cfg->zero_stage < 3 || x->cfg->fsdp != impl)
         return;
     /* FSDP1's gradients: the trained ones (LoRA: the adapters') */
-    double p = (impl == ZS_FSDP1 && x->frozen ? zs_step_lora_params_per_layer(x->m, x->cfg->lora)
-                                              : zs_model_params_per_layer(x->m)) /
+    double p = (impl == ZS_FSDP1 ? zs_step_trained_params_per_layer(x->m, x->cfg->lora)
+                                 : zs_model_params_per_layer(x->m)) /
                x->cfg->tp;
     mem_op(x, name, ZS_OC_COPY, ph, 1, 2 * p * x->b, 0);
 }

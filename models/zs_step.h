@@ -150,6 +150,9 @@ double zs_step_lora_params_per_layer(const zs_model *m, int rank);
 /* Parameters that take gradients: every one of the model's, or with LoRA
  * (rank > 0) the adapters of every layer. */
 double zs_step_trained_params(const zs_model *m, int rank);
+/* One layer's trained parameters: with LoRA (rank > 0) its adapters', else
+ * all its weights. */
+double zs_step_trained_params_per_layer(const zs_model *m, int rank);
 
 /* tokens 0 (to be set), tp 1, sp on, bf16, no recomputation, dp 1, ZeRO-1,
  * fp32 gradients, fused kernels, every weight trained. */
