@@ -1090,8 +1090,9 @@ static int bwd_post(zs_iter *it, body *b, chain *c, int slot)
     /* After the last nano-batch the layer's gradients are final: sync them
      * while the next layer's backward runs. */
     if (grad_sync_now(it, b) && !(it->nano > 1 && it->cur < it->nano - 1)) {
-        fsdp1_grad_cat(it, c, synced_params_per_layer(it));
-        grad_sync(it, b, c, slot, 0, synced_params_per_layer(it));
+        double params = synced_params_per_layer(it);
+        fsdp1_grad_cat(it, c, params);
+        grad_sync(it, b, c, slot, 0, params);
     }
     return ZS_OK;
 }

@@ -231,7 +231,7 @@ static int load_and_fit(const validate_args *a, validation *v, zs_err *e)
                           "give the model (and --gpu) the profiles were measured for",
                           "%d attention points have no shape (per-document profiles)",
                           zs_meas_set_unshaped(&v->s));
-    if (rc == ZS_OK && a->calib_path && is_analytic(a))
+    if (rc == ZS_OK && is_analytic(a))
         rc = (v->base = zs_calib_new()) ? ZS_OK
                                         : zs_err_set(e, ZS_ENOMEM, NULL, NULL, "out of memory");
     else if (rc == ZS_OK && a->calib_path)
