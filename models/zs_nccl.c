@@ -539,6 +539,7 @@ static double bus_bw(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, zs_n
     double bw_intra = g->bw_intra * si, bw_inter = g->bw_inter * so;
     int collnet = a == ZS_NCCL_COLLNET_DIRECT || a == ZS_NCCL_COLLNET_CHAIN;
     double bw = t->nnodes <= 2 || collnet ? bw_intra : bw_inter;
+    double bw_scale = t->nnodes <= 2 || collnet ? si : so;
     double busbw = g->nch * bw;
     double llmax = t->nnodes == 1 ? ll_max_bw[cc][0] : ll_max_bw[0][sc];
     if (nvls) {
@@ -547,8 +548,11 @@ static double bus_bw(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, zs_n
         intra *= ar ? 2.0 : (double)(t->ppn - 1) / t->ppn;
         double inter = bw_inter * (a == ZS_NCCL_NVLS_TREE && t->nnodes <= 2 ? 2 : 1);
         double b = intra < inter ? intra : inter;
-        if (a == ZS_NCCL_NVLS_TREE && nvls_tree_max[cc][sc] < b)
-            b = nvls_tree_max[cc][sc];
+        /* NCCL's per-channel cap is in the units of its estimates: it
+         * scales with the fitted efficiency of the side that limits. */
+        double cap = nvls_tree_max[cc][sc] * (intra < inter ? si : so);
+        if (a == ZS_NCCL_NVLS_TREE && cap < b)
+            b = cap;
         return g->nch * b;
     }
     if (a == ZS_NCCL_COLLNET_DIRECT) {
@@ -575,7 +579,7 @@ static double bus_bw(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, zs_n
         return busbw;
     }
     if (a == ZS_NCCL_TREE) {
-        double cap = g->nch * tree_max[cc][sc];
+        double cap = g->nch * tree_max[cc][sc] * bw_scale; /* in NCCL's units, as above */
         busbw = busbw * 0.92 < cap ? busbw * 0.92 : cap;
         if (p == ZS_NCCL_LL)
             busbw = busbw / 3.8 < llmax ? busbw / 3.8 : llmax;

@@ -209,6 +209,45 @@ static void test_choice_two_nodes(void)
     ZS_ASSERT_STR_CONTAINS(e.fix, "NCCL_ALGO");
 }
 
+/* NCCL's per-channel caps are in the units of its estimates, so a fitted
+ * link efficiency scales them as it scales the bandwidths they cap. Two
+ * H200 nodes (8 channels): NVLS-tree's NVLink side is 40 x 0.85 x 7/8 x 2
+ * = 59.5 GB/s per channel, its network side 2 x 48 = 96, NCCL's cap 57.7
+ * binds; with nvlink_eff 1.05 the NVLink side (62.5) still limits and the
+ * cap becomes 60.585. A network efficiency does not move it; on 4 nodes
+ * (cap 45.5, network side 48) the network's scale does. The tree across
+ * nodes (cap 8 x 41.4 on 2 nodes, below 0.92 x 8 x 48) scales with the
+ * network's (algBw half the bus bandwidth). */
+static void test_cap_scaling(void)
+{
+    zs_cluster c = cluster("cluster-c", 4);
+    zs_nccl_topo t2 = topo(&c, 2, 8), t4 = topo(&c, 4, 8);
+    zs_nccl_params p;
+    zs_nccl_params_default(&p);
+    zs_err e;
+    zs_nccl_choice ch;
+    double S = 1 << 30;
+    double ratio = 16.0 / 30.0; /* algBw = busBw x n / nsteps, 2(n-1) steps */
+    ZS_ASSERT_OK(
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+    ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * ratio * 1e9), 1e-9);
+    p.v[ZS_NP_NVL_EFF] = 1.05;
+    ZS_ASSERT_OK(
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+    ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * 1.05 * ratio * 1e9), 1e-9);
+    p.v[ZS_NP_NVL_EFF] = 1.0;
+    p.v[ZS_NP_NET_EFF] = 0.9;
+    ZS_ASSERT_OK(
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+    ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * ratio * 1e9), 1e-9);
+    ZS_ASSERT_OK(
+        zs_nccl_eval(&t4, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+    ZS_ASSERT_REL(ch.data_s, S / (8 * 45.5 * 0.9 * (32.0 / 62) * 1e9), 1e-9);
+    ZS_ASSERT_OK(zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
+                 &e);
+    ZS_ASSERT_REL(ch.data_s, S / (8 * 41.4 * 0.9 * 0.5 * 1e9), 1e-9);
+}
+
 /* The ring's latency grows with its steps: 3.4 us (ring/Simple over
  * NVLink) per step, 2(n-1) steps for all-reduce and n-1 for all-gather;
  * across nodes the network steps cost 14 us. A fitted latency scale
@@ -760,6 +799,7 @@ static const zs_test_case cases[] = {{"names_and_masks", test_names_and_masks},
                                      {"choice_two_gpus", test_choice_two_gpus},
                                      {"choice_nvls", test_choice_nvls},
                                      {"choice_two_nodes", test_choice_two_nodes},
+                                     {"cap_scaling", test_cap_scaling},
                                      {"latency_growth", test_latency_growth},
                                      {"fit_round_trip", test_fit_round_trip},
                                      {"multinode_log", test_multinode_log},
