@@ -229,19 +229,23 @@ static void test_cap_scaling(void)
     double S = 1 << 30;
     double ratio = 16.0 / 30.0; /* algBw = busBw x n / nsteps, 2(n-1) steps */
     ZS_ASSERT_OK(
-        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
+        &e);
     ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * ratio * 1e9), 1e-9);
     p.v[ZS_NP_NVL_EFF] = 1.05;
     ZS_ASSERT_OK(
-        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
+        &e);
     ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * 1.05 * ratio * 1e9), 1e-9);
     p.v[ZS_NP_NVL_EFF] = 1.0;
     p.v[ZS_NP_NET_EFF] = 0.9;
     ZS_ASSERT_OK(
-        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+        zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
+        &e);
     ZS_ASSERT_REL(ch.data_s, S / (8 * 57.7 * ratio * 1e9), 1e-9);
     ZS_ASSERT_OK(
-        zs_nccl_eval(&t4, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e), &e);
+        zs_nccl_eval(&t4, ZS_COLL_ALLREDUCE, S, ZS_NCCL_NVLS_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
+        &e);
     ZS_ASSERT_REL(ch.data_s, S / (8 * 45.5 * 0.9 * (32.0 / 62) * 1e9), 1e-9);
     ZS_ASSERT_OK(zs_nccl_eval(&t2, ZS_COLL_ALLREDUCE, S, ZS_NCCL_TREE, ZS_NCCL_SIMPLE, &p, &ch, &e),
                  &e);
