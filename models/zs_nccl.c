@@ -548,11 +548,12 @@ static double bus_bw(const zs_nccl_topo *t, zs_coll_kind k, zs_nccl_algo a, zs_n
         intra *= ar ? 2.0 : (double)(t->ppn - 1) / t->ppn;
         double inter = bw_inter * (a == ZS_NCCL_NVLS_TREE && t->nnodes <= 2 ? 2 : 1);
         double b = intra < inter ? intra : inter;
-        /* NCCL's per-channel cap is in the units of its estimates: it
-         * scales with the fitted efficiency of the side that limits. */
-        double cap = nvls_tree_max[cc][sc] * (intra < inter ? si : so);
-        if (a == ZS_NCCL_NVLS_TREE && cap < b)
-            b = cap;
+        if (a == ZS_NCCL_NVLS_TREE) {
+            /* NCCL's per-channel cap is in the units of its estimates: it
+             * scales with the fitted efficiency of the side that limits. */
+            double cap = nvls_tree_max[cc][sc] * (intra < inter ? si : so);
+            b = cap < b ? cap : b;
+        }
         return g->nch * b;
     }
     if (a == ZS_NCCL_COLLNET_DIRECT) {
