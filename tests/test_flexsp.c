@@ -1,7 +1,8 @@
 /* Tests of FlexSP (planners/zs_flexsp_solve_internal.h and the flexsp
  * planner) on hand-checked small cases:
  *   - the smallest group a sequence fits, the bucketing DP (least padding
- *     to the bucket's longest) and the Sequence Blaster's cut (contiguous
+ *     to the bucket's longest; the same buckets as a full scan of every
+ *     split on random lengths with ties) and the Sequence Blaster's cut (contiguous
  *     runs of least largest tokens);
  *   - the per-micro-batch planner: the multiset of group sizes and the
  *     assignment that minimise the slowest group under a toy cost, every
@@ -40,6 +41,69 @@ static void test_bucket(void)
         ZS_ASSERT_INT_EQ(bound[i], want[i]);
     /* As many buckets as lengths: no padding. */
     ZS_ASSERT_INT_EQ(zs_flexsp_bucket(len, 5, 5, bound), 27);
+}
+
+/* The bucketing DP against a plain O(B n^2) scan of every previous end
+ * (first best on ties), on random ascending lengths with many ties: the
+ * same padded tokens and the same bounds for every B. The planner's DP
+ * skips most of that scan (the best previous end never decreases), which
+ * must not change a single bucket. */
+static int64_t bucket_full_scan(const int32_t *len, int n, int B, int32_t *bound)
+{
+    int64_t P[65], dp[65][65];
+    int arg[65][65];
+    P[0] = 0;
+    for (int i = 1; i <= n; i++)
+        P[i] = P[i - 1] + len[i - 1];
+    for (int i = 0; i <= n; i++)
+        dp[0][i] = i == 0 ? 0 : INT64_MAX;
+    for (int k = 1; k <= B; k++)
+        for (int i = 0; i <= n; i++) {
+            dp[k][i] = INT64_MAX;
+            for (int j = k - 1; j < i; j++) {
+                if (dp[k - 1][j] == INT64_MAX)
+                    continue;
+                int64_t c = dp[k - 1][j] + (int64_t)len[i - 1] * (i - j) - (P[i] - P[j]);
+                if (c < dp[k][i]) {
+                    dp[k][i] = c;
+                    arg[k][i] = j;
+                }
+            }
+        }
+    for (int k = B, i = n; k > 0; k--) {
+        int j = arg[k][i];
+        for (int m = j; m < i; m++)
+            bound[m] = len[i - 1];
+        i = j;
+    }
+    return P[n] + dp[B][n];
+}
+
+static void test_bucket_full_scan(void)
+{
+    uint64_t x = 12345;
+    int32_t len[64], want[64], got[64];
+    for (int trial = 0; trial < 400; trial++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int n = 1 + (int)(x >> 33) % 64;
+        int range = trial % 4 == 0 ? 3 : trial % 4 == 1 ? 10 : 1000; /* ties, then few */
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            len[i] = 1 + (int32_t)((x >> 33) % (uint64_t)range);
+        }
+        for (int i = 1; i < n; i++) /* ascending */
+            for (int j = i; j > 0 && len[j - 1] > len[j]; j--) {
+                int32_t t = len[j];
+                len[j] = len[j - 1];
+                len[j - 1] = t;
+            }
+        for (int B = 1; B <= n; B += 1 + n / 8) {
+            int64_t w = bucket_full_scan(len, n, B, want);
+            ZS_ASSERT_INT_EQ(zs_flexsp_bucket(len, n, B, got), w);
+            for (int i = 0; i < n; i++)
+                ZS_ASSERT_INT_EQ(got[i], want[i]);
+        }
+    }
 }
 
 /* Longest first 8, 6, 6, 4, 2, 2 (28 tokens) into two runs: {8, 6} and
@@ -254,6 +318,7 @@ int main(int argc, char **argv)
 {
     static const zs_test_case cases[] = {{"min_sp", test_min_sp},
                                          {"bucket", test_bucket},
+                                         {"bucket_full_scan", test_bucket_full_scan},
                                          {"chunk", test_chunk},
                                          {"plan_micro", test_plan_micro},
                                          {"exact_beats_greedy", test_exact_beats_greedy},
