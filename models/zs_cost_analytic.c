@@ -59,6 +59,57 @@ static const cost_impl *impl(const zs_cost *c)
     return (const cost_impl *)c->impl;
 }
 
+static double gemm(const zs_cost *c, double m, double n, double k, double bytes);
+static double elementwise(const zs_cost *c, double bytes);
+
+/* Megatron-LM's attention before FlashAttention (CoreAttention,
+ * megatron/model/transformer.py at 00baee46 [P]), per block of Sq queries
+ * and Sk keys over H heads: the whole Sq x Sk score matrix is computed
+ * (the causal mask is applied by the softmax), E = H Sq Sk elements of b
+ * bytes. Forward: QK^T (batched GEMM, H x (Sq x d)(d x Sk)), the fused
+ * scale-mask-softmax (reads and writes E), attention dropout when the
+ * model has dropout (reads E, writes E and a one-byte mask), the product
+ * with V. Backward: dP = dO V^T and dV = P^T dO, dropout's backward (reads
+ * dP and the mask, writes), the softmax's (reads the gradient and the
+ * probabilities, writes), dQ = dS K and dK = dS^T Q. GEMMs on the GEMM
+ * curve (the batch folded into m: each head's product has the same
+ * smallest dimension), the score passes at the memory-bound rate. */
+static double unfused_attn(const zs_cost *c, const zs_attn_block *blk, int n, int heads,
+                           int backward, zs_attn_work *w)
+{
+    const zs_model *m = &c->model;
+    double bb = m->dtype_bytes, d = m->head_dim, H = heads, tg = 0, te = 0, bytes = 0, pairs = 0;
+    int drop = m->dropout > 0;
+    for (int i = 0; i < n; i++) {
+        double sq = blk[i].q1 - blk[i].q0, sk = blk[i].k1 - blk[i].k0, E = H * sq * sk;
+        if (sq <= 0 || sk <= 0)
+            continue;
+        double qk = H * (sq * d + sk * d) * bb, sc = E * bb; /* Q, K (or dO, V); the scores */
+        double ew = backward ? E * (3 * bb + (drop ? 2 * bb + 1 : 0))  /* dropout, softmax bwd */
+                             : E * (2 * bb + (drop ? 2 * bb + 1 : 0)); /* softmax, dropout */
+        if (!backward) {
+            tg += gemm(c, H * sq, sk, d, qk + sc) + gemm(c, H * sq, d, sk, sc + qk);
+            bytes += 2 * (qk + sc) + ew;
+        } else {
+            tg += gemm(c, H * sq, sk, d, qk + sc) + gemm(c, H * sk, d, sq, sc + qk) +
+                  gemm(c, H * sq, d, sk, sc + qk) + gemm(c, H * sk, d, sq, sc + qk);
+            bytes += 4 * (qk + sc) + ew;
+        }
+        te += elementwise(c, ew);
+        pairs += (double)zs_attn_block_pairs(&blk[i]);
+    }
+    if (w) {
+        memset(w, 0, sizeof *w);
+        w->seqs = n;
+        w->flops_exact = 4.0 * pairs * d * H * (backward ? 2.5 : 1.0);
+        w->bytes = bytes;
+        w->t_compute = tg; /* the GEMMs */
+        w->t_memory = te;  /* the score passes */
+        w->seconds = tg + te;
+    }
+    return tg + te;
+}
+
 double zs_cost_attn_work(const zs_cost *c, const zs_attn_block *b, int n, int heads, int backward,
                          zs_attn_work *w)
 {
@@ -67,6 +118,8 @@ double zs_cost_attn_work(const zs_cost *c, const zs_attn_block *b, int n, int he
             memset(w, 0, sizeof *w);
         return 0;
     }
+    if (impl(c)->kern.unfused)
+        return unfused_attn(c, b, n, heads, backward, w);
     const zs_model *m = &c->model;
     /* KV heads on this GPU: the model's, divided as the query heads are
      * (tensor or head parallelism), at least one. */

@@ -60,8 +60,37 @@ const zs_attn_kernel *zs_gpu_attn_kernel(const zs_gpu *g)
     return &g->kernels[0];
 }
 
+/* Megatron-LM's attention before FlashAttention, on any GPU: a kernel
+ * entry that only names it (zs_attn_kernel.unfused); its tiles are the
+ * default kernel's. */
+static int add_unfused(zs_gpu *g, zs_err *e)
+{
+    if (g->nkernels >= ZS_KERNEL_MAX)
+        return zs_err_set(e, ZS_EINPUT, "--attn-kernel", "give the GPU fewer attention kernels",
+                          "GPU '%s' has no room for the unfused attention", g->name);
+    zs_attn_kernel *k = &g->kernels[g->nkernels];
+    *k = *zs_gpu_attn_kernel(g);
+    snprintf(k->name, sizeof k->name, "unfused");
+    snprintf(k->source, sizeof k->source,
+             "Megatron-LM's CoreAttention before FlashAttention (megatron/model/transformer.py, "
+             "00baee46: baddbmm QK^T, FusedScaleMaskSoftmax, dropout, bmm with V) [P]: its "
+             "batched GEMMs on the GPU's GEMM curve, the score tensor's passes at the "
+             "memory-bound rate (docs/cost-model.md, \"Unfused attention\")");
+    k->unfused = 1;
+    g->nkernels++;
+    return ZS_OK;
+}
+
 int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e)
 {
+    if (strcmp(name, "unfused") == 0) {
+        int have = 0;
+        for (int i = 0; i < g->nkernels; i++)
+            have |= g->kernels[i].unfused;
+        int rc = have ? ZS_OK : add_unfused(g, e);
+        if (rc)
+            return rc;
+    }
     for (int i = 0; i < g->nkernels; i++)
         if (strcmp(g->kernels[i].name, name) == 0) {
             snprintf(g->attn_kernel, sizeof g->attn_kernel, "%s", name);
@@ -69,8 +98,10 @@ int zs_gpu_select_kernel(zs_gpu *g, const char *name, zs_err *e)
         }
     char names[256];
     kernel_names(g, names, sizeof names);
-    return zs_err_set(e, ZS_EINPUT, "--attn-kernel", "choose one of the GPU's kernels",
-                      "GPU '%s' has no attention kernel '%s' (it has: %s)", g->name, name, names);
+    return zs_err_set(e, ZS_EINPUT, "--attn-kernel", "choose one of the GPU's kernels, or unfused",
+                      "GPU '%s' has no attention kernel '%s' (it has: %s; and unfused, "
+                      "Megatron-LM's attention before FlashAttention, on every GPU)",
+                      g->name, name, names);
 }
 
 /* A description without kernels gets the A800 preset's (FlashAttention-2
@@ -123,7 +154,8 @@ int zs_gpu_from_json(const zs_json_doc *doc, const json_t *obj, const char *pare
     }
     if (!ks)
         rc = assume_kernels(&g, e);
-    else if (!json_is_array(ks) || json_array_size(ks) < 1 || json_array_size(ks) > ZS_KERNEL_MAX) {
+    else if (!json_is_array(ks) || json_array_size(ks) < 1 ||
+             json_array_size(ks) > ZS_KERNEL_MAX - 1) {
         zs_json_where(doc, parent_key, "attn_kernels", where, sizeof where);
         return zs_err_set(e, ZS_EINPUT, where, "give a list of 1 to 4 kernel objects",
                           "bad attn_kernels list");

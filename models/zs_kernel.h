@@ -35,7 +35,7 @@
 #include "zs_config.h"
 #include "zs_err.h"
 
-#define ZS_KERNEL_MAX    4 /* attention kernels per GPU */
+#define ZS_KERNEL_MAX    5 /* attention kernels per GPU (presets give up to 4; "unfused" adds one) */
 #define ZS_KERNEL_SOURCE 640
 
 /* One direction (forward or backward) of an attention kernel. */
@@ -57,6 +57,11 @@ typedef struct zs_attn_kernel {
     int ctas_per_sm;    /* concurrent CTAs per SM (slots = SMs x this) */
     double dfix;        /* share of a d = 128 tile's time independent of d */
     zs_attn_dir fwd, bwd;
+    /* 1: not a tiled kernel but Megatron-LM's attention before FlashAttention
+     * (zs_gpu_select_kernel's "unfused"): priced op by op from the GEMM curve
+     * and HBM (zs_cost_attn_work); the tile fields are the GPU's default
+     * kernel's, for what reads tiles */
+    int unfused;
 } zs_attn_kernel;
 
 /* The GEMM efficiency curve: time = launch + 2mnk / rate * (1 + (half_dim / x)^p),

@@ -367,6 +367,7 @@ int zs_megatron_step(const zs_cost *c, const zs_mstep_cfg *g, zs_mstep *o, zs_er
     zs_step_cfg sc = zs_step_cfg_default();
     sc.tokens = (int64_t)g->mbs * g->seq / g->cp;
     sc.tp = g->tp;
+    sc.sp = !g->no_sp;
     sc.precision = g->precision;
     sc.recompute = g->recompute;
     sc.dp = g->zero >= 1 ? o->dp * g->cp : 1;

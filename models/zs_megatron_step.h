@@ -54,6 +54,10 @@ typedef struct zs_mstep_cfg {
     const int32_t *docs;
     int ndocs, npacks;
     zs_fsdp fsdp; /* zero 3: which implementation's copies (zs_memory.h) */
+    /* 1: TP without sequence parallelism (all-reduces; norms, dropouts and
+     * residual adds on every TP rank's whole sequence), as Megatron-LM ran
+     * before it had it; 0: with it, the default */
+    int no_sp;
 } zs_mstep_cfg;
 
 typedef struct zs_mstep {

@@ -26,14 +26,15 @@ enum {
     C_ZERO,
     C_TOK,
     C_TFL,
-    C_KERN, /* optional: the schema's 15 columns, or 16 with kernels */
+    C_KERN, /* optional columns after the schema's 15, in the header's order */
+    C_SP,
     C_N
 };
 static const char *const cols[C_N] = {
     "model",     "task",      "gpus", "gbs",          "mbs",
     "seq",       "tp",        "pp",   "cp",           "vp",
     "precision", "recompute", "zero", "tokens_s_gpu", "model_tflops_gpu",
-    "kernels"};
+    "kernels",   "sp"};
 static const char header_text[] = "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,"
                                   "zero,tokens_s_gpu,model_tflops_gpu";
 static const char *const task_names[] = {"pretrain", "sft", "lora"};
@@ -66,14 +67,16 @@ typedef struct rd {
     const char *path;
     int line;
     zs_err *e;
-    int ncols; /* the header's: C_KERN (the schema) or C_N (with kernels) */
+    int ncols;      /* the header's cells: C_KERN (the schema) plus the optional ones */
+    int at[C_N];    /* the cell each column is in (-1: an optional column not given) */
+    char *tok[C_N]; /* a row's cells, by column (the optional ones absent: "") */
 } rd;
 
 static int cell_err(rd *x, int col, const char *fix, const char *what, const char *val)
 {
     snprintf(x->where, sizeof x->where, "%s:%d", x->path, x->line);
-    return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "column %d (%s): %s ('%.40s')", col + 1,
-                      cols[col], what, val);
+    return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "column %d (%s): %s ('%.40s')",
+                      x->at[col] + 1, cols[col], what, val);
 }
 
 static int int_cell(rd *x, char **tok, int col, int64_t max, int *out)
@@ -183,12 +186,14 @@ static int parse_row(rd *x, char **tok, zs_run *r)
         return rc;
     r->precision = (zs_precision)v;
     r->kernels = ZS_KERN_FUSED;
-    if (x->ncols == C_N) {
-        if ((rc = name_cell(x, tok, C_KERN, kern, ZS_KERN_N, 1, &v)))
-            return rc;
-        if (v >= 0)
-            r->kernels = (zs_step_kernels)v;
-    }
+    if ((rc = name_cell(x, tok, C_KERN, kern, ZS_KERN_N, 1, &v)))
+        return rc;
+    if (v >= 0)
+        r->kernels = (zs_step_kernels)v;
+    static const char *const onoff[] = {"off", "on"};
+    if ((rc = name_cell(x, tok, C_SP, onoff, 2, 1, &v)))
+        return rc;
+    r->sp = v != 0; /* empty: on, Megatron's default with TP */
     if ((rc = name_cell(x, tok, C_RC, rcn, ZS_STEP_RC_N, 1, &r->recompute)) ||
         (rc = name_cell(x, tok, C_ZERO, zeros, 4, 1, &r->zero)) ||
         (rc = meas_cell(x, tok, C_TOK, &r->tokens_s_gpu)) ||
@@ -247,6 +252,40 @@ static char *trim(char *s)
     return s;
 }
 
+/* The header: the schema's 15 columns, then any of the optional ones
+ * (kernels, sp), each at most once, in any order; fills x->at. */
+static int read_header(rd *x, char *t)
+{
+    static const char fix[] = "the first line that is not a comment must be the header "
+                              "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,"
+                              "zero,tokens_s_gpu,model_tflops_gpu (optionally ,kernels and ,sp)";
+    size_t hn = sizeof header_text - 1;
+    if (strncmp(t, header_text, hn) != 0 || (t[hn] && t[hn] != ','))
+        return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "not the runs header ('%.60s')", t);
+    for (int c = 0; c < C_N; c++)
+        x->at[c] = c < C_KERN ? c : -1;
+    x->ncols = C_KERN;
+    char rest[64];
+    if (strlen(t + hn) >= sizeof rest)
+        return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "unknown columns after the schema's");
+    snprintf(rest, sizeof rest, "%s", t + hn);
+    char *tok[C_N];
+    int n = rest[0] ? split(rest + 1, tok, C_N - C_KERN) : 0;
+    if (n < 0)
+        return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "too many columns");
+    for (int i = 0; i < n; i++) {
+        char *name = trim(tok[i]);
+        int c = C_KERN;
+        while (c < C_N && strcasecmp(name, cols[c]) != 0)
+            c++;
+        if (c == C_N || x->at[c] >= 0)
+            return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "%s column '%.30s'",
+                              c == C_N ? "unknown" : "repeated", name);
+        x->at[c] = x->ncols++;
+    }
+    return ZS_OK;
+}
+
 static int read_rows(rd *x, char *text, zs_runs *out)
 {
     char *cur = text, *line, *tok[C_N];
@@ -258,14 +297,9 @@ static int read_rows(rd *x, char *text, zs_runs *out)
         if (!*t || *t == '#')
             continue;
         if (!have_header) {
-            size_t hn = sizeof header_text - 1;
-            if (strncmp(t, header_text, hn) != 0 || (t[hn] && strcmp(t + hn, ",kernels") != 0))
-                return zs_err_set(x->e, ZS_EINPUT, x->where,
-                                  "the first line that is not a comment must be the header "
-                                  "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,"
-                                  "zero,tokens_s_gpu,model_tflops_gpu (optionally ,kernels)",
-                                  "not the runs header ('%.60s')", t);
-            x->ncols = t[hn] ? C_N : C_KERN;
+            int rc = read_header(x, t);
+            if (rc)
+                return rc;
             have_header = 1;
             continue;
         }
@@ -275,8 +309,9 @@ static int read_rows(rd *x, char *text, zs_runs *out)
                               "every row needs the header's cells (empty where not published)",
                               n < 0 ? "more than %d cells" : "%d cells, the header has %d",
                               n < 0 ? x->ncols : n, x->ncols);
-        for (int i = 0; i < x->ncols; i++)
-            tok[i] = trim(tok[i]);
+        static char none[] = "";
+        for (int c = 0; c < C_N; c++) /* by column, absent optional ones empty */
+            x->tok[c] = x->at[c] >= 0 ? trim(tok[x->at[c]]) : none;
         if (out->n == ZS_RUNS_MAX_ROWS)
             return zs_err_set(x->e, ZS_EINPUT, x->where, "split the file", "more than %d runs",
                               ZS_RUNS_MAX_ROWS);
@@ -287,7 +322,7 @@ static int read_rows(rd *x, char *text, zs_runs *out)
                 return zs_err_set(x->e, ZS_ENOMEM, NULL, NULL, "out of memory");
             out->rows = p;
         }
-        int rc = parse_row(x, tok, &out->rows[out->n]);
+        int rc = parse_row(x, x->tok, &out->rows[out->n]);
         if (rc)
             return rc;
         out->n++;
@@ -314,7 +349,7 @@ int zs_runs_read(const char *path, zs_runs *out, zs_err *e)
         free(text);
         return zs_err_set(e, ZS_EINPUT, path, "give a text CSV file", "binary data (a NUL byte)");
     }
-    rd x = {{0}, path, 0, e, C_KERN};
+    rd x = {{0}, path, 0, e, C_KERN, {0}, {0}};
     rc = read_rows(&x, text, out);
     free(text);
     if (rc)

@@ -6,7 +6,10 @@
  * published (recompute, zero, either measurement). An optional 16th
  * column, kernels (fused | eager | eager-fused-norm: zs_step.h), names
  * the framework's kernels for runs outside Megatron / NeMo (torchtitan);
- * empty or absent is fused. Every cell is checked
+ * empty or absent is fused; an optional sp column (on | off; empty or
+ * absent is on) says whether TP ran with sequence parallelism (runs
+ * before Megatron-LM had it, 2021-22, ran without). The optional columns
+ * follow the 15 in any order. Every cell is checked
  * here, at the boundary: a bad cell is ZS_EINPUT naming file:line and the
  * column, with how to fix it. Names (task, precision, recompute, kernels,
  * the model) compare case-insensitively; a model name without a preset
@@ -40,6 +43,8 @@ typedef struct zs_run {
     int zero;                              /* 0..3, or -1: not published */
     double tokens_s_gpu, model_tflops_gpu; /* measured; 0: not published */
     zs_step_kernels kernels;               /* the optional kernels column; fused when absent */
+    int sp;       /* the optional sp column: 1 (on, also when absent or empty): TP with sequence
+                   * parallelism, Megatron's default since 2022; 0: TP all-reduces, replicated norms */
     int no_model; /* 1: the model cell names no preset (the row cannot be predicted) */
 } zs_run;
 

@@ -1,7 +1,8 @@
 /* The analytical cost model: exact causal pair counts, tile counting,
  * hand-computed FLOPs of a LLaMA-7B layer, zigzag blocks covering a
  * document's triangle, transfers and ring collectives against hand
- * formulas. The attention kernel model itself is tested in test_kernel.c. */
+ * formulas; the unfused attention (Megatron before FlashAttention) by
+ * hand. The attention kernel model itself is tested in test_kernel.c. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -34,7 +35,7 @@ static void test_block_pairs_hand(void)
 
 /* A kernel with 128 x 128 tiles (only the structure matters here). */
 static const zs_attn_kernel k128 = {
-    "k128", "test", 128, 128, 1, 0, {1, 0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 1, 0}};
+    "k128", "test", 128, 128, 1, 0, {1, 0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 1, 0}, 0};
 
 static void test_block_pairs_property(void)
 {
@@ -248,6 +249,56 @@ static void test_attention_shape_effects(void)
     zs_cost_free(c);
 }
 
+/* Megatron's attention before FlashAttention (--attn-kernel unfused), by
+ * hand: one causal block of 2048 tokens over 12 heads of 128 (GPT-3 175B
+ * at tp 8, dropout 0.1) on an A100 is its batched GEMMs on the GEMM curve
+ * plus the score matrix's passes at the memory-bound rate: forward two
+ * GEMMs, softmax 2 x 2 bytes and dropout 2 x 2 + 1 bytes per score;
+ * backward four GEMMs, dropout 2 x 2 + 1 and softmax 3 x 2 bytes. The whole
+ * square is computed (the mask is the softmax's), so a causal block costs
+ * what a full one does; without dropout the dropout passes go. Every GPU
+ * offers it, and an unknown kernel's error names it. */
+static void test_unfused_attention(void)
+{
+    zs_model m;
+    zs_cluster cl;
+    zs_err e;
+    ZS_ASSERT_OK(zs_model_load("gpt3-175b", &m, &e), &e);
+    ZS_ASSERT_OK(zs_cluster_load("dgx-a100", 1, &cl, &e), &e);
+    ZS_ASSERT_OK(zs_gpu_select_kernel(&cl.gpu, "unfused", &e), &e);
+    ZS_ASSERT_OK(zs_gpu_select_kernel(&cl.gpu, "unfused", &e), &e); /* twice: one entry */
+    zs_cost *c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(zs_cost_attn_kernel(c)->unfused);
+    double H = 12, s = 2048, d = 128, E = H * s * s, qk = H * 2 * s * d * 2, sc = E * 2;
+    double g_s = zs_cost_gemm_io(c, H * s, s, d, qk + sc); /* QK^T, dO V^T */
+    double g_o = zs_cost_gemm_io(c, H * s, d, s, sc + qk); /* P V, dS K, and the transposes */
+    double fwd = g_s + g_o + zs_cost_elementwise(c, E * (4 + 5));
+    double bwd = g_s + 3 * g_o + zs_cost_elementwise(c, E * (6 + 5));
+    zs_attn_block causal = {0, 0, 2048, 0, 2048};
+    zs_attn_work w;
+    ZS_ASSERT_REL(zs_cost_attn_work(c, &causal, 1, 12, 0, &w), fwd, 1e-12);
+    ZS_ASSERT_REL(zs_cost_attn(c, &causal, 1, 12, 1), bwd, 1e-12);
+    ZS_ASSERT_REL(w.flops_exact, 4.0 * (2048.0 * 2049 / 2) * d * H, 1e-9);
+    CU_ASSERT(fwd > 2 * (g_s + g_o)); /* the score passes dominate at d = 128 */
+    zs_cost_free(c);
+    m.dropout = 0;
+    c = zs_cost_analytic_new(&m, &cl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ZS_ASSERT_REL(zs_cost_attn(c, &causal, 1, 12, 0), g_s + g_o + zs_cost_elementwise(c, E * 4),
+                  1e-12);
+    zs_cost_free(c);
+    const char *gpus[] = {"h100-sxm", "b200", "a100-40g", "h200"};
+    for (int i = 0; i < 4; i++) {
+        zs_gpu g;
+        ZS_ASSERT_OK(zs_gpu_load(gpus[i], &g, &e), &e);
+        ZS_ASSERT_OK(zs_gpu_select_kernel(&g, "unfused", &e), &e);
+        CU_ASSERT(zs_gpu_attn_kernel(&g)->unfused);
+    }
+    ZS_ASSERT_INT_EQ(zs_gpu_select_kernel(&cl.gpu, "fa9", &e), ZS_EINPUT);
+    ZS_ASSERT_STR_CONTAINS(e.what, "unfused");
+}
+
 static const zs_test_case cases[] = {
     {"block_pairs_hand", test_block_pairs_hand},
     {"block_pairs_property", test_block_pairs_property},
@@ -256,6 +307,7 @@ static const zs_test_case cases[] = {
     {"zigzag_blocks_cover_triangle", test_zigzag_blocks_cover_triangle},
     {"p2p_and_collectives", test_p2p_and_collectives},
     {"attention_shape_effects", test_attention_shape_effects},
+    {"unfused_attention", test_unfused_attention},
     {NULL, NULL}};
 
 int main(int argc, char **argv)

@@ -56,7 +56,8 @@ static zs_mstep_cfg cfg(int gpus, int gbs, int tp, int pp, int cp, int vp)
                       NULL,
                       0,
                       0,
-                      ZS_FSDP2};
+                      ZS_FSDP2,
+                      0};
     return g;
 }
 

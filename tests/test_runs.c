@@ -174,7 +174,42 @@ static void test_kernels_column(void)
     bad_file("khdr.csv",
              "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
              "model_tflops_gpu,framework\n",
-             "not the runs header");
+             "unknown column 'framework'");
+}
+
+/* The optional sp column, alone or with kernels in either order: off runs
+ * TP with all-reduces; empty or absent is on. */
+static void test_sp_column(void)
+{
+    const char *p = zs_test_write("sp.csv", "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,"
+                                            "recompute,zero,tokens_s_gpu,model_tflops_gpu,sp,"
+                                            "kernels\n"
+                                            "gpt3-175b,pretrain,64,64,1,2048,8,8,1,3,bf16,full,1,"
+                                            "112.96,,off,\n"
+                                            "gpt3-175b,pretrain,64,64,1,2048,8,8,1,3,bf16,"
+                                            "selective,1,148.95,,,\n");
+    zs_runs r;
+    zs_err e;
+    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.n, 2);
+    ZS_ASSERT_INT_EQ(r.rows[0].sp, 0);
+    ZS_ASSERT_INT_EQ(r.rows[1].sp, 1);
+    ZS_ASSERT_INT_EQ(r.rows[0].kernels, ZS_KERN_FUSED);
+    zs_runs_free(&r);
+    p = zs_test_write("nosp.csv", HDR "llama2-7b,pretrain,8,128,1,4096,1,1,1,1,fp8,,,16847,776\n");
+    ZS_ASSERT_OK(zs_runs_read(p, &r, &e), &e);
+    ZS_ASSERT_INT_EQ(r.rows[0].sp, 1);
+    zs_runs_free(&r);
+    /* the cell's own column number, whatever the order */
+    bad_file("spbad.csv",
+             "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
+             "model_tflops_gpu,sp,kernels\ngpt3-175b,pretrain,64,64,1,2048,8,8,1,3,bf16,full,1,"
+             "112.96,,maybe,\n",
+             "column 16 (sp): unknown value ('maybe')");
+    bad_file("sp2.csv",
+             "model,task,gpus,gbs,mbs,seq,tp,pp,cp,vp,precision,recompute,zero,tokens_s_gpu,"
+             "model_tflops_gpu,sp,sp\n",
+             "repeated column 'sp'");
 }
 
 /* More than ZS_RUNS_MAX_ROWS rows are refused at the first row past it. */
@@ -198,13 +233,11 @@ static void test_row_bound(void)
     ZS_ASSERT_STR_CONTAINS(msg, "more than 4096 runs");
 }
 
-static const zs_test_case cases[] = {{"good", test_good},
-                                     {"bad_rows", test_bad_rows},
-                                     {"names", test_names},
-                                     {"bad_files", test_bad_files},
-                                     {"row_bound", test_row_bound},
-                                     {"kernels_column", test_kernels_column},
-                                     {NULL, NULL}};
+static const zs_test_case cases[] = {
+    {"good", test_good},           {"bad_rows", test_bad_rows},
+    {"names", test_names},         {"bad_files", test_bad_files},
+    {"row_bound", test_row_bound}, {"kernels_column", test_kernels_column},
+    {"sp_column", test_sp_column}, {NULL, NULL}};
 
 int main(int argc, char **argv)
 {

@@ -425,6 +425,10 @@ static int calib_fit(const calib_args *a, zs_meas_set *s, int nfiles, char **fil
     if (a->gpu_name && (zs_gpu_load(a->gpu_name, &g, &e) ||
                         (a->kernel && zs_gpu_select_kernel(&g, a->kernel, &e))))
         return zs_cli_fail(&e);
+    if (a->gpu_name && zs_gpu_attn_kernel(&g)->unfused)
+        return zs_cli_usage_error("calib", "--attn-kernel unfused has no curve to fit (its "
+                                           "GEMMs take the GEMM curve, its passes HBM): name a "
+                                           "tiled kernel of the GPU");
     int rc = ZS_OK;
     for (int i = 0; i < nfiles && rc == ZS_OK; i++)
         rc = zs_meas_read(s, files[i], &e);

@@ -135,6 +135,14 @@ static void add_kernel(zs_table *t, const zs_cost *c, int bwd)
     const zs_attn_kernel *k = zs_cost_attn_kernel(c);
     const zs_attn_dir *d = bwd ? &k->bwd : &k->fwd;
     text(t, "kernel", "%s", k->name);
+    if (k->unfused) {
+        note(t, "Megatron-LM's attention before FlashAttention");
+        text(t, "kernel_curve",
+             "none: batched GEMMs on the GPU's GEMM curve, the score "
+             "matrix's softmax and dropout passes at the memory-bound rate");
+        text(t, "kernel_source", "%s", k->source);
+        return;
+    }
     note(t, "%s", bwd ? "backward curve" : "forward curve");
     text(t, "kernel_curve",
          "%.1f TFLOP/s on whole %dx%d tiles at d=128, %.3f us per CTA, %.3f us per sequence x "
@@ -276,6 +284,21 @@ static int layout_only(const cost_args *a, zs_err *e)
     return ZS_OK;
 }
 
+/* The launch's compute and memory times: a tiled kernel's compute and its
+ * HBM floor, or the unfused attention's GEMMs and score passes. */
+static void add_times(zs_table *t, const zs_cost *c, double tc, double tm)
+{
+    int unfused = zs_cost_attn_kernel(c)->unfused;
+    num(t, "compute_time", "ms", "%.4f", tc * 1e3);
+    if (unfused)
+        note(t, "the batched GEMMs");
+    num(t, "memory_time", "ms", "%.4f", tm * 1e3);
+    if (unfused)
+        note(t, "the score matrix's softmax and dropout passes, added to the GEMMs");
+    else
+        note(t, "HBM floor, %s", tm > tc ? "binding" : "not binding");
+}
+
 static int cost_attention(const cost_args *a, zs_err *e)
 {
     if (a->len < 1)
@@ -382,9 +405,7 @@ static int cost_attention(const cost_args *a, zs_err *e)
     num(t, "tiles", NULL, "%.0f", tiles);
     num(t, "ctas", NULL, "%.0f", ctas);
     num(t, "launches", NULL, "%.0f", launches);
-    num(t, "compute_time", "ms", "%.4f", tc * 1e3);
-    num(t, "memory_time", "ms", "%.4f", tm * 1e3);
-    note(t, "HBM floor, %s", tm > tc ? "binding" : "not binding");
+    add_times(t, c, tc, tm);
     if (cp > 1) {
         num(t, "speedup_vs_cp1", "x", "%.2f", best > 0 ? whole / best : 0);
         note(t, "ideal %d", cp);

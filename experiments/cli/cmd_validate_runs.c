@@ -38,8 +38,10 @@ static const char runs_help[] =
     "FSDP). precision is bf16, fp8 (TransformerEngine's delayed scaling) or fp8-cs\n"
     "(current scaling, Megatron-Bridge's FP8-CS). The gradient buffer is not a\n"
     "column: --grad-dtype (default bf16), nor is FSDP's implementation: --fsdp.\n"
-    "An optional 16th column, kernels (fused | eager | eager-fused-norm), prices\n"
-    "the memory-bound ops as PyTorch eager runs them (torchtitan); recompute may\n"
+    "Optional columns after those, in any order: kernels (fused | eager |\n"
+    "eager-fused-norm) prices the memory-bound ops as PyTorch eager runs them\n"
+    "(torchtitan); sp (on | off; default on) off runs TP without sequence\n"
+    "parallelism, as Megatron-LM did before 2022. recompute may\n"
     "also be torchtitan's selective-op or selective-layer. sft and lora rows pack\n"
     "short documents into each sample (--packed-docs). Names are read in any case.\n"
     "A row that cannot be priced (a model without a preset, FP8 on a GPU without\n"
@@ -221,6 +223,34 @@ static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, int *pac
     return ZS_OK;
 }
 
+/* Why row r's model cannot be priced: no such preset (with the nearest
+ * names), or a preset that does not load (its error). */
+static void no_model_reason(const zs_run *r, char *reason, size_t len)
+{
+    char names[64][64], mean[80];
+    zs_suggest sg;
+    zs_suggest_init(&sg, r->model);
+    for (size_t i = 0; i < 64 && zs_preset_name("model", i, names[i], sizeof names[i]); i++) {
+        if (strcmp(names[i], r->model) == 0) { /* there, but it does not load: say why */
+            zs_model m;
+            zs_err le;
+            zs_err_clear(&le);
+            if (zs_model_load(r->model, &m, &le) != ZS_OK) {
+                char why[400];
+                zs_err_format(&le, why, sizeof why);
+                snprintf(reason, len, "model preset '%s' does not load: %s", r->model, why);
+                return;
+            }
+        }
+        zs_suggest_add(&sg, names[i]);
+    }
+    zs_suggest_phrase(&sg, mean, sizeof mean);
+    snprintf(reason, len,
+             "no model preset '%s': %sadd one as models/presets/model-NAME.json with its "
+             "source (`zepsim list models`)",
+             r->model, mean);
+}
+
 /* Predicts row r on cluster name (as many nodes as it needs). ZS_EINPUT
  * from the model is a reason, not a failure; other errors are returned. */
 static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
@@ -234,22 +264,14 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                                             " (fsdp1: gradient concatenation priced by --fsdp)",
                                             " (megatron-fsdp: no copies by --fsdp)"};
     snprintf(o->defaults, sizeof o->defaults,
-             "recompute: %s%s; zero: %d%s%s; gradients: %s (--grad-dtype); kernels: %s",
+             "recompute: %s%s; zero: %d%s%s; gradients: %s (--grad-dtype); kernels: %s%s",
              zs_step_rc_name((zs_step_rc)rcv), r->recompute >= 0 ? "" : " (default; not published)",
              zero, r->zero >= 0 ? "" : " (default; not published)",
              zero >= 3 ? fsdp_note[a->fsdp] : "", zs_grad_dtype_name(a->grad),
-             zs_step_kernels_name(r->kernels));
+             zs_step_kernels_name(r->kernels),
+             r->sp ? "" : "; sp: off (TP all-reduces, no sequence parallelism)");
     if (r->no_model) {
-        char names[64][64], mean[80];
-        zs_suggest sg;
-        zs_suggest_init(&sg, r->model);
-        for (size_t i = 0; i < 64 && zs_preset_name("model", i, names[i], sizeof names[i]); i++)
-            zs_suggest_add(&sg, names[i]);
-        zs_suggest_phrase(&sg, mean, sizeof mean);
-        snprintf(o->reason, sizeof o->reason,
-                 "no model preset '%s': %sadd one as models/presets/model-NAME.json with its "
-                 "source (`zepsim list models`)",
-                 r->model, mean);
+        no_model_reason(r, o->reason, sizeof o->reason);
         return ZS_OK;
     }
     zs_machine_cfg mc;
@@ -281,7 +303,8 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
                       NULL,
                       0,
                       0,
-                      a->fsdp};
+                      a->fsdp,
+                      !r->sp};
     int packed = packs_docs(r, a);
     int32_t *docs = NULL;
     if (packed && (rc = pack_docs(a->packed, r->seq, &docs, &g.ndocs, &g.npacks, e))) {
@@ -390,6 +413,8 @@ static const char *sim_point(const zs_run *r, const runs_args *a, const outcome 
         return "the schedules recompute none or full, not this row's mode";
     if (r->kernels != ZS_KERN_FUSED)
         return "the schedules price fused kernels, not eager ones";
+    if (!r->sp)
+        return "the schedules run TP with sequence parallelism, not this row's all-reduces";
     if (o->gpn < 1 || r->gpus % o->gpn != 0)
         return "the run's GPUs are not whole nodes of the cluster";
     return NULL;

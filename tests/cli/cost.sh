@@ -9,7 +9,7 @@ expect_rc cost-no-len 2 "$ZEPSIM" cost attention --gpu a800-80g
 expect_out cost-no-len "^zepsim: attention needs --len: --len: "
 expect_rc cost-bad-len 2 "$ZEPSIM" cost attention --len 12x
 expect_rc cost-bad-kernel 2 "$ZEPSIM" cost attention --gpu a800-80g --attn-kernel fa3 --len 1024
-expect_out cost-bad-kernel "has no attention kernel 'fa3' \(it has: fa2\)"
+expect_out cost-bad-kernel "has no attention kernel 'fa3' \(it has: fa2; and unfused"
 expect_rc cost-bad-tp 2 "$ZEPSIM" cost attention --len 1024 --tp 3
 expect_rc cost-bad-gpu 2 "$ZEPSIM" cost attention --len 1024 --gpu nosuchgpu
 expect_rc cost-coll-no-cluster 2 "$ZEPSIM" cost collective --op all-reduce --bytes 1M --gpus 8

@@ -1,6 +1,7 @@
 # End to end: zepsim validate --runs (published training runs through the
 # analytic Megatron step model): bad files exit 2 with file:line and the
-# column; the shared NeMo 24.07 DGX-H100 table (skipped with a message
+# column; the in-tree held-out runs (experiments/runs/) with the sp column
+# and the unfused attention; the shared NeMo 24.07 DGX-H100 table (skipped with a message
 # when ../shared is absent) prints the table and the summary, its CSV and
 # JSON parse, and every row is either predicted or has a reason.
 . "$(dirname "$0")/lib.bash"
@@ -45,6 +46,20 @@ awk -v a="$(cat "$TMP/step-fsdp2")" -v b="$(cat "$TMP/step-fsdp1")" -v m="$(cat 
   'BEGIN { exit !(a + 0 > b + 0 && b + 0 > m + 0 && m + 0 > 0) }' &&
   PASSES=$((PASSES + 1)) ||
   { echo "FAIL runs-fsdp-order: steps not fsdp2 > fsdp1 > megatron-fsdp"; FAILS=$((FAILS + 1)); }
+# The in-tree held-out runs (experiments/runs/): Megatron-LM's 2022 runs
+# with the optional sp column (off: TP all-reduces) and the unfused
+# attention they ran; all eight predicted, the full-recomputation rows
+# saying sp off. A preset that does not load says why, not "no preset".
+RUNS="$(cd "$(dirname "$0")/../.." && pwd)/experiments/runs"
+expect_rc runs-megatron-2022 0 "$ZEPSIM" validate --runs "$RUNS/korthikanti-2022-a100.csv" --cluster dgx-a100 --attn-kernel unfused --format csv
+expect_out runs-megatron-2022 "^[0-9]+,megatron-22b,pretrain,8,.*,predicted,.*sp: off \\(TP all-reduces"
+awk -F, 'NR > 1 && /predicted/ { n++ } END { exit n != 8 }' "$TMP/out" && PASSES=$((PASSES + 1)) ||
+  { echo "FAIL runs-megatron-2022: not 8 rows predicted"; FAILS=$((FAILS + 1)); }
+expect_rc runs-torchtitan 0 "$ZEPSIM" validate --runs "$RUNS/torchtitan-2024-a100.csv" --cluster aws-p4de --grad-dtype fp32
+expect_out runs-torchtitan "8 runs: 8 predicted, 0 not expressed"
+printf '%s,sp\nllama2-7b,pretrain,8,128,1,4096,2,1,1,1,bf16,,,1,,sometimes\n' "$HDR" >"$TMP/sp.csv"
+expect_rc runs-bad-sp 2 "$ZEPSIM" validate --runs "$TMP/sp.csv" --cluster dgx-h100
+expect_out runs-bad-sp "column 16 \\(sp\\): unknown value.*sp.csv:2"
 # A model without a preset is a row with a reason (the rest are predicted),
 # with the nearest preset's name; names are read in any case.
 printf '%s\nLLAMA3-8B,Pretrain,8,128,1,8192,1,1,2,1,FP8,,,12036,697\nllama3-8b-x,pretrain,8,128,1,8192,1,1,2,1,fp8,,,12036,697\n' "$HDR" >"$TMP/nomodel.csv"
@@ -161,7 +176,7 @@ assert step[0] > 1.5 * step[1], step
 PY
 fi
 expect_rc runs-bad-kernel 2 "$ZEPSIM" validate --runs "$TMP/mpt.csv" --cluster dgx-a100 --attn-kernel fa9
-expect_out runs-bad-kernel "no attention kernel 'fa9' \(it has: fa2, fa-triton\)"
+expect_out runs-bad-kernel "no attention kernel 'fa9' \(it has: fa2, fa-triton; and unfused"
 
 # --lora-rank reaches the simulated schedule as it reaches the step model:
 # a lora row's simulated step follows the step model's at two ranks (the
