@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_point.h"
 #include "zs_lengen.h"
 #include "zs_machine.h"
 #include "validate_runs.h"
@@ -50,7 +51,7 @@ static const char runs_help[] =
     "options:\n";
 
 typedef struct runs_args {
-    const char *runs, *cluster, *plot, *kernel;
+    const char *runs, *cluster, *plot, *kernel, *calib;
     const char *packed; /* sft / lora rows: the packed documents' lengths, or "none" */
     zs_format fmt;
     int interference, simulate;
@@ -107,6 +108,9 @@ static const zs_cli_use runs_uses[] = {
     {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
     {ZS_FP(ATTN_KERNEL), "the attention kernel the runs used (e.g. fa-triton for MPT's Triton "
                          "FlashAttention on A100s)"},
+    {ZS_FP(CALIB), "a calibration of the runs' hardware (`zepsim calib fit`): its fitted "
+                   "collectives, kernels and links price every run (default: the presets' "
+                   "figures)"},
     {ZS_F_PLOT, "error_pct per run against the +-8% / +-20% goals (default none; needs gnuplot)"},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
@@ -125,6 +129,7 @@ static int parse_args(int argc, char **argv, runs_args *a)
         return st;
     a->cluster = zs_cli_given(&a->fl, ZS_P_CLUSTER);
     a->kernel = zs_cli_given(&a->fl, ZS_P_ATTN_KERNEL);
+    a->calib = zs_cli_given(&a->fl, ZS_P_CALIB);
     a->plot = a->fl.plot && strcmp(a->fl.plot, "none") ? a->fl.plot : NULL;
     a->fmt = a->fl.fmt;
     if (optind < argc)
@@ -280,6 +285,7 @@ static int predict(const zs_run *r, const runs_args *a, outcome *o, zs_err *e)
     mc.cluster = cluster;
     mc.ranks = r->gpus;
     mc.kernel = a->kernel;
+    mc.calib = a->calib;
     zs_machine mach;
     int rc = zs_machine_load(&mc, &mach, e);
     if (rc)
@@ -721,6 +727,10 @@ int zs_cmd_validate_runs(int argc, char **argv)
         return st;
     zs_err e;
     zs_err_clear(&e);
+    zs_calib *cal = NULL; /* checked once, before any row names it */
+    if (a.calib && zs_calib_load(a.calib, &cal, &e))
+        return zs_cli_fail(&e);
+    zs_calib_free(cal);
     zs_runs rs;
     int rc = zs_runs_read(a.runs, &rs, &e);
     if (rc)
@@ -748,12 +758,23 @@ int zs_cmd_validate_runs(int argc, char **argv)
             const char *kern = o0 ? o0->attn : (a.kernel ? a.kernel : "the GPU's own");
             zs_output_set_text(d, NULL, "attn_kernel", kern);
             zs_output_set_text(d, NULL, "packed_docs", a.packed);
+            zs_output_set_text(d, NULL, "calib", a.calib ? a.calib : "");
             zs_output_text(d,
                            "analytic step model (not a simulated schedule): Megatron 1F1B with "
                            "TP+SP, CP ring, distributed optimizer; op inventory of `zepsim cost "
-                           "step`, uncalibrated analytic cost model, NCCL model on cluster '%s', "
+                           "step`, %s%s cost model, NCCL model on cluster '%s', "
                            "attention kernel %s%s\n",
-                           a.cluster, kern, a.kernel ? " (--attn-kernel)" : " (the GPU's own)");
+                           a.calib ? "calibrated by " : "uncalibrated analytic",
+                           a.calib ? a.calib : "", a.cluster, kern,
+                           a.kernel ? " (--attn-kernel)" : " (the GPU's own)");
+            if (a.calib && o0) { /* a fit applied beyond its data says so */
+                zs_model m;
+                zs_err me;
+                zs_cluster cl;
+                if (!zs_model_load(rs.rows[o0 - o].model, &m, &me) &&
+                    !zs_cluster_load(a.cluster, 0, &cl, &me))
+                    zs_cli_calib_notes(d, a.calib, cl.gpu.name, &m);
+            }
             if (o0 && o0->te_cudnn) {
                 char note[512];
                 snprintf(note, sizeof note,

@@ -205,6 +205,19 @@ assert steps[1] > 1.05 * steps[0], steps
 PY
 fi
 
+# --calib: a file that is not there, or not a calibration, exits 2 before
+# any row; a collective fit of A100 NVSwitch logs prices the runs and the
+# header says so.
+expect_rc runs-calib-missing 2 "$ZEPSIM" validate --runs "$RUNS/korthikanti-2022-a100.csv" --cluster dgx-a100 --calib "$TMP/none.json"
+expect_out runs-calib-missing "cannot open file.*none.json"
+AZ="$SHARED/reference/multinode/echo-a100-azure"
+if [ -f "$AZ/nccl_8.log" ]; then
+  "$ZEPSIM" calib fit "$AZ/nccl_2.log" "$AZ/nccl_4.log" "$AZ/nccl_8.log" --cluster azure-nd-a100-v4 -o "$TMP/az.json" >/dev/null
+  expect_rc runs-calib 0 "$ZEPSIM" validate --runs "$RUNS/korthikanti-2022-a100.csv" --cluster dgx-a100 --attn-kernel unfused --calib "$TMP/az.json"
+  expect_out runs-calib "calibrated by .*az.json cost model"
+  expect_out runs-calib "8 runs: 8 predicted, 0 not expressed"
+fi
+
 CSV="$SHARED/reference/e2e/nemo-24.07-dgx-h100.csv"
 if [ ! -f "$CSV" ]; then
   echo "skip (shared run table): $CSV is absent"
