@@ -60,7 +60,8 @@ typedef struct zs_fold_cfg {
                       * min_iters - 1 periods (1e-4) */
     double tol_mean; /* steady repeat (4 periods): the last two periods' mean against the two
                       * before (0: exact repeats only, the default) */
-    double spread;   /* steady repeat: largest period's distance from the mean (0.1) */
+    double spread;   /* steady repeat: largest period's distance from the mean (0.15 with steady
+                        folding) */
     int min_iters;   /* iterations simulated before a fold (at least 3; 4 by default) */
     int tail_iters;  /* last iterations simulated after the fold (0 or 1) */
     /* Timeline: iterations holding layers layer0..layer1 of the ranks
@@ -75,7 +76,7 @@ typedef struct zs_fold_cfg {
 /* On, exact repeats only (tol 1e-4, four periods: 5 iterations), the last
  * iteration simulated too, no timeline. */
 void zs_fold_cfg_init(zs_fold_cfg *c);
-/* Also fold steady repeats (tol_mean 2e-2, spread 0.1): a stream whose
+/* Also fold steady repeats (tol_mean 5e-2, spread 0.15): a stream whose
  * period swings as other traffic shares its links but does not drift.
  * Faster at scale, not exact: see docs/simulator.md for how far it moves
  * results. */
