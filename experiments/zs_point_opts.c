@@ -130,7 +130,7 @@ static const zs_opt_spec table[] = {
     [ZS_P_ATTN_KERNEL] =
         ROW("attn-kernel", "attn_kernel", ZS_OPT_STR, attn_kernel, 0, 0, "", "NAME", NULL, NULL,
             "attention kernel of the cluster's GPU (`zepsim show gpu G` lists them; default the "
-            "GPU's own)"),
+            "GPU's own; unfused on any GPU: Megatron-LM's attention before FlashAttention)"),
     [ZS_P_ZERO] =
         ROW("zero", "zero_stage", ZS_OPT_INT, zero_stage, 0, 3, "1", "S", NULL, NULL,
             "ZeRO stage: 0 all-reduces the gradients; 1 reduce-scatters them and all-gathers "

@@ -107,10 +107,10 @@ static const zs_opt_spec runs_own[] = {
 static const zs_cli_use runs_uses[] = {
     {ZS_FP(CLUSTER), "the hardware the runs used (nodes: as many as a run needs)"},
     {ZS_FP(ATTN_KERNEL), "the attention kernel the runs used (e.g. fa-triton for MPT's Triton "
-                         "FlashAttention on A100s)"},
-    {ZS_FP(CALIB), "a calibration of the runs' hardware (`zepsim calib fit`): its fitted "
-                   "collectives, kernels and links price every run (default: the presets' "
-                   "figures)"},
+                         "FlashAttention on A100s; unfused, on any GPU, for Megatron-LM before "
+                         "FlashAttention)"},
+    {ZS_FP(CALIB), "of the runs' hardware: its fitted collectives, kernels and links price "
+                   "every run"},
     {ZS_F_PLOT, "error_pct per run against the +-8% / +-20% goals (default none; needs gnuplot)"},
     {ZS_F_FORMAT, NULL},
     {0, NULL}};
