@@ -265,12 +265,8 @@ static int read_header(rd *x, char *t)
     for (int c = 0; c < C_N; c++)
         x->at[c] = c < C_KERN ? c : -1;
     x->ncols = C_KERN;
-    char rest[64];
-    if (strlen(t + hn) >= sizeof rest)
-        return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "unknown columns after the schema's");
-    snprintf(rest, sizeof rest, "%s", t + hn);
     char *tok[C_N];
-    int n = rest[0] ? split(rest + 1, tok, C_N - C_KERN) : 0;
+    int n = t[hn] ? split(t + hn + 1, tok, C_N - C_KERN) : 0;
     if (n < 0)
         return zs_err_set(x->e, ZS_EINPUT, x->where, fix, "too many columns");
     for (int i = 0; i < n; i++) {

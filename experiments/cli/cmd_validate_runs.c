@@ -232,23 +232,20 @@ static int pack_docs(const char *spec, int seq, int32_t **docs, int *n, int *pac
  * names), or a preset that does not load (its error). */
 static void no_model_reason(const zs_run *r, char *reason, size_t len)
 {
+    zs_model m;
+    zs_err le;
+    zs_err_clear(&le);
+    if (zs_preset_text("model", r->model) && zs_model_load(r->model, &m, &le) != ZS_OK) {
+        char why[400]; /* there (in any case), but it does not load: say why */
+        zs_err_format(&le, why, sizeof why);
+        snprintf(reason, len, "model preset '%s' does not load: %s", r->model, why);
+        return;
+    }
     char names[64][64], mean[80];
     zs_suggest sg;
     zs_suggest_init(&sg, r->model);
-    for (size_t i = 0; i < 64 && zs_preset_name("model", i, names[i], sizeof names[i]); i++) {
-        if (strcmp(names[i], r->model) == 0) { /* there, but it does not load: say why */
-            zs_model m;
-            zs_err le;
-            zs_err_clear(&le);
-            if (zs_model_load(r->model, &m, &le) != ZS_OK) {
-                char why[400];
-                zs_err_format(&le, why, sizeof why);
-                snprintf(reason, len, "model preset '%s' does not load: %s", r->model, why);
-                return;
-            }
-        }
+    for (size_t i = 0; i < 64 && zs_preset_name("model", i, names[i], sizeof names[i]); i++)
         zs_suggest_add(&sg, names[i]);
-    }
     zs_suggest_phrase(&sg, mean, sizeof mean);
     snprintf(reason, len,
              "no model preset '%s': %sadd one as models/presets/model-NAME.json with its "
